@@ -1,0 +1,5 @@
+module github.com/kernelgen/kernelgen
+
+go 1.24
+
+require github.com/dave/jennifer v1.7.1

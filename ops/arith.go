@@ -1,0 +1,78 @@
+package ops
+
+import (
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Backends with a native contract, in the order kernelgen lists them.
+var NativeBackends = []string{"cuda", "metal", "vulkan", "sycl"}
+
+// Ariths is every contract each arithmetic op is built under.
+func Ariths() []ir.Arith {
+	out := []ir.Arith{ir.Portable}
+	for _, be := range NativeBackends {
+		out = append(out, ir.Native(be))
+	}
+	return out
+}
+
+// style is what a contract decides about an op's arithmetic: the knobs
+// SPEC.md section 9 and GLUE.md section 6 list per backend. Op programs read
+// these instead of testing backend names.
+type style struct {
+	portable bool
+	// blockedRows: lane l owns rows l*R .. l*R+R-1 (Metal); otherwise rows r*W+l (strided).
+	blockedRows bool
+	// gateAfterReduce: the scalar gate multiplies the reduced dot of the
+	// undecayed state, (v - g*kv)*beta (CUDA, SYCL); otherwise the state is decayed first.
+	gateAfterReduce bool
+	// order of the column reductions.
+	order ir.Order
+	// convZero: the plain conv adds a zero bias after the taps (CUDA's `+ b`).
+	convZero bool
+	// convDot4 says when the plain conv sums taps with 4-wide dots.
+	convDot4 func(dconv dsl.Val) dsl.Val
+}
+
+func styleOf(a ir.Arith) style {
+	if !a.Native {
+		return style{portable: true, order: ir.Butterfly, convZero: true}
+	}
+	switch a.Backend {
+	case "cuda":
+		return style{gateAfterReduce: true, order: ir.Butterfly, convZero: true}
+	case "sycl":
+		return style{gateAfterReduce: true, order: ir.Butterfly}
+	case "metal":
+		return style{blockedRows: true, order: ir.NativeOrder,
+			convDot4: func(k dsl.Val) dsl.Val { return k.Rem(4).Eq(0) }}
+	case "vulkan":
+		return style{order: ir.NativeOrder,
+			convDot4: func(k dsl.Val) dsl.Val { return k.Eq(4) }}
+	}
+	panic("ops: no arithmetic style for backend " + a.Backend)
+}
+
+// madd is acc + x*y: one FMA under the portable contract, the backend's
+// natural (possibly contracted) expression under native.
+func (st style) madd(b *dsl.Builder, x, y, acc dsl.Val) dsl.Val {
+	if st.portable {
+		return b.FMA(x, y, acc)
+	}
+	return acc.Add(x.Mul(y))
+}
+
+func (st style) exp(b *dsl.Builder, x dsl.Val) dsl.Val {
+	if st.portable {
+		return b.ExpPortable(x)
+	}
+	return b.Let("e", b.ExpNative(x))
+}
+
+func (st style) silu(b *dsl.Builder, y dsl.Val) dsl.Val {
+	if st.portable {
+		return b.SiluPortable(y)
+	}
+	return b.SiluNative(y)
+}

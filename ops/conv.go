@@ -1,0 +1,141 @@
+package ops
+
+import (
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// convThreads is the workgroup size of the conv kernels: one thread per
+// channel, as ggml-cuda's conv kernels use.
+const convThreads = 128
+
+// convTaps sums win[j]*w(j) for j ascending (oldest tap first, current token
+// last), in the way the contract's plain conv does (SPEC.md 9.2, 12).
+func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl.Val) dsl.Val) dsl.Val {
+	y := b.Var("y", b.F32(0))
+	ascending := func() {
+		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.madd(b, win.At(j), w(j), y.Get())) })
+	}
+	if st.convDot4 == nil {
+		ascending()
+	} else {
+		b.IfElse(st.convDot4(dconv), func() {
+			b.Unrolled("j4", 0, dconv.Div(4), func(j4 dsl.Val) {
+				j := b.Let("j", j4.Mul(4))
+				var x, c [4]dsl.Val
+				for n := 0; n < 4; n++ {
+					x[n] = win.At(j.Add(n))
+					c[n] = w(j.Add(n))
+				}
+				y.Set(y.Get().Add(b.Dot4(x, c)))
+			})
+		}, ascending)
+	}
+	if st.convZero {
+		// CUDA's plain conv adds its (zero) bias; it turns -0 into +0.
+		y.Set(y.Get().Add(b.F32(0)))
+	}
+	return y.Get()
+}
+
+// buildSSMConv is the plain depthwise causal conv (SPEC.md 3), the non-fused
+// path the update kernels must agree with.
+func buildSSMConv(name string, a ir.Arith) (*ir.Kernel, error) {
+	st := styleOf(a)
+	b := dsl.New(name, a)
+	dconv := b.Param("d_conv", ir.U32, 2, 3, 4, 5, 6, 7, 8)
+	nCh := b.Arg("n_ch", ir.U32, "channels")
+	nT := b.Arg("n_t", ir.U32, "output tokens")
+	nS := b.Arg("n_s", ir.U32, "sequences")
+	sx1 := b.Arg("sx1", ir.U32, "sx channel stride, elements")
+	sx2 := b.Arg("sx2", ir.U32, "sx sequence stride, elements")
+	w1 := b.Arg("w1", ir.U32, "conv kernel channel stride, elements")
+	d1 := b.Arg("d1", ir.U32, "dst token stride, elements")
+	d2 := b.Arg("d2", ir.U32, "dst sequence stride, elements")
+	sx := b.Buffer("sx", ir.F32, ir.Read, "src0", "[d_conv-1+n_t, n_ch, n_s]")
+	wk := b.Buffer("conv_kernel", ir.F32, ir.Read, "src1", "[d_conv, n_ch]")
+	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, n_t, n_s]")
+	b.Workgroup(convThreads, 1, 1)
+	b.Grid(nCh.Add(convThreads-1).Div(convThreads), nT, nS)
+
+	c := b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
+	t := b.Let("t", b.GroupID(1))
+	s := b.Let("s", b.GroupID(2))
+	b.If(c.Lt(nCh), func() {
+		win := b.Array("window", ir.F32, dconv)
+		base := b.Let("x_off", s.Mul(sx2).Add(c.Mul(sx1)).Add(t))
+		b.Unrolled("j", 0, dconv, func(j dsl.Val) { win.Set(j, sx.Load(base.Add(j))) })
+		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
+		dst.Store(s.Mul(d2).Add(t.Mul(d1)).Add(c), y)
+	})
+	return b.Build()
+}
+
+// buildConvUpdate is op C (ids false) and op D (ids true): the window is the
+// d_conv-1 cached taps of the sequence followed by the current token; the
+// output is the conv (SiLU folded when SILU), and the window shifted by one is
+// written back as the new taps (SPEC.md 6, 7).
+func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) {
+	st := styleOf(a)
+	b := dsl.New(name, a)
+	dconv := b.Param("d_conv", ir.U32, 2, 3, 4, 5, 6, 7, 8)
+	silu := b.Param("SILU", ir.Bool)
+	nCh := b.Arg("n_ch", ir.U32, "channels")
+	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
+	cs1 := b.Arg("cs1", ir.U32, "conv_states (or scratch) channel stride, elements")
+	cs2 := b.Arg("cs2", ir.U32, "conv_states (or scratch) sequence stride, elements")
+	w1 := b.Arg("w1", ir.U32, "conv kernel channel stride, elements")
+	x2 := b.Arg("x2", ir.U32, "x_cur sequence stride, elements")
+	sd1 := b.Arg("sd1", ir.U32, "conv_state_dst row stride, elements")
+	d2 := b.Arg("d2", ir.U32, "dst sequence stride, elements")
+	var rsHead dsl.Val
+	if withIds {
+		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
+	}
+	var states, ids, scratch dsl.Buf
+	if !withIds {
+		states = b.Buffer("conv_states", ir.F32, ir.Read, "src0", "prior taps [d_conv-1, n_ch, n_seqs]")
+	}
+	wk := b.Buffer("conv_kernel", ir.F32, ir.Read, "src1", "[d_conv, n_ch]")
+	xCur := b.Buffer("x_cur", ir.F32, ir.Read, "src2", "[n_ch, 1, n_seqs]")
+	dstAccess := ir.Write
+	if withIds {
+		dstAccess = ir.ReadWrite
+	}
+	stateDst := b.Buffer("conv_state_dst", ir.F32, dstAccess, "src3", "in-place taps, rows of (d_conv-1)*n_ch")
+	if withIds {
+		ids = b.Buffer("ids", ir.I32, ir.Read, "src4", "source slot of each sequence")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of non-identity sequences, rows of cs2")
+	}
+	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
+	b.Workgroup(convThreads, 1, 1)
+	b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
+
+	c := b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
+	s := b.Let("s", b.GroupID(1))
+	taps := b.Let("taps", dconv.Sub(1))
+	b.If(c.Lt(nCh), func() {
+		win := b.Array("window", ir.F32, dconv)
+		b.Comment("assemble the whole window before any write: cached taps, then the current token")
+		ring := b.Let("ring_off", s.Mul(sd1).Add(c.Mul(taps)))
+		loadTaps := func(buf dsl.Buf, base dsl.Val) {
+			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(j))) })
+		}
+		if withIds {
+			identity := b.Let("identity", ids.Load(s).Eq(rsHead.Add(s).I32()))
+			b.IfElse(identity,
+				func() { loadTaps(stateDst, ring) },
+				func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) })
+		} else {
+			loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1)))
+		}
+		win.Set(taps, xCur.Load(s.Mul(x2).Add(c)))
+		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
+		out := b.Var("out", y)
+		b.If(silu, func() { out.Set(st.silu(b, y)) })
+		dst.Store(s.Mul(d2).Add(c), out.Get())
+		b.Comment("shift the window by one token into the ring")
+		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
+	})
+	return b.Build()
+}

@@ -1,0 +1,239 @@
+package ops
+
+import (
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+type gdnMode int
+
+const (
+	gdnBase       gdnMode = iota // final state (or K snapshots) into dst's state region
+	gdnInplace                   // op A: final state into state_dst (src[6])
+	gdnInplaceIds                // op B: prior state from cache[ids[s]] or state_dst, final into state_dst
+)
+
+// buildGDN is the gated-DeltaNet recurrence (SPEC.md 2.4) for one (head,
+// sequence) per workgroup row of columns: each cluster of W = min(32, S_v)
+// lanes owns one value column, each lane R = S_v/W rows of it, held in
+// registers from the first read to the final write.
+func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
+	st := styleOf(a)
+	b := dsl.New(name, a)
+
+	sv := b.Param("S_v", ir.U32, 16, 32, 64, 128)
+	kda := b.Param("KDA", ir.Bool)
+	var keepRS dsl.Val
+	if mode == gdnBase {
+		keepRS = b.Param("KEEP_RS", ir.Bool)
+	}
+	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
+	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
+	w := b.Derived("W", b.Select(sv.Lt(32), sv, b.U32(32)))
+	rows := b.Derived("R", sv.Div(w))
+	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
+
+	nHeads := b.Arg("H", ir.U32, "value heads")
+	nTok := b.Arg("n_tokens", ir.U32, "tokens per sequence")
+	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
+	neq1 := b.Arg("neq1", ir.U32, "q/k heads (GQA: head h reads q/k head h % neq1)")
+	rq3 := b.Arg("rq3", ir.U32, "n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)")
+	sq1 := b.Arg("sq1", ir.U32, "q/k head stride, elements")
+	sq2 := b.Arg("sq2", ir.U32, "q/k token stride, elements")
+	sq3 := b.Arg("sq3", ir.U32, "q/k sequence stride, elements")
+	sv1 := b.Arg("sv1", ir.U32, "v head stride, elements")
+	sv2 := b.Arg("sv2", ir.U32, "v token stride, elements")
+	sv3 := b.Arg("sv3", ir.U32, "v sequence stride, elements")
+	sg1 := b.Arg("sg1", ir.U32, "g head stride, elements")
+	sg2 := b.Arg("sg2", ir.U32, "g token stride, elements")
+	sg3 := b.Arg("sg3", ir.U32, "g sequence stride, elements")
+	sb1 := b.Arg("sb1", ir.U32, "beta head stride, elements")
+	sb2 := b.Arg("sb2", ir.U32, "beta token stride, elements")
+	sb3 := b.Arg("sb3", ir.U32, "beta sequence stride, elements")
+	scale := b.Arg("scale", ir.F32, "1/sqrt(S_v), computed by the host")
+	var nSnap, stateOff, dstRow, rsHead dsl.Val
+	if mode == gdnBase {
+		nSnap = b.Arg("K", ir.U32, "snapshot slots (op_params[0])")
+		stateOff = b.Arg("s_off", ir.U32, "start of dst's state region: S_v*H*n_tokens*n_seqs")
+	} else {
+		dstRow = b.Arg("sd1", ir.U32, "state_dst sequence (row) stride, elements")
+	}
+	if mode == gdnInplaceIds {
+		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
+	}
+
+	q := b.Buffer("q", ir.F32, ir.Read, "src0", "[S_v, H_k, T, n_seqs_q]")
+	k := b.Buffer("k", ir.F32, ir.Read, "src1", "[S_v, H_k, T, n_seqs_q]")
+	v := b.Buffer("v", ir.F32, ir.Read, "src2", "[S_v, H, T, n_seqs]")
+	g := b.Buffer("g", ir.F32, ir.Read, "src3", "[1 or S_v, H, T, n_seqs]")
+	beta := b.Buffer("beta", ir.F32, ir.Read, "src4", "[1, H, T, n_seqs]")
+	var state, stateDst, ids, scratch dsl.Buf
+	switch mode {
+	case gdnBase, gdnInplace:
+		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
+	case gdnInplaceIds:
+		// The full cache (src5) is read only by the gather kernel; this kernel
+		// reads non-identity rows from its scratch.
+	}
+	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "attention [S_v, H, T, n_seqs], then the state region")
+	switch mode {
+	case gdnInplace:
+		stateDst = b.Buffer("state_dst", ir.F32, ir.Write, "src6", "in-place final state, rows of S_v*S_v*H")
+	case gdnInplaceIds:
+		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
+		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of non-identity sequences, rows of S_v*S_v*H")
+	}
+
+	b.Workgroup(w, nw, 1)
+	b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
+
+	h := b.Let("h", b.GroupID(0))
+	s := b.Let("s", b.GroupID(1))
+	lane := b.Let("lane", b.LocalID(0))
+	col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
+	hq := b.Let("hq", h.Rem(neq1))
+	sq := b.Let("sq", s.Div(rq3))
+	block := b.Let("block", sv.Mul(sv)) // one head's state
+	row := func(r dsl.Val) dsl.Val {
+		if st.blockedRows {
+			return lane.Mul(rows).Add(r)
+		}
+		return r.Mul(w).Add(lane)
+	}
+	// forShard runs f for each register of the shard: column c, row i, register index.
+	forShard := func(f func(c, i, reg dsl.Val)) {
+		b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+			c := b.Let("col", col0.Add(cc.Mul(nw)))
+			b.Unrolled("r", 0, rows, func(r dsl.Val) {
+				f(c, b.Let("i", row(r)), cc.Mul(rows).Add(r))
+			})
+		})
+	}
+
+	shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
+	b.Comment("read the prior state once; it stays in registers for every token")
+	loadFrom := func(buf dsl.Buf, base dsl.Val) {
+		forShard(func(c, i, reg dsl.Val) { shard.Set(reg, buf.Load(base.Add(c.Mul(sv)).Add(i))) })
+	}
+	switch mode {
+	case gdnBase, gdnInplace:
+		loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
+	case gdnInplaceIds:
+		identity := b.Let("identity", ids.Load(s).Eq(rsHead.Add(s).I32()))
+		b.IfElse(identity,
+			func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
+			func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) })
+	}
+
+	b.For("t", 0, nTok, func(t dsl.Val) {
+		qReg := b.Array("q_reg", ir.F32, rows)
+		kReg := b.Array("k_reg", ir.F32, rows)
+		qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			i := b.Let("i", row(r))
+			qReg.Set(r, q.Load(qk.Add(i)))
+			kReg.Set(r, k.Load(qk.Add(i)))
+		})
+		gOff := b.Let("g_off", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))
+		betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
+		vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))
+		attnOff := b.Let("attn_off", s.Mul(nTok).Add(t).Mul(nHeads).Add(h).Mul(sv))
+
+		storeAttn := func(c, partial dsl.Val) {
+			attn := b.Reduce("attn", partial, w, st.order)
+			b.If(lane.Eq(0), func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+		}
+		snapshot := func(c, reg dsl.Val) {
+			if mode != gdnBase {
+				return
+			}
+			b.If(keepRS, func() {
+				slot := b.Let("slot", nTok.Sub(1).Sub(t))
+				b.If(slot.Lt(nSnap), func() {
+					base := b.Let("snap_off", stateOff.Add(slot.Mul(nSeqs).Mul(nHeads).Mul(block)))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						dst.Store(base.Add(s.Mul(nHeads).Add(h).Mul(block)).Add(c.Mul(sv)).Add(row(r)), shard.At(reg.Add(r)))
+					})
+				})
+			})
+		}
+
+		// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
+		// S = S' + k*delta, attn = sum S*q (SPEC.md 2.4 as written).
+		decayFirst := func(gate func(r dsl.Val) dsl.Val) {
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				reg0 := b.Let("reg0", cc.Mul(rows))
+				kv := b.Var("kv_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
+					shard.Set(reg0.Add(r), sd)
+					kv.Set(st.madd(b, sd, kReg.At(r), kv.Get()))
+				})
+				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
+				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
+				at := b.Var("attn_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
+					shard.Set(reg0.Add(r), sn)
+					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+				})
+				storeAttn(c, at.Get())
+				snapshot(c, reg0)
+			})
+		}
+		// gateAfterReduce (CUDA/SYCL scalar gate): kv on the undecayed state,
+		// delta = (v - g*kv)*beta, S = g*S + k*delta.
+		gateAfter := func(ga dsl.Val) {
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				reg0 := b.Let("reg0", cc.Mul(rows))
+				kv := b.Var("kv_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
+				})
+				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
+				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(ga.Mul(kvSum)).Mul(betaT))
+				at := b.Var("attn_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					sn := b.Let("s_new", ga.Mul(shard.At(reg0.Add(r))).Add(kReg.At(r).Mul(delta)))
+					shard.Set(reg0.Add(r), sn)
+					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+				})
+				storeAttn(c, at.Get())
+				snapshot(c, reg0)
+			})
+		}
+
+		gReg := b.Array("g_reg", ir.F32, rows)
+		kdaGate := func() {
+			b.Comment("KDA: one gate per key row")
+			b.Unrolled("r", 0, rows, func(r dsl.Val) {
+				gReg.Set(r, st.exp(b, g.Load(gOff.Add(row(r)))))
+			})
+			decayFirst(func(r dsl.Val) dsl.Val { return gReg.At(r) })
+		}
+		b.IfElse(kda, kdaGate, func() {
+			ga := b.Let("gate", st.exp(b, g.Load(gOff)))
+			if st.gateAfterReduce {
+				gateAfter(ga)
+			} else {
+				decayFirst(func(dsl.Val) dsl.Val { return ga })
+			}
+		})
+	})
+
+	b.Comment("write the final state")
+	switch mode {
+	case gdnBase:
+		b.If(keepRS.Not(), func() {
+			base := b.Let("final_off", stateOff.Add(s.Mul(nHeads).Add(h).Mul(block)))
+			forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+		})
+	default:
+		base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+	}
+	return b.Build()
+}

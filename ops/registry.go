@@ -1,0 +1,146 @@
+package ops
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Op is one kernel program of SPEC.md, written once and built under every
+// arithmetic contract it has.
+type Op struct {
+	// Name is the kernel's name, as ggml would name it.
+	Name string
+	// Fusion is the series op it implements: "A".."D", "" for the base ops
+	// and gathers.
+	Fusion string
+	// Summary is one line for listings.
+	Summary string
+	// ArithFree ops (pure copies) have one portable kernel that every
+	// backend uses whatever its contract.
+	ArithFree bool
+	build     func(ir.Arith) (*ir.Kernel, error)
+}
+
+var registry = []*Op{
+	{Name: "gated_delta_net", Summary: "base GDN recurrence; final state or K snapshots into dst", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildGDN("gated_delta_net", gdnBase, a)
+	}},
+	{Name: "gated_delta_net_inplace", Fusion: "A", Summary: "GDN writing the final state in place (src[6])", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildGDN("gated_delta_net_inplace", gdnInplace, a)
+	}},
+	{Name: "gated_delta_net_inplace_ids", Fusion: "B", Summary: "GDN reading cache[ids[s]] (gathered) or its own slot, writing in place", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildGDN("gated_delta_net_inplace_ids", gdnInplaceIds, a)
+	}},
+	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildGather("gated_delta_net_gather")
+	}},
+	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildSSMConv("ssm_conv", a)
+	}},
+	{Name: "ssm_conv_update_inplace", Fusion: "C", Summary: "conv over cached taps + new token, SiLU folded, taps shifted in place (src[3])", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildConvUpdate("ssm_conv_update_inplace", false, a)
+	}},
+	{Name: "ssm_conv_update_inplace_ids", Fusion: "D", Summary: "op C reading taps from cache[ids[s]] (gathered) or its own slot", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildConvUpdate("ssm_conv_update_inplace_ids", true, a)
+	}},
+	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildGather("ssm_conv_gather")
+	}},
+}
+
+// All returns every op in listing order.
+func All() []*Op { return registry }
+
+// Names returns every op name.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, op := range registry {
+		out[i] = op.Name
+	}
+	return out
+}
+
+// Lookup finds an op by name; the error lists the valid names.
+func Lookup(name string) (*Op, error) {
+	for _, op := range registry {
+		if op.Name == name {
+			return op, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown op %q; valid ops: %s", name, strings.Join(Names(), ", "))
+}
+
+// Ariths lists the contracts this op has its own kernel for.
+func (op *Op) Ariths() []ir.Arith {
+	if op.ArithFree {
+		return []ir.Arith{ir.Portable}
+	}
+	return Ariths()
+}
+
+type built struct {
+	k   *ir.Kernel
+	err error
+}
+
+var (
+	cacheMu sync.Mutex
+	cache   = map[string]built{}
+)
+
+// Kernel returns the op's kernel under contract a (ArithFree ops ignore a).
+// Kernels are built once and shared; callers must not modify them.
+func (op *Op) Kernel(a ir.Arith) (*ir.Kernel, error) {
+	if op.ArithFree {
+		a = ir.Portable
+	}
+	if a.Native && !knownBackend(a.Backend) {
+		return nil, fmt.Errorf("unknown contract %s; valid: %s", a, arithNames())
+	}
+	key := op.Name + "@" + a.String()
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	if b, ok := cache[key]; ok {
+		return b.k, b.err
+	}
+	k, err := op.build(a)
+	cache[key] = built{k, err}
+	return k, err
+}
+
+// Kernels builds every op under every contract it has, sorted by ID.
+func Kernels() ([]*ir.Kernel, error) {
+	var out []*ir.Kernel
+	for _, op := range registry {
+		for _, a := range op.Ariths() {
+			k, err := op.Kernel(a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out, nil
+}
+
+func knownBackend(be string) bool {
+	for _, x := range NativeBackends {
+		if x == be {
+			return true
+		}
+	}
+	return false
+}
+
+func arithNames() string {
+	var s []string
+	for _, a := range Ariths() {
+		s = append(s, a.String())
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,224 @@
+package ops
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Variant is one compiled instance of an op: a value for every
+// non-derived param. Its position is the table line that declared it.
+type Variant struct {
+	Op     string
+	Values map[string]int64
+	At     ir.Pos
+}
+
+// String renders the values in the kernel's param order, e.g. "S_v=128,KDA=0".
+func (v Variant) String() string {
+	keys := make([]string, 0, len(v.Values))
+	for k := range v.Values {
+		keys = append(keys, k)
+	}
+	op, err := Lookup(v.Op)
+	if err == nil {
+		if k, err := op.Kernel(ir.Portable); err == nil {
+			keys = keys[:0]
+			for _, p := range k.Params {
+				if _, ok := v.Values[p.Name]; ok {
+					keys = append(keys, p.Name)
+				}
+			}
+		}
+	} else {
+		sort.Strings(keys)
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatInt(v.Values[k], 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// V declares a variant: alternating param names and values. Use it in tables;
+// errors point at the line that called it.
+func V(op string, kv ...any) Variant {
+	v := Variant{Op: op, Values: map[string]int64{}, At: dsl.Caller()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		name, _ := kv[i].(string)
+		switch x := kv[i+1].(type) {
+		case int:
+			v.Values[name] = int64(x)
+		case bool:
+			v.Values[name] = b2i(x)
+		}
+	}
+	if len(kv)%2 != 0 {
+		v.Values["<odd argument list>"] = 0
+	}
+	return v
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// gdnTiling is the workgroup shape per S_v: (NW, CPW) as ggml-cuda uses them
+// (SPEC.md 2.6). Column folding never changes a column's arithmetic.
+func gdnTiling(sv int) (nw, cpw int) {
+	if sv == 128 {
+		return 16, 8
+	}
+	return 4, 1
+}
+
+// table is the one list of supported variants: S_v in {16, 32, 64, 128},
+// KDA on/off, snapshots on/off for the base op, d_conv 2..8, SiLU on/off;
+// state f32. Gathers have no params.
+func table() []Variant {
+	var out []Variant
+	for _, sv := range []int{16, 32, 64, 128} {
+		nw, cpw := gdnTiling(sv)
+		for _, kda := range []bool{false, true} {
+			for _, keep := range []bool{false, true} {
+				out = append(out, V("gated_delta_net", "S_v", sv, "KDA", kda, "KEEP_RS", keep, "NW", nw, "CPW", cpw))
+			}
+			out = append(out, V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw))
+			out = append(out, V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw))
+		}
+	}
+	out = append(out, V("gated_delta_net_gather"), V("ssm_conv_gather"))
+	for dconv := 2; dconv <= 8; dconv++ {
+		out = append(out, V("ssm_conv", "d_conv", dconv))
+		for _, silu := range []bool{false, true} {
+			out = append(out, V("ssm_conv_update_inplace", "d_conv", dconv, "SILU", silu))
+			out = append(out, V("ssm_conv_update_inplace_ids", "d_conv", dconv, "SILU", silu))
+		}
+	}
+	return out
+}
+
+var (
+	variantsOnce sync.Once
+	variants     []Variant
+	variantsErr  error
+)
+
+// Variants returns the checked variant table.
+func Variants() ([]Variant, error) {
+	variantsOnce.Do(func() {
+		variants = table()
+		variantsErr = CheckVariants(variants)
+	})
+	return variants, variantsErr
+}
+
+// VariantsOf returns the variants of one op.
+func VariantsOf(op string) []Variant {
+	all, _ := Variants()
+	var out []Variant
+	for _, v := range all {
+		if v.Op == op {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// CheckVariants checks every variant against its op's kernel: each param set
+// exactly once, values in their domains, requirements met.
+func CheckVariants(vs []Variant) error {
+	var errs ir.ErrorList
+	add := func(v Variant, format string, args ...any) {
+		errs = append(errs, &ir.Error{Pos: v.At, Msg: v.Op + ": " + fmt.Sprintf(format, args...)})
+	}
+	seen := map[string]ir.Pos{}
+	for _, v := range vs {
+		op, err := Lookup(v.Op)
+		if err != nil {
+			add(v, "%v", err)
+			continue
+		}
+		k, err := op.Kernel(ir.Portable)
+		if err != nil {
+			add(v, "kernel does not build: %v", err)
+			continue
+		}
+		for name := range v.Values {
+			p := k.Param(name)
+			if p == nil || p.Derived != nil {
+				add(v, "%s is not a param of this op; its params are %s", name, paramNames(k))
+			}
+		}
+		ok := true
+		for _, p := range k.Params {
+			if p.Derived != nil {
+				continue
+			}
+			val, set := v.Values[p.Name]
+			switch {
+			case !set:
+				add(v, "%s is not set; every variant sets %s", p.Name, paramNames(k))
+				ok = false
+			case p.Type == ir.Bool && val != 0 && val != 1:
+				add(v, "%s is a bool; use true or false", p.Name)
+				ok = false
+			case p.Domain != nil && !inDomain(val, p.Domain):
+				add(v, "%s %d is not supported; valid values are %s", p.Name, val, domainString(p.Domain))
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, r := range k.Requires {
+			if c, known := ir.EvalInt(r.Cond, v.Values); !known || c == 0 {
+				add(v, "%s (%s)", r.Msg, v)
+			}
+		}
+		key := v.Op + " " + v.String()
+		if prev, dup := seen[key]; dup {
+			add(v, "duplicate of the variant at %s", prev)
+		}
+		seen[key] = v.At
+	}
+	return errs.Err()
+}
+
+func inDomain(x int64, dom []int64) bool {
+	for _, d := range dom {
+		if d == x {
+			return true
+		}
+	}
+	return false
+}
+
+func domainString(dom []int64) string {
+	s := make([]string, len(dom))
+	for i, d := range dom {
+		s[i] = strconv.FormatInt(d, 10)
+	}
+	return "{" + strings.Join(s, ", ") + "}"
+}
+
+func paramNames(k *ir.Kernel) string {
+	var s []string
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			s = append(s, p.Name)
+		}
+	}
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, ", ")
+}
