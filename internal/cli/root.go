@@ -1,0 +1,139 @@
+// Package cli implements the kernelgen command line. Main is testable
+// without a subprocess: it takes the arguments and writers and returns the
+// exit code (0 ok, 1 stale or different, 2 error).
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitStale = 1
+	ExitError = 2
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func fail(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// stale is the quiet exit 1 of --check: the diff is already printed.
+var errStale = &exitError{code: ExitStale, err: errors.New("generated files are stale; run kernelgen build to update them")}
+
+// Main runs kernelgen with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintln(stderr, "kernelgen:", ee.err)
+		return ee.code
+	}
+	// cobra's own errors: unknown command or flag, bad arguments.
+	fmt.Fprintln(stderr, "kernelgen:", err)
+	fmt.Fprintln(stderr, "Run 'kernelgen --help' for usage.")
+	return ExitError
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kernelgen",
+		Short: "Generate the gated-DeltaNet decode kernels for Go, Metal, Vulkan, SYCL and CUDA from one IR",
+		Long: `kernelgen describes the gated-DeltaNet (GDN) and conv-update decode kernels of
+ggml once, in a Go DSL that builds an IR, and lowers them to every backend with
+the arithmetic order fixed. It also emits each backend's glue for ggml.
+
+Typical use:
+  kernelgen list                      what exists: ops, variants, backends
+  kernelgen ir gated_delta_net        the IR of one kernel
+  kernelgen build --backend all       (re)write generated/
+  kernelgen build --backend all --check   exit 1 with a diff if generated/ is stale (CI)
+  kernelgen doctor                    which toolchains are installed
+
+Exit codes: 0 ok, 1 stale or different, 2 error.`,
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("kernelgen {{.Version}}\n")
+	root.AddCommand(newListCmd(), newIRCmd(), newBuildCmd(), newDoctorCmd())
+	return root
+}
+
+// version comes from the build info: the module version, or the VCS
+// revision of a source build.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		return "devel " + rev + dirty
+	}
+	if v == "" {
+		return "(devel)"
+	}
+	return v
+}
+
+// colorMode decides whether to color output: --color=auto|always|never,
+// honouring NO_COLOR in auto mode.
+func useColor(mode string, w io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		if os.Getenv("NO_COLOR") != "" {
+			return false, nil
+		}
+		return isTerminal(w), nil
+	}
+	return false, fail(ExitError, "--color %q: want auto, always or never", mode)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
