@@ -144,3 +144,11 @@ func arithNames() string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// Rebuild builds an op's kernel afresh, bypassing the cache (for tests of determinism).
+func Rebuild(op *Op, a ir.Arith) (*ir.Kernel, error) {
+	if op.ArithFree {
+		a = ir.Portable
+	}
+	return op.build(a)
+}

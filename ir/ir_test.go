@@ -1,0 +1,120 @@
+package ir_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+var here = ir.Pos{File: "ir/ir_test.go", Line: 1}
+
+func u32(v int64) *ir.Const { return &ir.Const{T: ir.U32, I: v, At: here} }
+func f32(v float32) *ir.Const { return &ir.Const{T: ir.F32, F: v, At: here} }
+
+// kernel wraps a body in a minimal valid kernel.
+func kernel(body ...ir.Stmt) *ir.Kernel {
+	return &ir.Kernel{
+		Name: "k", Arith: ir.Portable, At: here,
+		Workgroup: [3]ir.Expr{u32(32), u32(1), u32(1)},
+		Grid:      [3]ir.Expr{u32(1), u32(1), u32(1)},
+		Body:      body,
+	}
+}
+
+// Validate catches what a hand-built IR (not only the DSL) can get wrong.
+func TestValidateRejects(t *testing.T) {
+	x := &ir.Var{Name: "x", Type: ir.F32, At: here}
+	y := &ir.Var{Name: "y", Type: ir.F32, At: here}
+	cases := []struct {
+		name string
+		k    *ir.Kernel
+		want string
+	}{
+		{"assign to immutable", kernel(
+			&ir.Let{Var: x, Value: f32(1), At: here},
+			&ir.Assign{Var: x, Value: f32(2), At: here}), "assignment to immutable x"},
+		{"use out of scope", kernel(
+			&ir.If{Cond: &ir.Const{T: ir.Bool, B: true, At: here}, Then: []ir.Stmt{&ir.Let{Var: y, Value: f32(1), At: here}}, At: here},
+			&ir.Let{Var: x, Value: &ir.VarRef{Var: y, At: here}, At: here}), "y is used outside its scope"},
+		{"let type", kernel(&ir.Let{Var: x, Value: u32(1), At: here}), "value has type u32, variable has type f32"},
+		{"bitcast of bool", kernel(&ir.Let{Var: x, Value: &ir.Unary{Op: ir.Bitcast, X: &ir.Const{T: ir.Bool, At: here}, To: ir.F32, At: here}, At: here}), "bitcast from bool to f32"},
+		{"fma arity", kernel(&ir.Let{Var: x, Value: &ir.Call{Fn: ir.FMA, Args: []ir.Expr{f32(1)}, At: here}, At: here}), "fma takes 3 arguments, got 1"},
+		{"grid uses a thread value", func() *ir.Kernel {
+			k := kernel()
+			k.Grid[0] = &ir.BuiltinRef{Builtin: ir.LocalID, At: here}
+			return k
+		}(), "grid size must be an integer expression of params and args"},
+		{"reduce width not compile-time", kernel(&ir.Reduce{Var: x, X: f32(1), Width: &ir.BuiltinRef{Builtin: ir.GroupID, At: here}, Order: ir.Butterfly, At: here}), "reduction width must be a compile-time integer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := ir.Validate(c.k)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate = %v, want an error saying %q", err, c.want)
+			}
+			if !strings.Contains(err.Error(), "ir/ir_test.go:1: ") {
+				t.Errorf("error %q has no position", err)
+			}
+		})
+	}
+}
+
+func TestConstantsPrintExactly(t *testing.T) {
+	cases := map[float32]string{
+		0: "0.0", 1: "1.0", 0.5: "0.5", float32(math.Copysign(0, -1)): "-0.0",
+		float32(0.1): "0.1", 12582912: "1.2582912e+07", math.SmallestNonzeroFloat32: "1e-45",
+	}
+	for v, want := range cases {
+		if got := ir.F32String(v); got != want {
+			t.Errorf("F32String(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// Printed expressions keep the written evaluation order: a left-nested sum
+// needs no parentheses, a right-nested one keeps them.
+func TestExprStringKeepsOrder(t *testing.T) {
+	a, b, c := f32(1), f32(2), f32(3)
+	left := &ir.Binary{Op: ir.Add, X: &ir.Binary{Op: ir.Add, X: a, Y: b, At: here}, Y: c, At: here}
+	right := &ir.Binary{Op: ir.Add, X: a, Y: &ir.Binary{Op: ir.Add, X: b, Y: c, At: here}, At: here}
+	if got := ir.ExprString(left); got != "1.0 + 2.0 + 3.0" {
+		t.Errorf("left = %s", got)
+	}
+	if got := ir.ExprString(right); got != "1.0 + (2.0 + 3.0)" {
+		t.Errorf("right = %s", got)
+	}
+	shift := &ir.Binary{Op: ir.Shl, X: &ir.Binary{Op: ir.Add, X: u32(1), Y: u32(2), At: here}, Y: u32(3), At: here}
+	if got := ir.ExprString(shift); got != "(1u + 2u) << 3u" {
+		t.Errorf("shift = %s", got)
+	}
+}
+
+func TestEvalIntFollowsDerivedParams(t *testing.T) {
+	sv := &ir.Param{Name: "S_v", Type: ir.U32}
+	w := &ir.Param{Name: "W", Type: ir.U32, Derived: &ir.Select{
+		Cond: &ir.Binary{Op: ir.Lt, X: &ir.ParamRef{Param: sv}, Y: u32(32)}, X: &ir.ParamRef{Param: sv}, Y: u32(32)}}
+	r := &ir.Binary{Op: ir.Div, X: &ir.ParamRef{Param: sv}, Y: &ir.ParamRef{Param: w}}
+	for _, c := range []struct{ sv, want int64 }{{16, 1}, {32, 1}, {128, 4}} {
+		got, ok := ir.EvalInt(r, map[string]int64{"S_v": c.sv})
+		if !ok || got != c.want {
+			t.Errorf("R at S_v=%d = %d, %v; want %d", c.sv, got, ok, c.want)
+		}
+	}
+	if _, ok := ir.EvalInt(r, nil); ok {
+		t.Error("EvalInt without S_v should report unknown")
+	}
+}
+
+func TestParseArith(t *testing.T) {
+	for _, s := range []string{"portable", "native-cuda", "native-metal"} {
+		a, err := ir.ParseArith(s)
+		if err != nil || a.String() != s {
+			t.Errorf("ParseArith(%q) = %v, %v", s, a, err)
+		}
+	}
+	if _, err := ir.ParseArith("fast"); err == nil {
+		t.Error("ParseArith(fast) should fail")
+	}
+}

@@ -1,0 +1,157 @@
+package ops_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden IR files under testdata/")
+
+// The IR text of every kernel is a reviewed golden file: a change to an op
+// program shows up as a diff of these files.
+func TestIRGolden(t *testing.T) {
+	ks, err := ops.Kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "ir")
+	want := map[string]bool{}
+	for _, k := range ks {
+		name := k.Name + "@" + k.Arith.String() + ".ir"
+		want[name] = true
+		path := filepath.Join(dir, name)
+		got := ir.Print(k)
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		old, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: %v (run go test ./ops -update)", path, err)
+			continue
+		}
+		if d := cmp.Diff(string(old), got); d != "" {
+			t.Errorf("%s is stale (-golden +now); review and run go test ./ops -update:\n%s", path, d)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !want[e.Name()] {
+			t.Errorf("%s: golden file of no kernel; delete it", filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func TestEveryOpBuildsUnderEveryContract(t *testing.T) {
+	for _, op := range ops.All() {
+		for _, a := range ops.Ariths() {
+			k, err := op.Kernel(a)
+			if err != nil {
+				t.Fatalf("%s@%s: %v", op.Name, a, err)
+			}
+			if err := ir.Validate(k); err != nil {
+				t.Errorf("%s: %v", k.ID(), err)
+			}
+			if !op.ArithFree && k.Arith != a {
+				t.Errorf("%s built as %s", op.Name, k.Arith)
+			}
+		}
+	}
+}
+
+// Building twice gives the same IR: nothing depends on map order or globals.
+func TestBuildIsDeterministic(t *testing.T) {
+	for _, op := range ops.All() {
+		for _, a := range op.Ariths() {
+			k1, err := op.Kernel(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k2, err := ops.Rebuild(op, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ir.Print(k1) != ir.Print(k2) {
+				t.Errorf("%s: two builds print differently", k1.ID())
+			}
+		}
+	}
+}
+
+func TestVariantTable(t *testing.T) {
+	vs, err := ops.Variants()
+	if err != nil {
+		t.Fatalf("the committed variant table is invalid:\n%v", err)
+	}
+	count := map[string]int{}
+	for _, v := range vs {
+		count[v.Op]++
+	}
+	// S_v {16,32,64,128} x KDA x (KEEP_RS for the base op); d_conv 2..8 x SiLU.
+	want := map[string]int{
+		"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
+		"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
+		"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
+	}
+	if d := cmp.Diff(want, count); d != "" {
+		t.Errorf("variants per op (-want +got):\n%s", d)
+	}
+}
+
+// A bad variant names the table line and the fix.
+func TestVariantErrorsPointAtTheTable(t *testing.T) {
+	cases := []struct {
+		v    ops.Variant
+		want string
+	}{
+		{ops.V("gated_delta_net_inplace", "S_v", 48, "KDA", false, "NW", 4, "CPW", 1), "S_v 48 is not supported; valid values are {16, 32, 64, 128}"},
+		{ops.V("ssm_conv_update_inplace", "d_conv", 9, "SILU", true), "d_conv 9 is not supported; valid values are {2, 3, 4, 5, 6, 7, 8}"},
+		{ops.V("ssm_conv_update_inplace", "d_conv", 4), "SILU is not set"},
+		{ops.V("ssm_conv", "d_conv", 4, "silu", 1), "silu is not a param of this op; its params are d_conv"},
+		{ops.V("gated_delta_net_inplace", "S_v", 16, "KDA", false, "NW", 16, "CPW", 2), "S_v must be a multiple of NW*CPW"},
+		{ops.V("gated_delta_net_inplace", "S_v", 16, "KDA", 2, "NW", 4, "CPW", 1), "KDA is a bool"},
+		{ops.V("no_such_op"), `unknown op "no_such_op"; valid ops: gated_delta_net`},
+	}
+	for _, c := range cases {
+		err := ops.CheckVariants([]ops.Variant{c.v})
+		if err == nil {
+			t.Errorf("%s %s: no error", c.v.Op, c.v)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %q does not say %q", err, c.want)
+		}
+		if !strings.HasPrefix(err.Error(), "ops/ops_test.go:") {
+			t.Errorf("error %q does not point at this file", err)
+		}
+	}
+	// Two identical entries are one mistake.
+	v := ops.V("ssm_conv", "d_conv", 3)
+	if err := ops.CheckVariants([]ops.Variant{v, v}); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Errorf("duplicate variant not reported: %v", err)
+	}
+}
+
+func TestLookupListsValidNames(t *testing.T) {
+	_, err := ops.Lookup("gdn")
+	if err == nil || !strings.Contains(err.Error(), "ssm_conv_update_inplace_ids") {
+		t.Errorf("Lookup error %v should list the valid ops", err)
+	}
+	op, _ := ops.Lookup("ssm_conv")
+	if _, err := op.Kernel(ir.Native("opencl")); err == nil || !strings.Contains(err.Error(), "native-metal") {
+		t.Errorf("unknown contract error %v should list the valid ones", err)
+	}
+}
