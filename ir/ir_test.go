@@ -10,7 +10,7 @@ import (
 
 var here = ir.Pos{File: "ir/ir_test.go", Line: 1}
 
-func u32(v int64) *ir.Const { return &ir.Const{T: ir.U32, I: v, At: here} }
+func u32(v int64) *ir.Const   { return &ir.Const{T: ir.U32, I: v, At: here} }
 func f32(v float32) *ir.Const { return &ir.Const{T: ir.F32, F: v, At: here} }
 
 // kernel wraps a body in a minimal valid kernel.

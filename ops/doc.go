@@ -1,0 +1,65 @@
+// Package ops holds every kernel of SPEC.md written once in the DSL, the
+// variant table (variants.go), and the registry the CLI and emitters read.
+//
+// # Kernels
+//
+//   - gated_delta_net: the base recurrence (SPEC.md 2.4), scalar gate or KDA,
+//     K = 1 (final state into dst's state region) or KEEP_RS (snapshot slot k
+//     = state after token T-1-k; slots with T-1-k < 0 are left as they are).
+//     GQA and sequence broadcast: value head h reads q/k head h % neq1,
+//     sequence s reads q/k sequence s / rq3.
+//   - gated_delta_net_inplace (op A): the same, final state into state_dst row s.
+//   - gated_delta_net_inplace_ids (op B) and gated_delta_net_gather: two-phase.
+//   - ssm_conv: the plain conv, the non-fused path of ops C and D.
+//   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
+//     ssm_conv_gather.
+//
+// # The ids variants (ops B and D), SPEC.md 8.4 decided
+//
+// Sequence s is identity when ids[s] == rs_head + s. Every read of prior
+// state happens before any write of the op: the gather dispatch copies the
+// rows cache[ids[s]] of non-identity sequences into scratch first; then the
+// compute kernel reads identity sequences from their own destination row
+// (state_dst / conv_state_dst, "identity reads the dst view", SPEC.md 13 H2)
+// and the others from scratch. So when ids[s] names another sequence's
+// destination (rs_head + s', the rs_z case of SPEC.md 8.3), s reads that row's
+// pre-op value whether s' < s or s' > s. This is the CUDA behaviour; the CPU
+// reference of op D, which reads the updated row when s' < s, diverges from
+// it and is the one to fix. The gathers are pure copies. The output state
+// region of ops A and B is never written.
+//
+// # Arithmetic contracts
+//
+// Every op except the gathers is built under each contract; the contract picks
+// the arithmetic, never the semantics. Notation: mul, add, sub round once
+// each; fma rounds once; madd(x, y, acc) is fma(x, y, acc) under portable and
+// acc + x*y (two roundings, contractible by the backend's compiler) under
+// native. Each value column j of a GDN head is reduced over W = min(32, S_v)
+// lanes; lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
+// but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked). Lane
+// partials accumulate r ascending from +0.0 and are summed by the butterfly
+// (reduce order "native" on Metal and Vulkan, evaluated as the butterfly by
+// the Go reference).
+//
+// GDN per token, column j, gate e_i = exp(g_i) (KDA) or e = exp(g) (scalar):
+//
+//	decay first (portable, native-metal, native-vulkan; KDA on every contract):
+//	  S'[i][j] = mul(e_i, S[i][j]); kv = reduce(madd(S', k, .));
+//	  delta = mul(sub(v[j], kv), beta); S[i][j] = madd(k[i], delta, S'[i][j])
+//	gate after the reduction (native-cuda and native-sycl, scalar gate):
+//	  kv = reduce(madd(S, k, .)); delta = mul(sub(v[j], mul(e, kv)), beta);
+//	  S[i][j] = add(mul(e, S[i][j]), mul(k[i], delta))
+//	then attn[j] = mul(reduce(madd(S, q, .)), scale).
+//
+// Conv taps, window oldest tap first and the current token last:
+//
+//	portable:      y = +0.0; y = fma(win[j], w[j], y) for j ascending; y = add(y, +0.0)
+//	native-cuda:   y = +0.0; y = add(y, mul(win[j], w[j])) ascending; y = add(y, +0.0)
+//	native-sycl:   as native-cuda without the final + 0.0
+//	native-metal:  d_conv % 4 == 0: y = +0.0; y = add(y, dot4(chunk)) per 4 taps; else as sycl
+//	native-vulkan: d_conv == 4: y = +0.0 + dot4(all); else as sycl
+//
+// exp is dsl.ExpPortable under portable and the backend's exp under native;
+// SiLU is dsl.SiluPortable (y / (1 + exp(-y)) from exact operations) or
+// y / (1 + exp(-y)) with the backend's division.
+package ops
