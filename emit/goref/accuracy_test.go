@@ -1,0 +1,60 @@
+package goref_test
+
+import (
+	"math"
+	"testing"
+)
+
+// ulps is the distance in units in the last place between two finite float32s.
+func ulps(a, b float32) int64 {
+	ia, ib := int64(int32(math.Float32bits(a))), int64(int32(math.Float32bits(b)))
+	if ia < 0 {
+		ia = math.MinInt32 - ia
+	}
+	if ib < 0 {
+		ib = math.MinInt32 - ib
+	}
+	d := ia - ib
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// The portable routines are bit-reproducible by construction; this test shows
+// they are also accurate where the ops use them, so portable results stay
+// close to native ones. (The goref kernels use exactly these bits: the
+// equivalence tests compare them with the oracle's restatement.)
+func TestPortableExpAccuracy(t *testing.T) {
+	worst, at := int64(0), float32(0)
+	for x := float32(-87); x < 88; x += 0.000731 {
+		want := float32(math.Exp(float64(x)))
+		if d := ulps(portableExp(x), want); d > worst {
+			worst, at = d, x
+		}
+	}
+	if worst > 2 {
+		t.Errorf("portable exp is %d ulp off at %v; want <= 2", worst, at)
+	}
+	// The gate range of the tests (g in [-20, 0)) and the ends of the range.
+	for _, c := range []struct{ x, want float32 }{{0, 1}, {-200, 0}, {100, float32(math.Inf(1))}} {
+		if got := portableExp(c.x); got != c.want {
+			t.Errorf("exp(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	t.Logf("portable exp: worst %d ulp (at %v) over [-87, 88)", worst, at)
+}
+
+func TestPortableSiluAccuracy(t *testing.T) {
+	worst, at := int64(0), float32(0)
+	for y := float32(-80); y < 80; y += 0.000613 {
+		want := float32(float64(y) / (1 + math.Exp(-float64(y))))
+		if d := ulps(portableSilu(y), want); d > worst {
+			worst, at = d, y
+		}
+	}
+	if worst > 4 {
+		t.Errorf("portable silu is %d ulp off at %v; want <= 4", worst, at)
+	}
+	t.Logf("portable silu: worst %d ulp (at %v) over [-80, 80)", worst, at)
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test: setup, vet, the Go test suite, and the freshness check of
+# generated/. This is the command the README and CI run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "== go vet"
+go vet ./...
+echo "== kernelgen build --backend all --check"
+go run ./cmd/kernelgen build --backend all --check --color never
+echo "== go test"
+go test -count=1 ./...
