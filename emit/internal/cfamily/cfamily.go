@@ -1,0 +1,356 @@
+// Package cfamily prints IR statements and expressions once for the four
+// C-like kernel languages (CUDA, GLSL, MSL, SYCL). A Dialect supplies what
+// differs: type names, literals, intrinsics, builtins, buffer access,
+// barriers, reductions and how portable kernels forbid contraction. Each
+// backend's emitter owns its kernel signature, resource binding and variant
+// instantiation, and calls Printer for the body.
+package cfamily
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Dialect is what one language spells differently.
+type Dialect interface {
+	// Type is the name of a value type.
+	Type(t ir.Type) string
+	// FloatLit spells a binary32 constant exactly.
+	FloatLit(f float32) string
+	UintLit(v uint32) string
+	IntLit(v int32) string
+	// Convert and Bitcast wrap x (already a primary expression or parenthesised).
+	Convert(from, to ir.Type, x string) string
+	Bitcast(from, to ir.Type, x string) string
+	// Call spells an intrinsic. FMA must be a true fused multiply-add.
+	Call(fn ir.Intrinsic, args []string) string
+	// ExactBinary spells an f32 add, sub or mul that must round on its own
+	// (portable kernels), or returns "" when the language marks exactness
+	// elsewhere (GLSL's precise declarations) and the operator is enough.
+	ExactBinary(op ir.BinOp, x, y string) string
+	// Builtin spells group_id / local_id along dim.
+	Builtin(b ir.Builtin, dim int) string
+	// Load and Store spell access to buffer b, whose identifier is name.
+	Load(b *ir.Buffer, name, idx string) string
+	Store(b *ir.Buffer, name, idx, val string) string
+	// Decl spells the declaration of a local scalar (without initialiser).
+	Decl(v *ir.Var, portable bool) string
+	// ArrayDecl declares a private array called name (shared arrays are
+	// hoisted by the emitter).
+	ArrayDecl(a *ir.Array, name, length string) string
+	// Unroll is the line before a loop that should be unrolled ("" for none).
+	Unroll() string
+	// Barrier is the workgroup barrier statement.
+	Barrier() string
+	// Reduce returns the lines that declare out (type f32) as the cluster sum
+	// of x (see ir.Reduce); width is a compile-time expression.
+	Reduce(out, x, width string, order ir.Order, portable bool) []string
+	// Reserved reports names that cannot be used as identifiers.
+	Reserved(name string) bool
+}
+
+// Printer renders one kernel body.
+type Printer struct {
+	D        Dialect
+	K        *ir.Kernel
+	portable bool
+	names    map[any]string
+	taken    map[string]bool
+	lines    []string
+	depth    int
+}
+
+// New prepares a printer for k.
+func New(d Dialect, k *ir.Kernel) *Printer {
+	p := &Printer{D: d, K: k, portable: !k.Arith.Native, names: map[any]string{}, taken: map[string]bool{}}
+	for _, x := range k.Params {
+		p.Name(x, x.Name)
+	}
+	for _, x := range k.Args {
+		p.Name(x, x.Name)
+	}
+	for _, x := range k.Buffers {
+		p.Name(x, x.Name)
+	}
+	return p
+}
+
+// Portable reports whether the kernel is under the portable contract.
+func (p *Printer) Portable() bool { return p.portable }
+
+// Name returns the identifier for an IR entity, renaming reserved words and
+// clashes with the language's builtins (exp -> exp_).
+func (p *Printer) Name(key any, name string) string {
+	if n, ok := p.names[key]; ok {
+		return n
+	}
+	n := name
+	for p.D.Reserved(n) || p.taken[n] {
+		n += "_"
+	}
+	p.taken[n] = true
+	p.names[key] = n
+	return n
+}
+
+// Line appends one line at the current depth.
+func (p *Printer) Line(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if s == "" {
+		p.lines = append(p.lines, "")
+		return
+	}
+	p.lines = append(p.lines, strings.Repeat("    ", p.depth)+s)
+}
+
+// Indent and Dedent change the depth of following lines.
+func (p *Printer) Indent() { p.depth++ }
+func (p *Printer) Dedent() { p.depth-- }
+
+// Lines returns what was printed and resets the buffer.
+func (p *Printer) Lines() []string {
+	out := p.lines
+	p.lines = nil
+	return out
+}
+
+// Stmts prints a block of statements.
+func (p *Printer) Stmts(body []ir.Stmt) {
+	for _, s := range body {
+		p.Stmt(s)
+	}
+}
+
+// Stmt prints one statement.
+func (p *Printer) Stmt(s ir.Stmt) {
+	switch s := s.(type) {
+	case *ir.Let:
+		decl := p.D.Decl(s.Var, p.portable)
+		p.Line("%s %s = %s;", decl, p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+	case *ir.Assign:
+		p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+	case *ir.DeclArray:
+		if s.Array.Space == ir.Private {
+			p.Line("%s", p.D.ArrayDecl(s.Array, p.Name(s.Array, s.Array.Name), p.Expr(s.Array.Len)))
+		}
+	case *ir.ArrayStore:
+		p.Line("%s[%s] = %s;", p.Name(s.Array, s.Array.Name), p.Expr(s.Index), p.Expr(s.Value))
+	case *ir.Store:
+		p.Line("%s;", p.D.Store(s.Buf, p.names[s.Buf], p.Expr(s.Index), p.Expr(s.Value)))
+	case *ir.For:
+		if s.Unroll {
+			if u := p.D.Unroll(); u != "" {
+				p.Line("%s", u)
+			}
+		}
+		v := p.Name(s.Var, s.Var.Name)
+		step := "++" + v
+		if c, ok := s.Step.(*ir.Const); !ok || c.I != 1 {
+			step = v + " += " + p.Expr(s.Step)
+		}
+		p.Line("for (%s %s = %s; %s < %s; %s) {", p.D.Type(s.Var.Type), v, p.Expr(s.Start), v, p.Expr(s.End), step)
+		p.Indent()
+		p.Stmts(s.Body)
+		p.Dedent()
+		p.Line("}")
+	case *ir.If:
+		p.Line("if (%s) {", trimParens(p.Expr(s.Cond)))
+		p.Indent()
+		p.Stmts(s.Then)
+		p.Dedent()
+		if len(s.Else) > 0 {
+			p.Line("} else {")
+			p.Indent()
+			p.Stmts(s.Else)
+			p.Dedent()
+		}
+		p.Line("}")
+	case *ir.Barrier:
+		p.Line("%s", p.D.Barrier())
+	case *ir.Reduce:
+		for _, l := range p.D.Reduce(p.Name(s.Var, s.Var.Name), p.Expr(s.X), p.Expr(s.Width), s.Order, p.portable) {
+			p.Line("%s", l)
+		}
+	case *ir.Comment:
+		p.Line("// %s", s.Text)
+	default:
+		panic(fmt.Sprintf("cfamily: unknown statement %T", s))
+	}
+}
+
+// precedence of a printed binary operator, C rules (higher binds tighter).
+func precedence(op ir.BinOp) int {
+	switch op {
+	case ir.LogOr:
+		return 1
+	case ir.LogAnd:
+		return 2
+	case ir.BitOr:
+		return 3
+	case ir.BitXor:
+		return 4
+	case ir.BitAnd:
+		return 5
+	case ir.Eq, ir.Ne:
+		return 6
+	case ir.Lt, ir.Le, ir.Gt, ir.Ge:
+		return 7
+	case ir.Shl, ir.Shr:
+		return 8
+	case ir.Add, ir.Sub:
+		return 9
+	}
+	return 10
+}
+
+// Expr prints an expression; every sub-expression that is itself an
+// operator application is parenthesised unless C precedence and left
+// association already give the written order.
+func (p *Printer) Expr(e ir.Expr) string {
+	s, _ := p.expr(e)
+	return s
+}
+
+// expr returns the text and its precedence (100 for primary expressions).
+func (p *Printer) expr(e ir.Expr) (string, int) {
+	switch e := e.(type) {
+	case *ir.Const:
+		switch e.T {
+		case ir.F32:
+			return p.D.FloatLit(e.F), 100
+		case ir.U32:
+			return p.D.UintLit(uint32(e.I)), 100
+		case ir.I32:
+			s := p.D.IntLit(int32(e.I))
+			if e.I < 0 {
+				return "(" + s + ")", 100
+			}
+			return s, 100
+		case ir.Bool:
+			return fmt.Sprint(e.B), 100
+		}
+	case *ir.ParamRef:
+		return p.names[e.Param], 100
+	case *ir.ArgRef:
+		return p.names[e.Arg], 100
+	case *ir.BuiltinRef:
+		return p.D.Builtin(e.Builtin, e.Dim), 100
+	case *ir.VarRef:
+		return p.Name(e.Var, e.Var.Name), 100
+	case *ir.ArrayLoad:
+		return fmt.Sprintf("%s[%s]", p.Name(e.Array, e.Array.Name), p.Expr(e.Index)), 100
+	case *ir.Load:
+		return p.D.Load(e.Buf, p.names[e.Buf], p.Expr(e.Index)), 100
+	case *ir.Unary:
+		x, xp := p.expr(e.X)
+		if xp < 100 {
+			x = "(" + x + ")"
+		}
+		switch e.Op {
+		case ir.Convert:
+			return p.D.Convert(e.X.Type(), e.To, x), 100
+		case ir.Bitcast:
+			return p.D.Bitcast(e.X.Type(), e.To, trimParens(x)), 100
+		}
+		op := "-"
+		if e.Op == ir.Not {
+			op = "!"
+		}
+		return op + x, 99
+	case *ir.Binary:
+		x, xp := p.expr(e.X)
+		y, yp := p.expr(e.Y)
+		if p.portable && e.X.Type() == ir.F32 && (e.Op == ir.Add || e.Op == ir.Sub || e.Op == ir.Mul) {
+			if s := p.D.ExactBinary(e.Op, x, y); s != "" {
+				return s, 100
+			}
+		}
+		pp := precedence(e.Op)
+		bitty := pp >= 3 && pp <= 8
+		if xp < pp || bitty && xp < 99 {
+			x = "(" + x + ")"
+		}
+		if yp <= pp || bitty && yp < 99 {
+			y = "(" + y + ")"
+		}
+		return x + " " + e.Op.String() + " " + y, pp
+	case *ir.Call:
+		args := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = p.Expr(a)
+		}
+		if e.Fn == ir.Min || e.Fn == ir.Max {
+			// The IR's min/max are selects (y < x ? y : x), not fmin/fmax,
+			// whose results on -0.0 and NaN differ between languages.
+			cmp := "<"
+			if e.Fn == ir.Max {
+				cmp = ">"
+			}
+			return fmt.Sprintf("(%s %s %s ? %s : %s)", args[1], cmp, args[0], args[1], args[0]), 100
+		}
+		return p.D.Call(e.Fn, args), 100
+	case *ir.Select:
+		return fmt.Sprintf("(%s ? %s : %s)", p.Expr(e.Cond), p.Expr(e.X), p.Expr(e.Y)), 100
+	}
+	panic(fmt.Sprintf("cfamily: unknown expression %T", e))
+}
+
+func trimParens(s string) string {
+	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") && balanced(s[1:len(s)-1]) {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+func balanced(s string) bool {
+	d := 0
+	for _, c := range s {
+		switch c {
+		case '(':
+			d++
+		case ')':
+			d--
+			if d < 0 {
+				return false
+			}
+		}
+	}
+	return d == 0
+}
+
+// FloatDigits is the shortest decimal that reads back as f exactly, with a
+// ".0" where it would otherwise look like an integer.
+func FloatDigits(f float32) string { return ir.F32String(f) }
+
+// WorkgroupSize returns the product of the kernel's workgroup dimensions as
+// an expression text (for shared reduction buffers and launch bounds).
+func (p *Printer) WorkgroupSize() string {
+	var parts []string
+	for _, w := range p.K.Workgroup {
+		if c, ok := w.(*ir.Const); ok && c.I == 1 {
+			continue
+		}
+		s, prec := p.expr(w)
+		if prec < 10 {
+			s = "(" + s + ")"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return p.D.UintLit(1)
+	}
+	return strings.Join(parts, " * ")
+}
+
+// HasReduce reports whether the kernel reduces across lanes.
+func HasReduce(k *ir.Kernel) bool {
+	found := false
+	ir.WalkStmts(k.Body, func(s ir.Stmt) {
+		if _, ok := s.(*ir.Reduce); ok {
+			found = true
+		}
+	})
+	return found
+}
