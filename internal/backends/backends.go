@@ -3,11 +3,14 @@
 package backends
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/goref"
+	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -28,6 +31,10 @@ type Backend struct {
 	Issue int
 	// Generate is nil until the backend exists.
 	Generate func() ([]File, error)
+	// Verify, when set, compiles and checks the generated files with the
+	// backend's real toolchain before anything is written. It returns a
+	// one-line summary.
+	Verify func(ctx context.Context, files []File, progress func(done, total int)) (string, error)
 }
 
 // Implemented reports whether the backend can generate.
@@ -36,7 +43,8 @@ func (b *Backend) Implemented() bool { return b.Generate != nil }
 var all = []*Backend{
 	{Name: "go", Dir: "goref", Summary: "Go reference kernels (the CPU oracle every backend is checked against)", Generate: generateGo},
 	{Name: "metal", Dir: "metal", Summary: "Metal Shading Language + ggml-metal glue", Issue: 7},
-	{Name: "vulkan", Dir: "vulkan", Summary: "GLSL compute shaders (SPIR-V via glslang) + ggml-vulkan glue", Issue: 5},
+	{Name: "vulkan", Dir: "vulkan", Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
+		Generate: generateVulkan, Verify: verifyVulkan},
 	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ + ggml-sycl glue", Issue: 8},
 	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates)", Issue: 6, Generate: generateCUDA},
 }
@@ -153,4 +161,74 @@ func generateCUDA() ([]File, error) {
 		files = append(files, File{Path: "cuda/" + op.Name + ".cuh", Data: src, Op: op.Name})
 	}
 	return files, nil
+}
+
+func generateVulkan() ([]File, error) {
+	var files []File
+	for _, op := range ops.All() {
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("vulkan"))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range ks {
+			src, err := glsl.Emit(k, op.Summary)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Path: "vulkan/" + glsl.FileName(k, op.ArithFree), Data: src, Op: op.Name})
+		}
+	}
+	return files, nil
+}
+
+// VulkanUnits lists every variant of every generated shader as a compile unit.
+func VulkanUnits(files []File) ([]spvbuild.Unit, error) {
+	byPath := map[string][]byte{}
+	for _, f := range files {
+		byPath[f.Path] = f.Data
+	}
+	var units []spvbuild.Unit
+	for _, op := range ops.All() {
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("vulkan"))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range ks {
+			path := "vulkan/" + glsl.FileName(k, op.ArithFree)
+			src, ok := byPath[path]
+			if !ok {
+				return nil, fmt.Errorf("%s was not generated", path)
+			}
+			for _, v := range ops.VariantsOf(op.Name) {
+				defs, err := glsl.Defines(k, v)
+				if err != nil {
+					return nil, err
+				}
+				units = append(units, spvbuild.Unit{File: "generated/" + path, Source: src, Defines: defs, Name: k.ID() + " " + v.String()})
+			}
+		}
+	}
+	return units, nil
+}
+
+func verifyVulkan(ctx context.Context, files []File, progress func(done, total int)) (string, error) {
+	units, err := VulkanUnits(files)
+	if err != nil {
+		return "", err
+	}
+	tools, err := spvbuild.FindTools(ctx)
+	if err != nil {
+		return "", err
+	}
+	res, err := tools.Build(ctx, units, progress)
+	if err != nil {
+		return "", err
+	}
+	cached := 0
+	for _, r := range res {
+		if r.Cached {
+			cached++
+		}
+	}
+	return fmt.Sprintf("vulkan: %d variants compiled by glslangValidator and validated by spirv-val (%d from the cache)", len(res), cached), nil
 }

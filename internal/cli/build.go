@@ -17,7 +17,7 @@ import (
 
 func newBuildCmd() *cobra.Command {
 	var backend, out, color string
-	var check, force bool
+	var check, force, noCompile bool
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Generate kernels and glue into generated/",
@@ -57,6 +57,13 @@ Backends that are not implemented yet are refused by name.`,
 					rebuilt[b.Name] = append(rebuilt[b.Name], gentree.File{Path: f.Path, Op: f.Op, Data: f.Data})
 				}
 				nfiles += len(files)
+				if b.Verify != nil && !noCompile {
+					summary, err := b.Verify(cmd.Context(), files, progressLine(cmd.ErrOrStderr(), b.Name))
+					if err != nil {
+						return fail(ExitError, "backend %s: %v\nnothing was written", b.Name, err)
+					}
+					fmt.Fprintln(cmd.ErrOrStderr(), summary)
+				}
 			}
 			stdout := cmd.OutOrStdout()
 			if out == "-" {
@@ -116,6 +123,7 @@ Backends that are not implemented yet are refused by name.`,
 	cmd.Flags().StringVar(&backend, "backend", "all", "backend to generate: all, "+strings.Join(backends.Names(), ", "))
 	cmd.Flags().StringVarP(&out, "out", "o", "generated", "output directory (- for a txtar archive on stdout)")
 	cmd.Flags().BoolVar(&check, "check", false, "compare with the output directory instead of writing; exit 1 with a diff when stale")
+	cmd.Flags().BoolVar(&noCompile, "no-compile", false, "skip compiling and validating with the backend's toolchain (vulkan: glslang, spirv-val)")
 	cmd.Flags().BoolVar(&force, "force", false, "delete files in the output directory that kernelgen did not write")
 	cmd.Flags().StringVar(&color, "color", "auto", "color the --check diff: auto, always, never (auto honours NO_COLOR)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -197,4 +205,18 @@ func writeArchive(w io.Writer, rebuilt map[string][]gentree.File) error {
 		}
 	}
 	return nil
+}
+
+// progressLine returns a progress callback that keeps one line updated on a
+// terminal and prints nothing otherwise (the summary line follows).
+func progressLine(w io.Writer, name string) func(done, total int) {
+	if !isTerminal(w) {
+		return nil
+	}
+	return func(done, total int) {
+		fmt.Fprintf(w, "\r%s: compiling %d/%d", name, done, total)
+		if done == total {
+			fmt.Fprint(w, "\r\x1b[K")
+		}
+	}
 }

@@ -4,10 +4,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -39,7 +41,11 @@ var errStale = &exitError{code: ExitStale, err: errors.New("generated files are 
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	// An interrupt cancels tool runs; the output tree is only swapped in at
+	// the very end, so it never ends up half-written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
 	}

@@ -77,6 +77,10 @@ func New(d Dialect, k *ir.Kernel) *Printer {
 	return p
 }
 
+// SetName fixes the spelling of an entity before printing, e.g. GLSL's
+// push-constant fields (pc.H).
+func (p *Printer) SetName(key any, name string) { p.names[key] = name }
+
 // Portable reports whether the kernel is under the portable contract.
 func (p *Printer) Portable() bool { return p.portable }
 
