@@ -91,8 +91,9 @@ func IsUniformArgs(e Expr) bool {
 	return ok
 }
 
-// EvalInt evaluates an integer or boolean compile-time expression given
-// parameter values. Booleans evaluate to 0 or 1.
+// EvalInt evaluates an integer or boolean expression of params and args
+// given their values by name (names are unique within a kernel). Booleans
+// evaluate to 0 or 1. Integer arithmetic is exact (no 32-bit wrap-around).
 func EvalInt(e Expr, params map[string]int64) (int64, bool) {
 	switch e := e.(type) {
 	case *Const:
@@ -110,6 +111,9 @@ func EvalInt(e Expr, params map[string]int64) (int64, bool) {
 			return EvalInt(e.Param.Derived, params)
 		}
 		v, ok := params[e.Param.Name]
+		return v, ok
+	case *ArgRef:
+		v, ok := params[e.Arg.Name]
 		return v, ok
 	case *Unary:
 		x, ok := EvalInt(e.X, params)

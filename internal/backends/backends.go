@@ -99,6 +99,7 @@ func implementedNames() []string {
 
 func generateGo() ([]File, error) {
 	var files []File
+	var all []goref.Op
 	for _, op := range ops.All() {
 		g := goref.Op{Name: op.Name, ArithFree: op.ArithFree}
 		for _, a := range op.Ariths() {
@@ -113,8 +114,13 @@ func generateGo() ([]File, error) {
 			return nil, err
 		}
 		files = append(files, File{Path: "goref/" + op.Name + ".go", Data: src, Op: op.Name})
+		all = append(all, g)
 	}
-	files = append(files, File{Path: "goref/doc.go", Data: []byte(gorefDoc)})
+	reg, err := goref.EmitRegistry(all)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, File{Path: "goref/doc.go", Data: []byte(gorefDoc)}, File{Path: "goref/registry.go", Data: reg})
 	return files, nil
 }
 

@@ -1,0 +1,124 @@
+package cases
+
+import "math"
+
+func (b *builder) gdn(op string) error {
+	r, v := b.r, b.vals
+	sv := int(v["S_v"])
+	kda := v["KDA"] == 1
+	H := 1 + r.IntN(b.sz.MaxHeads)
+	hk := 1
+	if H%2 == 0 && r.IntN(2) == 0 {
+		hk = H / 2
+	} else {
+		hk = H
+	}
+	T := 1 + r.IntN(b.sz.MaxTokens)
+	n := 1 + r.IntN(b.sz.MaxSeqs)
+	nq := n
+	if n%2 == 0 && r.IntN(2) == 0 {
+		nq = n / 2
+	}
+	gd := 1
+	if kda {
+		gd = sv
+	}
+	sq1, sv1 := sv, sv
+	sq2, sq3 := hk*sq1, T*hk*sq1
+	sv2, sv3 := H*sv1, T*H*sv1
+	sg1, sg2, sg3 := gd, H*gd, T*H*gd
+	sb1, sb2, sb3 := 1, H, T*H
+	b.f32("q", nq*sq3, -1, 1, true)
+	b.f32("k", nq*sq3, -1, 1, true)
+	b.f32("v", n*sv3, -0.3, 5, true)
+	b.f32("g", n*sg3, -20, -1e-4, false)
+	b.f32("beta", n*sb3, 0, 1, false)
+	D := sv * sv * H
+	attn := sv * H * T * n
+	K := 1
+	if v["KEEP_RS"] == 1 {
+		K = 1 + r.IntN(3)
+	}
+	args := map[string]int64{
+		"H": int64(H), "n_tokens": int64(T), "n_seqs": int64(n), "neq1": int64(hk), "rq3": int64(n / nq),
+		"sq1": int64(sq1), "sq2": int64(sq2), "sq3": int64(sq3), "sv1": int64(sv1), "sv2": int64(sv2), "sv3": int64(sv3),
+		"sg1": int64(sg1), "sg2": int64(sg2), "sg3": int64(sg3), "sb1": int64(sb1), "sb2": int64(sb2), "sb3": int64(sb3),
+		"scale": f32arg(float32(1 / math.Sqrt(float64(sv)))),
+	}
+	switch op {
+	case "gated_delta_net":
+		b.f32("state", n*D, -1, 1, true)
+		b.untouched("dst", attn+K*D*n)
+		args["K"], args["s_off"] = int64(K), int64(attn)
+		return b.launch(op, args, nil)
+	case "gated_delta_net_inplace":
+		b.f32("state", n*D, -1, 1, true)
+		b.untouched("dst", attn+D*n)
+		b.f32("state_dst", (n+1)*D, -1, 1, false)
+		args["sd1"] = int64(D)
+		return b.launch(op, args, nil)
+	}
+	slots := n + r.IntN(3)
+	rsHead := r.IntN(slots - n + 1)
+	b.f32("cache", slots*D, -1, 1, true)
+	b.f32("state_dst", n*D, -1, 1, true)
+	b.ids("ids", n, slots, rsHead)
+	b.untouched("scratch", n*D)
+	b.untouched("dst", attn+D*n)
+	if err := b.launch("gated_delta_net_gather", map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+		return err
+	}
+	args["sd1"], args["rs_head"] = int64(D), int64(rsHead)
+	return b.launch(op, args, nil)
+}
+
+func (b *builder) conv() error {
+	r := b.r
+	K := int(b.vals["d_conv"])
+	C, nT, nS := 1+r.IntN(b.sz.MaxChannels), 1+r.IntN(b.sz.MaxTokens+1), 1+r.IntN(b.sz.MaxSeqs)
+	sx1 := K - 1 + nT
+	b.f32("sx", nS*C*sx1, -1, 1, true)
+	b.f32("conv_kernel", C*K, -1, 1, true)
+	b.untouched("dst", nS*nT*C)
+	return b.launch("ssm_conv", map[string]int64{"n_ch": int64(C), "n_t": int64(nT), "n_s": int64(nS),
+		"sx1": int64(sx1), "sx2": int64(C * sx1), "w1": int64(K), "d1": int64(C), "d2": int64(C * nT)}, nil)
+}
+
+func (b *builder) convUpdate(op string) error {
+	r := b.r
+	K := int(b.vals["d_conv"])
+	C, n := 1+r.IntN(b.sz.MaxChannels), 1+r.IntN(b.sz.MaxSeqs+2)
+	row := (K - 1) * C
+	b.f32("conv_kernel", C*K, -1, 1, true)
+	b.f32("x_cur", n*C, -1, 1, true)
+	b.untouched("dst", n*C)
+	args := map[string]int64{"n_ch": int64(C), "n_seqs": int64(n), "cs1": int64(K - 1), "cs2": int64(row),
+		"w1": int64(K), "x2": int64(C), "sd1": int64(row), "d2": int64(C)}
+	if op == "ssm_conv_update_inplace" {
+		b.f32("conv_states", n*row, -1, 1, true)
+		b.f32("conv_state_dst", (n+1)*row, -1, 1, false)
+		return b.launch(op, args, nil)
+	}
+	cells := n + r.IntN(3)
+	rsHead := r.IntN(cells - n + 1)
+	b.f32("cache", cells*row, -1, 1, true)
+	b.f32("conv_state_dst", n*row, -1, 1, true)
+	b.ids("ids", n, cells, rsHead)
+	b.untouched("scratch", n*row)
+	if err := b.launch("ssm_conv_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+		return err
+	}
+	args["rs_head"] = int64(rsHead)
+	return b.launch(op, args, nil)
+}
+
+func (b *builder) gather(op string) error {
+	r := b.r
+	n, rowLen := 1+r.IntN(b.sz.MaxSeqs+2), 1+r.IntN(600)
+	slots := n + r.IntN(4)
+	rsHead := r.IntN(slots - n + 1)
+	b.f32("cache", slots*rowLen, -1, 1, true)
+	b.ids("ids", n, slots, rsHead)
+	b.untouched("scratch", n*rowLen)
+	return b.launch(op, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil)
+}
