@@ -82,8 +82,8 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 	silu := b.Param("SILU", ir.Bool)
 	nCh := b.Arg("n_ch", ir.U32, "channels")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
-	cs1 := b.Arg("cs1", ir.U32, "conv_states (or scratch) channel stride, elements")
-	cs2 := b.Arg("cs2", ir.U32, "conv_states (or scratch) sequence stride, elements")
+	cs1 := b.Arg("cs1", ir.U32, "conv_states / cache / scratch channel stride, elements")
+	cs2 := b.Arg("cs2", ir.U32, "conv_states / cache / scratch row stride, elements")
 	w1 := b.Arg("w1", ir.U32, "conv kernel channel stride, elements")
 	x2 := b.Arg("x2", ir.U32, "x_cur sequence stride, elements")
 	sd1 := b.Arg("sd1", ir.U32, "conv_state_dst row stride, elements")
@@ -93,7 +93,9 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
 	var states, ids, scratch dsl.Buf
-	if !withIds {
+	if withIds {
+		states = b.Buffer("cache", ir.F32, ir.Read, "src0", "the full conv cache [d_conv-1, n_ch, n_cells]")
+	} else {
 		states = b.Buffer("conv_states", ir.F32, ir.Read, "src0", "prior taps [d_conv-1, n_ch, n_seqs]")
 	}
 	wk := b.Buffer("conv_kernel", ir.F32, ir.Read, "src1", "[d_conv, n_ch]")
@@ -105,7 +107,7 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 	stateDst := b.Buffer("conv_state_dst", ir.F32, dstAccess, "src3", "in-place taps, rows of (d_conv-1)*n_ch")
 	if withIds {
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src4", "source slot of each sequence")
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of non-identity sequences, rows of cs2")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of sequences whose source is another's destination, rows of cs2")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
 	b.Workgroup(convThreads, 1, 1)
@@ -122,10 +124,16 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(j))) })
 		}
 		if withIds {
-			identity := b.Let("identity", ids.Load(s).Eq(rsHead.Add(s).I32()))
-			b.IfElse(identity,
+			// Identity reads its own ring; a source another sequence writes
+			// was gathered into scratch; any other source is read in place.
+			src := b.Let("src", ids.Load(s))
+			b.IfElse(src.Eq(rsHead.Add(s).I32()),
 				func() { loadTaps(stateDst, ring) },
-				func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) })
+				func() {
+					b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
+						func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) },
+						func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
+				})
 		} else {
 			loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1)))
 		}

@@ -17,16 +17,27 @@
 // # The ids variants (ops B and D), SPEC.md 8.4 decided
 //
 // Sequence s is identity when ids[s] == rs_head + s. Every read of prior
-// state happens before any write of the op: the gather dispatch copies the
-// rows cache[ids[s]] of non-identity sequences into scratch first; then the
-// compute kernel reads identity sequences from their own destination row
-// (state_dst / conv_state_dst, "identity reads the dst view", SPEC.md 13 H2)
-// and the others from scratch. So when ids[s] names another sequence's
-// destination (rs_head + s', the rs_z case of SPEC.md 8.3), s reads that row's
-// pre-op value whether s' < s or s' > s. This is the CUDA behaviour; the CPU
-// reference of op D, which reads the updated row when s' < s, diverges from
-// it and is the one to fix. The gathers are pure copies. The output state
-// region of ops A and B is never written.
+// state sees the value from before the op, whatever the order sequences run
+// in. Three sources:
+//
+//   - identity: its own destination row (state_dst / conv_state_dst;
+//     "identity reads the dst view", SPEC.md 13 H2). The workgroup that
+//     writes a row read it into registers first.
+//   - a source inside the destination window [rs_head, rs_head + n_seqs)
+//     (another sequence's destination, the rs_z case of SPEC.md 8.3): the
+//     gather dispatch, which runs before the compute dispatch, copied the
+//     row into scratch row s; the compute kernel reads scratch.
+//   - any other source: read from the cache directly; nothing in the op
+//     writes it, so it is pre-op by construction. (CUDA's series kernels
+//     gather every non-identity row; reading these in place saves the copy
+//     and gives the same values.)
+//
+// So when ids[s] names another sequence's destination, s reads that row's
+// pre-op value whether that sequence runs before or after it. This is the
+// CUDA behaviour; the CPU reference of op D, which reads the updated row when
+// that sequence comes first, diverges from it and is the one to fix. The
+// gathers are pure copies. The output state region of ops A and B is never
+// written.
 //
 // # Arithmetic contracts
 //

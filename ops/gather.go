@@ -7,12 +7,20 @@ import (
 
 const gatherThreads = 256
 
-// buildGather is the non-identity gather of ops B and D, phase 1 of their
-// two-phase semantics (SPEC.md 5, 7, 8.2): for every sequence s whose source
-// slot ids[s] is not its own destination rs_head+s, copy the cache row ids[s]
-// into scratch row s. It runs as its own dispatch before the compute kernel,
-// so it sees only pre-op values even when ids[s] is another sequence's
-// destination. A pure copy: the same kernel under every contract.
+// gatherChunk is how many elements of a row one workgroup copies: rows of
+// a GDN state (2-3 MB) or conv taps (100 KB) are split over many workgroups
+// so the copy runs at memory bandwidth, not one workgroup per sequence.
+const gatherChunk = gatherThreads * 8
+
+// buildGather is phase 1 of the ids ops' two-phase semantics (SPEC.md 5, 7,
+// 8.2). A sequence must not read, during the compute dispatch, a cache row
+// that another sequence of the same dispatch writes: that is exactly a
+// non-identity source inside the destination window [rs_head, rs_head +
+// n_seqs) (the rs_z case of SPEC.md 8.3). Those rows, and only those, are
+// copied into scratch row s by this earlier dispatch, so the compute kernel
+// sees their pre-op values. Every other source is read by the compute kernel
+// directly: nothing in the op writes it. A pure copy: the same kernel under
+// every contract.
 func buildGather(name string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
@@ -22,17 +30,27 @@ func buildGather(name string) (*ir.Kernel, error) {
 	ids := b.Buffer("ids", ir.I32, ir.Read, "ids", "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
-	b.Grid(nSeqs, 1, 1)
+	b.Grid(rowLen.Add(gatherChunk-1).Div(gatherChunk), nSeqs, 1)
 
-	s := b.Let("s", b.GroupID(0))
+	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
-	b.If(src.Ne(rsHead.Add(s).I32()), func() {
+	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
 		from := b.Let("from", src.U32().Mul(rowLen))
 		to := b.Let("to", s.Mul(rowLen))
-		b.ForStep("base", 0, rowLen, gatherThreads, func(base dsl.Val) {
-			e := b.Let("e", base.Add(b.LocalID(0)))
+		first := b.Let("first", b.GroupID(0).Mul(gatherChunk))
+		b.Unrolled("step", 0, gatherChunk/gatherThreads, func(step dsl.Val) {
+			e := b.Let("e", first.Add(step.Mul(gatherThreads)).Add(b.LocalID(0)))
 			b.If(e.Lt(rowLen), func() { scratch.Store(to.Add(e), cache.Load(from.Add(e))) })
 		})
 	})
 	return b.Build()
+}
+
+// aliasesDestination is true when sequence s reads a row that another
+// sequence of the same op writes: a non-identity source inside the window
+// [rs_head, rs_head + n_seqs). Only such sources go through scratch.
+func aliasesDestination(b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
+	identity := src.Eq(rsHead.Add(s).I32())
+	inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+	return identity.Not().AndAlso(inWindow)
 }

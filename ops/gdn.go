@@ -72,8 +72,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	case gdnBase, gdnInplace:
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
 	case gdnInplaceIds:
-		// The full cache (src5) is read only by the gather kernel; this kernel
-		// reads non-identity rows from its scratch.
+		state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "attention [S_v, H, T, n_seqs], then the state region")
 	switch mode {
@@ -82,7 +81,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	case gdnInplaceIds:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of non-identity sequences, rows of S_v*S_v*H")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination")
 	}
 
 	b.Workgroup(w, nw, 1)
@@ -120,10 +119,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	case gdnBase, gdnInplace:
 		loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
 	case gdnInplaceIds:
-		identity := b.Let("identity", ids.Load(s).Eq(rsHead.Add(s).I32()))
-		b.IfElse(identity,
+		// Identity reads its own slot; a source that another sequence of this
+		// op writes was gathered into scratch; any other source is read from
+		// the cache directly, since nothing in the op writes it.
+		src := b.Let("src", ids.Load(s))
+		b.IfElse(src.Eq(rsHead.Add(s).I32()),
 			func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
-			func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) })
+			func() {
+				b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
+					func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) },
+					func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
+			})
 	}
 
 	b.For("t", 0, nTok, func(t dsl.Val) {

@@ -221,6 +221,13 @@ func TestGDNInplaceMatchesOracle(t *testing.T) {
 	}
 }
 
+// aliases restates the gather rule: sequence s's source is another
+// sequence's destination (non-identity, inside [rs_head, rs_head+n)).
+func aliases(ids []int32, s, rsHead, n int) bool {
+	id := int(ids[s])
+	return id != rsHead+s && id >= rsHead && id < rsHead+n
+}
+
 // randIds draws source slots: identity, arbitrary slots, and slots that are
 // another sequence's destination (the aliasing case of SPEC.md 8.3).
 func randIds(r *rand.Rand, n, nSlots, rsHead int) []int32 {
@@ -305,7 +312,7 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 				Sv1: sv1, Sv2: sv2, Sv3: sv3, Sg1: sg1, Sg2: sg2, Sg3: sg3, Sb1: sb1, Sb2: sb2, Sb3: sb3,
 				Scale: tc.scale, Sd1: uint32(sd1), RsHead: uint32(rsHead)},
 			gen.GatedDeltaNetInplaceIdsBuffers{Q: tc.q.data, K: tc.k.data, V: tc.v.data, G: tc.g.data, Beta: tc.beta.data,
-				Dst: dst.data, StateDst: sdData, Ids: ids, Scratch: scratch.data})
+				Cache: cache.data, Dst: dst.data, StateDst: sdData, Ids: ids, Scratch: scratch.data})
 		if err != nil {
 			t.Fatalf("case %d (%s): %v", i, tc, err)
 		}
@@ -328,10 +335,11 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 		if !alias {
 			checkBits(t, "state_dst", sdBefore, stateDst.all, func(i int) string { return describe("row %d offset %d", (i-guard)/sd1, (i-guard)%sd1) })
 		}
-		// Scratch: identity rows are never written; the others hold the pre-op source rows.
+		// Scratch: only sources that are another sequence's destination are
+		// gathered (their pre-op rows); every other row is never written.
 		scratchWant := scratchBefore
 		for s := 0; s < tc.n; s++ {
-			if int(ids[s]) != rsHead+s {
+			if aliases(ids, s, rsHead, tc.n) {
 				copy(scratchWant[guard+s*D:guard+(s+1)*D], cacheBefore[guard+int(ids[s])*D:guard+(int(ids[s])+1)*D])
 			}
 		}

@@ -13,6 +13,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
         const float * __restrict__ v,
         const float * __restrict__ g,
         const float * __restrict__ beta,
+        const float * __restrict__ cache,
         float * __restrict__ dst,
         float * __restrict__ state_dst,
         const int32_t * __restrict__ ids,
@@ -49,8 +50,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
     const uint32_t block = S_v * S_v;
     float s_shard[CPW * R];
     // read the prior state once; it stays in registers for every token
-    const bool identity = ids[s] == (int32_t) (rs_head + s);
-    if (identity) {
+    const int32_t src = ids[s];
+    if (src == (int32_t) (rs_head + s)) {
         #pragma unroll
         for (uint32_t cc = 0u; cc < CPW; ++cc) {
             const uint32_t col = col0 + cc * NW;
@@ -61,13 +62,25 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
             }
         }
     } else {
-        #pragma unroll
-        for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-            const uint32_t col_1 = col0 + cc_1 * NW;
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
             #pragma unroll
-            for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
-                const uint32_t i_1 = r_1 * W + lane;
-                s_shard[cc_1 * R + r_1] = scratch[(s * H + h) * block + col_1 * S_v + i_1];
+            for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                const uint32_t col_1 = col0 + cc_1 * NW;
+                #pragma unroll
+                for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
+                    const uint32_t i_1 = r_1 * W + lane;
+                    s_shard[cc_1 * R + r_1] = scratch[(s * H + h) * block + col_1 * S_v + i_1];
+                }
+            }
+        } else {
+            #pragma unroll
+            for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                const uint32_t col_2 = col0 + cc_2 * NW;
+                #pragma unroll
+                for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                    const uint32_t i_2 = r_2 * W + lane;
+                    s_shard[cc_2 * R + r_2] = cache[((uint32_t) src * H + h) * block + col_2 * S_v + i_2];
+                }
             }
         }
     }
@@ -76,10 +89,10 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
         float k_reg[R];
         const uint32_t qk_off = sq * sq3 + t * sq2 + hq * sq1;
         #pragma unroll
-        for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-            const uint32_t i_2 = r_2 * W + lane;
-            q_reg[r_2] = q[qk_off + i_2];
-            k_reg[r_2] = k[qk_off + i_2];
+        for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+            const uint32_t i_3 = r_3 * W + lane;
+            q_reg[r_3] = q[qk_off + i_3];
+            k_reg[r_3] = k[qk_off + i_3];
         }
         const uint32_t g_off = s * sg3 + t * sg2 + h * sg1;
         const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
@@ -89,8 +102,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
         if (KDA) {
             // KDA: one gate per key row
             #pragma unroll
-            for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                const float exp_x = (g[g_off + (r_3 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_3 * W + lane)]);
+            for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                const float exp_x = (g[g_off + (r_4 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_4 * W + lane)]);
                 const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
                 const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
                 const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
@@ -109,18 +122,18 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
                 const float exp_s1 = __int_as_float((exp_n1 + 127) << 23);
                 const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
                 const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
-                g_reg[r_3] = exp_;
+                g_reg[r_4] = exp_;
             }
             #pragma unroll
-            for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                const uint32_t col_2 = col0 + cc_2 * NW;
-                const uint32_t reg0 = cc_2 * R;
+            for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                const uint32_t col_3 = col0 + cc_3 * NW;
+                const uint32_t reg0 = cc_3 * R;
                 float kv_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                    const float s_dec = __fmul_rn(g_reg[r_4], s_shard[reg0 + r_4]);
-                    s_shard[reg0 + r_4] = s_dec;
-                    kv_part = fmaf(s_dec, k_reg[r_4], kv_part);
+                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                    const float s_dec = __fmul_rn(g_reg[r_5], s_shard[reg0 + r_5]);
+                    s_shard[reg0 + r_5] = s_dec;
+                    kv_part = fmaf(s_dec, k_reg[r_5], kv_part);
                 }
                 float kv = kv_part;
                 if (warpSize >= W) {
@@ -136,13 +149,13 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
                         __syncthreads();
                     }
                 }
-                const float delta = __fmul_rn(__fsub_rn(v[v_off + col_2], kv), beta_t);
+                const float delta = __fmul_rn(__fsub_rn(v[v_off + col_3], kv), beta_t);
                 float attn_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                    const float s_new = fmaf(k_reg[r_5], delta, s_shard[reg0 + r_5]);
-                    s_shard[reg0 + r_5] = s_new;
-                    attn_part = fmaf(s_new, q_reg[r_5], attn_part);
+                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                    const float s_new = fmaf(k_reg[r_6], delta, s_shard[reg0 + r_6]);
+                    s_shard[reg0 + r_6] = s_new;
+                    attn_part = fmaf(s_new, q_reg[r_6], attn_part);
                 }
                 float attn = attn_part;
                 if (warpSize >= W) {
@@ -159,7 +172,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
                     }
                 }
                 if (lane == 0u) {
-                    dst[attn_off + col_2] = __fmul_rn(attn, scale);
+                    dst[attn_off + col_3] = __fmul_rn(attn, scale);
                 }
             }
         } else {
@@ -184,15 +197,15 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
             const float exp_1 = __fmul_rn(__fmul_rn(exp_p_1, exp_s1_1), exp_s2_1);
             const float gate = exp_1;
             #pragma unroll
-            for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                const uint32_t col_3 = col0 + cc_3 * NW;
-                const uint32_t reg0_1 = cc_3 * R;
+            for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                const uint32_t col_4 = col0 + cc_4 * NW;
+                const uint32_t reg0_1 = cc_4 * R;
                 float kv_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                    const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_6]);
-                    s_shard[reg0_1 + r_6] = s_dec_1;
-                    kv_part_1 = fmaf(s_dec_1, k_reg[r_6], kv_part_1);
+                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                    const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_7]);
+                    s_shard[reg0_1 + r_7] = s_dec_1;
+                    kv_part_1 = fmaf(s_dec_1, k_reg[r_7], kv_part_1);
                 }
                 float kv_1 = kv_part_1;
                 if (warpSize >= W) {
@@ -208,13 +221,13 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
                         __syncthreads();
                     }
                 }
-                const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_3], kv_1), beta_t);
+                const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_4], kv_1), beta_t);
                 float attn_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                    const float s_new_1 = fmaf(k_reg[r_7], delta_1, s_shard[reg0_1 + r_7]);
-                    s_shard[reg0_1 + r_7] = s_new_1;
-                    attn_part_1 = fmaf(s_new_1, q_reg[r_7], attn_part_1);
+                for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                    const float s_new_1 = fmaf(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
+                    s_shard[reg0_1 + r_8] = s_new_1;
+                    attn_part_1 = fmaf(s_new_1, q_reg[r_8], attn_part_1);
                 }
                 float attn_1 = attn_part_1;
                 if (warpSize >= W) {
@@ -231,7 +244,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
                     }
                 }
                 if (lane == 0u) {
-                    dst[attn_off + col_3] = __fmul_rn(attn_1, scale);
+                    dst[attn_off + col_4] = __fmul_rn(attn_1, scale);
                 }
             }
         }
@@ -239,12 +252,12 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
     // write the final state
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
-    for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-        const uint32_t col_4 = col0 + cc_4 * NW;
+    for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+        const uint32_t col_5 = col0 + cc_5 * NW;
         #pragma unroll
-        for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-            const uint32_t i_3 = r_8 * W + lane;
-            state_dst[final_off + col_4 * S_v + i_3] = s_shard[cc_4 * R + r_8];
+        for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
+            const uint32_t i_4 = r_9 * W + lane;
+            state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
         }
     }
 }
@@ -257,6 +270,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
         const float * __restrict__ v,
         const float * __restrict__ g,
         const float * __restrict__ beta,
+        const float * __restrict__ cache,
         float * __restrict__ dst,
         float * __restrict__ state_dst,
         const int32_t * __restrict__ ids,
@@ -293,8 +307,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
     const uint32_t block = S_v * S_v;
     float s_shard[CPW * R];
     // read the prior state once; it stays in registers for every token
-    const bool identity = ids[s] == (int32_t) (rs_head + s);
-    if (identity) {
+    const int32_t src = ids[s];
+    if (src == (int32_t) (rs_head + s)) {
         #pragma unroll
         for (uint32_t cc = 0u; cc < CPW; ++cc) {
             const uint32_t col = col0 + cc * NW;
@@ -305,13 +319,25 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
             }
         }
     } else {
-        #pragma unroll
-        for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-            const uint32_t col_1 = col0 + cc_1 * NW;
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
             #pragma unroll
-            for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
-                const uint32_t i_1 = r_1 * W + lane;
-                s_shard[cc_1 * R + r_1] = scratch[(s * H + h) * block + col_1 * S_v + i_1];
+            for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                const uint32_t col_1 = col0 + cc_1 * NW;
+                #pragma unroll
+                for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
+                    const uint32_t i_1 = r_1 * W + lane;
+                    s_shard[cc_1 * R + r_1] = scratch[(s * H + h) * block + col_1 * S_v + i_1];
+                }
+            }
+        } else {
+            #pragma unroll
+            for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                const uint32_t col_2 = col0 + cc_2 * NW;
+                #pragma unroll
+                for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                    const uint32_t i_2 = r_2 * W + lane;
+                    s_shard[cc_2 * R + r_2] = cache[((uint32_t) src * H + h) * block + col_2 * S_v + i_2];
+                }
             }
         }
     }
@@ -320,10 +346,10 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
         float k_reg[R];
         const uint32_t qk_off = sq * sq3 + t * sq2 + hq * sq1;
         #pragma unroll
-        for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-            const uint32_t i_2 = r_2 * W + lane;
-            q_reg[r_2] = q[qk_off + i_2];
-            k_reg[r_2] = k[qk_off + i_2];
+        for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+            const uint32_t i_3 = r_3 * W + lane;
+            q_reg[r_3] = q[qk_off + i_3];
+            k_reg[r_3] = k[qk_off + i_3];
         }
         const uint32_t g_off = s * sg3 + t * sg2 + h * sg1;
         const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
@@ -333,20 +359,20 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
         if (KDA) {
             // KDA: one gate per key row
             #pragma unroll
-            for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                const float e = expf(g[g_off + (r_3 * W + lane)]);
-                g_reg[r_3] = e;
+            for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                const float e = expf(g[g_off + (r_4 * W + lane)]);
+                g_reg[r_4] = e;
             }
             #pragma unroll
-            for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                const uint32_t col_2 = col0 + cc_2 * NW;
-                const uint32_t reg0 = cc_2 * R;
+            for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                const uint32_t col_3 = col0 + cc_3 * NW;
+                const uint32_t reg0 = cc_3 * R;
                 float kv_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                    const float s_dec = g_reg[r_4] * s_shard[reg0 + r_4];
-                    s_shard[reg0 + r_4] = s_dec;
-                    kv_part = kv_part + s_dec * k_reg[r_4];
+                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                    const float s_dec = g_reg[r_5] * s_shard[reg0 + r_5];
+                    s_shard[reg0 + r_5] = s_dec;
+                    kv_part = kv_part + s_dec * k_reg[r_5];
                 }
                 float kv = kv_part;
                 if (warpSize >= W) {
@@ -362,13 +388,13 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                         __syncthreads();
                     }
                 }
-                const float delta = (v[v_off + col_2] - kv) * beta_t;
+                const float delta = (v[v_off + col_3] - kv) * beta_t;
                 float attn_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                    const float s_new = s_shard[reg0 + r_5] + k_reg[r_5] * delta;
-                    s_shard[reg0 + r_5] = s_new;
-                    attn_part = attn_part + s_new * q_reg[r_5];
+                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                    const float s_new = s_shard[reg0 + r_6] + k_reg[r_6] * delta;
+                    s_shard[reg0 + r_6] = s_new;
+                    attn_part = attn_part + s_new * q_reg[r_6];
                 }
                 float attn = attn_part;
                 if (warpSize >= W) {
@@ -385,20 +411,20 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                     }
                 }
                 if (lane == 0u) {
-                    dst[attn_off + col_2] = attn * scale;
+                    dst[attn_off + col_3] = attn * scale;
                 }
             }
         } else {
             const float e_1 = expf(g[g_off]);
             const float gate = e_1;
             #pragma unroll
-            for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                const uint32_t col_3 = col0 + cc_3 * NW;
-                const uint32_t reg0_1 = cc_3 * R;
+            for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                const uint32_t col_4 = col0 + cc_4 * NW;
+                const uint32_t reg0_1 = cc_4 * R;
                 float kv_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_6] * k_reg[r_6];
+                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_7] * k_reg[r_7];
                 }
                 float kv_1 = kv_part_1;
                 if (warpSize >= W) {
@@ -414,13 +440,13 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                         __syncthreads();
                     }
                 }
-                const float delta_1 = (v[v_off + col_3] - gate * kv_1) * beta_t;
+                const float delta_1 = (v[v_off + col_4] - gate * kv_1) * beta_t;
                 float attn_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                    const float s_new_1 = gate * s_shard[reg0_1 + r_7] + k_reg[r_7] * delta_1;
-                    s_shard[reg0_1 + r_7] = s_new_1;
-                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
+                for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                    const float s_new_1 = gate * s_shard[reg0_1 + r_8] + k_reg[r_8] * delta_1;
+                    s_shard[reg0_1 + r_8] = s_new_1;
+                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_8];
                 }
                 float attn_1 = attn_part_1;
                 if (warpSize >= W) {
@@ -437,7 +463,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                     }
                 }
                 if (lane == 0u) {
-                    dst[attn_off + col_3] = attn_1 * scale;
+                    dst[attn_off + col_4] = attn_1 * scale;
                 }
             }
         }
@@ -445,12 +471,12 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
     // write the final state
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
-    for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-        const uint32_t col_4 = col0 + cc_4 * NW;
+    for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+        const uint32_t col_5 = col0 + cc_5 * NW;
         #pragma unroll
-        for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-            const uint32_t i_3 = r_8 * W + lane;
-            state_dst[final_off + col_4 * S_v + i_3] = s_shard[cc_4 * R + r_8];
+        for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
+            const uint32_t i_4 = r_9 * W + lane;
+            state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
         }
     }
 }

@@ -13,13 +13,15 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
         const uint32_t row_len,
         const uint32_t n_seqs,
         const uint32_t rs_head) {
-    const uint32_t s = blockIdx.x;
+    const uint32_t s = blockIdx.y;
     const int32_t src = ids[s];
-    if (src != (int32_t) (rs_head + s)) {
+    if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
         const uint32_t from = (uint32_t) src * row_len;
         const uint32_t to = s * row_len;
-        for (uint32_t base = 0u; base < row_len; base += 256u) {
-            const uint32_t e = base + threadIdx.x;
+        const uint32_t first = blockIdx.x * 2048u;
+        #pragma unroll
+        for (uint32_t step = 0u; step < 8u; ++step) {
+            const uint32_t e = first + step * 256u + threadIdx.x;
             if (e < row_len) {
                 scratch[to + e] = cache[from + e];
             }

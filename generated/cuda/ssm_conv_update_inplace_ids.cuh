@@ -8,6 +8,7 @@
 // ssm_conv_update_inplace_ids@portable
 template <uint32_t d_conv, bool SILU>
 __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable(
+        const float * __restrict__ cache,
         const float * __restrict__ conv_kernel,
         const float * __restrict__ x_cur,
         float * __restrict__ conv_state_dst,
@@ -30,23 +31,30 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
         float window[d_conv];
         // assemble the whole window before any write: cached taps, then the current token
         const uint32_t ring_off = s * sd1 + c * taps;
-        const bool identity = ids[s] == (int32_t) (rs_head + s);
-        if (identity) {
+        const int32_t src = ids[s];
+        if (src == (int32_t) (rs_head + s)) {
             #pragma unroll
             for (uint32_t j = 0u; j < taps; ++j) {
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            #pragma unroll
-            for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
-                window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
+            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                #pragma unroll
+                for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
+                    window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
+                }
+            } else {
+                #pragma unroll
+                for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
+                    window[j_2] = cache[(uint32_t) src * cs2 + c * cs1 + j_2];
+                }
             }
         }
         window[taps] = x_cur[s * x2 + c];
         float y = 0.0f;
         #pragma unroll
-        for (uint32_t j_2 = 0u; j_2 < d_conv; ++j_2) {
-            y = fmaf(window[j_2], conv_kernel[c * w1 + j_2], y);
+        for (uint32_t j_3 = 0u; j_3 < d_conv; ++j_3) {
+            y = fmaf(window[j_3], conv_kernel[c * w1 + j_3], y);
         }
         y = __fadd_rn(y, 0.0f);
         float out = y;
@@ -88,8 +96,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring
         #pragma unroll
-        for (uint32_t j_3 = 0u; j_3 < taps; ++j_3) {
-            conv_state_dst[ring_off + j_3] = window[j_3 + 1u];
+        for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {
+            conv_state_dst[ring_off + j_4] = window[j_4 + 1u];
         }
     }
 }
@@ -97,6 +105,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
 // ssm_conv_update_inplace_ids@native-cuda
 template <uint32_t d_conv, bool SILU>
 __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
+        const float * __restrict__ cache,
         const float * __restrict__ conv_kernel,
         const float * __restrict__ x_cur,
         float * __restrict__ conv_state_dst,
@@ -119,23 +128,30 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         float window[d_conv];
         // assemble the whole window before any write: cached taps, then the current token
         const uint32_t ring_off = s * sd1 + c * taps;
-        const bool identity = ids[s] == (int32_t) (rs_head + s);
-        if (identity) {
+        const int32_t src = ids[s];
+        if (src == (int32_t) (rs_head + s)) {
             #pragma unroll
             for (uint32_t j = 0u; j < taps; ++j) {
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            #pragma unroll
-            for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
-                window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
+            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                #pragma unroll
+                for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
+                    window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
+                }
+            } else {
+                #pragma unroll
+                for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
+                    window[j_2] = cache[(uint32_t) src * cs2 + c * cs1 + j_2];
+                }
             }
         }
         window[taps] = x_cur[s * x2 + c];
         float y = 0.0f;
         #pragma unroll
-        for (uint32_t j_2 = 0u; j_2 < d_conv; ++j_2) {
-            y = y + window[j_2] * conv_kernel[c * w1 + j_2];
+        for (uint32_t j_3 = 0u; j_3 < d_conv; ++j_3) {
+            y = y + window[j_3] * conv_kernel[c * w1 + j_3];
         }
         y = y + 0.0f;
         float out = y;
@@ -146,8 +162,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring
         #pragma unroll
-        for (uint32_t j_3 = 0u; j_3 < taps; ++j_3) {
-            conv_state_dst[ring_off + j_3] = window[j_3 + 1u];
+        for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {
+            conv_state_dst[ring_off + j_4] = window[j_4 + 1u];
         }
     }
 }

@@ -47,10 +47,11 @@ type GatedDeltaNetInplaceIdsBuffers struct {
 	V        []float32 // v (src2, read): [S_v, H, T, n_seqs]
 	G        []float32 // g (src3, read): [1 or S_v, H, T, n_seqs]
 	Beta     []float32 // beta (src4, read): [1, H, T, n_seqs]
+	Cache    []float32 // cache (src5, read): the full state cache, rows of S_v*S_v*H
 	Dst      []float32 // dst (dst, write): attention [S_v, H, T, n_seqs], then the state region
 	StateDst []float32 // state_dst (src6, read_write): in-place state rows; identity rows are also read here
 	Ids      []int32   // ids (src7, read): source slot of each sequence
-	Scratch  []float32 // scratch (scratch, read): gathered prior state of non-identity sequences, rows of S_v*S_v*H
+	Scratch  []float32 // scratch (scratch, read): gathered prior state of sequences whose source is another's destination
 }
 
 // GatedDeltaNetInplaceIdsPortable runs gated_delta_net_inplace_ids@portable.
@@ -86,11 +87,12 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 	v := kgB.V
 	g := kgB.G
 	beta := kgB.Beta
+	cache := kgB.Cache
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, dst, state_dst, ids, scratch
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -134,14 +136,14 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
-	col_2 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -161,8 +163,8 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
 					// read the prior state once; it stays in registers for every token
-					var identity bool = (ids[s[kgTid]] == int32((rs_head + s[kgTid])))
-					if identity {
+					var src int32 = ids[s[kgTid]]
+					if src == int32((rs_head + s[kgTid])) {
 						for cc := uint32(0); cc < CPW; cc += 1 {
 							var col uint32 = (col0[kgTid] + (cc * NW))
 							for r := uint32(0); r < R; r += 1 {
@@ -171,11 +173,21 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							}
 						}
 					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						} else {
+							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+								}
 							}
 						}
 					}
@@ -183,10 +195,10 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
@@ -196,8 +208,8 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])
 								var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
 								var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
 								var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
@@ -216,18 +228,18 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 								var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
 								var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
 								var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-								g_reg[kgTid*g_regLen+int(r_3)] = exp
+								g_reg[kgTid*g_regLen+int(r_4)] = exp
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+									kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -235,12 +247,12 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_5)], attn_part[kgTid])
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_6)], attn_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -249,7 +261,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -276,15 +288,15 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
 							gate[kgTid] = exp_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_dec_1
-									kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_6)], kv_part_1[kgTid])
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+									kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_7)], kv_part_1[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -292,12 +304,12 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_7)], attn_part_1[kgTid])
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_8)], attn_part_1[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -306,7 +318,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -315,11 +327,11 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-						var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-							var i_3 uint32 = ((r_8 * W) + lane[kgTid])
-							state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+							var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 						}
 					}
 				}
@@ -362,11 +374,12 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	v := kgB.V
 	g := kgB.G
 	beta := kgB.Beta
+	cache := kgB.Cache
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, dst, state_dst, ids, scratch
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -410,14 +423,14 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
-	col_2 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -437,8 +450,8 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
 					// read the prior state once; it stays in registers for every token
-					var identity bool = (ids[s[kgTid]] == int32((rs_head + s[kgTid])))
-					if identity {
+					var src int32 = ids[s[kgTid]]
+					if src == int32((rs_head + s[kgTid])) {
 						for cc := uint32(0); cc < CPW; cc += 1 {
 							var col uint32 = (col0[kgTid] + (cc * NW))
 							for r := uint32(0); r < R; r += 1 {
@@ -447,11 +460,21 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 						}
 					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						} else {
+							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+								}
 							}
 						}
 					}
@@ -459,10 +482,10 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
@@ -472,20 +495,20 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_3 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_3)] = e
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_4)] = e
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_4)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -493,12 +516,12 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -507,7 +530,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -516,13 +539,13 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -530,12 +553,12 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -544,7 +567,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -553,11 +576,11 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-						var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-							var i_3 uint32 = ((r_8 * W) + lane[kgTid])
-							state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+							var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 						}
 					}
 				}
@@ -600,11 +623,12 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 	v := kgB.V
 	g := kgB.G
 	beta := kgB.Beta
+	cache := kgB.Cache
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, dst, state_dst, ids, scratch
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -648,14 +672,14 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
-	col_2 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -675,8 +699,8 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
 					// read the prior state once; it stays in registers for every token
-					var identity bool = (ids[s[kgTid]] == int32((rs_head + s[kgTid])))
-					if identity {
+					var src int32 = ids[s[kgTid]]
+					if src == int32((rs_head + s[kgTid])) {
 						for cc := uint32(0); cc < CPW; cc += 1 {
 							var col uint32 = (col0[kgTid] + (cc * NW))
 							for r := uint32(0); r < R; r += 1 {
@@ -685,11 +709,21 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							}
 						}
 					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						} else {
+							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+								}
 							}
 						}
 					}
@@ -697,10 +731,10 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
@@ -710,20 +744,20 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_3))])
-								g_reg[kgTid*g_regLen+int(r_3)] = e
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
+								g_reg[kgTid*g_regLen+int(r_4)] = e
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_4)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -731,12 +765,12 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -745,7 +779,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -754,15 +788,15 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_dec_1
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -770,12 +804,12 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -784,7 +818,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -793,11 +827,11 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-						var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-							var i_3 uint32 = ((lane[kgTid] * R) + r_8)
-							state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+							var i_4 uint32 = ((lane[kgTid] * R) + r_9)
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 						}
 					}
 				}
@@ -840,11 +874,12 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 	v := kgB.V
 	g := kgB.G
 	beta := kgB.Beta
+	cache := kgB.Cache
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, dst, state_dst, ids, scratch
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -888,14 +923,14 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
-	col_2 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -915,8 +950,8 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
 					// read the prior state once; it stays in registers for every token
-					var identity bool = (ids[s[kgTid]] == int32((rs_head + s[kgTid])))
-					if identity {
+					var src int32 = ids[s[kgTid]]
+					if src == int32((rs_head + s[kgTid])) {
 						for cc := uint32(0); cc < CPW; cc += 1 {
 							var col uint32 = (col0[kgTid] + (cc * NW))
 							for r := uint32(0); r < R; r += 1 {
@@ -925,11 +960,21 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 						}
 					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						} else {
+							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+								}
 							}
 						}
 					}
@@ -937,10 +982,10 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
@@ -950,20 +995,20 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_3 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_3)] = e
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_4)] = e
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_4)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -971,12 +1016,12 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -985,7 +1030,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -994,15 +1039,15 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_dec_1
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1010,12 +1055,12 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1024,7 +1069,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -1033,11 +1078,11 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-						var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-							var i_3 uint32 = ((r_8 * W) + lane[kgTid])
-							state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+							var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 						}
 					}
 				}
@@ -1080,11 +1125,12 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	v := kgB.V
 	g := kgB.G
 	beta := kgB.Beta
+	cache := kgB.Cache
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, dst, state_dst, ids, scratch
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1128,14 +1174,14 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
-	col_2 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1155,8 +1201,8 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
 					// read the prior state once; it stays in registers for every token
-					var identity bool = (ids[s[kgTid]] == int32((rs_head + s[kgTid])))
-					if identity {
+					var src int32 = ids[s[kgTid]]
+					if src == int32((rs_head + s[kgTid])) {
 						for cc := uint32(0); cc < CPW; cc += 1 {
 							var col uint32 = (col0[kgTid] + (cc * NW))
 							for r := uint32(0); r < R; r += 1 {
@@ -1165,11 +1211,21 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 						}
 					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						} else {
+							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+								}
 							}
 						}
 					}
@@ -1177,10 +1233,10 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
@@ -1190,20 +1246,20 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_3 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_3)] = e
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_4)] = e
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_4)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1211,12 +1267,12 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1225,7 +1281,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -1234,13 +1290,13 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1248,12 +1304,12 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1262,7 +1318,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -1271,11 +1327,11 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-						var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-							var i_3 uint32 = ((r_8 * W) + lane[kgTid])
-							state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+							var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 						}
 					}
 				}

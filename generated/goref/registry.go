@@ -669,6 +669,13 @@ func runGatedDeltaNetInplaceIds(arith string, params map[string]int64, args map[
 		b.Beta = v
 	}
 	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
 		v, ok := bufs["dst"].([]float32)
 		if !ok {
 			return fmt.Errorf("gated_delta_net_inplace_ids: buffer dst must be a []float32, got %T", bufs["dst"])
@@ -1027,6 +1034,13 @@ func runSsmConvUpdateInplaceIds(arith string, params map[string]int64, args map[
 			return fmt.Errorf("ssm_conv_update_inplace_ids: arg rs_head not set")
 		}
 		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
 	}
 	{
 		v, ok := bufs["conv_kernel"].([]float32)

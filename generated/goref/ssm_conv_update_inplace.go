@@ -18,8 +18,8 @@ type SsmConvUpdateInplaceParams struct {
 type SsmConvUpdateInplaceArgs struct {
 	NCh   uint32 // n_ch: channels
 	NSeqs uint32 // n_seqs: sequences
-	Cs1   uint32 // cs1: conv_states (or scratch) channel stride, elements
-	Cs2   uint32 // cs2: conv_states (or scratch) sequence stride, elements
+	Cs1   uint32 // cs1: conv_states / cache / scratch channel stride, elements
+	Cs2   uint32 // cs2: conv_states / cache / scratch row stride, elements
 	W1    uint32 // w1: conv kernel channel stride, elements
 	X2    uint32 // x2: x_cur sequence stride, elements
 	Sd1   uint32 // sd1: conv_state_dst row stride, elements

@@ -18,8 +18,8 @@ type SsmConvUpdateInplaceIdsParams struct {
 type SsmConvUpdateInplaceIdsArgs struct {
 	NCh    uint32 // n_ch: channels
 	NSeqs  uint32 // n_seqs: sequences
-	Cs1    uint32 // cs1: conv_states (or scratch) channel stride, elements
-	Cs2    uint32 // cs2: conv_states (or scratch) sequence stride, elements
+	Cs1    uint32 // cs1: conv_states / cache / scratch channel stride, elements
+	Cs2    uint32 // cs2: conv_states / cache / scratch row stride, elements
 	W1     uint32 // w1: conv kernel channel stride, elements
 	X2     uint32 // x2: x_cur sequence stride, elements
 	Sd1    uint32 // sd1: conv_state_dst row stride, elements
@@ -29,11 +29,12 @@ type SsmConvUpdateInplaceIdsArgs struct {
 
 // SsmConvUpdateInplaceIdsBuffers are the bound buffers; indices are in elements.
 type SsmConvUpdateInplaceIdsBuffers struct {
+	Cache        []float32 // cache (src0, read): the full conv cache [d_conv-1, n_ch, n_cells]
 	ConvKernel   []float32 // conv_kernel (src1, read): [d_conv, n_ch]
 	XCur         []float32 // x_cur (src2, read): [n_ch, 1, n_seqs]
 	ConvStateDst []float32 // conv_state_dst (src3, read_write): in-place taps, rows of (d_conv-1)*n_ch
 	Ids          []int32   // ids (src4, read): source slot of each sequence
-	Scratch      []float32 // scratch (scratch, read): gathered taps of non-identity sequences, rows of cs2
+	Scratch      []float32 // scratch (scratch, read): gathered taps of sequences whose source is another's destination, rows of cs2
 	Dst          []float32 // dst (dst, write): [n_ch, 1, n_seqs]
 }
 
@@ -50,13 +51,14 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 	sd1 := kgA.Sd1
 	d2 := kgA.D2
 	rs_head := kgA.RsHead
+	cache := kgB.Cache
 	conv_kernel := kgB.ConvKernel
 	x_cur := kgB.XCur
 	conv_state_dst := kgB.ConvStateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
@@ -78,20 +80,26 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var identity bool = (ids[s] == int32((rs_head + s)))
-						if identity {
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
 							for j := uint32(0); j < taps; j += 1 {
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+								}
 							}
 						}
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
-						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-							y = rt.FMA(window[kgTid*windowLen+int(j_2)], conv_kernel[((c*w1)+j_2)], y)
+						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
+							y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c*w1)+j_3)], y)
 						}
 						y = (y + 0.0)
 						var out float32 = y
@@ -132,8 +140,8 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
-						for j_3 := uint32(0); j_3 < taps; j_3 += 1 {
-							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
+						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 						}
 					}
 				}
@@ -156,13 +164,14 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 	sd1 := kgA.Sd1
 	d2 := kgA.D2
 	rs_head := kgA.RsHead
+	cache := kgB.Cache
 	conv_kernel := kgB.ConvKernel
 	x_cur := kgB.XCur
 	conv_state_dst := kgB.ConvStateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
@@ -184,20 +193,26 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var identity bool = (ids[s] == int32((rs_head + s)))
-						if identity {
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
 							for j := uint32(0); j < taps; j += 1 {
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+								}
 							}
 						}
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
-						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c*w1)+j_2)]))
+						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
+							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 						}
 						y = (y + 0.0)
 						var out float32 = y
@@ -207,8 +222,8 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
-						for j_3 := uint32(0); j_3 < taps; j_3 += 1 {
-							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
+						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 						}
 					}
 				}
@@ -231,13 +246,14 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 	sd1 := kgA.Sd1
 	d2 := kgA.D2
 	rs_head := kgA.RsHead
+	cache := kgB.Cache
 	conv_kernel := kgB.ConvKernel
 	x_cur := kgB.XCur
 	conv_state_dst := kgB.ConvStateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
@@ -259,26 +275,32 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var identity bool = (ids[s] == int32((rs_head + s)))
-						if identity {
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
 							for j := uint32(0); j < taps; j += 1 {
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+								}
 							}
 						}
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						if (d_conv % 4) == 0 {
 							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-								var j_2 uint32 = (j4 * 4)
-								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_2+0))], window[kgTid*windowLen+int((j_2+1))], window[kgTid*windowLen+int((j_2+2))], window[kgTid*windowLen+int((j_2+3))], conv_kernel[((c*w1)+(j_2+0))], conv_kernel[((c*w1)+(j_2+1))], conv_kernel[((c*w1)+(j_2+2))], conv_kernel[((c*w1)+(j_2+3))]))
+								var j_3 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
 							}
 						} else {
-							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+							for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
 							}
 						}
 						var out float32 = y
@@ -288,8 +310,8 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
-						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
-							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
+						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 						}
 					}
 				}
@@ -312,13 +334,14 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 	sd1 := kgA.Sd1
 	d2 := kgA.D2
 	rs_head := kgA.RsHead
+	cache := kgB.Cache
 	conv_kernel := kgB.ConvKernel
 	x_cur := kgB.XCur
 	conv_state_dst := kgB.ConvStateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
@@ -340,26 +363,32 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var identity bool = (ids[s] == int32((rs_head + s)))
-						if identity {
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
 							for j := uint32(0); j < taps; j += 1 {
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+								}
 							}
 						}
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						if d_conv == 4 {
 							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-								var j_2 uint32 = (j4 * 4)
-								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_2+0))], window[kgTid*windowLen+int((j_2+1))], window[kgTid*windowLen+int((j_2+2))], window[kgTid*windowLen+int((j_2+3))], conv_kernel[((c*w1)+(j_2+0))], conv_kernel[((c*w1)+(j_2+1))], conv_kernel[((c*w1)+(j_2+2))], conv_kernel[((c*w1)+(j_2+3))]))
+								var j_3 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
 							}
 						} else {
-							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+							for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
 							}
 						}
 						var out float32 = y
@@ -369,8 +398,8 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
-						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
-							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
+						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 						}
 					}
 				}
@@ -393,13 +422,14 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 	sd1 := kgA.Sd1
 	d2 := kgA.D2
 	rs_head := kgA.RsHead
+	cache := kgB.Cache
 	conv_kernel := kgB.ConvKernel
 	x_cur := kgB.XCur
 	conv_state_dst := kgB.ConvStateDst
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
@@ -421,20 +451,26 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var identity bool = (ids[s] == int32((rs_head + s)))
-						if identity {
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
 							for j := uint32(0); j < taps; j += 1 {
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+								}
 							}
 						}
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
-						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c*w1)+j_2)]))
+						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
+							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 						}
 						var out float32 = y
 						if SILU {
@@ -443,8 +479,8 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
-						for j_3 := uint32(0); j_3 < taps; j_3 += 1 {
-							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
+						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 						}
 					}
 				}

@@ -21,13 +21,15 @@ layout(push_constant) uniform parameter {
 } pc;
 
 void main() {
-    uint s = gl_WorkGroupID.x;
+    uint s = gl_WorkGroupID.y;
     int src = ids[s];
-    if (src != int(pc.rs_head + s)) {
+    if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
         uint from = uint(src) * pc.row_len;
         uint to = s * pc.row_len;
-        for (uint base = 0u; base < pc.row_len; base += 256u) {
-            uint e = base + gl_LocalInvocationID.x;
+        uint first = gl_WorkGroupID.x * 2048u;
+        [[unroll]]
+        for (uint step_ = 0u; step_ < 8u; ++step_) {
+            uint e = first + step_ * 256u + gl_LocalInvocationID.x;
             if (e < pc.row_len) {
                 scratch[to + e] = cache[from + e];
             }

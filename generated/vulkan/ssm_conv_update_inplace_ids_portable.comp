@@ -10,12 +10,13 @@
 
 layout(local_size_x = KG_WG_X, local_size_y = KG_WG_Y, local_size_z = KG_WG_Z) in;
 
-layout(binding = 0, std430) readonly buffer buf_conv_kernel { float conv_kernel[]; };
-layout(binding = 1, std430) readonly buffer buf_x_cur { float x_cur[]; };
-layout(binding = 2, std430) buffer buf_conv_state_dst { float conv_state_dst[]; };
-layout(binding = 3, std430) readonly buffer buf_ids { int ids[]; };
-layout(binding = 4, std430) readonly buffer buf_scratch { float scratch[]; };
-layout(binding = 5, std430) writeonly buffer buf_dst { float dst[]; };
+layout(binding = 0, std430) readonly buffer buf_cache { float cache[]; };
+layout(binding = 1, std430) readonly buffer buf_conv_kernel { float conv_kernel[]; };
+layout(binding = 2, std430) readonly buffer buf_x_cur { float x_cur[]; };
+layout(binding = 3, std430) buffer buf_conv_state_dst { float conv_state_dst[]; };
+layout(binding = 4, std430) readonly buffer buf_ids { int ids[]; };
+layout(binding = 5, std430) readonly buffer buf_scratch { float scratch[]; };
+layout(binding = 6, std430) writeonly buffer buf_dst { float dst[]; };
 
 layout(push_constant) uniform parameter {
     uint n_ch;
@@ -37,23 +38,30 @@ void main() {
         float window[d_conv];
         // assemble the whole window before any write: cached taps, then the current token
         uint ring_off = s * pc.sd1 + c * taps;
-        bool identity = ids[s] == int(pc.rs_head + s);
-        if (identity) {
+        int src = ids[s];
+        if (src == int(pc.rs_head + s)) {
             [[unroll]]
             for (uint j = 0u; j < taps; ++j) {
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            [[unroll]]
-            for (uint j_1 = 0u; j_1 < taps; ++j_1) {
-                window[j_1] = scratch[s * pc.cs2 + c * pc.cs1 + j_1];
+            if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+                [[unroll]]
+                for (uint j_1 = 0u; j_1 < taps; ++j_1) {
+                    window[j_1] = scratch[s * pc.cs2 + c * pc.cs1 + j_1];
+                }
+            } else {
+                [[unroll]]
+                for (uint j_2 = 0u; j_2 < taps; ++j_2) {
+                    window[j_2] = cache[uint(src) * pc.cs2 + c * pc.cs1 + j_2];
+                }
             }
         }
         window[taps] = x_cur[s * pc.x2 + c];
         precise float y = 0.0;
         [[unroll]]
-        for (uint j_2 = 0u; j_2 < d_conv; ++j_2) {
-            y = fma(window[j_2], conv_kernel[c * pc.w1 + j_2], y);
+        for (uint j_3 = 0u; j_3 < d_conv; ++j_3) {
+            y = fma(window[j_3], conv_kernel[c * pc.w1 + j_3], y);
         }
         y = y + 0.0;
         precise float out_ = y;
@@ -95,8 +103,8 @@ void main() {
         dst[s * pc.d2 + c] = out_;
         // shift the window by one token into the ring
         [[unroll]]
-        for (uint j_3 = 0u; j_3 < taps; ++j_3) {
-            conv_state_dst[ring_off + j_3] = window[j_3 + 1u];
+        for (uint j_4 = 0u; j_4 < taps; ++j_4) {
+            conv_state_dst[ring_off + j_4] = window[j_4 + 1u];
         }
     }
 }
