@@ -339,3 +339,14 @@ func Caller() ir.Pos {
 	}
 	return ir.Pos{File: filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file), Line: line}
 }
+
+// DepWait marks that what follows depends on the op's previous dispatch.
+func (b *Builder) DepWait() { b.emit(&ir.DepSync{Kind: ir.DepWait, At: callerPos()}) }
+
+// DepRelease lets the op's next dispatch start (up to its DepWait).
+func (b *Builder) DepRelease() { b.emit(&ir.DepSync{Kind: ir.DepRelease, At: callerPos()}) }
+
+// Occupancy sets the kernel's MinWorkgroupsPerCore hint.
+func (b *Builder) Occupancy(minWorkgroupsPerCore int) {
+	b.k.MinWorkgroupsPerCore = minWorkgroupsPerCore
+}

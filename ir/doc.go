@@ -67,6 +67,12 @@
 // before any write: reads of prior state happen before writes of new state
 // for every element, which makes reading and writing the same slot safe.
 //
+// DepSync statements mark where a dispatch depends on the previous dispatch
+// on the queue (DepWait) and where the next one may start (DepRelease).
+// They change nothing where dispatches run in order; a backend that overlaps
+// consecutive dispatches (CUDA's programmatic dependent launch) must keep
+// every access after a DepWait behind the previous dispatch's completion.
+//
 // Buffers declare their Access; a Store to a Read buffer or a Load from a
 // Write buffer is a validation error. BF16 buffers widen exactly on load and
 // round to nearest even on store.

@@ -115,6 +115,11 @@ type Kernel struct {
 
 	Body []Stmt
 	At   Pos
+
+	// MinWorkgroupsPerCore is an occupancy hint: the kernel should keep
+	// registers low enough for this many workgroups per core (CUDA's
+	// __launch_bounds__ second argument). 0 means no hint.
+	MinWorkgroupsPerCore int
 }
 
 // Param returns the parameter called name, or nil.

@@ -120,6 +120,8 @@ func (p *printer) stmt(s Stmt) {
 		p.line("let %s: f32 = reduce_sum<%s, %s>(%s)", s.Var.Name, s.Order, ExprString(s.Width), ExprString(s.X))
 	case *Comment:
 		p.line("// %s", s.Text)
+	case *DepSync:
+		p.line("%s", s.Kind)
 	default:
 		p.line("<unknown %T>", s)
 	}

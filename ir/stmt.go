@@ -73,6 +73,35 @@ type Reduce struct {
 	At    Pos
 }
 
+// DepKind says which side of a dispatch dependency a DepSync is.
+type DepKind uint8
+
+const (
+	// DepWait: memory accesses after it see everything the previous
+	// dispatch on the queue did (for a compute kernel of an ids op, that is
+	// its gather). A no-op where dispatches are ordered
+	// anyway; on CUDA with programmatic dependent launch it is where the
+	// overlapped kernel waits (griddepcontrol.wait).
+	DepWait DepKind = iota + 1
+	// DepRelease: the next dispatch may start now; it still stops at its
+	// DepWait (griddepcontrol.launch_dependents on CUDA).
+	DepRelease
+)
+
+func (k DepKind) String() string {
+	if k == DepRelease {
+		return "dep_release"
+	}
+	return "dep_wait"
+}
+
+// DepSync marks a dispatch dependency point (see DepKind). It lets a backend
+// overlap two dispatches of one op without changing what any read sees.
+type DepSync struct {
+	Kind DepKind
+	At   Pos
+}
+
 // Comment is carried to the emitted source to label a section.
 type Comment struct {
 	Text string
@@ -89,6 +118,7 @@ func (s *If) Pos() Pos         { return s.At }
 func (s *Barrier) Pos() Pos    { return s.At }
 func (s *Reduce) Pos() Pos     { return s.At }
 func (s *Comment) Pos() Pos    { return s.At }
+func (s *DepSync) Pos() Pos    { return s.At }
 
 func (*Let) isStmt()        {}
 func (*Assign) isStmt()     {}
@@ -100,6 +130,7 @@ func (*If) isStmt()         {}
 func (*Barrier) isStmt()    {}
 func (*Reduce) isStmt()     {}
 func (*Comment) isStmt()    {}
+func (*DepSync) isStmt()    {}
 
 // IsCollective reports whether s is, or contains, a statement that all
 // threads of a workgroup (Barrier) or cluster (Reduce) execute together.

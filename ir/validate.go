@@ -304,7 +304,7 @@ func (v *validator) stmt(s Stmt, sc *scope, divergent bool) {
 			v.errs.add(s.At, "native-order reduction in a portable kernel; use the butterfly order")
 		}
 		v.defineVar(s.Var, sc)
-	case *Comment:
+	case *Comment, *DepSync:
 	default:
 		v.errs.add(s.Pos(), "unknown statement %T", s)
 	}

@@ -58,6 +58,8 @@ func buildSSMConv(name string, a ir.Arith) (*ir.Kernel, error) {
 	b.Workgroup(convThreads, 1, 1)
 	b.Grid(nCh.Add(convThreads-1).Div(convThreads), nT, nS)
 
+	b.DepRelease()
+	b.DepWait()
 	c := b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
 	t := b.Let("t", b.GroupID(1))
 	s := b.Let("s", b.GroupID(2))
@@ -113,6 +115,11 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 	b.Workgroup(convThreads, 1, 1)
 	b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
 
+	// As for GDN: op D's compute waits for its gather only where it must.
+	b.DepRelease()
+	if !withIds {
+		b.DepWait()
+	}
 	c := b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
 	s := b.Let("s", b.GroupID(1))
 	taps := b.Let("taps", dconv.Sub(1))
@@ -131,7 +138,10 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 				func() { loadTaps(stateDst, ring) },
 				func() {
 					b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
-						func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) },
+						func() {
+							b.DepWait() // scratch is the gather's output
+							loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))
+						},
 						func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
 				})
 		} else {
@@ -142,6 +152,10 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 		out := b.Var("out", y)
 		b.If(silu, func() { out.Set(st.silu(b, y)) })
 		dst.Store(s.Mul(d2).Add(c), out.Get())
+		if withIds {
+			// The gather may still be reading this ring as another sequence's source.
+			b.DepWait()
+		}
 		b.Comment("shift the window by one token into the ring")
 		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
 	})

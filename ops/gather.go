@@ -7,10 +7,14 @@ import (
 
 const gatherThreads = 256
 
-// gatherChunk is how many elements of a row one workgroup copies: rows of
-// a GDN state (2-3 MB) or conv taps (100 KB) are split over many workgroups
-// so the copy runs at memory bandwidth, not one workgroup per sequence.
-const gatherChunk = gatherThreads * 8
+// A row is copied by up to gatherMaxGroups workgroups, one per
+// gatherChunk elements: enough to copy a GDN state row (2-3 MB) well, few
+// enough that the common case, where nothing aliases and every workgroup
+// exits at once, costs little more than the launch.
+const (
+	gatherChunk     = gatherThreads * 16
+	gatherMaxGroups = 4
+)
 
 // buildGather is phase 1 of the ids ops' two-phase semantics (SPEC.md 5, 7,
 // 8.2). A sequence must not read, during the compute dispatch, a cache row
@@ -30,17 +34,24 @@ func buildGather(name string) (*ir.Kernel, error) {
 	ids := b.Buffer("ids", ir.I32, ir.Read, "ids", "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
-	b.Grid(rowLen.Add(gatherChunk-1).Div(gatherChunk), nSeqs, 1)
+	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)
+	groups := b.Select(chunks.Lt(gatherMaxGroups), chunks, b.U32(gatherMaxGroups))
+	b.Grid(groups, nSeqs, 1)
 
+	// The compute dispatch may start at once: it waits (DepWait) before
+	// touching scratch or any destination row. The gather itself reads ids
+	// and the cache only after the dispatches before it are done.
+	b.DepRelease()
+	b.DepWait()
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
 	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
 		from := b.Let("from", src.U32().Mul(rowLen))
 		to := b.Let("to", s.Mul(rowLen))
-		first := b.Let("first", b.GroupID(0).Mul(gatherChunk))
-		b.Unrolled("step", 0, gatherChunk/gatherThreads, func(step dsl.Val) {
-			e := b.Let("e", first.Add(step.Mul(gatherThreads)).Add(b.LocalID(0)))
-			b.If(e.Lt(rowLen), func() { scratch.Store(to.Add(e), cache.Load(from.Add(e))) })
+		stride := b.Let("stride", groups.Mul(gatherThreads))
+		first := b.Let("first", b.GroupID(0).Mul(gatherThreads).Add(b.LocalID(0)))
+		b.ForStep("e", first, rowLen, stride, func(e dsl.Val) {
+			scratch.Store(to.Add(e), cache.Load(from.Add(e)))
 		})
 	})
 	return b.Build()

@@ -32,6 +32,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	w := b.Derived("W", b.Select(sv.Lt(32), sv, b.U32(32)))
 	rows := b.Derived("R", sv.Div(w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
+	// Two workgroups per core keep the register shard small enough for
+	// latency hiding on this bandwidth-bound loop (ggml-cuda's MIN_BLOCKS).
+	b.Occupancy(2)
 
 	nHeads := b.Arg("H", ir.U32, "value heads")
 	nTok := b.Arg("n_tokens", ir.U32, "tokens per sequence")
@@ -87,6 +90,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	b.Workgroup(w, nw, 1)
 	b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
 
+	// The next dispatch may start at once (it waits before reading what this
+	// one writes). Inputs come from earlier dispatches: wait for them, except
+	// in op B, whose gather already waited and which waits for the gather
+	// only where it must.
+	b.DepRelease()
+	if mode != gdnInplaceIds {
+		b.DepWait()
+	}
 	h := b.Let("h", b.GroupID(0))
 	s := b.Let("s", b.GroupID(1))
 	lane := b.Let("lane", b.LocalID(0))
@@ -127,7 +138,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
 			func() {
 				b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
-					func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) },
+					func() {
+						b.DepWait() // scratch is the gather's output
+						loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block))
+					},
 					func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
 			})
 	}
@@ -212,13 +226,42 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
-		gReg := b.Array("g_reg", ir.F32, rows)
+		// kdaInDot is ggml-cuda's KDA form: the gate multiplies inside the dot,
+		// (e_i*S)*k, and again in the update, e_i*S + k*delta, with exp evaluated
+		// at both sites, so nvcc makes the same contraction choices as for the
+		// series kernel. Values equal decay-first's; only contraction may differ.
+		kdaInDot := func() {
+			b.Comment("KDA: one gate per key row, applied inside the dot and the update")
+			gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				reg0 := b.Let("reg0", cc.Mul(rows))
+				kv := b.Var("kv_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					kv.Set(st.madd(b, gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
+				})
+				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
+				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
+				at := b.Var("attn_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					sn := b.Let("s_new", gate(r).Mul(shard.At(reg0.Add(r))).Add(kReg.At(r).Mul(delta)))
+					shard.Set(reg0.Add(r), sn)
+					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+				})
+				storeAttn(c, at.Get())
+				snapshot(c, reg0)
+			})
+		}
 		kdaGate := func() {
+			gReg := b.Array("g_reg", ir.F32, rows)
 			b.Comment("KDA: one gate per key row")
 			b.Unrolled("r", 0, rows, func(r dsl.Val) {
 				gReg.Set(r, st.exp(b, g.Load(gOff.Add(row(r)))))
 			})
 			decayFirst(func(r dsl.Val) dsl.Val { return gReg.At(r) })
+		}
+		if st.gateAfterReduce {
+			kdaGate = kdaInDot
 		}
 		b.IfElse(kda, kdaGate, func() {
 			ga := b.Let("gate", st.exp(b, g.Load(gOff)))
@@ -238,6 +281,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 		})
 	default:
+		if mode == gdnInplaceIds {
+			// The gather may still be reading this row as another sequence's source.
+			b.DepWait()
+		}
 		base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 	}

@@ -94,7 +94,11 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	if tp := TemplateParams(p, k); len(tp) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tp, ", "))
 	}
-	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", p.WorkgroupSize(), KernelName(k, arithFree))
+	bounds := p.WorkgroupSize()
+	if k.MinWorkgroupsPerCore > 0 {
+		bounds += fmt.Sprintf(", %d", k.MinWorkgroupsPerCore)
+	}
+	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
 	var params []string
 	for _, buf := range k.Buffers {
 		t := dialect{}.Type(buf.Elem)
@@ -248,3 +252,13 @@ func init() {
 }
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
+
+// DepSync uses ggml-cuda's programmatic-dependent-launch helpers (no-ops
+// below Hopper or when PDL is off): ggml_cuda_pdl_sync waits for the
+// previous kernel, ggml_cuda_pdl_lc lets the next one start.
+func (dialect) DepSync(k ir.DepKind) string {
+	if k == ir.DepRelease {
+		return "ggml_cuda_pdl_lc();"
+	}
+	return "ggml_cuda_pdl_sync();"
+}

@@ -281,3 +281,6 @@ func init() {
 }
 
 func (dialect) Reserved(name string) bool { return reserved[name] || strings.HasPrefix(name, "gl_") }
+
+// DepSync: Vulkan orders the dispatches with a barrier; nothing to do here.
+func (dialect) DepSync(ir.DepKind) string { return "" }

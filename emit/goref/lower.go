@@ -89,7 +89,7 @@ func lowerKernel(k *ir.Kernel, typ string) ([]jen.Code, error) {
 			if a.Space == ir.Private {
 				size = jen.Id("kgN").Op("*").Id(ln)
 			}
-			out = append(out, jen.Id(n).Op(":=").Make(jen.Index().Id(goType(a.Elem)), size))
+			out = append(out, jen.Id(n).Op(":=").Make(jen.Index().Id(goType(a.Elem)), size), jen.Id("_").Op("=").Id(n))
 		case *ir.Let:
 			if l.perThread[s.Var] {
 				out = append(out, jen.Id(l.name(s.Var, s.Var.Name)).Op(":=").Make(jen.Index().Id(goType(s.Var.Type)), jen.Id("kgN")))
@@ -353,6 +353,9 @@ func (l *lowerer) stmt(s ir.Stmt) []jen.Code {
 		return []jen.Code{st}
 	case *ir.Comment:
 		return []jen.Code{jen.Comment(s.Text)}
+	case *ir.DepSync:
+		// Dispatches run one after the other here: nothing to wait for.
+		return []jen.Code{jen.Comment(s.Kind.String() + ": dispatches are ordered in the Go reference")}
 	}
 	if l.err == nil {
 		l.err = fmt.Errorf("%s: %T inside a thread loop", s.Pos(), s)

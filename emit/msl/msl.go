@@ -290,3 +290,6 @@ func init() {
 func (dialect) Reserved(name string) bool {
 	return reserved[name] || strings.HasPrefix(name, "simd_") || strings.HasPrefix(name, "as_type")
 }
+
+// DepSync: Metal orders the dispatches with a barrier; nothing to do here.
+func (dialect) DepSync(ir.DepKind) string { return "" }

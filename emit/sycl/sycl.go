@@ -219,3 +219,6 @@ func init() {
 }
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
+
+// DepSync: an in-order queue runs the dispatches one after the other.
+func (dialect) DepSync(ir.DepKind) string { return "" }

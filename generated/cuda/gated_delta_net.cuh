@@ -7,7 +7,7 @@
 
 // gated_delta_net@portable
 template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-__global__ void __launch_bounds__(W * NW) gated_delta_net_f32_portable(
+__global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32_portable(
         const float * __restrict__ q,
         const float * __restrict__ k,
         const float * __restrict__ v,
@@ -38,6 +38,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32_portable(
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t h = blockIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t lane = threadIdx.x;
@@ -70,8 +72,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32_portable(
         const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
         const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
         const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
-        float g_reg[R];
         if (KDA) {
+            float g_reg[R];
             // KDA: one gate per key row
             #pragma unroll
             for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
@@ -258,7 +260,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32_portable(
 
 // gated_delta_net@native-cuda
 template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-__global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
+__global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
         const float * __restrict__ q,
         const float * __restrict__ k,
         const float * __restrict__ v,
@@ -289,6 +291,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t h = blockIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t lane = threadIdx.x;
@@ -321,24 +325,16 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
         const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
         const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
         const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
-        float g_reg[R];
         if (KDA) {
-            // KDA: one gate per key row
-            #pragma unroll
-            for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-                const float e = expf(g[g_off + (r_2 * W + lane)]);
-                g_reg[r_2] = e;
-            }
+            // KDA: one gate per key row, applied inside the dot and the update
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint32_t col_1 = col0 + cc_1 * NW;
                 const uint32_t reg0 = cc_1 * R;
                 float kv_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                    const float s_dec = g_reg[r_3] * s_shard[reg0 + r_3];
-                    s_shard[reg0 + r_3] = s_dec;
-                    kv_part = kv_part + s_dec * k_reg[r_3];
+                for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                    kv_part = kv_part + expf(g[g_off + (r_2 * W + lane)]) * s_shard[reg0 + r_2] * k_reg[r_2];
                 }
                 float kv = kv_part;
                 if (warpSize >= W) {
@@ -357,10 +353,10 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
                 const float delta = (v[v_off + col_1] - kv) * beta_t;
                 float attn_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                    const float s_new = s_shard[reg0 + r_4] + k_reg[r_4] * delta;
-                    s_shard[reg0 + r_4] = s_new;
-                    attn_part = attn_part + s_new * q_reg[r_4];
+                for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                    const float s_new = expf(g[g_off + (r_3 * W + lane)]) * s_shard[reg0 + r_3] + k_reg[r_3] * delta;
+                    s_shard[reg0 + r_3] = s_new;
+                    attn_part = attn_part + s_new * q_reg[r_3];
                 }
                 float attn = attn_part;
                 if (warpSize >= W) {
@@ -384,23 +380,23 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
                     if (slot < K) {
                         const uint32_t snap_off = s_off + slot * n_seqs * H * block;
                         #pragma unroll
-                        for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                            dst[snap_off + (s * H + h) * block + col_1 * S_v + (r_5 * W + lane)] = s_shard[reg0 + r_5];
+                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                            dst[snap_off + (s * H + h) * block + col_1 * S_v + (r_4 * W + lane)] = s_shard[reg0 + r_4];
                         }
                     }
                 }
             }
         } else {
-            const float e_1 = expf(g[g_off]);
-            const float gate = e_1;
+            const float e = expf(g[g_off]);
+            const float gate = e;
             #pragma unroll
             for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
                 const uint32_t col_2 = col0 + cc_2 * NW;
                 const uint32_t reg0_1 = cc_2 * R;
                 float kv_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_6] * k_reg[r_6];
+                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_5] * k_reg[r_5];
                 }
                 float kv_1 = kv_part_1;
                 if (warpSize >= W) {
@@ -419,10 +415,10 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
                 const float delta_1 = (v[v_off + col_2] - gate * kv_1) * beta_t;
                 float attn_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                    const float s_new_1 = gate * s_shard[reg0_1 + r_7] + k_reg[r_7] * delta_1;
-                    s_shard[reg0_1 + r_7] = s_new_1;
-                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
+                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                    const float s_new_1 = gate * s_shard[reg0_1 + r_6] + k_reg[r_6] * delta_1;
+                    s_shard[reg0_1 + r_6] = s_new_1;
+                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_6];
                 }
                 float attn_1 = attn_part_1;
                 if (warpSize >= W) {
@@ -446,8 +442,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
                     if (slot_1 < K) {
                         const uint32_t snap_off_1 = s_off + slot_1 * n_seqs * H * block;
                         #pragma unroll
-                        for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                            dst[snap_off_1 + (s * H + h) * block + col_2 * S_v + (r_8 * W + lane)] = s_shard[reg0_1 + r_8];
+                        for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                            dst[snap_off_1 + (s * H + h) * block + col_2 * S_v + (r_7 * W + lane)] = s_shard[reg0_1 + r_7];
                         }
                     }
                 }
@@ -461,9 +457,9 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_f32(
         for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
             const uint32_t col_3 = col0 + cc_3 * NW;
             #pragma unroll
-            for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                const uint32_t i_2 = r_9 * W + lane;
-                dst[final_off + col_3 * S_v + i_2] = s_shard[cc_3 * R + r_9];
+            for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                const uint32_t i_2 = r_8 * W + lane;
+                dst[final_off + col_3 * S_v + i_2] = s_shard[cc_3 * R + r_8];
             }
         }
     }

@@ -7,7 +7,7 @@
 
 // gated_delta_net_inplace_ids@portable
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-__global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portable(
+__global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_portable(
         const float * __restrict__ q,
         const float * __restrict__ k,
         const float * __restrict__ v,
@@ -41,6 +41,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    ggml_cuda_pdl_lc();
     const uint32_t h = blockIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t lane = threadIdx.x;
@@ -63,6 +64,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
         }
     } else {
         if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            ggml_cuda_pdl_sync();
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint32_t col_1 = col0 + cc_1 * NW;
@@ -98,8 +100,8 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
         const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
         const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
         const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
-        float g_reg[R];
         if (KDA) {
+            float g_reg[R];
             // KDA: one gate per key row
             #pragma unroll
             for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
@@ -250,6 +252,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
         }
     }
     // write the final state
+    ggml_cuda_pdl_sync();
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
@@ -264,7 +267,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32_portab
 
 // gated_delta_net_inplace_ids@native-cuda
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-__global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
+__global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
         const float * __restrict__ q,
         const float * __restrict__ k,
         const float * __restrict__ v,
@@ -298,6 +301,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    ggml_cuda_pdl_lc();
     const uint32_t h = blockIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t lane = threadIdx.x;
@@ -320,6 +324,7 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
         }
     } else {
         if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            ggml_cuda_pdl_sync();
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint32_t col_1 = col0 + cc_1 * NW;
@@ -355,24 +360,16 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
         const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
         const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
         const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
-        float g_reg[R];
         if (KDA) {
-            // KDA: one gate per key row
-            #pragma unroll
-            for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                const float e = expf(g[g_off + (r_4 * W + lane)]);
-                g_reg[r_4] = e;
-            }
+            // KDA: one gate per key row, applied inside the dot and the update
             #pragma unroll
             for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
                 const uint32_t col_3 = col0 + cc_3 * NW;
                 const uint32_t reg0 = cc_3 * R;
                 float kv_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                    const float s_dec = g_reg[r_5] * s_shard[reg0 + r_5];
-                    s_shard[reg0 + r_5] = s_dec;
-                    kv_part = kv_part + s_dec * k_reg[r_5];
+                for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                    kv_part = kv_part + expf(g[g_off + (r_4 * W + lane)]) * s_shard[reg0 + r_4] * k_reg[r_4];
                 }
                 float kv = kv_part;
                 if (warpSize >= W) {
@@ -391,10 +388,10 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                 const float delta = (v[v_off + col_3] - kv) * beta_t;
                 float attn_part = 0.0f;
                 #pragma unroll
-                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                    const float s_new = s_shard[reg0 + r_6] + k_reg[r_6] * delta;
-                    s_shard[reg0 + r_6] = s_new;
-                    attn_part = attn_part + s_new * q_reg[r_6];
+                for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                    const float s_new = expf(g[g_off + (r_5 * W + lane)]) * s_shard[reg0 + r_5] + k_reg[r_5] * delta;
+                    s_shard[reg0 + r_5] = s_new;
+                    attn_part = attn_part + s_new * q_reg[r_5];
                 }
                 float attn = attn_part;
                 if (warpSize >= W) {
@@ -415,16 +412,16 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                 }
             }
         } else {
-            const float e_1 = expf(g[g_off]);
-            const float gate = e_1;
+            const float e = expf(g[g_off]);
+            const float gate = e;
             #pragma unroll
             for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 const uint32_t col_4 = col0 + cc_4 * NW;
                 const uint32_t reg0_1 = cc_4 * R;
                 float kv_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_7] * k_reg[r_7];
+                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_6] * k_reg[r_6];
                 }
                 float kv_1 = kv_part_1;
                 if (warpSize >= W) {
@@ -443,10 +440,10 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
                 const float delta_1 = (v[v_off + col_4] - gate * kv_1) * beta_t;
                 float attn_part_1 = 0.0f;
                 #pragma unroll
-                for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                    const float s_new_1 = gate * s_shard[reg0_1 + r_8] + k_reg[r_8] * delta_1;
-                    s_shard[reg0_1 + r_8] = s_new_1;
-                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_8];
+                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                    const float s_new_1 = gate * s_shard[reg0_1 + r_7] + k_reg[r_7] * delta_1;
+                    s_shard[reg0_1 + r_7] = s_new_1;
+                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
                 }
                 float attn_1 = attn_part_1;
                 if (warpSize >= W) {
@@ -469,14 +466,15 @@ __global__ void __launch_bounds__(W * NW) gated_delta_net_inplace_ids_f32(
         }
     }
     // write the final state
+    ggml_cuda_pdl_sync();
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
         const uint32_t col_5 = col0 + cc_5 * NW;
         #pragma unroll
-        for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-            const uint32_t i_4 = r_9 * W + lane;
-            state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
+        for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+            const uint32_t i_4 = r_8 * W + lane;
+            state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_8];
         }
     }
 }

@@ -19,6 +19,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_f32_portable(
         const uint32_t w1,
         const uint32_t d1,
         const uint32_t d2) {
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t t = blockIdx.y;
     const uint32_t s = blockIdx.z;
@@ -53,6 +55,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_f32(
         const uint32_t w1,
         const uint32_t d1,
         const uint32_t d2) {
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t t = blockIdx.y;
     const uint32_t s = blockIdx.z;

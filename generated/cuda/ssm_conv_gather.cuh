@@ -13,18 +13,17 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
         const uint32_t row_len,
         const uint32_t n_seqs,
         const uint32_t rs_head) {
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t s = blockIdx.y;
     const int32_t src = ids[s];
     if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
         const uint32_t from = (uint32_t) src * row_len;
         const uint32_t to = s * row_len;
-        const uint32_t first = blockIdx.x * 2048u;
-        #pragma unroll
-        for (uint32_t step = 0u; step < 8u; ++step) {
-            const uint32_t e = first + step * 256u + threadIdx.x;
-            if (e < row_len) {
-                scratch[to + e] = cache[from + e];
-            }
+        const uint32_t stride = (((row_len + 4095u) / 4096u) < 4u ? (row_len + 4095u) / 4096u : 4u) * 256u;
+        const uint32_t first = blockIdx.x * 256u + threadIdx.x;
+        for (uint32_t e = first; e < row_len; e += stride) {
+            scratch[to + e] = cache[from + e];
         }
     }
 }

@@ -21,6 +21,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32_portable(
         const uint32_t x2,
         const uint32_t sd1,
         const uint32_t d2) {
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t taps = d_conv - 1u;
@@ -100,6 +102,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32(
         const uint32_t x2,
         const uint32_t sd1,
         const uint32_t d2) {
+    ggml_cuda_pdl_lc();
+    ggml_cuda_pdl_sync();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t taps = d_conv - 1u;

@@ -24,6 +24,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
         const uint32_t sd1,
         const uint32_t d2,
         const uint32_t rs_head) {
+    ggml_cuda_pdl_lc();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t taps = d_conv - 1u;
@@ -39,6 +40,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
             }
         } else {
             if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                ggml_cuda_pdl_sync();
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
@@ -94,6 +96,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
             out = div_;
         }
         dst[s * d2 + c] = out;
+        ggml_cuda_pdl_sync();
         // shift the window by one token into the ring
         #pragma unroll
         for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {
@@ -121,6 +124,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         const uint32_t sd1,
         const uint32_t d2,
         const uint32_t rs_head) {
+    ggml_cuda_pdl_lc();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t taps = d_conv - 1u;
@@ -136,6 +140,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
             }
         } else {
             if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                ggml_cuda_pdl_sync();
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
@@ -160,6 +165,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
             out = silu;
         }
         dst[s * d2 + c] = out;
+        ggml_cuda_pdl_sync();
         // shift the window by one token into the ring
         #pragma unroll
         for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {

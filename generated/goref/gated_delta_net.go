@@ -122,16 +122,20 @@ func GatedDeltaNetPortable(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB G
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -151,6 +155,8 @@ func GatedDeltaNetPortable(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB G
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -406,16 +412,17 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -435,6 +442,8 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -466,21 +475,15 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 					}
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
-							}
+							// KDA: one gate per key row, applied inside the dot and the update
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_1[kgTid] = (col0[kgTid] + (cc_1 * NW))
 								reg0[kgTid] = (cc_1 * R)
 								kv_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_3)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_3)]))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))])*k_reg[kgTid*k_regLen+int(r_2)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -490,10 +493,10 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] + float32(k_reg[kgTid*k_regLen+int(r_4)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_4)]))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]) + float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -508,8 +511,8 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 									var slot uint32 = ((n_tokens - 1) - t)
 									if slot < K {
 										var snap_off uint32 = (s_off + (((slot * n_seqs) * H) * block[kgTid]))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											dst[(((snap_off + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_1[kgTid] * S_v)) + ((r_5 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											dst[(((snap_off + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_1[kgTid] * S_v)) + ((r_4 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]
 										}
 									}
 								}
@@ -517,16 +520,16 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
 								reg0_1[kgTid] = (cc_2 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]*k_reg[kgTid*k_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -536,10 +539,10 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta_1 float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]) + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -554,8 +557,8 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 									var slot_1 uint32 = ((n_tokens - 1) - t)
 									if slot_1 < K {
 										var snap_off_1 uint32 = (s_off + (((slot_1 * n_seqs) * H) * block[kgTid]))
-										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-											dst[(((snap_off_1 + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_2[kgTid] * S_v)) + ((r_8 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											dst[(((snap_off_1 + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_2[kgTid] * S_v)) + ((r_7 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]
 										}
 									}
 								}
@@ -569,9 +572,9 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 						var final_off uint32 = (s_off + (((s[kgTid] * H) + h[kgTid]) * block[kgTid]))
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								var i_2 uint32 = ((r_9 * W) + lane[kgTid])
-								dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_9))]
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								var i_2 uint32 = ((r_8 * W) + lane[kgTid])
+								dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_8))]
 							}
 						}
 					}
@@ -652,16 +655,20 @@ func GatedDeltaNetNativeMetal(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kg
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -681,6 +688,8 @@ func GatedDeltaNetNativeMetal(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kg
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -900,16 +909,20 @@ func GatedDeltaNetNativeVulkan(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -929,6 +942,8 @@ func GatedDeltaNetNativeVulkan(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -1148,16 +1163,17 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -1177,6 +1193,8 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -1208,21 +1226,15 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 					}
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
-							}
+							// KDA: one gate per key row, applied inside the dot and the update
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_1[kgTid] = (col0[kgTid] + (cc_1 * NW))
 								reg0[kgTid] = (cc_1 * R)
 								kv_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_3)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_3)]))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))])*k_reg[kgTid*k_regLen+int(r_2)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1232,10 +1244,10 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] + float32(k_reg[kgTid*k_regLen+int(r_4)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_4)]))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]) + float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1250,8 +1262,8 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 									var slot uint32 = ((n_tokens - 1) - t)
 									if slot < K {
 										var snap_off uint32 = (s_off + (((slot * n_seqs) * H) * block[kgTid]))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											dst[(((snap_off + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_1[kgTid] * S_v)) + ((r_5 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											dst[(((snap_off + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_1[kgTid] * S_v)) + ((r_4 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]
 										}
 									}
 								}
@@ -1259,16 +1271,16 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
 								reg0_1[kgTid] = (cc_2 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]*k_reg[kgTid*k_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1278,10 +1290,10 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta_1 float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]) + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1296,8 +1308,8 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 									var slot_1 uint32 = ((n_tokens - 1) - t)
 									if slot_1 < K {
 										var snap_off_1 uint32 = (s_off + (((slot_1 * n_seqs) * H) * block[kgTid]))
-										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-											dst[(((snap_off_1 + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_2[kgTid] * S_v)) + ((r_8 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											dst[(((snap_off_1 + (((s[kgTid] * H) + h[kgTid]) * block[kgTid])) + (col_2[kgTid] * S_v)) + ((r_7 * W) + lane[kgTid]))] = s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]
 										}
 									}
 								}
@@ -1311,9 +1323,9 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 						var final_off uint32 = (s_off + (((s[kgTid] * H) + h[kgTid]) * block[kgTid]))
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								var i_2 uint32 = ((r_9 * W) + lane[kgTid])
-								dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_9))]
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								var i_2 uint32 = ((r_8 * W) + lane[kgTid])
+								dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_8))]
 							}
 						}
 					}

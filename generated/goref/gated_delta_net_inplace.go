@@ -120,16 +120,20 @@ func GatedDeltaNetInplacePortable(kgP GatedDeltaNetInplaceParams, kgA GatedDelta
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -149,6 +153,8 @@ func GatedDeltaNetInplacePortable(kgP GatedDeltaNetInplaceParams, kgA GatedDelta
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -383,16 +389,17 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -412,6 +419,8 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -443,21 +452,15 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 					}
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
-							}
+							// KDA: one gate per key row, applied inside the dot and the update
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_1[kgTid] = (col0[kgTid] + (cc_1 * NW))
 								reg0[kgTid] = (cc_1 * R)
 								kv_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_3)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_3)]))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))])*k_reg[kgTid*k_regLen+int(r_2)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -467,10 +470,10 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] + float32(k_reg[kgTid*k_regLen+int(r_4)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_4)]))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]) + float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -485,16 +488,16 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
 								reg0_1[kgTid] = (cc_2 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]*k_reg[kgTid*k_regLen+int(r_5)]))
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_4))]*k_reg[kgTid*k_regLen+int(r_4)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -504,10 +507,10 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta_1 float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]) + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_6)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -527,9 +530,9 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 						var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-						for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-							var i_2 uint32 = ((r_7 * W) + lane[kgTid])
-							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_7))]
+						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+							var i_2 uint32 = ((r_6 * W) + lane[kgTid])
+							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_6))]
 						}
 					}
 				}
@@ -608,16 +611,20 @@ func GatedDeltaNetInplaceNativeMetal(kgP GatedDeltaNetInplaceParams, kgA GatedDe
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -637,6 +644,8 @@ func GatedDeltaNetInplaceNativeMetal(kgP GatedDeltaNetInplaceParams, kgA GatedDe
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -835,16 +844,20 @@ func GatedDeltaNetInplaceNativeVulkan(kgP GatedDeltaNetInplaceParams, kgA GatedD
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -864,6 +877,8 @@ func GatedDeltaNetInplaceNativeVulkan(kgP GatedDeltaNetInplaceParams, kgA GatedD
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -1062,16 +1077,17 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
 	col_1 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -1091,6 +1107,8 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -1122,21 +1140,15 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 					}
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
-							}
+							// KDA: one gate per key row, applied inside the dot and the update
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_1[kgTid] = (col0[kgTid] + (cc_1 * NW))
 								reg0[kgTid] = (cc_1 * R)
 								kv_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_3)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_3)]))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))])*k_reg[kgTid*k_regLen+int(r_2)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1146,10 +1158,10 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] + float32(k_reg[kgTid*k_regLen+int(r_4)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_4)]))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]) + float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1164,16 +1176,16 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
 								reg0_1[kgTid] = (cc_2 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]*k_reg[kgTid*k_regLen+int(r_5)]))
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_4))]*k_reg[kgTid*k_regLen+int(r_4)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1183,10 +1195,10 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta_1 float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]) + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_6)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1206,9 +1218,9 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 						var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-						for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-							var i_2 uint32 = ((r_7 * W) + lane[kgTid])
-							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_7))]
+						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+							var i_2 uint32 = ((r_6 * W) + lane[kgTid])
+							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_6))]
 						}
 					}
 				}

@@ -126,16 +126,20 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -155,6 +159,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -174,6 +179,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 						}
 					} else {
 						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
@@ -326,6 +332,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -413,16 +420,17 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
 	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -442,6 +450,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -461,6 +470,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 						}
 					} else {
 						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
@@ -494,21 +504,15 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					}
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_4)] = e
-							}
+							// KDA: one gate per key row, applied inside the dot and the update
 						}
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])*k_reg[kgTid*k_regLen+int(r_4)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -518,10 +522,10 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -536,16 +540,16 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -555,10 +559,10 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -575,12 +579,13 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-							var i_4 uint32 = ((r_9 * W) + lane[kgTid])
-							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+							var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 						}
 					}
 				}
@@ -662,16 +667,20 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -691,6 +700,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -710,6 +720,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 						}
 					} else {
 						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
@@ -826,6 +837,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -913,16 +925,20 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
 	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -942,6 +958,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -961,6 +978,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 						}
 					} else {
 						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
@@ -1077,6 +1095,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -1164,16 +1183,17 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
 	g_off := make([]uint32, kgN)
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
 	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
@@ -1193,6 +1213,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -1212,6 +1233,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 						}
 					} else {
 						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
@@ -1245,21 +1267,15 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					}
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_4)] = e
-							}
+							// KDA: one gate per key row, applied inside the dot and the update
 						}
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])*k_reg[kgTid*k_regLen+int(r_4)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1269,10 +1285,10 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1287,16 +1303,16 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 								reg0_1[kgTid] = (cc_4 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1306,10 +1322,10 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1326,12 +1342,13 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-							var i_4 uint32 = ((r_9 * W) + lane[kgTid])
-							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+							var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 						}
 					}
 				}

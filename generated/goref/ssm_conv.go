@@ -57,11 +57,14 @@ func SsmConvPortable(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) err
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var t uint32 = uint32(kgGY)
 					var s uint32 = uint32(kgGZ)
@@ -109,11 +112,14 @@ func SsmConvNativeCuda(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) e
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var t uint32 = uint32(kgGY)
 					var s uint32 = uint32(kgGZ)
@@ -161,11 +167,14 @@ func SsmConvNativeMetal(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) 
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var t uint32 = uint32(kgGY)
 					var s uint32 = uint32(kgGZ)
@@ -219,11 +228,14 @@ func SsmConvNativeVulkan(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers)
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var t uint32 = uint32(kgGY)
 					var s uint32 = uint32(kgGZ)
@@ -277,11 +289,14 @@ func SsmConvNativeSycl(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) e
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var t uint32 = uint32(kgGY)
 					var s uint32 = uint32(kgGZ)

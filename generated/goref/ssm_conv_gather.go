@@ -3,7 +3,10 @@
 
 package goref
 
-import "fmt"
+import (
+	"fmt"
+	rt "github.com/kernelgen/kernelgen/emit/goref/rt"
+)
 
 // SsmConvGatherParams are the compile-time parameters of a variant.
 type SsmConvGatherParams struct{}
@@ -33,23 +36,23 @@ func ssmConvGather(kgP SsmConvGatherParams, kgA SsmConvGatherArgs, kgB SsmConvGa
 	_, _, _, _, _, _ = row_len, n_seqs, rs_head, cache, ids, scratch
 	kgWX, kgWY, kgWZ := int(256), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((row_len + 2047) / 2048)), int(n_seqs), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32((((row_len+4095)/4096) < 4), ((row_len+4095)/4096), 4)), int(n_seqs), int(1)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var s uint32 = uint32(kgGY)
 					var src int32 = ids[s]
 					if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
 						var from uint32 = (uint32(src) * row_len)
 						var to uint32 = (s * row_len)
-						var first uint32 = (uint32(kgGX) * 2048)
-						for step := uint32(0); step < 8; step += 1 {
-							var e uint32 = ((first + (step * 256)) + kgLX)
-							if e < row_len {
-								scratch[(to + e)] = cache[(from + e)]
-							}
+						var stride uint32 = (rt.SelU32((((row_len+4095)/4096) < 4), ((row_len+4095)/4096), 4) * 256)
+						var first uint32 = ((uint32(kgGX) * 256) + kgLX)
+						for e := uint32(first); e < row_len; e += stride {
+							scratch[(to + e)] = cache[(from + e)]
 						}
 					}
 				}

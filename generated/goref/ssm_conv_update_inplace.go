@@ -63,11 +63,14 @@ func SsmConvUpdateInplacePortable(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpd
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -160,11 +163,14 @@ func SsmConvUpdateInplaceNativeCuda(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -226,11 +232,14 @@ func SsmConvUpdateInplaceNativeMetal(kgP SsmConvUpdateInplaceParams, kgA SsmConv
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -298,11 +307,14 @@ func SsmConvUpdateInplaceNativeVulkan(kgP SsmConvUpdateInplaceParams, kgA SsmCon
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -370,11 +382,14 @@ func SsmConvUpdateInplaceNativeSycl(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)

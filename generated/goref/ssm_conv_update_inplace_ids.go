@@ -69,11 +69,13 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -87,6 +89,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 							}
 						} else {
 							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
 								}
@@ -139,6 +142,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 							out = div
 						}
 						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
@@ -182,11 +186,13 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -200,6 +206,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 							}
 						} else {
 							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
 								}
@@ -221,6 +228,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
@@ -264,11 +272,13 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -282,6 +292,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 							}
 						} else {
 							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
 								}
@@ -309,6 +320,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
@@ -352,11 +364,13 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -370,6 +384,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 							}
 						} else {
 							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
 								}
@@ -397,6 +412,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
@@ -440,11 +456,13 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
+	_ = window
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -458,6 +476,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 							}
 						} else {
 							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
 								}
@@ -478,6 +497,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]

@@ -84,8 +84,8 @@ void main() {
         float beta_t = beta[s * pc.sb3 + t * pc.sb2 + h * pc.sb1];
         uint v_off = s * pc.sv3 + t * pc.sv2 + h * pc.sv1;
         uint attn_off = ((s * pc.n_tokens + t) * pc.H + h) * S_v;
-        float g_reg[R];
         if (KDA) {
+            float g_reg[R];
             // KDA: one gate per key row
             [[unroll]]
             for (uint r_2 = 0u; r_2 < R; ++r_2) {

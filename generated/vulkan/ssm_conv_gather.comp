@@ -26,13 +26,10 @@ void main() {
     if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
         uint from = uint(src) * pc.row_len;
         uint to = s * pc.row_len;
-        uint first = gl_WorkGroupID.x * 2048u;
-        [[unroll]]
-        for (uint step_ = 0u; step_ < 8u; ++step_) {
-            uint e = first + step_ * 256u + gl_LocalInvocationID.x;
-            if (e < pc.row_len) {
-                scratch[to + e] = cache[from + e];
-            }
+        uint stride = (((pc.row_len + 4095u) / 4096u) < 4u ? (pc.row_len + 4095u) / 4096u : 4u) * 256u;
+        uint first = gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
+        for (uint e = first; e < pc.row_len; e += stride) {
+            scratch[to + e] = cache[from + e];
         }
     }
 }

@@ -86,6 +86,17 @@ func (c *Case) Buffer(name string) *Buffer {
 // Size bounds the random shapes (emulated and device runs want smaller ones).
 type Size struct {
 	MaxHeads, MaxTokens, MaxSeqs, MaxChannels int
+	// ChannelMultiple, when set, makes channel counts multiples of it
+	// (ggml-cuda's kernels require multiples of 128).
+	ChannelMultiple int
+}
+
+// channels draws a channel count.
+func (b *builder) channels() int {
+	if m := b.sz.ChannelMultiple; m > 0 {
+		return m * (1 + b.r.IntN(max(1, b.sz.MaxChannels/m)))
+	}
+	return 1 + b.r.IntN(b.sz.MaxChannels)
 }
 
 // Small suits host emulation and lavapipe.

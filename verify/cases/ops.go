@@ -75,7 +75,7 @@ func (b *builder) gdn(op string) error {
 func (b *builder) conv() error {
 	r := b.r
 	K := int(b.vals["d_conv"])
-	C, nT, nS := 1+r.IntN(b.sz.MaxChannels), 1+r.IntN(b.sz.MaxTokens+1), 1+r.IntN(b.sz.MaxSeqs)
+	C, nT, nS := b.channels(), 1+r.IntN(b.sz.MaxTokens+1), 1+r.IntN(b.sz.MaxSeqs)
 	sx1 := K - 1 + nT
 	b.f32("sx", nS*C*sx1, -1, 1, true)
 	b.f32("conv_kernel", C*K, -1, 1, true)
@@ -87,7 +87,7 @@ func (b *builder) conv() error {
 func (b *builder) convUpdate(op string) error {
 	r := b.r
 	K := int(b.vals["d_conv"])
-	C, n := 1+r.IntN(b.sz.MaxChannels), 1+r.IntN(b.sz.MaxSeqs+2)
+	C, n := b.channels(), 1+r.IntN(b.sz.MaxSeqs+2)
 	row := (K - 1) * C
 	b.f32("conv_kernel", C*K, -1, 1, true)
 	b.f32("x_cur", n*C, -1, 1, true)

@@ -26,3 +26,6 @@ static __device__ __forceinline__ float __int_as_float(int x) { return __builtin
 static __device__ __forceinline__ float __uint_as_float(unsigned x) { return __builtin_bit_cast(float, x); }
 static __device__ __forceinline__ int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
 static __device__ __forceinline__ unsigned __float_as_uint(float x) { return __builtin_bit_cast(unsigned, x); }
+// ggml-cuda's programmatic-dependent-launch helpers.
+static __device__ __forceinline__ void ggml_cuda_pdl_sync() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+static __device__ __forceinline__ void ggml_cuda_pdl_lc() { asm volatile("griddepcontrol.launch_dependents;" :::); }

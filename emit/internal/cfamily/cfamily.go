@@ -49,6 +49,9 @@ type Dialect interface {
 	Reduce(out, x, width string, order ir.Order, portable bool) []string
 	// Reserved reports names that cannot be used as identifiers.
 	Reserved(name string) bool
+	// DepSync spells a dispatch dependency point ("" where dispatches are
+	// ordered anyway).
+	DepSync(kind ir.DepKind) string
 }
 
 // Printer renders one kernel body.
@@ -179,6 +182,10 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		}
 	case *ir.Comment:
 		p.Line("// %s", s.Text)
+	case *ir.DepSync:
+		if text := p.D.DepSync(s.Kind); text != "" {
+			p.Line("%s", text)
+		}
 	default:
 		panic(fmt.Sprintf("cfamily: unknown statement %T", s))
 	}

@@ -51,10 +51,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-// x86-64 uses a small hand-written context switch: glibc's swapcontext makes
-// a sigprocmask system call on every switch, which dominates shuffle-heavy
-// kernels. Everything else (or -DHOSTEMU_UCONTEXT) uses ucontext.
-#if defined(__x86_64__) && !defined(HOSTEMU_UCONTEXT)
+// x86-64 ELF uses a small hand-written context switch: glibc's swapcontext
+// makes a sigprocmask system call on every switch, which makes shuffle-heavy
+// kernels about 9x slower. Everything else (or -DHOSTEMU_UCONTEXT) uses
+// ucontext.
+#if defined(__x86_64__) && defined(__ELF__) && !defined(HOSTEMU_UCONTEXT)
 #define HOSTEMU_ASM_SWITCH 1
 #else
 #define HOSTEMU_ASM_SWITCH 0
@@ -672,28 +673,28 @@ class Job {
 
   unsigned subgroup_width() const { return sg_width_; }
 
-  bool has_arg(const char* name) const { return find_arg(name) != nullptr; }
-  uint32_t arg_u32(const char* name) const { return need_arg(name)->bits; }
-  int32_t arg_i32(const char* name) const { return int32_t(need_arg(name)->bits); }
-  float arg_f32(const char* name) const { return std::bit_cast<float>(need_arg(name)->bits); }
+  bool has_arg(std::string_view name) const { return find_arg(name) != nullptr; }
+  uint32_t arg_u32(std::string_view name) const { return need_arg(name)->bits; }
+  int32_t arg_i32(std::string_view name) const { return int32_t(need_arg(name)->bits); }
+  float arg_f32(std::string_view name) const { return std::bit_cast<float>(need_arg(name)->bits); }
 
-  bool has_buffer(const char* name) const { return find_buf(name) != nullptr; }
+  bool has_buffer(std::string_view name) const { return find_buf(name) != nullptr; }
   // The buffer's storage viewed as T; its byte size must be a multiple of sizeof(T).
   template <class T>
-  T* buffer(const char* name) {
+  T* buffer(std::string_view name) {
     detail::Guarded* b = need_buf(name);
     if (b->bytes % sizeof(T) != 0)
-      detail::fail("job: buffer \"%s\" has %zu bytes, not a multiple of the %zu-byte element it is viewed as", name,
-                   b->bytes, sizeof(T));
+      detail::fail("job: buffer \"%s\" has %zu bytes, not a multiple of the %zu-byte element it is viewed as",
+                   b->name.c_str(), b->bytes, sizeof(T));
     return reinterpret_cast<T*>(b->data);
   }
   // Element count (in the job's element size).
-  size_t count(const char* name) const {
+  size_t count(std::string_view name) const {
     const detail::Guarded* b = need_buf(name);
     return b->bytes / b->elem;
   }
-  size_t bytes(const char* name) const { return need_buf(name)->bytes; }
-  size_t elem_size(const char* name) const { return need_buf(name)->elem; }
+  size_t bytes(std::string_view name) const { return need_buf(name)->bytes; }
+  size_t elem_size(std::string_view name) const { return need_buf(name)->elem; }
 
   // Parses a job file (format in verify/hostemu/doc.go); buffers get guard pages.
   void load(const std::vector<unsigned char>& f);
@@ -704,23 +705,23 @@ class Job {
   std::vector<Arg> args_;
 
   static std::vector<detail::Guarded>& bufs() { return detail::rt.buffers; }
-  const Arg* find_arg(const char* n) const {
+  const Arg* find_arg(std::string_view n) const {
     for (auto& a : args_)
       if (a.name == n) return &a;
     return nullptr;
   }
-  const Arg* need_arg(const char* n) const {
+  const Arg* need_arg(std::string_view n) const {
     if (auto a = find_arg(n)) return a;
-    detail::fail("job: no scalar argument named \"%s\"", n);
+    detail::fail("job: no scalar argument named \"%.*s\"", int(n.size()), n.data());
   }
-  detail::Guarded* find_buf(const char* n) const {
+  detail::Guarded* find_buf(std::string_view n) const {
     for (auto& b : bufs())
       if (b.name == n) return &b;
     return nullptr;
   }
-  detail::Guarded* need_buf(const char* n) const {
+  detail::Guarded* need_buf(std::string_view n) const {
     if (auto b = find_buf(n)) return b;
-    detail::fail("job: no buffer named \"%s\"", n);
+    detail::fail("job: no buffer named \"%.*s\"", int(n.size()), n.data());
   }
 };
 
@@ -835,7 +836,7 @@ inline void Job::load(const std::vector<unsigned char>& f) {
   set_subgroup_width(sg_width_);
   for (uint32_t n = r.u32(), i = 0; i < n; i++) {
     std::string name = r.str();
-    if (find_arg(name.c_str())) detail::fail("job: duplicate argument \"%s\"", name.c_str());
+    if (find_arg(name)) detail::fail("job: duplicate argument \"%s\"", name.c_str());
     args_.push_back({std::move(name), r.u32()});
   }
   for (uint32_t n = r.u32(), i = 0; i < n; i++) {
@@ -844,7 +845,7 @@ inline void Job::load(const std::vector<unsigned char>& f) {
     uint64_t count = r.u64();
     if (es != 1 && es != 2 && es != 4 && es != 8) detail::fail("job: buffer \"%s\": element size %u", name.c_str(), es);
     if (count > (uint64_t(1) << 40) / es) detail::fail("job: buffer \"%s\" is too large", name.c_str());
-    if (find_buf(name.c_str())) detail::fail("job: duplicate buffer \"%s\"", name.c_str());
+    if (find_buf(name)) detail::fail("job: duplicate buffer \"%s\"", name.c_str());
     size_t bytes = size_t(count * es);
     r.need(bytes);
     bufs().push_back(detail::guarded_alloc(name, bytes, es));

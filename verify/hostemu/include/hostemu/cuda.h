@@ -197,3 +197,11 @@ inline long long max(long long a, long long b) { return a > b ? a : b; }
 inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 inline float max(float a, float b) { return fmaxf(a, b); }
 inline double max(double a, double b) { return fmax(a, b); }
+
+// ggml-cuda's programmatic-dependent-launch hooks, which generated kernels call.
+// Launches here run one after another, so both are no-ops. Define
+// HOSTEMU_NO_GGML_CUDA to supply your own.
+#ifndef HOSTEMU_NO_GGML_CUDA
+inline void ggml_cuda_pdl_sync() {}
+inline void ggml_cuda_pdl_lc() {}
+#endif
