@@ -54,12 +54,15 @@
 //
 // GDN per token, column j, gate e_i = exp(g_i) (KDA) or e = exp(g) (scalar):
 //
-//	decay first (portable, native-metal, native-vulkan; KDA on every contract):
+//	decay first (portable, native-metal, native-vulkan; KDA there too):
 //	  S'[i][j] = mul(e_i, S[i][j]); kv = reduce(madd(S', k, .));
 //	  delta = mul(sub(v[j], kv), beta); S[i][j] = madd(k[i], delta, S'[i][j])
 //	gate after the reduction (native-cuda and native-sycl, scalar gate):
 //	  kv = reduce(madd(S, k, .)); delta = mul(sub(v[j], mul(e, kv)), beta);
 //	  S[i][j] = add(mul(e, S[i][j]), mul(k[i], delta))
+//	KDA on native-cuda and native-sycl (ggml-cuda's contractions, pinned):
+//	  kv = reduce(fma(mul(e_i, S), k, .)); delta = mul(sub(v[j], kv), beta);
+//	  S[i][j] = fma(e_i, S[i][j], mul(k[i], delta))
 //	then attn[j] = mul(reduce(madd(S, q, .)), scale).
 //
 // Conv taps, window oldest tap first and the current token last:

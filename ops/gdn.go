@@ -226,10 +226,11 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
-		// kdaInDot is ggml-cuda's KDA form: the gate multiplies inside the dot,
-		// (e_i*S)*k, and again in the update, e_i*S + k*delta, with exp evaluated
-		// at both sites, so nvcc makes the same contraction choices as for the
-		// series kernel. Values equal decay-first's; only contraction may differ.
+		// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
+		// chooses for the series kernel pinned as explicit fmas (read off its
+		// PTX under -use_fast_math): kv += fma(e_i*S, k, kv) in the dot, and
+		// S = fma(e_i, S, k*delta) in the update, so the result does not depend
+		// on how nvcc schedules the generated code (SPEC.md 13 H17).
 		kdaInDot := func() {
 			b.Comment("KDA: one gate per key row, applied inside the dot and the update")
 			gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
@@ -238,13 +239,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				reg0 := b.Let("reg0", cc.Mul(rows))
 				kv := b.Var("kv_part", b.F32(0))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					kv.Set(st.madd(b, gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
+					kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
 				})
 				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
 				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
 				at := b.Var("attn_part", b.F32(0))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sn := b.Let("s_new", gate(r).Mul(shard.At(reg0.Add(r))).Add(kReg.At(r).Mul(delta)))
+					sn := b.Let("s_new", b.FMA(gate(r), shard.At(reg0.Add(r)), kReg.At(r).Mul(delta)))
 					shard.Set(reg0.Add(r), sn)
 					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
 				})

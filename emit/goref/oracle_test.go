@@ -170,7 +170,21 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 				for j := 0; j < sv; j++ {
 					part := make([]float32, w)
 					var delta float32
-					if c.gateAfterReduce && !p.kda {
+					if c.gateAfterReduce && p.kda {
+						// CUDA's KDA form, contractions pinned: kv += fma(e_i*S, k, kv);
+						// S = fma(e_i, S, k*delta).
+						for l := 0; l < w; l++ {
+							for r := 0; r < rows; r++ {
+								i := lanes(l, r)
+								part[l] = rt.FMA(mul(gate[i], *at(i, j)), k[i], part[l])
+							}
+						}
+						kv := butterfly(part)
+						delta = mul(p.v(j, h, t, s)-kv, beta)
+						for i := 0; i < sv; i++ {
+							*at(i, j) = rt.FMA(gate[i], *at(i, j), mul(k[i], delta))
+						}
+					} else if c.gateAfterReduce {
 						ga := gate[0]
 						for l := 0; l < w; l++ {
 							for r := 0; r < rows; r++ {

@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_f32(
                 float kv_part = 0.0f;
                 #pragma unroll
                 for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-                    kv_part = kv_part + expf(g[g_off + (r_2 * W + lane)]) * s_shard[reg0 + r_2] * k_reg[r_2];
+                    kv_part = fmaf(expf(g[g_off + (r_2 * W + lane)]) * s_shard[reg0 + r_2], k_reg[r_2], kv_part);
                 }
                 float kv = kv_part;
                 if (warpSize >= W) {
@@ -332,7 +332,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_f32(
                 float attn_part = 0.0f;
                 #pragma unroll
                 for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                    const float s_new = expf(g[g_off + (r_3 * W + lane)]) * s_shard[reg0 + r_3] + k_reg[r_3] * delta;
+                    const float s_new = fmaf(expf(g[g_off + (r_3 * W + lane)]), s_shard[reg0 + r_3], k_reg[r_3] * delta);
                     s_shard[reg0 + r_3] = s_new;
                     attn_part = attn_part + s_new * q_reg[r_3];
                 }

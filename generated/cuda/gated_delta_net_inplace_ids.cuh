@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                 float kv_part = 0.0f;
                 #pragma unroll
                 for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                    kv_part = kv_part + expf(g[g_off + (r_4 * W + lane)]) * s_shard[reg0 + r_4] * k_reg[r_4];
+                    kv_part = fmaf(expf(g[g_off + (r_4 * W + lane)]) * s_shard[reg0 + r_4], k_reg[r_4], kv_part);
                 }
                 float kv = kv_part;
                 if (warpSize >= W) {
@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                 float attn_part = 0.0f;
                 #pragma unroll
                 for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                    const float s_new = expf(g[g_off + (r_5 * W + lane)]) * s_shard[reg0 + r_5] + k_reg[r_5] * delta;
+                    const float s_new = fmaf(expf(g[g_off + (r_5 * W + lane)]), s_shard[reg0 + r_5], k_reg[r_5] * delta);
                     s_shard[reg0 + r_5] = s_new;
                     attn_part = attn_part + s_new * q_reg[r_5];
                 }

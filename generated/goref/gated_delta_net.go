@@ -483,7 +483,7 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 								reg0[kgTid] = (cc_1 * R)
 								kv_part[kgTid] = 0.0
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))])*k_reg[kgTid*k_regLen+int(r_2)]))
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))]), k_reg[kgTid*k_regLen+int(r_2)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -494,7 +494,7 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]) + float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}
@@ -1234,7 +1234,7 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 								reg0[kgTid] = (cc_1 * R)
 								kv_part[kgTid] = 0.0
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))])*k_reg[kgTid*k_regLen+int(r_2)]))
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))]), k_reg[kgTid*k_regLen+int(r_2)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1245,7 +1245,7 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]) + float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}

@@ -512,7 +512,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])*k_reg[kgTid*k_regLen+int(r_4)]))
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -523,7 +523,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
@@ -1275,7 +1275,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								reg0[kgTid] = (cc_3 * R)
 								kv_part[kgTid] = 0.0
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									kv_part[kgTid] = (kv_part[kgTid] + float32(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])*k_reg[kgTid*k_regLen+int(r_4)]))
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1286,7 +1286,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
