@@ -45,6 +45,7 @@ bool gdn_tiles(const view & v, cudaStream_t st) {
     if (nw == 4 && cpw == 1) { gdn<S_v, KDA, KEEP, 4, 1>(v, st); return true; }
     if constexpr (S_v == 128) {
         if (nw == 16 && cpw == 8) { gdn<S_v, KDA, KEEP, 16, 8>(v, st); return true; }
+        if (nw == 16 && cpw == 4) { gdn<S_v, KDA, KEEP, 16, 4>(v, st); return true; }
     }
     return false;
 }
