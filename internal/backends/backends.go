@@ -9,10 +9,13 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/templates"
 )
 
 // File is one generated file, its path relative to the output directory.
@@ -42,11 +45,11 @@ func (b *Backend) Implemented() bool { return b.Generate != nil }
 
 var all = []*Backend{
 	{Name: "go", Dir: "goref", Summary: "Go reference kernels (the CPU oracle every backend is checked against)", Generate: generateGo},
-	{Name: "metal", Dir: "metal", Summary: "Metal Shading Language + ggml-metal glue", Issue: 7},
+	{Name: "metal", Dir: "metal", Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7, Generate: generateMetal},
 	{Name: "vulkan", Dir: "vulkan", Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
 		Generate: generateVulkan, Verify: verifyVulkan},
-	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ + ggml-sycl glue", Issue: 8},
-	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates)", Issue: 6, Generate: generateCUDA},
+	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8, Generate: generateSYCL},
+	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6, Generate: generateCUDA},
 }
 
 // All returns every backend, implemented or not, in listing order.
@@ -166,7 +169,51 @@ func generateCUDA() ([]File, error) {
 		}
 		files = append(files, File{Path: "cuda/" + op.Name + ".cuh", Data: src, Op: op.Name})
 	}
+	return withGlue(files, "cuda")
+}
+
+// withGlue appends the backend's rendered glue under <dir>/glue/.
+func withGlue(files []File, backend string) ([]File, error) {
+	glueFiles, err := templates.Glue(backend)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range glueFiles {
+		files = append(files, File{Path: backend + "/glue/" + g.Name, Data: g.Data})
+	}
 	return files, nil
+}
+
+func generateMetal() ([]File, error) {
+	var files []File
+	for _, op := range ops.All() {
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("metal"))
+		if err != nil {
+			return nil, err
+		}
+		src, err := msl.Emit(op.Name, op.Summary, ks, op.ArithFree, ops.VariantsOf(op.Name))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: "metal/" + op.Name + ".metal", Data: src, Op: op.Name})
+	}
+	return withGlue(files, "metal")
+}
+
+func generateSYCL() ([]File, error) {
+	var files []File
+	for _, op := range ops.All() {
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("sycl"))
+		if err != nil {
+			return nil, err
+		}
+		src, err := sycl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: "sycl/" + op.Name + ".hpp", Data: src, Op: op.Name})
+	}
+	return withGlue(files, "sycl")
 }
 
 func generateVulkan() ([]File, error) {
@@ -184,7 +231,7 @@ func generateVulkan() ([]File, error) {
 			files = append(files, File{Path: "vulkan/" + glsl.FileName(k, op.ArithFree), Data: src, Op: op.Name})
 		}
 	}
-	return files, nil
+	return withGlue(files, "vulkan")
 }
 
 // VulkanUnits lists every variant of every generated shader as a compile unit.

@@ -19,9 +19,13 @@
  *
  *   cc -std=c11 -O2 -o vkrun vkrun.c -ldl
  *
- * Correctness, not speed: every buffer lives in host-visible, host-coherent
- * memory and all dispatches go into one command buffer with a full
- * compute->compute memory barrier between consecutive dispatches.
+ * Correctness first: by default every buffer lives in host-visible,
+ * host-coherent memory and all dispatches go into one command buffer with a
+ * full compute->compute memory barrier between consecutive dispatches. For
+ * benchmarks a job may ask for device-local buffers (uploaded and read back
+ * through a staging buffer), buffers initialised from a repeated pattern (so
+ * a pool of gigabytes needs no gigabytes of job file), no read-back, and GPU
+ * timestamps every N dispatches.
  */
 #define _POSIX_C_SOURCE 200809L
 #define VK_NO_PROTOTYPES
@@ -54,6 +58,15 @@ enum {
 #define OUT_MAGIC "KGVKOUT\0"
 #define FORMAT_VERSION 1u
 #define FLAG_FULL_SUBGROUPS 1u
+#define FLAG_BIND_RANGES 2u
+#define JOB_DEVICE_LOCAL 1u
+#define JOB_TILED 2u
+#define JOB_NO_READBACK 4u
+#define JOB_TIMESTAMPS 8u
+#define JOB_FLAGS_KNOWN 15u
+#define TIME_MAGIC "KGVKTIME"
+/* Staging chunk for device-local buffers. */
+#define STAGE_MAX ((VkDeviceSize)64 << 20)
 #define DEFAULT_TIMEOUT_MS 60000u
 
 #define NO_DEVICE_HINT                                                          \
@@ -191,8 +204,16 @@ static PFN_vkGetInstanceProcAddr get_instance_proc;
 	X(vkCmdPushConstants)                                                  \
 	X(vkCmdDispatch)                                                       \
 	X(vkCmdPipelineBarrier)                                                \
+	X(vkCmdCopyBuffer)                                                     \
+	X(vkCmdFillBuffer)                                                     \
+	X(vkCmdResetQueryPool)                                                 \
+	X(vkCmdWriteTimestamp)                                                 \
+	X(vkCreateQueryPool)                                                   \
+	X(vkDestroyQueryPool)                                                  \
+	X(vkGetQueryPoolResults)                                               \
 	X(vkCreateFence)                                                       \
 	X(vkDestroyFence)                                                      \
+	X(vkResetFences)                                                       \
 	X(vkQueueSubmit)                                                       \
 	X(vkWaitForFences)                                                     \
 	X(vkDeviceWaitIdle)
@@ -483,18 +504,23 @@ typedef struct {
 	uint32_t groups[3];
 	uint32_t nbind;
 	uint32_t *bind;
+	uint64_t *bind_off, *bind_range; /* range 0: to the end of the buffer */
 	uint32_t required_subgroup_size;
 	uint32_t flags;
 	uint32_t local[3];
 	int local_known;
+	uint32_t pipe; /* the first dispatch with an identical pipeline */
 } dispatch;
 
 typedef struct {
+	uint32_t flags;
 	int32_t device_index;
 	char *device_name;
 	uint32_t timeout_ms;
+	uint32_t time_every; /* JOB_TIMESTAMPS: a timestamp every this many dispatches */
 	uint32_t nbuf;
 	uint64_t *buf_size;
+	uint64_t *buf_init; /* bytes of buf_data, repeated to buf_size (0: zeros) */
 	const uint8_t **buf_data;
 	uint32_t ndisp;
 	dispatch *disp;
@@ -576,39 +602,69 @@ static void parse_job(const uint8_t *data, size_t len, job *j)
 		die(EXIT_USAGE, "job file: format version %u, this vkrun reads version %u",
 		    version, FORMAT_VERSION);
 	uint32_t flags = rd_u32(&r, "job flags");
-	if (flags != 0)
-		die(EXIT_USAGE, "job file: unknown job flags 0x%x", flags);
+	if (flags & ~JOB_FLAGS_KNOWN)
+		die(EXIT_USAGE, "job file: unknown job flags 0x%x", flags & ~JOB_FLAGS_KNOWN);
+	j->flags = flags;
 	j->device_index = (int32_t)rd_u32(&r, "device index");
 	j->device_name = rd_string(&r, "device name");
 	j->timeout_ms = rd_u32(&r, "timeout");
 	if (j->timeout_ms == 0)
 		j->timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (flags & JOB_TIMESTAMPS) {
+		j->time_every = rd_u32(&r, "timestamp period");
+		if (j->time_every == 0)
+			die(EXIT_USAGE, "job file: timestamp period 0");
+	}
 
 	j->nbuf = rd_u32(&r, "buffer count");
 	need(&r, (uint64_t)j->nbuf * 8, "buffer table");
 	j->buf_size = xcalloc(j->nbuf, sizeof *j->buf_size);
+	j->buf_init = xcalloc(j->nbuf, sizeof *j->buf_init);
 	j->buf_data = xcalloc(j->nbuf, sizeof *j->buf_data);
 	for (uint32_t i = 0; i < j->nbuf; i++) {
 		j->buf_size[i] = rd_u64(&r, "buffer size");
-		j->buf_data[i] = rd_bytes(&r, j->buf_size[i], "buffer bytes");
+		j->buf_init[i] = j->buf_size[i];
+		if (flags & JOB_TILED) {
+			j->buf_init[i] = rd_u64(&r, "buffer pattern length");
+			if (j->buf_init[i] > j->buf_size[i])
+				die(EXIT_USAGE,
+				    "job file: buffer %u: pattern of %llu bytes, the buffer has %llu",
+				    i, (unsigned long long)j->buf_init[i],
+				    (unsigned long long)j->buf_size[i]);
+		}
+		j->buf_data[i] = rd_bytes(&r, j->buf_init[i], "buffer bytes");
 	}
 
 	j->ndisp = rd_u32(&r, "dispatch count");
 	if (j->ndisp == 0)
 		die(EXIT_USAGE, "job file: no dispatches");
-	need(&r, (uint64_t)j->ndisp * 48, "dispatch table");
+	if ((flags & JOB_TIMESTAMPS) && j->ndisp % j->time_every != 0)
+		die(EXIT_USAGE, "job file: %u dispatches, not a multiple of the timestamp period %u",
+		    j->ndisp, j->time_every);
+	need(&r, (uint64_t)j->ndisp * 44, "dispatch table");
 	j->disp = xcalloc(j->ndisp, sizeof *j->disp);
 	for (uint32_t i = 0; i < j->ndisp; i++) {
 		dispatch *d = &j->disp[i];
 		uint32_t n = rd_u32(&r, "SPIR-V length");
-		const uint8_t *code = rd_bytes(&r, n, "SPIR-V");
-		if (n == 0 || n % 4 != 0)
-			die(EXIT_USAGE,
-			    "dispatch %u: SPIR-V is %u bytes, not a positive multiple of 4",
-			    i, n);
-		d->code = xcalloc(n / 4, 4);
-		memcpy(d->code, code, n);
-		d->code_bytes = n;
+		if (n == 0) {
+			/* The module of an earlier dispatch, sent once. */
+			uint32_t from = rd_u32(&r, "shared SPIR-V dispatch");
+			if (from >= i)
+				die(EXIT_USAGE,
+				    "dispatch %u: shares the SPIR-V of dispatch %u, not an earlier one",
+				    i, from);
+			d->code = j->disp[from].code;
+			d->code_bytes = j->disp[from].code_bytes;
+		} else {
+			const uint8_t *code = rd_bytes(&r, n, "SPIR-V");
+			if (n % 4 != 0)
+				die(EXIT_USAGE,
+				    "dispatch %u: SPIR-V is %u bytes, not a positive multiple of 4",
+				    i, n);
+			d->code = xcalloc(n / 4, 4);
+			memcpy(d->code, code, n);
+			d->code_bytes = n;
+		}
 		d->entry = rd_string(&r, "entry point");
 		if (!*d->entry)
 			die(EXIT_USAGE, "dispatch %u: empty entry point name", i);
@@ -635,16 +691,66 @@ static void parse_job(const uint8_t *data, size_t len, job *j)
 		d->nbind = rd_u32(&r, "binding count");
 		need(&r, (uint64_t)d->nbind * 4, "bindings");
 		d->bind = xcalloc(d->nbind, sizeof *d->bind);
-		for (uint32_t k = 0; k < d->nbind; k++) {
-			d->bind[k] = rd_u32(&r, "binding");
-			if (d->bind[k] >= j->nbuf)
-				die(EXIT_USAGE,
-				    "dispatch %u: binding %u names buffer %u, the job has %u buffers",
-				    i, k, d->bind[k], j->nbuf);
+		d->bind_off = xcalloc(d->nbind, sizeof *d->bind_off);
+		d->bind_range = xcalloc(d->nbind, sizeof *d->bind_range);
+		/* The flags come after the bindings but decide their layout:
+		 * peek at them (bindings are fixed-size either way). */
+		for (uint32_t pass = 0; pass < 2; pass++) {
+			size_t start = r.off;
+			uint32_t each = pass ? 20 : 4;
+			if (pass) {
+				need(&r, (uint64_t)d->nbind * each + 8, "bindings");
+			} else {
+				need(&r, (uint64_t)d->nbind * each + 8, "bindings");
+				r.off += (size_t)d->nbind * each + 4;
+				uint32_t fl = rd_u32(&r, "dispatch flags");
+				r.off = start;
+				if (!(fl & FLAG_BIND_RANGES))
+					break;
+			}
+		}
+		(void)0;
+		d->required_subgroup_size = 0;
+		{
+			/* Binding layout: u32 buffer, or with FLAG_BIND_RANGES u32
+			 * buffer, u64 offset, u64 range. Find the flags first. */
+			size_t start = r.off;
+			size_t plain = (size_t)d->nbind * 4, ranged = (size_t)d->nbind * 20;
+			int with_ranges = 0;
+			if (r.n - r.off >= plain + 8) {
+				reader peek = {r.p, r.n, r.off + plain + 4};
+				with_ranges = (rd_u32(&peek, "dispatch flags") & FLAG_BIND_RANGES) != 0;
+			}
+			if (with_ranges && r.n - r.off >= ranged + 8) {
+				reader peek = {r.p, r.n, r.off + ranged + 4};
+				with_ranges = (rd_u32(&peek, "dispatch flags") & FLAG_BIND_RANGES) != 0;
+			}
+			r.off = start;
+			for (uint32_t k = 0; k < d->nbind; k++) {
+				d->bind[k] = rd_u32(&r, "binding");
+				if (with_ranges) {
+					d->bind_off[k] = rd_u64(&r, "binding offset");
+					d->bind_range[k] = rd_u64(&r, "binding range");
+				}
+				if (d->bind[k] >= j->nbuf)
+					die(EXIT_USAGE,
+					    "dispatch %u: binding %u names buffer %u, the job has %u buffers",
+					    i, k, d->bind[k], j->nbuf);
+				uint64_t size = j->buf_size[d->bind[k]];
+				uint64_t end = d->bind_range[k] ? d->bind_off[k] + d->bind_range[k]
+								: d->bind_off[k];
+				if (d->bind_off[k] > size || end > size || end < d->bind_off[k])
+					die(EXIT_USAGE,
+					    "dispatch %u: binding %u: bytes [%llu, %llu) of buffer %u, "
+					    "which has %llu",
+					    i, k, (unsigned long long)d->bind_off[k],
+					    (unsigned long long)end, d->bind[k],
+					    (unsigned long long)size);
+			}
 		}
 		d->required_subgroup_size = rd_u32(&r, "required subgroup size");
 		d->flags = rd_u32(&r, "dispatch flags");
-		if (d->flags & ~FLAG_FULL_SUBGROUPS)
+		if (d->flags & ~(FLAG_FULL_SUBGROUPS | FLAG_BIND_RANGES))
 			die(EXIT_USAGE, "dispatch %u: unknown dispatch flags 0x%x", i, d->flags);
 	}
 	if (r.off != r.n)

@@ -1,0 +1,270 @@
+// Package glue is the typed model of how each fused op meets ggml: which
+// node it is (op enum and discriminator slots), which tensors bind to which
+// kernel buffers, how every kernel argument and variant parameter follows from
+// the node's tensors, what supports_op must check, which src slots are written
+// in place (hazard tracking, GLUE.md 8.1), and where the gather scratch lives.
+// It is derived from the ops' IR kernels; the templates package renders it for
+// each backend and holds no logic of its own.
+//
+// Expressions are C over ggml's node: `op` is the node (`const ggml_tensor *`),
+// `op->src[i]` its sources; strides are in elements.
+package glue
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// Op is one fused node kind.
+type Op struct {
+	// Fusion is the series letter (A-D); Name the compute kernel's op.
+	Fusion, Name string
+	// Builder is ggml's builder function of the node.
+	Builder string
+	// GGMLOp is the op enum the node reuses.
+	GGMLOp string
+	// Present / Absent are the discriminating src slots: the node is this
+	// fused op exactly when every Present slot is set and every Absent slot is
+	// null.
+	Present, Absent []int
+	// InPlace are the src slots the op writes (its tensor is a view into a cache).
+	InPlace []int
+	// Checks are supports_op's conditions, all required.
+	Checks []Check
+	// Variant chooses each non-derived param of the kernels.
+	Variant []Choice
+	// Dispatches run in order; a barrier separates them.
+	Dispatches []Dispatch
+	// Scratch is the gather's scratch, when the op has one.
+	Scratch *Scratch
+}
+
+// Check is one supports_op condition with the reason it exists.
+type Check struct {
+	Expr string
+	Why  string
+}
+
+// Choice picks a param from the node: Expr is a C expression.
+type Choice struct {
+	Param string
+	Expr  string
+}
+
+// Dispatch is one kernel launch of the op.
+type Dispatch struct {
+	Op     *ops.Op
+	Bind   []Binding // in the kernel's buffer order
+	Args   []Value   // in the kernel's arg order
+	Kernel *ir.Kernel
+}
+
+// Binding ties a kernel buffer to a tensor (or the scratch) plus an element offset.
+type Binding struct {
+	Buffer string
+	// Tensor is "op" (the node), "src[i]" or "scratch".
+	Tensor string
+	// Offset in elements from the tensor's data (a C expression, "" for none).
+	Offset string
+	Access ir.Access
+}
+
+// Value is a kernel argument's C expression.
+type Value struct {
+	Arg  string
+	Type ir.Type
+	Expr string
+}
+
+// Scratch says where the ids gather writes.
+type Scratch struct {
+	// InDst: the node's own output has an unused state region of exactly the
+	// right size (GDN ops A/B, SPEC.md 8.5), starting at Offset elements.
+	InDst  bool
+	Offset string
+	// Elements is the scratch size when it is not in dst (a pool allocation).
+	Elements string
+}
+
+// Strides in elements of a tensor field.
+func nb(src, dim int) string { return fmt.Sprintf("op->src[%d]->nb[%d] / 4", src, dim) }
+func ne(src, dim int) string { return fmt.Sprintf("op->src[%d]->ne[%d]", src, dim) }
+
+// gdnArgs maps the GDN kernels' args (ops/gdn.go) to the node.
+var gdnArgs = map[string]string{
+	"H": ne(2, 1), "n_tokens": ne(2, 2), "n_seqs": ne(2, 3),
+	"neq1": ne(0, 1), "rq3": ne(2, 3) + " / " + ne(0, 3),
+	"sq1": nb(0, 1), "sq2": nb(0, 2), "sq3": nb(0, 3),
+	"sv1": nb(2, 1), "sv2": nb(2, 2), "sv3": nb(2, 3),
+	"sg1": nb(3, 1), "sg2": nb(3, 2), "sg3": nb(3, 3),
+	"sb1": nb(4, 1), "sb2": nb(4, 2), "sb3": nb(4, 3),
+	"scale":   "1.0f / sqrtf((float) " + ne(2, 0) + ")",
+	"sd1":     nb(6, 1),
+	"rs_head": "ggml_get_op_params_i32(op, 1)",
+	"row_len": ne(2, 0) + " * " + ne(2, 0) + " * " + ne(2, 1),
+}
+
+// convArgs maps the conv-update kernels' args (ops/conv.go) to the node.
+func convArgs(nSeqsFrom int) map[string]string {
+	return map[string]string{
+		"n_ch": ne(1, 1), "n_seqs": ne(nSeqsFrom, 2),
+		"cs1": nb(0, 1), "cs2": nb(0, 2), "w1": nb(1, 1), "x2": nb(2, 2),
+		"sd1": nb(3, 1), "d2": "op->nb[2] / 4",
+		"rs_head": "ggml_get_op_params_i32(op, 1)",
+		"row_len": nb(0, 2),
+	}
+}
+
+// gdnState is the attention output's size, where the state region starts.
+const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
+
+var gdnChecks = []Check{
+	{"op->src[8] == NULL && op->src[9] == NULL", "the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel"},
+	{"op->type == GGML_TYPE_F32", "f32 output"},
+	{"op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32", "q, k, v, g, beta are f32"},
+	{"op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32", "bf16 state has no kernel yet"},
+	{"(" + ne(2, 0) + " == 16 || " + ne(2, 0) + " == 32 || " + ne(2, 0) + " == 64 || " + ne(2, 0) + " == 128)", "S_v in the variant table"},
+	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v (not asserted by the builder, SPEC.md 13 H7)"},
+	{ne(3, 0) + " == 1 || " + ne(3, 0) + " == " + ne(2, 0), "scalar gate or KDA"},
+	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4", "rows are contiguous"},
+	{"ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]", "q and k share shape and strides (one set of strides is passed)"},
+	{ne(2, 1) + " % " + ne(0, 1) + " == 0 && " + ne(2, 3) + " % " + ne(0, 3) + " == 0", "GQA and sequence broadcast divide evenly"},
+	{"ggml_is_contiguous(op->src[5])", "state rows are indexed densely"},
+	{ne(6, 0) + " == " + ne(2, 0) + " * " + ne(2, 0) + " * " + ne(2, 1) + " && " + ne(6, 1) + " >= " + ne(2, 3), "state_dst holds a row per sequence"},
+	{"ggml_get_op_params_i32(op, 0) == 1", "the in-place forms keep no snapshots (K == 1)"},
+}
+
+var convChecks = []Check{
+	{"op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32", "f32 tensors (the builders assert f32 conv caches)"},
+	{ne(1, 0) + " >= 2 && " + ne(1, 0) + " <= 8", "d_conv in the variant table"},
+	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4", "taps, weights and x_cur are contiguous along their first dimension"},
+	{ne(0, 0) + " == " + ne(1, 0) + " - 1", "the cache holds d_conv - 1 taps"},
+}
+
+// Model builds the glue of the four fused ops for one contract.
+func Model(a ir.Arith) ([]*Op, error) {
+	var out []*Op
+	mk := func(fusion, name, builder, ggmlOp string, present, absent, inplace []int, checks []Check, variant []Choice, scratch *Scratch, disp ...struct {
+		op   string
+		args map[string]string
+		bind map[string]Binding
+	}) error {
+		o := &Op{Fusion: fusion, Name: name, Builder: builder, GGMLOp: ggmlOp, Present: present, Absent: absent, InPlace: inplace, Checks: checks, Variant: variant, Scratch: scratch}
+		for _, d := range disp {
+			op, err := ops.Lookup(d.op)
+			if err != nil {
+				return err
+			}
+			k, err := op.Kernel(a)
+			if err != nil {
+				return err
+			}
+			dd := Dispatch{Op: op, Kernel: k}
+			for _, b := range k.Buffers {
+				bb, ok := d.bind[b.Name]
+				if !ok {
+					return fmt.Errorf("glue: %s: buffer %s of %s is not bound", name, b.Name, k.ID())
+				}
+				bb.Buffer, bb.Access = b.Name, b.Access
+				dd.Bind = append(dd.Bind, bb)
+			}
+			for _, arg := range k.Args {
+				e, ok := d.args[arg.Name]
+				if !ok {
+					return fmt.Errorf("glue: %s: arg %s of %s has no expression", name, arg.Name, k.ID())
+				}
+				dd.Args = append(dd.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e})
+			}
+			o.Dispatches = append(o.Dispatches, dd)
+		}
+		if err := o.checkVariant(); err != nil {
+			return err
+		}
+		out = append(out, o)
+		return nil
+	}
+	type disp = struct {
+		op   string
+		args map[string]string
+		bind map[string]Binding
+	}
+	src := func(i int) Binding { return Binding{Tensor: fmt.Sprintf("src[%d]", i)} }
+	gdnBind := map[string]Binding{"q": src(0), "k": src(1), "v": src(2), "g": src(3), "beta": src(4),
+		"state": src(5), "cache": src(5), "dst": {Tensor: "op"}, "state_dst": src(6), "ids": src(7),
+		"scratch": {Tensor: "scratch"}}
+	gdnVariant := []Choice{
+		{"S_v", ne(2, 0)}, {"KDA", ne(3, 0) + " == " + ne(2, 0)},
+		{"NW", "(" + ne(2, 0) + " == 128 ? 16 : 4)"}, {"CPW", "(" + ne(2, 0) + " == 128 ? 4 : 1)"},
+	}
+	convVariant := []Choice{{"d_conv", ne(1, 0)}, {"SILU", "ggml_get_op_params_i32(op, 0) != 0"}}
+	gdnScratch := &Scratch{InDst: true, Offset: gdnStateOffset}
+	if err := mk("A", "gated_delta_net_inplace", "ggml_gated_delta_net_inplace", "GGML_OP_GATED_DELTA_NET",
+		[]int{6}, []int{7}, []int{6}, gdnChecks, gdnVariant, nil,
+		disp{"gated_delta_net_inplace", gdnArgs, gdnBind}); err != nil {
+		return nil, err
+	}
+	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " >= " + ne(2, 3), "one source slot per sequence"})
+	if err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
+		[]int{6, 7}, nil, []int{6}, idsChecks, gdnVariant, gdnScratch,
+		disp{"gated_delta_net_gather", gdnArgs, map[string]Binding{"cache": src(5), "ids": src(7), "scratch": {Tensor: "scratch"}}},
+		disp{"gated_delta_net_inplace_ids", gdnArgs, gdnBind}); err != nil {
+		return nil, err
+	}
+	convBind := map[string]Binding{"conv_states": src(0), "cache": src(0), "conv_kernel": src(1), "x_cur": src(2),
+		"conv_state_dst": src(3), "ids": src(4), "dst": {Tensor: "op"}, "scratch": {Tensor: "scratch"}}
+	if err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
+		[]int{3}, []int{4}, []int{3}, convChecks, convVariant, nil,
+		disp{"ssm_conv_update_inplace", convArgs(0), convBind}); err != nil {
+		return nil, err
+	}
+	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
+	if err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
+		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, &Scratch{Elements: nb(0, 2) + " * " + ne(2, 2)},
+		disp{"ssm_conv_gather", convArgs(2), map[string]Binding{"cache": src(0), "ids": src(4), "scratch": {Tensor: "scratch"}}},
+		disp{"ssm_conv_update_inplace_ids", convArgs(2), convBind}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkVariant ensures every non-derived param of every kernel is chosen.
+func (o *Op) checkVariant() error {
+	chosen := map[string]bool{}
+	for _, c := range o.Variant {
+		chosen[c.Param] = true
+	}
+	for _, d := range o.Dispatches {
+		for _, p := range d.Kernel.Params {
+			if p.Derived == nil && !chosen[p.Name] {
+				return fmt.Errorf("glue: %s: param %s of %s is not chosen", o.Name, p.Name, d.Kernel.ID())
+			}
+		}
+	}
+	return nil
+}
+
+// Variants lists the variant-table entries of the op's compute kernel.
+func (o *Op) Variants() []ops.Variant { return ops.VariantsOf(o.Name) }
+
+// Discriminator is the C condition selecting this fused node among nodes of its op enum.
+func (o *Op) Discriminator() string {
+	var parts []string
+	for _, i := range o.Present {
+		parts = append(parts, fmt.Sprintf("op->src[%d] != NULL", i))
+	}
+	for _, i := range o.Absent {
+		parts = append(parts, fmt.Sprintf("op->src[%d] == NULL", i))
+	}
+	sort.Strings(parts)
+	s := ""
+	for i, p := range parts {
+		if i > 0 {
+			s += " && "
+		}
+		s += p
+	}
+	return s
+}

@@ -1,0 +1,309 @@
+package glue
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// View is what a backend's glue templates render: every fact precomputed,
+// every expression already C text, so the templates hold no logic.
+type View struct {
+	Backend  string
+	Contract string
+	Ops      []OpView
+	// Rejects are plain nodes no backend has a kernel for, which today's
+	// supports_op functions accept (GLUE.md 1.2, 2.2, 3.2).
+	Rejects []Check
+	// Headers are the generated kernel headers the glue includes.
+	Headers []string
+}
+
+// OpView is one fused op as the templates see it.
+type OpView struct {
+	*Op
+	Discriminator string
+	InPlaceSlots  string
+	Locals        []Local // variant params, derived params: declared in order
+	Dispatches    []DispatchView
+	ScratchInDst  bool
+	ScratchOffset string // elements from dst's data (in-dst scratch)
+	ScratchSize   string // elements (pool / extra allocation)
+}
+
+// Local is a C local declaration.
+type Local struct {
+	CType, Name, Expr string
+}
+
+// DispatchView is one kernel launch.
+type DispatchView struct {
+	Kernel    string // op name of the kernel
+	Function  string // the backend's kernel function / shader name
+	Args      []Local
+	Buffers   []BufferView
+	Grid      [3]string
+	Workgroup [3]string
+	Instances []Instance
+	// CallArgs are the kernel call's arguments (CUDA, SYCL): pointers, then args.
+	CallArgs string
+	// Reduces says the kernel reduces across lanes (SYCL passes it local memory).
+	Reduces    bool
+	PushSize   int
+	Bindings   int
+	KargsType  string
+	PushStruct string
+}
+
+// BufferView is one bound buffer.
+type BufferView struct {
+	Name, CType, Tensor, Offset string
+	Const                       bool
+	Index                       int
+	// Ptr is the buffer as a typed device pointer (CUDA, SYCL).
+	Ptr string
+}
+
+// Instance is one compiled variant: the condition on the variant locals
+// that selects it, and its backend names.
+type Instance struct {
+	// Else is "else " for every instance but the first, so the conditions chain.
+	Else         string
+	Cond         string
+	TemplateArgs string
+	// Callee is the kernel function with its template arguments.
+	Callee   string
+	HostName string // Metal pipeline / Vulkan shader name
+	Defines  []Define
+}
+
+// Define is a preprocessor define of a Vulkan variant.
+type Define struct{ Name, Value string }
+
+func ctype(t ir.Type) string {
+	switch t {
+	case ir.F32:
+		return "float"
+	case ir.I32:
+		return "int32_t"
+	case ir.Bool:
+		return "bool"
+	}
+	return "uint32_t"
+}
+
+// cexpr prints a launch-geometry or derived-param expression as C over the
+// locals (params and args keep their IR names).
+func cexpr(e ir.Expr) string {
+	switch e := e.(type) {
+	case *ir.Const:
+		switch e.T {
+		case ir.Bool:
+			return fmt.Sprint(e.B)
+		case ir.U32:
+			return fmt.Sprintf("%du", e.I)
+		case ir.F32:
+			return ir.F32String(e.F) + "f"
+		}
+		return fmt.Sprint(e.I)
+	case *ir.ParamRef:
+		return e.Param.Name
+	case *ir.ArgRef:
+		return e.Arg.Name
+	case *ir.Binary:
+		return "(" + cexpr(e.X) + " " + e.Op.String() + " " + cexpr(e.Y) + ")"
+	case *ir.Select:
+		return "(" + cexpr(e.Cond) + " ? " + cexpr(e.X) + " : " + cexpr(e.Y) + ")"
+	case *ir.Unary:
+		if e.Op == ir.Not {
+			return "!" + cexpr(e.X)
+		}
+		if e.Op == ir.Convert {
+			return "(" + ctype(e.To) + ") " + cexpr(e.X)
+		}
+	}
+	return fmt.Sprintf("/* %s */ 0", ir.ExprString(e))
+}
+
+// NewView builds the view of backend ("cuda", "metal", "vulkan", "sycl")
+// for its native contract.
+func NewView(backend string) (*View, error) {
+	a := ir.Native(backend)
+	model, err := Model(a)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Backend: backend, Contract: a.String(), Rejects: []Check{
+		{"op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)", "the hybrid per-head state form (patch 0026): no kernel on this backend"},
+		{"op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32", "bf16 state: no kernel on this backend"},
+	}}
+	seen := map[string]bool{}
+	for _, o := range model {
+		ov := OpView{Op: o, Discriminator: o.Discriminator()}
+		var slots []string
+		for _, i := range o.InPlace {
+			slots = append(slots, fmt.Sprintf("src[%d]", i))
+		}
+		ov.InPlaceSlots = strings.Join(slots, ", ")
+		if o.Scratch != nil {
+			ov.ScratchInDst, ov.ScratchOffset, ov.ScratchSize = o.Scratch.InDst, o.Scratch.Offset, o.Scratch.Elements
+		}
+		compute := o.Dispatches[len(o.Dispatches)-1].Kernel
+		for _, c := range o.Variant {
+			p := compute.Param(c.Param)
+			ov.Locals = append(ov.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: c.Expr})
+		}
+		for _, p := range compute.Params {
+			if p.Derived != nil {
+				ov.Locals = append(ov.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: cexpr(p.Derived)})
+			}
+		}
+		for _, d := range o.Dispatches {
+			dv, err := dispatchView(backend, o, d)
+			if err != nil {
+				return nil, err
+			}
+			ov.Dispatches = append(ov.Dispatches, dv)
+			if !seen[d.Op.Name] {
+				seen[d.Op.Name] = true
+				v.Headers = append(v.Headers, d.Op.Name)
+			}
+		}
+		v.Ops = append(v.Ops, ov)
+	}
+	return v, nil
+}
+
+func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
+	k := d.Kernel
+	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
+		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_kg_" + d.Op.Name + "_push_constants"}
+	switch backend {
+	case "cuda":
+		dv.Function = cuda.KernelName(k, d.Op.ArithFree)
+	case "metal":
+		dv.Function = msl.FunctionName(k, d.Op.ArithFree)
+	case "sycl":
+		dv.Function = sycl.FunctionName(k, d.Op.ArithFree)
+	case "vulkan":
+		dv.Function = strings.TrimSuffix(glsl.FileName(k, d.Op.ArithFree), ".comp")
+	}
+	for _, a := range d.Args {
+		dv.Args = append(dv.Args, Local{CType: ctype(a.Type), Name: a.Arg, Expr: a.Expr})
+	}
+	for i, b := range d.Bind {
+		bv := BufferView{Name: b.Buffer, Const: b.Access == ir.Read, Index: i}
+		bv.CType = ctype(k.Buffers[i].Elem)
+		switch b.Tensor {
+		case "op":
+			bv.Tensor = "op"
+		case "scratch":
+			bv.Tensor = "scratch"
+		default:
+			bv.Tensor = "op->" + b.Tensor
+		}
+		bv.Offset = b.Offset
+		c := ""
+		if bv.Const {
+			c = "const "
+		}
+		switch bv.Tensor {
+		case "scratch":
+			bv.Ptr = "scratch"
+		default:
+			bv.Ptr = fmt.Sprintf("(%s%s *) %s->data", c, bv.CType, bv.Tensor)
+		}
+		dv.Buffers = append(dv.Buffers, bv)
+	}
+	var call []string
+	for _, b := range dv.Buffers {
+		call = append(call, b.Ptr)
+	}
+	for _, a := range dv.Args {
+		call = append(call, a.Name)
+	}
+	dv.CallArgs = strings.Join(call, ", ")
+	for i := 0; i < 3; i++ {
+		dv.Grid[i], dv.Workgroup[i] = cexpr(k.Grid[i]), cexpr(k.Workgroup[i])
+	}
+	ir.WalkStmts(k.Body, func(s ir.Stmt) {
+		if _, ok := s.(*ir.Reduce); ok {
+			dv.Reduces = true
+		}
+	})
+	vars := ops.VariantsOf(d.Op.Name)
+	for _, v := range vars {
+		inst := Instance{}
+		var conds, targs []string
+		for _, p := range k.Params {
+			if p.Derived != nil {
+				continue
+			}
+			val := v.Values[p.Name]
+			if p.Type == ir.Bool {
+				conds = append(conds, fmt.Sprintf("%s == %v", p.Name, val != 0))
+				targs = append(targs, fmt.Sprint(val != 0))
+			} else {
+				conds = append(conds, fmt.Sprintf("%s == %d", p.Name, val))
+				targs = append(targs, fmt.Sprintf("%du", val))
+			}
+		}
+		if len(conds) == 0 {
+			conds = []string{"true"}
+		}
+		inst.Cond = strings.Join(conds, " && ")
+		inst.TemplateArgs = strings.Join(targs, ", ")
+		inst.Callee = dv.Function
+		if len(targs) > 0 {
+			inst.Callee += "<" + inst.TemplateArgs + ">"
+		}
+		if len(dv.Instances) > 0 {
+			inst.Else = "else "
+		}
+		switch backend {
+		case "metal":
+			inst.HostName = msl.HostName(k, d.Op.ArithFree, v)
+		case "vulkan":
+			inst.HostName = vulkanName(dv.Function, k, v)
+			defs, err := glsl.Defines(k, v)
+			if err != nil {
+				return dv, err
+			}
+			for _, name := range sortedKeys(defs) {
+				inst.Defines = append(inst.Defines, Define{name, defs[name]})
+			}
+		}
+		dv.Instances = append(dv.Instances, inst)
+	}
+	return dv, nil
+}
+
+// vulkanName is a variant's shader name: ggml's SPIR-V symbol stem.
+func vulkanName(fn string, k *ir.Kernel, v ops.Variant) string {
+	name := "kg_" + fn
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			name += fmt.Sprintf("_%s%d", strings.ToLower(p.Name), v.Values[p.Name])
+		}
+	}
+	return name
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+package emulate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+// RunTimeout bounds one emulated launch; a hang is a deadlock, reported by
+// hostemu with the kernel's name.
+var RunTimeout = hostemu.DefaultTimeout
+
+type programKey struct {
+	lang  hostemu.Lang
+	op    string
+	arith string
+}
+
+type programOnce struct {
+	once sync.Once
+	p    hostemu.Program
+	err  error
+}
+
+// programs memoizes Program: emitting is deterministic, and the build cache
+// key hashes the whole source anyway.
+var programs sync.Map // programKey -> *programOnce
+
+func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error) {
+	key := programKey{lang, op.Name, a.String()}
+	if op.ArithFree {
+		key.arith = "" // one kernel for every contract
+	}
+	v, _ := programs.LoadOrStore(key, new(programOnce))
+	e := v.(*programOnce)
+	e.once.Do(func() { e.p, e.err = Program(lang, op, a) })
+	return e.p, e.err
+}
+
+// BuildFor builds (through hostemu's cache) every program c's launches need
+// in lang, so a caller can build ahead of running and tell build failures
+// from run failures.
+func BuildFor(ctx context.Context, lang hostemu.Lang, c *cases.Case) ([]*hostemu.Binary, error) {
+	var bins []*hostemu.Binary
+	for _, l := range c.Launches {
+		p, err := cachedProgram(lang, l.Op, c.Arith)
+		if err != nil {
+			return nil, err
+		}
+		bin, err := hostemu.Build(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		bins = append(bins, bin)
+	}
+	return bins, nil
+}
+
+// Run replays c's launches in order in lang at subgroup width width, each
+// launch on the buffers the previous one left, and returns every case
+// buffer afterwards, by case buffer name (what cases.Case.Compare takes).
+func Run(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int) (map[string][]byte, error) {
+	bins, err := BuildFor(ctx, lang, c)
+	if err != nil {
+		return nil, err
+	}
+	state := make(map[string][]byte, len(c.Buffers))
+	for _, b := range c.Buffers {
+		if b.Elem != ir.F32 && b.Elem != ir.I32 {
+			return nil, fmt.Errorf("emulate: %s: buffer %s has element type %s", c.Name, b.Name, b.Elem)
+		}
+		state[b.Name] = b.Bytes()
+	}
+	for i, l := range c.Launches {
+		job, err := launchJob(l, state, width)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		out, err := bins[i].Run(ctx, job, RunTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: launch %d (%s) at subgroup width %d: %w", c.Name, i, l.Kernel.ID(), width, err)
+		}
+		for j, kb := range l.Kernel.Buffers {
+			got, ok := out[kb.Name]
+			if !ok || len(got) != len(state[l.Bind[j]]) {
+				return nil, fmt.Errorf("%s: launch %d (%s) returned no or a resized buffer %s", c.Name, i, l.Kernel.ID(), kb.Name)
+			}
+			state[l.Bind[j]] = got
+		}
+	}
+	return state, nil
+}
+
+// launchJob is one launch's job: the kernel's buffers bound to the case's,
+// its args, the variant and the geometry.
+func launchJob(l cases.Launch, state map[string][]byte, width int) (hostemu.Job, error) {
+	k := l.Kernel
+	if len(l.Bind) != len(k.Buffers) {
+		return hostemu.Job{}, fmt.Errorf("%s: %d bindings for %d buffers", k.ID(), len(l.Bind), len(k.Buffers))
+	}
+	vi, err := variantIndex(l.Op, k, l.Params)
+	if err != nil {
+		return hostemu.Job{}, err
+	}
+	job := hostemu.Job{SubgroupWidth: width, Args: []hostemu.Arg{hostemu.U32(ArgVariant, uint32(vi))}}
+	for d := 0; d < 3; d++ {
+		job.Args = append(job.Args, hostemu.U32(geometryArgs[d], l.Grid[d]), hostemu.U32(geometryArgs[3+d], l.Workgroup[d]))
+	}
+	for _, a := range k.Args {
+		bits, ok := l.Args[a.Name]
+		if !ok {
+			return hostemu.Job{}, fmt.Errorf("%s: arg %s has no value", k.ID(), a.Name)
+		}
+		job.Args = append(job.Args, hostemu.Arg{Name: a.Name, Bits: bits})
+	}
+	bound := map[string]string{}
+	for i, kb := range k.Buffers {
+		name := l.Bind[i]
+		// hostemu gives every job buffer its own memory, so two kernel
+		// buffers cannot share one case buffer.
+		if prev, dup := bound[name]; dup {
+			return hostemu.Job{}, fmt.Errorf("%s: buffers %s and %s both bind %s; aliasing is not supported", k.ID(), prev, kb.Name, name)
+		}
+		bound[name] = kb.Name
+		data, ok := state[name]
+		if !ok {
+			return hostemu.Job{}, fmt.Errorf("%s: buffer %s is bound to %s, which the case lacks", k.ID(), kb.Name, name)
+		}
+		job.Buffers = append(job.Buffers, hostemu.Buffer{Name: kb.Name, ElemSize: 4, Data: data})
+	}
+	return job, nil
+}
