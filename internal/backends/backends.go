@@ -9,9 +9,9 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
-	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
