@@ -38,11 +38,11 @@ func buildGather(name string) (*ir.Kernel, error) {
 	groups := b.Select(chunks.Lt(gatherMaxGroups), chunks, b.U32(gatherMaxGroups))
 	b.Grid(groups, nSeqs, 1)
 
-	// The compute dispatch may start at once: it waits (DepWait) before
-	// touching scratch or any destination row. The gather itself reads ids
-	// and the cache only after the dispatches before it are done.
-	b.DepRelease()
+	// Wait for the dispatches before, then let the compute dispatch start:
+	// it reads its inputs at once (they are complete by then) and waits
+	// (DepWait) only before touching scratch or a row the gather reads.
 	b.DepWait()
+	b.DepRelease()
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
 	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
@@ -55,6 +55,18 @@ func buildGather(name string) (*ir.Kernel, error) {
 		})
 	})
 	return b.Build()
+}
+
+// readByAnother is true when some other sequence's source is sequence s's
+// destination row, i.e. the gather copies that row: s must not overwrite it
+// before the gather is done. Usually no one does, and s need not wait.
+func readByAnother(b *dsl.Builder, ids dsl.Buf, s, rsHead, nSeqs dsl.Val) dsl.Val {
+	read := b.Var("read_by_another", b.Bool(false))
+	mine := b.Let("my_row", rsHead.Add(s).I32())
+	b.For("other", 0, nSeqs, func(other dsl.Val) {
+		b.If(other.Ne(s).AndAlso(ids.Load(other).Eq(mine)), func() { read.Set(true) })
+	})
+	return read.Get()
 }
 
 // aliasesDestination is true when sequence s reads a row that another

@@ -92,8 +92,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 
 	// The next dispatch may start at once (it waits before reading what this
 	// one writes). Inputs come from earlier dispatches: wait for them, except
-	// in op B, whose gather already waited and which waits for the gather
-	// only where it must.
+	// in op B, whose gather waited for them before letting this dispatch
+	// start, and which waits for the gather itself only where it must.
 	b.DepRelease()
 	if mode != gdnInplaceIds {
 		b.DepWait()
@@ -284,7 +284,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	default:
 		if mode == gdnInplaceIds {
 			// The gather may still be reading this row as another sequence's source.
-			b.DepWait()
+			b.If(readByAnother(b, ids, s, rsHead, nSeqs), func() { b.DepWait() })
 		}
 		base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })

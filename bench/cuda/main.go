@@ -112,6 +112,12 @@ func prepare(args []string) error {
 			return err
 		}
 	}
+	glueFiles, _ := filepath.Glob(filepath.Join("generated", "cuda", "glue", "*"))
+	for _, g := range glueFiles {
+		if err := copyFile(g, filepath.Join(*dir, "kernels", filepath.Base(g))); err != nil {
+			return err
+		}
+	}
 	srcs, _ := filepath.Glob(filepath.Join("bench", "cuda", "src", "*"))
 	for _, s := range srcs {
 		if err := copyFile(s, filepath.Join(*dir, "src", filepath.Base(s))); err != nil {

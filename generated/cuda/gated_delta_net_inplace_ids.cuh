@@ -252,7 +252,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
         }
     }
     // write the final state
-    ggml_cuda_pdl_sync();
+    bool read_by_another = false;
+    const int32_t my_row = (int32_t) (rs_head + s);
+    for (uint32_t other = 0u; other < n_seqs; ++other) {
+        if (other != s && ids[other] == my_row) {
+            read_by_another = true;
+        }
+    }
+    if (read_by_another) {
+        ggml_cuda_pdl_sync();
+    }
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
@@ -466,7 +475,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
         }
     }
     // write the final state
-    ggml_cuda_pdl_sync();
+    bool read_by_another = false;
+    const int32_t my_row = (int32_t) (rs_head + s);
+    for (uint32_t other = 0u; other < n_seqs; ++other) {
+        if (other != s && ids[other] == my_row) {
+            read_by_another = true;
+        }
+    }
+    if (read_by_another) {
+        ggml_cuda_pdl_sync();
+    }
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {

@@ -13,8 +13,8 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
         const uint32_t row_len,
         const uint32_t n_seqs,
         const uint32_t rs_head) {
-    ggml_cuda_pdl_lc();
     ggml_cuda_pdl_sync();
+    ggml_cuda_pdl_lc();
     const uint32_t s = blockIdx.y;
     const int32_t src = ids[s];
     if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {

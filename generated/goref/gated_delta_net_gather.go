@@ -42,8 +42,8 @@ func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherA
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
+					// dep_release: dispatches are ordered in the Go reference
 					var s uint32 = uint32(kgGY)
 					var src int32 = ids[s]
 					if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {

@@ -332,7 +332,16 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					// dep_wait: dispatches are ordered in the Go reference
+					var read_by_another bool = false
+					var my_row int32 = int32((rs_head + s[kgTid]))
+					for other := uint32(0); other < n_seqs; other += 1 {
+						if (other != s[kgTid]) && (ids[other] == my_row) {
+							read_by_another = true
+						}
+					}
+					if read_by_another {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -579,7 +588,16 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					// dep_wait: dispatches are ordered in the Go reference
+					var read_by_another bool = false
+					var my_row int32 = int32((rs_head + s[kgTid]))
+					for other := uint32(0); other < n_seqs; other += 1 {
+						if (other != s[kgTid]) && (ids[other] == my_row) {
+							read_by_another = true
+						}
+					}
+					if read_by_another {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -837,7 +855,16 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					// dep_wait: dispatches are ordered in the Go reference
+					var read_by_another bool = false
+					var my_row int32 = int32((rs_head + s[kgTid]))
+					for other := uint32(0); other < n_seqs; other += 1 {
+						if (other != s[kgTid]) && (ids[other] == my_row) {
+							read_by_another = true
+						}
+					}
+					if read_by_another {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -1095,7 +1122,16 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					// dep_wait: dispatches are ordered in the Go reference
+					var read_by_another bool = false
+					var my_row int32 = int32((rs_head + s[kgTid]))
+					for other := uint32(0); other < n_seqs; other += 1 {
+						if (other != s[kgTid]) && (ids[other] == my_row) {
+							read_by_another = true
+						}
+					}
+					if read_by_another {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -1342,7 +1378,16 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					// dep_wait: dispatches are ordered in the Go reference
+					var read_by_another bool = false
+					var my_row int32 = int32((rs_head + s[kgTid]))
+					for other := uint32(0); other < n_seqs; other += 1 {
+						if (other != s[kgTid]) && (ids[other] == my_row) {
+							read_by_another = true
+						}
+					}
+					if read_by_another {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))

@@ -256,6 +256,15 @@ void gated_delta_net_inplace_ids_f32_portable(
         }
     }
     // write the final state
+    bool read_by_another = false;
+    const int32_t my_row = (int32_t) (rs_head + s);
+    for (uint32_t other = 0u; other < n_seqs; ++other) {
+        if (other != s && ids[other] == my_row) {
+            read_by_another = true;
+        }
+    }
+    if (read_by_another) {
+    }
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
@@ -470,6 +479,15 @@ void gated_delta_net_inplace_ids_f32(
         }
     }
     // write the final state
+    bool read_by_another = false;
+    const int32_t my_row = (int32_t) (rs_head + s);
+    for (uint32_t other = 0u; other < n_seqs; ++other) {
+        if (other != s && ids[other] == my_row) {
+            read_by_another = true;
+        }
+    }
+    if (read_by_another) {
+    }
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {

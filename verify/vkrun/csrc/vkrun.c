@@ -693,65 +693,32 @@ static void parse_job(const uint8_t *data, size_t len, job *j)
 		d->bind = xcalloc(d->nbind, sizeof *d->bind);
 		d->bind_off = xcalloc(d->nbind, sizeof *d->bind_off);
 		d->bind_range = xcalloc(d->nbind, sizeof *d->bind_range);
-		/* The flags come after the bindings but decide their layout:
-		 * peek at them (bindings are fixed-size either way). */
-		for (uint32_t pass = 0; pass < 2; pass++) {
-			size_t start = r.off;
-			uint32_t each = pass ? 20 : 4;
-			if (pass) {
-				need(&r, (uint64_t)d->nbind * each + 8, "bindings");
-			} else {
-				need(&r, (uint64_t)d->nbind * each + 8, "bindings");
-				r.off += (size_t)d->nbind * each + 4;
-				uint32_t fl = rd_u32(&r, "dispatch flags");
-				r.off = start;
-				if (!(fl & FLAG_BIND_RANGES))
-					break;
-			}
-		}
-		(void)0;
-		d->required_subgroup_size = 0;
-		{
-			/* Binding layout: u32 buffer, or with FLAG_BIND_RANGES u32
-			 * buffer, u64 offset, u64 range. Find the flags first. */
-			size_t start = r.off;
-			size_t plain = (size_t)d->nbind * 4, ranged = (size_t)d->nbind * 20;
-			int with_ranges = 0;
-			if (r.n - r.off >= plain + 8) {
-				reader peek = {r.p, r.n, r.off + plain + 4};
-				with_ranges = (rd_u32(&peek, "dispatch flags") & FLAG_BIND_RANGES) != 0;
-			}
-			if (with_ranges && r.n - r.off >= ranged + 8) {
-				reader peek = {r.p, r.n, r.off + ranged + 4};
-				with_ranges = (rd_u32(&peek, "dispatch flags") & FLAG_BIND_RANGES) != 0;
-			}
-			r.off = start;
-			for (uint32_t k = 0; k < d->nbind; k++) {
-				d->bind[k] = rd_u32(&r, "binding");
-				if (with_ranges) {
-					d->bind_off[k] = rd_u64(&r, "binding offset");
-					d->bind_range[k] = rd_u64(&r, "binding range");
-				}
-				if (d->bind[k] >= j->nbuf)
-					die(EXIT_USAGE,
-					    "dispatch %u: binding %u names buffer %u, the job has %u buffers",
-					    i, k, d->bind[k], j->nbuf);
-				uint64_t size = j->buf_size[d->bind[k]];
-				uint64_t end = d->bind_range[k] ? d->bind_off[k] + d->bind_range[k]
-								: d->bind_off[k];
-				if (d->bind_off[k] > size || end > size || end < d->bind_off[k])
-					die(EXIT_USAGE,
-					    "dispatch %u: binding %u: bytes [%llu, %llu) of buffer %u, "
-					    "which has %llu",
-					    i, k, (unsigned long long)d->bind_off[k],
-					    (unsigned long long)end, d->bind[k],
-					    (unsigned long long)size);
-			}
+		for (uint32_t k = 0; k < d->nbind; k++) {
+			d->bind[k] = rd_u32(&r, "binding");
+			if (d->bind[k] >= j->nbuf)
+				die(EXIT_USAGE,
+				    "dispatch %u: binding %u names buffer %u, the job has %u buffers",
+				    i, k, d->bind[k], j->nbuf);
 		}
 		d->required_subgroup_size = rd_u32(&r, "required subgroup size");
 		d->flags = rd_u32(&r, "dispatch flags");
 		if (d->flags & ~(FLAG_FULL_SUBGROUPS | FLAG_BIND_RANGES))
 			die(EXIT_USAGE, "dispatch %u: unknown dispatch flags 0x%x", i, d->flags);
+		if (d->flags & FLAG_BIND_RANGES) {
+			need(&r, (uint64_t)d->nbind * 16, "binding ranges");
+			for (uint32_t k = 0; k < d->nbind; k++) {
+				d->bind_off[k] = rd_u64(&r, "binding offset");
+				d->bind_range[k] = rd_u64(&r, "binding range");
+				uint64_t size = j->buf_size[d->bind[k]];
+				uint64_t off = d->bind_off[k], end = off + d->bind_range[k];
+				if (off > size || end > size || end < off)
+					die(EXIT_USAGE,
+					    "dispatch %u: binding %u: bytes [%llu, %llu) of buffer %u, "
+					    "which has %llu",
+					    i, k, (unsigned long long)off, (unsigned long long)end,
+					    d->bind[k], (unsigned long long)size);
+			}
+		}
 	}
 	if (r.off != r.n)
 		die(EXIT_USAGE, "job file: %zu trailing bytes after the last dispatch",
@@ -1312,13 +1279,22 @@ static void check_dispatch(uint32_t i, dispatch *d, const device_info *di, const
 		die(EXIT_UNSUPPORTED,
 		    "dispatch %u: %u storage buffers, the device allows %u per stage", i,
 		    d->nbind, lim->maxPerStageDescriptorStorageBuffers);
-	for (uint32_t k = 0; k < d->nbind; k++)
-		if (j->buf_size[d->bind[k]] > lim->maxStorageBufferRange)
+	for (uint32_t k = 0; k < d->nbind; k++) {
+		uint64_t range = d->bind_range[k] ? d->bind_range[k]
+						  : j->buf_size[d->bind[k]] - d->bind_off[k];
+		if (range > lim->maxStorageBufferRange)
 			die(EXIT_UNSUPPORTED,
-			    "dispatch %u: buffer %u is %llu bytes, the device's "
+			    "dispatch %u: binding %u covers %llu bytes of buffer %u, the device's "
 			    "maxStorageBufferRange is %u",
-			    i, d->bind[k], (unsigned long long)j->buf_size[d->bind[k]],
+			    i, k, (unsigned long long)range, d->bind[k],
 			    lim->maxStorageBufferRange);
+		if (d->bind_off[k] % lim->minStorageBufferOffsetAlignment != 0)
+			die(EXIT_UNSUPPORTED,
+			    "dispatch %u: binding %u at offset %llu, the device's "
+			    "minStorageBufferOffsetAlignment is %llu",
+			    i, k, (unsigned long long)d->bind_off[k],
+			    (unsigned long long)lim->minStorageBufferOffsetAlignment);
+	}
 	for (int k = 0; k < 3; k++)
 		if (d->groups[k] > lim->maxComputeWorkGroupCount[k])
 			die(EXIT_UNSUPPORTED,
@@ -1432,6 +1408,117 @@ static void write_u64(FILE *f, uint64_t v, const char *path)
 	write_u32(f, (uint32_t)(v >> 32), path);
 }
 
+/* Writes n bytes of the pattern (len bytes, repeated) starting at byte phase
+ * of the repetition; zeros when the pattern is empty. */
+static void fill_tiled(uint8_t *dst, uint64_t phase, uint64_t n, const uint8_t *pat,
+		       uint64_t len)
+{
+	if (len == 0) {
+		memset(dst, 0, (size_t)n);
+		return;
+	}
+	phase %= len;
+	while (n) {
+		uint64_t c = len - phase < n ? len - phase : n;
+		memcpy(dst, pat + phase, (size_t)c);
+		dst += c, n -= c, phase = 0;
+	}
+}
+
+/* Device-local memory, preferring a type the host cannot map: on a discrete
+ * GPU the mappable device-local heap may be a small BAR window. */
+static uint32_t pick_device_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits)
+{
+	int64_t best = -1;
+	for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+		VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+		if (!(bits & (1u << i)) || !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+			continue;
+		if (best < 0 || ((mp->memoryTypes[best].propertyFlags &
+				  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+				 !(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)))
+			best = i;
+	}
+	if (best < 0)
+		die(EXIT_UNSUPPORTED, "the device has no device-local memory type for storage buffers");
+	return (uint32_t)best;
+}
+
+static void make_buffer(VkDevice dev, const VkPhysicalDeviceMemoryProperties *mp,
+			VkDeviceSize size, int device_local, gpu_buffer *b)
+{
+	VkBufferCreateInfo bci = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.size = size,
+		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+			 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+	};
+	VKCHECK("vkCreateBuffer", vkCreateBuffer(dev, &bci, NULL, &b->buf));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(dev, b->buf, &req);
+	VkMemoryAllocateInfo mai = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.allocationSize = req.size,
+		.memoryTypeIndex = device_local ? pick_device_memory(mp, req.memoryTypeBits)
+						: pick_memory_type(mp, req.memoryTypeBits),
+	};
+	VKCHECK("vkAllocateMemory", vkAllocateMemory(dev, &mai, NULL, &b->mem));
+	VKCHECK("vkBindBufferMemory", vkBindBufferMemory(dev, b->buf, b->mem, 0));
+	b->alloc_size = req.size;
+	b->map = NULL;
+	if (!device_local) {
+		void *p;
+		VKCHECK("vkMapMemory", vkMapMemory(dev, b->mem, 0, VK_WHOLE_SIZE, 0, &p));
+		b->map = p;
+	}
+}
+
+static void begin_commands(VkCommandBuffer cmd)
+{
+	VkCommandBufferBeginInfo cbi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+	};
+	VKCHECK("vkBeginCommandBuffer", vkBeginCommandBuffer(cmd, &cbi));
+}
+
+/* Ends, submits and waits for cmd; what names the work in a timeout. */
+static void submit_wait(VkDevice dev, VkQueue queue, VkCommandBuffer cmd, VkFence fence,
+			uint32_t timeout_ms, const char *what)
+{
+	VKCHECK("vkEndCommandBuffer", vkEndCommandBuffer(cmd));
+	VKCHECK("vkResetFences", vkResetFences(dev, 1, &fence));
+	VkSubmitInfo submit = {
+		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.commandBufferCount = 1,
+		.pCommandBuffers = &cmd,
+	};
+	VKCHECK("vkQueueSubmit", vkQueueSubmit(queue, 1, &submit, fence));
+	VkResult wr = vkWaitForFences(dev, 1, &fence, VK_TRUE, (uint64_t)timeout_ms * 1000000ull);
+	if (wr == VK_TIMEOUT)
+		die(EXIT_VULKAN,
+		    "vkWaitForFences failed: VK_TIMEOUT (%d): %s did not finish within %u ms",
+		    (int)wr, what, timeout_ms);
+	VKCHECK("vkWaitForFences", wr);
+}
+
+/* Whether two dispatches can share one pipeline (and layout). */
+static int same_pipeline(const dispatch *a, const dispatch *b)
+{
+	if (a->code_bytes != b->code_bytes || strcmp(a->entry, b->entry) != 0 ||
+	    a->nspec != b->nspec || a->push_padded != b->push_padded || a->nbind != b->nbind ||
+	    a->required_subgroup_size != b->required_subgroup_size ||
+	    (a->flags & FLAG_FULL_SUBGROUPS) != (b->flags & FLAG_FULL_SUBGROUPS))
+		return 0;
+	if (a->code != b->code && memcmp(a->code, b->code, a->code_bytes) != 0)
+		return 0;
+	for (uint32_t k = 0; k < a->nspec; k++)
+		if (a->spec[k].id != b->spec[k].id || a->spec[k].value != b->spec[k].value)
+			return 0;
+	return 1;
+}
+
 static int run_job(const char *job_path, const char *out_path)
 {
 	size_t len;
@@ -1448,8 +1535,17 @@ static int run_job(const char *job_path, const char *out_path)
 	if (!at_least(di.api, 1, 1))
 		die(EXIT_UNSUPPORTED, "device %s: Vulkan 1.1 or newer is needed",
 		    di.props.deviceName);
-	for (uint32_t i = 0; i < j.ndisp; i++)
-		check_dispatch(i, &j.disp[i], &di, &j);
+	for (uint32_t i = 0; i < j.ndisp; i++) {
+		dispatch *d = &j.disp[i];
+		check_dispatch(i, d, &di, &j);
+		/* Repeated dispatches (benchmarks) share their pipeline. */
+		d->pipe = i;
+		for (uint32_t m = 0; m < i; m++)
+			if (j.disp[m].pipe == m && same_pipeline(&j.disp[m], d)) {
+				d->pipe = m;
+				break;
+			}
+	}
 
 	/* Queue family: the first with compute. */
 	uint32_t nq = 0;
@@ -1457,12 +1553,19 @@ static int run_job(const char *job_path, const char *out_path)
 	VkQueueFamilyProperties *qf = xcalloc(nq, sizeof *qf);
 	vkGetPhysicalDeviceQueueFamilyProperties(di.pd, &nq, qf);
 	int64_t family = -1;
+	uint32_t ts_bits = 0;
 	for (uint32_t i = 0; i < nq && family < 0; i++)
-		if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+		if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
 			family = i;
+			ts_bits = qf[i].timestampValidBits;
+		}
 	free(qf);
 	if (family < 0)
 		die(EXIT_UNSUPPORTED, "device %s has no compute queue", di.props.deviceName);
+	if ((j.flags & JOB_TIMESTAMPS) && ts_bits == 0)
+		die(EXIT_UNSUPPORTED, "device %s: its compute queue has no timestamps "
+				      "(timestampValidBits 0)",
+		    di.props.deviceName);
 
 	/* Enable every supported core feature (shaders may use float16, int8,
 	 * int64, 16-bit storage, subgroup size control...), except robust buffer
@@ -1543,36 +1646,73 @@ static int run_job(const char *job_path, const char *out_path)
 	VkQueue queue;
 	vkGetDeviceQueue(dev, (uint32_t)family, 0, &queue);
 
-	/* Buffers. */
+	/* Commands: a pool whose buffers are re-recorded (uploads, read-back). */
+	VkCommandPoolCreateInfo cpi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+		.queueFamilyIndex = (uint32_t)family,
+	};
+	VkCommandPool cmdpool;
+	VKCHECK("vkCreateCommandPool", vkCreateCommandPool(dev, &cpi, NULL, &cmdpool));
+	VkCommandBufferAllocateInfo cai = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = cmdpool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = 1,
+	};
+	VkCommandBuffer cmd;
+	VKCHECK("vkAllocateCommandBuffers", vkAllocateCommandBuffers(dev, &cai, &cmd));
+	VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+	VkFence fence;
+	VKCHECK("vkCreateFence", vkCreateFence(dev, &fci, NULL, &fence));
+
+	/* Buffers: host-visible and filled in place, or device-local and
+	 * filled through a staging buffer. */
+	int device_local = (j.flags & JOB_DEVICE_LOCAL) != 0;
 	VkPhysicalDeviceMemoryProperties mp;
 	vkGetPhysicalDeviceMemoryProperties(di.pd, &mp);
 	gpu_buffer *bufs = xcalloc(j.nbuf, sizeof *bufs);
+	VkDeviceSize stage_size = 4;
 	for (uint32_t i = 0; i < j.nbuf; i++) {
 		VkDeviceSize size = j.buf_size[i] ? j.buf_size[i] : 4;
-		VkBufferCreateInfo bci = {
-			.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-			.size = size,
-			.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-				 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-			.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-		};
-		VKCHECK("vkCreateBuffer", vkCreateBuffer(dev, &bci, NULL, &bufs[i].buf));
-		VkMemoryRequirements req;
-		vkGetBufferMemoryRequirements(dev, bufs[i].buf, &req);
-		VkMemoryAllocateInfo mai = {
-			.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-			.allocationSize = req.size,
-			.memoryTypeIndex = pick_memory_type(&mp, req.memoryTypeBits),
-		};
-		VKCHECK("vkAllocateMemory", vkAllocateMemory(dev, &mai, NULL, &bufs[i].mem));
-		VKCHECK("vkBindBufferMemory", vkBindBufferMemory(dev, bufs[i].buf, bufs[i].mem, 0));
-		void *p;
-		VKCHECK("vkMapMemory", vkMapMemory(dev, bufs[i].mem, 0, VK_WHOLE_SIZE, 0, &p));
-		bufs[i].map = p;
-		bufs[i].alloc_size = req.size;
-		memset(bufs[i].map, 0, (size_t)size);
-		if (j.buf_size[i])
-			memcpy(bufs[i].map, j.buf_data[i], (size_t)j.buf_size[i]);
+		make_buffer(dev, &mp, size, device_local, &bufs[i]);
+		if (bufs[i].map) {
+			memset(bufs[i].map, 0, (size_t)size);
+			fill_tiled(bufs[i].map, 0, j.buf_size[i], j.buf_data[i], j.buf_init[i]);
+		}
+		if (size > stage_size)
+			stage_size = size < STAGE_MAX ? size : STAGE_MAX;
+	}
+	gpu_buffer stage = {0};
+	if (device_local) {
+		make_buffer(dev, &mp, stage_size, 0, &stage);
+		/* Zeros by vkCmdFillBuffer; patterns by copies, refilling the
+		 * staging buffer only when a chunk's bytes differ. */
+		begin_commands(cmd);
+		for (uint32_t i = 0; i < j.nbuf; i++)
+			if (j.buf_init[i] == 0 && j.buf_size[i] % 4 == 0)
+				vkCmdFillBuffer(cmd, bufs[i].buf, 0, VK_WHOLE_SIZE, 0);
+		submit_wait(dev, queue, cmd, fence, j.timeout_ms, "clearing the buffers");
+		const uint8_t *last_pat = NULL;
+		uint64_t last_len = 0, last_phase = 0, last_n = 0;
+		for (uint32_t i = 0; i < j.nbuf; i++) {
+			if (j.buf_init[i] == 0 && j.buf_size[i] % 4 == 0)
+				continue;
+			for (uint64_t o = 0; o < j.buf_size[i]; o += stage_size) {
+				uint64_t n = j.buf_size[i] - o < stage_size ? j.buf_size[i] - o : stage_size;
+				uint64_t len = j.buf_init[i], phase = len ? o % len : 0;
+				if (!last_pat || last_pat != j.buf_data[i] || last_len != len ||
+				    last_phase != phase || last_n != n) {
+					fill_tiled(stage.map, phase, n, j.buf_data[i], len);
+					last_pat = j.buf_data[i], last_len = len;
+					last_phase = phase, last_n = n;
+				}
+				begin_commands(cmd);
+				VkBufferCopy region = {0, o, n};
+				vkCmdCopyBuffer(cmd, stage.buf, bufs[i].buf, 1, &region);
+				submit_wait(dev, queue, cmd, fence, j.timeout_ms, "uploading the buffers");
+			}
+		}
 	}
 
 	/* Descriptors, layouts and pipelines: one of each per dispatch. */
