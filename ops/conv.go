@@ -154,7 +154,7 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 		dst.Store(s.Mul(d2).Add(c), out.Get())
 		if withIds {
 			// The gather may still be reading this ring as another sequence's source.
-			b.If(readByAnother(b, ids, s, rsHead, nSeqs), func() { b.DepWait() })
+			b.DepWait()
 		}
 		b.Comment("shift the window by one token into the ring")
 		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })

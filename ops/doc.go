@@ -62,7 +62,8 @@
 //	  S[i][j] = add(mul(e, S[i][j]), mul(k[i], delta))
 //	KDA on native-cuda and native-sycl (ggml-cuda's contractions, pinned):
 //	  kv = reduce(fma(mul(e_i, S), k, .)); delta = mul(sub(v[j], kv), beta);
-//	  S[i][j] = fma(e_i, S[i][j], mul(k[i], delta))
+//	  S[i][j] = fma(k[i], delta, mul(e_i, S[i][j])) when R == 1,
+//	            fma(e_i, S[i][j], mul(k[i], delta)) when R > 1
 //	then attn[j] = mul(reduce(madd(S, q, .)), scale).
 //
 // Conv taps, window oldest tap first and the current token last:

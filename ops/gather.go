@@ -57,18 +57,6 @@ func buildGather(name string) (*ir.Kernel, error) {
 	return b.Build()
 }
 
-// readByAnother is true when some other sequence's source is sequence s's
-// destination row, i.e. the gather copies that row: s must not overwrite it
-// before the gather is done. Usually no one does, and s need not wait.
-func readByAnother(b *dsl.Builder, ids dsl.Buf, s, rsHead, nSeqs dsl.Val) dsl.Val {
-	read := b.Var("read_by_another", b.Bool(false))
-	mine := b.Let("my_row", rsHead.Add(s).I32())
-	b.For("other", 0, nSeqs, func(other dsl.Val) {
-		b.If(other.Ne(s).AndAlso(ids.Load(other).Eq(mine)), func() { read.Set(true) })
-	})
-	return read.Get()
-}
-
 // aliasesDestination is true when sequence s reads a row that another
 // sequence of the same op writes: a non-identity source inside the window
 // [rs_head, rs_head + n_seqs). Only such sources go through scratch.

@@ -228,9 +228,11 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 
 		// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
 		// chooses for the series kernel pinned as explicit fmas (read off its
-		// PTX under -use_fast_math): kv += fma(e_i*S, k, kv) in the dot, and
-		// S = fma(e_i, S, k*delta) in the update, so the result does not depend
-		// on how nvcc schedules the generated code (SPEC.md 13 H17).
+		// PTX under -use_fast_math, SPEC.md 13 H17): kv += fma(e_i*S, k, kv) in
+		// the dot; in the update, with one row per lane (S_v <= 32) nvcc reuses
+		// the dot's e_i*S and fuses k*delta, S = fma(k, delta, e_i*S); with more
+		// rows it recomputes and fuses the gate, S = fma(e_i, S, k*delta). Pinned,
+		// the generated kernel's bits no longer depend on nvcc's scheduling.
 		kdaInDot := func() {
 			b.Comment("KDA: one gate per key row, applied inside the dot and the update")
 			gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
@@ -245,9 +247,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
 				at := b.Var("attn_part", b.F32(0))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sn := b.Let("s_new", b.FMA(gate(r), shard.At(reg0.Add(r)), kReg.At(r).Mul(delta)))
-					shard.Set(reg0.Add(r), sn)
-					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+					sn := b.Var("s_new", b.F32(0))
+					b.IfElse(rows.Eq(1),
+						func() { sn.Set(b.FMA(kReg.At(r), delta, gate(r).Mul(shard.At(reg0.Add(r))))) },
+						func() { sn.Set(b.FMA(gate(r), shard.At(reg0.Add(r)), kReg.At(r).Mul(delta))) })
+					shard.Set(reg0.Add(r), sn.Get())
+					at.Set(st.madd(b, sn.Get(), qReg.At(r), at.Get()))
 				})
 				storeAttn(c, at.Get())
 				snapshot(c, reg0)
@@ -284,7 +289,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	default:
 		if mode == gdnInplaceIds {
 			// The gather may still be reading this row as another sequence's source.
-			b.If(readByAnother(b, ids, s, rsHead, nSeqs), func() { b.DepWait() })
+			b.DepWait()
 		}
 		base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })

@@ -171,8 +171,7 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 					part := make([]float32, w)
 					var delta float32
 					if c.gateAfterReduce && p.kda {
-						// CUDA's KDA form, contractions pinned: kv += fma(e_i*S, k, kv);
-						// S = fma(e_i, S, k*delta).
+						// CUDA's KDA form, contractions pinned (ops/doc.go).
 						for l := 0; l < w; l++ {
 							for r := 0; r < rows; r++ {
 								i := lanes(l, r)
@@ -182,7 +181,11 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 						kv := butterfly(part)
 						delta = mul(p.v(j, h, t, s)-kv, beta)
 						for i := 0; i < sv; i++ {
-							*at(i, j) = rt.FMA(gate[i], *at(i, j), mul(k[i], delta))
+							if rows == 1 {
+								*at(i, j) = rt.FMA(k[i], delta, mul(gate[i], *at(i, j)))
+							} else {
+								*at(i, j) = rt.FMA(gate[i], *at(i, j), mul(k[i], delta))
+							}
 						}
 					} else if c.gateAfterReduce {
 						ga := gate[0]

@@ -354,7 +354,12 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
                 float attn_part = 0.0f;
                 #pragma unroll
                 for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                    const float s_new = fmaf(expf(g[g_off + (r_3 * W + lane)]), s_shard[reg0 + r_3], k_reg[r_3] * delta);
+                    float s_new = 0.0f;
+                    if (R == 1u) {
+                        s_new = fmaf(k_reg[r_3], delta, expf(g[g_off + (r_3 * W + lane)]) * s_shard[reg0 + r_3]);
+                    } else {
+                        s_new = fmaf(expf(g[g_off + (r_3 * W + lane)]), s_shard[reg0 + r_3], k_reg[r_3] * delta);
+                    }
                     s_shard[reg0 + r_3] = s_new;
                     attn_part = attn_part + s_new * q_reg[r_3];
                 }

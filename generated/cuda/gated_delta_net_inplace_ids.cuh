@@ -252,16 +252,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
         }
     }
     // write the final state
-    bool read_by_another = false;
-    const int32_t my_row = (int32_t) (rs_head + s);
-    for (uint32_t other = 0u; other < n_seqs; ++other) {
-        if (other != s && ids[other] == my_row) {
-            read_by_another = true;
-        }
-    }
-    if (read_by_another) {
-        ggml_cuda_pdl_sync();
-    }
+    ggml_cuda_pdl_sync();
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
@@ -398,7 +389,12 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                 float attn_part = 0.0f;
                 #pragma unroll
                 for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                    const float s_new = fmaf(expf(g[g_off + (r_5 * W + lane)]), s_shard[reg0 + r_5], k_reg[r_5] * delta);
+                    float s_new = 0.0f;
+                    if (R == 1u) {
+                        s_new = fmaf(k_reg[r_5], delta, expf(g[g_off + (r_5 * W + lane)]) * s_shard[reg0 + r_5]);
+                    } else {
+                        s_new = fmaf(expf(g[g_off + (r_5 * W + lane)]), s_shard[reg0 + r_5], k_reg[r_5] * delta);
+                    }
                     s_shard[reg0 + r_5] = s_new;
                     attn_part = attn_part + s_new * q_reg[r_5];
                 }
@@ -475,16 +471,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
         }
     }
     // write the final state
-    bool read_by_another = false;
-    const int32_t my_row = (int32_t) (rs_head + s);
-    for (uint32_t other = 0u; other < n_seqs; ++other) {
-        if (other != s && ids[other] == my_row) {
-            read_by_another = true;
-        }
-    }
-    if (read_by_another) {
-        ggml_cuda_pdl_sync();
-    }
+    ggml_cuda_pdl_sync();
     const uint32_t final_off = s * sd1 + h * block;
     #pragma unroll
     for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {

@@ -96,16 +96,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
             out = div_;
         }
         dst[s * d2 + c] = out;
-        bool read_by_another = false;
-        const int32_t my_row = (int32_t) (rs_head + s);
-        for (uint32_t other = 0u; other < n_seqs; ++other) {
-            if (other != s && ids[other] == my_row) {
-                read_by_another = true;
-            }
-        }
-        if (read_by_another) {
-            ggml_cuda_pdl_sync();
-        }
+        ggml_cuda_pdl_sync();
         // shift the window by one token into the ring
         #pragma unroll
         for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {
@@ -174,16 +165,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
             out = silu;
         }
         dst[s * d2 + c] = out;
-        bool read_by_another = false;
-        const int32_t my_row = (int32_t) (rs_head + s);
-        for (uint32_t other = 0u; other < n_seqs; ++other) {
-            if (other != s && ids[other] == my_row) {
-                read_by_another = true;
-            }
-        }
-        if (read_by_another) {
-            ggml_cuda_pdl_sync();
-        }
+        ggml_cuda_pdl_sync();
         // shift the window by one token into the ring
         #pragma unroll
         for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {

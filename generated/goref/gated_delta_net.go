@@ -494,7 +494,12 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_3)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									}
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}
@@ -1245,7 +1250,12 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_3)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									}
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
 								}

@@ -332,16 +332,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					var read_by_another bool = false
-					var my_row int32 = int32((rs_head + s[kgTid]))
-					for other := uint32(0); other < n_seqs; other += 1 {
-						if (other != s[kgTid]) && (ids[other] == my_row) {
-							read_by_another = true
-						}
-					}
-					if read_by_another {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -532,7 +523,12 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									}
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
@@ -588,16 +584,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					var read_by_another bool = false
-					var my_row int32 = int32((rs_head + s[kgTid]))
-					for other := uint32(0); other < n_seqs; other += 1 {
-						if (other != s[kgTid]) && (ids[other] == my_row) {
-							read_by_another = true
-						}
-					}
-					if read_by_another {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -855,16 +842,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					var read_by_another bool = false
-					var my_row int32 = int32((rs_head + s[kgTid]))
-					for other := uint32(0); other < n_seqs; other += 1 {
-						if (other != s[kgTid]) && (ids[other] == my_row) {
-							read_by_another = true
-						}
-					}
-					if read_by_another {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -1122,16 +1100,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					var read_by_another bool = false
-					var my_row int32 = int32((rs_head + s[kgTid]))
-					for other := uint32(0); other < n_seqs; other += 1 {
-						if (other != s[kgTid]) && (ids[other] == my_row) {
-							read_by_another = true
-						}
-					}
-					if read_by_another {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
@@ -1322,7 +1291,12 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
 								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+									}
 									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
 									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 								}
@@ -1378,16 +1352,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 				}
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					// write the final state
-					var read_by_another bool = false
-					var my_row int32 = int32((rs_head + s[kgTid]))
-					for other := uint32(0); other < n_seqs; other += 1 {
-						if (other != s[kgTid]) && (ids[other] == my_row) {
-							read_by_another = true
-						}
-					}
-					if read_by_another {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
+					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 						var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))

@@ -142,16 +142,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 							out = div
 						}
 						dst[((s * d2) + c)] = out
-						var read_by_another bool = false
-						var my_row int32 = int32((rs_head + s))
-						for other := uint32(0); other < n_seqs; other += 1 {
-							if (other != s) && (ids[other] == my_row) {
-								read_by_another = true
-							}
-						}
-						if read_by_another {
-							// dep_wait: dispatches are ordered in the Go reference
-						}
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
@@ -237,16 +228,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
-						var read_by_another bool = false
-						var my_row int32 = int32((rs_head + s))
-						for other := uint32(0); other < n_seqs; other += 1 {
-							if (other != s) && (ids[other] == my_row) {
-								read_by_another = true
-							}
-						}
-						if read_by_another {
-							// dep_wait: dispatches are ordered in the Go reference
-						}
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
@@ -338,16 +320,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
-						var read_by_another bool = false
-						var my_row int32 = int32((rs_head + s))
-						for other := uint32(0); other < n_seqs; other += 1 {
-							if (other != s) && (ids[other] == my_row) {
-								read_by_another = true
-							}
-						}
-						if read_by_another {
-							// dep_wait: dispatches are ordered in the Go reference
-						}
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
@@ -439,16 +412,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
-						var read_by_another bool = false
-						var my_row int32 = int32((rs_head + s))
-						for other := uint32(0); other < n_seqs; other += 1 {
-							if (other != s) && (ids[other] == my_row) {
-								read_by_another = true
-							}
-						}
-						if read_by_another {
-							// dep_wait: dispatches are ordered in the Go reference
-						}
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
@@ -533,16 +497,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 							out = silu
 						}
 						dst[((s * d2) + c)] = out
-						var read_by_another bool = false
-						var my_row int32 = int32((rs_head + s))
-						for other := uint32(0); other < n_seqs; other += 1 {
-							if (other != s) && (ids[other] == my_row) {
-								read_by_another = true
-							}
-						}
-						if read_by_another {
-							// dep_wait: dispatches are ordered in the Go reference
-						}
+						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]

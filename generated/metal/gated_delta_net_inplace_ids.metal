@@ -266,15 +266,6 @@ kernel void kernel_gated_delta_net_inplace_ids_f32_portable(
         }
     }
     // write the final state
-    bool read_by_another = false;
-    const int my_row = (int) (args.rs_head + s);
-    for (uint other = 0u; other < args.n_seqs; ++other) {
-        if (other != s && ids[other] == my_row) {
-            read_by_another = true;
-        }
-    }
-    if (read_by_another) {
-    }
     const uint final_off = s * args.sd1 + h * block;
     #pragma unroll
     for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
@@ -510,15 +501,6 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
         }
     }
     // write the final state
-    bool read_by_another = false;
-    const int my_row = (int) (args.rs_head + s);
-    for (uint other = 0u; other < args.n_seqs; ++other) {
-        if (other != s && ids[other] == my_row) {
-            read_by_another = true;
-        }
-    }
-    if (read_by_another) {
-    }
     const uint final_off = s * args.sd1 + h * block;
     #pragma unroll
     for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {

@@ -110,15 +110,6 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
             out = div;
         }
         dst[s * args.d2 + c] = out;
-        bool read_by_another = false;
-        const int my_row = (int) (args.rs_head + s);
-        for (uint other = 0u; other < args.n_seqs; ++other) {
-            if (other != s && ids[other] == my_row) {
-                read_by_another = true;
-            }
-        }
-        if (read_by_another) {
-        }
         // shift the window by one token into the ring
         #pragma unroll
         for (uint j_4 = 0u; j_4 < taps; ++j_4) {
@@ -207,15 +198,6 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32(
             out = silu;
         }
         dst[s * args.d2 + c] = out;
-        bool read_by_another = false;
-        const int my_row = (int) (args.rs_head + s);
-        for (uint other = 0u; other < args.n_seqs; ++other) {
-            if (other != s && ids[other] == my_row) {
-                read_by_another = true;
-            }
-        }
-        if (read_by_another) {
-        }
         // shift the window by one token into the ring
         #pragma unroll
         for (uint j_5 = 0u; j_5 < taps; ++j_5) {

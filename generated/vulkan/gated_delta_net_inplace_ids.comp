@@ -216,15 +216,6 @@ void main() {
         }
     }
     // write the final state
-    bool read_by_another = false;
-    int my_row = int(pc.rs_head + s);
-    for (uint other = 0u; other < pc.n_seqs; ++other) {
-        if (other != s && ids[other] == my_row) {
-            read_by_another = true;
-        }
-    }
-    if (read_by_another) {
-    }
     uint final_off = s * pc.sd1 + h * block;
     [[unroll]]
     for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {

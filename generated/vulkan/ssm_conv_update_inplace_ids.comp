@@ -77,15 +77,6 @@ void main() {
             out_ = silu;
         }
         dst[s * pc.d2 + c] = out_;
-        bool read_by_another = false;
-        int my_row = int(pc.rs_head + s);
-        for (uint other = 0u; other < pc.n_seqs; ++other) {
-            if (other != s && ids[other] == my_row) {
-                read_by_another = true;
-            }
-        }
-        if (read_by_another) {
-        }
         // shift the window by one token into the ring
         [[unroll]]
         for (uint j_5 = 0u; j_5 < taps; ++j_5) {

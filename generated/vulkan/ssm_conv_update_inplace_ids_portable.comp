@@ -101,15 +101,6 @@ void main() {
             out_ = div;
         }
         dst[s * pc.d2 + c] = out_;
-        bool read_by_another = false;
-        int my_row = int(pc.rs_head + s);
-        for (uint other = 0u; other < pc.n_seqs; ++other) {
-            if (other != s && ids[other] == my_row) {
-                read_by_another = true;
-            }
-        }
-        if (read_by_another) {
-        }
         // shift the window by one token into the ring
         [[unroll]]
         for (uint j_4 = 0u; j_4 < taps; ++j_4) {

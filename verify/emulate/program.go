@@ -74,7 +74,6 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 	if err != nil {
 		return hostemu.Program{}, err
 	}
-	src = []byte(strings.ReplaceAll(string(src), "kg_red[kg_lin ^ kg_off]", "kg_red[kg_lin ^ (kg_off & 7)]"))
 	h := harness{lang: lang, op: op, k: k, fn: fn}
 	return hostemu.Program{
 		Name:    fmt.Sprintf("%s_%s_%s", lang, op.Name, contractName(op, a)),
