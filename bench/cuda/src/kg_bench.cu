@@ -99,6 +99,10 @@ struct gdn_problem {
             ids[rep] = dev_i32(h);
         }
     }
+    ~gdn_problem() {
+        for (void * p : {(void *) q, (void *) k, (void *) v, (void *) g, (void *) beta, (void *) cache, (void *) scratch, (void *) dst}) cudaFree(p);
+        for (int32_t * p : ids) cudaFree(p);
+    }
     int rep_head(int rep) const { return (rep * n) % (slots - n); }
     double bytes() const { return 2.0 * D * n * 4; } // state read + written
 };
@@ -156,6 +160,10 @@ struct conv_problem {
             perm.resize(n);
             ids[rep] = dev_i32(perm);
         }
+    }
+    ~conv_problem() {
+        for (void * p : {(void *) w, (void *) x, (void *) cache, (void *) scratch, (void *) dst, (void *) states}) cudaFree(p);
+        for (int32_t * p : ids) cudaFree(p);
     }
     int rep_head(int rep) const { return (rep * n) % (cells - n); }
     double bytes() const { return 2.0 * row * n * 4; } // taps read + written
