@@ -12,7 +12,9 @@ import (
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
@@ -45,11 +47,11 @@ func (b *Backend) Implemented() bool { return b.Generate != nil }
 
 var all = []*Backend{
 	{Name: "go", Dir: "goref", Summary: "Go reference kernels (the CPU oracle every backend is checked against)", Generate: generateGo},
-	{Name: "metal", Dir: "metal", Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7, Generate: generateMetal},
+	{Name: "metal", Dir: "metal", Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7, Generate: generateMetal, Verify: verifyMetal},
 	{Name: "vulkan", Dir: "vulkan", Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
 		Generate: generateVulkan, Verify: verifyVulkan},
-	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8, Generate: generateSYCL},
-	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6, Generate: generateCUDA},
+	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8, Generate: generateSYCL, Verify: verifySYCL},
+	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6, Generate: generateCUDA, Verify: verifyCUDA},
 }
 
 // All returns every backend, implemented or not, in listing order.
@@ -284,4 +286,67 @@ func verifyVulkan(ctx context.Context, files []File, progress func(done, total i
 		}
 	}
 	return fmt.Sprintf("vulkan: %d variants compiled by glslangValidator and validated by spirv-val (%d from the cache)", len(res), cached), nil
+}
+
+// The emulated subgroup widths `kernelgen build` checks at: Apple's simdgroup
+// (32), ggml-sycl's WARP_SIZE for Intel (16), NVIDIA's warp (32). The test
+// suite covers 8, 16, 32 and 64 for every language.
+const (
+	metalWidth = 32
+	syclWidth  = 16
+	cudaWidth  = 32
+)
+
+func verifyMetal(ctx context.Context, files []File, progress func(done, total int)) (string, error) {
+	sources := map[string][]byte{}
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, ".metal") {
+			sources[strings.TrimPrefix(f.Path, "metal/")] = f.Data
+		}
+	}
+	real, err := check.MetalLib(ctx, sources)
+	if err != nil {
+		return "", err
+	}
+	n, err := check.Emulated(ctx, hostemu.MSL, ir.Native("metal"), metalWidth, progress)
+	if err != nil {
+		return "", err
+	}
+	tier := "xcrun metal not found (macOS only): no metallib built"
+	if real {
+		tier = "xcrun metal built a metallib with warnings as errors"
+	}
+	return fmt.Sprintf("metal: %s; host emulation (simdgroup %d) ran %d cases, every one equal to the Go reference", tier, metalWidth, n), nil
+}
+
+func verifySYCL(ctx context.Context, _ []File, progress func(done, total int)) (string, error) {
+	n, err := check.Emulated(ctx, hostemu.SYCL, ir.Native("sycl"), syclWidth, progress)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sycl: no SYCL compiler run (kernelgen doctor tells whether icpx or acpp is installed); host emulation (sub-group %d) ran %d cases, every one equal to the Go reference", syclWidth, n), nil
+}
+
+func verifyCUDA(ctx context.Context, _ []File, progress func(done, total int)) (string, error) {
+	kernels := 0
+	for _, op := range ops.All() {
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("cuda"))
+		if err != nil {
+			return "", err
+		}
+		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		if err != nil {
+			return "", err
+		}
+		n, err := check.PTX(ctx, op, src, ks)
+		if err != nil {
+			return "", err
+		}
+		kernels += n
+	}
+	n, err := check.Emulated(ctx, hostemu.CUDA, ir.Native("cuda"), cudaWidth, progress)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("cuda: clang-22 compiled %d kernels to PTX for sm_90; host emulation (warp %d) ran %d cases, every one equal to the Go reference", kernels, cudaWidth, n), nil
 }
