@@ -22,7 +22,7 @@ func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 			t.Error("all includes an unimplemented backend")
 		}
 	}
-	if _, err := Resolve("webgpu"); err == nil || !strings.Contains(err.Error(), "valid: all, go, metal, vulkan, sycl, cuda, opencl") {
+	if _, err := Resolve("webgpu"); err == nil || !strings.Contains(err.Error(), "valid: all, go, ir, metal, vulkan, sycl, cuda, opencl") {
 		t.Fatalf("Resolve(webgpu) = %v", err)
 	}
 }

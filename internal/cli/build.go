@@ -42,6 +42,10 @@ Backends that are not implemented yet are refused by name.`,
   kernelgen build --backend go -o - | less`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			colored, err := useColor(color, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
 			bs, err := backends.Resolve(backend)
 			if err != nil {
 				return fail(ExitError, "%v", err)
@@ -87,10 +91,6 @@ Backends that are not implemented yet are refused by name.`,
 			}
 			names := backendNames(bs)
 			if check {
-				colored, err := useColor(color, stdout)
-				if err != nil {
-					return err
-				}
 				if len(plan.Foreign) > 0 {
 					fmt.Fprintf(stdout, "%s holds files kernelgen did not write: %s\n", out, strings.Join(plan.Foreign, ", "))
 				}

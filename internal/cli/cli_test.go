@@ -20,7 +20,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 // The committed generated/ tree must be what the code generates now.
 func TestCommittedGeneratedIsFresh(t *testing.T) {
-	code, out, errs := run(t, "build", "--backend", "all", "--check", "-o", filepath.Join("..", "..", "generated"), "--color", "never")
+	code, out, errs := run(t, "build", "--backend", "all", "--no-compile", "--check", "-o", filepath.Join("..", "..", "generated"), "--color", "never")
 	if code != 0 {
 		t.Fatalf("generated/ is stale; run `go run ./cmd/kernelgen build` and commit (exit %d):\n%s%s", code, out, errs)
 	}
@@ -28,7 +28,7 @@ func TestCommittedGeneratedIsFresh(t *testing.T) {
 
 func TestBuildIsDeterministicAndChecks(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gen")
-	if code, out, errs := run(t, "build", "-o", dir); code != 0 {
+	if code, out, errs := run(t, "build", "--no-compile", "-o", dir); code != 0 {
 		t.Fatalf("build: %d %s %s", code, out, errs)
 	}
 	first, err := fsx.ReadTree(dir)
@@ -39,11 +39,11 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 		t.Fatalf("tree has %d files and no MANIFEST", len(first))
 	}
 	// A second build writes nothing and says so; a second tree is byte-identical.
-	if code, out, _ := run(t, "build", "-o", dir); code != 0 || !strings.Contains(out, "up to date") {
+	if code, out, _ := run(t, "build", "--no-compile", "-o", dir); code != 0 || !strings.Contains(out, "up to date") {
 		t.Errorf("rebuild: %d %q", code, out)
 	}
 	dir2 := filepath.Join(t.TempDir(), "gen")
-	run(t, "build", "-o", dir2)
+	run(t, "build", "--no-compile", "-o", dir2)
 	second, _ := fsx.ReadTree(dir2)
 	if len(first) != len(second) {
 		t.Fatalf("two builds differ in file count")
@@ -53,7 +53,7 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 			t.Errorf("%s differs between two builds", p)
 		}
 	}
-	if code, out, _ := run(t, "build", "--check", "-o", dir); code != 0 || !strings.Contains(out, "up to date") {
+	if code, out, _ := run(t, "build", "--no-compile", "--check", "-o", dir); code != 0 || !strings.Contains(out, "up to date") {
 		t.Errorf("--check on a fresh tree: %d %q", code, out)
 	}
 
@@ -63,7 +63,7 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 	if err := os.WriteFile(victim, append([]byte("// hand edit\n"), orig...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := run(t, "build", "--check", "--color", "never", "-o", dir)
+	code, out, _ := run(t, "build", "--no-compile", "--check", "--color", "never", "-o", dir)
 	if code != 1 || !strings.Contains(out, "--- a/"+filepath.ToSlash(dir)+"/goref/ssm_conv.go") || !strings.Contains(out, "-// hand edit") {
 		t.Errorf("--check on an edited tree: exit %d, output:\n%s", code, out)
 	}
@@ -72,7 +72,7 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 		t.Error("--check modified the tree")
 	}
 	// A build repairs it.
-	if code, _, _ := run(t, "build", "-o", dir); code != 0 {
+	if code, _, _ := run(t, "build", "--no-compile", "-o", dir); code != 0 {
 		t.Fatal("rebuild failed")
 	}
 	if now, _ := os.ReadFile(victim); !bytes.Equal(now, orig) {
@@ -82,13 +82,13 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 
 func TestBuildRefusesForeignFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gen")
-	run(t, "build", "-o", dir)
+	run(t, "build", "--no-compile", "-o", dir)
 	mine := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := fsx.ReadTree(dir)
-	code, _, errs := run(t, "build", "-o", dir)
+	code, _, errs := run(t, "build", "--no-compile", "-o", dir)
 	if code != 2 || !strings.Contains(errs, "notes.txt") || !strings.Contains(errs, "--force") {
 		t.Fatalf("build over a foreign file: exit %d, %q", code, errs)
 	}
@@ -96,10 +96,10 @@ func TestBuildRefusesForeignFiles(t *testing.T) {
 	if len(before) != len(after) || !bytes.Equal(after["notes.txt"], []byte("mine")) {
 		t.Error("a refused build changed the tree")
 	}
-	if code, _, _ := run(t, "build", "--check", "-o", dir); code != 1 {
+	if code, _, _ := run(t, "build", "--no-compile", "--check", "-o", dir); code != 1 {
 		t.Errorf("--check with a foreign file: exit %d, want 1", code)
 	}
-	if code, _, _ := run(t, "build", "--force", "-o", dir); code != 0 {
+	if code, _, _ := run(t, "build", "--no-compile", "--force", "-o", dir); code != 0 {
 		t.Fatalf("--force failed")
 	}
 	if _, err := os.Stat(mine); !os.IsNotExist(err) {
@@ -108,7 +108,7 @@ func TestBuildRefusesForeignFiles(t *testing.T) {
 	// An unrelated non-empty directory with no MANIFEST is refused too.
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "main.go"), []byte("package main"), 0o644)
-	if code, _, _ := run(t, "build", "-o", other); code != 2 {
+	if code, _, _ := run(t, "build", "--no-compile", "-o", other); code != 2 {
 		t.Errorf("build into a foreign directory: exit %d, want 2", code)
 	}
 }
@@ -118,7 +118,7 @@ func TestBadInputExitsTwoWithValidNames(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"build", "--backend", "opencl"}, "valid: all, go, metal, vulkan, sycl, cuda"},
+		{[]string{"build", "--backend", "opencl"}, "valid: all, go, ir, metal, vulkan, sycl, cuda"},
 		{[]string{"ir", "gdn"}, "valid ops: gated_delta_net"},
 		{[]string{"ir", "ssm_conv", "--arith", "fast"}, "want portable or native-<backend>"},
 		{[]string{"ir", "ssm_conv", "--arith", "native-opencl"}, "valid: portable, native-cuda"},
