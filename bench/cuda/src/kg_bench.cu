@@ -176,10 +176,16 @@ void conv_ids_generated(const conv_problem & p, int rep) {
         p.cache, p.w, p.x, p.cache + size_t(rs) * p.row, p.ids[rep], p.scratch, p.dst, C, n, 3u, row, 4u, C, row, C, rs);
 }
 
+// Op C reads its taps from a gathered copy in the model; here from rows of
+// the same pool, away from the destination window, so both ops read DRAM.
+const float * conv_states_of(const conv_problem & p, int rep) {
+    return p.cache + size_t((p.rep_head(rep) + p.cells / 2) % (p.cells - p.n)) * p.row;
+}
+
 void conv_plain_generated(const conv_problem & p, int rep) {
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
     kg_launch_pdl(ssm_conv_update_inplace_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), 0,
-        p.states, p.w, p.x, p.cache + size_t(rs) * p.row, p.dst, C, n, 3u, row, 4u, C, row, C);
+        conv_states_of(p, rep), p.w, p.x, p.cache + size_t(rs) * p.row, p.dst, C, n, 3u, row, 4u, C, row, C);
 }
 
 #ifdef KG_WITH_REFERENCE
@@ -192,7 +198,7 @@ void conv_ids_reference(const conv_problem & p, int rep) {
 
 void conv_plain_reference(const conv_problem & p, int rep) {
     const int rs = p.rep_head(rep);
-    ssm_conv_update_f32<true, 4><<<dim3((p.C + 127) / 128, p.n), 128>>>(p.states, p.w, p.x, p.cache + size_t(rs) * p.row, p.dst,
+    ssm_conv_update_f32<true, 4><<<dim3((p.C + 127) / 128, p.n), 128>>>(conv_states_of(p, rep), p.w, p.x, p.cache + size_t(rs) * p.row, p.dst,
         p.C, (int) p.row, 4, p.C, p.C, (int) p.row);
 }
 #endif

@@ -1,0 +1,668 @@
+// Command vulkan benchmarks kernelgen's generated Vulkan kernels on a GPU
+// host, at the shapes and with the byte counts of bench/cuda so the two
+// tables line up (see bench/cuda/src/kg_bench.cu):
+//
+//	go run ./bench/vulkan -o DIR          jobs, runner and run.sh for the GPU host
+//	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
+//	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory)
+//
+// Benchmarks, each timed over 30 repetitions after one warm-up, a GPU
+// timestamp after every repetition (vkrun's Job.TimeEvery):
+//
+//	gdn_ids   op B (gather + compute), S_v 128, KDA off, T = 1, H 32 and 48,
+//	          n_seqs 1..256, identity ids; native-vulkan and portable, and
+//	          native-vulkan without the gather dispatch
+//	conv_ids  op D (gather + compute), d_conv 4, SiLU on, C 8192 and 10240,
+//	          ids shuffled over the pool
+//	conv      op C, the same shapes, prior taps from their own buffer
+//	copy      a 1 GiB shader copy: the reference rate for "% of copy"
+//
+// Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
+// plus written, 2 * rows * row bytes. As there, the state pool is far larger
+// than the H100's 50 MB L2 and the destination window moves by n_seqs rows
+// every repetition (rs_head = rep * n mod (slots - n)); unlike there, a pool
+// is capped at 2 GiB, under maxStorageBufferRange (one binding covers it),
+// which leaves a window of up to 768 MiB at least two windows of room.
+//
+// Vulkan orders the dispatches with a full compute barrier between each
+// (vkrun), where bench/cuda's kernels overlap through programmatic
+// dependent launch. Buffers are device-local.
+package main
+
+import (
+	"archive/tar"
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kernelgen/kernelgen/internal/spvbuild"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/vkrun"
+	"github.com/kernelgen/kernelgen/verify/vulkan"
+)
+
+func main() {
+	args := os.Args[1:]
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "report":
+		err = report(args[1:], os.Stdout)
+	case len(args) > 0 && args[0] == "prepare":
+		err = prepare(args[1:])
+	default:
+		err = prepare(args)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/vulkan:", err)
+		os.Exit(1)
+	}
+}
+
+// config is one benchmark sweep: the real one, or a tiny one for lavapipe.
+type config struct {
+	reps      int
+	heads     []int
+	seqs      []int
+	channels  []int
+	gdnPool   uint64 // minimum pool bytes (bench/cuda: 1 GiB)
+	convPool  uint64 // minimum (bench/cuda: 512 MiB)
+	poolCap   uint64 // maximum: one binding covers the pool
+	copyBytes uint64
+}
+
+var full = config{
+	reps: 30, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
+	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30,
+}
+
+// smoke exercises every job shape on lavapipe in seconds.
+var smoke = config{
+	reps: 3, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
+	gdnPool: 1 << 20, convPool: 1 << 18, poolCap: 8 << 20, copyBytes: 1 << 20,
+}
+
+// entry is one job of the plan: what it measures and its bytes per
+// repetition.
+type entry struct {
+	name, bench, shape string
+	n                  int
+	impl               string
+	bytes              float64
+	// launches describe the job's dispatches for a host replay (tests);
+	// empty for the copy.
+	launches []launch
+}
+
+// launch is what a dispatch runs, in the Go reference's terms.
+type launch struct {
+	op     string
+	arith  ir.Arith
+	params map[string]int64
+	args   map[string]uint32
+}
+
+const planFile = "plan.tsv"
+
+func prepare(args []string) error {
+	fs := flag.NewFlagSet("prepare", flag.ContinueOnError)
+	dir := fs.String("o", ".dev/vulkan-bench", "output directory (carried to the GPU host)")
+	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
+	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := full
+	if *isSmoke {
+		cfg = smoke
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	runner, err := vkrun.Build(ctx)
+	if err != nil {
+		return err
+	}
+	comp := vulkan.NewCompiler(ctx)
+	jobs, plan, err := buildAll(cfg, comp)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(*dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(*dir, "jobs"), 0o755); err != nil {
+		return err
+	}
+	var tsv strings.Builder
+	total := 0
+	for i, j := range jobs {
+		j.Device = *device
+		data, err := vkrun.EncodeJob(j)
+		if err != nil {
+			return fmt.Errorf("%s: %w", plan[i].name, err)
+		}
+		total += len(data)
+		if err := os.WriteFile(filepath.Join(*dir, "jobs", plan[i].name+".job"), data, 0o644); err != nil {
+			return err
+		}
+		e := plan[i]
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%d\t%s\t%.0f\n", e.name, e.bench, e.shape, e.n, e.impl, e.bytes)
+	}
+	if err := os.WriteFile(filepath.Join(*dir, planFile), []byte(tsv.String()), 0o644); err != nil {
+		return err
+	}
+	bin, err := os.ReadFile(runner.Path())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*dir, "vkrun"), bin, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*dir, "run.sh"), []byte(runScript), 0o755); err != nil {
+		return err
+	}
+	fmt.Printf("prepared %s: %d jobs (%.1f MB) for device %q; run `bash %s/run.sh` on the GPU host\n", *dir, len(jobs), float64(total)/1e6, *device, *dir)
+	return nil
+}
+
+// runScript runs every job on the GPU host; the runner needs libc and a
+// Vulkan driver (plus the loader, or KERNELGEN_VULKAN_LOADER=icd).
+const runScript = `#!/usr/bin/env bash
+# Generated by go run ./bench/vulkan: runs every job, writes ${OUT:-DIR}/results.tar
+# for go run ./bench/vulkan report.
+set -euo pipefail
+cd "$(dirname "$0")"
+res=$(mktemp -d)
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$res}
+cp plan.tsv "$res/"
+./vkrun --list > "$res/devices.txt" 2>&1 || true
+failed=0
+for j in jobs/*.job; do
+  b=$(basename "$j" .job)
+  if ! ./vkrun "$j" "$res/$b.out" 2> "$res/$b.log"; then
+    echo "$b failed: $(cat "$res/$b.log")" >&2
+    failed=$((failed + 1))
+  fi
+done
+tar -C "$res" -cf "${OUT:-$PWD}/results.tar" .
+echo "results: ${OUT:-$PWD}/results.tar ($failed failed)"
+`
+
+// builder assembles one job.
+type builder struct {
+	comp     *vulkan.Compiler
+	job      vkrun.Job
+	rng      *rand.Rand
+	launches []launch
+}
+
+func (b *builder) buffer(size uint64, pattern []byte) int {
+	if size > 0 && uint64(len(pattern)) > size {
+		pattern = pattern[:size]
+	}
+	b.job.Buffers = append(b.job.Buffers, pattern)
+	b.job.Sizes = append(b.job.Sizes, size)
+	return len(b.job.Buffers) - 1
+}
+
+// f32s is a pattern of n uniform values in [lo, hi).
+func (b *builder) f32s(n int, lo, hi float64) []byte {
+	out := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(lo+(hi-lo)*b.rng.Float64())))
+	}
+	return out
+}
+
+// bind is a binding: a buffer, or a byte range of one.
+type bind struct {
+	buf      int
+	off, rng uint64
+}
+
+func whole(i int) bind { return bind{buf: i} }
+
+// dispatch adds one launch of op's kernel under a with the table variant
+// matching want, buffers bound by kernel buffer name.
+func (b *builder) dispatch(opName string, a ir.Arith, want map[string]int64, args map[string]uint32, binds map[string]bind) error {
+	op, err := ops.Lookup(opName)
+	if err != nil {
+		return err
+	}
+	k, err := op.Kernel(a)
+	if err != nil {
+		return err
+	}
+	var v *ops.Variant
+	for _, x := range ops.VariantsOf(opName) {
+		match := len(x.Values) == len(want)
+		for name, val := range want {
+			match = match && x.Values[name] == val
+		}
+		if match {
+			v = &x
+			break
+		}
+	}
+	if v == nil {
+		return fmt.Errorf("%s has no variant %v", opName, want)
+	}
+	d := vkrun.Dispatch{}
+	if d.SPIRV, err = b.comp.SPIRV(k, *v); err != nil {
+		return err
+	}
+	if d.Push, err = vulkan.Push(k, args); err != nil {
+		return err
+	}
+	if d.Groups, err = vulkan.Grid(k, v.Values, args); err != nil {
+		return err
+	}
+	for _, kb := range k.Buffers {
+		bd, ok := binds[kb.Name]
+		if !ok {
+			return fmt.Errorf("%s: no binding for %s", k.ID(), kb.Name)
+		}
+		d.Bindings = append(d.Bindings, bd.buf)
+		d.Offsets = append(d.Offsets, bd.off)
+		d.Ranges = append(d.Ranges, bd.rng)
+	}
+	b.job.Dispatches = append(b.job.Dispatches, d)
+	copied := map[string]uint32{}
+	for n, x := range args {
+		copied[n] = x
+	}
+	b.launches = append(b.launches, launch{op: opName, arith: a, params: v.Values, args: copied})
+	return nil
+}
+
+// idsStride separates the repetitions' ids in one buffer: a multiple of 256
+// bytes, the largest minStorageBufferOffsetAlignment Vulkan allows.
+func idsStride(n int) uint64 { return (uint64(4*n) + 255) &^ 255 }
+
+func putIDs(buf []byte, rep int, ids []int32) {
+	off := uint64(rep) * idsStride(len(ids))
+	for s, id := range ids {
+		binary.LittleEndian.PutUint32(buf[off+uint64(4*s):], uint32(id))
+	}
+}
+
+// pool sizes a state pool as bench/cuda does, within the cap.
+func pool(n, reps int, row, minBytes, capBytes uint64) (int, error) {
+	slots := max(uint64(n)*uint64(reps+2), minBytes/row)
+	slots = min(slots, capBytes/row)
+	if slots < 2*uint64(n) {
+		return 0, fmt.Errorf("a pool of %d rows of %d bytes cannot hold two windows of %d", slots, row, n)
+	}
+	return int(slots), nil
+}
+
+const sv = 128
+
+// gdnJob is op B at one shape: per repetition the gather (unless
+// noGather) and the compute dispatch, identity ids, the window moving.
+func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bool) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(H), uint64(n)))}
+	D := sv * sv * H
+	slotBytes := uint64(4 * D)
+	slots, err := pool(n, cfg.reps, slotBytes, cfg.gdnPool, cfg.poolCap)
+	if err != nil {
+		return b.job, entry{}, err
+	}
+	head := func(rep int) int { return rep * n % (slots - n) }
+	tok := uint64(4 * sv * H * n)
+	q := b.buffer(tok, b.f32s(4096, -1, 1))
+	k := b.buffer(tok, b.f32s(4096, -1, 1))
+	v := b.buffer(tok, b.f32s(4096, -0.3, 5))
+	g := b.buffer(uint64(4*H*n), b.f32s(1024, -20, -1e-4))
+	beta := b.buffer(uint64(4*H*n), b.f32s(1024, 0, 1))
+	cache := b.buffer(uint64(slots)*slotBytes, b.f32s(1<<14, -1, 1))
+	dst := b.buffer(tok, nil) // ops A and B never write dst's state region
+	scratch := b.buffer(uint64(n)*slotBytes, nil)
+	idsBytes := make([]byte, uint64(cfg.reps+1)*idsStride(n))
+	for rep := 0; rep <= cfg.reps; rep++ {
+		ids := make([]int32, n)
+		for s := range ids {
+			ids[s] = int32(head(rep) + s) // steady decode: identity
+		}
+		putIDs(idsBytes, rep, ids)
+	}
+	idsBuf := b.buffer(0, idsBytes)
+	kda := map[string]int64{"S_v": sv, "KDA": 0, "NW": 16, "CPW": 4}
+	for rep := 0; rep <= cfg.reps; rep++ {
+		rs := head(rep)
+		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
+		if !noGather {
+			err := b.dispatch("gated_delta_net_gather", ir.Portable, map[string]int64{},
+				map[string]uint32{"row_len": uint32(D), "n_seqs": uint32(n), "rs_head": uint32(rs)},
+				map[string]bind{"cache": whole(cache), "ids": ids, "scratch": whole(scratch)})
+			if err != nil {
+				return b.job, entry{}, err
+			}
+		}
+		h, nn := uint32(H), uint32(n)
+		args := map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": nn, "neq1": h, "rq3": 1,
+			"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
+			"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
+			"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs)}
+		err := b.dispatch("gated_delta_net_inplace_ids", a, kda, args, map[string]bind{
+			"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(cache),
+			"dst": whole(dst), "state_dst": {cache, uint64(rs) * slotBytes, uint64(n) * slotBytes}, "ids": ids, "scratch": whole(scratch)})
+		if err != nil {
+			return b.job, entry{}, err
+		}
+	}
+	b.job.TimeEvery = 2
+	impl := a.String()
+	if noGather {
+		b.job.TimeEvery = 1
+		impl += " no gather"
+	}
+	e := entry{bench: "gdn_ids", shape: fmt.Sprintf("H=%d", H), n: n, impl: impl, bytes: 2 * float64(slotBytes) * float64(n), launches: b.launches}
+	return b.job, e, nil
+}
+
+// convJob is op D (ids) or op C at one shape, d_conv 4 with SiLU.
+func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(C), uint64(n)))}
+	row := 3 * C
+	rowBytes := uint64(4 * row)
+	cells, err := pool(n, cfg.reps, rowBytes, cfg.convPool, cfg.poolCap)
+	if err != nil {
+		return b.job, entry{}, err
+	}
+	head := func(rep int) int { return rep * n % (cells - n) }
+	cache := b.buffer(uint64(cells)*rowBytes, b.f32s(1<<14, -1, 1))
+	w := b.buffer(uint64(16*C), b.f32s(4*C, -1, 1))
+	x := b.buffer(uint64(4*C*n), b.f32s(4096, -1, 1))
+	dst := b.buffer(uint64(4*C*n), nil)
+	args := map[string]uint32{"n_ch": uint32(C), "n_seqs": uint32(n), "cs1": 3, "cs2": uint32(row), "w1": 4,
+		"x2": uint32(C), "sd1": uint32(row), "d2": uint32(C)}
+	window := func(rep int) bind { return bind{cache, uint64(head(rep)) * rowBytes, uint64(n) * rowBytes} }
+	variant := map[string]int64{"d_conv": 4, "SILU": 1}
+	native := ir.Native("vulkan")
+	if !withIDs {
+		states := b.buffer(uint64(n)*rowBytes, b.f32s(1<<14, -1, 1))
+		for rep := 0; rep <= cfg.reps; rep++ {
+			err := b.dispatch("ssm_conv_update_inplace", native, variant, args, map[string]bind{
+				"conv_states": whole(states), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep), "dst": whole(dst)})
+			if err != nil {
+				return b.job, entry{}, err
+			}
+		}
+		b.job.TimeEvery = 1
+		return b.job, entry{bench: "conv", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String(), bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}, nil
+	}
+	scratch := b.buffer(uint64(n)*rowBytes, nil)
+	idsBytes := make([]byte, uint64(cfg.reps+1)*idsStride(n))
+	for rep := 0; rep <= cfg.reps; rep++ {
+		perm := b.rng.Perm(cells)[:n] // shuffled sources across the pool
+		ids := make([]int32, n)
+		for s := range ids {
+			ids[s] = int32(perm[s])
+		}
+		putIDs(idsBytes, rep, ids)
+	}
+	idsBuf := b.buffer(0, idsBytes)
+	for rep := 0; rep <= cfg.reps; rep++ {
+		rs := uint32(head(rep))
+		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
+		err := b.dispatch("ssm_conv_gather", ir.Portable, map[string]int64{},
+			map[string]uint32{"row_len": uint32(row), "n_seqs": uint32(n), "rs_head": rs},
+			map[string]bind{"cache": whole(cache), "ids": ids, "scratch": whole(scratch)})
+		if err != nil {
+			return b.job, entry{}, err
+		}
+		args["rs_head"] = rs
+		err = b.dispatch("ssm_conv_update_inplace_ids", native, variant, args, map[string]bind{
+			"cache": whole(cache), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep),
+			"ids": ids, "scratch": whole(scratch), "dst": whole(dst)})
+		if err != nil {
+			return b.job, entry{}, err
+		}
+	}
+	b.job.TimeEvery = 2
+	return b.job, entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String(), bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}, nil
+}
+
+// copyShader moves 16 bytes per invocation: the device's copy rate, the
+// reference for "% of copy" (bench/cuda uses cudaMemcpy device to device).
+const copyShader = `#version 450
+layout(local_size_x = 256) in;
+layout(binding = 0, std430) readonly buffer buf_src { uvec4 src[]; };
+layout(binding = 1, std430) writeonly buffer buf_dst { uvec4 dst[]; };
+layout(push_constant) uniform parameter { uint n; } pc;
+void main() {
+    uint i = gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
+    if (i < pc.n) dst[i] = src[i];
+}
+`
+
+func copyJob(cfg config, comp *vulkan.Compiler) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(1, 2))}
+	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/copy.comp", Source: []byte(copyShader), Name: "bench copy"}})
+	if err != nil {
+		return b.job, entry{}, err
+	}
+	src := b.buffer(cfg.copyBytes, b.f32s(1<<14, -1, 1))
+	dst := b.buffer(cfg.copyBytes, nil)
+	n := uint32(cfg.copyBytes / 16)
+	for rep := 0; rep <= cfg.reps; rep++ {
+		b.job.Dispatches = append(b.job.Dispatches, vkrun.Dispatch{SPIRV: spv[0], Push: binary.LittleEndian.AppendUint32(nil, n),
+			Groups: [3]uint32{(n + 255) / 256, 1, 1}, Bindings: []int{src, dst}})
+	}
+	b.job.TimeEvery = 1
+	return b.job, entry{bench: "copy", shape: fmt.Sprintf("%dMiB", cfg.copyBytes>>20), impl: "shader", bytes: 2 * float64(cfg.copyBytes)}, nil
+}
+
+func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
+	var jobs []vkrun.Job
+	var plan []entry
+	add := func(j vkrun.Job, e entry, err error) error {
+		if err != nil {
+			return err
+		}
+		j.DeviceLocal, j.NoReadback = true, true
+		e.name = fmt.Sprintf("%02d_%s_%s_n%d_%s", len(jobs), e.bench, e.shape, e.n, strings.NewReplacer(" ", "_", "=", "").Replace(e.impl))
+		jobs, plan = append(jobs, j), append(plan, e)
+		return nil
+	}
+	if err := add(copyJob(cfg, comp)); err != nil {
+		return nil, nil, err
+	}
+	for _, H := range cfg.heads {
+		for _, n := range cfg.seqs {
+			for _, a := range []ir.Arith{ir.Native("vulkan"), ir.Portable} {
+				if err := add(gdnJob(cfg, comp, a, H, n, false)); err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := add(gdnJob(cfg, comp, ir.Native("vulkan"), H, n, true)); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for _, C := range cfg.channels {
+		for _, n := range cfg.seqs {
+			for _, ids := range []bool{true, false} {
+				if err := add(convJob(cfg, comp, C, n, ids)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	return jobs, plan, nil
+}
+
+// row is one reported measurement.
+type row struct {
+	entry
+	device       string
+	mean, minUS  float64
+	gbs, pctCopy float64
+	err          string
+}
+
+func report(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	csvPath := fs.String("csv", "", "also write bench/cuda's CSV columns (bench,shape,n_seqs,impl,us,pct_copy) here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: go run ./bench/vulkan report [-csv FILE] results.tar|DIR")
+	}
+	files, err := readResults(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	plan, ok := files[planFile]
+	if !ok {
+		return fmt.Errorf("%s has no %s", fs.Arg(0), planFile)
+	}
+	rows, err := measure(string(plan), files)
+	if err != nil {
+		return err
+	}
+	copyGBs := 0.0
+	for _, r := range rows {
+		if r.bench == "copy" && r.err == "" {
+			copyGBs = r.gbs
+		}
+	}
+	dev := ""
+	for _, r := range rows {
+		if r.device != "" {
+			dev = r.device
+			break
+		}
+	}
+	fmt.Fprintf(w, "device: %s; shader copy %.0f GB/s (read+write)\n", dev, copyGBs)
+	fmt.Fprintf(w, "%-9s %-7s %6s  %-26s %10s %10s %8s %7s\n", "bench", "shape", "n_seqs", "impl", "us", "min us", "GB/s", "% copy")
+	var csv strings.Builder
+	csv.WriteString("bench,shape,n_seqs,impl,us,pct_copy\n")
+	for _, r := range rows {
+		if r.err != "" {
+			fmt.Fprintf(w, "%-9s %-7s %6d  %-26s %s\n", r.bench, r.shape, r.n, r.impl, r.err)
+			continue
+		}
+		if copyGBs > 0 {
+			r.pctCopy = 100 * r.gbs / copyGBs
+		}
+		fmt.Fprintf(w, "%-9s %-7s %6d  %-26s %10.2f %10.2f %8.1f %6.1f%%\n", r.bench, r.shape, r.n, r.impl, r.mean, r.minUS, r.gbs, r.pctCopy)
+		fmt.Fprintf(&csv, "%s,%s,%d,vulkan %s,%.2f,%.1f\n", r.bench, r.shape, r.n, r.impl, r.mean, r.pctCopy)
+	}
+	if *csvPath != "" {
+		return os.WriteFile(*csvPath, []byte(csv.String()), 0o644)
+	}
+	return nil
+}
+
+// measure turns each job's timestamps into a row: the mean and minimum over
+// the repetitions after the warm-up (the mean is what bench/cuda reports,
+// total time / repetitions).
+func measure(plan string, files map[string][]byte) ([]row, error) {
+	var rows []row
+	sc := bufio.NewScanner(strings.NewReader(plan))
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 6 {
+			return nil, fmt.Errorf("%s: malformed line %q", planFile, sc.Text())
+		}
+		n, _ := strconv.Atoi(f[3])
+		bytes, _ := strconv.ParseFloat(f[5], 64)
+		r := row{entry: entry{name: f[0], bench: f[1], shape: f[2], n: n, impl: f[4], bytes: bytes}}
+		out, ok := files[r.name+".out"]
+		if !ok {
+			r.err = "no result: " + firstLine(string(files[r.name+".log"]))
+			rows = append(rows, r)
+			continue
+		}
+		res, err := vkrun.DecodeOutput(out)
+		if err != nil || len(res.Times) < 2 {
+			r.err = fmt.Sprintf("bad result (%v, %d times)", err, len(res.Times))
+			rows = append(rows, r)
+			continue
+		}
+		r.device = res.Device
+		timed := res.Times[1:]
+		r.minUS = math.Inf(1)
+		for _, t := range timed {
+			r.mean += t / float64(len(timed))
+			r.minUS = min(r.minUS, t)
+		}
+		r.gbs = r.bytes / (r.mean * 1e3)
+		rows = append(rows, r)
+	}
+	return rows, sc.Err()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "(no log)"
+	}
+	return s
+}
+
+// readResults reads run.sh's results.tar, or a directory of the same files.
+func readResults(path string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				b, err := os.ReadFile(filepath.Join(path, e.Name()))
+				if err != nil {
+					return nil, err
+				}
+				files[e.Name()] = b
+			}
+		}
+		return files, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		files[filepath.Base(h.Name)] = b
+	}
+	return files, nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gen "github.com/kernelgen/kernelgen/generated/goref"
+	"github.com/kernelgen/kernelgen/internal/spvbuild"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/vkrun"
+	"github.com/kernelgen/kernelgen/verify/vulkan"
+)
+
+// The whole pipeline at tiny shapes on lavapipe: prepare, run.sh, report.
+// The numbers mean nothing; every job must run and time its repetitions.
+func TestSmokeOnLavapipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bench")
+	err := prepare([]string{"-smoke", "-device", "llvmpipe", "-o", dir})
+	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(0 failed)") {
+		if strings.Contains(string(out), "no Vulkan device") && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+			t.Skip(string(out))
+		}
+		t.Fatalf("run.sh: %v\n%s", err, out)
+	}
+	var table strings.Builder
+	if err := report([]string{filepath.Join(dir, "results.tar")}, &table); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + table.String())
+	files, err := readResults(filepath.Join(dir, "results.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := measure(string(files[planFile]), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// copy, 3 GDN jobs per n, 2 conv jobs per n.
+	if want := 1 + 3*len(smoke.heads)*len(smoke.seqs) + 2*len(smoke.channels)*len(smoke.seqs); len(rows) != want {
+		t.Fatalf("%d rows, want %d", len(rows), want)
+	}
+	for _, r := range rows {
+		if r.err != "" || !(r.mean > 0) || !(r.gbs > 0) || !strings.Contains(r.device, "llvmpipe") {
+			t.Errorf("%s: %+v", r.name, r)
+		}
+	}
+}
+
+// The device runs the benchmark's jobs as the Go reference does: each smoke
+// job, read back, against the reference replaying the same dispatches over
+// the same memory, binding ranges aliasing the pool as on the device
+// (state_dst is the window of the pool). Within NMSE 1e-7 (lavapipe splits
+// GLSL fma(), see verify/vulkan).
+func TestJobsMatchReference(t *testing.T) {
+	ctx := context.Background()
+	r, err := vkrun.Build(ctx)
+	if err == nil {
+		_, err = spvbuild.FindTools(ctx)
+	}
+	if err != nil {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	jobs, plan, err := buildAll(smoke, vulkan.NewCompiler(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, job := range jobs {
+		e := plan[i]
+		if len(e.launches) == 0 {
+			continue
+		}
+		job.Device, job.NoReadback = "llvmpipe", false
+		res, err := r.Run(ctx, job)
+		if err != nil {
+			if errors.Is(err, vkrun.ErrNoDevice) && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+				t.Skip(err)
+			}
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		host, err := replay(job, e.launches)
+		if err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		for bi := range host {
+			got := bytesF32(res.Buffers[bi])
+			var num, den float64
+			for k, w := range host[bi] {
+				d := float64(got[k]) - float64(w)
+				num, den = num+d*d, den+float64(w)*float64(w)
+				if math.IsNaN(float64(got[k])) != math.IsNaN(float64(w)) {
+					t.Fatalf("%s: buffer %d word %d: %v, reference %v", e.name, bi, k, got[k], w)
+				}
+			}
+			if den > 0 && num/den > cases.NMSETolerance || den == 0 && num > 0 {
+				t.Fatalf("%s: buffer %d: NMSE %g (%g / %g)", e.name, bi, num/den, num, den)
+			}
+		}
+	}
+}
+
+func bytesF32(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// replay runs a job's dispatches on the Go reference: every job buffer is
+// one []float32 (its pattern repeated), every binding a subslice of it, so
+// ranges of one buffer alias as on the device. ids are read-only copies.
+func replay(job vkrun.Job, ls []launch) ([][]float32, error) {
+	mem := make([][]float32, len(job.Buffers))
+	for i, pat := range job.Buffers {
+		size := uint64(len(pat))
+		if job.Sizes[i] != 0 {
+			size = job.Sizes[i]
+		}
+		b := make([]byte, size)
+		for o := 0; len(pat) > 0 && o < len(b); o += len(pat) {
+			copy(b[o:], pat)
+		}
+		mem[i] = bytesF32(b)
+	}
+	for di, d := range job.Dispatches {
+		l := ls[di]
+		op, err := ops.Lookup(l.op)
+		if err != nil {
+			return nil, err
+		}
+		k, err := op.Kernel(l.arith)
+		if err != nil {
+			return nil, err
+		}
+		bufs := map[string]any{}
+		for j, kb := range k.Buffers {
+			lo := d.Offsets[j] / 4
+			hi := uint64(len(mem[d.Bindings[j]]))
+			if d.Ranges[j] != 0 {
+				hi = lo + d.Ranges[j]/4
+			}
+			view := mem[d.Bindings[j]][lo:hi]
+			if kb.Elem == ir.I32 {
+				ids := make([]int32, len(view))
+				for x, f := range view {
+					ids[x] = int32(math.Float32bits(f))
+				}
+				bufs[kb.Name] = ids
+			} else {
+				bufs[kb.Name] = view
+			}
+		}
+		if err := gen.Run[l.op](l.arith.String(), l.params, l.args, bufs); err != nil {
+			return nil, fmt.Errorf("dispatch %d (%s): %v", di, l.op, err)
+		}
+	}
+	return mem, nil
+}
