@@ -17,10 +17,10 @@ var files embed.FS
 
 // glueFiles names each backend's template and the file it renders to.
 var glueFiles = map[string]struct{ tmpl, out, prefix string }{
-	"cuda":   {"cuda/kernelgen-fused.cu.tmpl", "kernelgen-fused.cu", "ggml_cuda"},
+	"cuda":   {"cuda/kernelgen-fused.cu.tmpl", "kernelgen-fused.cuh", "ggml_cuda"},
 	"vulkan": {"vulkan/kernelgen-fused.hpp.tmpl", "kernelgen-fused.hpp", "ggml_vk"},
 	"metal":  {"metal/kernelgen-fused.h.tmpl", "kernelgen-fused.h", "ggml_metal"},
-	"sycl":   {"sycl/kernelgen-fused.cpp.tmpl", "kernelgen-fused.cpp", "ggml_sycl"},
+	"sycl":   {"sycl/kernelgen-fused.cpp.tmpl", "kernelgen-fused.hpp", "ggml_sycl"},
 }
 
 // File is one rendered glue file.

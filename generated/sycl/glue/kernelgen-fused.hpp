@@ -7,6 +7,8 @@
 //     is answered by it (today GATED_DELTA_NET is a bare true and BF16 state is misread);
 //   ggml_sycl_compute_forward: ggml_sycl_kg_compute_forward(ctx, dst) before the plain cases.
 // Work goes in order on ctx.stream(), so the gather finishes before the compute starts.
+// ggml-sycl.cpp includes this header once.
+#pragma once
 
 #include "common.hpp"
 #include "kernelgen-supports.h"
