@@ -14,7 +14,8 @@
 //	          native-vulkan without the gather dispatch
 //	conv_ids  op D (gather + compute), d_conv 4, SiLU on, C 8192 and 10240,
 //	          ids shuffled over the pool
-//	conv      op C, the same shapes, prior taps from their own buffer
+//	conv      op C, the same shapes, prior taps from pool rows half a pool
+//	          away from the destination window
 //	copy      a 1 GiB shader copy: the reference rate for "% of copy"
 //
 // Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
@@ -392,10 +393,14 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.J
 	variant := map[string]int64{"d_conv": 4, "SILU": 1}
 	native := ir.Native("vulkan")
 	if !withIDs {
-		states := b.buffer(uint64(n)*rowBytes, b.f32s(1<<14, -1, 1))
+		// As bench/cuda: the taps come from pool rows half a pool away from
+		// the destination window, so op C reads DRAM as op D does.
+		states := func(rep int) bind {
+			return bind{cache, uint64((head(rep)+cells/2)%(cells-n)) * rowBytes, uint64(n) * rowBytes}
+		}
 		for rep := 0; rep <= cfg.reps; rep++ {
 			err := b.dispatch("ssm_conv_update_inplace", native, variant, args, map[string]bind{
-				"conv_states": whole(states), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep), "dst": whole(dst)})
+				"conv_states": states(rep), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep), "dst": whole(dst)})
 			if err != nil {
 				return b.job, entry{}, err
 			}

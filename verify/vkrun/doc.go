@@ -48,10 +48,25 @@
 // The device gets every core feature it supports enabled (Vulkan 1.1, 1.2 and
 // 1.3 feature structs, or VK_EXT_subgroup_size_control on older devices),
 // except robustBufferAccess, which would hide out-of-bounds accesses. Every
-// buffer is host-visible, host-coherent memory. All dispatches are recorded
-// into one command buffer with a full compute-to-compute memory barrier
-// (shader and memory writes to shader and memory reads and writes) between
-// consecutive dispatches and a compute-to-host barrier after the last.
+// buffer is host-visible, host-coherent memory unless the job asks for
+// device-local buffers (then filled and read back through a staging buffer
+// of at most 64 MiB). All dispatches are recorded into one command buffer
+// with a full compute-to-compute memory barrier (shader and memory writes to
+// shader and memory reads and writes) between consecutive dispatches and a
+// compute-to-host barrier after the last. Dispatches with identical
+// pipelines (module, entry, constants, layout) share one pipeline.
+//
+// # Benchmarks
+//
+// [Job.TimeEvery] writes GPU timestamps (vkCmdWriteTimestamp, bottom of
+// pipe) before the first dispatch and after every TimeEvery dispatches;
+// [Result.Times] holds the intervals in microseconds (timestampPeriod from
+// the device limits). A benchmark lists every repetition's dispatches, each
+// with its own push constants and binding ranges ([Dispatch.Offsets],
+// [Dispatch.Ranges]), so the destination window can move every repetition;
+// a module repeated across dispatches travels once. [Job.Sizes] sizes
+// buffers beyond their contents (the contents repeat), [Job.DeviceLocal]
+// keeps them in device memory and [Job.NoReadback] skips reading them back.
 //
 // Before creating pipelines the program reads the SPIR-V: it checks the
 // header and instruction word counts, finds the GLCompute entry point by name
@@ -84,17 +99,26 @@
 //
 //	magic          8 bytes  "KGVKJOB\x00"
 //	version        u32      1
-//	flags          u32      0 (reserved)
+//	flags          u32      bit 0: device-local buffers; bit 1: patterned
+//	                        buffers (below); bit 2: no read-back (every
+//	                        output buffer has size 0); bit 3: timestamps
 //	device index   i32      >= 0: that physical device; -1: by name or first
 //	device name    str      with index -1: the first device whose name
 //	                        contains it (ASCII case-insensitive); "" = first device
-//	timeout        u32      milliseconds to wait for the fence; 0 = 60000
+//	timeout        u32      milliseconds to wait for a fence; 0 = 60000
+//	period         u32      only with flag bit 3: a timestamp before the
+//	                        first dispatch and after every period dispatches
+//	                        (the dispatch count is a multiple of it)
 //	buffer count   u32
 //	  per buffer:  u64 size, then size bytes (initial contents); a size-0
-//	               buffer is bound as a zeroed 4-byte dummy
+//	               buffer is bound as a zeroed 4-byte dummy. With flag
+//	               bit 1: u64 size, u64 length L <= size, L bytes, repeated
+//	               to fill the buffer (zeros when L = 0)
 //	dispatch count u32      >= 1, run in order
 //	  per dispatch:
-//	    spirv        blob   a SPIR-V module, a positive multiple of 4 bytes
+//	    spirv        blob   a SPIR-V module, a positive multiple of 4 bytes;
+//	                        or length 0 and a u32 index of an earlier
+//	                        dispatch whose module this one uses
 //	    entry        str    entry point name (GLCompute)
 //	    spec count   u32    then per constant: u32 constant_id, u32 value
 //	                        (every constant is 4 bytes: bools as 0/1, floats
@@ -108,7 +132,11 @@
 //	    required subgroup size u32  0 = none; else
 //	                        VkPipelineShaderStageRequiredSubgroupSizeCreateInfo
 //	    flags        u32    bit 0: require full subgroups
-//	                        (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT)
+//	                        (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT);
+//	                        bit 1: binding ranges follow
+//	    ranges       only with bit 1: per binding u64 offset (a multiple
+//	                 of minStorageBufferOffsetAlignment), u64 range (0: to
+//	                 the end of the buffer)
 //
 // Nothing may follow the last dispatch.
 //
@@ -119,7 +147,10 @@
 //	subgroup size  u32      the device's default subgroup size
 //	device name    str
 //	buffer count   u32      as in the job
-//	  per buffer:  u64 size (as in the job; 0 for a dummy), then the bytes read back
+//	  per buffer:  u64 size (as in the job; 0 for a dummy or without
+//	               read-back), then the bytes read back
+//	timestamps     only when the job asked for them: "KGVKTIME", u32 count,
+//	               then count f64 intervals in microseconds
 //
 // # Building, caching, carrying
 //

@@ -75,6 +75,11 @@ type Dispatch struct {
 	// FullSubgroups requires full subgroups (local_size_x must be a multiple
 	// of the subgroup size).
 	FullSubgroups bool
+	// Offsets and Ranges, when either is set, bind part of a buffer:
+	// binding k starts Offsets[k] bytes into its buffer (a multiple of the
+	// device's minStorageBufferOffsetAlignment, which is at most 256) and
+	// covers Ranges[k] bytes (0: to the end). A nil slice means all zeros.
+	Offsets, Ranges []uint64
 }
 
 // Job is a list of dispatches over a shared list of storage buffers, run in
@@ -89,8 +94,25 @@ type Job struct {
 	// buffer is bound as a 4-byte dummy and reads back empty.
 	Buffers    [][]byte
 	Dispatches []Dispatch
-	// Timeout bounds the GPU work (the fence wait); 0 means 60 s.
+	// Timeout bounds the GPU work (each fence wait); 0 means 60 s.
 	Timeout time.Duration
+
+	// The fields below serve benchmarks on a discrete GPU.
+
+	// Sizes, when set, gives buffer i a size of Sizes[i] bytes (0:
+	// len(Buffers[i])) and initial contents Buffers[i] repeated to that size
+	// (zeros when empty), so a pool of gigabytes costs its pattern's bytes.
+	Sizes []uint64
+	// DeviceLocal puts the buffers in device-local memory, filled and read
+	// back through a staging buffer (host-visible memory on a discrete GPU
+	// is system memory, reached across the bus).
+	DeviceLocal bool
+	// NoReadback leaves the buffers unread: Result.Buffers are all empty.
+	NoReadback bool
+	// TimeEvery, when > 0, writes a GPU timestamp before the first dispatch
+	// and after every TimeEvery dispatches (the dispatch count must be a
+	// multiple of it); Result.Times holds the intervals.
+	TimeEvery int
 }
 
 // Result is what a job left in its buffers.
@@ -99,6 +121,9 @@ type Result struct {
 	// SubgroupSize is the device's default subgroup size.
 	SubgroupSize int
 	Buffers      [][]byte
+	// Times are the microseconds between consecutive GPU timestamps, one
+	// per group of Job.TimeEvery dispatches.
+	Times []float64
 	// Log is everything the runner printed on stderr.
 	Log string
 }
@@ -253,8 +278,15 @@ func Build(ctx context.Context) (*Runner, error) {
 const (
 	jobMagic      = "KGVKJOB\x00"
 	outMagic      = "KGVKOUT\x00"
+	timeMagic     = "KGVKTIME"
 	formatVersion = 1
 	flagFull      = 1
+	flagRanges    = 2
+
+	jobDeviceLocal = 1
+	jobTiled       = 2
+	jobNoReadback  = 4
+	jobTimestamps  = 8
 )
 
 // resolveDevice turns Job.Device into the job file's index and name.
@@ -282,12 +314,38 @@ func EncodeJob(job Job) ([]byte, error) {
 	if len(job.Dispatches) == 0 {
 		return nil, errors.New("vkrun: job has no dispatches")
 	}
+	var flags uint32
+	if job.DeviceLocal {
+		flags |= jobDeviceLocal
+	}
+	if job.Sizes != nil {
+		flags |= jobTiled
+		if len(job.Sizes) != len(job.Buffers) {
+			return nil, fmt.Errorf("vkrun: %d sizes for %d buffers", len(job.Sizes), len(job.Buffers))
+		}
+	}
+	if job.NoReadback {
+		flags |= jobNoReadback
+	}
+	if job.TimeEvery < 0 || job.TimeEvery > 0 && len(job.Dispatches)%job.TimeEvery != 0 {
+		return nil, fmt.Errorf("vkrun: %d dispatches, not a multiple of TimeEvery %d", len(job.Dispatches), job.TimeEvery)
+	}
+	if job.TimeEvery > 0 {
+		flags |= jobTimestamps
+	}
+	size := func(i int) uint64 {
+		if job.Sizes != nil && job.Sizes[i] != 0 {
+			return job.Sizes[i]
+		}
+		return uint64(len(job.Buffers[i]))
+	}
 	var b bytes.Buffer
 	u32 := func(v uint32) { binary.Write(&b, binary.LittleEndian, v) }
+	u64 := func(v uint64) { binary.Write(&b, binary.LittleEndian, v) }
 	blob := func(p []byte) { u32(uint32(len(p))); b.Write(p) }
 	b.WriteString(jobMagic)
 	u32(formatVersion)
-	u32(0)
+	u32(flags)
 	u32(uint32(idx))
 	blob([]byte(name))
 	ms := job.Timeout.Milliseconds()
@@ -300,12 +358,24 @@ func EncodeJob(job Job) ([]byte, error) {
 		ms = math.MaxUint32
 	}
 	u32(uint32(ms))
+	if job.TimeEvery > 0 {
+		u32(uint32(job.TimeEvery))
+	}
 	u32(uint32(len(job.Buffers)))
-	for _, buf := range job.Buffers {
-		binary.Write(&b, binary.LittleEndian, uint64(len(buf)))
+	for i, buf := range job.Buffers {
+		if uint64(len(buf)) > size(i) {
+			return nil, fmt.Errorf("vkrun: buffer %d: %d bytes of contents, size %d", i, len(buf), size(i))
+		}
+		u64(size(i))
+		if job.Sizes != nil {
+			u64(uint64(len(buf)))
+		}
 		b.Write(buf)
 	}
 	u32(uint32(len(job.Dispatches)))
+	// A module repeated in later dispatches (benchmark repetitions) is
+	// sent once; the runner also gives them one pipeline.
+	firstUse := map[string]int{}
 	for i, d := range job.Dispatches {
 		if len(d.SPIRV) == 0 || len(d.SPIRV)%4 != 0 {
 			return nil, fmt.Errorf("vkrun: dispatch %d: SPIR-V is %d bytes, not a positive multiple of 4", i, len(d.SPIRV))
@@ -320,7 +390,13 @@ func EncodeJob(job Job) ([]byte, error) {
 		if strings.IndexByte(entry, 0) >= 0 {
 			return nil, fmt.Errorf("vkrun: dispatch %d: entry point name contains NUL", i)
 		}
-		blob(d.SPIRV)
+		if first, ok := firstUse[string(d.SPIRV)]; ok {
+			u32(0)
+			u32(uint32(first))
+		} else {
+			firstUse[string(d.SPIRV)] = i
+			blob(d.SPIRV)
+		}
 		blob([]byte(entry))
 		seen := map[uint32]bool{}
 		u32(uint32(len(d.Spec)))
@@ -344,11 +420,35 @@ func EncodeJob(job Job) ([]byte, error) {
 			u32(uint32(bi))
 		}
 		u32(d.RequiredSubgroupSize)
+		ranged := d.Offsets != nil || d.Ranges != nil
 		var flags uint32
 		if d.FullSubgroups {
 			flags |= flagFull
 		}
+		if ranged {
+			flags |= flagRanges
+		}
 		u32(flags)
+		if !ranged {
+			continue
+		}
+		if d.Offsets != nil && len(d.Offsets) != len(d.Bindings) || d.Ranges != nil && len(d.Ranges) != len(d.Bindings) {
+			return nil, fmt.Errorf("vkrun: dispatch %d: %d offsets and %d ranges for %d bindings", i, len(d.Offsets), len(d.Ranges), len(d.Bindings))
+		}
+		for k, bi := range d.Bindings {
+			var off, rng uint64
+			if d.Offsets != nil {
+				off = d.Offsets[k]
+			}
+			if d.Ranges != nil {
+				rng = d.Ranges[k]
+			}
+			if off > size(bi) || off+rng > size(bi) {
+				return nil, fmt.Errorf("vkrun: dispatch %d: binding %d: bytes [%d, %d) of buffer %d, which has %d", i, k, off, off+rng, bi, size(bi))
+			}
+			u64(off)
+			u64(rng)
+		}
 	}
 	return b.Bytes(), nil
 }
@@ -406,6 +506,17 @@ func DecodeOutput(p []byte) (*Result, error) {
 			return bad(fmt.Sprintf("truncated buffer %d", i))
 		}
 		res.Buffers = append(res.Buffers, buf)
+	}
+	if len(p) >= 12 && string(p[:8]) == timeMagic {
+		p = p[8:]
+		n, _ := u32()
+		for i := uint32(0); i < n; i++ {
+			b, ok := take(8)
+			if !ok {
+				return bad("truncated timestamps")
+			}
+			res.Times = append(res.Times, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		}
 	}
 	if len(p) != 0 {
 		return bad("trailing bytes")

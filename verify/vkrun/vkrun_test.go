@@ -683,3 +683,77 @@ func TestRunnerRejectsMalformedJobFiles(t *testing.T) {
 		}
 	}
 }
+
+// 8. The benchmark features: buffers sized beyond their pattern, device-local
+// memory (uploaded and read back in chunks: the pattern buffer spans more than
+// one 64 MiB staging chunk and its pattern does not divide the chunk), binding
+// ranges at offsets, a module sent once for repeated dispatches, timestamps
+// and no read-back.
+func TestBenchFeatures(t *testing.T) {
+	r, _, sel := testDevice(t)
+	spv := compile(t, phase1Shader, nil)
+	const big = 64<<20 + 256<<10 // bytes of the patterned source
+	const n = 1000               // elements each dispatch writes
+	pattern := u32bytes([]uint32{7, 11, 13})
+	src := func(i uint64) uint32 { return []uint32{7, 11, 13}[i%3] }
+	// Three dispatches, each reading a window of the source near or past the
+	// first chunk and writing its own window of the destination.
+	offs := []uint64{0, 64 << 20, big - 8192} // multiples of 256, the largest alignment allowed
+	var ds []Dispatch
+	for k, off := range offs {
+		ds = append(ds, Dispatch{SPIRV: spv, Push: u32bytes([]uint32{n}), Groups: [3]uint32{(n + 63) / 64, 1, 1},
+			Bindings: []int{0, 1}, Offsets: []uint64{off, uint64(k) * 4096}, Ranges: []uint64{0, 4 * n}})
+	}
+	for _, local := range []bool{false, true} {
+		job := Job{Device: sel, Buffers: [][]byte{pattern, nil}, Sizes: []uint64{big, 3 * 4096},
+			Dispatches: ds, DeviceLocal: local, TimeEvery: 1}
+		if data, err := EncodeJob(job); err != nil || len(data) > 2*len(spv)+4096 {
+			t.Fatalf("job file %d bytes for a %d-byte module (%v): the module must travel once", len(data), len(spv), err)
+		}
+		res := run(t, r, job)
+		if len(res.Times) != len(ds) {
+			t.Fatalf("local=%v: %d times, want %d", local, len(res.Times), len(ds))
+		}
+		for _, us := range res.Times {
+			if !(us >= 0) || us > 10e6 {
+				t.Fatalf("local=%v: times %v", local, res.Times)
+			}
+		}
+		got := bytesU32(res.Buffers[0])
+		if len(got) != big/4 {
+			t.Fatalf("local=%v: source read back as %d bytes", local, len(res.Buffers[0]))
+		}
+		for i, v := range got {
+			if v != src(uint64(i)) {
+				t.Fatalf("local=%v: source[%d] = %d, want %d", local, i, v, src(uint64(i)))
+			}
+		}
+		out := bytesU32(res.Buffers[1])
+		for k, off := range offs {
+			for i := 0; i < 4096/4; i++ {
+				want := uint32(0)
+				if i < n {
+					want = src(off/4+uint64(i))*2 + 1
+				}
+				if g := out[k*1024+i]; g != want {
+					t.Fatalf("local=%v: dispatch %d element %d = %d, want %d", local, k, i, g, want)
+				}
+			}
+		}
+		job.NoReadback = true
+		res = run(t, r, job)
+		if len(res.Buffers) != 2 || len(res.Buffers[0])+len(res.Buffers[1]) != 0 || len(res.Times) != len(ds) {
+			t.Fatalf("local=%v, no read-back: %d buffers of %d and %d bytes, %d times", local, len(res.Buffers), len(res.Buffers[0]), len(res.Buffers[1]), len(res.Times))
+		}
+	}
+	// Caught before the device: a range past the buffer's end, a period
+	// that does not divide the dispatches.
+	bad := Job{Buffers: [][]byte{pattern, nil}, Sizes: []uint64{64, 64}, Dispatches: []Dispatch{{SPIRV: spv, Bindings: []int{0, 1}, Offsets: []uint64{0, 32}, Ranges: []uint64{0, 64}}}}
+	if _, err := EncodeJob(bad); err == nil || !strings.Contains(err.Error(), "bytes [32, 96) of buffer 1") {
+		t.Errorf("range past the end: %v", err)
+	}
+	bad = Job{Buffers: [][]byte{nil}, Dispatches: []Dispatch{{SPIRV: spv}, {SPIRV: spv}, {SPIRV: spv}}, TimeEvery: 2}
+	if _, err := EncodeJob(bad); err == nil {
+		t.Error("TimeEvery 2 with 3 dispatches accepted")
+	}
+}

@@ -1715,7 +1715,8 @@ static int run_job(const char *job_path, const char *out_path)
 		}
 	}
 
-	/* Descriptors, layouts and pipelines: one of each per dispatch. */
+	/* Descriptors: a set per dispatch. Layouts and pipelines: one per
+	 * distinct pipeline (d->pipe == i), shared by its repeats. */
 	uint32_t nsets = 0, ndesc = 0;
 	for (uint32_t i = 0; i < j.ndisp; i++)
 		if (j.disp[i].nbind) {
@@ -1740,21 +1741,27 @@ static int run_job(const char *job_path, const char *out_path)
 	for (uint32_t i = 0; i < j.ndisp; i++) {
 		dispatch *d = &j.disp[i];
 		char what[96];
-		VkDescriptorSetLayoutBinding *lb = xcalloc(d->nbind, sizeof *lb);
-		for (uint32_t k = 0; k < d->nbind; k++) {
-			lb[k].binding = k;
-			lb[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-			lb[k].descriptorCount = 1;
-			lb[k].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+		if (d->pipe != i) {
+			dsl[i] = dsl[d->pipe];
+			pl[i] = pl[d->pipe];
+			pipes[i] = pipes[d->pipe];
+		} else {
+			VkDescriptorSetLayoutBinding *lb = xcalloc(d->nbind, sizeof *lb);
+			for (uint32_t k = 0; k < d->nbind; k++) {
+				lb[k].binding = k;
+				lb[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+				lb[k].descriptorCount = 1;
+				lb[k].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+			}
+			VkDescriptorSetLayoutCreateInfo lci = {
+				.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+				.bindingCount = d->nbind,
+				.pBindings = lb,
+			};
+			snprintf(what, sizeof what, "vkCreateDescriptorSetLayout (dispatch %u)", i);
+			VKCHECK(what, vkCreateDescriptorSetLayout(dev, &lci, NULL, &dsl[i]));
+			free(lb);
 		}
-		VkDescriptorSetLayoutCreateInfo lci = {
-			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-			.bindingCount = d->nbind,
-			.pBindings = lb,
-		};
-		snprintf(what, sizeof what, "vkCreateDescriptorSetLayout (dispatch %u)", i);
-		VKCHECK(what, vkCreateDescriptorSetLayout(dev, &lci, NULL, &dsl[i]));
-		free(lb);
 		if (d->nbind) {
 			VkDescriptorSetAllocateInfo ai = {
 				.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
@@ -1768,8 +1775,8 @@ static int run_job(const char *job_path, const char *out_path)
 			VkWriteDescriptorSet *wr = xcalloc(d->nbind, sizeof *wr);
 			for (uint32_t k = 0; k < d->nbind; k++) {
 				bi[k].buffer = bufs[d->bind[k]].buf;
-				bi[k].offset = 0;
-				bi[k].range = VK_WHOLE_SIZE;
+				bi[k].offset = d->bind_off[k];
+				bi[k].range = d->bind_range[k] ? d->bind_range[k] : VK_WHOLE_SIZE;
 				wr[k].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
 				wr[k].dstSet = sets[i];
 				wr[k].dstBinding = k;
@@ -1781,6 +1788,8 @@ static int run_job(const char *job_path, const char *out_path)
 			free(bi);
 			free(wr);
 		}
+		if (d->pipe != i)
+			continue;
 		VkPushConstantRange range = {VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_padded};
 		VkPipelineLayoutCreateInfo plci = {
 			.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -1842,26 +1851,36 @@ static int run_job(const char *job_path, const char *out_path)
 		free(values);
 	}
 
+	/* Timestamps: before the first dispatch and after every time_every. */
+	VkQueryPool qpool = VK_NULL_HANDLE;
+	uint32_t nts = 0;
+	if (j.flags & JOB_TIMESTAMPS) {
+		nts = j.ndisp / j.time_every + 1;
+		VkQueryPoolCreateInfo qci = {
+			.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+			.queryType = VK_QUERY_TYPE_TIMESTAMP,
+			.queryCount = nts,
+		};
+		VKCHECK("vkCreateQueryPool", vkCreateQueryPool(dev, &qci, NULL, &qpool));
+	}
+
 	/* One command buffer: dispatch, barrier, dispatch, ..., barrier to host. */
-	VkCommandPoolCreateInfo cpi = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-		.queueFamilyIndex = (uint32_t)family,
-	};
-	VkCommandPool cmdpool;
-	VKCHECK("vkCreateCommandPool", vkCreateCommandPool(dev, &cpi, NULL, &cmdpool));
-	VkCommandBufferAllocateInfo cai = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-		.commandPool = cmdpool,
-		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-		.commandBufferCount = 1,
-	};
-	VkCommandBuffer cmd;
-	VKCHECK("vkAllocateCommandBuffers", vkAllocateCommandBuffers(dev, &cai, &cmd));
-	VkCommandBufferBeginInfo cbi = {
-		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-	};
-	VKCHECK("vkBeginCommandBuffer", vkBeginCommandBuffer(cmd, &cbi));
+	begin_commands(cmd);
+	if (device_local) {
+		/* The uploads were earlier submissions: make them visible. */
+		VkMemoryBarrier up = {
+			.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+			.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+			.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+		};
+		vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+				     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &up, 0, NULL, 0,
+				     NULL);
+	}
+	if (qpool) {
+		vkCmdResetQueryPool(cmd, qpool, 0, nts);
+		vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qpool, 0);
+	}
 	for (uint32_t i = 0; i < j.ndisp; i++) {
 		dispatch *d = &j.disp[i];
 		if (i > 0) {
@@ -1883,32 +1902,33 @@ static int run_job(const char *job_path, const char *out_path)
 			vkCmdPushConstants(cmd, pl[i], VK_SHADER_STAGE_COMPUTE_BIT, 0,
 					   d->push_padded, d->push);
 		vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+		if (qpool && (i + 1) % j.time_every == 0)
+			vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qpool,
+					    (i + 1) / j.time_every);
 	}
 	VkMemoryBarrier to_host = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
 		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
-		.dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+		.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT,
 	};
 	vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-			     VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0, NULL);
-	VKCHECK("vkEndCommandBuffer", vkEndCommandBuffer(cmd));
+			     VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+			     &to_host, 0, NULL, 0, NULL);
+	submit_wait(dev, queue, cmd, fence, j.timeout_ms, "the dispatches");
 
-	VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-	VkFence fence;
-	VKCHECK("vkCreateFence", vkCreateFence(dev, &fci, NULL, &fence));
-	VkSubmitInfo submit = {
-		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.commandBufferCount = 1,
-		.pCommandBuffers = &cmd,
-	};
-	VKCHECK("vkQueueSubmit", vkQueueSubmit(queue, 1, &submit, fence));
-	VkResult wr = vkWaitForFences(dev, 1, &fence, VK_TRUE, (uint64_t)j.timeout_ms * 1000000ull);
-	if (wr == VK_TIMEOUT)
-		die(EXIT_VULKAN,
-		    "vkWaitForFences failed: VK_TIMEOUT (%d): the dispatches did not finish "
-		    "within %u ms",
-		    (int)wr, j.timeout_ms);
-	VKCHECK("vkWaitForFences", wr);
+	double *us = NULL;
+	if (qpool) {
+		uint64_t *ts = xcalloc(nts, sizeof *ts);
+		VKCHECK("vkGetQueryPoolResults",
+			vkGetQueryPoolResults(dev, qpool, 0, nts, (size_t)nts * 8, ts, 8,
+					      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+		uint64_t mask = ts_bits >= 64 ? ~0ull : (1ull << ts_bits) - 1;
+		us = xcalloc(nts, sizeof *us);
+		for (uint32_t k = 0; k + 1 < nts; k++)
+			us[k] = (double)((ts[k + 1] - ts[k]) & mask) *
+				di.props.limits.timestampPeriod / 1000.0;
+		free(ts);
+	}
 
 	/* Output: every buffer, in job order. */
 	FILE *out = fopen(out_path, "wb");
@@ -1922,8 +1942,41 @@ static int run_job(const char *job_path, const char *out_path)
 	write_all(out, di.props.deviceName, name_len, out_path);
 	write_u32(out, j.nbuf, out_path);
 	for (uint32_t i = 0; i < j.nbuf; i++) {
+		if (j.flags & JOB_NO_READBACK) {
+			write_u64(out, 0, out_path);
+			continue;
+		}
 		write_u64(out, j.buf_size[i], out_path);
-		write_all(out, bufs[i].map, (size_t)j.buf_size[i], out_path);
+		if (bufs[i].map) {
+			write_all(out, bufs[i].map, (size_t)j.buf_size[i], out_path);
+			continue;
+		}
+		for (uint64_t o = 0; o < j.buf_size[i]; o += stage_size) {
+			uint64_t n = j.buf_size[i] - o < stage_size ? j.buf_size[i] - o : stage_size;
+			begin_commands(cmd);
+			VkBufferCopy region = {o, 0, n};
+			vkCmdCopyBuffer(cmd, bufs[i].buf, stage.buf, 1, &region);
+			VkMemoryBarrier down = {
+				.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+				.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+				.dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+			};
+			vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+					     VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &down, 0, NULL, 0,
+					     NULL);
+			submit_wait(dev, queue, cmd, fence, j.timeout_ms, "reading the buffers back");
+			write_all(out, stage.map, (size_t)n, out_path);
+		}
+	}
+	if (qpool) {
+		/* Per group of time_every dispatches, microseconds as IEEE doubles. */
+		write_all(out, TIME_MAGIC, 8, out_path);
+		write_u32(out, nts - 1, out_path);
+		for (uint32_t k = 0; k + 1 < nts; k++) {
+			uint64_t bits;
+			memcpy(&bits, &us[k], 8);
+			write_u64(out, bits, out_path);
+		}
 	}
 	if (fclose(out) != 0)
 		die(EXIT_USAGE, "writing %s: %s", out_path, strerror(errno));
@@ -1931,20 +1984,29 @@ static int run_job(const char *job_path, const char *out_path)
 	/* Tear down. */
 	vkDestroyFence(dev, fence, NULL);
 	vkDestroyCommandPool(dev, cmdpool, NULL);
+	if (qpool)
+		vkDestroyQueryPool(dev, qpool, NULL);
 	for (uint32_t i = 0; i < j.ndisp; i++) {
+		if (j.disp[i].pipe != i)
+			continue;
 		vkDestroyPipeline(dev, pipes[i], NULL);
 		vkDestroyPipelineLayout(dev, pl[i], NULL);
 		vkDestroyDescriptorSetLayout(dev, dsl[i], NULL);
 	}
 	if (pool)
 		vkDestroyDescriptorPool(dev, pool, NULL);
-	for (uint32_t i = 0; i < j.nbuf; i++) {
-		vkUnmapMemory(dev, bufs[i].mem);
-		vkDestroyBuffer(dev, bufs[i].buf, NULL);
-		vkFreeMemory(dev, bufs[i].mem, NULL);
-	}
+	gpu_buffer *all[2] = {bufs, &stage};
+	uint32_t counts[2] = {j.nbuf, device_local ? 1 : 0};
+	for (int g = 0; g < 2; g++)
+		for (uint32_t i = 0; i < counts[g]; i++) {
+			if (all[g][i].map)
+				vkUnmapMemory(dev, all[g][i].mem);
+			vkDestroyBuffer(dev, all[g][i].buf, NULL);
+			vkFreeMemory(dev, all[g][i].mem, NULL);
+		}
 	vkDestroyDevice(dev, NULL);
 	close_session(&sess);
+	free(us);
 	free(bufs);
 	free(dsl);
 	free(sets);

@@ -1,0 +1,280 @@
+package vulkan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kernelgen/kernelgen/internal/spvbuild"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/vkrun"
+)
+
+// The tests run on lavapipe (subgroup 8: reductions wider than 8 take the
+// shared-memory path) unless KERNELGEN_VK_DEVICE names another device
+// ("NVIDIA": subgroup 32, the subgroup-shuffle path). A missing runner
+// toolchain, glslang or device skips, and fails where KERNELGEN_REQUIRE_TOOLS
+// is set (CI).
+
+func TestMain(m *testing.M) {
+	// A private runtime dir silences the loader's XDG_RUNTIME_DIR warnings.
+	d, err := os.MkdirTemp("", "vulkan-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(d, 0o700)
+	os.Setenv("XDG_RUNTIME_DIR", d)
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
+
+func skipOrFail(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+		t.Fatal(err)
+	}
+	t.Skip(err)
+}
+
+// contracts are the Vulkan backend's.
+var contracts = []ir.Arith{ir.Portable, ir.Native("vulkan")}
+
+type env struct {
+	runner *vkrun.Runner
+	dev    vkrun.DeviceInfo
+	sel    string // Job.Device selecting dev
+	comp   *Compiler
+	// ieee is what the driver does with the portable kernels' arithmetic
+	// (probe_test.go).
+	ieee ieee
+	// bitExact and loose count portable reference comparisons.
+	bitExact, loose atomic.Int64
+}
+
+var (
+	envOnce sync.Once
+	envVal  *env
+	envErr  error // a missing tool or device: skip or fail
+	envHard error // anything else: fail
+)
+
+// setup builds the runner, finds the device and compiles every variant the
+// tests use in one parallel batch (a cold cache costs ~15 s on 2 cores).
+func setup(t *testing.T) *env {
+	t.Helper()
+	envOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		r, err := vkrun.Build(ctx)
+		if err != nil {
+			if errors.Is(err, vkrun.ErrMissingTool) {
+				envErr = err
+			} else {
+				envHard = err
+			}
+			return
+		}
+		devs, err := r.Devices(ctx)
+		if err != nil {
+			if errors.Is(err, vkrun.ErrNoDevice) {
+				envErr = err
+			} else {
+				envHard = err
+			}
+			return
+		}
+		want := os.Getenv("KERNELGEN_VK_DEVICE")
+		if want == "" {
+			want = "llvmpipe"
+		}
+		e := &env{runner: r}
+		var names []string
+		for _, d := range devs {
+			names = append(names, fmt.Sprintf("#%d %s", d.Index, d.Name))
+			if e.sel == "" && (fmt.Sprintf("#%d", d.Index) == want || strings.Contains(strings.ToLower(d.Name), strings.ToLower(want))) {
+				e.dev, e.sel = d, fmt.Sprintf("#%d", d.Index)
+			}
+		}
+		if e.sel == "" {
+			envErr = fmt.Errorf("no Vulkan device matching %q (install mesa-vulkan-drivers for lavapipe); devices: %s", want, strings.Join(names, ", "))
+			return
+		}
+		e.comp = NewCompiler(ctx)
+		units, err := AllUnits(contracts...)
+		if err != nil {
+			envHard = err
+			return
+		}
+		units = append(units, probeUnit)
+		if _, err := e.comp.Build(ctx, units); err != nil {
+			if errors.Is(err, spvbuild.ErrMissingTool) {
+				envErr = err
+			} else {
+				envHard = err
+			}
+			return
+		}
+		if e.ieee, err = e.probe(ctx); err != nil {
+			envHard = err
+			return
+		}
+		envVal = e
+	})
+	if envHard != nil {
+		t.Fatal(envHard)
+	}
+	if envErr != nil {
+		skipOrFail(t, envErr)
+	}
+	return envVal
+}
+
+func (e *env) run(t *testing.T, c *cases.Case) map[string][]byte {
+	t.Helper()
+	job, err := Job(c, e.comp.SPIRV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Device = e.sel
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := e.runner.Run(ctx, job)
+	if err != nil {
+		t.Fatalf("%s: %v", c.Name, err)
+	}
+	return Outputs(c, res)
+}
+
+// seed makes every case reproducible from its name.
+func seed(parts ...string) *rand.Rand {
+	var h uint64 = 14695981039346656037
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			h = (h ^ uint64(p[i])) * 1099511628211
+		}
+		h = (h ^ 0xff) * 1099511628211
+	}
+	return rand.New(rand.NewPCG(h, 5))
+}
+
+// compare checks a device result against the Go reference. The portable
+// contract needs IEEE binary32 arithmetic with a true fused multiply-add,
+// denormals kept and signed zeros respected; the generated GLSL asks for
+// none of it (no VK_KHR_shader_fma, no SPV_KHR_float_controls execution
+// modes), so a driver may round fma() twice (lavapipe), flush denormals or
+// fold x + 0.0 into x (NVIDIA). Where the probe saw such a deviation, a
+// portable case that is not bit for bit is held to the native tolerance
+// instead and compare returns why; where it saw none, or the difference is
+// larger, the case fails.
+func (e *env) compare(t *testing.T, c *cases.Case, got map[string][]byte) (loose string) {
+	t.Helper()
+	err := c.Compare(got)
+	if c.Arith.Native {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ""
+	}
+	if err == nil {
+		e.bitExact.Add(1)
+		return ""
+	}
+	dev := e.ieee.deviations()
+	if dev == "" {
+		t.Fatal(err)
+	}
+	lc := *c
+	lc.Arith = ir.Native("vulkan")
+	if lerr := lc.Compare(got); lerr != nil {
+		t.Fatalf("%v\n(and beyond NMSE %g: %v)", err, cases.NMSETolerance, lerr)
+	}
+	e.loose.Add(1)
+	return fmt.Sprintf("not bit for bit on a driver that %s (the GLSL does not ask for IEEE behaviour), within NMSE %g: %v", dev, cases.NMSETolerance, err)
+}
+
+// Every op under both Vulkan contracts (the gathers once) and every variant:
+// one random case, compared with the Go reference (portable bit for bit,
+// native within NMSE).
+func TestCasesMatchReference(t *testing.T) {
+	e := setup(t)
+	t.Logf("device %s (subgroup %d): %s", e.dev.Name, e.dev.SubgroupSize, e.ieee)
+	b0, l0 := e.bitExact.Load(), e.loose.Load()
+	t.Cleanup(func() { // after the parallel subtests
+		t.Logf("portable: %d bit for bit, %d only within NMSE on this driver", e.bitExact.Load()-b0, e.loose.Load()-l0)
+	})
+	for _, op := range ops.All() {
+		for _, a := range contracts {
+			if op.ArithFree && a.Native {
+				continue
+			}
+			for _, v := range ops.VariantsOf(op.Name) {
+				name := fmt.Sprintf("%s@%s[%s]", op.Name, a, v)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					c, err := cases.Random(op.Name, a, seed(name), cases.Small, &v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if why := e.compare(t, c, e.run(t, c)); why != "" {
+						t.Skip(why)
+					}
+				})
+			}
+		}
+	}
+}
+
+// The Job helper's layout: gather then compute, bindings in kernel order,
+// push constants in IR order.
+func TestJobLayout(t *testing.T) {
+	c, err := cases.Random("gated_delta_net_inplace_ids", ir.Native("vulkan"), seed("layout"), cases.Small, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := func(k *ir.Kernel, v ops.Variant) ([]byte, error) {
+		return []byte(k.ID() + " " + v.String()), nil // not SPIR-V: Job passes it through
+	}
+	job, err := Job(c, fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Dispatches) != 2 || !strings.HasPrefix(string(job.Dispatches[0].SPIRV), "gated_delta_net_gather@portable ") ||
+		!strings.HasPrefix(string(job.Dispatches[1].SPIRV), "gated_delta_net_inplace_ids@native-vulkan S_v=") {
+		t.Fatalf("dispatches: %q", [][]byte{job.Dispatches[0].SPIRV, job.Dispatches[1].SPIRV})
+	}
+	for li, l := range c.Launches {
+		d := job.Dispatches[li]
+		for i, bi := range d.Bindings {
+			if c.Buffers[bi].Name != l.Bind[i] {
+				t.Errorf("launch %d binding %d: buffer %s, want %s", li, i, c.Buffers[bi].Name, l.Bind[i])
+			}
+		}
+		if d.Groups != l.Grid || len(d.Push) != 4*len(l.Kernel.Args) {
+			t.Errorf("launch %d: groups %v push %d bytes", li, d.Groups, len(d.Push))
+		}
+		for i, a := range l.Kernel.Args {
+			if got := uint32(d.Push[4*i]) | uint32(d.Push[4*i+1])<<8 | uint32(d.Push[4*i+2])<<16 | uint32(d.Push[4*i+3])<<24; got != l.Args[a.Name] {
+				t.Errorf("launch %d push[%d] (%s) = %#x, want %#x", li, i, a.Name, got, l.Args[a.Name])
+			}
+		}
+		if g, err := Grid(l.Kernel, l.Params, l.Args); err != nil || g != l.Grid {
+			t.Errorf("launch %d: Grid %v %v, the case says %v", li, g, err, l.Grid)
+		}
+	}
+	for i, b := range c.Buffers {
+		if string(job.Buffers[i]) != string(b.Bytes()) {
+			t.Errorf("buffer %d (%s) differs", i, b.Name)
+		}
+	}
+}
