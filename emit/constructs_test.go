@@ -1,0 +1,160 @@
+package emit_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/emit/goref"
+	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/constructs/*.txtar")
+
+// construct is one IR feature in a kernel small enough to read in all languages.
+type construct struct {
+	name  string
+	arith ir.Arith
+	body  func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val)
+}
+
+var constructs = []construct{
+	{"fma_portable", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
+		x := b.Let("x", in.Load(i))
+		// a*b + c written out: two roundings, no contraction; then one fused operation.
+		two := b.Let("two", x.Mul(x).Add(1.0))
+		out.Store(i, b.FMA(x, two, x.Neg()))
+	}},
+	{"muladd_native", ir.Native("cuda"), func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
+		x := b.Let("x", in.Load(i))
+		out.Store(i, x.Mul(x).Add(b.ExpNative(x.Neg())))
+	}},
+	{"reduce_butterfly", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		lane := b.Let("lane", b.LocalID(0))
+		s := b.Reduce("sum", in.Load(lane), 32, ir.Butterfly)
+		b.If(lane.Eq(0), func() { out.Store(b.GroupID(0), s) })
+	}},
+	{"reduce_native", ir.Native("metal"), func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		lane := b.Let("lane", b.LocalID(0))
+		s := b.Reduce("sum", in.Load(lane), 32, ir.NativeOrder)
+		b.If(lane.Eq(0), func() { out.Store(b.GroupID(0), s) })
+	}},
+	{"shared_barrier", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		tile := b.SharedArray("tile", ir.F32, 32)
+		lane := b.Let("lane", b.LocalID(0))
+		tile.Set(lane, in.Load(lane))
+		b.Barrier()
+		out.Store(lane, tile.At(b.U32(31).Sub(lane)))
+	}},
+	{"unrolled_registers", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		regs := b.Array("regs", ir.F32, 4)
+		lane := b.Let("lane", b.LocalID(0))
+		b.Unrolled("r", 0, 4, func(r dsl.Val) { regs.Set(r, in.Load(r.Mul(32).Add(lane))) })
+		acc := b.Var("acc", b.F32(0))
+		b.Unrolled("r", 0, 4, func(r dsl.Val) { acc.Set(b.FMA(regs.At(r), regs.At(r), acc.Get())) })
+		out.Store(lane, acc.Get())
+	}},
+	{"bits_select_minmax", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		lane := b.Let("lane", b.LocalID(0))
+		x := b.Let("x", in.Load(lane))
+		bits := b.Let("bits", x.Bitcast(ir.I32).Add(1))
+		y := b.Let("y", b.Select(lane.Lt(n), bits.Bitcast(ir.F32), b.Max(x, 0.5)))
+		out.Store(lane, b.Min(y, lane.F32()))
+	}},
+	{"dispatch_dependency", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		b.DepRelease()
+		lane := b.Let("lane", b.LocalID(0))
+		x := b.Let("x", in.Load(lane))
+		b.DepWait()
+		out.Store(lane, x)
+	}},
+}
+
+func build(t *testing.T, c construct) *ir.Kernel {
+	t.Helper()
+	b := dsl.New(c.name, c.arith)
+	n := b.Arg("n", ir.U32, "elements")
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.Write, "dst", "")
+	b.Workgroup(32, 1, 1)
+	b.Grid(n, 1, 1)
+	c.body(b, in, out, n)
+	k, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// txtar renders named sections as a txtar archive.
+func txtar(comment string, files [][2]string) []byte {
+	var b bytes.Buffer
+	b.WriteString(comment)
+	for _, f := range files {
+		b.WriteString("-- " + f[0] + " --\n")
+		b.WriteString(f[1])
+		if !strings.HasSuffix(f[1], "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.Bytes()
+}
+
+func TestConstructGoldens(t *testing.T) {
+	for _, c := range constructs {
+		t.Run(c.name, func(t *testing.T) {
+			k := build(t, c)
+			cu, err := cuda.Emit(c.name, "construct", []*ir.Kernel{k}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gl, err := glsl.Emit(k, "construct")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := msl.Emit(c.name, "construct", []*ir.Kernel{k}, false, []ops.Variant{{Op: c.name, Values: map[string]int64{}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sy, err := sycl.Emit(c.name, "construct", []*ir.Kernel{k}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gr, err := goref.Emit(goref.Op{Name: c.name, Kernels: []*ir.Kernel{k}}, []ir.Arith{c.arith})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := txtar("The IR construct "+c.name+" ("+c.arith.String()+") and its lowerings.\n", [][2]string{
+				{"ir", ir.Print(k)}, {"cuda", string(cu)}, {"glsl", string(gl)}, {"msl", string(ms)},
+				{"sycl", string(sy)}, {"go", string(gr)},
+			})
+			path := filepath.Join("testdata", "constructs", c.name+".txtar")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./emit -update)", err)
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("%s is stale (-golden +now); review, then go test ./emit -update:\n%s", path, d)
+			}
+		})
+	}
+}
