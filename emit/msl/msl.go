@@ -54,11 +54,14 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []o
 	fmt.Fprintf(&b, "//\n// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", op, summary)
 	first := kernels[0]
 	if len(first.Args) > 0 {
+		// The same struct goes into ggml-metal-impl.h (the glue); the guard
+		// lets both reach the one embedded library.
+		fmt.Fprintf(&b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
 		b.WriteString("typedef struct {\n")
 		for _, a := range first.Args {
 			fmt.Fprintf(&b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
 		}
-		fmt.Fprintf(&b, "} %s;\n", KargsName(op))
+		fmt.Fprintf(&b, "} %s;\n#endif\n", KargsName(op))
 	}
 	for _, k := range kernels {
 		src, err := kernel(op, k, arithFree, variants)

@@ -7,6 +7,8 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_gated_delta_net
+#define KG_KARGS_gated_delta_net
 typedef struct {
     uint32_t H;
     uint32_t n_tokens;
@@ -29,6 +31,7 @@ typedef struct {
     uint32_t K;
     uint32_t s_off;
 } ggml_metal_kargs_gated_delta_net;
+#endif
 
 // gated_delta_net@portable
 template <uint S_v, bool KDA, bool KEEP_RS, uint NW, uint CPW, uint W = (S_v < 32u ? S_v : 32u), uint R = S_v / W>

@@ -7,11 +7,14 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_gated_delta_net_gather
+#define KG_KARGS_gated_delta_net_gather
 typedef struct {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
 } ggml_metal_kargs_gated_delta_net_gather;
+#endif
 
 // gated_delta_net_gather@portable
 kernel void kernel_gated_delta_net_gather_f32(

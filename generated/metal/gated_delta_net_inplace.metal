@@ -7,6 +7,8 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_gated_delta_net_inplace
+#define KG_KARGS_gated_delta_net_inplace
 typedef struct {
     uint32_t H;
     uint32_t n_tokens;
@@ -28,6 +30,7 @@ typedef struct {
     float scale;
     uint32_t sd1;
 } ggml_metal_kargs_gated_delta_net_inplace;
+#endif
 
 // gated_delta_net_inplace@portable
 template <uint S_v, bool KDA, uint NW, uint CPW, uint W = (S_v < 32u ? S_v : 32u), uint R = S_v / W>

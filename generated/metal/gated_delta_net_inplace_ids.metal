@@ -7,6 +7,8 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_gated_delta_net_inplace_ids
+#define KG_KARGS_gated_delta_net_inplace_ids
 typedef struct {
     uint32_t H;
     uint32_t n_tokens;
@@ -29,6 +31,7 @@ typedef struct {
     uint32_t sd1;
     uint32_t rs_head;
 } ggml_metal_kargs_gated_delta_net_inplace_ids;
+#endif
 
 // gated_delta_net_inplace_ids@portable
 template <uint S_v, bool KDA, uint NW, uint CPW, uint W = (S_v < 32u ? S_v : 32u), uint R = S_v / W>

@@ -7,6 +7,8 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_ssm_conv
+#define KG_KARGS_ssm_conv
 typedef struct {
     uint32_t n_ch;
     uint32_t n_t;
@@ -17,6 +19,7 @@ typedef struct {
     uint32_t d1;
     uint32_t d2;
 } ggml_metal_kargs_ssm_conv;
+#endif
 
 // ssm_conv@portable
 template <uint d_conv>

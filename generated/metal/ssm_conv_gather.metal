@@ -7,11 +7,14 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_ssm_conv_gather
+#define KG_KARGS_ssm_conv_gather
 typedef struct {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
 } ggml_metal_kargs_ssm_conv_gather;
+#endif
 
 // ssm_conv_gather@portable
 kernel void kernel_ssm_conv_gather_f32(

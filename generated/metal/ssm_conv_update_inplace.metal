@@ -7,6 +7,8 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_ssm_conv_update_inplace
+#define KG_KARGS_ssm_conv_update_inplace
 typedef struct {
     uint32_t n_ch;
     uint32_t n_seqs;
@@ -17,6 +19,7 @@ typedef struct {
     uint32_t sd1;
     uint32_t d2;
 } ggml_metal_kargs_ssm_conv_update_inplace;
+#endif
 
 // ssm_conv_update_inplace@portable
 template <uint d_conv, bool SILU>

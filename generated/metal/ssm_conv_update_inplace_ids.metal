@@ -7,6 +7,8 @@
 
 using namespace metal;
 
+#ifndef KG_KARGS_ssm_conv_update_inplace_ids
+#define KG_KARGS_ssm_conv_update_inplace_ids
 typedef struct {
     uint32_t n_ch;
     uint32_t n_seqs;
@@ -18,6 +20,7 @@ typedef struct {
     uint32_t d2;
     uint32_t rs_head;
 } ggml_metal_kargs_ssm_conv_update_inplace_ids;
+#endif
 
 // ssm_conv_update_inplace_ids@portable
 template <uint d_conv, bool SILU>
