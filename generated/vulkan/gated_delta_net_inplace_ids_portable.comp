@@ -49,6 +49,32 @@ layout(push_constant) uniform parameter {
 const uint W = (S_v < 32u ? S_v : 32u);
 const uint R = S_v / W;
 
+float kg_fma(float a, float b, float c) {
+    precise double p = double(a) * double(b);
+    precise double s = p + double(c);
+    precise double t = s - p;
+    precise double e = (p - (s - t)) + (double(c) - t);
+    if (e != 0.0 && !isinf(s) && !isnan(s)) {
+        uvec2 w = unpackDouble2x32(s);
+        if ((w.x & 1u) == 0u) {
+            // Round to odd: step s one ulp toward the exact sum.
+            if ((e > 0.0) == (s > 0.0)) {
+                w.x += 1u;
+                if (w.x == 0u) {
+                    w.y += 1u;
+                }
+            } else {
+                if (w.x == 0u) {
+                    w.y -= 1u;
+                }
+                w.x -= 1u;
+            }
+            s = packDouble2x32(w);
+        }
+    }
+    return float(s);
+}
+
 // Lanes exchange through shared memory when the subgroup is narrower than a reduction.
 shared float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];
 
@@ -118,17 +144,17 @@ void main() {
             for (uint r_4 = 0u; r_4 < R; ++r_4) {
                 precise float exp_x = (g[g_off + (r_4 * W + lane)] > 88.72284 ? 88.72284 : g[g_off + (r_4 * W + lane)]);
                 precise float exp_x_1 = (exp_x < -103.972084 ? -103.972084 : exp_x);
-                precise float exp_kf = fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
-                precise float exp_r = fma(exp_kf, -0.69314575, exp_x_1);
-                precise float exp_r_1 = fma(exp_kf, -1.4286068e-06, exp_r);
+                precise float exp_kf = kg_fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
+                precise float exp_r = kg_fma(exp_kf, -0.69314575, exp_x_1);
+                precise float exp_r_1 = kg_fma(exp_kf, -1.4286068e-06, exp_r);
                 precise float exp_p = 0.0001984127;
-                exp_p = fma(exp_p, exp_r_1, 0.0013888889);
-                exp_p = fma(exp_p, exp_r_1, 0.008333334);
-                exp_p = fma(exp_p, exp_r_1, 0.041666668);
-                exp_p = fma(exp_p, exp_r_1, 0.16666667);
-                exp_p = fma(exp_p, exp_r_1, 0.5);
-                exp_p = fma(exp_p, exp_r_1, 1.0);
-                exp_p = fma(exp_p, exp_r_1, 1.0);
+                exp_p = kg_fma(exp_p, exp_r_1, 0.0013888889);
+                exp_p = kg_fma(exp_p, exp_r_1, 0.008333334);
+                exp_p = kg_fma(exp_p, exp_r_1, 0.041666668);
+                exp_p = kg_fma(exp_p, exp_r_1, 0.16666667);
+                exp_p = kg_fma(exp_p, exp_r_1, 0.5);
+                exp_p = kg_fma(exp_p, exp_r_1, 1.0);
+                exp_p = kg_fma(exp_p, exp_r_1, 1.0);
                 int exp_n = int(exp_kf);
                 int exp_n1 = ((exp_n + 150) >> 1) - 75;
                 int exp_n2 = exp_n - exp_n1;
@@ -146,7 +172,7 @@ void main() {
                 for (uint r_5 = 0u; r_5 < R; ++r_5) {
                     precise float s_dec = g_reg[r_5] * s_shard[reg0 + r_5];
                     s_shard[reg0 + r_5] = s_dec;
-                    kv_part = fma(s_dec, k_reg[r_5], kv_part);
+                    kv_part = kg_fma(s_dec, k_reg[r_5], kv_part);
                 }
                 precise float kv = kv_part;
                 if (gl_SubgroupSize >= W) {
@@ -166,9 +192,9 @@ void main() {
                 precise float attn_part = 0.0;
                 [[unroll]]
                 for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                    precise float s_new = fma(k_reg[r_6], delta, s_shard[reg0 + r_6]);
+                    precise float s_new = kg_fma(k_reg[r_6], delta, s_shard[reg0 + r_6]);
                     s_shard[reg0 + r_6] = s_new;
-                    attn_part = fma(s_new, q_reg[r_6], attn_part);
+                    attn_part = kg_fma(s_new, q_reg[r_6], attn_part);
                 }
                 precise float attn = attn_part;
                 if (gl_SubgroupSize >= W) {
@@ -191,17 +217,17 @@ void main() {
         } else {
             precise float exp_x_2 = (g[g_off] > 88.72284 ? 88.72284 : g[g_off]);
             precise float exp_x_3 = (exp_x_2 < -103.972084 ? -103.972084 : exp_x_2);
-            precise float exp_kf_1 = fma(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07;
-            precise float exp_r_2 = fma(exp_kf_1, -0.69314575, exp_x_3);
-            precise float exp_r_3 = fma(exp_kf_1, -1.4286068e-06, exp_r_2);
+            precise float exp_kf_1 = kg_fma(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07;
+            precise float exp_r_2 = kg_fma(exp_kf_1, -0.69314575, exp_x_3);
+            precise float exp_r_3 = kg_fma(exp_kf_1, -1.4286068e-06, exp_r_2);
             precise float exp_p_1 = 0.0001984127;
-            exp_p_1 = fma(exp_p_1, exp_r_3, 0.0013888889);
-            exp_p_1 = fma(exp_p_1, exp_r_3, 0.008333334);
-            exp_p_1 = fma(exp_p_1, exp_r_3, 0.041666668);
-            exp_p_1 = fma(exp_p_1, exp_r_3, 0.16666667);
-            exp_p_1 = fma(exp_p_1, exp_r_3, 0.5);
-            exp_p_1 = fma(exp_p_1, exp_r_3, 1.0);
-            exp_p_1 = fma(exp_p_1, exp_r_3, 1.0);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.0013888889);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.008333334);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.041666668);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.16666667);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.5);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 1.0);
+            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 1.0);
             int exp_n_1 = int(exp_kf_1);
             int exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
             int exp_n2_1 = exp_n_1 - exp_n1_1;
@@ -218,7 +244,7 @@ void main() {
                 for (uint r_7 = 0u; r_7 < R; ++r_7) {
                     precise float s_dec_1 = gate * s_shard[reg0_1 + r_7];
                     s_shard[reg0_1 + r_7] = s_dec_1;
-                    kv_part_1 = fma(s_dec_1, k_reg[r_7], kv_part_1);
+                    kv_part_1 = kg_fma(s_dec_1, k_reg[r_7], kv_part_1);
                 }
                 precise float kv_1 = kv_part_1;
                 if (gl_SubgroupSize >= W) {
@@ -238,9 +264,9 @@ void main() {
                 precise float attn_part_1 = 0.0;
                 [[unroll]]
                 for (uint r_8 = 0u; r_8 < R; ++r_8) {
-                    precise float s_new_1 = fma(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
+                    precise float s_new_1 = kg_fma(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
                     s_shard[reg0_1 + r_8] = s_new_1;
-                    attn_part_1 = fma(s_new_1, q_reg[r_8], attn_part_1);
+                    attn_part_1 = kg_fma(s_new_1, q_reg[r_8], attn_part_1);
                 }
                 precise float attn_1 = attn_part_1;
                 if (gl_SubgroupSize >= W) {

@@ -25,6 +25,36 @@ layout(push_constant) uniform parameter {
     uint d2;
 } pc;
 
+float kg_fma(float a, float b, float c) {
+    precise double p = double(a) * double(b);
+    precise double s = p + double(c);
+    precise double t = s - p;
+    precise double e = (p - (s - t)) + (double(c) - t);
+    if (e != 0.0 && !isinf(s) && !isnan(s)) {
+        uvec2 w = unpackDouble2x32(s);
+        if ((w.x & 1u) == 0u) {
+            // Round to odd: step s one ulp toward the exact sum.
+            if ((e > 0.0) == (s > 0.0)) {
+                w.x += 1u;
+                if (w.x == 0u) {
+                    w.y += 1u;
+                }
+            } else {
+                if (w.x == 0u) {
+                    w.y -= 1u;
+                }
+                w.x -= 1u;
+            }
+            s = packDouble2x32(w);
+        }
+    }
+    return float(s);
+}
+
+float kg_add_zero(float x) {
+    return x == 0.0 ? 0.0 : x;
+}
+
 void main() {
     uint c = gl_WorkGroupID.x * 128u + gl_LocalInvocationID.x;
     uint t = gl_WorkGroupID.y;
@@ -39,9 +69,9 @@ void main() {
         precise float y = 0.0;
         [[unroll]]
         for (uint j_1 = 0u; j_1 < d_conv; ++j_1) {
-            y = fma(window[j_1], conv_kernel[c * pc.w1 + j_1], y);
+            y = kg_fma(window[j_1], conv_kernel[c * pc.w1 + j_1], y);
         }
-        y = y + 0.0;
+        y = kg_add_zero(y);
         dst[s * pc.d2 + t * pc.d1 + c] = y;
     }
 }

@@ -30,6 +30,36 @@ layout(push_constant) uniform parameter {
     uint rs_head;
 } pc;
 
+float kg_fma(float a, float b, float c) {
+    precise double p = double(a) * double(b);
+    precise double s = p + double(c);
+    precise double t = s - p;
+    precise double e = (p - (s - t)) + (double(c) - t);
+    if (e != 0.0 && !isinf(s) && !isnan(s)) {
+        uvec2 w = unpackDouble2x32(s);
+        if ((w.x & 1u) == 0u) {
+            // Round to odd: step s one ulp toward the exact sum.
+            if ((e > 0.0) == (s > 0.0)) {
+                w.x += 1u;
+                if (w.x == 0u) {
+                    w.y += 1u;
+                }
+            } else {
+                if (w.x == 0u) {
+                    w.y -= 1u;
+                }
+                w.x -= 1u;
+            }
+            s = packDouble2x32(w);
+        }
+    }
+    return float(s);
+}
+
+float kg_add_zero(float x) {
+    return x == 0.0 ? 0.0 : x;
+}
+
 void main() {
     uint c = gl_WorkGroupID.x * 128u + gl_LocalInvocationID.x;
     uint s = gl_WorkGroupID.y;
@@ -61,26 +91,26 @@ void main() {
         precise float y = 0.0;
         [[unroll]]
         for (uint j_3 = 0u; j_3 < d_conv; ++j_3) {
-            y = fma(window[j_3], conv_kernel[c * pc.w1 + j_3], y);
+            y = kg_fma(window[j_3], conv_kernel[c * pc.w1 + j_3], y);
         }
-        y = y + 0.0;
+        y = kg_add_zero(y);
         precise float out_ = y;
         if (SILU) {
             precise float silu_t = -y;
             precise float silu_t_1 = (silu_t > 87.0 ? 87.0 : silu_t);
             precise float exp_x = (silu_t_1 > 88.72284 ? 88.72284 : silu_t_1);
             precise float exp_x_1 = (exp_x < -103.972084 ? -103.972084 : exp_x);
-            precise float exp_kf = fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
-            precise float exp_r = fma(exp_kf, -0.69314575, exp_x_1);
-            precise float exp_r_1 = fma(exp_kf, -1.4286068e-06, exp_r);
+            precise float exp_kf = kg_fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
+            precise float exp_r = kg_fma(exp_kf, -0.69314575, exp_x_1);
+            precise float exp_r_1 = kg_fma(exp_kf, -1.4286068e-06, exp_r);
             precise float exp_p = 0.0001984127;
-            exp_p = fma(exp_p, exp_r_1, 0.0013888889);
-            exp_p = fma(exp_p, exp_r_1, 0.008333334);
-            exp_p = fma(exp_p, exp_r_1, 0.041666668);
-            exp_p = fma(exp_p, exp_r_1, 0.16666667);
-            exp_p = fma(exp_p, exp_r_1, 0.5);
-            exp_p = fma(exp_p, exp_r_1, 1.0);
-            exp_p = fma(exp_p, exp_r_1, 1.0);
+            exp_p = kg_fma(exp_p, exp_r_1, 0.0013888889);
+            exp_p = kg_fma(exp_p, exp_r_1, 0.008333334);
+            exp_p = kg_fma(exp_p, exp_r_1, 0.041666668);
+            exp_p = kg_fma(exp_p, exp_r_1, 0.16666667);
+            exp_p = kg_fma(exp_p, exp_r_1, 0.5);
+            exp_p = kg_fma(exp_p, exp_r_1, 1.0);
+            exp_p = kg_fma(exp_p, exp_r_1, 1.0);
             int exp_n = int(exp_kf);
             int exp_n1 = ((exp_n + 150) >> 1) - 75;
             int exp_n2 = exp_n - exp_n1;
@@ -89,15 +119,15 @@ void main() {
             precise float exp_ = exp_p * exp_s1 * exp_s2;
             precise float silu_d = 1.0 + exp_;
             precise float div_r = intBitsToFloat(2129859011 - floatBitsToInt(silu_d));
-            precise float div_e = fma(-silu_d, div_r, 1.0);
-            div_r = fma(div_r, div_e, div_r);
-            precise float div_e_1 = fma(-silu_d, div_r, 1.0);
-            div_r = fma(div_r, div_e_1, div_r);
-            precise float div_e_2 = fma(-silu_d, div_r, 1.0);
-            div_r = fma(div_r, div_e_2, div_r);
+            precise float div_e = kg_fma(-silu_d, div_r, 1.0);
+            div_r = kg_fma(div_r, div_e, div_r);
+            precise float div_e_1 = kg_fma(-silu_d, div_r, 1.0);
+            div_r = kg_fma(div_r, div_e_1, div_r);
+            precise float div_e_2 = kg_fma(-silu_d, div_r, 1.0);
+            div_r = kg_fma(div_r, div_e_2, div_r);
             precise float div_q = y * div_r;
-            precise float div_rem = fma(-silu_d, div_q, y);
-            precise float div = fma(div_rem, div_r, div_q);
+            precise float div_rem = kg_fma(-silu_d, div_q, y);
+            precise float div = kg_fma(div_rem, div_r, div_q);
             out_ = div;
         }
         dst[s * pc.d2 + c] = out_;

@@ -151,6 +151,8 @@ type DeviceInfo struct {
 	FullSubgroups bool
 	// SubgroupInCompute: subgroup operations are supported in compute shaders.
 	SubgroupInCompute bool
+	// Float64: shaderFloat64 is supported (portable kernels' exact fma needs it).
+	Float64 bool
 	// SubgroupOps are the supported subgroup operation classes: basic, vote,
 	// arithmetic, ballot, shuffle, shuffle_relative, clustered, quad, ...
 	SubgroupOps []string
@@ -646,6 +648,8 @@ func parseDevices(s string) ([]DeviceInfo, error) {
 				d.FullSubgroups = v == "1"
 			case "subgroup_compute":
 				d.SubgroupInCompute = v == "1"
+			case "float64":
+				d.Float64 = v == "1"
 			case "ops":
 				if v != "" {
 					d.SubgroupOps = strings.Split(v, ",")

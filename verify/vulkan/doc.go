@@ -25,13 +25,16 @@
 // glslang or device skips, and fails where KERNELGEN_REQUIRE_TOOLS is set.
 //
 // The portable contract needs IEEE binary32 with a fused multiply-add,
-// denormals and signed zeros; the generated GLSL does not ask the driver
-// for that (no VK_KHR_shader_fma, no SPV_KHR_float_controls modes), and
-// drivers differ: lavapipe rounds fma() twice and folds -0.0 + 0.0, the
-// H100's driver flushes denormals and folds -0.0 + 0.0. The tests probe the
-// driver first (TestDriverArithmetic) and, where it deviates, hold portable
-// cases that are not bit for bit to the native tolerance and skip them with
-// the reason; TestCasesMatchReference logs how many were bit for bit.
+// denormals and signed zeros, and drivers differ: lavapipe rounds fma()
+// twice and folds -0.0 + 0.0, the H100's driver flushes denormals and folds
+// -0.0 + 0.0. The generated GLSL spells the fma (kg_fma, exact through
+// doubles: it needs shaderFloat64) and the zero add itself, so only denormal
+// flushing is left to the driver (no SPV_KHR_float_controls modes yet). The
+// tests probe the driver first (TestDriverArithmetic); only where it flushes
+// denormals are portable cases that are not bit for bit held to the native
+// tolerance and skipped with the reason; TestCasesMatchReference logs how
+// many were bit for bit. TestPortableFMAIsCorrectlyRounded checks kg_fma
+// alone on 8192 hard and random operand triples.
 //
 // KERNELGEN_VK_DEVICE picks the device ("NVIDIA", "#1"), as in vkrun;
 // unset, the tests use lavapipe. On 2 cores the package takes ~15 s with a

@@ -509,6 +509,7 @@ typedef struct {
 	uint32_t flags;
 	uint32_t local[3];
 	int local_known;
+	int needs_float64; /* the module declares the Float64 capability */
 	uint32_t pipe; /* the first dispatch with an identical pipeline */
 } dispatch;
 
@@ -730,6 +731,7 @@ static void parse_job(const uint8_t *data, size_t len, job *j)
 
 enum { SPV_MAGIC = 0x07230203u };
 enum {
+	OP_CAPABILITY = 17,
 	OP_ENTRY_POINT = 15,
 	OP_EXECUTION_MODE = 16,
 	OP_CONSTANT = 43,
@@ -739,6 +741,7 @@ enum {
 	OP_DECORATE = 71,
 	OP_EXECUTION_MODE_ID = 331,
 };
+enum { CAP_FLOAT64 = 10 };
 enum { MODEL_GLCOMPUTE = 5, MODE_LOCAL_SIZE = 17, MODE_LOCAL_SIZE_ID = 38 };
 enum { DECO_SPEC_ID = 1, DECO_BUILTIN = 11, BUILTIN_WORKGROUP_SIZE = 25 };
 
@@ -801,6 +804,10 @@ static void inspect_spirv(uint32_t index, dispatch *d)
 			    index, op, i, wc, n);
 		const uint32_t *in = w + i;
 		switch (op) {
+		case OP_CAPABILITY:
+			if (wc >= 2 && in[1] == CAP_FLOAT64)
+				d->needs_float64 = 1;
+			break;
 		case OP_ENTRY_POINT:
 			if (wc >= 4) {
 				const char *name = (const char *)(in + 3);
@@ -902,6 +909,7 @@ typedef struct {
 	int size_control;   /* feature subgroupSizeControl */
 	int full_subgroups; /* feature computeFullSubgroups */
 	int portability_subset;
+	int float64; /* feature shaderFloat64 */
 	int have_driver;
 	char driver_name[VK_MAX_DRIVER_NAME_SIZE];
 	char driver_info[VK_MAX_DRIVER_INFO_SIZE];
@@ -940,6 +948,9 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, device_info
 	if (!at_least(di->api, 1, 1))
 		return; /* no subgroup queries below Vulkan 1.1 */
 	int size_ctl = at_least(di->api, 1, 3) || di->size_control_ext;
+	VkPhysicalDeviceFeatures2 core = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+	vkGetPhysicalDeviceFeatures2(pd, &core);
+	di->float64 = core.features.shaderFloat64 == VK_TRUE;
 
 	VkPhysicalDeviceSubgroupProperties sg = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -1053,6 +1064,7 @@ static void print_device(FILE *f, uint32_t index, device_info *di)
 	if (di->size_control_props)
 		fprintf(f, "\tmin_subgroup=%u\tmax_subgroup=%u\tmax_workgroup_subgroups=%u",
 			di->min_subgroup, di->max_subgroup, di->max_workgroup_subgroups);
+	fprintf(f, "\tfloat64=%d", di->float64);
 	fprintf(f, "\tsize_control=%d\tfull_subgroups=%d\tsubgroup_compute=%d\tops=%s\n",
 		di->size_control &&
 			(di->required_size_stages & VK_SHADER_STAGE_COMPUTE_BIT) != 0,
@@ -1271,6 +1283,11 @@ static void check_dispatch(uint32_t i, dispatch *d, const device_info *di, const
 {
 	const VkPhysicalDeviceLimits *lim = &di->props.limits;
 	inspect_spirv(i, d);
+	if (d->needs_float64 && !di->float64)
+		die(EXIT_UNSUPPORTED,
+		    "dispatch %u: the shader uses 64-bit floats (SPIR-V capability Float64), "
+		    "but the device does not offer shaderFloat64",
+		    i);
 	if (d->push_padded > lim->maxPushConstantsSize)
 		die(EXIT_UNSUPPORTED,
 		    "dispatch %u: %u bytes of push constants, the device allows %u", i,
