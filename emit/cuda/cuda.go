@@ -55,7 +55,7 @@ func Emit(op string, summary string, kernels []*ir.Kernel, arithFree bool) ([]by
 func TemplateParams(p *cfamily.Printer, k *ir.Kernel) []string {
 	var out []string
 	for _, x := range k.Params {
-		decl := fmt.Sprintf("%s %s", dialect{}.Type(x.Type), p.Name(x, x.Name))
+		decl := fmt.Sprintf("%s %s", lang.Type(x.Type), p.Name(x, x.Name))
 		if x.Derived != nil {
 			decl += " = " + p.Expr(x.Derived)
 		}
@@ -83,7 +83,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := cfamily.New(dialect{}, k)
+	p := cfamily.New(lang, k)
 	var b strings.Builder
 	if k.Doc != "" {
 		for _, l := range strings.Split(strings.TrimSpace(k.Doc), "\n") {
@@ -101,7 +101,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
 	var params []string
 	for _, buf := range k.Buffers {
-		t := dialect{}.Type(buf.Elem)
+		t := lang.Type(buf.Elem)
 		if buf.Access == ir.Read {
 			params = append(params, fmt.Sprintf("const %s * __restrict__ %s", t, p.Name(buf, buf.Name)))
 		} else {
@@ -109,7 +109,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 		}
 	}
 	for _, a := range k.Args {
-		params = append(params, fmt.Sprintf("const %s %s", dialect{}.Type(a.Type), p.Name(a, a.Name)))
+		params = append(params, fmt.Sprintf("const %s %s", lang.Type(a.Type), p.Name(a, a.Name)))
 	}
 	for i, s := range params {
 		sep := ","
@@ -134,29 +134,9 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 }
 
 // dialect is CUDA's spelling of the C-family constructs.
-type dialect struct{}
+type dialect struct{ cfamily.CStyle }
 
-func (dialect) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint32_t"
-	case ir.I32:
-		return "int32_t"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
-
-func (dialect) FloatLit(f float32) string { return cfamily.FloatDigits(f) + "f" }
-func (dialect) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
-func (dialect) IntLit(v int32) string     { return fmt.Sprint(v) }
-
-func (d dialect) Convert(from, to ir.Type, x string) string {
-	return fmt.Sprintf("(%s) %s", d.Type(to), x)
-}
+var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	switch {
@@ -193,22 +173,6 @@ func (dialect) Builtin(b ir.Builtin, dim int) string {
 		return "blockIdx." + c
 	}
 	return "threadIdx." + c
-}
-
-func (dialect) Load(_ *ir.Buffer, name, idx string) string { return name + "[" + idx + "]" }
-func (dialect) Store(_ *ir.Buffer, name, idx, val string) string {
-	return name + "[" + idx + "] = " + val
-}
-
-func (d dialect) Decl(v *ir.Var, _ bool) string {
-	if v.Mutable {
-		return d.Type(v.Type)
-	}
-	return "const " + d.Type(v.Type)
-}
-
-func (d dialect) ArrayDecl(a *ir.Array, name, length string) string {
-	return fmt.Sprintf("%s %s[%s];", d.Type(a.Elem), name, length)
 }
 
 func (dialect) Unroll() string  { return "#pragma unroll" }

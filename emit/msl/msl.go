@@ -80,7 +80,7 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 			return "", fmt.Errorf("msl: %s: bf16 buffer %s is not supported yet", k.ID(), buf.Name)
 		}
 	}
-	p := cfamily.New(dialect{}, k)
+	p := cfamily.New(lang, k)
 	for _, a := range k.Args {
 		p.SetName(a, "args."+a.Name)
 	}
@@ -88,7 +88,7 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 	fmt.Fprintf(&b, "// %s\n", k.ID())
 	var tparams []string
 	for _, x := range k.Params {
-		decl := fmt.Sprintf("%s %s", dialect{}.Type(x.Type), p.Name(x, x.Name))
+		decl := fmt.Sprintf("%s %s", lang.Type(x.Type), p.Name(x, x.Name))
 		if x.Derived != nil {
 			decl += " = " + p.Expr(x.Derived)
 		}
@@ -104,7 +104,7 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 		params = append(params, fmt.Sprintf("constant %s & args [[buffer(0)]]", KargsName(op)))
 	}
 	for i, buf := range k.Buffers {
-		t := dialect{}.Type(buf.Elem)
+		t := lang.Type(buf.Elem)
 		c := ""
 		if buf.Access == ir.Read {
 			c = "const "
@@ -170,29 +170,9 @@ func targs(k *ir.Kernel, v ops.Variant) string {
 	return strings.Join(out, ", ")
 }
 
-type dialect struct{}
+type dialect struct{ cfamily.CStyle }
 
-func (dialect) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint"
-	case ir.I32:
-		return "int"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
-
-func (dialect) FloatLit(f float32) string { return cfamily.FloatDigits(f) + "f" }
-func (dialect) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
-func (dialect) IntLit(v int32) string     { return fmt.Sprint(v) }
-
-func (d dialect) Convert(from, to ir.Type, x string) string {
-	return fmt.Sprintf("(%s) %s", d.Type(to), x)
-}
+var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint", I32: "int"}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("as_type<%s>(%s)", d.Type(to), x)
@@ -220,22 +200,6 @@ func (dialect) Builtin(b ir.Builtin, dim int) string {
 		return "tgpig." + c
 	}
 	return "tpitg." + c
-}
-
-func (dialect) Load(_ *ir.Buffer, name, idx string) string { return name + "[" + idx + "]" }
-func (dialect) Store(_ *ir.Buffer, name, idx, val string) string {
-	return name + "[" + idx + "] = " + val
-}
-
-func (d dialect) Decl(v *ir.Var, _ bool) string {
-	if v.Mutable {
-		return d.Type(v.Type)
-	}
-	return "const " + d.Type(v.Type)
-}
-
-func (d dialect) ArrayDecl(a *ir.Array, name, length string) string {
-	return fmt.Sprintf("%s %s[%s];", d.Type(a.Elem), name, length)
 }
 
 func (dialect) Unroll() string  { return "#pragma unroll" }

@@ -53,12 +53,12 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 			return "", fmt.Errorf("sycl: %s: bf16 buffer %s is not supported yet", k.ID(), buf.Name)
 		}
 	}
-	p := cfamily.New(dialect{}, k)
+	p := cfamily.New(lang, k)
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n", k.ID())
 	var tparams []string
 	for _, x := range k.Params {
-		decl := fmt.Sprintf("%s %s", dialect{}.Type(x.Type), p.Name(x, x.Name))
+		decl := fmt.Sprintf("%s %s", lang.Type(x.Type), p.Name(x, x.Name))
 		if x.Derived != nil {
 			decl += " = " + p.Expr(x.Derived)
 		}
@@ -72,7 +72,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	fmt.Fprintf(&b, "void %s(\n", FunctionName(k, arithFree))
 	var params []string
 	for _, buf := range k.Buffers {
-		t := dialect{}.Type(buf.Elem)
+		t := lang.Type(buf.Elem)
 		if buf.Access == ir.Read {
 			params = append(params, fmt.Sprintf("const %s * __restrict__ %s", t, p.Name(buf, buf.Name)))
 		} else {
@@ -80,7 +80,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 		}
 	}
 	for _, a := range k.Args {
-		params = append(params, fmt.Sprintf("const %s %s", dialect{}.Type(a.Type), p.Name(a, a.Name)))
+		params = append(params, fmt.Sprintf("const %s %s", lang.Type(a.Type), p.Name(a, a.Name)))
 	}
 	params = append(params, "const sycl::nd_item<3> & item")
 	reduce := cfamily.HasReduce(k)
@@ -113,29 +113,9 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	return b.String(), nil
 }
 
-type dialect struct{}
+type dialect struct{ cfamily.CStyle }
 
-func (dialect) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint32_t"
-	case ir.I32:
-		return "int32_t"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
-
-func (dialect) FloatLit(f float32) string { return cfamily.FloatDigits(f) + "f" }
-func (dialect) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
-func (dialect) IntLit(v int32) string     { return fmt.Sprint(v) }
-
-func (d dialect) Convert(from, to ir.Type, x string) string {
-	return fmt.Sprintf("(%s) %s", d.Type(to), x)
-}
+var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("sycl::bit_cast<%s>(%s)", d.Type(to), x)
@@ -162,22 +142,6 @@ func (dialect) Builtin(b ir.Builtin, dim int) string {
 		return fmt.Sprintf("(uint32_t) item.get_group(%d)", 2-dim)
 	}
 	return fmt.Sprintf("(uint32_t) item.get_local_id(%d)", 2-dim)
-}
-
-func (dialect) Load(_ *ir.Buffer, name, idx string) string { return name + "[" + idx + "]" }
-func (dialect) Store(_ *ir.Buffer, name, idx, val string) string {
-	return name + "[" + idx + "] = " + val
-}
-
-func (d dialect) Decl(v *ir.Var, _ bool) string {
-	if v.Mutable {
-		return d.Type(v.Type)
-	}
-	return "const " + d.Type(v.Type)
-}
-
-func (d dialect) ArrayDecl(a *ir.Array, name, length string) string {
-	return fmt.Sprintf("%s %s[%s];", d.Type(a.Elem), name, length)
 }
 
 func (dialect) Unroll() string  { return "#pragma unroll" }

@@ -365,3 +365,47 @@ func HasReduce(k *ir.Kernel) bool {
 	})
 	return found
 }
+
+// CStyle spells the constructs on which CUDA, SYCL and MSL agree: scalar
+// types (named per language), literals with an f suffix, C casts, subscripted
+// buffer access and const locals. Those dialects embed it and add what
+// differs; GLSL spells literals, casts and declarations its own way.
+type CStyle struct{ F32, U32, I32 string }
+
+func (c CStyle) Type(t ir.Type) string {
+	switch t {
+	case ir.F32:
+		return c.F32
+	case ir.U32:
+		return c.U32
+	case ir.I32:
+		return c.I32
+	case ir.Bool:
+		return "bool"
+	}
+	return "<" + t.String() + ">"
+}
+
+func (CStyle) FloatLit(f float32) string { return FloatDigits(f) + "f" }
+func (CStyle) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
+func (CStyle) IntLit(v int32) string     { return fmt.Sprint(v) }
+
+func (c CStyle) Convert(_, to ir.Type, x string) string {
+	return fmt.Sprintf("(%s) %s", c.Type(to), x)
+}
+
+func (CStyle) Load(_ *ir.Buffer, name, idx string) string { return name + "[" + idx + "]" }
+func (CStyle) Store(_ *ir.Buffer, name, idx, val string) string {
+	return name + "[" + idx + "] = " + val
+}
+
+func (c CStyle) Decl(v *ir.Var, _ bool) string {
+	if v.Mutable {
+		return c.Type(v.Type)
+	}
+	return "const " + c.Type(v.Type)
+}
+
+func (c CStyle) ArrayDecl(a *ir.Array, name, length string) string {
+	return fmt.Sprintf("%s %s[%s];", c.Type(a.Elem), name, length)
+}
