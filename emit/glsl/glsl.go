@@ -158,10 +158,11 @@ type helperUse struct{ fma, addZero bool }
 // then an add; lavapipe does so), and x + 0.0 may be folded into x, losing
 // -0.0 -> +0.0.
 //
-// fmaHelper computes the product exactly in double, adds c with an exact error
-// term (TwoSum), rounds to odd in double and then once to float: a correctly
-// rounded single-precision fma (doubles carry 53 >= 2*24+2 bits). It needs
-// the device's shaderFloat64.
+// fmaHelper computes the product exactly in double (48 significant bits fit
+// in 53), adds c with an exact error term (TwoSum), rounds the sum to odd and
+// then once to float: rounding to odd at 53 >= 24+2 bits makes the second
+// rounding correct, so this is a single-precision fma (emit/goref/rt.FMA
+// does the same on the host). It needs the device's shaderFloat64.
 const fmaHelper = `
 float kg_fma(float a, float b, float c) {
     precise double p = double(a) * double(b);
