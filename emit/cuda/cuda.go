@@ -182,22 +182,14 @@ func (dialect) Barrier() string { return "__syncthreads();" }
 // portable agree): shuffles within the warp when it is at least width lanes,
 // otherwise the same butterfly through shared memory.
 func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
-	return []string{
+	return append([]string{
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (warpSize >= %s) {", width),
 		"#pragma unroll",
 		fmt.Sprintf("    for (int kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
 		fmt.Sprintf("        %s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width),
 		"    }",
-		"} else {",
-		fmt.Sprintf("    for (uint32_t kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
-		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
-		"        __syncthreads();",
-		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
-		"        __syncthreads();",
-		"    }",
-		"}",
-	}
+	}, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 
 var reserved = map[string]bool{}

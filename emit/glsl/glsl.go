@@ -311,15 +311,7 @@ func (dialect) Reduce(out, x, width string, order ir.Order, portable bool) []str
 			fmt.Sprintf("        %s += subgroupShuffleXor(%s, kg_off);", out, out),
 			"    }")
 	}
-	return append(lines,
-		"} else {",
-		fmt.Sprintf("    for (uint kg_off = %s / 2u; kg_off > 0u; kg_off >>= 1u) {", width),
-		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
-		"        barrier();",
-		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
-		"        barrier();",
-		"    }",
-		"}")
+	return append(lines, cfamily.SharedButterfly(dialect{}, out, width, "u")...)
 }
 
 func trimOuter(s string) string {

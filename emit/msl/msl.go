@@ -228,15 +228,7 @@ func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
 	} else {
 		lines = append(lines, shuffle...)
 	}
-	return append(lines,
-		"} else {",
-		fmt.Sprintf("    for (uint kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
-		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
-		"        threadgroup_barrier(mem_flags::mem_threadgroup);",
-		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
-		"        threadgroup_barrier(mem_flags::mem_threadgroup);",
-		"    }",
-		"}")
+	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 
 var reserved = map[string]bool{}

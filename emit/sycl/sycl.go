@@ -150,22 +150,14 @@ func (dialect) Barrier() string { return "sycl::group_barrier(item.get_group());
 // Reduce: permute_group_by_xor butterflies when the sub-group covers the
 // width (ggml-sycl's warp_reduce_sum is one), otherwise local memory.
 func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
-	return []string{
+	return append([]string{
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (kg_sgw >= %s) {", width),
 		"#pragma unroll",
 		fmt.Sprintf("    for (uint32_t kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
 		fmt.Sprintf("        %s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out),
 		"    }",
-		"} else {",
-		fmt.Sprintf("    for (uint32_t kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
-		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
-		"        sycl::group_barrier(item.get_group());",
-		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
-		"        sycl::group_barrier(item.get_group());",
-		"    }",
-		"}",
-	}
+	}, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 
 var reserved = map[string]bool{}

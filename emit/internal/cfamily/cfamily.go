@@ -409,3 +409,21 @@ func (c CStyle) Decl(v *ir.Var, _ bool) string {
 func (c CStyle) ArrayDecl(a *ir.Array, name, length string) string {
 	return fmt.Sprintf("%s %s[%s];", c.Type(a.Elem), name, length)
 }
+
+// SharedButterfly is the branch every dialect's Reduce ends with: for a
+// subgroup narrower than width, the same xor butterfly over the workgroup's
+// kg_red array indexed by kg_lin, a barrier around each exchange. suffix is
+// the dialect's unsigned-literal suffix in the loop ("u" for GLSL, where
+// mixing signedness is an error; "" for the C++ dialects).
+func SharedButterfly(d Dialect, out, width, suffix string) []string {
+	return []string{
+		"} else {",
+		fmt.Sprintf("    for (%s kg_off = %s / 2%s; kg_off > 0%s; kg_off >>= 1%s) {", d.Type(ir.U32), width, suffix, suffix, suffix),
+		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
+		"        " + d.Barrier(),
+		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
+		"        " + d.Barrier(),
+		"    }",
+		"}",
+	}
+}
