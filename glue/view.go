@@ -183,7 +183,7 @@ func NewView(backend string) (*View, error) {
 func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
-		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_kg_" + d.Op.Name + "_push_constants"}
+		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants"}
 	switch backend {
 	case "cuda":
 		dv.Function = cuda.KernelName(k, d.Op.ArithFree)
@@ -286,7 +286,7 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 
 // vulkanName is a variant's shader name: ggml's SPIR-V symbol stem.
 func vulkanName(fn string, k *ir.Kernel, v ops.Variant) string {
-	name := "kg_" + fn
+	name := fn
 	for _, p := range k.Params {
 		if p.Derived == nil {
 			name += fmt.Sprintf("_%s%d", strings.ToLower(p.Name), v.Values[p.Name])

@@ -35,7 +35,7 @@ func TestSupportsOpAnswers(t *testing.T) {
 			testdata, _ := filepath.Abs("testdata")
 			cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
 				"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+SupportsName+`"`,
-				"-DKG_PREFIX="+prefix+"_kg_supports_op", "-DKG_WRITTEN="+prefix+"_kg_written_src",
+				"-DKG_PREFIX="+prefix+"_fused_supports_op", "-DKG_WRITTEN="+prefix+"_fused_written_src",
 				filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("compiling the generated supports_op: %v\n%s", err, out)

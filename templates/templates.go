@@ -16,11 +16,13 @@ import (
 var files embed.FS
 
 // glueFiles names each backend's template and the file it renders to.
-var glueFiles = map[string]struct{ tmpl, out, prefix string }{
-	"cuda":   {"cuda/kernelgen-fused.cu.tmpl", "kernelgen-fused.cuh", "ggml_cuda"},
-	"vulkan": {"vulkan/kernelgen-fused.hpp.tmpl", "kernelgen-fused.hpp", "ggml_vk"},
-	"metal":  {"metal/kernelgen-fused.h.tmpl", "kernelgen-fused.h", "ggml_metal"},
-	"sycl":   {"sycl/kernelgen-fused.cpp.tmpl", "kernelgen-fused.hpp", "ggml_sycl"},
+type glueFile struct{ tmpl, out, prefix string }
+
+var glueFiles = map[string]glueFile{
+	"cuda":   {"cuda/kernelgen-fused.cu.tmpl", "fused-ops.cuh", "ggml_cuda"},
+	"vulkan": {"vulkan/kernelgen-fused.hpp.tmpl", "fused-ops.hpp", "ggml_vk"},
+	"metal":  {"metal/kernelgen-fused.h.tmpl", "fused-ops.h", "ggml_metal"},
+	"sycl":   {"sycl/kernelgen-fused.cpp.tmpl", "fused-ops.hpp", "ggml_sycl"},
 }
 
 // File is one rendered glue file.
@@ -30,27 +32,15 @@ type File struct {
 }
 
 // SupportsName is the supports_op header every backend's glue includes.
-const SupportsName = "kernelgen-supports.h"
+const SupportsName = "fused-ops-supports.h"
 
 // Glue renders the backend's glue files: the supports_op header and the
 // backend's integration file.
 func Glue(backend string) ([]File, error) {
-	f, ok := glueFiles[backend]
-	if !ok {
-		return nil, fmt.Errorf("templates: no glue for backend %q", backend)
-	}
-	view, err := glue.NewView(backend)
+	f, t, data, err := parse(backend)
 	if err != nil {
 		return nil, err
 	}
-	t, err := template.New("").ParseFS(files, "common/*.tmpl", f.tmpl)
-	if err != nil {
-		return nil, err
-	}
-	data := struct {
-		*glue.View
-		Prefix string
-	}{view, f.prefix}
 	var out []File
 	for _, x := range []struct{ name, tmpl string }{{SupportsName, "supports-file"}, {f.out, baseName(f.tmpl)}} {
 		var b bytes.Buffer
@@ -62,6 +52,45 @@ func Glue(backend string) ([]File, error) {
 	return out, nil
 }
 
+// Section renders one named section of a backend's glue templates: the text
+// `kernelgen patch` splices into a ggml tree at one anchor. The review copy
+// under generated/<backend>/glue/ is made of the same sections.
+func Section(backend, name string) (string, error) {
+	_, t, data, err := parse(backend)
+	if err != nil {
+		return "", err
+	}
+	if t.Lookup(name) == nil {
+		return "", fmt.Errorf("templates: backend %q has no section %q", backend, name)
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("templates: %s: %v", name, err)
+	}
+	return b.String(), nil
+}
+
+type glueData struct {
+	*glue.View
+	Prefix string
+}
+
+func parse(backend string) (glueFile, *template.Template, glueData, error) {
+	f, ok := glueFiles[backend]
+	if !ok {
+		return f, nil, glueData{}, fmt.Errorf("templates: no glue for backend %q", backend)
+	}
+	view, err := glue.NewView(backend)
+	if err != nil {
+		return f, nil, glueData{}, err
+	}
+	t, err := template.New("").ParseFS(files, "common/*.tmpl", f.tmpl)
+	if err != nil {
+		return f, nil, glueData{}, err
+	}
+	return f, t, glueData{view, f.prefix}, nil
+}
+
 func baseName(p string) string {
 	for i := len(p) - 1; i >= 0; i-- {
 		if p[i] == '/' {
@@ -69,4 +98,21 @@ func baseName(p string) string {
 		}
 	}
 	return p
+}
+
+// CommonSection renders a section of the backend-independent templates (the
+// test-backend-ops cases of the series' common patch).
+func CommonSection(name string) (string, error) {
+	t, err := template.New("").ParseFS(files, "common/*.tmpl")
+	if err != nil {
+		return "", err
+	}
+	if t.Lookup(name) == nil {
+		return "", fmt.Errorf("templates: no common section %q", name)
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, nil); err != nil {
+		return "", fmt.Errorf("templates: %s: %v", name, err)
+	}
+	return b.String(), nil
 }

@@ -27,7 +27,7 @@ if [ -n "${KG_GGML:-}" ]; then
   "$nvcc" "${common[@]}" -c src/kg_stubs.cu -o kg_stubs.o &
   # The generated ggml-cuda glue must compile against the real ggml-cuda headers.
   ( "$nvcc" "${common[@]}" "${fast[@]}" -Xcompiler -Wno-unused-function -I"$KG_GGML/include" -I"$KG_GGML/src" -I"$KG_GGML/src/ggml-cuda" \
-      -x cu -c kernels/kernelgen-fused.cuh -o kg_glue.o && echo "glue: kernels/kernelgen-fused.cuh compiles against the ggml tree" ) &
+      -x cu -c kernels/fused-ops.cuh -o kg_glue.o && echo "glue: kernels/fused-ops.cuh compiles against the ggml tree" ) &
   "$nvcc" "${common[@]}" "${fast[@]}" -DKG_WITH_REFERENCE -DKG_USE_GGML_HEADERS -I"$KG_GGML/include" -I"$KG_GGML/src" -I"$KG_GGML/src/ggml-cuda" \
     src/kg_bench.cu src/kg_stubs.cu -o kg_bench -Xlinker --unresolved-symbols=ignore-all &
 else

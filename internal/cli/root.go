@@ -83,7 +83,7 @@ Exit codes: 0 ok, 1 stale or different, 2 error.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("kernelgen {{.Version}}\n")
-	root.AddCommand(newListCmd(), newIRCmd(), newBuildCmd(), newDiffCmd(), newDoctorCmd())
+	root.AddCommand(newListCmd(), newIRCmd(), newBuildCmd(), newDiffCmd(), newPatchCmd(), newDoctorCmd())
 	return root
 }
 

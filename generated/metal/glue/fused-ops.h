@@ -4,11 +4,11 @@
 // ggml-metal glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
 // native-metal contract (GLUE.md 1). Contents, each for its place:
 //   - the kargs structs (ggml-metal-impl.h; the .metal sources declare the same);
-//   - ggml_metal_kg_supports_op for ggml_metal_device_supports_op, which must also
+//   - ggml_metal_fused_supports_op for ggml_metal_device_supports_op, which must also
 //     stop accepting BF16 state and S_v 256 and start accepting S_v 16 (GLUE.md 1.2);
 //     the backend's registry name for the fusion gate is "MTL";
-//   - ggml_metal_kg_written_src for the concurrency ranges (ggml-metal-common.cpp, GLUE.md 8.1);
-//   - ggml_metal_kg_encode for ggml_metal_op_encode_impl, before the plain cases.
+//   - ggml_metal_fused_written_src for the concurrency ranges (ggml-metal-common.cpp, GLUE.md 8.1);
+//   - ggml_metal_fused_encode for ggml_metal_op_encode_impl, before the plain cases.
 // The pipelines are the kernels' explicit instantiations, found by host name.
 #pragma once
 
@@ -110,17 +110,17 @@ typedef struct {
 } ggml_metal_kargs_ssm_conv_update_inplace_ids;
 #endif
 
-#include "kernelgen-supports.h"
+#include "fused-ops-supports.h"
 
-// ggml_metal_kg_encode encodes a fused node (gather, a barrier, compute) and
+// ggml_metal_fused_encode encodes a fused node (gather, a barrier, compute) and
 // returns 1, or returns 0 for any other node. The gather scratch is the unused
 // state region of the output for GDN, the bytes after the output for op D
 // (its alloc-size case in ggml_backend_metal_buffer_type_get_alloc_size).
-static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
+static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
     ggml_tensor * op = ctx->node(idx);
     ggml_metal_library_t lib = ctx->lib;
     ggml_metal_encoder_t enc = ctx->enc;
-    switch (ggml_metal_kg_fused(op)) {
+    switch (ggml_metal_fused_kind(op)) {
         case 'A': { // ggml_gated_delta_net_inplace
             const uint32_t S_v = op->src[2]->ne[0];
             GGML_UNUSED(S_v);
@@ -186,7 +186,7 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) { name = "kernel_gated_delta_net_inplace_f32_S_v64_KDA1_NW4_CPW1"; }
                 else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) { name = "kernel_gated_delta_net_inplace_f32_S_v128_KDA0_NW16_CPW4"; }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) { name = "kernel_gated_delta_net_inplace_f32_S_v128_KDA1_NW16_CPW4"; }
-                GGML_ASSERT(name != nullptr && "kernelgen: no gated_delta_net_inplace pipeline for this variant");
+                GGML_ASSERT(name != nullptr && "no gated_delta_net_inplace pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -231,7 +231,7 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
                 const uint32_t rs_head = args.rs_head;
                 const char * name = nullptr;
                 if (true) { name = "kernel_gated_delta_net_gather_f32"; }
-                GGML_ASSERT(name != nullptr && "kernelgen: no gated_delta_net_gather pipeline for this variant");
+                GGML_ASSERT(name != nullptr && "no gated_delta_net_gather pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -296,7 +296,7 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) { name = "kernel_gated_delta_net_inplace_ids_f32_S_v64_KDA1_NW4_CPW1"; }
                 else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) { name = "kernel_gated_delta_net_inplace_ids_f32_S_v128_KDA0_NW16_CPW4"; }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) { name = "kernel_gated_delta_net_inplace_ids_f32_S_v128_KDA1_NW16_CPW4"; }
-                GGML_ASSERT(name != nullptr && "kernelgen: no gated_delta_net_inplace_ids pipeline for this variant");
+                GGML_ASSERT(name != nullptr && "no gated_delta_net_inplace_ids pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -358,7 +358,7 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
                 else if (d_conv == 7 && SILU == true) { name = "kernel_ssm_conv_update_inplace_f32_d_conv7_SILU1"; }
                 else if (d_conv == 8 && SILU == false) { name = "kernel_ssm_conv_update_inplace_f32_d_conv8_SILU0"; }
                 else if (d_conv == 8 && SILU == true) { name = "kernel_ssm_conv_update_inplace_f32_d_conv8_SILU1"; }
-                GGML_ASSERT(name != nullptr && "kernelgen: no ssm_conv_update_inplace pipeline for this variant");
+                GGML_ASSERT(name != nullptr && "no ssm_conv_update_inplace pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -392,7 +392,7 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
                 const uint32_t rs_head = args.rs_head;
                 const char * name = nullptr;
                 if (true) { name = "kernel_ssm_conv_gather_f32"; }
-                GGML_ASSERT(name != nullptr && "kernelgen: no ssm_conv_gather pipeline for this variant");
+                GGML_ASSERT(name != nullptr && "no ssm_conv_gather pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -441,7 +441,7 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
                 else if (d_conv == 7 && SILU == true) { name = "kernel_ssm_conv_update_inplace_ids_f32_d_conv7_SILU1"; }
                 else if (d_conv == 8 && SILU == false) { name = "kernel_ssm_conv_update_inplace_ids_f32_d_conv8_SILU0"; }
                 else if (d_conv == 8 && SILU == true) { name = "kernel_ssm_conv_update_inplace_ids_f32_d_conv8_SILU1"; }
-                GGML_ASSERT(name != nullptr && "kernelgen: no ssm_conv_update_inplace_ids pipeline for this variant");
+                GGML_ASSERT(name != nullptr && "no ssm_conv_update_inplace_ids pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -463,3 +463,9 @@ static int ggml_metal_kg_encode(ggml_metal_op_t ctx, int idx) {
             return 0;
     }
 }
+
+
+
+
+
+

@@ -3,14 +3,14 @@
 //
 // ggml-cuda glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
 // native-cuda contract. Hook points (GLUE.md 4):
-//   ggml_backend_cuda_device_supports_op: a node with ggml_cuda_kg_supports_op(op) >= 0
+//   ggml_backend_cuda_device_supports_op: a node with ggml_cuda_fused_supports_op(op) >= 0
 //     is answered by it, before the GATED_DELTA_NET and SSM_CONV cases;
-//   ggml_cuda_compute_forward: ggml_cuda_kg_compute_forward(ctx, dst) runs the node
+//   ggml_cuda_compute_forward: ggml_cuda_fused_compute_forward(ctx, dst) runs the node
 //     and returns true, before the plain cases; the SSM_CONV(+ADD)+SILU fusion must
 //     skip fused nodes (GLUE.md 4.3).
 
 #include "common.cuh"
-#include "kernelgen-supports.h"
+#include "fused-ops-supports.h"
 
 #include "gated_delta_net_inplace.cuh"
 #include "gated_delta_net_gather.cuh"
@@ -20,11 +20,11 @@
 #include "ssm_conv_update_inplace_ids.cuh"
 
 
-// ggml_cuda_kg_compute_forward runs a fused node and returns true, or returns
+// ggml_cuda_fused_compute_forward runs a fused node and returns true, or returns
 // false for any other node.
-static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_tensor * op) {
+static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggml_tensor * op) {
     cudaStream_t stream = ctx.stream();
-    switch (ggml_cuda_kg_fused(op)) {
+    switch (ggml_cuda_fused_kind(op)) {
         case 'A': { // ggml_gated_delta_net_inplace
             const uint32_t S_v = op->src[2]->ne[0];
             GGML_UNUSED(S_v);
@@ -86,7 +86,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1);
                 }
                 else {
-                    GGML_ABORT("kernelgen: no gated_delta_net_inplace kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace kernel for this variant");
                 }
             }
             return true;
@@ -117,7 +117,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
                     ggml_cuda_kernel_launch(gated_delta_net_gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, scratch, row_len, n_seqs, rs_head);
                 }
                 else {
-                    GGML_ABORT("kernelgen: no gated_delta_net_gather kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_gather kernel for this variant");
                 }
             }
             { // gated_delta_net_inplace_ids
@@ -169,7 +169,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else {
-                    GGML_ABORT("kernelgen: no gated_delta_net_inplace_ids kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace_ids kernel for this variant");
                 }
             }
             return true;
@@ -234,7 +234,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
                     ggml_cuda_kernel_launch(ssm_conv_update_inplace_f32<8u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2);
                 }
                 else {
-                    GGML_ABORT("kernelgen: no ssm_conv_update_inplace kernel for this variant");
+                    GGML_ABORT("no ssm_conv_update_inplace kernel for this variant");
                 }
             }
             return true;
@@ -257,7 +257,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
                     ggml_cuda_kernel_launch(ssm_conv_gather_f32, params, (const float *) op->src[0]->data, (const int32_t *) op->src[4]->data, scratch, row_len, n_seqs, rs_head);
                 }
                 else {
-                    GGML_ABORT("kernelgen: no ssm_conv_gather kernel for this variant");
+                    GGML_ABORT("no ssm_conv_gather kernel for this variant");
                 }
             }
             { // ssm_conv_update_inplace_ids
@@ -316,7 +316,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
                     ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_f32<8u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
                 }
                 else {
-                    GGML_ABORT("kernelgen: no ssm_conv_update_inplace_ids kernel for this variant");
+                    GGML_ABORT("no ssm_conv_update_inplace_ids kernel for this variant");
                 }
             }
             return true;
@@ -325,3 +325,7 @@ static bool ggml_cuda_kg_compute_forward(ggml_backend_cuda_context & ctx, ggml_t
             return false;
     }
 }
+
+
+
+

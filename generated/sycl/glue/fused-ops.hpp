@@ -3,15 +3,15 @@
 //
 // ggml-sycl glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
 // native-sycl contract (GLUE.md 3). Hook points:
-//   do_ggml_backend_sycl_device_supports_op: a node with ggml_sycl_kg_supports_op(op) >= 0
+//   do_ggml_backend_sycl_device_supports_op: a node with ggml_sycl_fused_supports_op(op) >= 0
 //     is answered by it (today GATED_DELTA_NET is a bare true and BF16 state is misread);
-//   ggml_sycl_compute_forward: ggml_sycl_kg_compute_forward(ctx, dst) before the plain cases.
+//   ggml_sycl_compute_forward: ggml_sycl_fused_compute_forward(ctx, dst) before the plain cases.
 // Work goes in order on ctx.stream(), so the gather finishes before the compute starts.
 // ggml-sycl.cpp includes this header once.
 #pragma once
 
 #include "common.hpp"
-#include "kernelgen-supports.h"
+#include "fused-ops-supports.h"
 
 #include "gated_delta_net_inplace.hpp"
 #include "gated_delta_net_gather.hpp"
@@ -21,9 +21,9 @@
 #include "ssm_conv_update_inplace_ids.hpp"
 
 
-static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_tensor * op) {
+static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggml_tensor * op) {
     dpct::queue_ptr stream = ctx.stream();
-    switch (ggml_sycl_kg_fused(op)) {
+    switch (ggml_sycl_fused_kind(op)) {
         case 'A': { // ggml_gated_delta_net_inplace
             const uint32_t S_v = op->src[2]->ne[0];
             GGML_UNUSED(S_v);
@@ -125,7 +125,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
                     });
                 }
                 else {
-                    GGML_ABORT("kernelgen: no gated_delta_net_inplace kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace kernel for this variant");
                 }
             }
             return true;
@@ -160,7 +160,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
                     });
                 }
                 else {
-                    GGML_ABORT("kernelgen: no gated_delta_net_gather kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_gather kernel for this variant");
                 }
             }
             { // gated_delta_net_inplace_ids
@@ -252,7 +252,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
                     });
                 }
                 else {
-                    GGML_ABORT("kernelgen: no gated_delta_net_inplace_ids kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace_ids kernel for this variant");
                 }
             }
             return true;
@@ -387,7 +387,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
                     });
                 }
                 else {
-                    GGML_ABORT("kernelgen: no ssm_conv_update_inplace kernel for this variant");
+                    GGML_ABORT("no ssm_conv_update_inplace kernel for this variant");
                 }
             }
             return true;
@@ -415,7 +415,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
                     });
                 }
                 else {
-                    GGML_ABORT("kernelgen: no ssm_conv_gather kernel for this variant");
+                    GGML_ABORT("no ssm_conv_gather kernel for this variant");
                 }
             }
             { // ssm_conv_update_inplace_ids
@@ -544,7 +544,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
                     });
                 }
                 else {
-                    GGML_ABORT("kernelgen: no ssm_conv_update_inplace_ids kernel for this variant");
+                    GGML_ABORT("no ssm_conv_update_inplace_ids kernel for this variant");
                 }
             }
             return true;
@@ -553,3 +553,7 @@ static bool ggml_sycl_kg_compute_forward(ggml_backend_sycl_context & ctx, ggml_t
             return false;
     }
 }
+
+
+
+

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kernelgen/kernelgen/internal/patch"
+)
+
+func newPatchCmd() *cobra.Command {
+	var tree, series string
+	var backendsFlag []string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "patch --tree DIR --backend NAME",
+		Short: "Splice the generated kernels and glue into a ggml or llama.cpp tree, or write them as a patch series",
+		Long: `Splice the generated kernels and glue into a ggml tree (src/ggml-*) or a llama.cpp
+tree (ggml/src/ggml-*). Every change is found by anchors (function signatures,
+switch cases, table entries) the tree already holds, never by line numbers.
+
+Changes come in steps, one per commit of the series: common (test-backend-ops
+cases that also compare the state the fused nodes write in place), then the
+selected backends in the order metal, sycl, vulkan, cuda.
+
+  --check        dry run: report each anchor found, missing, or already applied;
+                 exit 1 when one is missing
+  (default)      apply: refused, with the file and anchor named and nothing
+                 changed, when an anchor is missing or the tree has uncommitted
+                 changes; a tree that already holds the patch is left as it is
+  --series OUT   write a git format-patch series into OUT (a new directory) that
+                 git am applies on the tree's HEAD; the tree itself is not touched
+
+The patch text is in the target's style: no generated-file headers.
+Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refusal.`,
+		Example: `  kernelgen patch --tree ../ggml --backend vulkan --check
+  kernelgen patch --tree ../ggml --backend vulkan
+  kernelgen patch --tree ../llama.cpp --backend all --series ../series`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if tree == "" {
+				return fail(ExitError, "--tree is required: the root of a ggml or llama.cpp checkout")
+			}
+			if len(backendsFlag) == 0 {
+				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(patch.Backends, ", "))
+			}
+			if check && series != "" {
+				return fail(ExitError, "--check and --series do not go together: --series never touches the tree")
+			}
+			t, err := patch.Open(tree)
+			if err != nil {
+				return fail(ExitError, "%v", err)
+			}
+			steps, err := patch.Plan(backendsFlag)
+			if err != nil {
+				return fail(ExitError, "%v", err)
+			}
+			switch {
+			case check:
+				reports, err := patch.Check(t, steps)
+				if err != nil {
+					return fail(ExitError, "%v", err)
+				}
+				if missing := printReports(out, t, reports); missing > 0 {
+					return fail(ExitStale, "%d anchor(s) missing in %s: the tree is not one this patch knows (see above)", missing, tree)
+				}
+				return nil
+			case series != "":
+				patches, err := patch.Series(t, steps, series)
+				if err != nil {
+					return fail(ExitError, "%v", err)
+				}
+				for _, p := range patches {
+					fmt.Fprintln(out, p)
+				}
+				fmt.Fprintf(out, "wrote %d patches to %s (apply with: git am %s/*.patch)\n", len(patches), series, series)
+				return nil
+			default:
+				o, err := patch.Apply(t, steps)
+				var prob *patch.Problem
+				if errors.As(err, &prob) {
+					return fail(ExitError, "%v", prob)
+				}
+				if err != nil {
+					return fail(ExitError, "%v", err)
+				}
+				if len(o.Written) == 0 {
+					fmt.Fprintf(out, "%s already holds this patch: nothing changed\n", tree)
+					return nil
+				}
+				for _, p := range o.Written {
+					fmt.Fprintf(out, "patched %s\n", p)
+				}
+				return nil
+			}
+		},
+	}
+	cmd.Flags().StringVar(&tree, "tree", "", "root of the ggml or llama.cpp checkout")
+	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(patch.Backends, ", ")+", or all")
+	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
+	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")
+	return cmd
+}
+
+// printReports prints one line per change and returns how many anchors are missing.
+func printReports(w io.Writer, t *patch.Tree, reports []*patch.StepReport) int {
+	missing := 0
+	for _, r := range reports {
+		fmt.Fprintf(w, "%s: %s\n", r.Step.Backend, r.Step.Subject)
+		for _, f := range r.Files {
+			state := map[patch.State]string{patch.Pending: "new", patch.Applied: "applied", patch.Missing: "CONFLICT"}[f.State]
+			fmt.Fprintf(w, "  %-8s %s (new file)", state, t.Rel(f.File.Path))
+			if f.State == patch.Missing {
+				missing++
+				fmt.Fprintf(w, ": %s", f.Why)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, l := range r.Edits {
+			state := map[patch.State]string{patch.Pending: "found", patch.Applied: "applied", patch.Missing: "MISSING"}[l.State]
+			fmt.Fprintf(w, "  %-8s %s: %s at %s", state, t.Rel(l.Edit.File), l.Edit.Name, quoteAnchor(l.Edit.Anchor))
+			if l.State == patch.Missing {
+				missing++
+				fmt.Fprintf(w, ": %s", l.Why)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, e := range r.Skipped {
+			fmt.Fprintf(w, "  %-8s %s: %s (llama.cpp trees only)\n", "skipped", strings.TrimPrefix(e.File, "llama:"), e.Name)
+		}
+	}
+	return missing
+}
+
+func quoteAnchor(a []string) string {
+	q := make([]string, len(a))
+	for i, s := range a {
+		if len(s) > 60 {
+			s = s[:57] + "..."
+		}
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, " > ")
+}

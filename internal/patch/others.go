@@ -1,0 +1,228 @@
+package patch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/glue"
+)
+
+// fusedFunctions lists the kernels (by op name) the backend's glue dispatches
+// (the four fused ops and the two gathers), in glue order.
+func fusedFunctions(backend string) ([]string, error) {
+	view, err := glue.NewView(backend)
+	if err != nil {
+		return nil, err
+	}
+	var fns []string
+	seen := map[string]bool{}
+	for _, op := range view.Ops {
+		for _, d := range op.Dispatches {
+			if !seen[d.Kernel] {
+				seen[d.Kernel] = true
+				fns = append(fns, d.Kernel)
+			}
+		}
+	}
+	return fns, nil
+}
+
+// headerFiles are a backend's new files: the fused ops' kernel sources under
+// the names the glue includes them by, and the two glue headers.
+func headerFiles(backend, dir, ext string, gen map[string][]byte) ([]NewFile, error) {
+	fns, err := fusedFunctions(backend)
+	if err != nil {
+		return nil, err
+	}
+	// kernels are generated per op; the gathers live in their own files
+	ops := map[string]bool{}
+	for _, fn := range fns {
+		ops[fn] = true
+	}
+	var out []NewFile
+	names := make([]string, 0, len(ops))
+	for n := range ops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		data, ok := gen[n+ext]
+		if !ok {
+			return nil, fmt.Errorf("no generated %s%s", n, ext)
+		}
+		out = append(out, NewFile{Path: dir + n + ext, Data: upstream(data)})
+	}
+	for name, data := range gen {
+		if strings.HasPrefix(name, "glue/") {
+			out = append(out, NewFile{Path: dir + strings.TrimPrefix(name, "glue/"), Data: upstream(data)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func syclStep() (*Step, error) {
+	gen, err := generated("sycl")
+	if err != nil {
+		return nil, err
+	}
+	files, err := headerFiles("sycl", "src/ggml-sycl/", ".hpp", gen)
+	if err != nil {
+		return nil, err
+	}
+	t, err := sections("sycl", "sycl-compute-forward", "sycl-supports-op")
+	if err != nil {
+		return nil, err
+	}
+	const cpp = "src/ggml-sycl/ggml-sycl.cpp"
+	return &Step{
+		Backend: "sycl",
+		Subject: "sycl : add fused gated delta net and conv-update kernels",
+		Body: `Add SYCL kernels for the four fused decode nodes (GATED_DELTA_NET with
+src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]). The ids
+variants copy the non-identity source slots into a pool scratch first;
+work is in order on the device queue, so the copy finishes before the
+compute starts.
+
+supports_op answers for these nodes: it accepts them only where a kernel
+exists and says no to the hybrid per-head state (src[8]/src[9]) and to
+bf16 state, which the plain GATED_DELTA_NET path would misread as f32.
+The kernels keep the non-fused path's arithmetic (sub-group XOR
+butterfly, sycl::native::exp).
+`,
+		Files: files,
+		Edits: []Edit{
+			{Name: "include", File: cpp, Place: After,
+				Anchor: []string{`#include "ggml-sycl/gated_delta_net.hpp"`},
+				Text:   "#include \"ggml-sycl/fused-ops.hpp\"\n"},
+			{Name: "compute_forward", File: cpp, Place: Before,
+				Anchor: []string{"static bool ggml_sycl_compute_forward(ggml_backend_sycl_context & ctx, struct ggml_tensor * dst) try {", "switch (dst->op) {"},
+				Text:   t["sycl-compute-forward"] + "\n"},
+			{Name: "supports_op", File: cpp, Place: Before,
+				Anchor: []string{"static bool do_ggml_backend_sycl_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
+				Text:   t["sycl-supports-op"] + "\n"},
+		},
+	}, nil
+}
+
+func cudaStep() (*Step, error) {
+	gen, err := generated("cuda")
+	if err != nil {
+		return nil, err
+	}
+	files, err := headerFiles("cuda", "src/ggml-cuda/", ".cuh", gen)
+	if err != nil {
+		return nil, err
+	}
+	t, err := sections("cuda", "cuda-compute-forward", "cuda-supports-op")
+	if err != nil {
+		return nil, err
+	}
+	const cu = "src/ggml-cuda/ggml-cuda.cu"
+	return &Step{
+		Backend: "cuda",
+		Subject: "cuda : use generated kernels for fused gated delta net and conv-update",
+		Body: `Route the four fused decode nodes to kernels generated from the same
+description as the Metal, SYCL and Vulkan ones. Their results equal the
+hand-written kernels bit for bit (same fma order, same warp butterfly,
+same __expf); the ids variants gather only the non-identity slots, and
+the conv-update ids kernel is faster at every batch size measured.
+
+The forms the generated kernels do not cover (hybrid per-head state,
+bf16 state) keep the existing kernels and checks.
+`,
+		Files: files,
+		Edits: []Edit{
+			{Name: "include", File: cu, Place: After,
+				Anchor: []string{`#include "ggml-cuda/gated_delta_net.cuh"`},
+				Text:   "#include \"ggml-cuda/fused-ops.cuh\"\n"},
+			{Name: "compute_forward", File: cu, Place: Before,
+				Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {", "switch (dst->op) {"},
+				Text:   t["cuda-compute-forward"] + "\n"},
+			{Name: "supports_op", File: cu, Place: Before,
+				Anchor: []string{"static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
+				Text:   t["cuda-supports-op"] + "\n"},
+		},
+	}, nil
+}
+
+func metalStep() (*Step, error) {
+	gen, err := generated("metal")
+	if err != nil {
+		return nil, err
+	}
+	fns, err := fusedFunctions("metal")
+	if err != nil {
+		return nil, err
+	}
+	// the kernels join ggml-metal.metal, which is compiled as one library
+	var kernels strings.Builder
+	for _, fn := range fns {
+		data, ok := gen[fn+".metal"]
+		if !ok {
+			return nil, fmt.Errorf("no generated %s.metal", fn)
+		}
+		kernels.WriteString("\n")
+		kernels.Write(upstream(data))
+	}
+	var files []NewFile
+	for name, data := range gen {
+		if strings.HasPrefix(name, "glue/") {
+			files = append(files, NewFile{Path: "src/ggml-metal/" + strings.TrimPrefix(name, "glue/"), Data: upstream(data)})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	t, err := sections("metal", "metal-encode-case", "metal-supports-op", "metal-alloc-size")
+	if err != nil {
+		return nil, err
+	}
+	const (
+		ops     = "src/ggml-metal/ggml-metal-ops.cpp"
+		device  = "src/ggml-metal/ggml-metal-device.m"
+		metal   = "src/ggml-metal/ggml-metal.metal"
+		backend = "src/ggml-metal/ggml-metal.cpp"
+		encode  = "static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {"
+	)
+	return &Step{
+		Backend: "metal",
+		Subject: "metal : add fused gated delta net and conv-update kernels",
+		Body: `Add Metal kernels for the four fused decode nodes (GATED_DELTA_NET with
+src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), with a
+concurrency reset between the gather of the ids variants and their
+compute. The conv ids variant's gather scratch is allocated after its
+output (get_alloc_size); GDN uses the unused state region of its output.
+
+supports_op answers for these nodes: it accepts them only where a kernel
+exists and says no to the hybrid per-head state (src[8]/src[9]) and to
+bf16 state, which used to be accepted and then hit an assert.
+`,
+		Files: files,
+		Edits: []Edit{
+			{Name: "kernels", File: metal, Place: After,
+				Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<4>;`},
+				Text:   kernels.String()},
+			{Name: "include", File: ops, Place: Before,
+				Anchor: []string{encode},
+				Text:   "#include \"fused-ops.h\"\n\n"},
+			{Name: "SSM_CONV case", File: ops, Place: Before,
+				Anchor: []string{encode, "case GGML_OP_SSM_CONV:", "n_fuse = ggml_metal_op_ssm_conv(ctx, idx);"},
+				Text:   t["metal-encode-case"]},
+			{Name: "GATED_DELTA_NET case", File: ops, Place: Before,
+				Anchor: []string{encode, "case GGML_OP_GATED_DELTA_NET:", "n_fuse = ggml_metal_op_gated_delta_net(ctx, idx);"},
+				Text:   t["metal-encode-case"]},
+			{Name: "supports include", File: device, Place: After,
+				Anchor: []string{"#include <stdatomic.h>"},
+				Text:   "\n#include \"fused-ops-supports.h\"\n"},
+			{Name: "supports_op", File: device, Place: After,
+				Anchor: []string{"bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {", "const bool has_bfloat"},
+				Text:   "\n" + t["metal-supports-op"]},
+			{Name: "alloc-size include", File: backend, Place: After,
+				Anchor: []string{`#include "ggml-metal-ops.h"`},
+				Text:   "#include \"fused-ops-supports.h\"\n"},
+			{Name: "alloc size with gather scratch", File: backend, Place: After,
+				Anchor: []string{"static size_t ggml_backend_metal_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {", "size_t res = ggml_nbytes(tensor);"},
+				Text:   "\n" + t["metal-alloc-size"]},
+		},
+	}, nil
+}

@@ -1,0 +1,460 @@
+package patch
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// gitEnv gives the test repositories an identity and a fixed date, whatever
+// the machine's git configuration.
+var gitEnv = []string{
+	"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+	"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
+	"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+}
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gitEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// fixture copies testdata/ggml (below sub, "" or "ggml/") into a new git
+// repository and returns its root.
+func fixture(t *testing.T, sub string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := t.TempDir()
+	dst := filepath.Join(root, filepath.FromSlash(sub))
+	err := filepath.WalkDir("testdata/ggml", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("testdata/ggml", p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub != "" {
+		// a llama.cpp tree has its own sources beside ggml/
+		if err := os.MkdirAll(filepath.Join(root, "src"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "src", "llama-context.cpp"), []byte("// stand-in\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, root, "git", "init", "-q")
+	commitAll(t, root)
+	return root
+}
+
+func commitAll(t *testing.T, root string) {
+	run(t, root, "git", "add", "-A")
+	run(t, root, "git", "commit", "-q", "-m", "tree")
+}
+
+// snapshot reads every file below root except .git.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func plan(t *testing.T) []*Step {
+	t.Helper()
+	steps, err := Plan([]string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
+func open(t *testing.T, root string) *Tree {
+	t.Helper()
+	tr, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestCheckFindsEveryAnchorInTheFixture(t *testing.T) {
+	root := fixture(t, "")
+	reports, err := Check(open(t, root), plan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backends []string
+	for _, r := range reports {
+		backends = append(backends, r.Step.Backend)
+		missing, pending, applied := r.counts()
+		if missing != 0 || applied != 0 || pending == 0 {
+			t.Errorf("%s: missing %d, pending %d, applied %d; want everything pending", r.Step.Backend, missing, pending, applied)
+		}
+		for _, l := range r.Edits {
+			if l.State != Pending {
+				t.Errorf("%s: %s: %v %s", r.Step.Backend, l.Edit.Name, l.State, l.Why)
+			}
+		}
+	}
+	// the series order of the seed's plan
+	if diff := cmp.Diff([]string{"common", "metal", "sycl", "vulkan", "cuda"}, backends); diff != "" {
+		t.Errorf("step order (-want +got):\n%s", diff)
+	}
+}
+
+func TestApplyThenApplyAgainChangesNothing(t *testing.T) {
+	root := fixture(t, "")
+	before := snapshot(t, root)
+	o, err := Apply(open(t, root), plan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Written) == 0 {
+		t.Fatal("first apply wrote nothing")
+	}
+	after := snapshot(t, root)
+	changed := 0
+	for p, s := range after {
+		if before[p] != s {
+			changed++
+		}
+	}
+	if changed != len(o.Written) {
+		t.Errorf("%d files changed, Apply reported %d", changed, len(o.Written))
+	}
+	// every edit's text is now in the file, at its anchor
+	reports, err := Check(open(t, root), plan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reports {
+		if missing, pending, _ := r.counts(); missing+pending != 0 {
+			t.Errorf("%s: after apply, %d missing and %d pending", r.Step.Backend, missing, pending)
+		}
+	}
+	// the tree is now dirty, but the patch is in place: a second run is a no-op
+	o2, err := Apply(open(t, root), plan(t))
+	if err != nil {
+		t.Fatalf("second apply: %v", err)
+	}
+	if len(o2.Written) != 0 {
+		t.Errorf("second apply wrote %v", o2.Written)
+	}
+	if diff := cmp.Diff(after, snapshot(t, root)); diff != "" {
+		t.Errorf("second apply changed the tree:\n%s", diff)
+	}
+}
+
+func TestMissingAnchorIsRefusedAndNothingChanges(t *testing.T) {
+	root := fixture(t, "")
+	p := filepath.Join(root, "src", "ggml-vulkan", "ggml-vulkan.cpp")
+	src, _ := os.ReadFile(p)
+	// a tree whose supports_op was renamed
+	src = bytes.Replace(src, []byte("static bool ggml_backend_vk_device_supports_op("), []byte("static bool ggml_backend_vk_device_supports_op_renamed("), 1)
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, root)
+	before := snapshot(t, root)
+	_, err := Apply(open(t, root), plan(t))
+	var prob *Problem
+	if !errors.As(err, &prob) {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"src/ggml-vulkan/ggml-vulkan.cpp", "supports_op", `"static bool ggml_backend_vk_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {" not found`, "nothing was changed"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("refusal does not say %q:\n%s", want, msg)
+		}
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("a refused patch changed the tree:\n%s", diff)
+	}
+	// --check reports the same anchor as missing and the others as found
+	reports, err := Check(open(t, root), plan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := 0
+	for _, r := range reports {
+		m, _, _ := r.counts()
+		missing += m
+	}
+	if missing != 1 {
+		t.Errorf("check found %d missing anchors, want 1", missing)
+	}
+}
+
+func TestAmbiguousAnchorIsRefused(t *testing.T) {
+	e := Edit{Name: "x", File: "f", Anchor: []string{"int f() {"}, Text: "x\n"}
+	l := locate(e, "int f() {\n}\nint f() {\n}\n")
+	if l.State != Missing || !strings.Contains(l.Why, "found 2 times") {
+		t.Errorf("got %v %q", l.State, l.Why)
+	}
+	l = locate(Edit{Name: "x", File: "f", Anchor: []string{"int f() {", "return 1;"}, Text: "x\n"}, "int f() {\n}\nint g() {\n}\n")
+	if l.State != Missing || !strings.Contains(l.Why, `"return 1;" not found after "int f() {"`) {
+		t.Errorf("got %v %q", l.State, l.Why)
+	}
+}
+
+func TestDirtyTreeIsRefused(t *testing.T) {
+	root := fixture(t, "")
+	p := filepath.Join(root, "src", "ggml.c")
+	if err := os.WriteFile(p, []byte("// local change\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, root)
+	_, err := Apply(open(t, root), plan(t))
+	if err == nil || !strings.Contains(err.Error(), "uncommitted changes") || !strings.Contains(err.Error(), "src/ggml.c") {
+		t.Fatalf("want a refusal naming src/ggml.c, got %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("a refused patch changed the tree:\n%s", diff)
+	}
+}
+
+func TestPartlyPatchedTreeIsRefused(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	// as if an earlier kernelgen had written a different push-constant block
+	p := filepath.Join(root, "src", "ggml-vulkan", "ggml-vulkan.cpp")
+	src, _ := os.ReadFile(p)
+	src = bytes.Replace(src, []byte("uint32_t rs_head;"), []byte("uint32_t rs_head_old;"), 1)
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, root)
+	before := snapshot(t, root)
+	_, err := Apply(open(t, root), plan(t))
+	if err == nil || !strings.Contains(err.Error(), "vulkan: the tree is partly patched") {
+		t.Fatalf("want a partly-patched refusal, got %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("a refused patch changed the tree:\n%s", diff)
+	}
+}
+
+func TestNewFileWithOtherContentsIsRefused(t *testing.T) {
+	root := fixture(t, "")
+	p := filepath.Join(root, "src", "ggml-sycl", "fused-ops.hpp")
+	if err := os.WriteFile(p, []byte("// someone else's file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, root)
+	_, err := Apply(open(t, root), plan(t))
+	if err == nil || !strings.Contains(err.Error(), "src/ggml-sycl/fused-ops.hpp: the file exists with other contents") {
+		t.Fatalf("want a refusal naming the file, got %v", err)
+	}
+}
+
+func TestFailedWriteRestoresTheTree(t *testing.T) {
+	root := fixture(t, "")
+	before := snapshot(t, root)
+	n := 0
+	beforeWrite = func(rel string) error {
+		n++
+		if n == 5 {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	defer func() { beforeWrite = nil }()
+	_, err := Apply(open(t, root), plan(t))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("want the injected failure, got %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("a failed write left the tree changed:\n%s", diff)
+	}
+	if out := run(t, root, "git", "status", "--porcelain"); out != "" {
+		t.Errorf("git status after a failed write:\n%s", out)
+	}
+}
+
+func TestLlamaCppTreeIsPatchedBelowGGML(t *testing.T) {
+	root := fixture(t, "ggml/")
+	tr := open(t, root)
+	if tr.Kind != "llama.cpp" {
+		t.Fatalf("kind %q", tr.Kind)
+	}
+	o, err := Apply(tr, plan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range o.Written {
+		if !strings.HasPrefix(p, "ggml/") {
+			t.Errorf("wrote %s outside ggml/", p)
+		}
+	}
+}
+
+func TestNotATreeIsRefused(t *testing.T) {
+	_, err := Open(t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "neither a ggml tree") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The series applies with git am onto the tree's HEAD, gives the same tree
+// as Apply, is byte-identical when made twice, and carries no kernelgen
+// markers.
+func TestSeriesAppliesWithGitAm(t *testing.T) {
+	root := fixture(t, "")
+	out1 := filepath.Join(t.TempDir(), "series")
+	names, err := Series(open(t, root), plan(t), out1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if strings.Contains(strings.ToLower(text), "kernelgen") || strings.Contains(text, "DO NOT EDIT") {
+			t.Errorf("%s carries a kernelgen marker", filepath.Base(n))
+		}
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			if s, ok := strings.CutPrefix(l, "Subject: "); ok {
+				for i+1 < len(lines) && strings.HasPrefix(lines[i+1], " ") { // folded header
+					i++
+					s += lines[i]
+				}
+				subjects = append(subjects, s)
+			}
+		}
+	}
+	want := []string{
+		"[PATCH 1/5] tests : add cases for the state written in place by fused GDN and conv",
+		"[PATCH 2/5] metal : add fused gated delta net and conv-update kernels",
+		"[PATCH 3/5] sycl : add fused gated delta net and conv-update kernels",
+		"[PATCH 4/5] vulkan : add fused gated delta net and conv-update kernels",
+		"[PATCH 5/5] cuda : use generated kernels for fused gated delta net and conv-update",
+	}
+	if diff := cmp.Diff(want, subjects); diff != "" {
+		t.Errorf("subjects (-want +got):\n%s", diff)
+	}
+	if out := run(t, root, "git", "status", "--porcelain"); out != "" {
+		t.Errorf("--series touched the tree:\n%s", out)
+	}
+
+	// same inputs, same bytes
+	out2 := filepath.Join(t.TempDir(), "series")
+	if _, err := Series(open(t, root), plan(t), out2); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		a, _ := os.ReadFile(n)
+		b, _ := os.ReadFile(filepath.Join(out2, filepath.Base(n)))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs", filepath.Base(n))
+		}
+	}
+
+	// git am on a clone gives what Apply gives
+	amTree := filepath.Join(t.TempDir(), "am")
+	run(t, root, "git", "clone", "-q", root, amTree)
+	args := append([]string{"git", "am", "-q", "--whitespace=error"}, names...)
+	run(t, amTree, args...)
+	applied := fixture(t, "")
+	if _, err := Apply(open(t, applied), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(snapshot(t, applied), snapshot(t, amTree)); diff != "" {
+		t.Errorf("git am result differs from Apply:\n%s", diff)
+	}
+	// and kernelgen sees the patch in place
+	o, err := Apply(open(t, amTree), plan(t))
+	if err != nil || len(o.Written) != 0 {
+		t.Errorf("apply after git am: wrote %v, err %v", o.Written, err)
+	}
+
+	// a non-empty output directory is refused
+	if _, err := Series(open(t, root), plan(t), out1); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("series into a non-empty directory: %v", err)
+	}
+}
+
+func TestUpstreamDropsTheGeneratedHeader(t *testing.T) {
+	in := "#version 450\n\n// Code generated by kernelgen. DO NOT EDIT.\n// To regenerate: kernelgen build --backend vulkan\n//\n// what it is\n\nvoid main() {}\n\n\n"
+	want := "#version 450\n\n// what it is\n\nvoid main() {}\n"
+	if got := string(upstream([]byte(in))); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// Edits that share an anchor line keep plan order, and a second locate sees
+// each one applied.
+func TestInsertAllKeepsPlanOrder(t *testing.T) {
+	src := "a\nb\nc\n"
+	es := []Edit{
+		{Name: "1", Anchor: []string{"b"}, Place: After, Text: "x\n"},
+		{Name: "2", Anchor: []string{"c"}, Place: Before, Text: "y\n"},
+		{Name: "3", Anchor: []string{"a"}, Place: Before, Text: "z\n"},
+	}
+	var ls []Located
+	for _, e := range es {
+		ls = append(ls, locate(e, src))
+	}
+	got := insertAll(src, ls)
+	if got != "z\na\nb\nx\ny\nc\n" {
+		t.Errorf("got %q", got)
+	}
+	var states []string
+	for _, e := range es {
+		states = append(states, locate(e, got).State.String())
+	}
+	sort.Strings(states)
+	if diff := cmp.Diff([]string{"applied", "applied", "applied"}, states); diff != "" {
+		t.Error(diff)
+	}
+}

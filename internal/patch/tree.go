@@ -1,0 +1,108 @@
+package patch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Tree is a ggml or llama.cpp checkout.
+type Tree struct {
+	Root string // the directory the user named
+	// GGML is where the ggml tree starts below Root: "" for a ggml
+	// checkout, "ggml/" for llama.cpp.
+	GGML string
+	Kind string // "ggml" or "llama.cpp"
+}
+
+// Open recognises root as a ggml tree (src/ggml.c) or a llama.cpp tree
+// (ggml/src/ggml.c plus src/llama-context.cpp).
+func Open(root string) (*Tree, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("--tree %s: %w", root, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("--tree %s: not a directory", root)
+	}
+	switch {
+	case isFile(filepath.Join(root, "src", "ggml.c")):
+		return &Tree{Root: root, Kind: "ggml"}, nil
+	case isFile(filepath.Join(root, "ggml", "src", "ggml.c")):
+		return &Tree{Root: root, GGML: "ggml/", Kind: "llama.cpp"}, nil
+	}
+	return nil, fmt.Errorf("--tree %s: neither a ggml tree (no src/ggml.c) nor a llama.cpp tree (no ggml/src/ggml.c): point --tree at the repository root", root)
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// path maps a path of an edit to a path below Root. Paths of ggml files are
+// relative to the ggml root; llama.cpp's own files start with "llama:".
+func (t *Tree) path(p string) (string, bool) {
+	if rest, ok := strings.CutPrefix(p, "llama:"); ok {
+		return rest, t.Kind == "llama.cpp"
+	}
+	return t.GGML + p, true
+}
+
+func (t *Tree) read(rel string) (string, bool, error) {
+	b, err := os.ReadFile(filepath.Join(t.Root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), true, nil
+}
+
+// git runs git in dir and returns its standard output.
+func git(dir string, env []string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("git not found: install git (Debian: apt-get install git)")
+		}
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// dirty lists the tree's uncommitted changes (untracked files included,
+// ignored ones not), or says why it cannot tell.
+func (t *Tree) dirty() ([]string, error) {
+	top, err := git(t.Root, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("--tree %s is not a git work tree, so kernelgen cannot check that it is clean (commit it first: git init && git add -A && git commit)", t.Root)
+	}
+	_ = top
+	out, err := git(t.Root, nil, "status", "--porcelain", "--", ".")
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}
+
+// Rel is where a change's path lies below Root.
+func (t *Tree) Rel(p string) string {
+	rel, _ := t.path(p)
+	return rel
+}

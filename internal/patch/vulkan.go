@@ -1,0 +1,109 @@
+package patch
+
+import (
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/glue"
+)
+
+const (
+	vkCpp = "src/ggml-vulkan/ggml-vulkan.cpp"
+	vkGen = "src/ggml-vulkan/vulkan-shaders/vulkan-shaders-gen.cpp"
+)
+
+// vulkanStep adds the fused kernels as new .comp files and splices the glue
+// into ggml-vulkan.cpp and vulkan-shaders-gen.cpp (GLUE.md 2.6, V1-V11).
+func vulkanStep() (*Step, error) {
+	view, err := glue.NewView("vulkan")
+	if err != nil {
+		return nil, err
+	}
+	gen, err := generated("vulkan")
+	if err != nil {
+		return nil, err
+	}
+	s := &Step{
+		Backend: "vulkan",
+		Subject: "vulkan : add fused gated delta net and conv-update kernels",
+		Body: `Add Vulkan kernels for the four fused decode nodes: GATED_DELTA_NET with
+the final state written in place (src[6]) and its ids variant reading
+the prior state from cache[ids[s]] (src[7]), and SSM_CONV's conv-update
+that writes the shifted taps back in place (src[3]) and its ids variant
+(src[4]). The ids variants first copy the non-identity source slots
+into a scratch (the unused state region of the GDN output; bytes after
+the conv output, added by get_alloc_size), then a barrier, then compute.
+
+supports_op accepts a fused node only when its kernel exists and says no
+to the hybrid per-head state form (src[8]/src[9]) and bf16 state, so such
+nodes are reported unsupported instead of running the plain kernel on
+them. The in-place targets are recorded as written for the barrier
+tracking in ggml_vk_build_graph, and the SSM_CONV+SILU graph fusion
+leaves conv-update nodes alone (they apply SiLU themselves).
+
+Shaders keep the non-fused path's arithmetic (subgroup reductions, GLSL
+exp) and compile with the same -O rule as the other shaders.
+`,
+	}
+	seen := map[string]bool{}
+	for _, op := range view.Ops {
+		for _, d := range op.Dispatches {
+			if seen[d.Function] {
+				continue
+			}
+			seen[d.Function] = true
+			name := d.Function + ".comp"
+			data, ok := gen[name]
+			if !ok {
+				return nil, fmt.Errorf("no generated shader %s", name)
+			}
+			s.Files = append(s.Files, NewFile{Path: "src/ggml-vulkan/vulkan-shaders/" + name, Data: upstream(data)})
+		}
+	}
+	t, err := sections("vulkan", "vk-push-constants", "vk-shader-gen", "vk-pipeline-members",
+		"vk-create-pipelines", "supports", "vk-dispatch", "vk-build-graph-case", "vk-sync-check",
+		"vk-sync-record", "vk-can-fuse", "vk-alloc-size", "vk-supports-op")
+	if err != nil {
+		return nil, err
+	}
+	const buildGraph = "static bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph,"
+	s.Edits = []Edit{
+		{Name: "push-constant structs", File: vkCpp, Place: After,
+			Anchor: []string{"struct vk_op_ssm_conv_push_constants {", "};"},
+			Text:   "\n" + t["vk-push-constants"]},
+		{Name: "pipeline members", File: vkCpp, Place: After,
+			Anchor: []string{"struct vk_device_struct {", "vk_pipeline pipeline_ssm_conv_bias_silu_f32;"},
+			Text:   t["vk-pipeline-members"]},
+		{Name: "pipeline creation", File: vkCpp, Place: After,
+			Anchor: []string{"static void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {",
+				"ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_bias_silu_f32,"},
+			Text: t["vk-create-pipelines"]},
+		{Name: "supports and dispatch functions", File: vkCpp, Place: Before,
+			Anchor: []string{"static void ggml_vk_ssm_conv(ggml_backend_vk_context * ctx, vk_context& subctx, const struct ggml_cgraph * cgraph, int node_idx) {"},
+			Text:   t["supports"] + "\n" + t["vk-dispatch"] + "\n"},
+		{Name: "sync check of the in-place target", File: vkCpp, Place: Before,
+			Anchor: []string{buildGraph, "// For all fused ops, check if the destination node or any of the source", "for (uint32_t j = 0; j < GGML_MAX_SRC; ++j) {"},
+			Text:   t["vk-sync-check"]},
+		{Name: "in-place target recorded as written", File: vkCpp, Place: Before,
+			Anchor: []string{buildGraph, "// Add all fused nodes to the unsynchronized lists.", "for (uint32_t j = 0; j < GGML_MAX_SRC; ++j) {"},
+			Text:   t["vk-sync-record"]},
+		{Name: "GATED_DELTA_NET case", File: vkCpp, Place: Before,
+			Anchor: []string{buildGraph, "case GGML_OP_GATED_DELTA_NET:", "ggml_vk_gated_delta_net(ctx, compute_ctx, node);"},
+			Text:   t["vk-build-graph-case"]},
+		{Name: "SSM_CONV case", File: vkCpp, Place: Before,
+			Anchor: []string{buildGraph, "case GGML_OP_SSM_CONV:", "ggml_vk_ssm_conv(ctx, compute_ctx, cgraph, node_idx);"},
+			Text:   t["vk-build-graph-case"]},
+		{Name: "alloc size with gather scratch", File: vkCpp, Place: After,
+			Anchor: []string{"static size_t ggml_backend_vk_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {"},
+			Text:   t["vk-alloc-size"]},
+		{Name: "SSM_CONV+SILU fusion skips conv-update", File: vkCpp, Place: Before,
+			Anchor: []string{"static bool ggml_vk_can_fuse_ssm_conv(", "if (conv->op != GGML_OP_SSM_CONV) {", "const ggml_tensor * silu = nullptr;"},
+			Text:   t["vk-can-fuse"] + "\n"},
+		{Name: "supports_op", File: vkCpp, Place: Before,
+			Anchor: []string{"static bool ggml_backend_vk_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
+			Text:   t["vk-supports-op"] + "\n"},
+		{Name: "shader-gen entries", File: vkGen, Place: After,
+			Anchor: []string{"void process_shaders() {", `string_to_spv("ssm_conv_f32", "ssm_conv.comp",`},
+			Text:   "\n" + t["vk-shader-gen"]},
+	}
+	return s, nil
+}
