@@ -35,18 +35,8 @@ func headerFiles(backend, dir, ext string, gen map[string][]byte) ([]NewFile, er
 	if err != nil {
 		return nil, err
 	}
-	// kernels are generated per op; the gathers live in their own files
-	ops := map[string]bool{}
-	for _, fn := range fns {
-		ops[fn] = true
-	}
 	var out []NewFile
-	names := make([]string, 0, len(ops))
-	for n := range ops {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range fns {
 		data, ok := gen[n+ext]
 		if !ok {
 			return nil, fmt.Errorf("no generated %s%s", n, ext)

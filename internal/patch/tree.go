@@ -83,11 +83,9 @@ func git(dir string, env []string, args ...string) (string, error) {
 // dirty lists the tree's uncommitted changes (untracked files included,
 // ignored ones not), or says why it cannot tell.
 func (t *Tree) dirty() ([]string, error) {
-	top, err := git(t.Root, nil, "rev-parse", "--show-toplevel")
-	if err != nil {
+	if _, err := git(t.Root, nil, "rev-parse", "--show-toplevel"); err != nil {
 		return nil, fmt.Errorf("--tree %s is not a git work tree, so kernelgen cannot check that it is clean (commit it first: git init && git add -A && git commit)", t.Root)
 	}
-	_ = top
 	out, err := git(t.Root, nil, "status", "--porcelain", "--", ".")
 	if err != nil {
 		return nil, err
