@@ -60,6 +60,9 @@ type Dispatch struct {
 	Bind   []Binding // in the kernel's buffer order
 	Args   []Value   // in the kernel's arg order
 	Kernel *ir.Kernel
+	// When is the C condition under which the launch runs ("" always): the
+	// op's Guard over the node (ops.Guard says why skipping is exact).
+	When string
 }
 
 // Binding ties a kernel buffer to a tensor (or the scratch) plus an element offset.
@@ -163,6 +166,13 @@ func Model(a ir.Arith) ([]*Op, error) {
 				return err
 			}
 			dd := Dispatch{Op: op, Kernel: k}
+			if g := op.Guard; g != nil {
+				e, ok := d.args[g.Arg]
+				if !ok {
+					return fmt.Errorf("glue: %s: guard arg %s of %s has no expression", name, g.Arg, k.ID())
+				}
+				dd.When = fmt.Sprintf("%s >= %d", e, g.Min)
+			}
 			for _, b := range k.Buffers {
 				bb, ok := d.bind[b.Name]
 				if !ok {

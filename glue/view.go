@@ -45,6 +45,11 @@ type Local struct {
 // DispatchView is one kernel launch.
 type DispatchView struct {
 	Kernel    string // op name of the kernel
+	// When, if set, is the C condition the launch runs under, WhenWhy why
+	// leaving it out otherwise is exact.
+	When, WhenWhy string
+	// Last: no launch of the op follows (no barrier after it).
+	Last      bool
 	Function  string // the backend's kernel function / shader name
 	Args      []Local
 	Buffers   []BufferView
@@ -164,11 +169,12 @@ func NewView(backend string) (*View, error) {
 				ov.Locals = append(ov.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: cexpr(p.Derived)})
 			}
 		}
-		for _, d := range o.Dispatches {
+		for i, d := range o.Dispatches {
 			dv, err := dispatchView(backend, o, d)
 			if err != nil {
 				return nil, err
 			}
+			dv.Last = i == len(o.Dispatches)-1
 			ov.Dispatches = append(ov.Dispatches, dv)
 			if !seen[d.Op.Name] {
 				seen[d.Op.Name] = true
@@ -183,7 +189,11 @@ func NewView(backend string) (*View, error) {
 func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
-		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants"}
+		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants",
+		When: d.When}
+	if d.Op.Guard != nil {
+		dv.WhenWhy = d.Op.Guard.Why
+	}
 	switch backend {
 	case "cuda":
 		dv.Function = cuda.KernelName(k, d.Op.ArithFree)

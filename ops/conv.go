@@ -119,6 +119,8 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 	b.DepRelease()
 	if !withIds {
 		b.DepWait()
+	} else {
+		waitWithoutGather(b, nSeqs)
 	}
 	c := b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
 	s := b.Let("s", b.GroupID(1))

@@ -97,6 +97,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	b.DepRelease()
 	if mode != gdnInplaceIds {
 		b.DepWait()
+	} else {
+		waitWithoutGather(b, nSeqs)
 	}
 	h := b.Let("h", b.GroupID(0))
 	s := b.Let("s", b.GroupID(1))

@@ -155,3 +155,68 @@ func TestLookupListsValidNames(t *testing.T) {
 		t.Errorf("unknown contract error %v should list the valid ones", err)
 	}
 }
+
+// Where its guard leaves the gather out, an ids op's compute kernel is the
+// op's first launch, and on a backend that overlaps launches (CUDA's
+// programmatic dependent launch) it must itself wait for the launches before
+// it, which wrote its inputs: before its first load, a DepWait that runs at
+// one sequence. At two it runs only where needed (after the gather, which
+// waited), so the overlap is kept.
+func TestIdsComputeWaitsWhereTheGatherIsLeftOut(t *testing.T) {
+	for _, name := range []string{"gated_delta_net_inplace_ids", "ssm_conv_update_inplace_ids"} {
+		op, err := ops.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []ir.Arith{ir.Portable, ir.Native("cuda")} {
+			k, err := op.Kernel(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waits := func(nSeqs int64) bool {
+				for _, st := range k.Body {
+					switch s := st.(type) {
+					case *ir.DepSync:
+						if s.Kind == ir.DepWait {
+							return true
+						}
+					case *ir.If:
+						c, ok := ir.EvalInt(s.Cond, map[string]int64{"n_seqs": nSeqs})
+						if ok && c != 0 {
+							for _, x := range s.Then {
+								if d, ok := x.(*ir.DepSync); ok && d.Kind == ir.DepWait {
+									return true
+								}
+							}
+						}
+					}
+					if hasLoad(st) {
+						return false
+					}
+				}
+				return false
+			}
+			if !waits(1) {
+				t.Errorf("%s: no DepWait before the first load at n_seqs 1, where the gather is left out", k.ID())
+			}
+			if waits(2) {
+				t.Errorf("%s: an unconditional DepWait before the first load at n_seqs 2: the overlap with the gather is lost", k.ID())
+			}
+		}
+	}
+}
+
+// hasLoad reports whether a statement reads a buffer.
+func hasLoad(s ir.Stmt) bool {
+	found := false
+	ir.WalkStmts([]ir.Stmt{s}, func(st ir.Stmt) {
+		for _, e := range ir.StmtExprs(st) {
+			ir.WalkExpr(e, func(x ir.Expr) {
+				if _, ok := x.(*ir.Load); ok {
+					found = true
+				}
+			})
+		}
+	})
+	return found
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kernelgen/kernelgen/dsl"
 	"github.com/kernelgen/kernelgen/ir"
 )
 
@@ -22,7 +23,39 @@ type Op struct {
 	// ArithFree ops (pure copies) have one portable kernel that every
 	// backend uses whatever its contract.
 	ArithFree bool
-	build     func(ir.Arith) (*ir.Kernel, error)
+	// Guard, when set, says when a launch of this op can be left out: it
+	// would change nothing.
+	Guard *Guard
+	build func(ir.Arith) (*ir.Kernel, error)
+}
+
+// Guard: a launch is needed only when its integer arg Arg is at least Min;
+// below, it leaves every buffer as it was (Why; tested in verify/cases).
+// Backends skip the launch, and its barrier, on the host.
+type Guard struct {
+	Arg string
+	Min int64
+	Why string
+}
+
+// Needed reports whether a launch with these arg values must run.
+func (o *Op) Needed(args map[string]int64) bool {
+	if o.Guard == nil {
+		return true
+	}
+	v, ok := args[o.Guard.Arg]
+	return !ok || v >= o.Guard.Min
+}
+
+// gatherGuard: a gather copies the rows whose source is another sequence's
+// destination; with one sequence there is none.
+var gatherGuard = &Guard{Arg: "n_seqs", Min: 2, Why: "with one sequence no source is another sequence's destination: the gather copies nothing"}
+
+// waitWithoutGather: an ids op's compute kernel relies on its gather to
+// have waited for the dispatches before (DepWait); where the guard leaves
+// the gather out, the kernel must wait itself.
+func waitWithoutGather(b *dsl.Builder, nSeqs dsl.Val) {
+	b.If(nSeqs.Lt(b.U32(uint32(gatherGuard.Min))), func() { b.DepWait() })
 }
 
 var registry = []*Op{
@@ -35,7 +68,7 @@ var registry = []*Op{
 	{Name: "gated_delta_net_inplace_ids", Fusion: "B", Summary: "GDN reading cache[ids[s]] (gathered) or its own slot, writing in place", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids", gdnInplaceIds, a)
 	}},
-	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", build: func(ir.Arith) (*ir.Kernel, error) {
+	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("gated_delta_net_gather")
 	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
@@ -47,7 +80,7 @@ var registry = []*Op{
 	{Name: "ssm_conv_update_inplace_ids", Fusion: "D", Summary: "op C reading taps from cache[ids[s]] (gathered) or its own slot", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids", true, a)
 	}},
-	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", build: func(ir.Arith) (*ir.Kernel, error) {
+	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("ssm_conv_gather")
 	}},
 }

@@ -71,11 +71,11 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// gdnTiling is the workgroup shape per S_v: NW column groups of CPW columns
+// GDNTiling is the workgroup shape per S_v: NW column groups of CPW columns
 // each. Column folding never changes a column's arithmetic (SPEC.md 2.6).
 // S_v 128 uses (16, 4): on the H100 it moved 90-93% of the copy rate at
 // n_seqs >= 32 where ggml-cuda's default (16, 8) moved 82-87% (bench/cuda).
-func gdnTiling(sv int) (nw, cpw int) {
+func GDNTiling(sv int) (nw, cpw int) {
 	if sv == 128 {
 		return 16, 4
 	}
@@ -88,7 +88,7 @@ func gdnTiling(sv int) (nw, cpw int) {
 func table() []Variant {
 	var out []Variant
 	for _, sv := range []int{16, 32, 64, 128} {
-		nw, cpw := gdnTiling(sv)
+		nw, cpw := GDNTiling(sv)
 		for _, kda := range []bool{false, true} {
 			for _, keep := range []bool{false, true} {
 				out = append(out, V("gated_delta_net", "S_v", sv, "KDA", kda, "KEEP_RS", keep, "NW", nw, "CPW", cpw))

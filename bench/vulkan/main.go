@@ -6,8 +6,10 @@
 //	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
 //	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory)
 //
-// Benchmarks, each timed over 30 repetitions after one warm-up, a GPU
-// timestamp after every repetition (vkrun's Job.TimeEvery):
+// Benchmarks, each timed as bench/cuda times its launches: 30 repetitions
+// after 30 of warm-up, one GPU timestamp before and one after them (vkrun's
+// Job.TimeEvery), the time divided by 30. A gather is left out where its
+// ops.Guard says it changes nothing (one sequence), as the glue does.
 //
 //	gdn_ids   op B (gather + compute), S_v 128, KDA off, T = 1, H 32 and 48,
 //	          n_seqs 1..256, identity ids; native-vulkan and portable, and
@@ -17,6 +19,13 @@
 //	conv      op C, the same shapes, prior taps from pool rows half a pool
 //	          away from the destination window
 //	copy      a 1 GiB shader copy: the reference rate for "% of copy"
+//	empty     an empty shader, one workgroup: the floor every dispatch pays
+//	          (the dispatch and its barrier); and the same with a timestamp
+//	          after every dispatch, what per-dispatch timing would add
+//
+// With -tilings NWxCPW,..., op B's compute dispatch alone is also timed at
+// each of those workgroup shapes (native, no gather): the runs that chose
+// ops.GDNTiling.
 //
 // Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
 // plus written, 2 * rows * row bytes. As there, the state pool is far larger
@@ -27,7 +36,8 @@
 //
 // Vulkan orders the dispatches with a full compute barrier between each
 // (vkrun), where bench/cuda's kernels overlap through programmatic
-// dependent launch. Buffers are device-local.
+// dependent launch; bench/cuda's "serial" rows launch in plain stream order,
+// the analogue of the barrier. Buffers are device-local.
 package main
 
 import (
@@ -81,6 +91,36 @@ type config struct {
 	convPool  uint64 // minimum (bench/cuda: 512 MiB)
 	poolCap   uint64 // maximum: one binding covers the pool
 	copyBytes uint64
+	tilings   []tiling // extra op B tilings to time (-tilings)
+}
+
+// runs is how many repetitions a job dispatches: a warm-up block of reps,
+// then the timed block of reps, with one GPU timestamp before, between and
+// after them and none inside (timing), as bench/cuda times its 30 launches
+// with two events.
+func (c config) runs() int { return 2 * c.reps }
+
+// timing splits a job's dispatches into the two blocks of runs.
+func (b *builder) timing(cfg config, e *entry) {
+	b.job.TimeEvery = len(b.job.Dispatches) / 2
+	e.perInterval = cfg.reps
+}
+
+// tiling is op B's workgroup shape: NW column groups of CPW columns.
+type tiling struct{ nw, cpw int }
+
+func parseTilings(s string) ([]tiling, error) {
+	var out []tiling
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' }) {
+		a, b, ok := strings.Cut(strings.TrimSpace(f), "x")
+		nw, err1 := strconv.Atoi(a)
+		cpw, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || nw <= 0 || cpw <= 0 || sv%(nw*cpw) != 0 {
+			return nil, fmt.Errorf("-tilings: %q is not NWxCPW with NW*CPW dividing %d (e.g. 16x4)", f, sv)
+		}
+		out = append(out, tiling{nw, cpw})
+	}
+	return out, nil
 }
 
 var full = config{
@@ -92,6 +132,7 @@ var full = config{
 var smoke = config{
 	reps: 3, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
 	gdnPool: 1 << 20, convPool: 1 << 18, poolCap: 8 << 20, copyBytes: 1 << 20,
+	tilings: []tiling{{8, 2}}, // the tuning path, checked against the reference
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -104,6 +145,8 @@ type entry struct {
 	// launches describe the job's dispatches for a host replay (tests);
 	// empty for the copy.
 	launches []launch
+	// perInterval is how many repetitions one timed interval holds.
+	perInterval int
 }
 
 // launch is what a dispatch runs, in the Go reference's terms.
@@ -121,6 +164,7 @@ func prepare(args []string) error {
 	dir := fs.String("o", ".dev/vulkan-bench", "output directory (carried to the GPU host)")
 	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
+	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -128,6 +172,11 @@ func prepare(args []string) error {
 	if *isSmoke {
 		cfg = smoke
 	}
+	extra, err := parseTilings(*tilings)
+	if err != nil {
+		return err
+	}
+	cfg.tilings = append(cfg.tilings[:len(cfg.tilings):len(cfg.tilings)], extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	runner, err := vkrun.Build(ctx)
@@ -158,7 +207,7 @@ func prepare(args []string) error {
 			return err
 		}
 		e := plan[i]
-		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%d\t%s\t%.0f\n", e.name, e.bench, e.shape, e.n, e.impl, e.bytes)
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%d\t%s\t%.0f\t%d\n", e.name, e.bench, e.shape, e.n, e.impl, e.bytes, e.perInterval)
 	}
 	if err := os.WriteFile(filepath.Join(*dir, planFile), []byte(tsv.String()), 0o644); err != nil {
 		return err
@@ -206,6 +255,9 @@ type builder struct {
 	job      vkrun.Job
 	rng      *rand.Rand
 	launches []launch
+	// offTable lets dispatch build a variant the table does not list
+	// (tuning runs).
+	offTable bool
 }
 
 func (b *builder) buffer(size uint64, pattern []byte) int {
@@ -241,6 +293,13 @@ func (b *builder) dispatch(opName string, a ir.Arith, want map[string]int64, arg
 	if err != nil {
 		return err
 	}
+	guard := map[string]int64{}
+	for n, x := range args {
+		guard[n] = int64(x)
+	}
+	if !op.Needed(guard) {
+		return nil // as the glue does: the launch would change nothing
+	}
 	k, err := op.Kernel(a)
 	if err != nil {
 		return err
@@ -255,6 +314,9 @@ func (b *builder) dispatch(opName string, a ir.Arith, want map[string]int64, arg
 			v = &x
 			break
 		}
+	}
+	if v == nil && b.offTable {
+		v = &ops.Variant{Op: opName, Values: want}
 	}
 	if v == nil {
 		return fmt.Errorf("%s has no variant %v", opName, want)
@@ -312,11 +374,11 @@ const sv = 128
 
 // gdnJob is op B at one shape: per repetition the gather (unless
 // noGather) and the compute dispatch, identity ids, the window moving.
-func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bool) (vkrun.Job, entry, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(H), uint64(n)))}
+func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bool, tile *tiling) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(H), uint64(n))), offTable: tile != nil}
 	D := sv * sv * H
 	slotBytes := uint64(4 * D)
-	slots, err := pool(n, cfg.reps, slotBytes, cfg.gdnPool, cfg.poolCap)
+	slots, err := pool(n, cfg.runs(), slotBytes, cfg.gdnPool, cfg.poolCap)
 	if err != nil {
 		return b.job, entry{}, err
 	}
@@ -330,8 +392,8 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 	cache := b.buffer(uint64(slots)*slotBytes, b.f32s(1<<14, -1, 1))
 	dst := b.buffer(tok, nil) // ops A and B never write dst's state region
 	scratch := b.buffer(uint64(n)*slotBytes, nil)
-	idsBytes := make([]byte, uint64(cfg.reps+1)*idsStride(n))
-	for rep := 0; rep <= cfg.reps; rep++ {
+	idsBytes := make([]byte, uint64(cfg.runs())*idsStride(n))
+	for rep := 0; rep < cfg.runs(); rep++ {
 		ids := make([]int32, n)
 		for s := range ids {
 			ids[s] = int32(head(rep) + s) // steady decode: identity
@@ -339,8 +401,12 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
-	kda := map[string]int64{"S_v": sv, "KDA": 0, "NW": 16, "CPW": 4}
-	for rep := 0; rep <= cfg.reps; rep++ {
+	nw, cpw := ops.GDNTiling(sv)
+	if tile != nil {
+		nw, cpw = tile.nw, tile.cpw
+	}
+	kda := map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(nw), "CPW": int64(cpw)}
+	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := head(rep)
 		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
 		if !noGather {
@@ -363,13 +429,15 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 			return b.job, entry{}, err
 		}
 	}
-	b.job.TimeEvery = 2
 	impl := a.String()
 	if noGather {
-		b.job.TimeEvery = 1
 		impl += " no gather"
 	}
+	if tile != nil {
+		impl += fmt.Sprintf(" %dx%d", tile.nw, tile.cpw)
+	}
 	e := entry{bench: "gdn_ids", shape: fmt.Sprintf("H=%d", H), n: n, impl: impl, bytes: 2 * float64(slotBytes) * float64(n), launches: b.launches}
+	b.timing(cfg, &e)
 	return b.job, e, nil
 }
 
@@ -378,7 +446,7 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.J
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(C), uint64(n)))}
 	row := 3 * C
 	rowBytes := uint64(4 * row)
-	cells, err := pool(n, cfg.reps, rowBytes, cfg.convPool, cfg.poolCap)
+	cells, err := pool(n, cfg.runs(), rowBytes, cfg.convPool, cfg.poolCap)
 	if err != nil {
 		return b.job, entry{}, err
 	}
@@ -398,19 +466,20 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.J
 		states := func(rep int) bind {
 			return bind{cache, uint64((head(rep)+cells/2)%(cells-n)) * rowBytes, uint64(n) * rowBytes}
 		}
-		for rep := 0; rep <= cfg.reps; rep++ {
+		for rep := 0; rep < cfg.runs(); rep++ {
 			err := b.dispatch("ssm_conv_update_inplace", native, variant, args, map[string]bind{
 				"conv_states": states(rep), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep), "dst": whole(dst)})
 			if err != nil {
 				return b.job, entry{}, err
 			}
 		}
-		b.job.TimeEvery = 1
-		return b.job, entry{bench: "conv", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String(), bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}, nil
+		e := entry{bench: "conv", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String(), bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}
+		b.timing(cfg, &e)
+		return b.job, e, nil
 	}
 	scratch := b.buffer(uint64(n)*rowBytes, nil)
-	idsBytes := make([]byte, uint64(cfg.reps+1)*idsStride(n))
-	for rep := 0; rep <= cfg.reps; rep++ {
+	idsBytes := make([]byte, uint64(cfg.runs())*idsStride(n))
+	for rep := 0; rep < cfg.runs(); rep++ {
 		perm := b.rng.Perm(cells)[:n] // shuffled sources across the pool
 		ids := make([]int32, n)
 		for s := range ids {
@@ -419,7 +488,7 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.J
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
-	for rep := 0; rep <= cfg.reps; rep++ {
+	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := uint32(head(rep))
 		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
 		err := b.dispatch("ssm_conv_gather", ir.Portable, map[string]int64{},
@@ -436,8 +505,9 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.J
 			return b.job, entry{}, err
 		}
 	}
-	b.job.TimeEvery = 2
-	return b.job, entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String(), bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}, nil
+	e := entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String(), bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}
+	b.timing(cfg, &e)
+	return b.job, e, nil
 }
 
 // copyShader moves 16 bytes per invocation: the device's copy rate, the
@@ -462,12 +532,38 @@ func copyJob(cfg config, comp *vulkan.Compiler) (vkrun.Job, entry, error) {
 	src := b.buffer(cfg.copyBytes, b.f32s(1<<14, -1, 1))
 	dst := b.buffer(cfg.copyBytes, nil)
 	n := uint32(cfg.copyBytes / 16)
-	for rep := 0; rep <= cfg.reps; rep++ {
+	for rep := 0; rep < cfg.runs(); rep++ {
 		b.job.Dispatches = append(b.job.Dispatches, vkrun.Dispatch{SPIRV: spv[0], Push: binary.LittleEndian.AppendUint32(nil, n),
 			Groups: [3]uint32{(n + 255) / 256, 1, 1}, Bindings: []int{src, dst}})
 	}
-	b.job.TimeEvery = 1
-	return b.job, entry{bench: "copy", shape: fmt.Sprintf("%dMiB", cfg.copyBytes>>20), impl: "shader", bytes: 2 * float64(cfg.copyBytes)}, nil
+	e := entry{bench: "copy", shape: fmt.Sprintf("%dMiB", cfg.copyBytes>>20), impl: "shader", bytes: 2 * float64(cfg.copyBytes)}
+	b.timing(cfg, &e)
+	return b.job, e, nil
+}
+
+// emptyShader does nothing: its timing is the floor of one dispatch and its
+// barrier, which every kernel here pays. Timed as the others, and also with
+// a timestamp after every dispatch: what such timestamps would add.
+const emptyShader = `#version 450
+layout(local_size_x = 64) in;
+void main() {}
+`
+
+func emptyJob(cfg config, comp *vulkan.Compiler, stampEach bool) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp}
+	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/empty.comp", Source: []byte(emptyShader), Name: "bench empty"}})
+	if err != nil {
+		return b.job, entry{}, err
+	}
+	for rep := 0; rep < cfg.runs(); rep++ {
+		b.job.Dispatches = append(b.job.Dispatches, vkrun.Dispatch{SPIRV: spv[0], Groups: [3]uint32{1, 1, 1}})
+	}
+	e := entry{bench: "empty", shape: "1group", impl: "shader"}
+	b.timing(cfg, &e)
+	if stampEach {
+		b.job.TimeEvery, e.perInterval, e.impl = 1, 1, "shader, timestamp each"
+	}
+	return b.job, e, nil
 }
 
 func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
@@ -485,15 +581,25 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 	if err := add(copyJob(cfg, comp)); err != nil {
 		return nil, nil, err
 	}
+	for _, each := range []bool{false, true} {
+		if err := add(emptyJob(cfg, comp, each)); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, H := range cfg.heads {
 		for _, n := range cfg.seqs {
 			for _, a := range []ir.Arith{ir.Native("vulkan"), ir.Portable} {
-				if err := add(gdnJob(cfg, comp, a, H, n, false)); err != nil {
+				if err := add(gdnJob(cfg, comp, a, H, n, false, nil)); err != nil {
 					return nil, nil, err
 				}
 			}
-			if err := add(gdnJob(cfg, comp, ir.Native("vulkan"), H, n, true)); err != nil {
+			if err := add(gdnJob(cfg, comp, ir.Native("vulkan"), H, n, true, nil)); err != nil {
 				return nil, nil, err
+			}
+			for _, t := range cfg.tilings {
+				if err := add(gdnJob(cfg, comp, ir.Native("vulkan"), H, n, true, &t)); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}
@@ -581,12 +687,18 @@ func measure(plan string, files map[string][]byte) ([]row, error) {
 	sc := bufio.NewScanner(strings.NewReader(plan))
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 6 {
+		if len(f) != 6 && len(f) != 7 {
 			return nil, fmt.Errorf("%s: malformed line %q", planFile, sc.Text())
 		}
 		n, _ := strconv.Atoi(f[3])
 		bytes, _ := strconv.ParseFloat(f[5], 64)
-		r := row{entry: entry{name: f[0], bench: f[1], shape: f[2], n: n, impl: f[4], bytes: bytes}}
+		per := 1 // plans before the two-block timing: a timestamp per repetition
+		if len(f) == 7 {
+			if per, _ = strconv.Atoi(f[6]); per < 1 {
+				return nil, fmt.Errorf("%s: malformed line %q", planFile, sc.Text())
+			}
+		}
+		r := row{entry: entry{name: f[0], bench: f[1], shape: f[2], n: n, impl: f[4], bytes: bytes, perInterval: per}}
 		out, ok := files[r.name+".out"]
 		if !ok {
 			r.err = "no result: " + firstLine(string(files[r.name+".log"]))
@@ -600,9 +712,11 @@ func measure(plan string, files map[string][]byte) ([]row, error) {
 			continue
 		}
 		r.device = res.Device
+		// The first interval is the warm-up.
 		timed := res.Times[1:]
 		r.minUS = math.Inf(1)
 		for _, t := range timed {
+			t /= float64(r.perInterval)
 			r.mean += t / float64(len(timed))
 			r.minUS = min(r.minUS, t)
 		}

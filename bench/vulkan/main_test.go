@@ -57,12 +57,12 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// copy, 3 GDN jobs per n, 2 conv jobs per n.
-	if want := 1 + 3*len(smoke.heads)*len(smoke.seqs) + 2*len(smoke.channels)*len(smoke.seqs); len(rows) != want {
+	// copy, 2 empty, 3 GDN jobs per n and one per extra tiling, 2 conv jobs per n.
+	if want := 3 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + 2*len(smoke.channels)*len(smoke.seqs); len(rows) != want {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
-		if r.err != "" || !(r.mean > 0) || !(r.gbs > 0) || !strings.Contains(r.device, "llvmpipe") {
+		if r.err != "" || !(r.mean > 0) || !(r.gbs > 0 || r.bench == "empty") || !strings.Contains(r.device, "llvmpipe") {
 			t.Errorf("%s: %+v", r.name, r)
 		}
 	}

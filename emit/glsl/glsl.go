@@ -68,11 +68,11 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 		b.WriteString("// Variant defines: KG_WG_X/Y/Z (the workgroup size).\n")
 	}
 	b.WriteString("\n#extension GL_EXT_control_flow_attributes : enable\n")
+	if d.uses.exact {
+		b.WriteString(denormExtension)
+	}
 	if reduce {
 		b.WriteString("#extension GL_KHR_shader_subgroup_basic : enable\n#extension GL_KHR_shader_subgroup_shuffle : enable\n")
-		if k.Arith.Native {
-			b.WriteString("#extension GL_KHR_shader_subgroup_clustered : enable\n")
-		}
 	}
 	b.WriteString("\nlayout(local_size_x = KG_WG_X, local_size_y = KG_WG_Y, local_size_z = KG_WG_Z) in;\n\n")
 	for i, buf := range k.Buffers {
@@ -95,6 +95,9 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	if len(derived) > 0 {
 		b.WriteString("\n" + strings.Join(derived, "\n") + "\n")
 	}
+	if d.uses.exact {
+		b.WriteString(denormMode)
+	}
 	if d.uses.fma {
 		b.WriteString(fmaHelper)
 	}
@@ -112,6 +115,30 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	}
 	b.WriteString("}\n")
 	return b.Bytes(), nil
+}
+
+// DenormPreserve is the define that builds a portable shader asking the
+// driver to keep 32-bit denormals (SPV_KHR_float_controls, DenormPreserve).
+// Without it, whether denormals survive is the driver's default (the H100's
+// flushes them, lavapipe keeps them); with it, the module needs a device
+// offering shaderDenormPreserveFloat32. Portable shaders with float
+// arithmetic are built both ways; native ones and the copies never.
+const DenormPreserve = "KG_DENORM_PRESERVE"
+
+// The SPIR-V numbers are the float controls extension's: capability
+// DenormPreserve 4464, execution mode DenormPreserve 4459, on 32-bit floats.
+const (
+	denormExtension = "#ifdef " + DenormPreserve + "\n#extension GL_EXT_spirv_intrinsics : require\n#endif\n"
+	denormMode      = "\n#ifdef " + DenormPreserve + "\n" +
+		"// Keep 32-bit denormals, whatever the driver's default.\n" +
+		"spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);\n" +
+		"#endif\n"
+)
+
+// HasDenormMode reports whether Emit gave k's shader the DenormPreserve
+// build (a portable kernel with float arithmetic).
+func HasDenormMode(src []byte) bool {
+	return bytes.Contains(src, []byte("#ifdef "+DenormPreserve))
 }
 
 // Defines returns the preprocessor defines of one variant: its params and
@@ -151,7 +178,7 @@ type dialect struct {
 }
 
 // helperUse records which portable helpers the printed body calls.
-type helperUse struct{ fma, addZero bool }
+type helperUse struct{ fma, addZero, exact bool }
 
 // The portable helpers implement two IEEE operations that Vulkan does not
 // promise: fma() may be rounded twice (its precision is that of a multiply
@@ -279,6 +306,9 @@ func (dialect) Store(_ *ir.Buffer, name, idx, val string) string {
 
 func (d dialect) Decl(v *ir.Var, portable bool) string {
 	if portable && v.Type == ir.F32 {
+		if d.uses != nil {
+			d.uses.exact = true
+		}
 		return "precise float"
 	}
 	return d.Type(v.Type)
@@ -291,9 +321,12 @@ func (d dialect) ArrayDecl(a *ir.Array, name, length string) string {
 func (dialect) Unroll() string  { return "[[unroll]]" }
 func (dialect) Barrier() string { return "barrier();" }
 
-// Reduce: subgroup shuffles (or, native, the driver's clustered add) when the
-// subgroup covers the width; otherwise the butterfly through shared memory.
-func (dialect) Reduce(out, x, width string, order ir.Order, portable bool) []string {
+// Reduce: the butterfly through subgroup shuffles when the subgroup covers
+// the width, otherwise through shared memory, under both contracts. Native
+// could take the driver's subgroupClusteredAdd, but on the H100 that ran op
+// B's compute 3-8% slower than the shuffles (bench/RESULTS.md), and lavapipe
+// does not offer the clustered class at all.
+func (dialect) Reduce(out, x, width string, _ ir.Order, portable bool) []string {
 	decl := "float"
 	if portable {
 		decl = "precise float"
@@ -301,15 +334,10 @@ func (dialect) Reduce(out, x, width string, order ir.Order, portable bool) []str
 	lines := []string{
 		fmt.Sprintf("%s %s = %s;", decl, out, x),
 		fmt.Sprintf("if (gl_SubgroupSize >= %s) {", width),
-	}
-	if order == ir.NativeOrder {
-		lines = append(lines, fmt.Sprintf("    %s = subgroupClusteredAdd(%s, %s);", out, out, width))
-	} else {
-		lines = append(lines,
-			"    [[unroll]]",
-			fmt.Sprintf("    for (uint kg_off = %s / 2u; kg_off > 0u; kg_off >>= 1u) {", width),
-			fmt.Sprintf("        %s += subgroupShuffleXor(%s, kg_off);", out, out),
-			"    }")
+		"    [[unroll]]",
+		fmt.Sprintf("    for (uint kg_off = %s / 2u; kg_off > 0u; kg_off >>= 1u) {", width),
+		fmt.Sprintf("        %s += subgroupShuffleXor(%s, kg_off);", out, out),
+		"    }",
 	}
 	return append(lines, cfamily.SharedButterfly(dialect{}, out, width, "u")...)
 }

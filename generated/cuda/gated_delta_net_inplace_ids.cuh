@@ -42,6 +42,9 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     ggml_cuda_pdl_lc();
+    if (n_seqs < 2u) {
+        ggml_cuda_pdl_sync();
+    }
     const uint32_t h = blockIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t lane = threadIdx.x;
@@ -302,6 +305,9 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     ggml_cuda_pdl_lc();
+    if (n_seqs < 2u) {
+        ggml_cuda_pdl_sync();
+    }
     const uint32_t h = blockIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t lane = threadIdx.x;

@@ -25,6 +25,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
         const uint32_t d2,
         const uint32_t rs_head) {
     ggml_cuda_pdl_lc();
+    if (n_seqs < 2u) {
+        ggml_cuda_pdl_sync();
+    }
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t taps = d_conv - 1u;
@@ -125,6 +128,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         const uint32_t d2,
         const uint32_t rs_head) {
     ggml_cuda_pdl_lc();
+    if (n_seqs < 2u) {
+        ggml_cuda_pdl_sync();
+    }
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
     const uint32_t taps = d_conv - 1u;

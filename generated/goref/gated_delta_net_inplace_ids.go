@@ -160,6 +160,9 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -451,6 +454,9 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -706,6 +712,9 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -964,6 +973,9 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX
@@ -1219,6 +1231,9 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
 					s[kgTid] = uint32(kgGY)
 					lane[kgTid] = kgLX

@@ -76,6 +76,9 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -193,6 +196,9 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -279,6 +285,9 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -371,6 +380,9 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
@@ -463,6 +475,9 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)

@@ -38,6 +38,8 @@ buffer ids i32 read src7
 buffer scratch f32 read scratch
 [control]
 dep_release
+if (arg2 < 2u)
+  dep_wait
 if (v8 == i32((arg19 + v1)))
   for v9 in [0u, param3) step 1u
     for v11 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
@@ -83,6 +85,7 @@ store buf6[(v30 + v32)]
 store buf6[(v30 + v45)]
 store buf7[((v55 + (v57 * param0)) + v59)]
 [arithmetic]
+if
 if
   for v9
     for v11

@@ -38,6 +38,8 @@ buffer ids i32 read src7
 buffer scratch f32 read scratch
 [control]
 dep_release
+if (arg2 < 2u)
+  dep_wait
 if (v8 == i32((arg19 + v1)))
   for v9 in [0u, param3) step 1u
     for v11 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
@@ -81,6 +83,7 @@ store buf6[(v30 + v35)]
 store buf6[(v30 + v49)]
 store buf7[((v60 + (v62 * param0)) + v64)]
 [arithmetic]
+if
 if
   for v9
     for v11

@@ -20,6 +20,8 @@ buffer scratch f32 read scratch
 buffer dst f32 write dst
 [control]
 dep_release
+if (arg1 < 2u)
+  dep_wait
 if (v0 < arg0)
   if (v5 == i32((arg8 + v1)))
     for v6 in [0u, v2) step 1u
@@ -50,6 +52,7 @@ load buf5[(((v1 * arg3) + (v0 * arg2)) + v7)]
 store buf3[(v4 + v15)]
 store buf6[((v1 * arg7) + v0)]
 [arithmetic]
+if
 if
   if
     for v6

@@ -9,7 +9,6 @@
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable
-#extension GL_KHR_shader_subgroup_clustered : enable
 
 layout(local_size_x = KG_WG_X, local_size_y = KG_WG_Y, local_size_z = KG_WG_Z) in;
 
@@ -133,7 +132,10 @@ void main() {
                 }
                 float kv = kv_part;
                 if (gl_SubgroupSize >= W) {
-                    kv = subgroupClusteredAdd(kv, W);
+                    [[unroll]]
+                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                        kv += subgroupShuffleXor(kv, kg_off);
+                    }
                 } else {
                     for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
                         kg_red[kg_lin] = kv;
@@ -152,7 +154,10 @@ void main() {
                 }
                 float attn = attn_part;
                 if (gl_SubgroupSize >= W) {
-                    attn = subgroupClusteredAdd(attn, W);
+                    [[unroll]]
+                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                        attn += subgroupShuffleXor(attn, kg_off);
+                    }
                 } else {
                     for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
                         kg_red[kg_lin] = attn;
@@ -181,7 +186,10 @@ void main() {
                 }
                 float kv_1 = kv_part_1;
                 if (gl_SubgroupSize >= W) {
-                    kv_1 = subgroupClusteredAdd(kv_1, W);
+                    [[unroll]]
+                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                        kv_1 += subgroupShuffleXor(kv_1, kg_off);
+                    }
                 } else {
                     for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
                         kg_red[kg_lin] = kv_1;
@@ -200,7 +208,10 @@ void main() {
                 }
                 float attn_1 = attn_part_1;
                 if (gl_SubgroupSize >= W) {
-                    attn_1 = subgroupClusteredAdd(attn_1, W);
+                    [[unroll]]
+                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                        attn_1 += subgroupShuffleXor(attn_1, kg_off);
+                    }
                 } else {
                     for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
                         kg_red[kg_lin] = attn_1;

@@ -7,6 +7,9 @@
 // Variant defines: S_v, KDA, KEEP_RS, NW, CPW, and KG_WG_X/Y/Z (the workgroup size).
 
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KG_DENORM_PRESERVE
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable
 
@@ -45,6 +48,11 @@ layout(push_constant) uniform parameter {
 
 const uint W = (S_v < 32u ? S_v : 32u);
 const uint R = S_v / W;
+
+#ifdef KG_DENORM_PRESERVE
+// Keep 32-bit denormals, whatever the driver's default.
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+#endif
 
 float kg_fma(float a, float b, float c) {
     precise double p = double(a) * double(b);

@@ -7,6 +7,9 @@
 // Variant defines: d_conv, SILU, and KG_WG_X/Y/Z (the workgroup size).
 
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef KG_DENORM_PRESERVE
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 
 layout(local_size_x = KG_WG_X, local_size_y = KG_WG_Y, local_size_z = KG_WG_Z) in;
 
@@ -26,6 +29,11 @@ layout(push_constant) uniform parameter {
     uint sd1;
     uint d2;
 } pc;
+
+#ifdef KG_DENORM_PRESERVE
+// Keep 32-bit denormals, whatever the driver's default.
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+#endif
 
 float kg_fma(float a, float b, float c) {
     precise double p = double(a) * double(b);

@@ -237,7 +237,8 @@ func generateVulkan() ([]File, error) {
 	return withGlue(files, "vulkan")
 }
 
-// VulkanUnits lists every variant of every generated shader as a compile unit.
+// VulkanUnits lists every variant of every generated shader as a compile
+// unit, and the portable shaders' glsl.DenormPreserve builds.
 func VulkanUnits(files []File) ([]spvbuild.Unit, error) {
 	byPath := map[string][]byte{}
 	for _, f := range files {
@@ -260,7 +261,17 @@ func VulkanUnits(files []File) ([]spvbuild.Unit, error) {
 				if err != nil {
 					return nil, err
 				}
-				units = append(units, spvbuild.Unit{File: "generated/" + path, Source: src, Defines: defs, Name: k.ID() + " " + v.String()})
+				u := spvbuild.Unit{File: "generated/" + path, Source: src, Defines: defs, Name: k.ID() + " " + v.String()}
+				units = append(units, u)
+				if glsl.HasDenormMode(src) {
+					// The build for devices that keep denormals on request.
+					dd := map[string]string{glsl.DenormPreserve: "1"}
+					for n, x := range defs {
+						dd[n] = x
+					}
+					u.Defines, u.Name = dd, u.Name+" denorm-preserve"
+					units = append(units, u)
+				}
 			}
 		}
 	}
@@ -280,13 +291,16 @@ func verifyVulkan(ctx context.Context, files []File, progress func(done, total i
 	if err != nil {
 		return "", err
 	}
-	cached := 0
-	for _, r := range res {
+	cached, denorm := 0, 0
+	for i, r := range res {
 		if r.Cached {
 			cached++
 		}
+		if _, ok := units[i].Defines[glsl.DenormPreserve]; ok {
+			denorm++
+		}
 	}
-	return fmt.Sprintf("vulkan: %d variants compiled by glslangValidator and validated by spirv-val (%d from the cache)", len(res), cached), nil
+	return fmt.Sprintf("vulkan: %d variants and %d denorm-preserve builds compiled by glslangValidator and validated by spirv-val (%d from the cache)", len(res)-denorm, denorm, cached), nil
 }
 
 // The emulated subgroup widths `kernelgen build` checks at: Apple's simdgroup

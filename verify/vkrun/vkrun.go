@@ -153,6 +153,9 @@ type DeviceInfo struct {
 	SubgroupInCompute bool
 	// Float64: shaderFloat64 is supported (portable kernels' exact fma needs it).
 	Float64 bool
+	// DenormPreserveFloat32: shaders may ask for 32-bit denormals to be
+	// preserved (float controls, shaderDenormPreserveFloat32).
+	DenormPreserveFloat32 bool
 	// SubgroupOps are the supported subgroup operation classes: basic, vote,
 	// arithmetic, ballot, shuffle, shuffle_relative, clustered, quad, ...
 	SubgroupOps []string
@@ -650,6 +653,8 @@ func parseDevices(s string) ([]DeviceInfo, error) {
 				d.SubgroupInCompute = v == "1"
 			case "float64":
 				d.Float64 = v == "1"
+			case "denorm_preserve32":
+				d.DenormPreserveFloat32 = v == "1"
 			case "ops":
 				if v != "" {
 					d.SubgroupOps = strings.Split(v, ",")

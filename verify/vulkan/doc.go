@@ -28,13 +28,18 @@
 // denormals and signed zeros, and drivers differ: lavapipe rounds fma()
 // twice and folds -0.0 + 0.0, the H100's driver flushes denormals and folds
 // -0.0 + 0.0. The generated GLSL spells the fma (kg_fma, exact through
-// doubles: it needs shaderFloat64) and the zero add itself, so only denormal
-// flushing is left to the driver (no SPV_KHR_float_controls modes yet). The
-// tests probe the driver first (TestDriverArithmetic); only where it flushes
-// denormals are portable cases that are not bit for bit held to the native
-// tolerance and skipped with the reason; TestCasesMatchReference logs how
-// many were bit for bit. TestPortableFMAIsCorrectlyRounded checks kg_fma
-// alone on 8192 hard and random operand triples.
+// doubles: it needs shaderFloat64) and the zero add itself. Denormals it
+// asks for with SPV_KHR_float_controls' DenormPreserve in a second build of
+// each portable shader (glsl.DenormPreserve), which the tests run where the
+// device offers shaderDenormPreserveFloat32 (then every portable case must
+// be bit for bit). lavapipe does not offer it but keeps denormals anyway;
+// the H100's driver (580) neither offers it nor keeps them. The tests probe
+// the driver first (TestDriverArithmetic); only on a device that flushes
+// denormals and cannot be asked not to are portable cases that are not bit
+// for bit held to the native tolerance and skipped with the reason;
+// TestCasesMatchReference logs how many were bit for bit.
+// TestPortableFMAIsCorrectlyRounded checks kg_fma alone on 8192 hard and
+// random operand triples.
 //
 // KERNELGEN_VK_DEVICE picks the device ("NVIDIA", "#1"), as in vkrun;
 // unset, the tests use lavapipe. On 2 cores the package takes ~15 s with a

@@ -67,8 +67,9 @@ func fmaInputs(r *rand.Rand) (in []float32, hazards int) {
 
 // The portable GLSL's fma (kg_fma) is a correctly rounded binary32 fma on
 // whatever the driver does with fma(): compared bit for bit with the Go
-// reference's rt.FMA over thousands of hard and random operands. Results
-// or operands that are denormal are left out where the driver flushes them.
+// reference's rt.FMA over thousands of hard and random operands. Built with
+// DenormPreserve where the device offers it; results or operands that are
+// denormal are left out only where it does not and the driver flushes them.
 func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 	e := setup(t)
 	if !e.dev.Float64 {
@@ -92,8 +93,11 @@ func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spv, err := e.comp.Build(ctx, []spvbuild.Unit{{File: "verify/vulkan/fma_probe.comp", Source: src, Name: "fma probe",
-		Defines: map[string]string{"KG_WG_X": "64", "KG_WG_Y": "1", "KG_WG_Z": "1"}}})
+	defs := map[string]string{"KG_WG_X": "64", "KG_WG_Y": "1", "KG_WG_Z": "1"}
+	if e.denorm {
+		defs[glsl.DenormPreserve] = "1"
+	}
+	spv, err := e.comp.Build(ctx, []spvbuild.Unit{{File: "verify/vulkan/fma_probe.comp", Source: src, Name: "fma probe", Defines: defs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +120,7 @@ func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 		a, bb, c := vals[3*j], vals[3*j+1], vals[3*j+2]
 		want := rt.FMA(a, bb, c)
 		got := math.Float32frombits(binary.LittleEndian.Uint32(res.Buffers[1][4*j:]))
-		if !e.ieee.denormals && (denormal(a) || denormal(bb) || denormal(c) || denormal(want)) {
+		if !e.ieee.denormals && !e.denorm && (denormal(a) || denormal(bb) || denormal(c) || denormal(want)) {
 			continue
 		}
 		checked++
@@ -130,5 +134,5 @@ func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 	if bad > 0 {
 		t.Fatalf("%d of %d fma results differ on %s (%s)", bad, checked, e.dev.Name, e.ieee)
 	}
-	t.Logf("%s (%s): %d of %d fma results bit for bit, %d of them where a double-rounding fma is wrong", e.dev.Name, e.ieee, checked, count, hazards)
+	t.Logf("%s (%s; DenormPreserve: %v): %d of %d fma results bit for bit, %d of them where a double-rounding fma is wrong", e.dev.Name, e.ieee, e.denorm, checked, count, hazards)
 }

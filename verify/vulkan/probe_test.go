@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
@@ -67,11 +68,22 @@ void main() {
 
 var probeUnit = spvbuild.Unit{File: "verify/vulkan/probe.comp", Source: []byte(probeSource), Name: "IEEE probe"}
 
+// denormProbeUnit is the probe asking for denormals as the portable
+// kernels' DenormPreserve build does.
+var denormProbeUnit = spvbuild.Unit{File: "verify/vulkan/probe_denorm.comp", Name: "IEEE probe, DenormPreserve",
+	Source: []byte(strings.Replace(probeSource, "layout(local_size_x", `#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+layout(local_size_x`, 1))}
+
 // probe runs probeSource on inputs where every deviation shows: fma triples
 // whose fused and twice-rounded results differ, products of 2^-70-sized
 // factors (exactly representable denormals), and -0.0.
 func (e *env) probe(ctx context.Context) (ieee, error) {
-	spv, err := e.comp.Build(ctx, []spvbuild.Unit{probeUnit})
+	return e.probeUnit(ctx, probeUnit)
+}
+
+func (e *env) probeUnit(ctx context.Context, u spvbuild.Unit) (ieee, error) {
+	spv, err := e.comp.Build(ctx, []spvbuild.Unit{u})
 	if err != nil {
 		return ieee{}, err
 	}
@@ -126,7 +138,23 @@ func (e *env) probe(ctx context.Context) (ieee, error) {
 
 // What the driver does with the portable kernels' arithmetic decides
 // whether they can match the reference bit for bit here (see compare).
+// Where the device offers DenormPreserve, the probe also runs with that mode
+// (as the portable kernels then do) and denormals must survive.
 func TestDriverArithmetic(t *testing.T) {
 	e := setup(t)
 	t.Logf("%s: %s", e.dev.Name, e.ieee)
+	if !e.denorm {
+		t.Logf("%s does not offer shaderDenormPreserveFloat32: the portable kernels run without DenormPreserve", e.dev.Name)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	x, err := e.probeUnit(ctx, denormProbeUnit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s with DenormPreserve: %s", e.dev.Name, x)
+	if !x.denormals {
+		t.Fatalf("%s offers shaderDenormPreserveFloat32 but flushed a denormal product under DenormPreserve", e.dev.Name)
+	}
 }

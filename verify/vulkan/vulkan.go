@@ -136,6 +136,21 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	return spvbuild.Unit{File: "generated/vulkan/" + glsl.FileName(k, op.ArithFree), Source: src, Defines: defs, Name: k.ID() + " " + v.String()}, nil
 }
 
+// DenormUnit is Unit built with glsl.DenormPreserve where the shader has
+// that build (portable kernels with float arithmetic), else Unit itself.
+func DenormUnit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
+	u, err := Unit(k, v)
+	if err != nil || !glsl.HasDenormMode(u.Source) {
+		return u, err
+	}
+	defs := map[string]string{glsl.DenormPreserve: "1"}
+	for n, x := range u.Defines {
+		defs[n] = x
+	}
+	u.Defines, u.Name = defs, u.Name+" denorm-preserve"
+	return u, nil
+}
+
 // Compiler turns variants into SPIR-V with spvbuild (glslangValidator and
 // spirv-val, cached by tool versions) and mirrors each module under
 // $KERNELGEN_CACHE/vulkan-spirv keyed by source, defines and flags alone, so
@@ -259,7 +274,16 @@ func mirror(u spvbuild.Unit, spv []byte) error {
 
 // SPIRV compiles (or finds) one variant; it is a SPIRVFunc.
 func (c *Compiler) SPIRV(k *ir.Kernel, v ops.Variant) ([]byte, error) {
-	u, err := Unit(k, v)
+	return c.unit(Unit(k, v))
+}
+
+// SPIRVDenormPreserve is SPIRV built as DenormUnit says: for devices that
+// offer shaderDenormPreserveFloat32 (vkrun.DeviceInfo).
+func (c *Compiler) SPIRVDenormPreserve(k *ir.Kernel, v ops.Variant) ([]byte, error) {
+	return c.unit(DenormUnit(k, v))
+}
+
+func (c *Compiler) unit(u spvbuild.Unit, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +297,15 @@ func (c *Compiler) SPIRV(k *ir.Kernel, v ops.Variant) ([]byte, error) {
 // AllUnits lists every variant of every op under the given contracts (the
 // contract-free gathers once), as the tests and benchmarks use them.
 func AllUnits(ariths ...ir.Arith) ([]spvbuild.Unit, error) {
+	return allUnits(Unit, ariths)
+}
+
+// AllDenormUnits is AllUnits as DenormUnit builds them.
+func AllDenormUnits(ariths ...ir.Arith) ([]spvbuild.Unit, error) {
+	return allUnits(DenormUnit, ariths)
+}
+
+func allUnits(unit func(*ir.Kernel, ops.Variant) (spvbuild.Unit, error), ariths []ir.Arith) ([]spvbuild.Unit, error) {
 	var units []spvbuild.Unit
 	for _, op := range ops.All() {
 		for _, a := range ariths {
@@ -284,7 +317,7 @@ func AllUnits(ariths ...ir.Arith) ([]spvbuild.Unit, error) {
 				return nil, err
 			}
 			for _, v := range ops.VariantsOf(op.Name) {
-				u, err := Unit(k, v)
+				u, err := unit(k, v)
 				if err != nil {
 					return nil, err
 				}

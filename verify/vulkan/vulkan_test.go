@@ -58,6 +58,11 @@ type env struct {
 	// ieee is what the driver does with the portable kernels' arithmetic
 	// (probe_test.go).
 	ieee ieee
+	// denorm: the device offers shaderDenormPreserveFloat32, so portable
+	// kernels run their glsl.DenormPreserve build and owe bit-exactness
+	// whatever the driver's default.
+	denorm bool
+	spirv  SPIRVFunc
 	// bitExact and loose count portable reference comparisons.
 	bitExact, loose atomic.Int64
 }
@@ -111,12 +116,25 @@ func setup(t *testing.T) *env {
 			return
 		}
 		e.comp = NewCompiler(ctx)
+		e.denorm = e.dev.DenormPreserveFloat32
+		e.spirv = e.comp.SPIRV
+		if e.denorm {
+			e.spirv = e.comp.SPIRVDenormPreserve
+		}
+		// Both builds everywhere: a cache filled here serves a GPU host
+		// (doc.go) whichever it needs.
 		units, err := AllUnits(contracts...)
 		if err != nil {
 			envHard = err
 			return
 		}
-		units = append(units, probeUnit)
+		denormUnits, err := AllDenormUnits(contracts...)
+		if err != nil {
+			envHard = err
+			return
+		}
+		units = append(units, denormUnits...)
+		units = append(units, probeUnit, denormProbeUnit) // the second compiled everywhere, run where offered
 		if _, err := e.comp.Build(ctx, units); err != nil {
 			if errors.Is(err, spvbuild.ErrMissingTool) {
 				envErr = err
@@ -142,7 +160,7 @@ func setup(t *testing.T) *env {
 
 func (e *env) run(t *testing.T, c *cases.Case) map[string][]byte {
 	t.Helper()
-	job, err := Job(c, e.comp.SPIRV)
+	job, err := Job(c, e.spirv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +190,11 @@ func seed(parts ...string) *rand.Rand {
 // contract needs IEEE binary32 arithmetic: a fused multiply-add, signed
 // zeros and denormals kept. The generated GLSL spells the first two itself
 // (kg_fma and kg_add_zero, see emit/glsl), so a driver that rounds fma()
-// twice or folds x + 0.0 into x still matches bit for bit. It does not ask
-// for denormals (no SPV_KHR_float_controls execution modes), so where the
-// probe saw the driver flush them, and only there, a portable case that is
-// not bit for bit is held to the native tolerance instead and compare
-// returns why.
+// twice or folds x + 0.0 into x still matches bit for bit; denormals it asks
+// for (DenormPreserve) where the device offers that. Only on a device that
+// neither offers the mode nor keeps denormals by default (the probe), a
+// portable case that is not bit for bit is held to the native tolerance
+// instead and compare returns why.
 func (e *env) compare(t *testing.T, c *cases.Case, got map[string][]byte) (loose string) {
 	t.Helper()
 	err := c.Compare(got)
@@ -190,7 +208,7 @@ func (e *env) compare(t *testing.T, c *cases.Case, got map[string][]byte) (loose
 		e.bitExact.Add(1)
 		return ""
 	}
-	if e.ieee.denormals {
+	if e.ieee.denormals || e.denorm {
 		t.Fatal(err)
 	}
 	lc := *c
@@ -199,7 +217,7 @@ func (e *env) compare(t *testing.T, c *cases.Case, got map[string][]byte) (loose
 		t.Fatalf("%v\n(and beyond NMSE %g: %v)", err, cases.NMSETolerance, lerr)
 	}
 	e.loose.Add(1)
-	return fmt.Sprintf("not bit for bit on a driver that flushes denormals (the GLSL does not ask it to keep them), within NMSE %g: %v", cases.NMSETolerance, err)
+	return fmt.Sprintf("not bit for bit on a driver that flushes denormals and cannot be asked to keep them, within NMSE %g: %v", cases.NMSETolerance, err)
 }
 
 // Every op under both Vulkan contracts (the gathers once) and every variant:
@@ -207,7 +225,7 @@ func (e *env) compare(t *testing.T, c *cases.Case, got map[string][]byte) (loose
 // native within NMSE).
 func TestCasesMatchReference(t *testing.T) {
 	e := setup(t)
-	t.Logf("device %s (subgroup %d): %s", e.dev.Name, e.dev.SubgroupSize, e.ieee)
+	t.Logf("device %s (subgroup %d): %s; portable kernels built with DenormPreserve: %v", e.dev.Name, e.dev.SubgroupSize, e.ieee, e.denorm)
 	b0, l0 := e.bitExact.Load(), e.loose.Load()
 	t.Cleanup(func() { // after the parallel subtests
 		t.Logf("portable: %d bit for bit, %d only within NMSE on this driver", e.bitExact.Load()-b0, e.loose.Load()-l0)

@@ -26,6 +26,10 @@ static __device__ __forceinline__ void ggml_cuda_pdl_lc() {
 }
 #endif
 
+// kg_pdl_enabled: off, kg_launch_pdl launches in plain stream order, each
+// kernel starting after the previous one ended (what a Vulkan barrier does).
+static bool kg_pdl_enabled = true;
+
 // kg_launch_pdl launches a kernel that may overlap the previous one on the
 // stream (programmatic dependent launch), as ggml-cuda does on Hopper.
 template <typename... Params, typename... Args>
@@ -38,7 +42,7 @@ static void kg_launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, cuda
     cfg.blockDim = block;
     cfg.stream = stream;
     cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = kg_pdl_enabled ? 1 : 0;
     cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...);
 }
 

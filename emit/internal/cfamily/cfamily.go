@@ -163,15 +163,23 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		p.Dedent()
 		p.Line("}")
 	case *ir.If:
+		start := len(p.lines)
 		p.Line("if (%s) {", trimParens(p.Expr(s.Cond)))
 		p.Indent()
 		p.Stmts(s.Then)
 		p.Dedent()
+		then := len(p.lines)
 		if len(s.Else) > 0 {
 			p.Line("} else {")
 			p.Indent()
 			p.Stmts(s.Else)
 			p.Dedent()
+		}
+		if then == start+1 && len(p.lines) <= then+1 {
+			// Both branches print nothing here (a DepWait where dispatches
+			// run in order): no empty if.
+			p.lines = p.lines[:start]
+			break
 		}
 		p.Line("}")
 	case *ir.Barrier:

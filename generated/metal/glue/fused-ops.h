@@ -220,7 +220,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             GGML_UNUSED(R);
             ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(op);
             scratch.offs += (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float);
-            { // gated_delta_net_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
                 const ggml_metal_kargs_gated_delta_net_gather args = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
@@ -242,8 +243,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 ggml_metal_encoder_set_buffer(enc, ggml_metal_get_buffer_id(op->src[7]), 1 + 1); // ids
                 ggml_metal_encoder_set_buffer(enc, scratch, 2 + 1); // scratch
                 ggml_metal_encoder_dispatch_threadgroups(enc, ((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u, 256u, 1u, 1u);
+                ggml_metal_op_concurrency_reset(ctx); // the next launch reads what this one wrote
             }
-            ggml_metal_op_concurrency_reset(ctx);
             { // gated_delta_net_inplace_ids
                 const ggml_metal_kargs_gated_delta_net_inplace_ids args = {
                     /* .H = */ (uint32_t) (op->src[2]->ne[1]),
@@ -381,7 +382,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             GGML_UNUSED(SILU);
             ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(op);
             scratch.offs += ggml_nbytes(op);
-            { // ssm_conv_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
                 const ggml_metal_kargs_ssm_conv_gather args = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
@@ -403,8 +405,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 ggml_metal_encoder_set_buffer(enc, ggml_metal_get_buffer_id(op->src[4]), 1 + 1); // ids
                 ggml_metal_encoder_set_buffer(enc, scratch, 2 + 1); // scratch
                 ggml_metal_encoder_dispatch_threadgroups(enc, ((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u, 256u, 1u, 1u);
+                ggml_metal_op_concurrency_reset(ctx); // the next launch reads what this one wrote
             }
-            ggml_metal_op_concurrency_reset(ctx);
             { // ssm_conv_update_inplace_ids
                 const ggml_metal_kargs_ssm_conv_update_inplace_ids args = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),

@@ -144,7 +144,8 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
             float * scratch = (float *) op->data + (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]);
-            { // gated_delta_net_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
@@ -399,7 +400,8 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
             GGML_UNUSED(SILU);
             ggml_sycl_pool_alloc<float> scratch_alloc(ctx.pool(), op->src[0]->nb[2] / 4 * op->src[2]->ne[2]);
             float * scratch = scratch_alloc.get();
-            { // ssm_conv_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
                 const uint32_t row_len = op->src[0]->nb[2] / 4;
                 const uint32_t n_seqs = op->src[2]->ne[2];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);

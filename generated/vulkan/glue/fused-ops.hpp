@@ -458,7 +458,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             vk_subbuffer scratch_buf = dst_buf;
             scratch_buf.offset += GGML_PAD((op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float), GGML_VK_FUSED_SCRATCH_ALIGN);
             scratch_buf.size = ggml_nbytes(op) - (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float);
-            { // gated_delta_net_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
                 const vk_op_gated_delta_net_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
@@ -476,8 +477,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                     scratch_buf, // scratch
                 }, pc, { ((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u });
+                ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            ggml_vk_sync_buffers(ctx, subctx);
             { // gated_delta_net_inplace_ids
                 const vk_op_gated_delta_net_inplace_ids_push_constants pc = {
                     /* .H = */ (uint32_t) (op->src[2]->ne[1]),
@@ -608,7 +609,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             vk_subbuffer scratch_buf = dst_buf;
             scratch_buf.offset += GGML_PAD(ggml_nbytes(op), GGML_VK_FUSED_SCRATCH_ALIGN);
             scratch_buf.size = (op->src[0]->nb[2] / 4 * op->src[2]->ne[2]) * sizeof(float);
-            { // ssm_conv_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
                 const vk_op_ssm_conv_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
@@ -626,8 +628,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
                     scratch_buf, // scratch
                 }, pc, { ((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u });
+                ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            ggml_vk_sync_buffers(ctx, subctx);
             { // ssm_conv_update_inplace_ids
                 const vk_op_ssm_conv_update_inplace_ids_push_constants pc = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),

@@ -510,6 +510,7 @@ typedef struct {
 	uint32_t local[3];
 	int local_known;
 	int needs_float64; /* the module declares the Float64 capability */
+	int needs_denorm_preserve; /* ... the DenormPreserve capability */
 	uint32_t pipe; /* the first dispatch with an identical pipeline */
 } dispatch;
 
@@ -741,7 +742,7 @@ enum {
 	OP_DECORATE = 71,
 	OP_EXECUTION_MODE_ID = 331,
 };
-enum { CAP_FLOAT64 = 10 };
+enum { CAP_FLOAT64 = 10, CAP_DENORM_PRESERVE = 4464 };
 enum { MODEL_GLCOMPUTE = 5, MODE_LOCAL_SIZE = 17, MODE_LOCAL_SIZE_ID = 38 };
 enum { DECO_SPEC_ID = 1, DECO_BUILTIN = 11, BUILTIN_WORKGROUP_SIZE = 25 };
 
@@ -807,6 +808,8 @@ static void inspect_spirv(uint32_t index, dispatch *d)
 		case OP_CAPABILITY:
 			if (wc >= 2 && in[1] == CAP_FLOAT64)
 				d->needs_float64 = 1;
+			if (wc >= 2 && in[1] == CAP_DENORM_PRESERVE)
+				d->needs_denorm_preserve = 1;
 			break;
 		case OP_ENTRY_POINT:
 			if (wc >= 4) {
@@ -910,6 +913,7 @@ typedef struct {
 	int full_subgroups; /* feature computeFullSubgroups */
 	int portability_subset;
 	int float64; /* feature shaderFloat64 */
+	int denorm_preserve32; /* float controls: shaderDenormPreserveFloat32 */
 	int have_driver;
 	char driver_name[VK_MAX_DRIVER_NAME_SIZE];
 	char driver_info[VK_MAX_DRIVER_INFO_SIZE];
@@ -958,6 +962,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, device_info
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
 	VkPhysicalDeviceDriverProperties drv = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+	VkPhysicalDeviceFloatControlsProperties fc = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
 	VkPhysicalDeviceProperties2 p2 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
 	void **tail = &sg.pNext;
@@ -968,8 +974,11 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, device_info
 	if (at_least(di->api, 1, 2)) {
 		*tail = &drv;
 		tail = &drv.pNext;
+		*tail = &fc; /* float controls are core in 1.2 */
+		tail = &fc.pNext;
 	}
 	vkGetPhysicalDeviceProperties2(pd, &p2);
+	di->denorm_preserve32 = at_least(di->api, 1, 2) && fc.shaderDenormPreserveFloat32 == VK_TRUE;
 	di->subgroup_size = sg.subgroupSize;
 	di->subgroup_ops = sg.supportedOperations;
 	di->subgroup_stages = sg.supportedStages;
@@ -1065,6 +1074,7 @@ static void print_device(FILE *f, uint32_t index, device_info *di)
 		fprintf(f, "\tmin_subgroup=%u\tmax_subgroup=%u\tmax_workgroup_subgroups=%u",
 			di->min_subgroup, di->max_subgroup, di->max_workgroup_subgroups);
 	fprintf(f, "\tfloat64=%d", di->float64);
+	fprintf(f, "\tdenorm_preserve32=%d", di->denorm_preserve32);
 	fprintf(f, "\tsize_control=%d\tfull_subgroups=%d\tsubgroup_compute=%d\tops=%s\n",
 		di->size_control &&
 			(di->required_size_stages & VK_SHADER_STAGE_COMPUTE_BIT) != 0,
@@ -1287,6 +1297,14 @@ static void check_dispatch(uint32_t i, dispatch *d, const device_info *di, const
 		die(EXIT_UNSUPPORTED,
 		    "dispatch %u: the shader uses 64-bit floats (SPIR-V capability Float64), "
 		    "but the device does not offer shaderFloat64",
+		    i);
+	/* The mode is only guaranteed to take effect where the device says so
+	 * (the float controls properties); elsewhere it would silently not. */
+	if (d->needs_denorm_preserve && !di->denorm_preserve32)
+		die(EXIT_UNSUPPORTED,
+		    "dispatch %u: the shader asks to preserve 32-bit denormals (SPIR-V "
+		    "DenormPreserve), but the device does not offer shaderDenormPreserveFloat32; "
+		    "use the shader built without KG_DENORM_PRESERVE",
 		    i);
 	if (d->push_padded > lim->maxPushConstantsSize)
 		die(EXIT_UNSUPPORTED,
