@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"strings"
 	"text/template"
 
 	"github.com/kernelgen/kernelgen/glue"
@@ -67,7 +68,9 @@ func Section(backend, name string) (string, error) {
 	if err := t.ExecuteTemplate(&b, name, data); err != nil {
 		return "", fmt.Errorf("templates: %s: %v", name, err)
 	}
-	return b.String(), nil
+	// A section's text starts on the line after its define, so that its
+	// first line keeps its indentation.
+	return strings.TrimPrefix(b.String(), "\n"), nil
 }
 
 type glueData struct {
@@ -114,5 +117,5 @@ func CommonSection(name string) (string, error) {
 	if err := t.ExecuteTemplate(&b, name, nil); err != nil {
 		return "", fmt.Errorf("templates: %s: %v", name, err)
 	}
-	return b.String(), nil
+	return strings.TrimPrefix(b.String(), "\n"), nil
 }

@@ -32,6 +32,8 @@ that writes the shifted taps back in place (src[3]) and its ids variant
 (src[4]). The ids variants first copy the non-identity source slots
 into a scratch (the unused state region of the GDN output; bytes after
 the conv output, added by get_alloc_size), then a barrier, then compute.
+With one sequence no source can be another sequence's destination, so
+the copy and its barrier are left out.
 
 supports_op accepts a fused node only when its kernel exists and says no
 to the hybrid per-head state form (src[8]/src[9]) and bf16 state, so such

@@ -95,7 +95,7 @@ struct vk_op_ssm_conv_update_inplace_ids_push_constants {
 static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_push_constants must match the shader's push constants");
 
 // == vulkan-shaders-gen.cpp, process_shaders(), after the ssm_conv_f32 entry ==
-// fused gated-DeltaNet / conv-update kernels (ops A-D) and their gathers: one
+    // fused gated-DeltaNet / conv-update kernels (ops A-D) and their gathers: one
     // module per variant. The names contain no "bf16", "rope" or "_dot2", so -O applies.
     string_to_spv("gated_delta_net_inplace_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -144,7 +144,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("ssm_conv_update_inplace_ids_d_conv8_silu0", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv8_silu1", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "8u"}});
 // == ggml-vulkan.cpp, struct vk_device_struct ==
-// fused gated-DeltaNet / conv-update pipelines, one per variant
+    // fused gated-DeltaNet / conv-update pipelines, one per variant
     vk_pipeline pipeline_gated_delta_net_inplace[8];
     vk_pipeline pipeline_gated_delta_net_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[8];
@@ -152,7 +152,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     vk_pipeline pipeline_ssm_conv_gather[1];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids[14];
 // == ggml-vulkan.cpp, ggml_vk_load_shaders ==
-// fused gated-DeltaNet / conv-update: dispatches pass group counts, so the
+    // fused gated-DeltaNet / conv-update: dispatches pass group counts, so the
     // workgroup denominators are {1, 1, 1}
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[0], "gated_delta_net_inplace_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_s_v16_kda0_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[1], "gated_delta_net_inplace_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_s_v16_kda1_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
@@ -685,11 +685,11 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
     }
 }
 // == ggml-vulkan.cpp, ggml_vk_build_graph, first statement of the GATED_DELTA_NET and SSM_CONV cases ==
-if (ggml_vk_fused_dispatch(ctx, compute_ctx, node)) {
+        if (ggml_vk_fused_dispatch(ctx, compute_ctx, node)) {
             break;
         }
 // == ggml-vulkan.cpp, ggml_vk_build_graph, in the loop that decides whether to sync ==
-// a fused node writes one src in place: a pending read or write of it needs a sync
+            // a fused node writes one src in place: a pending read or write of it needs a sync
             if (ggml_vk_fused_written_src(cur_node) >= 0) {
                 const ggml_tensor * written = cur_node->src[ggml_vk_fused_written_src(cur_node)];
                 if (overlaps_unsynced(written, ctx->unsynced_nodes_read) || overlaps_unsynced(written, ctx->unsynced_nodes_written)) {
@@ -698,20 +698,20 @@ if (ggml_vk_fused_dispatch(ctx, compute_ctx, node)) {
                 }
             }
 // == ggml-vulkan.cpp, ggml_vk_build_graph, in the loop that records unsynced nodes ==
-if (ggml_vk_fused_written_src(cur_node) >= 0) {
+            if (ggml_vk_fused_written_src(cur_node) >= 0) {
                 ctx->unsynced_nodes_written.push_back(cur_node->src[ggml_vk_fused_written_src(cur_node)]);
             }
 // == ggml-vulkan.cpp, ggml_vk_can_fuse_ssm_conv ==
-if (conv->src[3] != nullptr) {
+    if (conv->src[3] != nullptr) {
         // the conv-update node applies SiLU itself and writes its ring in place
         return false;
     }
 // == ggml-vulkan.cpp, ggml_backend_vk_buffer_type_get_alloc_size ==
-if (ggml_vk_fused_alloc_size(tensor) != 0) {
+    if (ggml_vk_fused_alloc_size(tensor) != 0) {
         return ggml_vk_fused_alloc_size(tensor);
     }
 // == ggml-vulkan.cpp, ggml_backend_vk_device_supports_op, before the op switch ==
-if (ggml_vk_fused_supports_op(op) >= 0) {
+    if (ggml_vk_fused_supports_op(op) >= 0) {
         // a fused node runs only where its kernel exists: a CPU fallback would lose the in-place write
         return ggml_vk_fused_supports_op(op) == 1;
     }
