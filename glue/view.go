@@ -44,7 +44,7 @@ type Local struct {
 
 // DispatchView is one kernel launch.
 type DispatchView struct {
-	Kernel    string // op name of the kernel
+	Kernel string // op name of the kernel
 	// When, if set, is the C condition the launch runs under, WhenWhy why
 	// leaving it out otherwise is exact.
 	When, WhenWhy string

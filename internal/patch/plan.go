@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/backends"
@@ -67,7 +68,7 @@ func sections(backend string, names ...string) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[n] = strings.TrimRight(s, "\n") + "\n"
+		out[n] = stripDocRefs(strings.TrimRight(s, "\n") + "\n")
 	}
 	return out, nil
 }
@@ -106,5 +107,20 @@ func upstream(data []byte) []byte {
 		out = append(out, l)
 	}
 	// one newline at the end: git flags a blank last line as a whitespace error
-	return []byte(strings.TrimRight(strings.Join(out, ""), "\n") + "\n")
+	return []byte(stripDocRefs(strings.TrimRight(strings.Join(out, ""), "\n") + "\n"))
+}
+
+// docRef matches a comment's pointer into kernelgen's own documents
+// ("SPEC.md 13 H7", "GLUE.md 8.1"), with the ", " or " (...)" around it.
+var docRef = regexp.MustCompile(`(, | \()(SPEC|GLUE|DESIGN)\.md [0-9]+(\.[0-9]+)*( [A-Z][0-9]+)?(\))?`)
+
+// stripDocRefs drops those pointers: the target tree does not have the
+// documents. "(a, SPEC.md 11)" becomes "(a)", "x (GLUE.md 3)." becomes "x.".
+func stripDocRefs(s string) string {
+	return docRef.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, ", ") && strings.HasSuffix(m, ")") {
+			return ")"
+		}
+		return ""
+	})
 }
