@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test: setup, vet, the Go test suite, and the freshness check of
+# Runs every test: setup, gofmt, vet, the Go test suite, and the freshness check of
 # generated/. This is the command the README and CI run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "== gofmt"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted (run gofmt -w on them):"; echo "$unformatted"; exit 1
+fi
 echo "== go vet"
 go vet ./...
 echo "== kernelgen build --backend all --check"
