@@ -205,9 +205,18 @@ func Model(a ir.Arith) ([]*Op, error) {
 	gdnBind := map[string]Binding{"q": src(0), "k": src(1), "v": src(2), "g": src(3), "beta": src(4),
 		"state": src(5), "cache": src(5), "dst": {Tensor: "op"}, "state_dst": src(6), "ids": src(7),
 		"scratch": {Tensor: "scratch"}}
+	// The backend's tiling (ops.GDNTiling): one for S_v 128, one below.
+	nw128, cpw128 := ops.GDNTiling(a.Backend, 128)
+	nwLow, cpwLow := ops.GDNTiling(a.Backend, 16)
+	for _, sv := range []int{32, 64} {
+		if nw, cpw := ops.GDNTiling(a.Backend, sv); nw != nwLow || cpw != cpwLow {
+			return nil, fmt.Errorf("glue: the %s tiling of S_v %d differs from S_v 16's; the choice below assumes one below 128", a.Backend, sv)
+		}
+	}
 	gdnVariant := []Choice{
 		{"S_v", ne(2, 0)}, {"KDA", ne(3, 0) + " == " + ne(2, 0)},
-		{"NW", "(" + ne(2, 0) + " == 128 ? 16 : 4)"}, {"CPW", "(" + ne(2, 0) + " == 128 ? 4 : 1)"},
+		{"NW", fmt.Sprintf("(%s == 128 ? %d : %d)", ne(2, 0), nw128, nwLow)},
+		{"CPW", fmt.Sprintf("(%s == 128 ? %d : %d)", ne(2, 0), cpw128, cpwLow)},
 	}
 	convVariant := []Choice{{"d_conv", ne(1, 0)}, {"SILU", "ggml_get_op_params_i32(op, 0) != 0"}}
 	gdnScratch := &Scratch{InDst: true, Offset: gdnStateOffset}
@@ -257,7 +266,7 @@ func (o *Op) checkVariant() error {
 }
 
 // Variants lists the variant-table entries of the op's compute kernel.
-func (o *Op) Variants() []ops.Variant { return ops.VariantsOf(o.Name) }
+func (o *Op) Variants(backend string) []ops.Variant { return ops.VariantsFor(o.Name, backend) }
 
 // Discriminator is the C condition selecting this fused node among nodes of its op enum.
 func (o *Op) Discriminator() string {

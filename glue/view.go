@@ -247,7 +247,7 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 			dv.Reduces = true
 		}
 	})
-	vars := ops.VariantsOf(d.Op.Name)
+	vars := ops.VariantsFor(d.Op.Name, backend)
 	for _, v := range vars {
 		inst := Instance{}
 		var conds, targs []string

@@ -96,18 +96,42 @@ func TestVariantTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the committed variant table is invalid:\n%v", err)
 	}
-	count := map[string]int{}
-	for _, v := range vs {
-		count[v.Op]++
-	}
-	// S_v {16,32,64,128} x KDA x (KEEP_RS for the base op); d_conv 2..8 x SiLU.
+	// Every backend builds, per op: S_v {16,32,64,128} x KDA x (KEEP_RS for
+	// the base op); d_conv 2..8 x SiLU. The table holds Vulkan's own S_v 128
+	// tiling besides the shared one.
 	want := map[string]int{
 		"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
 		"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
 		"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
 	}
-	if d := cmp.Diff(want, count); d != "" {
-		t.Errorf("variants per op (-want +got):\n%s", d)
+	for _, be := range ops.NativeBackends {
+		count := map[string]int{}
+		for _, v := range vs {
+			if v.BuiltOn(be) {
+				count[v.Op]++
+			}
+		}
+		if d := cmp.Diff(want, count); d != "" {
+			t.Errorf("%s: variants per op (-want +got):\n%s", be, d)
+		}
+		// The tiling a backend's glue asks for (GDNTiling) is one it builds.
+		for _, sv := range []int64{16, 32, 64, 128} {
+			nw, cpw := ops.GDNTiling(be, int(sv))
+			for _, op := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids"} {
+				found := 0
+				for _, v := range ops.VariantsFor(op, be) {
+					if v.Values["S_v"] == sv && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
+						found++
+					}
+				}
+				if found != 2 { // KDA off and on
+					t.Errorf("%s: %s builds %d variants with S_v %d at its tiling (%d, %d), want 2", be, op, found, sv, nw, cpw)
+				}
+			}
+		}
+	}
+	if n := len(ops.VariantsOf("gated_delta_net_inplace_ids")); n != 10 {
+		t.Errorf("gated_delta_net_inplace_ids: %d variants in the table, want 10 (8 shared + Vulkan's 2 of S_v 128)", n)
 	}
 }
 

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,24 @@ type Variant struct {
 	Op     string
 	Values map[string]int64
 	At     ir.Pos
+	// On lists the only backends that build the variant (nil: all but
+	// NotOn). Tuning can differ per backend (GDNTiling); the Go reference,
+	// the cases and the emulators take every variant.
+	On, NotOn []string
+}
+
+// OnlyOn restricts v to the given backends.
+func (v Variant) OnlyOn(backends ...string) Variant { v.On = backends; return v }
+
+// NotOnBackends excludes the given backends.
+func (v Variant) NotOnBackends(backends ...string) Variant { v.NotOn = backends; return v }
+
+// BuiltOn reports whether backend builds v.
+func (v Variant) BuiltOn(backend string) bool {
+	if v.On != nil && !slices.Contains(v.On, backend) {
+		return false
+	}
+	return !slices.Contains(v.NotOn, backend)
 }
 
 // String renders the values in the kernel's param order, e.g. "S_v=128,KDA=0".
@@ -71,16 +90,25 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// GDNTiling is the workgroup shape per S_v: NW column groups of CPW columns
-// each. Column folding never changes a column's arithmetic (SPEC.md 2.6).
-// S_v 128 uses (16, 4): on the H100 it moved 90-93% of the copy rate at
-// n_seqs >= 32 where ggml-cuda's default (16, 8) moved 82-87% (bench/cuda).
-func GDNTiling(sv int) (nw, cpw int) {
-	if sv == 128 {
+// GDNTiling is a backend's workgroup shape per S_v: NW column groups of CPW
+// columns each. Column folding never changes a column's arithmetic (SPEC.md
+// 2.6), so backends may differ. S_v 128 uses (16, 4): on the H100 it moved
+// 90-98% of the copy rate at n_seqs >= 32 where ggml-cuda's default (16, 8)
+// moved 82-87%, and (8, 4) ran 4% slower there at n_seqs >= 128
+// (bench/cuda); on Vulkan (8, 4) ran op B's compute 1-7% faster than
+// (16, 4) at every n_seqs (bench/vulkan -tilings, bench/RESULTS.md).
+func GDNTiling(backend string, sv int) (nw, cpw int) {
+	switch {
+	case sv == 128 && backend == "vulkan":
+		return 8, 4
+	case sv == 128:
 		return 16, 4
 	}
 	return 4, 1
 }
+
+// tilingBackends are the backends with a GDN tiling of their own.
+var tilingBackends = []string{"vulkan"}
 
 // table is the one list of supported variants: S_v in {16, 32, 64, 128},
 // KDA on/off, snapshots on/off for the base op, d_conv 2..8, SiLU on/off;
@@ -88,14 +116,26 @@ func GDNTiling(sv int) (nw, cpw int) {
 func table() []Variant {
 	var out []Variant
 	for _, sv := range []int{16, 32, 64, 128} {
-		nw, cpw := GDNTiling(sv)
-		for _, kda := range []bool{false, true} {
-			for _, keep := range []bool{false, true} {
-				out = append(out, V("gated_delta_net", "S_v", sv, "KDA", kda, "KEEP_RS", keep, "NW", nw, "CPW", cpw))
+		// The shared tiling, on every backend without one of its own; then
+		// each backend whose tiling differs gets its own variants.
+		nw, cpw := GDNTiling("", sv)
+		gdn := func(nw, cpw int, on func(Variant) Variant) {
+			for _, kda := range []bool{false, true} {
+				for _, keep := range []bool{false, true} {
+					out = append(out, on(V("gated_delta_net", "S_v", sv, "KDA", kda, "KEEP_RS", keep, "NW", nw, "CPW", cpw)))
+				}
+				out = append(out, on(V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw)))
+				out = append(out, on(V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw)))
 			}
-			out = append(out, V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw))
-			out = append(out, V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw))
 		}
+		var own []string
+		for _, be := range tilingBackends {
+			if bnw, bcpw := GDNTiling(be, sv); bnw != nw || bcpw != cpw {
+				own = append(own, be)
+				gdn(bnw, bcpw, func(v Variant) Variant { return v.OnlyOn(be) })
+			}
+		}
+		gdn(nw, cpw, func(v Variant) Variant { return v.NotOnBackends(own...) })
 	}
 	out = append(out, V("gated_delta_net_gather"), V("ssm_conv_gather"))
 	for dconv := 2; dconv <= 8; dconv++ {
@@ -123,7 +163,18 @@ func Variants() ([]Variant, error) {
 	return variants, variantsErr
 }
 
-// VariantsOf returns the variants of one op.
+// VariantsFor returns the variants of one op that a backend builds.
+func VariantsFor(op, backend string) []Variant {
+	var out []Variant
+	for _, v := range VariantsOf(op) {
+		if v.BuiltOn(backend) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// VariantsOf returns the variants of one op, on every backend.
 func VariantsOf(op string) []Variant {
 	all, _ := Variants()
 	var out []Variant

@@ -401,7 +401,7 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
-	nw, cpw := ops.GDNTiling(sv)
+	nw, cpw := ops.GDNTiling("vulkan", sv)
 	if tile != nil {
 		nw, cpw = tile.nw, tile.cpw
 	}

@@ -194,7 +194,7 @@ func generateMetal() ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		src, err := msl.Emit(op.Name, op.Summary, ks, op.ArithFree, ops.VariantsOf(op.Name))
+		src, err := msl.Emit(op.Name, op.Summary, ks, op.ArithFree, ops.VariantsFor(op.Name, "metal"))
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +256,7 @@ func VulkanUnits(files []File) ([]spvbuild.Unit, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s was not generated", path)
 			}
-			for _, v := range ops.VariantsOf(op.Name) {
+			for _, v := range ops.VariantsFor(op.Name, "vulkan") {
 				defs, err := glsl.Defines(k, v)
 				if err != nil {
 					return nil, err

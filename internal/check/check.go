@@ -38,7 +38,7 @@ func Emulated(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 			if op.ArithFree && a.Native {
 				continue
 			}
-			for _, v := range ops.VariantsOf(op.Name) {
+			for _, v := range ops.VariantsFor(op.Name, native.Backend) {
 				jobs = append(jobs, job{op, a, v})
 			}
 		}

@@ -79,11 +79,12 @@ func PTX(ctx context.Context, op *ops.Op, header []byte, kernels []*ir.Kernel) (
 	return got, nil
 }
 
-// Instantiations spells an explicit instantiation of k for every variant of
-// its op (the definition itself for a kernel that is not a template).
+// Instantiations spells an explicit instantiation of k for every variant the
+// CUDA backend builds of its op (the definition itself for a kernel that is
+// not a template).
 func Instantiations(op *ops.Op, k *ir.Kernel) []string {
 	var out []string
-	for _, v := range ops.VariantsOf(op.Name) {
+	for _, v := range ops.VariantsFor(op.Name, "cuda") {
 		var targs []string
 		for _, prm := range k.Params {
 			if prm.Derived != nil {

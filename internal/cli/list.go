@@ -60,6 +60,12 @@ With -v, every variant is listed under its op.`,
 						if s == "" {
 							s = "(no params)"
 						}
+						switch {
+						case v.On != nil:
+							s += "  (" + strings.Join(v.On, ", ") + " only)"
+						case v.NotOn != nil:
+							s += "  (not " + strings.Join(v.NotOn, ", ") + ")"
+						}
 						fmt.Fprintf(w, "  %s\n", s)
 					}
 				}

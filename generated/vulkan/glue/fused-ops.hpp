@@ -103,8 +103,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_s_v32_kda1_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "32u"}});
     string_to_spv("gated_delta_net_inplace_s_v64_kda0_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_s_v128_kda0_nw16_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "16"}, {"KG_WG_Z", "1"}, {"NW", "16u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_s_v128_kda1_nw16_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "16"}, {"KG_WG_Z", "1"}, {"NW", "16u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_gather", "gated_delta_net_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -112,8 +112,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_s_v32_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "32u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v64_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda0_nw16_cpw4", "gated_delta_net_inplace_ids.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "16"}, {"KG_WG_Z", "1"}, {"NW", "16u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda1_nw16_cpw4", "gated_delta_net_inplace_ids.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "16"}, {"KG_WG_Z", "1"}, {"NW", "16u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace_ids.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace_ids.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv2_silu0", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv2_silu1", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv3_silu0", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "3u"}});
@@ -160,8 +160,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[3], "gated_delta_net_inplace_s_v32_kda1_nw4_cpw1", gated_delta_net_inplace_s_v32_kda1_nw4_cpw1_len, gated_delta_net_inplace_s_v32_kda1_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[4], "gated_delta_net_inplace_s_v64_kda0_nw4_cpw1", gated_delta_net_inplace_s_v64_kda0_nw4_cpw1_len, gated_delta_net_inplace_s_v64_kda0_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[5], "gated_delta_net_inplace_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_s_v64_kda1_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[6], "gated_delta_net_inplace_s_v128_kda0_nw16_cpw4", gated_delta_net_inplace_s_v128_kda0_nw16_cpw4_len, gated_delta_net_inplace_s_v128_kda0_nw16_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[7], "gated_delta_net_inplace_s_v128_kda1_nw16_cpw4", gated_delta_net_inplace_s_v128_kda1_nw16_cpw4_len, gated_delta_net_inplace_s_v128_kda1_nw16_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[6], "gated_delta_net_inplace_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_s_v128_kda0_nw8_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[7], "gated_delta_net_inplace_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_s_v128_kda1_nw8_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_gather[0], "gated_delta_net_gather", gated_delta_net_gather_len, gated_delta_net_gather_data, "main", 3, sizeof(vk_op_gated_delta_net_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[0], "gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[1], "gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -169,8 +169,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[3], "gated_delta_net_inplace_ids_s_v32_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v32_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v32_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[4], "gated_delta_net_inplace_ids_s_v64_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v64_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v64_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[5], "gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[6], "gated_delta_net_inplace_ids_s_v128_kda0_nw16_cpw4", gated_delta_net_inplace_ids_s_v128_kda0_nw16_cpw4_len, gated_delta_net_inplace_ids_s_v128_kda0_nw16_cpw4_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[7], "gated_delta_net_inplace_ids_s_v128_kda1_nw16_cpw4", gated_delta_net_inplace_ids_s_v128_kda1_nw16_cpw4_len, gated_delta_net_inplace_ids_s_v128_kda1_nw16_cpw4_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[6], "gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[7], "gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[0], "ssm_conv_update_inplace_d_conv2_silu0", ssm_conv_update_inplace_d_conv2_silu0_len, ssm_conv_update_inplace_d_conv2_silu0_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[1], "ssm_conv_update_inplace_d_conv2_silu1", ssm_conv_update_inplace_d_conv2_silu1_len, ssm_conv_update_inplace_d_conv2_silu1_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[2], "ssm_conv_update_inplace_d_conv3_silu0", ssm_conv_update_inplace_d_conv3_silu0_len, ssm_conv_update_inplace_d_conv3_silu0_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
@@ -367,7 +367,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(S_v);
             const bool KDA = op->src[3]->ne[0] == op->src[2]->ne[0];
             GGML_UNUSED(KDA);
-            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 16 : 4);
+            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 8 : 4);
             GGML_UNUSED(NW);
             const uint32_t CPW = (op->src[2]->ne[0] == 128 ? 4 : 1);
             GGML_UNUSED(CPW);
@@ -424,8 +424,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 else if (S_v == 32 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[3]; }
                 else if (S_v == 64 && KDA == false && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[4]; }
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[5]; }
-                else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[6]; }
-                else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[7]; }
+                else if (S_v == 128 && KDA == false && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[6]; }
+                else if (S_v == 128 && KDA == true && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[7]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_inplace pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
@@ -446,7 +446,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(S_v);
             const bool KDA = op->src[3]->ne[0] == op->src[2]->ne[0];
             GGML_UNUSED(KDA);
-            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 16 : 4);
+            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 8 : 4);
             GGML_UNUSED(NW);
             const uint32_t CPW = (op->src[2]->ne[0] == 128 ? 4 : 1);
             GGML_UNUSED(CPW);
@@ -529,8 +529,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 else if (S_v == 32 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[3]; }
                 else if (S_v == 64 && KDA == false && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[4]; }
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[5]; }
-                else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[6]; }
-                else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[7]; }
+                else if (S_v == 128 && KDA == false && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[6]; }
+                else if (S_v == 128 && KDA == true && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[7]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_inplace_ids pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
