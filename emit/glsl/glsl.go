@@ -125,15 +125,29 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 // arithmetic are built both ways; native ones and the copies never.
 const DenormPreserve = "KG_DENORM_PRESERVE"
 
+// DenormExtension and DenormMode are the two lines that ask for 32-bit
+// denormals: the extension, before any declaration, and the execution mode.
 // The SPIR-V numbers are the float controls extension's: capability
 // DenormPreserve 4464, execution mode DenormPreserve 4459, on 32-bit floats.
 const (
-	denormExtension = "#ifdef " + DenormPreserve + "\n#extension GL_EXT_spirv_intrinsics : require\n#endif\n"
-	denormMode      = "\n#ifdef " + DenormPreserve + "\n" +
-		"// Keep 32-bit denormals, whatever the driver's default.\n" +
-		"spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);\n" +
-		"#endif\n"
+	DenormExtension = "#extension GL_EXT_spirv_intrinsics : require\n"
+	DenormMode      = "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);\n"
 )
+
+const (
+	denormExtension = "#ifdef " + DenormPreserve + "\n" + DenormExtension + "#endif\n"
+	denormMode      = "\n#ifdef " + DenormPreserve + "\n// Keep 32-bit denormals, whatever the driver's default.\n" + DenormMode + "#endif\n"
+)
+
+// WithDenormPreserve returns a variant's defines plus DenormPreserve: the
+// build for devices that offer shaderDenormPreserveFloat32.
+func WithDenormPreserve(defs map[string]string) map[string]string {
+	out := map[string]string{DenormPreserve: "1"}
+	for n, v := range defs {
+		out[n] = v
+	}
+	return out
+}
 
 // HasDenormMode reports whether Emit gave k's shader the DenormPreserve
 // build (a portable kernel with float arithmetic).

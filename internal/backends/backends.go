@@ -265,11 +265,7 @@ func VulkanUnits(files []File) ([]spvbuild.Unit, error) {
 				units = append(units, u)
 				if glsl.HasDenormMode(src) {
 					// The build for devices that keep denormals on request.
-					dd := map[string]string{glsl.DenormPreserve: "1"}
-					for n, x := range defs {
-						dd[n] = x
-					}
-					u.Defines, u.Name = dd, u.Name+" denorm-preserve"
+					u.Defines, u.Name = glsl.WithDenormPreserve(defs), u.Name+" denorm-preserve"
 					units = append(units, u)
 				}
 			}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kernelgen/kernelgen/emit/glsl"
 )
 
 // The tests run on lavapipe (a device whose name contains "llvmpipe") unless
@@ -505,9 +507,7 @@ func TestBadShadersAreClearErrors(t *testing.T) {
 		{"no such device", Job{Device: "no-such-device-xyzzy", Buffers: [][]byte{nil, nil}, Dispatches: []Dispatch{{SPIRV: good, Groups: [3]uint32{1, 1, 1}, Bindings: []int{0, 1}}}}, ErrNoDevice, []string{`"no-such-device-xyzzy"`, dev.Name}},
 	}
 	if !dev.DenormPreserveFloat32 { // lavapipe: runs only where not offered
-		denorm := compile(t, strings.Replace(phase1Shader, "layout(local_size_x", `#extension GL_EXT_spirv_intrinsics : require
-spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
-layout(local_size_x`, 1), nil)
+		denorm := compile(t, strings.Replace(phase1Shader, "layout(local_size_x", glsl.DenormExtension+glsl.DenormMode+"layout(local_size_x", 1), nil)
 		cases = append(cases, struct {
 			name  string
 			job   Job

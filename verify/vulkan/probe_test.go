@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/verify/cases"
@@ -71,9 +72,7 @@ var probeUnit = spvbuild.Unit{File: "verify/vulkan/probe.comp", Source: []byte(p
 // denormProbeUnit is the probe asking for denormals as the portable
 // kernels' DenormPreserve build does.
 var denormProbeUnit = spvbuild.Unit{File: "verify/vulkan/probe_denorm.comp", Name: "IEEE probe, DenormPreserve",
-	Source: []byte(strings.Replace(probeSource, "layout(local_size_x", `#extension GL_EXT_spirv_intrinsics : require
-spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
-layout(local_size_x`, 1))}
+	Source: []byte(strings.Replace(probeSource, "layout(local_size_x", glsl.DenormExtension+glsl.DenormMode+"layout(local_size_x", 1))}
 
 // probe runs probeSource on inputs where every deviation shows: fma triples
 // whose fused and twice-rounded results differ, products of 2^-70-sized

@@ -143,11 +143,7 @@ func DenormUnit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil || !glsl.HasDenormMode(u.Source) {
 		return u, err
 	}
-	defs := map[string]string{glsl.DenormPreserve: "1"}
-	for n, x := range u.Defines {
-		defs[n] = x
-	}
-	u.Defines, u.Name = defs, u.Name+" denorm-preserve"
+	u.Defines, u.Name = glsl.WithDenormPreserve(u.Defines), u.Name+" denorm-preserve"
 	return u, nil
 }
 
