@@ -39,6 +39,11 @@
 // gathers are pure copies. The output state region of ops A and B is never
 // written.
 //
+// With one sequence the window is the sequence's own row, so the gather
+// copies nothing: its Guard lets backends leave it out, and the compute
+// kernel then waits for the dispatches before it itself (DepWait under
+// n_seqs < 2), which the gather otherwise did.
+//
 // # Arithmetic contracts
 //
 // Every op except the gathers is built under each contract; the contract picks
