@@ -40,8 +40,8 @@ type StepReport struct {
 
 // counts returns how many changes are missing, pending and applied.
 func (r *StepReport) counts() (missing, pending, applied int) {
-	for _, f := range r.Files {
-		switch f.State {
+	count := func(st State) {
+		switch st {
 		case Missing:
 			missing++
 		case Pending:
@@ -50,15 +50,11 @@ func (r *StepReport) counts() (missing, pending, applied int) {
 			applied++
 		}
 	}
+	for _, f := range r.Files {
+		count(f.State)
+	}
 	for _, l := range r.Edits {
-		switch l.State {
-		case Missing:
-			missing++
-		case Pending:
-			pending++
-		case Applied:
-			applied++
-		}
+		count(l.State)
 	}
 	return
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,16 +102,22 @@ func CacheDir() (string, error) {
 func (t *Tools) key(u Unit) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t.GlslangV, t.SpirvValV, strings.Join(Flags, " "))
-	h.Write(u.Source)
+	WriteUnit(h, u)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// WriteUnit writes what a unit compiles from, its source and its defines in
+// name order, for content keys.
+func WriteUnit(w io.Writer, u Unit) {
+	w.Write(u.Source)
 	keys := make([]string, 0, len(u.Defines))
 	for k := range u.Defines {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(h, "\x00%s=%s", k, u.Defines[k])
+		fmt.Fprintf(w, "\x00%s=%s", k, u.Defines[k])
 	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Progress receives (done, total) after each unit.

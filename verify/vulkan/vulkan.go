@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
@@ -178,15 +177,7 @@ func mirrorPath(u spvbuild.Unit) (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%q\x00", spvbuild.Flags)
-	h.Write(u.Source)
-	keys := make([]string, 0, len(u.Defines))
-	for k := range u.Defines {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "\x00%s=%s", k, u.Defines[k])
-	}
+	spvbuild.WriteUnit(h, u)
 	return filepath.Join(dir, "vulkan-spirv", hex.EncodeToString(h.Sum(nil))+".spv"), nil
 }
 
