@@ -302,6 +302,11 @@ func (b *Builder) ifElse(cond any, then, els func()) {
 // Barrier synchronises the workgroup and its shared memory.
 func (b *Builder) Barrier() { b.emit(&ir.Barrier{At: callerPos()}) }
 
+// DeviceBarrier synchronises the workgroup and orders its buffer accesses
+// too: what a thread read or wrote before it, before what any other thread
+// of the workgroup reads or writes after it.
+func (b *Builder) DeviceBarrier() { b.emit(&ir.Barrier{Device: true, At: callerPos()}) }
+
 // Reduce sums x over aligned clusters of width consecutive lanes in the given order.
 func (b *Builder) Reduce(name string, x Val, width any, order ir.Order) Val {
 	at := callerPos()

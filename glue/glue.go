@@ -34,9 +34,14 @@ type Op struct {
 	InPlace []int
 	// Checks are supports_op's conditions, all required.
 	Checks []Check
-	// Variant chooses each non-derived param of the kernels.
+	// Variant chooses each non-derived param of the kernels (a dispatch
+	// may choose some differently).
 	Variant []Choice
-	// Dispatches run in order; a barrier separates them.
+	// Schedule, when set, is a second way to run the op (one dispatch,
+	// chosen at run time); Dispatches then run only where it does not.
+	Schedule *Schedule
+	// Dispatches run in order; a barrier separates dispatches that run
+	// together.
 	Dispatches []Dispatch
 	// Scratch is the gather's scratch, when the op has one.
 	Scratch *Scratch
@@ -54,15 +59,26 @@ type Choice struct {
 	Expr  string
 }
 
+// Schedule is an op's alternative launch plan: Local, a C bool Cond over
+// the node, says when it runs instead of the op's Dispatches; Why says why
+// it may, Otherwise what runs where it does not.
+type Schedule struct {
+	Local, Cond, Why, Otherwise string
+	Dispatches                  []Dispatch
+}
+
 // Dispatch is one kernel launch of the op.
 type Dispatch struct {
 	Op     *ops.Op
 	Bind   []Binding // in the kernel's buffer order
 	Args   []Value   // in the kernel's arg order
 	Kernel *ir.Kernel
+	// Variant chooses params differently from the op's Variant.
+	Variant []Choice
 	// When is the C condition under which the launch runs ("" always): the
-	// op's Guard over the node (ops.Guard says why skipping is exact).
-	When string
+	// op's Guard over the node (ops.Guard says why skipping is exact) and
+	// the schedule's; WhenWhy says why.
+	When, WhenWhy string
 }
 
 // Binding ties a kernel buffer to a tensor (or the scratch) plus an element offset.
@@ -90,6 +106,14 @@ type Scratch struct {
 	Offset string
 	// Elements is the scratch size when it is not in dst (a pool allocation).
 	Elements string
+}
+
+// bySv chooses a GDN tiling value: at128 for S_v 128, below otherwise.
+func bySv(at128, below int) string {
+	if at128 == below {
+		return fmt.Sprint(below)
+	}
+	return fmt.Sprintf("(%s == 128 ? %d : %d)", ne(2, 0), at128, below)
 }
 
 // Strides in elements of a tensor field.
@@ -121,6 +145,13 @@ func convArgs(nSeqsFrom int) map[string]string {
 	}
 }
 
+// stateDstIsWindow: op B's state_dst is the cache (src[5], rows of nb[3]
+// bytes) at rows rs_head.. with the cache's row stride, the layout the model
+// builds (SPEC.md 13 H2) and the batched kernel assumes: it reads sources
+// inside the window through state_dst. Tests may pass separate buffers.
+const stateDstIsWindow = "op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && " +
+	"(const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3]"
+
 // gdnState is the attention output's size, where the state region starts.
 const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
 
@@ -150,56 +181,60 @@ var convChecks = []Check{
 // Model builds the glue of the four fused ops for one contract.
 func Model(a ir.Arith) ([]*Op, error) {
 	var out []*Op
-	mk := func(fusion, name, builder, ggmlOp string, present, absent, inplace []int, checks []Check, variant []Choice, scratch *Scratch, disp ...struct {
-		op   string
-		args map[string]string
-		bind map[string]Binding
-	}) error {
+	type disp = struct {
+		op      string
+		args    map[string]string
+		bind    map[string]Binding
+		variant []Choice // params chosen differently from the op's
+	}
+	dispatch := func(name string, d disp) (Dispatch, error) {
+		op, err := ops.Lookup(d.op)
+		if err != nil {
+			return Dispatch{}, err
+		}
+		k, err := op.Kernel(a)
+		if err != nil {
+			return Dispatch{}, err
+		}
+		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant}
+		if g := op.Guard; g != nil {
+			e, ok := d.args[g.Arg]
+			if !ok {
+				return dd, fmt.Errorf("glue: %s: guard arg %s of %s has no expression", name, g.Arg, k.ID())
+			}
+			dd.When, dd.WhenWhy = fmt.Sprintf("%s >= %d", e, g.Min), g.Why
+		}
+		for _, b := range k.Buffers {
+			bb, ok := d.bind[b.Name]
+			if !ok {
+				return dd, fmt.Errorf("glue: %s: buffer %s of %s is not bound", name, b.Name, k.ID())
+			}
+			bb.Buffer, bb.Access = b.Name, b.Access
+			dd.Bind = append(dd.Bind, bb)
+		}
+		for _, arg := range k.Args {
+			e, ok := d.args[arg.Name]
+			if !ok {
+				return dd, fmt.Errorf("glue: %s: arg %s of %s has no expression", name, arg.Name, k.ID())
+			}
+			dd.Args = append(dd.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e})
+		}
+		return dd, nil
+	}
+	mk := func(fusion, name, builder, ggmlOp string, present, absent, inplace []int, checks []Check, variant []Choice, scratch *Scratch, disps ...disp) (*Op, error) {
 		o := &Op{Fusion: fusion, Name: name, Builder: builder, GGMLOp: ggmlOp, Present: present, Absent: absent, InPlace: inplace, Checks: checks, Variant: variant, Scratch: scratch}
-		for _, d := range disp {
-			op, err := ops.Lookup(d.op)
+		for _, d := range disps {
+			dd, err := dispatch(name, d)
 			if err != nil {
-				return err
-			}
-			k, err := op.Kernel(a)
-			if err != nil {
-				return err
-			}
-			dd := Dispatch{Op: op, Kernel: k}
-			if g := op.Guard; g != nil {
-				e, ok := d.args[g.Arg]
-				if !ok {
-					return fmt.Errorf("glue: %s: guard arg %s of %s has no expression", name, g.Arg, k.ID())
-				}
-				dd.When = fmt.Sprintf("%s >= %d", e, g.Min)
-			}
-			for _, b := range k.Buffers {
-				bb, ok := d.bind[b.Name]
-				if !ok {
-					return fmt.Errorf("glue: %s: buffer %s of %s is not bound", name, b.Name, k.ID())
-				}
-				bb.Buffer, bb.Access = b.Name, b.Access
-				dd.Bind = append(dd.Bind, bb)
-			}
-			for _, arg := range k.Args {
-				e, ok := d.args[arg.Name]
-				if !ok {
-					return fmt.Errorf("glue: %s: arg %s of %s has no expression", name, arg.Name, k.ID())
-				}
-				dd.Args = append(dd.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e})
+				return nil, err
 			}
 			o.Dispatches = append(o.Dispatches, dd)
 		}
 		if err := o.checkVariant(); err != nil {
-			return err
+			return nil, err
 		}
 		out = append(out, o)
-		return nil
-	}
-	type disp = struct {
-		op   string
-		args map[string]string
-		bind map[string]Binding
+		return o, nil
 	}
 	src := func(i int) Binding { return Binding{Tensor: fmt.Sprintf("src[%d]", i)} }
 	gdnBind := map[string]Binding{"q": src(0), "k": src(1), "v": src(2), "g": src(3), "beta": src(4),
@@ -215,35 +250,60 @@ func Model(a ir.Arith) ([]*Op, error) {
 	}
 	gdnVariant := []Choice{
 		{"S_v", ne(2, 0)}, {"KDA", ne(3, 0) + " == " + ne(2, 0)},
-		{"NW", fmt.Sprintf("(%s == 128 ? %d : %d)", ne(2, 0), nw128, nwLow)},
-		{"CPW", fmt.Sprintf("(%s == 128 ? %d : %d)", ne(2, 0), cpw128, cpwLow)},
+		{"NW", bySv(nw128, nwLow)}, {"CPW", bySv(cpw128, cpwLow)},
 	}
 	convVariant := []Choice{{"d_conv", ne(1, 0)}, {"SILU", "ggml_get_op_params_i32(op, 0) != 0"}}
 	gdnScratch := &Scratch{InDst: true, Offset: gdnStateOffset}
-	if err := mk("A", "gated_delta_net_inplace", "ggml_gated_delta_net_inplace", "GGML_OP_GATED_DELTA_NET",
+	if _, err := mk("A", "gated_delta_net_inplace", "ggml_gated_delta_net_inplace", "GGML_OP_GATED_DELTA_NET",
 		[]int{6}, []int{7}, []int{6}, gdnChecks, gdnVariant, nil,
-		disp{"gated_delta_net_inplace", gdnArgs, gdnBind}); err != nil {
+		disp{op: "gated_delta_net_inplace", args: gdnArgs, bind: gdnBind}); err != nil {
 		return nil, err
 	}
 	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " >= " + ne(2, 3), "one source slot per sequence"})
-	if err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
+	opB, err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
 		[]int{6, 7}, nil, []int{6}, idsChecks, gdnVariant, gdnScratch,
-		disp{"gated_delta_net_gather", gdnArgs, map[string]Binding{"cache": src(5), "ids": src(7), "scratch": {Tensor: "scratch"}}},
-		disp{"gated_delta_net_inplace_ids", gdnArgs, gdnBind}); err != nil {
+		disp{op: "gated_delta_net_gather", args: gdnArgs, bind: map[string]Binding{"cache": src(5), "ids": src(7), "scratch": {Tensor: "scratch"}}},
+		disp{op: "gated_delta_net_inplace_ids", args: gdnArgs, bind: gdnBind})
+	if err != nil {
 		return nil, err
+	}
+	// Op B in one dispatch (ops.GDNBatch), where the backend has it.
+	if nw, cpw, ns := ops.GDNBatch(a.Backend, 128); ns > 0 {
+		nwLow, cpwLow, nsLow := ops.GDNBatch(a.Backend, 16)
+		for _, sv := range []int{32, 64} {
+			if nw, cpw, ns := ops.GDNBatch(a.Backend, sv); nw != nwLow || cpw != cpwLow || ns != nsLow {
+				return nil, fmt.Errorf("glue: the %s batched shape of S_v %d differs from S_v 16's; the choice below assumes one below 128", a.Backend, sv)
+			}
+		}
+		if nsLow != ns {
+			return nil, fmt.Errorf("glue: the %s batched NS differs between S_v 128 and below; the schedule's condition names one", a.Backend)
+		}
+		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, bind: gdnBind, variant: []Choice{
+			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		opB.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= 2 && %s <= %d && %s", ne(2, 3), ne(2, 3), ns, stateDstIsWindow),
+			Why:        fmt.Sprintf("2..%d sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)", ns),
+			Otherwise:  "otherwise the gather, then the compute dispatch",
+			Dispatches: []Dispatch{bd}}
+		if err := opB.checkVariant(); err != nil {
+			return nil, err
+		}
 	}
 	convBind := map[string]Binding{"conv_states": src(0), "cache": src(0), "conv_kernel": src(1), "x_cur": src(2),
 		"conv_state_dst": src(3), "ids": src(4), "dst": {Tensor: "op"}, "scratch": {Tensor: "scratch"}}
-	if err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
+	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
 		[]int{3}, []int{4}, []int{3}, convChecks, convVariant, nil,
-		disp{"ssm_conv_update_inplace", convArgs(0), convBind}); err != nil {
+		disp{op: "ssm_conv_update_inplace", args: convArgs(0), bind: convBind}); err != nil {
 		return nil, err
 	}
 	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
-	if err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
+	if _, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
 		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, &Scratch{Elements: nb(0, 2) + " * " + ne(2, 2)},
-		disp{"ssm_conv_gather", convArgs(2), map[string]Binding{"cache": src(0), "ids": src(4), "scratch": {Tensor: "scratch"}}},
-		disp{"ssm_conv_update_inplace_ids", convArgs(2), convBind}); err != nil {
+		disp{op: "ssm_conv_gather", args: convArgs(2), bind: map[string]Binding{"cache": src(0), "ids": src(4), "scratch": {Tensor: "scratch"}}},
+		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2), bind: convBind}); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -251,18 +311,37 @@ func Model(a ir.Arith) ([]*Op, error) {
 
 // checkVariant ensures every non-derived param of every kernel is chosen.
 func (o *Op) checkVariant() error {
-	chosen := map[string]bool{}
-	for _, c := range o.Variant {
-		chosen[c.Param] = true
-	}
-	for _, d := range o.Dispatches {
+	for _, d := range o.AllDispatches() {
 		for _, p := range d.Kernel.Params {
-			if p.Derived == nil && !chosen[p.Name] {
+			if p.Derived == nil && o.Choice(d, p.Name) == "" {
 				return fmt.Errorf("glue: %s: param %s of %s is not chosen", o.Name, p.Name, d.Kernel.ID())
 			}
 		}
 	}
 	return nil
+}
+
+// Choice is the C expression choosing param name for dispatch d ("" none).
+func (o *Op) Choice(d Dispatch, name string) string {
+	for _, c := range d.Variant {
+		if c.Param == name {
+			return c.Expr
+		}
+	}
+	for _, c := range o.Variant {
+		if c.Param == name {
+			return c.Expr
+		}
+	}
+	return ""
+}
+
+// AllDispatches lists the schedule's dispatches, then the op's.
+func (o *Op) AllDispatches() []Dispatch {
+	if o.Schedule == nil {
+		return o.Dispatches
+	}
+	return append(append([]Dispatch{}, o.Schedule.Dispatches...), o.Dispatches...)
 }
 
 // Variants lists the variant-table entries of the op's compute kernel.

@@ -30,8 +30,10 @@ type OpView struct {
 	*Op
 	Discriminator string
 	InPlaceSlots  string
-	Locals        []Local // variant params, derived params: declared in order
-	Dispatches    []DispatchView
+	// Locals are the variant and derived params every dispatch shares, then
+	// the schedule's condition: declared in order.
+	Locals        []Local
+	Dispatches    []DispatchView // the schedule's, then the op's
 	ScratchInDst  bool
 	ScratchOffset string // elements from dst's data (in-dst scratch)
 	ScratchSize   string // elements (pool / extra allocation)
@@ -48,10 +50,17 @@ type DispatchView struct {
 	// When, if set, is the C condition the launch runs under, WhenWhy why
 	// leaving it out otherwise is exact.
 	When, WhenWhy string
-	// Last: no launch of the op follows (no barrier after it).
-	Last      bool
-	Function  string // the backend's kernel function / shader name
-	Args      []Local
+	// Locals are the params this dispatch chooses for itself (declared in
+	// its block).
+	Locals []Local
+	// Barrier: a launch of the op that runs with this one follows it and
+	// reads what it wrote.
+	Barrier  bool
+	Function string // the backend's kernel function / shader name
+	Args     []Local
+	// GridArgs are the args the grid and workgroup expressions name (Metal
+	// and Vulkan copy them out of the argument struct; no unused locals).
+	GridArgs  []Local
 	Buffers   []BufferView
 	Grid      [3]string
 	Workgroup [3]string
@@ -159,26 +168,41 @@ func NewView(backend string) (*View, error) {
 		if o.Scratch != nil {
 			ov.ScratchInDst, ov.ScratchOffset, ov.ScratchSize = o.Scratch.InDst, o.Scratch.Offset, o.Scratch.Elements
 		}
-		compute := o.Dispatches[len(o.Dispatches)-1].Kernel
-		for _, c := range o.Variant {
-			p := compute.Param(c.Param)
-			ov.Locals = append(ov.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: c.Expr})
+		shared, perDispatch, err := locals(o)
+		if err != nil {
+			return nil, err
 		}
-		for _, p := range compute.Params {
-			if p.Derived != nil {
-				ov.Locals = append(ov.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: cexpr(p.Derived)})
-			}
+		ov.Locals = shared
+		// Each group of dispatches runs together, a barrier between them.
+		groups := [][]Dispatch{o.Dispatches}
+		if s := o.Schedule; s != nil {
+			ov.Locals = append(ov.Locals, Local{CType: "bool", Name: s.Local, Expr: s.Cond})
+			groups = [][]Dispatch{s.Dispatches, o.Dispatches}
 		}
-		for i, d := range o.Dispatches {
-			dv, err := dispatchView(backend, o, d)
-			if err != nil {
-				return nil, err
-			}
-			dv.Last = i == len(o.Dispatches)-1
-			ov.Dispatches = append(ov.Dispatches, dv)
-			if !seen[d.Op.Name] {
-				seen[d.Op.Name] = true
-				v.Headers = append(v.Headers, d.Op.Name)
+		for gi, group := range groups {
+			for i, d := range group {
+				dv, err := dispatchView(backend, o, d)
+				if err != nil {
+					return nil, err
+				}
+				dv.Barrier = i < len(group)-1
+				dv.Locals = perDispatch[d.Op.Name]
+				if s := o.Schedule; s != nil {
+					if gi == 0 {
+						dv.When, dv.WhenWhy = s.Local, s.Why
+					} else {
+						dv.When, dv.WhenWhy = "!"+s.Local, s.Otherwise
+						if d.When != "" {
+							dv.When += " && " + d.When
+							dv.WhenWhy += "; " + d.WhenWhy
+						}
+					}
+				}
+				ov.Dispatches = append(ov.Dispatches, dv)
+				if !seen[d.Op.Name] {
+					seen[d.Op.Name] = true
+					v.Headers = append(v.Headers, d.Op.Name)
+				}
 			}
 		}
 		v.Ops = append(v.Ops, ov)
@@ -186,14 +210,72 @@ func NewView(backend string) (*View, error) {
 	return v, nil
 }
 
+// locals splits the op's param locals: those every dispatch chooses alike
+// (declared once per op, in the op's Variant order, then derived params
+// over them), and per dispatch (by op name) the params a dispatch chooses
+// for itself and what derives from them. For an op whose dispatches all
+// share the op's Variant, every local is shared.
+func locals(o *Op) (shared []Local, perDispatch map[string][]Local, err error) {
+	own := map[string]bool{}
+	for _, d := range o.AllDispatches() {
+		for _, c := range d.Variant {
+			own[c.Param] = true
+		}
+	}
+	param := func(name string) *ir.Param {
+		for _, d := range o.AllDispatches() {
+			if p := d.Kernel.Param(name); p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+	isShared := map[string]bool{}
+	for _, c := range o.Variant {
+		if p := param(c.Param); p != nil && !own[c.Param] {
+			shared = append(shared, Local{CType: ctype(p.Type), Name: p.Name, Expr: c.Expr})
+			isShared[p.Name] = true
+		}
+	}
+	overShared := func(e ir.Expr) bool {
+		ok := true
+		ir.WalkExpr(e, func(x ir.Expr) {
+			if r, is := x.(*ir.ParamRef); is && !isShared[r.Param.Name] {
+				ok = false
+			}
+		})
+		return ok
+	}
+	derived := map[string]string{}
+	perDispatch = map[string][]Local{}
+	for _, d := range o.AllDispatches() {
+		var mine []Local
+		for _, p := range d.Kernel.Params {
+			switch {
+			case p.Derived == nil && own[p.Name]:
+				mine = append(mine, Local{CType: ctype(p.Type), Name: p.Name, Expr: o.Choice(d, p.Name)})
+			case p.Derived != nil && overShared(p.Derived):
+				e := cexpr(p.Derived)
+				if prev, ok := derived[p.Name]; ok && prev != e {
+					return nil, nil, fmt.Errorf("glue: %s: derived param %s is %s in one kernel and %s in another", o.Name, p.Name, prev, e)
+				} else if !ok {
+					derived[p.Name], isShared[p.Name] = e, true
+					shared = append(shared, Local{CType: ctype(p.Type), Name: p.Name, Expr: e})
+				}
+			case p.Derived != nil:
+				mine = append(mine, Local{CType: ctype(p.Type), Name: p.Name, Expr: cexpr(p.Derived)})
+			}
+		}
+		perDispatch[d.Op.Name] = mine
+	}
+	return shared, perDispatch, nil
+}
+
 func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
 		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants",
-		When: d.When}
-	if d.Op.Guard != nil {
-		dv.WhenWhy = d.Op.Guard.Why
-	}
+		When: d.When, WhenWhy: d.WhenWhy}
 	switch backend {
 	case "cuda":
 		dv.Function = cuda.KernelName(k, d.Op.ArithFree)
@@ -239,8 +321,21 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		call = append(call, a.Name)
 	}
 	dv.CallArgs = strings.Join(call, ", ")
+	named := map[string]bool{}
 	for i := 0; i < 3; i++ {
 		dv.Grid[i], dv.Workgroup[i] = cexpr(k.Grid[i]), cexpr(k.Workgroup[i])
+		for _, e := range []ir.Expr{k.Grid[i], k.Workgroup[i]} {
+			ir.WalkExpr(e, func(x ir.Expr) {
+				if r, ok := x.(*ir.ArgRef); ok {
+					named[r.Arg.Name] = true
+				}
+			})
+		}
+	}
+	for _, a := range dv.Args {
+		if named[a.Name] {
+			dv.GridArgs = append(dv.GridArgs, a)
+		}
 	}
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		if _, ok := s.(*ir.Reduce); ok {

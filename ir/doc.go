@@ -55,8 +55,10 @@
 // # Memory model
 //
 // A Load sees every Store that the same thread made earlier, and every Store
-// that another thread of the same workgroup made before a Barrier both
-// passed. Nothing orders threads of different workgroups within one
+// to shared memory that another thread of the same workgroup made before a
+// Barrier both passed; a Device barrier orders buffer accesses the same way
+// (a thread's buffer accesses before it happen before any other thread's
+// after it). Nothing orders threads of different workgroups within one
 // dispatch: a kernel must never read what another workgroup of the same
 // dispatch writes. An op that needs "all reads before any write" across
 // workgroups (the ids variants, where a source row may be another sequence's

@@ -115,7 +115,11 @@ func (p *printer) stmt(s Stmt) {
 		}
 		p.line("}")
 	case *Barrier:
-		p.line("barrier")
+		if s.Device {
+			p.line("barrier(device)")
+		} else {
+			p.line("barrier")
+		}
 	case *Reduce:
 		p.line("let %s: f32 = reduce_sum<%s, %s>(%s)", s.Var.Name, s.Order, ExprString(s.Width), ExprString(s.X))
 	case *Comment:

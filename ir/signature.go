@@ -229,7 +229,11 @@ func (s *signer) stmts(body []Stmt, depth int) {
 			v := s.name(st.Var)
 			s.arith = append(s.arith, fmt.Sprintf("%s%s = reduce_sum<%s, %s>(%s)", ind, v, st.Order, s.expr(st.Width, false), s.expr(st.X, true)))
 		case *Barrier:
-			s.control = append(s.control, ind+"barrier")
+			if st.Device {
+				s.control = append(s.control, ind+"barrier(device)")
+			} else {
+				s.control = append(s.control, ind+"barrier")
+			}
 		case *DepSync:
 			s.control = append(s.control, ind+st.Kind.String())
 		}

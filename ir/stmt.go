@@ -57,8 +57,12 @@ type If struct {
 
 // Barrier is a workgroup execution and shared-memory barrier. It must be
 // reached by every thread of the workgroup (uniform control flow only).
+// Device also orders the threads' buffer accesses: every buffer access a
+// thread made before it happens before every one another thread of the
+// workgroup makes after it.
 type Barrier struct {
-	At Pos
+	Device bool
+	At     Pos
 }
 
 // Reduce defines Var as the sum of X over each aligned cluster of Width

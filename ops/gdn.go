@@ -11,7 +11,19 @@ const (
 	gdnBase       gdnMode = iota // final state (or K snapshots) into dst's state region
 	gdnInplace                   // op A: final state into state_dst (src[6])
 	gdnInplaceIds                // op B: prior state from cache[ids[s]] or state_dst, final into state_dst
+	// gdnInplaceIdsBatched is op B in one dispatch for n_seqs <= NS, where
+	// state_dst is the cache's window (SPEC.md 13 H2). A workgroup owns one
+	// (head, column block) of every sequence, a row of threads per sequence
+	// (z): every thread reads its prior state, a device barrier, and only
+	// then does any thread write final state. A source only ever aliases a
+	// destination within one (head, column block), so the barrier does what
+	// the gather dispatch and its barrier do in op B. Sources inside the
+	// window are read through state_dst, the binding the writes go through
+	// (SPIR-V lets a compiler assume two bindings never alias).
+	gdnInplaceIdsBatched
 )
+
+func (m gdnMode) ids() bool { return m == gdnInplaceIds || m == gdnInplaceIdsBatched }
 
 // buildGDN is the gated-DeltaNet recurrence (SPEC.md 2.4) for one (head,
 // sequence) per workgroup row of columns: each cluster of W = min(32, S_v)
@@ -29,9 +41,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
 	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
+	batched := mode == gdnInplaceIdsBatched
+	var ns dsl.Val
+	if batched {
+		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
+	}
 	w := b.Derived("W", b.Select(sv.Lt(32), sv, b.U32(32)))
 	rows := b.Derived("R", sv.Div(w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
+	if batched {
+		b.Require(nw.Mul(ns).Le(32), "NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
 	// Two workgroups per core keep the register shard small enough for
 	// latency hiding on this bandwidth-bound loop (ggml-cuda's MIN_BLOCKS).
 	b.Occupancy(2)
@@ -61,7 +81,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	} else {
 		dstRow = b.Arg("sd1", ir.U32, "state_dst sequence (row) stride, elements")
 	}
-	if mode == gdnInplaceIds {
+	if mode.ids() {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
 
@@ -74,7 +94,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	switch mode {
 	case gdnBase, gdnInplace:
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
-	case gdnInplaceIds:
+	case gdnInplaceIds, gdnInplaceIdsBatched:
 		state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "attention [S_v, H, T, n_seqs], then the state region")
@@ -85,10 +105,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination")
+	case gdnInplaceIdsBatched:
+		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "the cache's rows [rs_head, rs_head+n_seqs): sources there are read here")
+		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 	}
 
-	b.Workgroup(w, nw, 1)
-	b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
+	if batched {
+		b.Workgroup(w, nw, ns)
+		b.Grid(nHeads, 1, sv.Div(nw.Mul(cpw)))
+	} else {
+		b.Workgroup(w, nw, 1)
+		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
+	}
 
 	// The next dispatch may start at once (it waits before reading what this
 	// one writes). Inputs come from earlier dispatches: wait for them, except
@@ -101,7 +129,19 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		waitWithoutGather(b, nSeqs)
 	}
 	h := b.Let("h", b.GroupID(0))
-	s := b.Let("s", b.GroupID(1))
+	var s dsl.Val
+	if !batched {
+		s = b.Let("s", b.GroupID(1))
+	}
+	// In a batched workgroup, rows of threads past n_seqs run the last
+	// sequence again, so that every thread reaches every barrier of the
+	// reductions, and store nothing.
+	stores := b.Bool(true)
+	if batched {
+		z := b.Let("z", b.LocalID(2))
+		stores = b.Let("stores", z.Lt(nSeqs))
+		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
+	}
 	lane := b.Let("lane", b.LocalID(0))
 	col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
 	hq := b.Let("hq", h.Rem(neq1))
@@ -146,6 +186,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 					},
 					func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
 			})
+	case gdnInplaceIdsBatched:
+		src := b.Let("src", ids.Load(s))
+		inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+		b.IfElse(inWindow,
+			func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+			func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
 	}
 
 	b.For("t", 0, nTok, func(t dsl.Val) {
@@ -164,7 +210,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 
 		storeAttn := func(c, partial dsl.Val) {
 			attn := b.Reduce("attn", partial, w, st.order)
-			b.If(lane.Eq(0), func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+			b.If(and(lane.Eq(0), stores), func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
 		}
 		snapshot := func(c, reg dsl.Val) {
 			if mode != gdnBase {
@@ -288,6 +334,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			base := b.Let("final_off", stateOff.Add(s.Mul(nHeads).Add(h).Mul(block)))
 			forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 		})
+	case gdnInplaceIdsBatched:
+		b.Comment("every thread of the workgroup has read its prior state")
+		b.DeviceBarrier()
+		b.If(stores, func() {
+			base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+		})
 	default:
 		if mode == gdnInplaceIds {
 			// The gather may still be reading this row as another sequence's source.
@@ -297,4 +350,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 	}
 	return b.Build()
+}
+
+// and is x && y, leaving out a y that is the constant true (so kernels
+// without the condition print as before).
+func and(x, y dsl.Val) dsl.Val {
+	if c, ok := y.Expr().(*ir.Const); ok && c.T == ir.Bool && c.B {
+		return x
+	}
+	return x.AndAlso(y)
 }

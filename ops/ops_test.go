@@ -98,13 +98,29 @@ func TestVariantTable(t *testing.T) {
 	}
 	// Every backend builds, per op: S_v {16,32,64,128} x KDA x (KEEP_RS for
 	// the base op); d_conv 2..8 x SiLU. The table holds Vulkan's own S_v 128
-	// tiling besides the shared one.
-	want := map[string]int{
-		"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
-		"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
-		"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
-	}
+	// tiling besides the shared one. Backends with a batched op B
+	// (GDNBatch) build it at S_v x KDA, at the shape their glue asks for.
 	for _, be := range ops.NativeBackends {
+		want := map[string]int{
+			"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
+			"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
+			"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
+		}
+		if _, _, ns := ops.GDNBatch(be, 128); ns > 0 {
+			want["gated_delta_net_inplace_ids_batched"] = 8
+			for _, sv := range []int64{16, 32, 64, 128} {
+				nw, cpw, ns := ops.GDNBatch(be, int(sv))
+				found := 0
+				for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_batched", be) {
+					if v.Values["S_v"] == sv && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) && v.Values["NS"] == int64(ns) {
+						found++
+					}
+				}
+				if found != 2 {
+					t.Errorf("%s: batched op B builds %d variants with S_v %d at its shape (%d, %d, %d), want 2", be, found, sv, nw, cpw, ns)
+				}
+			}
+		}
 		count := map[string]int{}
 		for _, v := range vs {
 			if v.BuiltOn(be) {
@@ -243,4 +259,60 @@ func hasLoad(s ir.Stmt) bool {
 		}
 	})
 	return found
+}
+
+// Op B's batched kernel reads a source that another sequence of the same
+// workgroup writes; only its device barrier orders those threads (the Go
+// reference runs threads in phases and cannot tell). So, under every
+// contract: every load of the state (state_dst, cache) comes before one
+// top-level device barrier, every store of state_dst after it.
+func TestBatchedReadsEveryStateBeforeTheBarrier(t *testing.T) {
+	op, err := ops.Lookup("gated_delta_net_inplace_ids_batched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range op.Ariths() {
+		k, err := op.Kernel(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		barriers := 0
+		for _, st := range k.Body {
+			if b, ok := st.(*ir.Barrier); ok && b.Device {
+				barriers++
+			}
+		}
+		if barriers != 1 {
+			t.Fatalf("%s: %d top-level device barriers, want 1", k.ID(), barriers)
+		}
+		after := false
+		loads, stores := 0, 0
+		for _, top := range k.Body {
+			if b, ok := top.(*ir.Barrier); ok && b.Device {
+				after = true
+				continue
+			}
+			ir.WalkStmts([]ir.Stmt{top}, func(s ir.Stmt) {
+				if st, ok := s.(*ir.Store); ok && st.Buf.Name == "state_dst" {
+					stores++
+					if !after {
+						t.Errorf("%s: a store of state_dst before the barrier (%s)", k.ID(), st.At)
+					}
+				}
+				for _, e := range ir.StmtExprs(s) {
+					ir.WalkExpr(e, func(x ir.Expr) {
+						if l, ok := x.(*ir.Load); ok && (l.Buf.Name == "state_dst" || l.Buf.Name == "cache") {
+							loads++
+							if after {
+								t.Errorf("%s: a load of %s after the barrier (%s)", k.ID(), l.Buf.Name, l.At)
+							}
+						}
+					})
+				}
+			})
+		}
+		if loads == 0 || stores == 0 {
+			t.Errorf("%s: %d state loads and %d stores: nothing checked", k.ID(), loads, stores)
+		}
+	}
 }

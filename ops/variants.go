@@ -107,6 +107,27 @@ func GDNTiling(backend string, sv int) (nw, cpw int) {
 	return 4, 1
 }
 
+// GDNBatch is a backend's one-dispatch schedule of op B
+// (gated_delta_net_inplace_ids_batched): its tiling and NS, the most
+// sequences one dispatch takes. ns 0: the backend has none and always runs
+// the gather and the compute dispatch.
+//
+// Vulkan: (1, 4, 8), one warp of four columns per sequence. On the H200
+// (bench/vulkan -batched, S_v 128, n_seqs 8) it ran op B in 19.5 us at H 32
+// and 24.3 us at H 48, where gather + compute took 22.2 and 27.3; of 14
+// shapes it had the lowest sum. At n_seqs 1 a batched workgroup idles all
+// rows but one (12.1 vs 8.8 us for the compute dispatch alone), and at 32
+// it trails gather + compute (55.6 vs 51.6 us): the schedule is for 2..NS.
+func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
+	if backend == "vulkan" {
+		return 1, 4, 8
+	}
+	return 0, 0, 0
+}
+
+// batchBackends are the backends with a batched schedule.
+var batchBackends = []string{"vulkan"}
+
 // tilingBackends are the backends with a GDN tiling of their own.
 var tilingBackends = []string{"vulkan"}
 
@@ -136,6 +157,12 @@ func table() []Variant {
 			}
 		}
 		gdn(nw, cpw, func(v Variant) Variant { return v.NotOnBackends(own...) })
+		for _, be := range batchBackends {
+			nw, cpw, ns := GDNBatch(be, sv)
+			for _, kda := range []bool{false, true} {
+				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw, "NS", ns).OnlyOn(be))
+			}
+		}
 	}
 	out = append(out, V("gated_delta_net_gather"), V("ssm_conv_gather"))
 	for dconv := 2; dconv <= 8; dconv++ {

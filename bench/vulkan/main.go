@@ -25,7 +25,10 @@
 //
 // With -tilings NWxCPW,..., op B's compute dispatch alone is also timed at
 // each of those workgroup shapes (native, no gather): the runs that chose
-// ops.GDNTiling.
+// ops.GDNTiling. Op B's batched schedule (one dispatch, no gather; the
+// glue's choice for n_seqs <= NS) is timed at ops.GDNBatch's shape and at
+// each -batched NWxCPWxNS, for every n_seqs <= NS. -seqs narrows the
+// n_seqs swept.
 //
 // Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
 // plus written, 2 * rows * row bytes. As there, the state pool is far larger
@@ -92,6 +95,11 @@ type config struct {
 	poolCap   uint64 // maximum: one binding covers the pool
 	copyBytes uint64
 	tilings   []tiling // extra op B tilings to time (-tilings)
+	batches   []batch  // extra batched tilings to time (-batched)
+	// aliasIDs points some sources at other sequences' destinations
+	// (the gather's and the batched schedule's hazard) instead of steady
+	// decode's identity: checks, not timings.
+	aliasIDs bool
 }
 
 // runs is how many repetitions a job dispatches: a warm-up block of reps,
@@ -108,6 +116,32 @@ func (b *builder) timing(cfg config, e *entry) {
 
 // tiling is op B's workgroup shape: NW column groups of CPW columns.
 type tiling struct{ nw, cpw int }
+
+// batch is the batched schedule's shape: a tiling and NS, the most
+// sequences one dispatch takes.
+type batch struct {
+	tiling
+	ns int
+}
+
+func parseBatches(s string) ([]batch, error) {
+	var out []batch
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' }) {
+		p := strings.Split(strings.TrimSpace(f), "x")
+		var v [3]int
+		ok := len(p) == 3
+		for i := 0; ok && i < 3; i++ {
+			var err error
+			v[i], err = strconv.Atoi(p[i])
+			ok = err == nil && v[i] > 0
+		}
+		if !ok || sv%(v[0]*v[1]) != 0 {
+			return nil, fmt.Errorf("-batched: %q is not NWxCPWxNS with NW*CPW dividing %d (e.g. 4x1x8)", f, sv)
+		}
+		out = append(out, batch{tiling{v[0], v[1]}, v[2]})
+	}
+	return out, nil
+}
 
 func parseTilings(s string) ([]tiling, error) {
 	var out []tiling
@@ -132,7 +166,9 @@ var full = config{
 var smoke = config{
 	reps: 3, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
 	gdnPool: 1 << 20, convPool: 1 << 18, poolCap: 8 << 20, copyBytes: 1 << 20,
-	tilings: []tiling{{8, 2}}, // the tuning path, checked against the reference
+	tilings:  []tiling{{8, 2}}, // the tuning path, checked against the reference
+	batches:  []batch{{tiling{2, 2}, 4}},
+	aliasIDs: true,
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -165,6 +201,8 @@ func prepare(args []string) error {
 	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
+	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
+	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -177,6 +215,21 @@ func prepare(args []string) error {
 		return err
 	}
 	cfg.tilings = append(cfg.tilings[:len(cfg.tilings):len(cfg.tilings)], extra...)
+	moreBatches, err := parseBatches(*batched)
+	if err != nil {
+		return err
+	}
+	cfg.batches = append(cfg.batches[:len(cfg.batches):len(cfg.batches)], moreBatches...)
+	if *seqs != "" {
+		cfg.seqs = nil
+		for _, f := range strings.Split(*seqs, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-seqs: %q is not a positive count", f)
+			}
+			cfg.seqs = append(cfg.seqs, n)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	runner, err := vkrun.Build(ctx)
@@ -372,10 +425,27 @@ func pool(n, reps int, row, minBytes, capBytes uint64) (int, error) {
 
 const sv = 128
 
+func intList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// schedule is how a job runs op B.
+type schedule struct {
+	noGather bool    // the compute dispatch alone
+	tile     *tiling // the compute dispatch at this tiling (off the table)
+	batch    *batch  // the batched kernel, one dispatch
+}
+
 // gdnJob is op B at one shape: per repetition the gather (unless
-// noGather) and the compute dispatch, identity ids, the window moving.
-func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bool, tile *tiling) (vkrun.Job, entry, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(H), uint64(n))), offTable: tile != nil}
+// noGather) and the compute dispatch, or the batched dispatch; identity
+// ids (unless cfg.aliasIDs), the window moving.
+func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule) (vkrun.Job, entry, error) {
+	noGather, tile := sc.noGather, sc.tile
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(H), uint64(n))), offTable: tile != nil || sc.batch != nil}
 	D := sv * sv * H
 	slotBytes := uint64(4 * D)
 	slots, err := pool(n, cfg.runs(), slotBytes, cfg.gdnPool, cfg.poolCap)
@@ -397,6 +467,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 		ids := make([]int32, n)
 		for s := range ids {
 			ids[s] = int32(head(rep) + s) // steady decode: identity
+			if cfg.aliasIDs && s%2 == 1 {
+				ids[s] = int32(head(rep) + (s+1)%n) // the next sequence's destination
+			}
 		}
 		putIDs(idsBytes, rep, ids)
 	}
@@ -409,6 +482,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := head(rep)
 		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
+		if sc.batch != nil {
+			continue
+		}
 		if !noGather {
 			err := b.dispatch("gated_delta_net_gather", ir.Portable, map[string]int64{},
 				map[string]uint32{"row_len": uint32(D), "n_seqs": uint32(n), "rs_head": uint32(rs)},
@@ -429,12 +505,36 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, noGather bo
 			return b.job, entry{}, err
 		}
 	}
+	if bt := sc.batch; bt != nil {
+		if n > bt.ns {
+			return b.job, entry{}, fmt.Errorf("batched %dx%dx%d cannot take %d sequences", bt.nw, bt.cpw, bt.ns, n)
+		}
+		for rep := 0; rep < cfg.runs(); rep++ {
+			rs := head(rep)
+			h, nn := uint32(H), uint32(n)
+			args := map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": nn, "neq1": h, "rq3": 1,
+				"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
+				"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
+				"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs)}
+			err := b.dispatch("gated_delta_net_inplace_ids_batched", a,
+				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.nw), "CPW": int64(bt.cpw), "NS": int64(bt.ns)}, args,
+				map[string]bind{"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(cache),
+					"dst": whole(dst), "state_dst": {cache, uint64(rs) * slotBytes, uint64(n) * slotBytes},
+					"ids": {idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}})
+			if err != nil {
+				return b.job, entry{}, err
+			}
+		}
+	}
 	impl := a.String()
 	if noGather {
 		impl += " no gather"
 	}
 	if tile != nil {
 		impl += fmt.Sprintf(" %dx%d", tile.nw, tile.cpw)
+	}
+	if bt := sc.batch; bt != nil {
+		impl += fmt.Sprintf(" batched %dx%dx%d", bt.nw, bt.cpw, bt.ns)
 	}
 	e := entry{bench: "gdn_ids", shape: fmt.Sprintf("H=%d", H), n: n, impl: impl, bytes: 2 * float64(slotBytes) * float64(n), launches: b.launches}
 	b.timing(cfg, &e)
@@ -588,16 +688,28 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 	}
 	for _, H := range cfg.heads {
 		for _, n := range cfg.seqs {
-			for _, a := range []ir.Arith{ir.Native("vulkan"), ir.Portable} {
-				if err := add(gdnJob(cfg, comp, a, H, n, false, nil)); err != nil {
+			native := ir.Native("vulkan")
+			for _, a := range []ir.Arith{native, ir.Portable} {
+				if err := add(gdnJob(cfg, comp, a, H, n, schedule{})); err != nil {
 					return nil, nil, err
 				}
 			}
-			if err := add(gdnJob(cfg, comp, ir.Native("vulkan"), H, n, true, nil)); err != nil {
+			if err := add(gdnJob(cfg, comp, native, H, n, schedule{noGather: true})); err != nil {
 				return nil, nil, err
 			}
 			for _, t := range cfg.tilings {
-				if err := add(gdnJob(cfg, comp, ir.Native("vulkan"), H, n, true, &t)); err != nil {
+				if err := add(gdnJob(cfg, comp, native, H, n, schedule{noGather: true, tile: &t})); err != nil {
+					return nil, nil, err
+				}
+			}
+			// The table's batched shape, then the tuning ones: where n fits.
+			nw, cpw, ns := ops.GDNBatch("vulkan", sv)
+			batches := append([]batch{{tiling{nw, cpw}, ns}}, cfg.batches...)
+			for _, bt := range batches {
+				if bt.ns == 0 || n > bt.ns {
+					continue
+				}
+				if err := add(gdnJob(cfg, comp, native, H, n, schedule{batch: &bt})); err != nil {
 					return nil, nil, err
 				}
 			}

@@ -57,8 +57,23 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// copy, 2 empty, 3 GDN jobs per n and one per extra tiling, 2 conv jobs per n.
-	if want := 3 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + 2*len(smoke.channels)*len(smoke.seqs); len(rows) != want {
+	// copy, 2 empty, 3 GDN jobs per n and one per extra tiling, one per
+	// batched shape taking n (the table's and the extra ones), 2 conv jobs per n.
+	batched := 0
+	for _, n := range smoke.seqs {
+		_, _, ns := ops.GDNBatch("vulkan", sv)
+		for _, m := range append([]int{ns}, func() (x []int) {
+			for _, b := range smoke.batches {
+				x = append(x, b.ns)
+			}
+			return
+		}()...) {
+			if n <= m {
+				batched++
+			}
+		}
+	}
+	if want := 3 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + batched*len(smoke.heads) + 2*len(smoke.channels)*len(smoke.seqs); len(rows) != want {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {

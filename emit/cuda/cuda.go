@@ -175,8 +175,10 @@ func (dialect) Builtin(b ir.Builtin, dim int) string {
 	return "threadIdx." + c
 }
 
-func (dialect) Unroll() string  { return "#pragma unroll" }
-func (dialect) Barrier() string { return "__syncthreads();" }
+func (dialect) Unroll() string { return "#pragma unroll" }
+
+// Barrier: __syncthreads orders the block's global memory accesses too.
+func (dialect) Barrier(bool) string { return "__syncthreads();" }
 
 // Reduce is the xor butterfly (CUDA's warp_reduce_sum is one, so native and
 // portable agree): shuffles within the warp when it is at least width lanes,

@@ -332,8 +332,14 @@ func (d dialect) ArrayDecl(a *ir.Array, name, length string) string {
 	return fmt.Sprintf("%s %s[%s];", d.Type(a.Elem), name, length)
 }
 
-func (dialect) Unroll() string  { return "[[unroll]]" }
-func (dialect) Barrier() string { return "barrier();" }
+func (dialect) Unroll() string { return "[[unroll]]" }
+func (dialect) Barrier(device bool) string {
+	if device {
+		// barrier() alone orders shared memory only.
+		return "memoryBarrierBuffer(); barrier();"
+	}
+	return "barrier();"
+}
 
 // Reduce: the butterfly through subgroup shuffles when the subgroup covers
 // the width, otherwise through shared memory, under both contracts. Native

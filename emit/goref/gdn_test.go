@@ -251,7 +251,7 @@ func randIds(r *rand.Rand, n, nSlots, rsHead int) []int32 {
 
 func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 	r := newRand("gated_delta_net_inplace_ids")
-	aliased, separate, nonIdent, aliasing := 0, 0, 0, 0
+	aliased, separate, nonIdent, aliasing, batched, batchedAliasing := 0, 0, 0, 0, 0, 0
 	for i := 0; i < numCases(); i++ {
 		tc := randGDN(r, i, "gated_delta_net_inplace_ids")
 		D := tc.D()
@@ -300,19 +300,46 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 				}
 			}
 		}
-		if err := gen.GatedDeltaNetGather(tc.c.name, gen.GatedDeltaNetGatherParams{},
-			gen.GatedDeltaNetGatherArgs{RowLen: uint32(D), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
-			gen.GatedDeltaNetGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data}); err != nil {
-			t.Fatal(err)
-		}
 		H, T, n, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3 := tc.strides()
-		err := gen.GatedDeltaNetInplaceIds(tc.c.name,
-			gen.GatedDeltaNetInplaceIdsParams{SV: uint32(tc.sv), KDA: tc.kda, NW: uint32(tc.nw), CPW: uint32(tc.cpw)},
-			gen.GatedDeltaNetInplaceIdsArgs{H: H, NTokens: T, NSeqs: n, Neq1: neq1, Rq3: rq3, Sq1: sq1, Sq2: sq2, Sq3: sq3,
-				Sv1: sv1, Sv2: sv2, Sv3: sv3, Sg1: sg1, Sg2: sg2, Sg3: sg3, Sb1: sb1, Sb2: sb2, Sb3: sb3,
-				Scale: tc.scale, Sd1: uint32(sd1), RsHead: uint32(rsHead)},
-			gen.GatedDeltaNetInplaceIdsBuffers{Q: tc.q.data, K: tc.k.data, V: tc.v.data, G: tc.g.data, Beta: tc.beta.data,
-				Cache: cache.data, Dst: dst.data, StateDst: sdData, Ids: ids, Scratch: scratch.data})
+		// The batched schedule (one dispatch, no gather) is defined where
+		// state_dst is the cache's window: half the aliased cases run it.
+		var err error
+		scratchWritten := true
+		var fits []uint32 // NS taking the case's sequences at its tiling
+		for _, ns := range []uint32{2, 4, 8, 16, 32} {
+			if int(ns) >= tc.n && tc.nw*int(ns) <= 32 {
+				fits = append(fits, ns)
+			}
+		}
+		if alias && len(fits) > 0 && r.IntN(2) == 0 {
+			batched, scratchWritten = batched+1, false
+			ns := fits[r.IntN(len(fits))]
+			err = gen.GatedDeltaNetInplaceIdsBatched(tc.c.name,
+				gen.GatedDeltaNetInplaceIdsBatchedParams{SV: uint32(tc.sv), KDA: tc.kda, NW: uint32(tc.nw), CPW: uint32(tc.cpw), NS: ns},
+				gen.GatedDeltaNetInplaceIdsBatchedArgs{H: H, NTokens: T, NSeqs: n, Neq1: neq1, Rq3: rq3, Sq1: sq1, Sq2: sq2, Sq3: sq3,
+					Sv1: sv1, Sv2: sv2, Sv3: sv3, Sg1: sg1, Sg2: sg2, Sg3: sg3, Sb1: sb1, Sb2: sb2, Sb3: sb3,
+					Scale: tc.scale, Sd1: uint32(sd1), RsHead: uint32(rsHead)},
+				gen.GatedDeltaNetInplaceIdsBatchedBuffers{Q: tc.q.data, K: tc.k.data, V: tc.v.data, G: tc.g.data, Beta: tc.beta.data,
+					Cache: cache.data, Dst: dst.data, StateDst: sdData, Ids: ids})
+			for s := 0; s < tc.n; s++ {
+				if aliases(ids, s, rsHead, tc.n) {
+					batchedAliasing++
+				}
+			}
+		} else {
+			if err := gen.GatedDeltaNetGather(tc.c.name, gen.GatedDeltaNetGatherParams{},
+				gen.GatedDeltaNetGatherArgs{RowLen: uint32(D), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
+				gen.GatedDeltaNetGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data}); err != nil {
+				t.Fatal(err)
+			}
+			err = gen.GatedDeltaNetInplaceIds(tc.c.name,
+				gen.GatedDeltaNetInplaceIdsParams{SV: uint32(tc.sv), KDA: tc.kda, NW: uint32(tc.nw), CPW: uint32(tc.cpw)},
+				gen.GatedDeltaNetInplaceIdsArgs{H: H, NTokens: T, NSeqs: n, Neq1: neq1, Rq3: rq3, Sq1: sq1, Sq2: sq2, Sq3: sq3,
+					Sv1: sv1, Sv2: sv2, Sv3: sv3, Sg1: sg1, Sg2: sg2, Sg3: sg3, Sb1: sb1, Sb2: sb2, Sb3: sb3,
+					Scale: tc.scale, Sd1: uint32(sd1), RsHead: uint32(rsHead)},
+				gen.GatedDeltaNetInplaceIdsBuffers{Q: tc.q.data, K: tc.k.data, V: tc.v.data, G: tc.g.data, Beta: tc.beta.data,
+					Cache: cache.data, Dst: dst.data, StateDst: sdData, Ids: ids, Scratch: scratch.data})
+		}
 		if err != nil {
 			t.Fatalf("case %d (%s): %v", i, tc, err)
 		}
@@ -337,8 +364,9 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 		}
 		// Scratch: only sources that are another sequence's destination are
 		// gathered (their pre-op rows); every other row is never written.
+		// The batched schedule writes none.
 		scratchWant := scratchBefore
-		for s := 0; s < tc.n; s++ {
+		for s := 0; s < tc.n && scratchWritten; s++ {
 			if aliases(ids, s, rsHead, tc.n) {
 				copy(scratchWant[guard+s*D:guard+(s+1)*D], cacheBefore[guard+int(ids[s])*D:guard+(int(ids[s])+1)*D])
 			}
@@ -348,7 +376,8 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 			t.Fatalf("case %d: %s alias=%v ids=%v rs_head=%d slots=%d", i, tc, alias, ids, rsHead, nSlots)
 		}
 	}
-	if aliased == 0 || separate == 0 || nonIdent == 0 || aliasing == 0 {
-		t.Errorf("coverage: aliased=%d separate=%d non-identity=%d aliasing reads=%d; every kind must occur", aliased, separate, nonIdent, aliasing)
+	if aliased == 0 || separate == 0 || nonIdent == 0 || aliasing == 0 || batched == 0 || batchedAliasing == 0 {
+		t.Errorf("coverage: aliased=%d separate=%d non-identity=%d aliasing reads=%d batched=%d (aliasing reads %d); every kind must occur",
+			aliased, separate, nonIdent, aliasing, batched, batchedAliasing)
 	}
 }

@@ -202,8 +202,13 @@ func (dialect) Builtin(b ir.Builtin, dim int) string {
 	return "tpitg." + c
 }
 
-func (dialect) Unroll() string  { return "#pragma unroll" }
-func (dialect) Barrier() string { return "threadgroup_barrier(mem_flags::mem_threadgroup);" }
+func (dialect) Unroll() string { return "#pragma unroll" }
+func (dialect) Barrier(device bool) string {
+	if device {
+		return "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);"
+	}
+	return "threadgroup_barrier(mem_flags::mem_threadgroup);"
+}
 
 // Reduce: simd_shuffle_xor butterflies (or, native with the width equal to
 // the simdgroup, simd_sum as ggml's kernels use) when the simdgroup covers the

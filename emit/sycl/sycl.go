@@ -144,8 +144,10 @@ func (dialect) Builtin(b ir.Builtin, dim int) string {
 	return fmt.Sprintf("(uint32_t) item.get_local_id(%d)", 2-dim)
 }
 
-func (dialect) Unroll() string  { return "#pragma unroll" }
-func (dialect) Barrier() string { return "sycl::group_barrier(item.get_group());" }
+func (dialect) Unroll() string { return "#pragma unroll" }
+
+// Barrier: group_barrier fences every address space at work-group scope.
+func (dialect) Barrier(bool) string { return "sycl::group_barrier(item.get_group());" }
 
 // Reduce: permute_group_by_xor butterflies when the sub-group covers the
 // width (ggml-sycl's warp_reduce_sum is one), otherwise local memory.

@@ -159,9 +159,15 @@ func kernelsFor(op *ops.Op, ariths ...ir.Arith) ([]*ir.Kernel, error) {
 	return ks, nil
 }
 
+// builtOn: some variant of op is built on backend (ops.Variant.On).
+func builtOn(op *ops.Op, backend string) bool { return len(ops.VariantsFor(op.Name, backend)) > 0 }
+
 func generateCUDA() ([]File, error) {
 	var files []File
 	for _, op := range ops.All() {
+		if !builtOn(op, "cuda") {
+			continue
+		}
 		ks, err := kernelsFor(op, ir.Portable, ir.Native("cuda"))
 		if err != nil {
 			return nil, err
@@ -190,6 +196,9 @@ func withGlue(files []File, backend string) ([]File, error) {
 func generateMetal() ([]File, error) {
 	var files []File
 	for _, op := range ops.All() {
+		if !builtOn(op, "metal") {
+			continue
+		}
 		ks, err := kernelsFor(op, ir.Portable, ir.Native("metal"))
 		if err != nil {
 			return nil, err
@@ -206,6 +215,9 @@ func generateMetal() ([]File, error) {
 func generateSYCL() ([]File, error) {
 	var files []File
 	for _, op := range ops.All() {
+		if !builtOn(op, "sycl") {
+			continue
+		}
 		ks, err := kernelsFor(op, ir.Portable, ir.Native("sycl"))
 		if err != nil {
 			return nil, err
@@ -222,6 +234,9 @@ func generateSYCL() ([]File, error) {
 func generateVulkan() ([]File, error) {
 	var files []File
 	for _, op := range ops.All() {
+		if !builtOn(op, "vulkan") {
+			continue
+		}
 		ks, err := kernelsFor(op, ir.Portable, ir.Native("vulkan"))
 		if err != nil {
 			return nil, err
@@ -246,6 +261,9 @@ func VulkanUnits(files []File) ([]spvbuild.Unit, error) {
 	}
 	var units []spvbuild.Unit
 	for _, op := range ops.All() {
+		if !builtOn(op, "vulkan") {
+			continue
+		}
 		ks, err := kernelsFor(op, ir.Portable, ir.Native("vulkan"))
 		if err != nil {
 			return nil, err

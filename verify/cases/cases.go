@@ -231,7 +231,7 @@ func Random(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Varia
 	b := &builder{r: r, sz: sz, vals: v.Values, c: &Case{Op: opName, Arith: a, Variant: v}}
 	var err error
 	switch opName {
-	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids":
+	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", batchedOp:
 		err = b.gdn(opName)
 	case "ssm_conv":
 		err = b.conv()

@@ -15,6 +15,9 @@ func (b *builder) gdn(op string) error {
 	}
 	T := 1 + r.IntN(b.sz.MaxTokens)
 	n := 1 + r.IntN(b.sz.MaxSeqs)
+	if op == batchedOp {
+		n = 1 + r.IntN(min(int(v["NS"]), b.sz.MaxSeqs+1))
+	}
 	nq := n
 	if n%2 == 0 && r.IntN(2) == 0 {
 		nq = n / 2
@@ -60,17 +63,28 @@ func (b *builder) gdn(op string) error {
 	}
 	slots := n + r.IntN(3)
 	rsHead := r.IntN(slots - n + 1)
-	b.f32("cache", slots*D, -1, 1, true)
-	b.f32("state_dst", n*D, -1, 1, true)
+	cache := b.f32("cache", slots*D, -1, 1, true)
+	stateDst := b.f32("state_dst", n*D, -1, 1, true)
 	b.ids("ids", n, slots, rsHead)
+	args["sd1"], args["rs_head"] = int64(D), int64(rsHead)
+	if op == batchedOp {
+		// The batched kernel takes state_dst to be the cache's window
+		// (glue.stateDstIsWindow); a case cannot alias two buffers, so
+		// state_dst starts as a copy of the window's rows.
+		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
+		b.untouched("dst", attn+D*n)
+		return b.launch(op, args, nil)
+	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
 	if err := b.launch("gated_delta_net_gather", map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
-	args["sd1"], args["rs_head"] = int64(D), int64(rsHead)
 	return b.launch(op, args, nil)
 }
+
+// batchedOp is op B's one-dispatch schedule (ops.GDNBatch).
+const batchedOp = "gated_delta_net_inplace_ids_batched"
 
 func (b *builder) conv() error {
 	r := b.r

@@ -17,13 +17,13 @@ import (
 //
 //	A: gated_delta_net_inplace vs gated_delta_net (K = 1): attention and final state
 //	B: gated_delta_net_inplace_ids vs gated_delta_net fed the pre-op states,
-//	   gathered here on the host
+//	   gathered here on the host; the same for op B's batched kernel
 //	C: ssm_conv_update_inplace (SILU off) vs ssm_conv over [taps, x] (n_t = 1)
 //	D: ssm_conv_update_inplace_ids (SILU off) vs ssm_conv over the gathered
 //	   windows
 func TestFusedMatchesUnfused(t *testing.T) {
 	e := setup(t)
-	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
+	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
 		for _, a := range contracts {
 			for _, v := range ops.VariantsOf(fused) {
 				if v.Values["SILU"] == 1 {
@@ -140,7 +140,14 @@ func addBaseGDN(c *cases.Case) (func(map[string][]byte) error, error) {
 	if int(fl.Args["sd1"]) != D {
 		return nil, fmt.Errorf("sd1 %d, want %d: the comparison assumes packed rows", fl.Args["sd1"], D)
 	}
-	params, err := tableVariant("gated_delta_net", map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": fl.Params["NW"], "CPW": fl.Params["CPW"]})
+	nw, cpw := fl.Params["NW"], fl.Params["CPW"]
+	if fl.Op.Name == "gated_delta_net_inplace_ids_batched" {
+		// The base op at Vulkan's own tiling: tilings do not change a
+		// column's arithmetic.
+		w, c := ops.GDNTiling("vulkan", sv)
+		nw, cpw = int64(w), int64(c)
+	}
+	params, err := tableVariant("gated_delta_net", map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": nw, "CPW": cpw})
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +158,7 @@ func addBaseGDN(c *cases.Case) (func(map[string][]byte) error, error) {
 		}
 	}
 	state := "state"
-	if fl.Op.Name == "gated_delta_net_inplace_ids" {
+	if fl.Op.Name != "gated_delta_net_inplace" {
 		pre := make([]float32, 0, n*D)
 		for s := 0; s < n; s++ {
 			pre = append(pre, preRow(c, "state_dst", s, D)...)

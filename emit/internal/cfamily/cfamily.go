@@ -42,8 +42,9 @@ type Dialect interface {
 	ArrayDecl(a *ir.Array, name, length string) string
 	// Unroll is the line before a loop that should be unrolled ("" for none).
 	Unroll() string
-	// Barrier is the workgroup barrier statement.
-	Barrier() string
+	// Barrier is the workgroup barrier statement; device: it also orders
+	// the workgroup's buffer accesses (ir.Barrier.Device).
+	Barrier(device bool) string
 	// Reduce returns the lines that declare out (type f32) as the cluster sum
 	// of x (see ir.Reduce); width is a compile-time expression.
 	Reduce(out, x, width string, order ir.Order, portable bool) []string
@@ -183,7 +184,7 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		}
 		p.Line("}")
 	case *ir.Barrier:
-		p.Line("%s", p.D.Barrier())
+		p.Line("%s", p.D.Barrier(s.Device))
 	case *ir.Reduce:
 		for _, l := range p.D.Reduce(p.Name(s.Var, s.Var.Name), p.Expr(s.X), p.Expr(s.Width), s.Order, p.portable) {
 			p.Line("%s", l)
@@ -428,9 +429,9 @@ func SharedButterfly(d Dialect, out, width, suffix string) []string {
 		"} else {",
 		fmt.Sprintf("    for (%s kg_off = %s / 2%s; kg_off > 0%s; kg_off >>= 1%s) {", d.Type(ir.U32), width, suffix, suffix, suffix),
 		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
-		"        " + d.Barrier(),
+		"        " + d.Barrier(false),
 		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
-		"        " + d.Barrier(),
+		"        " + d.Barrier(false),
 		"    }",
 		"}",
 	}

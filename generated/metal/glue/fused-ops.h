@@ -159,24 +159,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                     /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
                 };
                 const uint32_t H = args.H;
-                const uint32_t n_tokens = args.n_tokens;
                 const uint32_t n_seqs = args.n_seqs;
-                const uint32_t neq1 = args.neq1;
-                const uint32_t rq3 = args.rq3;
-                const uint32_t sq1 = args.sq1;
-                const uint32_t sq2 = args.sq2;
-                const uint32_t sq3 = args.sq3;
-                const uint32_t sv1 = args.sv1;
-                const uint32_t sv2 = args.sv2;
-                const uint32_t sv3 = args.sv3;
-                const uint32_t sg1 = args.sg1;
-                const uint32_t sg2 = args.sg2;
-                const uint32_t sg3 = args.sg3;
-                const uint32_t sb1 = args.sb1;
-                const uint32_t sb2 = args.sb2;
-                const uint32_t sb3 = args.sb3;
-                const float scale = args.scale;
-                const uint32_t sd1 = args.sd1;
                 const char * name = nullptr;
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) { name = "kernel_gated_delta_net_inplace_f32_S_v16_KDA0_NW4_CPW1"; }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) { name = "kernel_gated_delta_net_inplace_f32_S_v16_KDA1_NW4_CPW1"; }
@@ -229,7 +212,6 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 };
                 const uint32_t row_len = args.row_len;
                 const uint32_t n_seqs = args.n_seqs;
-                const uint32_t rs_head = args.rs_head;
                 const char * name = nullptr;
                 if (true) { name = "kernel_gated_delta_net_gather_f32"; }
                 GGML_ASSERT(name != nullptr && "no gated_delta_net_gather pipeline for this variant");
@@ -269,25 +251,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
                 };
                 const uint32_t H = args.H;
-                const uint32_t n_tokens = args.n_tokens;
                 const uint32_t n_seqs = args.n_seqs;
-                const uint32_t neq1 = args.neq1;
-                const uint32_t rq3 = args.rq3;
-                const uint32_t sq1 = args.sq1;
-                const uint32_t sq2 = args.sq2;
-                const uint32_t sq3 = args.sq3;
-                const uint32_t sv1 = args.sv1;
-                const uint32_t sv2 = args.sv2;
-                const uint32_t sv3 = args.sv3;
-                const uint32_t sg1 = args.sg1;
-                const uint32_t sg2 = args.sg2;
-                const uint32_t sg3 = args.sg3;
-                const uint32_t sb1 = args.sb1;
-                const uint32_t sb2 = args.sb2;
-                const uint32_t sb3 = args.sb3;
-                const float scale = args.scale;
-                const uint32_t sd1 = args.sd1;
-                const uint32_t rs_head = args.rs_head;
                 const char * name = nullptr;
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) { name = "kernel_gated_delta_net_inplace_ids_f32_S_v16_KDA0_NW4_CPW1"; }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) { name = "kernel_gated_delta_net_inplace_ids_f32_S_v16_KDA1_NW4_CPW1"; }
@@ -338,12 +302,6 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 };
                 const uint32_t n_ch = args.n_ch;
                 const uint32_t n_seqs = args.n_seqs;
-                const uint32_t cs1 = args.cs1;
-                const uint32_t cs2 = args.cs2;
-                const uint32_t w1 = args.w1;
-                const uint32_t x2 = args.x2;
-                const uint32_t sd1 = args.sd1;
-                const uint32_t d2 = args.d2;
                 const char * name = nullptr;
                 if (d_conv == 2 && SILU == false) { name = "kernel_ssm_conv_update_inplace_f32_d_conv2_SILU0"; }
                 else if (d_conv == 2 && SILU == true) { name = "kernel_ssm_conv_update_inplace_f32_d_conv2_SILU1"; }
@@ -391,7 +349,6 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 };
                 const uint32_t row_len = args.row_len;
                 const uint32_t n_seqs = args.n_seqs;
-                const uint32_t rs_head = args.rs_head;
                 const char * name = nullptr;
                 if (true) { name = "kernel_ssm_conv_gather_f32"; }
                 GGML_ASSERT(name != nullptr && "no ssm_conv_gather pipeline for this variant");
@@ -421,13 +378,6 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 };
                 const uint32_t n_ch = args.n_ch;
                 const uint32_t n_seqs = args.n_seqs;
-                const uint32_t cs1 = args.cs1;
-                const uint32_t cs2 = args.cs2;
-                const uint32_t w1 = args.w1;
-                const uint32_t x2 = args.x2;
-                const uint32_t sd1 = args.sd1;
-                const uint32_t d2 = args.d2;
-                const uint32_t rs_head = args.rs_head;
                 const char * name = nullptr;
                 if (d_conv == 2 && SILU == false) { name = "kernel_ssm_conv_update_inplace_ids_f32_d_conv2_SILU0"; }
                 else if (d_conv == 2 && SILU == true) { name = "kernel_ssm_conv_update_inplace_ids_f32_d_conv2_SILU1"; }

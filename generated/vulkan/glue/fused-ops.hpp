@@ -31,6 +31,30 @@ struct vk_op_gated_delta_net_inplace_push_constants {
 };
 static_assert(sizeof(vk_op_gated_delta_net_inplace_push_constants) == 76, "vk_op_gated_delta_net_inplace_push_constants must match the shader's push constants");
 
+struct vk_op_gated_delta_net_inplace_ids_batched_push_constants {
+    uint32_t H;
+    uint32_t n_tokens;
+    uint32_t n_seqs;
+    uint32_t neq1;
+    uint32_t rq3;
+    uint32_t sq1;
+    uint32_t sq2;
+    uint32_t sq3;
+    uint32_t sv1;
+    uint32_t sv2;
+    uint32_t sv3;
+    uint32_t sg1;
+    uint32_t sg2;
+    uint32_t sg3;
+    uint32_t sb1;
+    uint32_t sb2;
+    uint32_t sb3;
+    float scale;
+    uint32_t sd1;
+    uint32_t rs_head;
+};
+static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants) == 80, "vk_op_gated_delta_net_inplace_ids_batched_push_constants must match the shader's push constants");
+
 struct vk_op_gated_delta_net_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
@@ -105,6 +129,14 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "16u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "16u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "32u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "32u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "64u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "64u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_gather", "gated_delta_net_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -146,6 +178,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
 // == ggml-vulkan.cpp, struct vk_device_struct ==
     // fused gated-DeltaNet / conv-update pipelines, one per variant
     vk_pipeline pipeline_gated_delta_net_inplace[8];
+    vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[8];
     vk_pipeline pipeline_gated_delta_net_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[8];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
@@ -162,6 +195,14 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[5], "gated_delta_net_inplace_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_s_v64_kda1_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[6], "gated_delta_net_inplace_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_s_v128_kda0_nw8_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[7], "gated_delta_net_inplace_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_s_v128_kda1_nw8_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[0], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[1], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[2], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[3], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[4], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[5], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[6], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[7], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_gather[0], "gated_delta_net_gather", gated_delta_net_gather_len, gated_delta_net_gather_data, "main", 3, sizeof(vk_op_gated_delta_net_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[0], "gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[1], "gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -357,7 +398,8 @@ static size_t ggml_vk_fused_alloc_size(const ggml_tensor * op) {
 }
 
 // ggml_vk_fused_dispatch records a fused node's dispatches (gather, a barrier, then
-// compute) and returns true, or returns false for any other node. scratch_buf
+// compute; or one dispatch where op B's schedule allows) and returns true, or
+// returns false for any other node. scratch_buf
 // is the gather scratch: the unused state region of the node's output for GDN,
 // the bytes after the node's output for op D.
 static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & subctx, ggml_tensor * op) {
@@ -399,24 +441,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
                 };
                 const uint32_t H = pc.H;
-                const uint32_t n_tokens = pc.n_tokens;
                 const uint32_t n_seqs = pc.n_seqs;
-                const uint32_t neq1 = pc.neq1;
-                const uint32_t rq3 = pc.rq3;
-                const uint32_t sq1 = pc.sq1;
-                const uint32_t sq2 = pc.sq2;
-                const uint32_t sq3 = pc.sq3;
-                const uint32_t sv1 = pc.sv1;
-                const uint32_t sv2 = pc.sv2;
-                const uint32_t sv3 = pc.sv3;
-                const uint32_t sg1 = pc.sg1;
-                const uint32_t sg2 = pc.sg2;
-                const uint32_t sg3 = pc.sg3;
-                const uint32_t sb1 = pc.sb1;
-                const uint32_t sb2 = pc.sb2;
-                const uint32_t sb3 = pc.sb3;
-                const float scale = pc.scale;
-                const uint32_t sd1 = pc.sd1;
                 vk_pipeline pipeline = nullptr;
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[0]; }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[1]; }
@@ -446,20 +471,72 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(S_v);
             const bool KDA = op->src[3]->ne[0] == op->src[2]->ne[0];
             GGML_UNUSED(KDA);
-            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 8 : 4);
-            GGML_UNUSED(NW);
-            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? 4 : 1);
-            GGML_UNUSED(CPW);
             const uint32_t W = ((S_v < 32u) ? S_v : 32u);
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
+            const bool one_dispatch = op->src[2]->ne[3] >= 2 && op->src[2]->ne[3] <= 8 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            GGML_UNUSED(one_dispatch);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
             scratch_buf.offset += GGML_PAD((op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float), GGML_VK_FUSED_SCRATCH_ALIGN);
             scratch_buf.size = ggml_nbytes(op) - (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float);
-            // with one sequence no source is another sequence's destination: the gather copies nothing
-            if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
+            // 2..8 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            if (one_dispatch) { // gated_delta_net_inplace_ids_batched
+                const uint32_t NW = 1;
+                GGML_UNUSED(NW);
+                const uint32_t CPW = 4;
+                GGML_UNUSED(CPW);
+                const uint32_t NS = 8;
+                GGML_UNUSED(NS);
+                const vk_op_gated_delta_net_inplace_ids_batched_push_constants pc = {
+                    /* .H = */ (uint32_t) (op->src[2]->ne[1]),
+                    /* .n_tokens = */ (uint32_t) (op->src[2]->ne[2]),
+                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
+                    /* .neq1 = */ (uint32_t) (op->src[0]->ne[1]),
+                    /* .rq3 = */ (uint32_t) (op->src[2]->ne[3] / op->src[0]->ne[3]),
+                    /* .sq1 = */ (uint32_t) (op->src[0]->nb[1] / 4),
+                    /* .sq2 = */ (uint32_t) (op->src[0]->nb[2] / 4),
+                    /* .sq3 = */ (uint32_t) (op->src[0]->nb[3] / 4),
+                    /* .sv1 = */ (uint32_t) (op->src[2]->nb[1] / 4),
+                    /* .sv2 = */ (uint32_t) (op->src[2]->nb[2] / 4),
+                    /* .sv3 = */ (uint32_t) (op->src[2]->nb[3] / 4),
+                    /* .sg1 = */ (uint32_t) (op->src[3]->nb[1] / 4),
+                    /* .sg2 = */ (uint32_t) (op->src[3]->nb[2] / 4),
+                    /* .sg3 = */ (uint32_t) (op->src[3]->nb[3] / 4),
+                    /* .sb1 = */ (uint32_t) (op->src[4]->nb[1] / 4),
+                    /* .sb2 = */ (uint32_t) (op->src[4]->nb[2] / 4),
+                    /* .sb3 = */ (uint32_t) (op->src[4]->nb[3] / 4),
+                    /* .scale = */ (float) (1.0f / sqrtf((float) op->src[2]->ne[0])),
+                    /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
+                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
+                };
+                const uint32_t H = pc.H;
+                vk_pipeline pipeline = nullptr;
+                if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[0]; }
+                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[1]; }
+                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[2]; }
+                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[3]; }
+                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[4]; }
+                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[5]; }
+                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[6]; }
+                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 8) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[7]; }
+                GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_inplace_ids_batched pipeline for this variant");
+                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
+                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
+                    ggml_vk_tensor_subbuffer(ctx, op->src[0]), // q
+                    ggml_vk_tensor_subbuffer(ctx, op->src[1]), // k
+                    ggml_vk_tensor_subbuffer(ctx, op->src[2]), // v
+                    ggml_vk_tensor_subbuffer(ctx, op->src[3]), // g
+                    ggml_vk_tensor_subbuffer(ctx, op->src[4]), // beta
+                    ggml_vk_tensor_subbuffer(ctx, op->src[5]), // cache
+                    dst_buf, // dst
+                    ggml_vk_tensor_subbuffer(ctx, op->src[6]), // state_dst
+                    ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
+                }, pc, { H, 1u, (S_v / (NW * CPW)) });
+            }
+            // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
+            if (!one_dispatch && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
                 const vk_op_gated_delta_net_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
@@ -467,7 +544,6 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 };
                 const uint32_t row_len = pc.row_len;
                 const uint32_t n_seqs = pc.n_seqs;
-                const uint32_t rs_head = pc.rs_head;
                 vk_pipeline pipeline = nullptr;
                 if (true) { pipeline = ctx->device->pipeline_gated_delta_net_gather[0]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_gather pipeline for this variant");
@@ -479,7 +555,12 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { ((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            { // gated_delta_net_inplace_ids
+            // otherwise the gather, then the compute dispatch
+            if (!one_dispatch) { // gated_delta_net_inplace_ids
+                const uint32_t NW = (op->src[2]->ne[0] == 128 ? 8 : 4);
+                GGML_UNUSED(NW);
+                const uint32_t CPW = (op->src[2]->ne[0] == 128 ? 4 : 1);
+                GGML_UNUSED(CPW);
                 const vk_op_gated_delta_net_inplace_ids_push_constants pc = {
                     /* .H = */ (uint32_t) (op->src[2]->ne[1]),
                     /* .n_tokens = */ (uint32_t) (op->src[2]->ne[2]),
@@ -503,25 +584,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
                 };
                 const uint32_t H = pc.H;
-                const uint32_t n_tokens = pc.n_tokens;
                 const uint32_t n_seqs = pc.n_seqs;
-                const uint32_t neq1 = pc.neq1;
-                const uint32_t rq3 = pc.rq3;
-                const uint32_t sq1 = pc.sq1;
-                const uint32_t sq2 = pc.sq2;
-                const uint32_t sq3 = pc.sq3;
-                const uint32_t sv1 = pc.sv1;
-                const uint32_t sv2 = pc.sv2;
-                const uint32_t sv3 = pc.sv3;
-                const uint32_t sg1 = pc.sg1;
-                const uint32_t sg2 = pc.sg2;
-                const uint32_t sg3 = pc.sg3;
-                const uint32_t sb1 = pc.sb1;
-                const uint32_t sb2 = pc.sb2;
-                const uint32_t sb3 = pc.sb3;
-                const float scale = pc.scale;
-                const uint32_t sd1 = pc.sd1;
-                const uint32_t rs_head = pc.rs_head;
                 vk_pipeline pipeline = nullptr;
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[0]; }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[1]; }
@@ -567,12 +630,6 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 };
                 const uint32_t n_ch = pc.n_ch;
                 const uint32_t n_seqs = pc.n_seqs;
-                const uint32_t cs1 = pc.cs1;
-                const uint32_t cs2 = pc.cs2;
-                const uint32_t w1 = pc.w1;
-                const uint32_t x2 = pc.x2;
-                const uint32_t sd1 = pc.sd1;
-                const uint32_t d2 = pc.d2;
                 vk_pipeline pipeline = nullptr;
                 if (d_conv == 2 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace[0]; }
                 else if (d_conv == 2 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace[1]; }
@@ -618,7 +675,6 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 };
                 const uint32_t row_len = pc.row_len;
                 const uint32_t n_seqs = pc.n_seqs;
-                const uint32_t rs_head = pc.rs_head;
                 vk_pipeline pipeline = nullptr;
                 if (true) { pipeline = ctx->device->pipeline_ssm_conv_gather[0]; }
                 GGML_ASSERT(pipeline != nullptr && "no ssm_conv_gather pipeline for this variant");
@@ -644,13 +700,6 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 };
                 const uint32_t n_ch = pc.n_ch;
                 const uint32_t n_seqs = pc.n_seqs;
-                const uint32_t cs1 = pc.cs1;
-                const uint32_t cs2 = pc.cs2;
-                const uint32_t w1 = pc.w1;
-                const uint32_t x2 = pc.x2;
-                const uint32_t sd1 = pc.sd1;
-                const uint32_t d2 = pc.d2;
-                const uint32_t rs_head = pc.rs_head;
                 vk_pipeline pipeline = nullptr;
                 if (d_conv == 2 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids[0]; }
                 else if (d_conv == 2 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids[1]; }
