@@ -164,7 +164,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 
 	shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
-	b.Comment("read the prior state once; it stays in registers for every token")
+	if !batched {
+		b.Comment("read the prior state once; it stays in registers for every token")
+	}
 	loadFrom := func(buf dsl.Buf, base dsl.Val) {
 		forShard(func(c, i, reg dsl.Val) { shard.Set(reg, buf.Load(base.Add(c.Mul(sv)).Add(i))) })
 	}
@@ -186,7 +188,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 					},
 					func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
 			})
-	case gdnInplaceIdsBatched:
+	}
+	// The batched kernel reads its prior state in the first token, after
+	// that token's inputs: loads behind the branch on src would otherwise
+	// wait for it (one memory latency more per workgroup).
+	loadBatched := func() {
+		b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
 		src := b.Let("src", ids.Load(s))
 		inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
 		b.IfElse(inWindow,
@@ -205,6 +212,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		})
 		gOff := b.Let("g_off", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))
 		betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
+		if batched {
+			b.If(t.Eq(0), loadBatched)
+		}
 		vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))
 		attnOff := b.Let("attn_off", s.Mul(nTok).Add(t).Mul(nHeads).Add(h).Mul(sv))
 

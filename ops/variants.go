@@ -112,12 +112,15 @@ func GDNTiling(backend string, sv int) (nw, cpw int) {
 // sequences one dispatch takes. ns 0: the backend has none and always runs
 // the gather and the compute dispatch.
 //
-// Vulkan: (1, 4, 8), one warp of four columns per sequence. On the H200
-// (bench/vulkan -batched, S_v 128, n_seqs 8) it ran op B in 19.5 us at H 32
-// and 24.3 us at H 48, where gather + compute took 22.2 and 27.3; of 14
-// shapes it had the lowest sum. At n_seqs 1 a batched workgroup idles all
-// rows but one (12.1 vs 8.8 us for the compute dispatch alone), and at 32
-// it trails gather + compute (55.6 vs 51.6 us): the schedule is for 2..NS.
+// Vulkan: (1, 4, 8), one warp of four columns per sequence. On the H100
+// (bench/vulkan -batched, S_v 128, H 32 / 48) it ran op B at n_seqs 2, 4, 8
+// in 13.1/15.0, 15.0/18.0, 20.9/27.1 us where gather + compute took
+// 16.5/17.1, 18.6/21.4, 25.5/31.7; of the five shapes timed with it (1x2,
+// 1x8, 2x2, 2x4) it had the lowest sum over those six, each within 4% of
+// the best at n_seqs 8. At n_seqs 1 a batched workgroup idles all rows but
+// one (12.3 vs 9.2 us for the compute dispatch alone), and at 32 a 32-row
+// batch trailed gather + compute on the H200 (55.6 vs 51.6 us): the
+// schedule is for 2..NS.
 func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
 	if backend == "vulkan" {
 		return 1, 4, 8

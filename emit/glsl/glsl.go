@@ -74,6 +74,9 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	if reduce {
 		b.WriteString("#extension GL_KHR_shader_subgroup_basic : enable\n#extension GL_KHR_shader_subgroup_shuffle : enable\n")
 	}
+	if d.uses.scopes {
+		b.WriteString("#extension GL_KHR_memory_scope_semantics : enable\n")
+	}
 	b.WriteString("\nlayout(local_size_x = KG_WG_X, local_size_y = KG_WG_Y, local_size_z = KG_WG_Z) in;\n\n")
 	for i, buf := range k.Buffers {
 		qual := map[ir.Access]string{ir.Read: "readonly ", ir.Write: "writeonly ", ir.ReadWrite: ""}[buf.Access]
@@ -192,7 +195,7 @@ type dialect struct {
 }
 
 // helperUse records which portable helpers the printed body calls.
-type helperUse struct{ fma, addZero, exact bool }
+type helperUse struct{ fma, addZero, exact, scopes bool }
 
 // The portable helpers implement two IEEE operations that Vulkan does not
 // promise: fma() may be rounded twice (its precision is that of a multiply
@@ -333,10 +336,13 @@ func (d dialect) ArrayDecl(a *ir.Array, name, length string) string {
 }
 
 func (dialect) Unroll() string { return "[[unroll]]" }
-func (dialect) Barrier(device bool) string {
+func (d dialect) Barrier(device bool) string {
 	if device {
-		// barrier() alone orders shared memory only.
-		return "memoryBarrierBuffer(); barrier();"
+		// barrier() orders shared memory only, and memoryBarrierBuffer()
+		// is device-wide (on NVIDIA it waits for every earlier store to
+		// reach L2); the workgroup's buffer accesses need workgroup scope.
+		d.uses.scopes = true
+		return "controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);"
 	}
 	return "barrier();"
 }

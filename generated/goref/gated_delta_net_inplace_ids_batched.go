@@ -180,36 +180,38 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					var src int32 = ids[s[kgTid]]
-					if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-						for cc := uint32(0); cc < CPW; cc += 1 {
-							var col uint32 = (col0[kgTid] + (cc * NW))
-							for r := uint32(0); r < R; r += 1 {
-								var i uint32 = ((r * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
-							}
-						}
-					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-							}
-						}
-					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r := uint32(0); r < R; r += 1 {
+							var i uint32 = ((r * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
+							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						if t == 0 {
+							// read the prior state once, behind this token's inputs; it stays in registers for every token
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+									}
+								}
+							} else {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+									}
+								}
+							}
+						}
 						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
 						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
 					}
@@ -478,36 +480,38 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					var src int32 = ids[s[kgTid]]
-					if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-						for cc := uint32(0); cc < CPW; cc += 1 {
-							var col uint32 = (col0[kgTid] + (cc * NW))
-							for r := uint32(0); r < R; r += 1 {
-								var i uint32 = ((r * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
-							}
-						}
-					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-							}
-						}
-					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r := uint32(0); r < R; r += 1 {
+							var i uint32 = ((r * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
+							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						if t == 0 {
+							// read the prior state once, behind this token's inputs; it stays in registers for every token
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+									}
+								}
+							} else {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+									}
+								}
+							}
+						}
 						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
 						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
 					}
@@ -740,36 +744,38 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					var src int32 = ids[s[kgTid]]
-					if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-						for cc := uint32(0); cc < CPW; cc += 1 {
-							var col uint32 = (col0[kgTid] + (cc * NW))
-							for r := uint32(0); r < R; r += 1 {
-								var i uint32 = ((lane[kgTid] * R) + r)
-								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
-							}
-						}
-					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-							}
-						}
-					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r := uint32(0); r < R; r += 1 {
+							var i uint32 = ((lane[kgTid] * R) + r)
+							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
+							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						if t == 0 {
+							// read the prior state once, behind this token's inputs; it stays in registers for every token
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+									}
+								}
+							} else {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+									}
+								}
+							}
+						}
 						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
 						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
 					}
@@ -1005,36 +1011,38 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					var src int32 = ids[s[kgTid]]
-					if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-						for cc := uint32(0); cc < CPW; cc += 1 {
-							var col uint32 = (col0[kgTid] + (cc * NW))
-							for r := uint32(0); r < R; r += 1 {
-								var i uint32 = ((r * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
-							}
-						}
-					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-							}
-						}
-					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r := uint32(0); r < R; r += 1 {
+							var i uint32 = ((r * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
+							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						if t == 0 {
+							// read the prior state once, behind this token's inputs; it stays in registers for every token
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+									}
+								}
+							} else {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+									}
+								}
+							}
+						}
 						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
 						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
 					}
@@ -1267,36 +1275,38 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					var src int32 = ids[s[kgTid]]
-					if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-						for cc := uint32(0); cc < CPW; cc += 1 {
-							var col uint32 = (col0[kgTid] + (cc * NW))
-							for r := uint32(0); r < R; r += 1 {
-								var i uint32 = ((r * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
-							}
-						}
-					} else {
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-							for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-								var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-								s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-							}
-						}
-					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						for r := uint32(0); r < R; r += 1 {
+							var i uint32 = ((r * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
+							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						if t == 0 {
+							// read the prior state once, behind this token's inputs; it stays in registers for every token
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+									}
+								}
+							} else {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+									}
+								}
+							}
+						}
 						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
 						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
 					}

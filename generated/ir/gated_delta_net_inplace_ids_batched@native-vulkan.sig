@@ -39,14 +39,15 @@ buffer ids i32 read src7
 [control]
 dep_release
 dep_wait
-if ((v10 >= i32(arg19)) && (v10 < i32((arg19 + arg2))))
-  for v11 in [0u, param3) step 1u
-    for v13 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-else
-  for v15 in [0u, param3) step 1u
-    for v17 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-for v19 in [0u, arg1) step 1u
-  for v23 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+for v10 in [0u, arg1) step 1u
+  for v14 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  if (v10 == 0u)
+    if ((v18 >= i32(arg19)) && (v18 < i32((arg19 + arg2))))
+      for v19 in [0u, param3) step 1u
+        for v21 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    else
+      for v23 in [0u, param3) step 1u
+        for v25 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
   if param1
     for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
     for v32 in [0u, param3) step 1u
@@ -63,33 +64,34 @@ if v2
   for v59 in [0u, param3) step 1u
     for v61 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
 [memory]
-load buf0[(v22 + v24)]
-load buf1[(v22 + v24)]
+load buf0[(v13 + v15)]
+load buf1[(v13 + v15)]
 load buf2[(v27 + v33)]
 load buf2[(v27 + v47)]
-load buf3[(v25 + ((v30 * (select((param0 < 32u), param0, 32u))) + v4))]
-load buf3[v25]
-load buf4[(((v3 * arg16) + (v19 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v10) * arg0) + v0) * v8) + (v16 * param0)) + v18)]
-load buf7[(((((u32(v10) - arg19) * arg18) + (v0 * v8)) + (v12 * param0)) + v14)]
+load buf3[(v16 + ((v30 * (select((param0 < 32u), param0, 32u))) + v4))]
+load buf3[v16]
+load buf4[(((v3 * arg16) + (v10 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v18) * arg0) + v0) * v8) + (v24 * param0)) + v26)]
+load buf7[(((((u32(v18) - arg19) * arg18) + (v0 * v8)) + (v20 * param0)) + v22)]
 load buf8[v3]
 store buf6[(v28 + v33)]
 store buf6[(v28 + v47)]
 store buf7[((v58 + (v60 * param0)) + v62)]
 [arithmetic]
-if
-  for v11
-    for v13
-      v9[] = load buf7
-else
-  for v15
-    for v17
-      v9[] = load buf5
-for v19
-  for v23
-    v20[] = load buf0
-    v21[] = load buf1
-  v26 = load buf4
+for v10
+  for v14
+    v11[] = load buf0
+    v12[] = load buf1
+  v17 = load buf4
+  if
+    if
+      for v19
+        for v21
+          v9[] = load buf7
+    else
+      for v23
+        for v25
+          v9[] = load buf5
   if
     for v30
       v31 = exp_native(load buf3)
@@ -99,14 +101,14 @@ for v19
       for v36
         v37 = (v29[] * v9[])
         v9[] = v37
-        v35 = (v35 + (v37 * v21[]))
+        v35 = (v35 + (v37 * v12[]))
       v38 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v35)
-      v39 = ((load buf2 - v38) * v26)
+      v39 = ((load buf2 - v38) * v17)
       v40 = 0.0
       for v41
-        v42 = (v9[] + (v21[] * v39))
+        v42 = (v9[] + (v12[] * v39))
         v9[] = v42
-        v40 = (v40 + (v42 * v20[]))
+        v40 = (v40 + (v42 * v11[]))
       v43 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v40)
       if
         store buf6 = (v43 * arg17)
@@ -118,14 +120,14 @@ for v19
       for v50
         v51 = (v45 * v9[])
         v9[] = v51
-        v49 = (v49 + (v51 * v21[]))
+        v49 = (v49 + (v51 * v12[]))
       v52 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v49)
-      v53 = ((load buf2 - v52) * v26)
+      v53 = ((load buf2 - v52) * v17)
       v54 = 0.0
       for v55
-        v56 = (v9[] + (v21[] * v53))
+        v56 = (v9[] + (v12[] * v53))
         v9[] = v56
-        v54 = (v54 + (v56 * v20[]))
+        v54 = (v54 + (v56 * v11[]))
       v57 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v54)
       if
         store buf6 = (v57 * arg17)

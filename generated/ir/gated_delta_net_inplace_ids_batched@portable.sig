@@ -39,14 +39,15 @@ buffer ids i32 read src7
 [control]
 dep_release
 dep_wait
-if ((v10 >= i32(arg19)) && (v10 < i32((arg19 + arg2))))
-  for v11 in [0u, param3) step 1u
-    for v13 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-else
-  for v15 in [0u, param3) step 1u
-    for v17 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-for v19 in [0u, arg1) step 1u
-  for v23 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+for v10 in [0u, arg1) step 1u
+  for v14 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  if (v10 == 0u)
+    if ((v18 >= i32(arg19)) && (v18 < i32((arg19 + arg2))))
+      for v19 in [0u, param3) step 1u
+        for v21 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    else
+      for v23 in [0u, param3) step 1u
+        for v25 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
   if param1
     for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
     for v43 in [0u, param3) step 1u
@@ -63,15 +64,15 @@ if v2
   for v81 in [0u, param3) step 1u
     for v83 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
 [memory]
-load buf0[(v22 + v24)]
-load buf1[(v22 + v24)]
+load buf0[(v13 + v15)]
+load buf1[(v13 + v15)]
 load buf2[(v27 + v44)]
 load buf2[(v27 + v69)]
-load buf3[(v25 + ((v30 * (select((param0 < 32u), param0, 32u))) + v4))]
-load buf3[v25]
-load buf4[(((v3 * arg16) + (v19 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v10) * arg0) + v0) * v8) + (v16 * param0)) + v18)]
-load buf7[(((((u32(v10) - arg19) * arg18) + (v0 * v8)) + (v12 * param0)) + v14)]
+load buf3[(v16 + ((v30 * (select((param0 < 32u), param0, 32u))) + v4))]
+load buf3[v16]
+load buf4[(((v3 * arg16) + (v10 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v18) * arg0) + v0) * v8) + (v24 * param0)) + v26)]
+load buf7[(((((u32(v18) - arg19) * arg18) + (v0 * v8)) + (v20 * param0)) + v22)]
 load buf8[v3]
 store buf6[(v28 + v44)]
 store buf6[(v28 + v69)]
@@ -82,20 +83,21 @@ v1 = local_id.z
 v2 = (v1 < arg2)
 v3 = select(v2, v1, (arg2 - 1u))
 v4 = local_id.x
-if
-  for v11
-    for v13
-      v9[] = load buf7
-else
-  for v15
-    for v17
-      v9[] = load buf5
-for v19
-  for v23
-    v20[] = load buf0
-    v21[] = load buf1
-  v25 = (((v3 * arg13) + (v19 * arg12)) + (v0 * arg11))
-  v26 = load buf4
+for v10
+  for v14
+    v11[] = load buf0
+    v12[] = load buf1
+  v16 = (((v3 * arg13) + (v10 * arg12)) + (v0 * arg11))
+  v17 = load buf4
+  if
+    if
+      for v19
+        for v21
+          v9[] = load buf7
+    else
+      for v23
+        for v25
+          v9[] = load buf5
   if
     for v30
       v31 = select((load buf3 > 88.72284), 88.72284, load buf3)
@@ -123,14 +125,14 @@ for v19
       for v47
         v48 = (v29[] * v9[])
         v9[] = v48
-        v46 = fma(v48, v21[], v46)
+        v46 = fma(v48, v12[], v46)
       v49 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v46)
-      v50 = ((load buf2 - v49) * v26)
+      v50 = ((load buf2 - v49) * v17)
       v51 = 0.0
       for v52
-        v53 = fma(v21[], v50, v9[])
+        v53 = fma(v12[], v50, v9[])
         v9[] = v53
-        v51 = fma(v53, v20[], v51)
+        v51 = fma(v53, v11[], v51)
       v54 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v51)
       if
         store buf6 = (v54 * arg17)
@@ -160,14 +162,14 @@ for v19
       for v72
         v73 = (v67 * v9[])
         v9[] = v73
-        v71 = fma(v73, v21[], v71)
+        v71 = fma(v73, v12[], v71)
       v74 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v71)
-      v75 = ((load buf2 - v74) * v26)
+      v75 = ((load buf2 - v74) * v17)
       v76 = 0.0
       for v77
-        v78 = fma(v21[], v75, v9[])
+        v78 = fma(v12[], v75, v9[])
         v9[] = v78
-        v76 = fma(v78, v20[], v76)
+        v76 = fma(v78, v11[], v76)
       v79 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v76)
       if
         store buf6 = (v79 * arg17)

@@ -12,6 +12,7 @@
 #endif
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable
+#extension GL_KHR_memory_scope_semantics : enable
 
 layout(local_size_x = KG_WG_X, local_size_y = KG_WG_Y, local_size_z = KG_WG_Z) in;
 
@@ -97,41 +98,43 @@ void main() {
     uint sq = s / pc.rq3;
     uint block = S_v * S_v;
     float s_shard[CPW * R];
-    // read the prior state once; it stays in registers for every token
-    int src = ids[s];
-    if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
-        [[unroll]]
-        for (uint cc = 0u; cc < CPW; ++cc) {
-            uint col = col0 + cc * NW;
-            [[unroll]]
-            for (uint r = 0u; r < R; ++r) {
-                uint i = r * W + lane;
-                s_shard[cc * R + r] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col * S_v + i];
-            }
-        }
-    } else {
-        [[unroll]]
-        for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-            uint col_1 = col0 + cc_1 * NW;
-            [[unroll]]
-            for (uint r_1 = 0u; r_1 < R; ++r_1) {
-                uint i_1 = r_1 * W + lane;
-                s_shard[cc_1 * R + r_1] = cache[(uint(src) * pc.H + h) * block + col_1 * S_v + i_1];
-            }
-        }
-    }
     for (uint t = 0u; t < pc.n_tokens; ++t) {
         float q_reg[R];
         float k_reg[R];
         uint qk_off = sq * pc.sq3 + t * pc.sq2 + hq * pc.sq1;
         [[unroll]]
-        for (uint r_2 = 0u; r_2 < R; ++r_2) {
-            uint i_2 = r_2 * W + lane;
-            q_reg[r_2] = q[qk_off + i_2];
-            k_reg[r_2] = k[qk_off + i_2];
+        for (uint r = 0u; r < R; ++r) {
+            uint i = r * W + lane;
+            q_reg[r] = q[qk_off + i];
+            k_reg[r] = k[qk_off + i];
         }
         uint g_off = s * pc.sg3 + t * pc.sg2 + h * pc.sg1;
         precise float beta_t = beta[s * pc.sb3 + t * pc.sb2 + h * pc.sb1];
+        if (t == 0u) {
+            // read the prior state once, behind this token's inputs; it stays in registers for every token
+            int src = ids[s];
+            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+                [[unroll]]
+                for (uint cc = 0u; cc < CPW; ++cc) {
+                    uint col = col0 + cc * NW;
+                    [[unroll]]
+                    for (uint r_1 = 0u; r_1 < R; ++r_1) {
+                        uint i_1 = r_1 * W + lane;
+                        s_shard[cc * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col * S_v + i_1];
+                    }
+                }
+            } else {
+                [[unroll]]
+                for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                    uint col_1 = col0 + cc_1 * NW;
+                    [[unroll]]
+                    for (uint r_2 = 0u; r_2 < R; ++r_2) {
+                        uint i_2 = r_2 * W + lane;
+                        s_shard[cc_1 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_1 * S_v + i_2];
+                    }
+                }
+            }
+        }
         uint v_off = s * pc.sv3 + t * pc.sv2 + h * pc.sv1;
         uint attn_off = ((s * pc.n_tokens + t) * pc.H + h) * S_v;
         if (KDA) {
@@ -287,7 +290,7 @@ void main() {
     }
     // write the final state
     // every thread of the workgroup has read its prior state
-    memoryBarrierBuffer(); barrier();
+    controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
     if (stores) {
         uint final_off = s * pc.sd1 + h * block;
         [[unroll]]
