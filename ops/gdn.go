@@ -193,7 +193,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	// that token's inputs: loads behind the branch on src would otherwise
 	// wait for it (one memory latency more per workgroup).
 	loadBatched := func() {
-		b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
 		src := b.Let("src", ids.Load(s))
 		inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
 		b.IfElse(inWindow,
@@ -201,6 +200,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
 	}
 
+	if batched {
+		b.Comment("no tokens: the final state is the prior state")
+		b.If(nTok.Eq(0), loadBatched)
+	}
 	b.For("t", 0, nTok, func(t dsl.Val) {
 		qReg := b.Array("q_reg", ir.F32, rows)
 		kReg := b.Array("k_reg", ir.F32, rows)
@@ -213,6 +216,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		gOff := b.Let("g_off", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))
 		betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
 		if batched {
+			b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
 			b.If(t.Eq(0), loadBatched)
 		}
 		vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))

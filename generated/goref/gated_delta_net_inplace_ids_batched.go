@@ -149,14 +149,14 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_2 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -180,34 +180,55 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						}
+					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r := uint32(0); r < R; r += 1 {
-							var i uint32 = ((r * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
-							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
+						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
 						if t == 0 {
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 									}
 								}
 							}
@@ -218,8 +239,8 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])
 								var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
 								var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
 								var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
@@ -238,18 +259,18 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 								var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
 								var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
 								var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-								g_reg[kgTid*g_regLen+int(r_3)] = exp
+								g_reg[kgTid*g_regLen+int(r_5)] = exp
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0[kgTid] = (cc_4 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
+									kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -257,12 +278,12 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_5)], attn_part[kgTid])
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+									attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_7)], attn_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -271,7 +292,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -298,15 +319,15 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 							var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
 							gate[kgTid] = exp_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+								reg0_1[kgTid] = (cc_5 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_dec_1
-									kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_6)], kv_part_1[kgTid])
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_dec_1
+									kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_8)], kv_part_1[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -314,12 +335,12 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_7)], attn_part_1[kgTid])
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+									attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_9)], attn_part_1[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -328,7 +349,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -342,11 +363,11 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					if stores[kgTid] {
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-							var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								var i_3 uint32 = ((r_8 * W) + lane[kgTid])
-								state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+								var i_5 uint32 = ((r_10 * W) + lane[kgTid])
+								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
 							}
 						}
 					}
@@ -449,14 +470,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_2 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -480,34 +501,55 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						}
+					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r := uint32(0); r < R; r += 1 {
-							var i uint32 = ((r * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
-							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
+						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
 						if t == 0 {
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 									}
 								}
 							}
@@ -519,13 +561,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row, applied inside the dot and the update
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0[kgTid] = (cc_4 * R)
 								kv_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]), k_reg[kgTid*k_regLen+int(r_3)], kv_part[kgTid])
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]), k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -533,17 +575,17 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
 									var s_new float32 = 0.0
 									if R == 1 {
-										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_4)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]))
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]))
 									} else {
-										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))], float32(k_reg[kgTid*k_regLen+int(r_4)]*delta))
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))], float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
 									}
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_4)]))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -552,7 +594,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -561,13 +603,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 							var e float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+								reg0_1[kgTid] = (cc_5 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]*k_reg[kgTid*k_regLen+int(r_5)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -575,12 +617,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]) + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_6)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -589,7 +631,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -603,11 +645,11 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					if stores[kgTid] {
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-							var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var i_3 uint32 = ((r_7 * W) + lane[kgTid])
-								state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_7))]
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								var i_5 uint32 = ((r_9 * W) + lane[kgTid])
+								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_9))]
 							}
 						}
 					}
@@ -713,14 +755,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_2 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -744,34 +786,55 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((lane[kgTid] * R) + r)
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						}
+					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r := uint32(0); r < R; r += 1 {
-							var i uint32 = ((lane[kgTid] * R) + r)
-							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
-							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
+						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+							var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
 						if t == 0 {
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										var i_4 uint32 = ((lane[kgTid] * R) + r_4)
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 									}
 								}
 							}
@@ -782,20 +845,20 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_3))])
-								g_reg[kgTid*g_regLen+int(r_3)] = e
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_5))])
+								g_reg[kgTid*g_regLen+int(r_5)] = e
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0[kgTid] = (cc_4 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_4)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -803,12 +866,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -817,7 +880,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -826,15 +889,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+								reg0_1[kgTid] = (cc_5 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_dec_1
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_dec_1
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -842,12 +905,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -856,7 +919,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -870,11 +933,11 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					if stores[kgTid] {
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-							var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								var i_3 uint32 = ((lane[kgTid] * R) + r_8)
-								state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+								var i_5 uint32 = ((lane[kgTid] * R) + r_10)
+								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
 							}
 						}
 					}
@@ -980,14 +1043,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_2 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1011,34 +1074,55 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						}
+					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r := uint32(0); r < R; r += 1 {
-							var i uint32 = ((r * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
-							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
+						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
 						if t == 0 {
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 									}
 								}
 							}
@@ -1049,20 +1133,20 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_3 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_3)] = e
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_5 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_5)] = e
 							}
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0[kgTid] = (cc_4 * R)
 								kv_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_4)]))
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1070,12 +1154,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1084,7 +1168,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -1093,15 +1177,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e_1
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+								reg0_1[kgTid] = (cc_5 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_dec_1
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_6)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_dec_1
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1109,12 +1193,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1123,7 +1207,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -1137,11 +1221,11 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					if stores[kgTid] {
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-							var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								var i_3 uint32 = ((r_8 * W) + lane[kgTid])
-								state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+								var i_5 uint32 = ((r_10 * W) + lane[kgTid])
+								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
 							}
 						}
 					}
@@ -1244,14 +1328,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_2 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1275,34 +1359,55 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 					hq[kgTid] = (h[kgTid] % neq1)
 					sq[kgTid] = (s[kgTid] / rq3)
 					block[kgTid] = (S_v * S_v)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						}
+					}
 				}
 				for t := uint32(0); t < n_tokens; t += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r := uint32(0); r < R; r += 1 {
-							var i uint32 = ((r * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r)] = q[(qk_off + i)]
-							k_reg[kgTid*k_regLen+int(r)] = k[(qk_off + i)]
+						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
 						}
 						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
 						if t == 0 {
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i_1)]
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_2)]
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 									}
 								}
 							}
@@ -1314,13 +1419,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row, applied inside the dot and the update
 						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0[kgTid] = (cc_2 * R)
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0[kgTid] = (cc_4 * R)
 								kv_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]), k_reg[kgTid*k_regLen+int(r_3)], kv_part[kgTid])
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]), k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1328,17 +1433,17 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 							}
 							rt.Butterfly(kv, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 								attn_part[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
 									var s_new float32 = 0.0
 									if R == 1 {
-										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_4)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]))
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]))
 									} else {
-										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))], float32(k_reg[kgTid*k_regLen+int(r_4)]*delta))
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))], float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
 									}
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_4)]))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1347,7 +1452,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 							rt.Butterfly(attn, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
 								}
 							}
 						}
@@ -1356,13 +1461,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 							var e float32 = rt.ExpNative(g[g_off[kgTid]])
 							gate[kgTid] = e
 						}
-						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-								reg0_1[kgTid] = (cc_3 * R)
+								col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+								reg0_1[kgTid] = (cc_5 * R)
 								kv_part_1[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]*k_reg[kgTid*k_regLen+int(r_5)]))
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1370,12 +1475,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 							}
 							rt.Butterfly(kv_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 								attn_part_1[kgTid] = 0.0
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]) + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_6)]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 								}
 							}
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1384,7 +1489,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 							rt.Butterfly(attn_1, int(W))
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn_1[kgTid] * scale)
+									dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
 								}
 							}
 						}
@@ -1398,11 +1503,11 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					if stores[kgTid] {
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-							var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var i_3 uint32 = ((r_7 * W) + lane[kgTid])
-								state_dst[((final_off + (col_4 * S_v)) + i_3)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_7))]
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								var i_5 uint32 = ((r_9 * W) + lane[kgTid])
+								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_9))]
 							}
 						}
 					}

@@ -39,99 +39,117 @@ buffer ids i32 read src7
 [control]
 dep_release
 dep_wait
-for v10 in [0u, arg1) step 1u
-  for v14 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-  if (v10 == 0u)
-    if ((v18 >= i32(arg19)) && (v18 < i32((arg19 + arg2))))
-      for v19 in [0u, param3) step 1u
-        for v21 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+if (arg1 == 0u)
+  if ((v10 >= i32(arg19)) && (v10 < i32((arg19 + arg2))))
+    for v11 in [0u, param3) step 1u
+      for v13 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  else
+    for v15 in [0u, param3) step 1u
+      for v17 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+for v19 in [0u, arg1) step 1u
+  for v23 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  if (v19 == 0u)
+    if ((v27 >= i32(arg19)) && (v27 < i32((arg19 + arg2))))
+      for v28 in [0u, param3) step 1u
+        for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
     else
-      for v23 in [0u, param3) step 1u
-        for v25 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v32 in [0u, param3) step 1u
+        for v34 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
   if param1
-    for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-    for v32 in [0u, param3) step 1u
-      for v36 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-      for v41 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v39 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v41 in [0u, param3) step 1u
+      for v45 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v50 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
       if ((v4 == 0u) && v2)
   else
-    for v46 in [0u, param3) step 1u
-      for v50 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-      for v55 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v55 in [0u, param3) step 1u
+      for v59 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v64 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
       if ((v4 == 0u) && v2)
 barrier(device)
 if v2
-  for v59 in [0u, param3) step 1u
-    for v61 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  for v68 in [0u, param3) step 1u
+    for v70 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
 [memory]
-load buf0[(v13 + v15)]
-load buf1[(v13 + v15)]
-load buf2[(v27 + v33)]
-load buf2[(v27 + v47)]
-load buf3[(v16 + ((v4 * ((param0 / (select((param0 < 32u), param0, 32u))))) + v30))]
-load buf3[v16]
-load buf4[(((v3 * arg16) + (v10 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v18) * arg0) + v0) * v8) + (v24 * param0)) + v26)]
-load buf7[(((((u32(v18) - arg19) * arg18) + (v0 * v8)) + (v20 * param0)) + v22)]
+load buf0[(v22 + v24)]
+load buf1[(v22 + v24)]
+load buf2[(v36 + v42)]
+load buf2[(v36 + v56)]
+load buf3[(v25 + ((v4 * ((param0 / (select((param0 < 32u), param0, 32u))))) + v39))]
+load buf3[v25]
+load buf4[(((v3 * arg16) + (v19 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v10) * arg0) + v0) * v8) + (v16 * param0)) + v18)]
+load buf5[(((((u32(v27) * arg0) + v0) * v8) + (v33 * param0)) + v35)]
+load buf7[(((((u32(v10) - arg19) * arg18) + (v0 * v8)) + (v12 * param0)) + v14)]
+load buf7[(((((u32(v27) - arg19) * arg18) + (v0 * v8)) + (v29 * param0)) + v31)]
 load buf8[v3]
-store buf6[(v28 + v33)]
-store buf6[(v28 + v47)]
-store buf7[((v58 + (v60 * param0)) + v62)]
+store buf6[(v37 + v42)]
+store buf6[(v37 + v56)]
+store buf7[((v67 + (v69 * param0)) + v71)]
 [arithmetic]
-for v10
-  for v14
-    v11[] = load buf0
-    v12[] = load buf1
-  v17 = load buf4
+if
+  if
+    for v11
+      for v13
+        v9[] = load buf7
+  else
+    for v15
+      for v17
+        v9[] = load buf5
+for v19
+  for v23
+    v20[] = load buf0
+    v21[] = load buf1
+  v26 = load buf4
   if
     if
-      for v19
-        for v21
+      for v28
+        for v30
           v9[] = load buf7
     else
-      for v23
-        for v25
+      for v32
+        for v34
           v9[] = load buf5
   if
-    for v30
-      v31 = exp_native(load buf3)
-      v29[] = v31
-    for v32
-      v35 = 0.0
-      for v36
-        v37 = (v29[] * v9[])
-        v9[] = v37
-        v35 = (v35 + (v37 * v12[]))
-      v38 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v35)
-      v39 = ((load buf2 - v38) * v17)
-      v40 = 0.0
-      for v41
-        v42 = (v9[] + (v12[] * v39))
-        v9[] = v42
-        v40 = (v40 + (v42 * v11[]))
-      v43 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v40)
-      if
-        store buf6 = (v43 * arg17)
-  else
-    v44 = exp_native(load buf3)
-    v45 = v44
-    for v46
+    for v39
+      v40 = exp_native(load buf3)
+      v38[] = v40
+    for v41
+      v44 = 0.0
+      for v45
+        v46 = (v38[] * v9[])
+        v9[] = v46
+        v44 = (v44 + (v46 * v21[]))
+      v47 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v44)
+      v48 = ((load buf2 - v47) * v26)
       v49 = 0.0
       for v50
-        v51 = (v45 * v9[])
+        v51 = (v9[] + (v21[] * v48))
         v9[] = v51
-        v49 = (v49 + (v51 * v12[]))
+        v49 = (v49 + (v51 * v20[]))
       v52 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v49)
-      v53 = ((load buf2 - v52) * v17)
-      v54 = 0.0
-      for v55
-        v56 = (v9[] + (v12[] * v53))
-        v9[] = v56
-        v54 = (v54 + (v56 * v11[]))
-      v57 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v54)
       if
-        store buf6 = (v57 * arg17)
+        store buf6 = (v52 * arg17)
+  else
+    v53 = exp_native(load buf3)
+    v54 = v53
+    for v55
+      v58 = 0.0
+      for v59
+        v60 = (v54 * v9[])
+        v9[] = v60
+        v58 = (v58 + (v60 * v21[]))
+      v61 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v58)
+      v62 = ((load buf2 - v61) * v26)
+      v63 = 0.0
+      for v64
+        v65 = (v9[] + (v21[] * v62))
+        v9[] = v65
+        v63 = (v63 + (v65 * v20[]))
+      v66 = reduce_sum<native, (select((param0 < 32u), param0, 32u))>(v63)
+      if
+        store buf6 = (v66 * arg17)
 if
-  for v59
-    for v61
+  for v68
+    for v70
       store buf7 = v9[]

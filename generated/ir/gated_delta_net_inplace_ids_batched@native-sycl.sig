@@ -39,98 +39,116 @@ buffer ids i32 read src7
 [control]
 dep_release
 dep_wait
-for v10 in [0u, arg1) step 1u
-  for v14 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-  if (v10 == 0u)
-    if ((v18 >= i32(arg19)) && (v18 < i32((arg19 + arg2))))
-      for v19 in [0u, param3) step 1u
-        for v21 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+if (arg1 == 0u)
+  if ((v10 >= i32(arg19)) && (v10 < i32((arg19 + arg2))))
+    for v11 in [0u, param3) step 1u
+      for v13 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  else
+    for v15 in [0u, param3) step 1u
+      for v17 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+for v19 in [0u, arg1) step 1u
+  for v23 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  if (v19 == 0u)
+    if ((v27 >= i32(arg19)) && (v27 < i32((arg19 + arg2))))
+      for v28 in [0u, param3) step 1u
+        for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
     else
-      for v23 in [0u, param3) step 1u
-        for v25 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v32 in [0u, param3) step 1u
+        for v34 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
   if param1
-    for v29 in [0u, param3) step 1u
-      for v33 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-      for v37 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v38 in [0u, param3) step 1u
+      for v42 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v46 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
         if (((param0 / (select((param0 < 32u), param0, 32u)))) == 1u)
         else
       if ((v4 == 0u) && v2)
   else
-    for v42 in [0u, param3) step 1u
-      for v46 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-      for v50 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v51 in [0u, param3) step 1u
+      for v55 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v59 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
       if ((v4 == 0u) && v2)
 barrier(device)
 if v2
-  for v54 in [0u, param3) step 1u
-    for v56 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  for v63 in [0u, param3) step 1u
+    for v65 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
 [memory]
-load buf0[(v13 + v15)]
-load buf1[(v13 + v15)]
-load buf2[(v27 + v30)]
-load buf2[(v27 + v43)]
-load buf3[(v16 + ((v33 * (select((param0 < 32u), param0, 32u))) + v4))]
-load buf3[(v16 + ((v37 * (select((param0 < 32u), param0, 32u))) + v4))]
-load buf3[v16]
-load buf4[(((v3 * arg16) + (v10 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v18) * arg0) + v0) * v8) + (v24 * param0)) + v26)]
-load buf7[(((((u32(v18) - arg19) * arg18) + (v0 * v8)) + (v20 * param0)) + v22)]
+load buf0[(v22 + v24)]
+load buf1[(v22 + v24)]
+load buf2[(v36 + v39)]
+load buf2[(v36 + v52)]
+load buf3[(v25 + ((v42 * (select((param0 < 32u), param0, 32u))) + v4))]
+load buf3[(v25 + ((v46 * (select((param0 < 32u), param0, 32u))) + v4))]
+load buf3[v25]
+load buf4[(((v3 * arg16) + (v19 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v10) * arg0) + v0) * v8) + (v16 * param0)) + v18)]
+load buf5[(((((u32(v27) * arg0) + v0) * v8) + (v33 * param0)) + v35)]
+load buf7[(((((u32(v10) - arg19) * arg18) + (v0 * v8)) + (v12 * param0)) + v14)]
+load buf7[(((((u32(v27) - arg19) * arg18) + (v0 * v8)) + (v29 * param0)) + v31)]
 load buf8[v3]
-store buf6[(v28 + v30)]
-store buf6[(v28 + v43)]
-store buf7[((v53 + (v55 * param0)) + v57)]
+store buf6[(v37 + v39)]
+store buf6[(v37 + v52)]
+store buf7[((v62 + (v64 * param0)) + v66)]
 [arithmetic]
-for v10
-  for v14
-    v11[] = load buf0
-    v12[] = load buf1
-  v17 = load buf4
+if
+  if
+    for v11
+      for v13
+        v9[] = load buf7
+  else
+    for v15
+      for v17
+        v9[] = load buf5
+for v19
+  for v23
+    v20[] = load buf0
+    v21[] = load buf1
+  v26 = load buf4
   if
     if
-      for v19
-        for v21
+      for v28
+        for v30
           v9[] = load buf7
     else
-      for v23
-        for v25
+      for v32
+        for v34
           v9[] = load buf5
   if
-    for v29
-      v32 = 0.0
-      for v33
-        v32 = fma((exp_native(load buf3) * v9[]), v12[], v32)
-      v34 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v32)
-      v35 = ((load buf2 - v34) * v17)
-      v36 = 0.0
-      for v37
-        v38 = 0.0
-        if
-          v38 = fma(v12[], v35, (exp_native(load buf3) * v9[]))
-        else
-          v38 = fma(exp_native(load buf3), v9[], (v12[] * v35))
-        v9[] = v38
-        v36 = (v36 + (v38 * v11[]))
-      v39 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v36)
-      if
-        store buf6 = (v39 * arg17)
-  else
-    v40 = exp_native(load buf3)
-    v41 = v40
-    for v42
+    for v38
+      v41 = 0.0
+      for v42
+        v41 = fma((exp_native(load buf3) * v9[]), v21[], v41)
+      v43 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v41)
+      v44 = ((load buf2 - v43) * v26)
       v45 = 0.0
       for v46
-        v45 = (v45 + (v9[] * v12[]))
-      v47 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v45)
-      v48 = ((load buf2 - (v41 * v47)) * v17)
-      v49 = 0.0
-      for v50
-        v51 = ((v41 * v9[]) + (v12[] * v48))
-        v9[] = v51
-        v49 = (v49 + (v51 * v11[]))
-      v52 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v49)
+        v47 = 0.0
+        if
+          v47 = fma(v21[], v44, (exp_native(load buf3) * v9[]))
+        else
+          v47 = fma(exp_native(load buf3), v9[], (v21[] * v44))
+        v9[] = v47
+        v45 = (v45 + (v47 * v20[]))
+      v48 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v45)
       if
-        store buf6 = (v52 * arg17)
+        store buf6 = (v48 * arg17)
+  else
+    v49 = exp_native(load buf3)
+    v50 = v49
+    for v51
+      v54 = 0.0
+      for v55
+        v54 = (v54 + (v9[] * v21[]))
+      v56 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v54)
+      v57 = ((load buf2 - (v50 * v56)) * v26)
+      v58 = 0.0
+      for v59
+        v60 = ((v50 * v9[]) + (v21[] * v57))
+        v9[] = v60
+        v58 = (v58 + (v60 * v20[]))
+      v61 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v58)
+      if
+        store buf6 = (v61 * arg17)
 if
-  for v54
-    for v56
+  for v63
+    for v65
       store buf7 = v9[]

@@ -39,141 +39,159 @@ buffer ids i32 read src7
 [control]
 dep_release
 dep_wait
-for v10 in [0u, arg1) step 1u
-  for v14 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-  if (v10 == 0u)
-    if ((v18 >= i32(arg19)) && (v18 < i32((arg19 + arg2))))
-      for v19 in [0u, param3) step 1u
-        for v21 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+if (arg1 == 0u)
+  if ((v10 >= i32(arg19)) && (v10 < i32((arg19 + arg2))))
+    for v11 in [0u, param3) step 1u
+      for v13 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  else
+    for v15 in [0u, param3) step 1u
+      for v17 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+for v19 in [0u, arg1) step 1u
+  for v23 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  if (v19 == 0u)
+    if ((v27 >= i32(arg19)) && (v27 < i32((arg19 + arg2))))
+      for v28 in [0u, param3) step 1u
+        for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
     else
-      for v23 in [0u, param3) step 1u
-        for v25 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v32 in [0u, param3) step 1u
+        for v34 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
   if param1
-    for v30 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-    for v43 in [0u, param3) step 1u
-      for v47 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-      for v52 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v39 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v52 in [0u, param3) step 1u
+      for v56 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v61 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
       if ((v4 == 0u) && v2)
   else
-    for v68 in [0u, param3) step 1u
-      for v72 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
-      for v77 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+    for v77 in [0u, param3) step 1u
+      for v81 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+      for v86 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
       if ((v4 == 0u) && v2)
 barrier(device)
 if v2
-  for v81 in [0u, param3) step 1u
-    for v83 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
+  for v90 in [0u, param3) step 1u
+    for v92 in [0u, ((param0 / (select((param0 < 32u), param0, 32u))))) step 1u
 [memory]
-load buf0[(v13 + v15)]
-load buf1[(v13 + v15)]
-load buf2[(v27 + v44)]
-load buf2[(v27 + v69)]
-load buf3[(v16 + ((v30 * (select((param0 < 32u), param0, 32u))) + v4))]
-load buf3[v16]
-load buf4[(((v3 * arg16) + (v10 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v18) * arg0) + v0) * v8) + (v24 * param0)) + v26)]
-load buf7[(((((u32(v18) - arg19) * arg18) + (v0 * v8)) + (v20 * param0)) + v22)]
+load buf0[(v22 + v24)]
+load buf1[(v22 + v24)]
+load buf2[(v36 + v53)]
+load buf2[(v36 + v78)]
+load buf3[(v25 + ((v39 * (select((param0 < 32u), param0, 32u))) + v4))]
+load buf3[v25]
+load buf4[(((v3 * arg16) + (v19 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v10) * arg0) + v0) * v8) + (v16 * param0)) + v18)]
+load buf5[(((((u32(v27) * arg0) + v0) * v8) + (v33 * param0)) + v35)]
+load buf7[(((((u32(v10) - arg19) * arg18) + (v0 * v8)) + (v12 * param0)) + v14)]
+load buf7[(((((u32(v27) - arg19) * arg18) + (v0 * v8)) + (v29 * param0)) + v31)]
 load buf8[v3]
-store buf6[(v28 + v44)]
-store buf6[(v28 + v69)]
-store buf7[((v80 + (v82 * param0)) + v84)]
+store buf6[(v37 + v53)]
+store buf6[(v37 + v78)]
+store buf7[((v89 + (v91 * param0)) + v93)]
 [arithmetic]
 v0 = group_id.x
 v1 = local_id.z
 v2 = (v1 < arg2)
 v3 = select(v2, v1, (arg2 - 1u))
 v4 = local_id.x
-for v10
-  for v14
-    v11[] = load buf0
-    v12[] = load buf1
-  v16 = (((v3 * arg13) + (v10 * arg12)) + (v0 * arg11))
-  v17 = load buf4
+if
+  if
+    for v11
+      for v13
+        v9[] = load buf7
+  else
+    for v15
+      for v17
+        v9[] = load buf5
+for v19
+  for v23
+    v20[] = load buf0
+    v21[] = load buf1
+  v25 = (((v3 * arg13) + (v19 * arg12)) + (v0 * arg11))
+  v26 = load buf4
   if
     if
-      for v19
-        for v21
+      for v28
+        for v30
           v9[] = load buf7
     else
-      for v23
-        for v25
+      for v32
+        for v34
           v9[] = load buf5
   if
-    for v30
-      v31 = select((load buf3 > 88.72284), 88.72284, load buf3)
-      v32 = select((v31 < -103.972084), -103.972084, v31)
-      v33 = (fma(v32, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-      v34 = fma(v33, -0.69314575, v32)
-      v35 = fma(v33, -1.4286068e-06, v34)
-      v36 = 0.0001984127
-      v36 = fma(v36, v35, 0.0013888889)
-      v36 = fma(v36, v35, 0.008333334)
-      v36 = fma(v36, v35, 0.041666668)
-      v36 = fma(v36, v35, 0.16666667)
-      v36 = fma(v36, v35, 0.5)
-      v36 = fma(v36, v35, 1.0)
-      v36 = fma(v36, v35, 1.0)
-      v37 = i32(v33)
-      v38 = (((v37 + 150) >> 1) - 75)
-      v39 = (v37 - v38)
-      v40 = bitcast<f32>(((v38 + 127) << 23))
-      v41 = bitcast<f32>(((v39 + 127) << 23))
-      v42 = ((v36 * v40) * v41)
-      v29[] = v42
-    for v43
-      v46 = 0.0
-      for v47
-        v48 = (v29[] * v9[])
-        v9[] = v48
-        v46 = fma(v48, v12[], v46)
-      v49 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v46)
-      v50 = ((load buf2 - v49) * v17)
-      v51 = 0.0
-      for v52
-        v53 = fma(v12[], v50, v9[])
-        v9[] = v53
-        v51 = fma(v53, v11[], v51)
-      v54 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v51)
+    for v39
+      v40 = select((load buf3 > 88.72284), 88.72284, load buf3)
+      v41 = select((v40 < -103.972084), -103.972084, v40)
+      v42 = (fma(v41, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+      v43 = fma(v42, -0.69314575, v41)
+      v44 = fma(v42, -1.4286068e-06, v43)
+      v45 = 0.0001984127
+      v45 = fma(v45, v44, 0.0013888889)
+      v45 = fma(v45, v44, 0.008333334)
+      v45 = fma(v45, v44, 0.041666668)
+      v45 = fma(v45, v44, 0.16666667)
+      v45 = fma(v45, v44, 0.5)
+      v45 = fma(v45, v44, 1.0)
+      v45 = fma(v45, v44, 1.0)
+      v46 = i32(v42)
+      v47 = (((v46 + 150) >> 1) - 75)
+      v48 = (v46 - v47)
+      v49 = bitcast<f32>(((v47 + 127) << 23))
+      v50 = bitcast<f32>(((v48 + 127) << 23))
+      v51 = ((v45 * v49) * v50)
+      v38[] = v51
+    for v52
+      v55 = 0.0
+      for v56
+        v57 = (v38[] * v9[])
+        v9[] = v57
+        v55 = fma(v57, v21[], v55)
+      v58 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v55)
+      v59 = ((load buf2 - v58) * v26)
+      v60 = 0.0
+      for v61
+        v62 = fma(v21[], v59, v9[])
+        v9[] = v62
+        v60 = fma(v62, v20[], v60)
+      v63 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v60)
       if
-        store buf6 = (v54 * arg17)
+        store buf6 = (v63 * arg17)
   else
-    v55 = select((load buf3 > 88.72284), 88.72284, load buf3)
-    v56 = select((v55 < -103.972084), -103.972084, v55)
-    v57 = (fma(v56, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-    v58 = fma(v57, -0.69314575, v56)
-    v59 = fma(v57, -1.4286068e-06, v58)
-    v60 = 0.0001984127
-    v60 = fma(v60, v59, 0.0013888889)
-    v60 = fma(v60, v59, 0.008333334)
-    v60 = fma(v60, v59, 0.041666668)
-    v60 = fma(v60, v59, 0.16666667)
-    v60 = fma(v60, v59, 0.5)
-    v60 = fma(v60, v59, 1.0)
-    v60 = fma(v60, v59, 1.0)
-    v61 = i32(v57)
-    v62 = (((v61 + 150) >> 1) - 75)
-    v63 = (v61 - v62)
-    v64 = bitcast<f32>(((v62 + 127) << 23))
-    v65 = bitcast<f32>(((v63 + 127) << 23))
-    v66 = ((v60 * v64) * v65)
-    v67 = v66
-    for v68
-      v71 = 0.0
-      for v72
-        v73 = (v67 * v9[])
-        v9[] = v73
-        v71 = fma(v73, v12[], v71)
-      v74 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v71)
-      v75 = ((load buf2 - v74) * v17)
-      v76 = 0.0
-      for v77
-        v78 = fma(v12[], v75, v9[])
-        v9[] = v78
-        v76 = fma(v78, v11[], v76)
-      v79 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v76)
+    v64 = select((load buf3 > 88.72284), 88.72284, load buf3)
+    v65 = select((v64 < -103.972084), -103.972084, v64)
+    v66 = (fma(v65, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+    v67 = fma(v66, -0.69314575, v65)
+    v68 = fma(v66, -1.4286068e-06, v67)
+    v69 = 0.0001984127
+    v69 = fma(v69, v68, 0.0013888889)
+    v69 = fma(v69, v68, 0.008333334)
+    v69 = fma(v69, v68, 0.041666668)
+    v69 = fma(v69, v68, 0.16666667)
+    v69 = fma(v69, v68, 0.5)
+    v69 = fma(v69, v68, 1.0)
+    v69 = fma(v69, v68, 1.0)
+    v70 = i32(v66)
+    v71 = (((v70 + 150) >> 1) - 75)
+    v72 = (v70 - v71)
+    v73 = bitcast<f32>(((v71 + 127) << 23))
+    v74 = bitcast<f32>(((v72 + 127) << 23))
+    v75 = ((v69 * v73) * v74)
+    v76 = v75
+    for v77
+      v80 = 0.0
+      for v81
+        v82 = (v76 * v9[])
+        v9[] = v82
+        v80 = fma(v82, v21[], v80)
+      v83 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v80)
+      v84 = ((load buf2 - v83) * v26)
+      v85 = 0.0
+      for v86
+        v87 = fma(v21[], v84, v9[])
+        v9[] = v87
+        v85 = fma(v87, v20[], v85)
+      v88 = reduce_sum<butterfly, (select((param0 < 32u), param0, 32u))>(v85)
       if
-        store buf6 = (v79 * arg17)
+        store buf6 = (v88 * arg17)
 if
-  for v81
-    for v83
+  for v90
+    for v92
       store buf7 = v9[]

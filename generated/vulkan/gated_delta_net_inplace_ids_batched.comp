@@ -64,39 +64,64 @@ void main() {
     uint sq = s / pc.rq3;
     uint block = S_v * S_v;
     float s_shard[CPW * R];
+    // no tokens: the final state is the prior state
+    if (pc.n_tokens == 0u) {
+        int src = ids[s];
+        if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+            [[unroll]]
+            for (uint cc = 0u; cc < CPW; ++cc) {
+                uint col = col0 + cc * NW;
+                [[unroll]]
+                for (uint r = 0u; r < R; ++r) {
+                    uint i = r * W + lane;
+                    s_shard[cc * R + r] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col * S_v + i];
+                }
+            }
+        } else {
+            [[unroll]]
+            for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                uint col_1 = col0 + cc_1 * NW;
+                [[unroll]]
+                for (uint r_1 = 0u; r_1 < R; ++r_1) {
+                    uint i_1 = r_1 * W + lane;
+                    s_shard[cc_1 * R + r_1] = cache[(uint(src) * pc.H + h) * block + col_1 * S_v + i_1];
+                }
+            }
+        }
+    }
     for (uint t = 0u; t < pc.n_tokens; ++t) {
         float q_reg[R];
         float k_reg[R];
         uint qk_off = sq * pc.sq3 + t * pc.sq2 + hq * pc.sq1;
         [[unroll]]
-        for (uint r = 0u; r < R; ++r) {
-            uint i = r * W + lane;
-            q_reg[r] = q[qk_off + i];
-            k_reg[r] = k[qk_off + i];
+        for (uint r_2 = 0u; r_2 < R; ++r_2) {
+            uint i_2 = r_2 * W + lane;
+            q_reg[r_2] = q[qk_off + i_2];
+            k_reg[r_2] = k[qk_off + i_2];
         }
         uint g_off = s * pc.sg3 + t * pc.sg2 + h * pc.sg1;
         float beta_t = beta[s * pc.sb3 + t * pc.sb2 + h * pc.sb1];
+        // read the prior state once, behind this token's inputs; it stays in registers for every token
         if (t == 0u) {
-            // read the prior state once, behind this token's inputs; it stays in registers for every token
-            int src = ids[s];
-            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+            int src_1 = ids[s];
+            if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
                 [[unroll]]
-                for (uint cc = 0u; cc < CPW; ++cc) {
-                    uint col = col0 + cc * NW;
+                for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                    uint col_2 = col0 + cc_2 * NW;
                     [[unroll]]
-                    for (uint r_1 = 0u; r_1 < R; ++r_1) {
-                        uint i_1 = r_1 * W + lane;
-                        s_shard[cc * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col * S_v + i_1];
+                    for (uint r_3 = 0u; r_3 < R; ++r_3) {
+                        uint i_3 = r_3 * W + lane;
+                        s_shard[cc_2 * R + r_3] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_2 * S_v + i_3];
                     }
                 }
             } else {
                 [[unroll]]
-                for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                    uint col_1 = col0 + cc_1 * NW;
+                for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    uint col_3 = col0 + cc_3 * NW;
                     [[unroll]]
-                    for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                        uint i_2 = r_2 * W + lane;
-                        s_shard[cc_1 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_1 * S_v + i_2];
+                    for (uint r_4 = 0u; r_4 < R; ++r_4) {
+                        uint i_4 = r_4 * W + lane;
+                        s_shard[cc_3 * R + r_4] = cache[(uint(src_1) * pc.H + h) * block + col_3 * S_v + i_4];
                     }
                 }
             }
@@ -107,20 +132,20 @@ void main() {
             float g_reg[R];
             // KDA: one gate per key row
             [[unroll]]
-            for (uint r_3 = 0u; r_3 < R; ++r_3) {
-                float e = exp(g[g_off + (r_3 * W + lane)]);
-                g_reg[r_3] = e;
+            for (uint r_5 = 0u; r_5 < R; ++r_5) {
+                float e = exp(g[g_off + (r_5 * W + lane)]);
+                g_reg[r_5] = e;
             }
             [[unroll]]
-            for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                uint col_2 = col0 + cc_2 * NW;
-                uint reg0 = cc_2 * R;
+            for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                uint col_4 = col0 + cc_4 * NW;
+                uint reg0 = cc_4 * R;
                 float kv_part = 0.0;
                 [[unroll]]
-                for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                    float s_dec = g_reg[r_4] * s_shard[reg0 + r_4];
-                    s_shard[reg0 + r_4] = s_dec;
-                    kv_part = kv_part + s_dec * k_reg[r_4];
+                for (uint r_6 = 0u; r_6 < R; ++r_6) {
+                    float s_dec = g_reg[r_6] * s_shard[reg0 + r_6];
+                    s_shard[reg0 + r_6] = s_dec;
+                    kv_part = kv_part + s_dec * k_reg[r_6];
                 }
                 float kv = kv_part;
                 if (gl_SubgroupSize >= W) {
@@ -136,13 +161,13 @@ void main() {
                         barrier();
                     }
                 }
-                float delta = (v[v_off + col_2] - kv) * beta_t;
+                float delta = (v[v_off + col_4] - kv) * beta_t;
                 float attn_part = 0.0;
                 [[unroll]]
-                for (uint r_5 = 0u; r_5 < R; ++r_5) {
-                    float s_new = s_shard[reg0 + r_5] + k_reg[r_5] * delta;
-                    s_shard[reg0 + r_5] = s_new;
-                    attn_part = attn_part + s_new * q_reg[r_5];
+                for (uint r_7 = 0u; r_7 < R; ++r_7) {
+                    float s_new = s_shard[reg0 + r_7] + k_reg[r_7] * delta;
+                    s_shard[reg0 + r_7] = s_new;
+                    attn_part = attn_part + s_new * q_reg[r_7];
                 }
                 float attn = attn_part;
                 if (gl_SubgroupSize >= W) {
@@ -159,22 +184,22 @@ void main() {
                     }
                 }
                 if (lane == 0u && stores) {
-                    dst[attn_off + col_2] = attn * pc.scale;
+                    dst[attn_off + col_4] = attn * pc.scale;
                 }
             }
         } else {
             float e_1 = exp(g[g_off]);
             float gate = e_1;
             [[unroll]]
-            for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                uint col_3 = col0 + cc_3 * NW;
-                uint reg0_1 = cc_3 * R;
+            for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                uint col_5 = col0 + cc_5 * NW;
+                uint reg0_1 = cc_5 * R;
                 float kv_part_1 = 0.0;
                 [[unroll]]
-                for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                    float s_dec_1 = gate * s_shard[reg0_1 + r_6];
-                    s_shard[reg0_1 + r_6] = s_dec_1;
-                    kv_part_1 = kv_part_1 + s_dec_1 * k_reg[r_6];
+                for (uint r_8 = 0u; r_8 < R; ++r_8) {
+                    float s_dec_1 = gate * s_shard[reg0_1 + r_8];
+                    s_shard[reg0_1 + r_8] = s_dec_1;
+                    kv_part_1 = kv_part_1 + s_dec_1 * k_reg[r_8];
                 }
                 float kv_1 = kv_part_1;
                 if (gl_SubgroupSize >= W) {
@@ -190,13 +215,13 @@ void main() {
                         barrier();
                     }
                 }
-                float delta_1 = (v[v_off + col_3] - kv_1) * beta_t;
+                float delta_1 = (v[v_off + col_5] - kv_1) * beta_t;
                 float attn_part_1 = 0.0;
                 [[unroll]]
-                for (uint r_7 = 0u; r_7 < R; ++r_7) {
-                    float s_new_1 = s_shard[reg0_1 + r_7] + k_reg[r_7] * delta_1;
-                    s_shard[reg0_1 + r_7] = s_new_1;
-                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
+                for (uint r_9 = 0u; r_9 < R; ++r_9) {
+                    float s_new_1 = s_shard[reg0_1 + r_9] + k_reg[r_9] * delta_1;
+                    s_shard[reg0_1 + r_9] = s_new_1;
+                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_9];
                 }
                 float attn_1 = attn_part_1;
                 if (gl_SubgroupSize >= W) {
@@ -213,7 +238,7 @@ void main() {
                     }
                 }
                 if (lane == 0u && stores) {
-                    dst[attn_off + col_3] = attn_1 * pc.scale;
+                    dst[attn_off + col_5] = attn_1 * pc.scale;
                 }
             }
         }
@@ -224,12 +249,12 @@ void main() {
     if (stores) {
         uint final_off = s * pc.sd1 + h * block;
         [[unroll]]
-        for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-            uint col_4 = col0 + cc_4 * NW;
+        for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
+            uint col_6 = col0 + cc_6 * NW;
             [[unroll]]
-            for (uint r_8 = 0u; r_8 < R; ++r_8) {
-                uint i_3 = r_8 * W + lane;
-                state_dst[final_off + col_4 * S_v + i_3] = s_shard[cc_4 * R + r_8];
+            for (uint r_10 = 0u; r_10 < R; ++r_10) {
+                uint i_5 = r_10 * W + lane;
+                state_dst[final_off + col_6 * S_v + i_5] = s_shard[cc_6 * R + r_10];
             }
         }
     }

@@ -17,6 +17,9 @@ func (b *builder) gdn(op string) error {
 	n := 1 + r.IntN(b.sz.MaxSeqs)
 	if op == batchedOp {
 		n = 1 + r.IntN(min(int(v["NS"]), b.sz.MaxSeqs+1))
+		if r.IntN(8) == 0 {
+			T = 0 // it reads its prior state in the first token: none here
+		}
 	}
 	nq := n
 	if n%2 == 0 && r.IntN(2) == 0 {
