@@ -114,13 +114,13 @@ func GDNTiling(backend string, sv int) (nw, cpw int) {
 //
 // Vulkan: (1, 4, 8), one warp of four columns per sequence. On the H100
 // (bench/vulkan -batched, S_v 128, H 32 / 48) it ran op B at n_seqs 2, 4, 8
-// in 13.1/15.0, 15.0/18.0, 20.9/27.1 us where gather + compute took
-// 16.5/17.1, 18.6/21.4, 25.5/31.7; of the five shapes timed with it (1x2,
-// 1x8, 2x2, 2x4) it had the lowest sum over those six, each within 4% of
-// the best at n_seqs 8. At n_seqs 1 a batched workgroup idles all rows but
-// one (12.3 vs 9.2 us for the compute dispatch alone), and at 32 a 32-row
-// batch trailed gather + compute on the H200 (55.6 vs 51.6 us): the
-// schedule is for 2..NS.
+// in 13.2/15.0, 15.1/17.9, 20.3/27.0 us where gather + compute took
+// 15.8/17.2, 18.5/21.7, 26.1/31.8 (bench/RESULTS.md); of the shapes timed
+// beside it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the lowest sum over those
+// six, each within 4% of the best at n_seqs 8. At n_seqs 1 a batched
+// workgroup idles all rows but one (12.2 vs 9.2 us for the compute
+// dispatch alone), and at 32 a 32-row batch trailed gather + compute on
+// the H200 (55.6 vs 51.6 us): the schedule is for 2..NS.
 func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
 	if backend == "vulkan" {
 		return 1, 4, 8
