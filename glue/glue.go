@@ -152,6 +152,13 @@ func convArgs(nSeqsFrom int) map[string]string {
 const stateDstIsWindow = "op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && " +
 	"(const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3]"
 
+// convStateDstIsWindow: op D's conv_state_dst is the cache (src[0], rows of
+// nb[2] bytes, channels of d_conv-1 packed taps) at rows rs_head.., the
+// layout the batched kernel assumes (it reads sources inside the window
+// through conv_state_dst with the ring's own channel stride).
+const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == 4 * op->src[0]->ne[0] && " +
+	"(const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2]"
+
 // gdnState is the attention output's size, where the state region starts.
 const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
 
@@ -300,11 +307,27 @@ func Model(a ir.Arith) ([]*Op, error) {
 		return nil, err
 	}
 	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
-	if _, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
+	opD, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
 		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, &Scratch{Elements: nb(0, 2) + " * " + ne(2, 2)},
 		disp{op: "ssm_conv_gather", args: convArgs(2), bind: map[string]Binding{"cache": src(0), "ids": src(4), "scratch": {Tensor: "scratch"}}},
-		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2), bind: convBind}); err != nil {
+		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2), bind: convBind})
+	if err != nil {
 		return nil, err
+	}
+	// Op D in one dispatch (ops.ConvBatch), where the backend has it.
+	if ns, ok := ops.ConvBatch(a.Backend); ok {
+		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2), bind: convBind,
+			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
+		if err != nil {
+			return nil, err
+		}
+		opD.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= 2 && %s <= %d && %s", ne(2, 2), ne(2, 2), ns, convStateDstIsWindow),
+			Why:        fmt.Sprintf("2..%d sequences, conv_state_dst the cache's rows from rs_head: one dispatch reads every window before writing any (no gather)", ns),
+			Otherwise:  "otherwise the gather, then the compute dispatch",
+			Dispatches: []Dispatch{bd}}
+		if err := opD.checkVariant(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

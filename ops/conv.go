@@ -73,15 +73,35 @@ func buildSSMConv(name string, a ir.Arith) (*ir.Kernel, error) {
 	return b.Build()
 }
 
-// buildConvUpdate is op C (ids false) and op D (ids true): the window is the
-// d_conv-1 cached taps of the sequence followed by the current token; the
-// output is the conv (SiLU folded when SILU), and the window shifted by one is
-// written back as the new taps (SPEC.md 6, 7).
-func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) {
+// convBatchChannels is the channels of a batched op D workgroup, each with
+// a row of NS threads (one per sequence).
+const convBatchChannels = 32
+
+type convMode int
+
+const (
+	convPlain      convMode = iota // op C
+	convIds                        // op D: gather, then this
+	convIdsBatched                 // op D in one dispatch (as gdnInplaceIdsBatched)
+)
+
+// buildConvUpdate is op C and op D: the window is the d_conv-1 cached taps
+// of the sequence followed by the current token; the output is the conv
+// (SiLU folded when SILU), and the window shifted by one is written back as
+// the new taps (SPEC.md 6, 7). Batched, op D runs in one dispatch for
+// n_seqs <= NS where conv_state_dst is the cache's window: a workgroup holds
+// every sequence of its channels (taps alias element for element, like GDN
+// state), reads every window, passes a device barrier, then writes.
+func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error) {
 	st := styleOf(a)
 	b := dsl.New(name, a)
+	withIds, batched := mode != convPlain, mode == convIdsBatched
 	dconv := b.Param("d_conv", ir.U32, 2, 3, 4, 5, 6, 7, 8)
 	silu := b.Param("SILU", ir.Bool)
+	var ns dsl.Val
+	if batched {
+		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
+	}
 	nCh := b.Arg("n_ch", ir.U32, "channels")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	cs1 := b.Arg("cs1", ir.U32, "conv_states / cache / scratch channel stride, elements")
@@ -109,30 +129,66 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 	stateDst := b.Buffer("conv_state_dst", ir.F32, dstAccess, "src3", "in-place taps, rows of (d_conv-1)*n_ch")
 	if withIds {
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src4", "source slot of each sequence")
+	}
+	if mode == convIds {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of sequences whose source is another's destination, rows of cs2")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
-	b.Workgroup(convThreads, 1, 1)
-	b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
+	if batched {
+		b.Workgroup(convBatchChannels, ns, 1)
+		b.Grid(nCh.Add(convBatchChannels-1).Div(convBatchChannels), 1, 1)
+	} else {
+		b.Workgroup(convThreads, 1, 1)
+		b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
+	}
 
 	// As for GDN: op D's compute waits for its gather only where it must.
 	b.DepRelease()
-	if !withIds {
+	if mode != convIds {
 		b.DepWait()
 	} else {
 		waitWithoutGather(b, nSeqs)
 	}
-	c := b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
-	s := b.Let("s", b.GroupID(1))
+	var c, s dsl.Val
+	stores := b.Bool(true)
+	if batched {
+		// Rows past n_seqs run the last sequence again and store nothing.
+		c = b.Let("c", b.GroupID(0).Mul(convBatchChannels).Add(b.LocalID(0)))
+		z := b.Let("z", b.LocalID(1))
+		stores = b.Let("stores", z.Lt(nSeqs))
+		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
+	} else {
+		c = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
+		s = b.Let("s", b.GroupID(1))
+	}
 	taps := b.Let("taps", dconv.Sub(1))
+	var win dsl.Arr
+	if batched {
+		// Declared here: the window is written back after the barrier.
+		win = b.Array("window", ir.F32, dconv)
+	}
+	ringOff := func() dsl.Val { return b.Let("ring_off", s.Mul(sd1).Add(c.Mul(taps))) }
 	b.If(c.Lt(nCh), func() {
-		win := b.Array("window", ir.F32, dconv)
+		if !batched {
+			win = b.Array("window", ir.F32, dconv)
+		}
 		b.Comment("assemble the whole window before any write: cached taps, then the current token")
-		ring := b.Let("ring_off", s.Mul(sd1).Add(c.Mul(taps)))
+		var ring dsl.Val
+		if !batched {
+			ring = ringOff()
+		}
 		loadTaps := func(buf dsl.Buf, base dsl.Val) {
 			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(j))) })
 		}
-		if withIds {
+		if batched {
+			// A source inside the window is read through conv_state_dst,
+			// the binding the writes use (see gdnInplaceIdsBatched).
+			src := b.Let("src", ids.Load(s))
+			inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+			b.IfElse(inWindow,
+				func() { loadTaps(stateDst, src.U32().Sub(rsHead).Mul(sd1).Add(c.Mul(taps))) },
+				func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
+		} else if withIds {
 			// Identity reads its own ring; a source another sequence writes
 			// was gathered into scratch; any other source is read in place.
 			src := b.Let("src", ids.Load(s))
@@ -153,6 +209,10 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
 		out := b.Var("out", y)
 		b.If(silu, func() { out.Set(st.silu(b, y)) })
+		if batched {
+			b.If(stores, func() { dst.Store(s.Mul(d2).Add(c), out.Get()) })
+			return
+		}
 		dst.Store(s.Mul(d2).Add(c), out.Get())
 		if withIds {
 			// The gather may still be reading this ring as another sequence's source.
@@ -161,5 +221,14 @@ func buildConvUpdate(name string, withIds bool, a ir.Arith) (*ir.Kernel, error) 
 		b.Comment("shift the window by one token into the ring")
 		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
 	})
+	if batched {
+		b.Comment("every thread of the workgroup has read its window")
+		b.DeviceBarrier()
+		b.If(c.Lt(nCh).AndAlso(stores), func() {
+			b.Comment("shift the window by one token into the ring")
+			ring := ringOff()
+			b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
+		})
+	}
 	return b.Build()
 }

@@ -14,7 +14,8 @@
 //     sequences where state_dst is the cache's window (GDNBatch; Vulkan).
 //   - ssm_conv: the plain conv, the non-fused path of ops C and D.
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
-//     ssm_conv_gather.
+//     ssm_conv_gather; ssm_conv_update_inplace_ids_batched, op D in one
+//     dispatch as op B's (ConvBatch; Vulkan).
 //
 // # The ids variants (ops B and D), SPEC.md 8.4 decided
 //

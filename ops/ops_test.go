@@ -106,6 +106,9 @@ func TestVariantTable(t *testing.T) {
 			"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
 			"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
 		}
+		if _, ok := ops.ConvBatch(be); ok {
+			want["ssm_conv_update_inplace_ids_batched"] = 14
+		}
 		if _, _, ns := ops.GDNBatch(be, 128); ns > 0 {
 			want["gated_delta_net_inplace_ids_batched"] = 8
 			for _, sv := range []int64{16, 32, 64, 128} {
@@ -261,13 +264,23 @@ func hasLoad(s ir.Stmt) bool {
 	return found
 }
 
-// Op B's batched kernel reads a source that another sequence of the same
-// workgroup writes; only its device barrier orders those threads (the Go
-// reference runs threads in phases and cannot tell). So, under every
-// contract: every load of the state (state_dst, cache) comes before one
-// top-level device barrier, every store of state_dst after it.
+// The batched kernels (ops B and D in one dispatch) read a source that
+// another sequence of the same workgroup writes; only their device barrier
+// orders those threads (the Go reference runs threads in phases and cannot
+// tell). So, under every contract: one device barrier, in uniform code at
+// the top of the kernel; every load of the state (the destination rows or
+// the cache) comes before it and every store of the destination after it.
 func TestBatchedReadsEveryStateBeforeTheBarrier(t *testing.T) {
-	op, err := ops.Lookup("gated_delta_net_inplace_ids_batched")
+	for _, x := range []struct{ op, dst string }{
+		{"gated_delta_net_inplace_ids_batched", "state_dst"},
+		{"ssm_conv_update_inplace_ids_batched", "conv_state_dst"},
+	} {
+		checkReadsBeforeBarrier(t, x.op, x.dst)
+	}
+}
+
+func checkReadsBeforeBarrier(t *testing.T, name, dstName string) {
+	op, err := ops.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,15 +306,15 @@ func TestBatchedReadsEveryStateBeforeTheBarrier(t *testing.T) {
 				continue
 			}
 			ir.WalkStmts([]ir.Stmt{top}, func(s ir.Stmt) {
-				if st, ok := s.(*ir.Store); ok && st.Buf.Name == "state_dst" {
+				if st, ok := s.(*ir.Store); ok && st.Buf.Name == dstName {
 					stores++
 					if !after {
-						t.Errorf("%s: a store of state_dst before the barrier (%s)", k.ID(), st.At)
+						t.Errorf("%s: a store of %s before the barrier (%s)", k.ID(), dstName, st.At)
 					}
 				}
 				for _, e := range ir.StmtExprs(s) {
 					ir.WalkExpr(e, func(x ir.Expr) {
-						if l, ok := x.(*ir.Load); ok && (l.Buf.Name == "state_dst" || l.Buf.Name == "cache") {
+						if l, ok := x.(*ir.Load); ok && (l.Buf.Name == dstName || l.Buf.Name == "cache") {
 							loads++
 							if after {
 								t.Errorf("%s: a load of %s after the barrier (%s)", k.ID(), l.Buf.Name, l.At)

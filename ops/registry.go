@@ -78,10 +78,13 @@ var registry = []*Op{
 		return buildSSMConv("ssm_conv", a)
 	}},
 	{Name: "ssm_conv_update_inplace", Fusion: "C", Summary: "conv over cached taps + new token, SiLU folded, taps shifted in place (src[3])", build: func(a ir.Arith) (*ir.Kernel, error) {
-		return buildConvUpdate("ssm_conv_update_inplace", false, a)
+		return buildConvUpdate("ssm_conv_update_inplace", convPlain, a)
 	}},
 	{Name: "ssm_conv_update_inplace_ids", Fusion: "D", Summary: "op C reading taps from cache[ids[s]] (gathered) or its own slot", build: func(a ir.Arith) (*ir.Kernel, error) {
-		return buildConvUpdate("ssm_conv_update_inplace_ids", true, a)
+		return buildConvUpdate("ssm_conv_update_inplace_ids", convIds, a)
+	}},
+	{Name: "ssm_conv_update_inplace_ids_batched", Fusion: "D", Summary: "op D in one dispatch for n_seqs <= NS, conv_state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
 	}},
 	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("ssm_conv_gather")

@@ -128,6 +128,16 @@ func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
 	return 0, 0, 0
 }
 
+// ConvBatch is a backend's NS for op D's one-dispatch schedule
+// (ssm_conv_update_inplace_ids_batched, 32 channels x NS sequences per
+// workgroup); ok false: none, the gather and the compute dispatch always.
+func ConvBatch(backend string) (ns int, ok bool) {
+	if backend == "vulkan" {
+		return 8, true
+	}
+	return 0, false
+}
+
 // batchBackends are the backends with a batched schedule.
 var batchBackends = []string{"vulkan"}
 
@@ -173,6 +183,11 @@ func table() []Variant {
 		for _, silu := range []bool{false, true} {
 			out = append(out, V("ssm_conv_update_inplace", "d_conv", dconv, "SILU", silu))
 			out = append(out, V("ssm_conv_update_inplace_ids", "d_conv", dconv, "SILU", silu))
+			for _, be := range batchBackends {
+				if ns, ok := ConvBatch(be); ok {
+					out = append(out, V("ssm_conv_update_inplace_ids_batched", "d_conv", dconv, "SILU", silu, "NS", ns).OnlyOn(be))
+				}
+			}
 		}
 	}
 	return out

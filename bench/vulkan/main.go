@@ -15,7 +15,8 @@
 //	          n_seqs 1..256, identity ids; native-vulkan and portable, and
 //	          native-vulkan without the gather dispatch
 //	conv_ids  op D (gather + compute), d_conv 4, SiLU on, C 8192 and 10240,
-//	          ids shuffled over the pool
+//	          ids shuffled over the pool; and its batched dispatch (the
+//	          glue's choice for 2..NS sequences) at n_seqs <= NS
 //	conv      op C, the same shapes, prior taps from pool rows half a pool
 //	          away from the destination window
 //	copy      a 1 GiB shader copy: the reference rate for "% of copy"
@@ -541,8 +542,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 	return b.job, e, nil
 }
 
-// convJob is op D (ids) or op C at one shape, d_conv 4 with SiLU.
-func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.Job, entry, error) {
+// convJob is op D (ids: gather + compute, or batched: its one dispatch)
+// or op C at one shape, d_conv 4 with SiLU.
+func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs, batched bool) (vkrun.Job, entry, error) {
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(C), uint64(n)))}
 	row := 3 * C
 	rowBytes := uint64(4 * row)
@@ -588,6 +590,21 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool) (vkrun.J
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
+	if batched {
+		ns, _ := ops.ConvBatch("vulkan")
+		for rep := 0; rep < cfg.runs(); rep++ {
+			args["rs_head"] = uint32(head(rep))
+			err := b.dispatch("ssm_conv_update_inplace_ids_batched", native, map[string]int64{"d_conv": 4, "SILU": 1, "NS": int64(ns)}, args, map[string]bind{
+				"cache": whole(cache), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep),
+				"ids": {idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}, "dst": whole(dst)})
+			if err != nil {
+				return b.job, entry{}, err
+			}
+		}
+		e := entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String() + " batched", bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}
+		b.timing(cfg, &e)
+		return b.job, e, nil
+	}
 	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := uint32(head(rep))
 		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
@@ -718,7 +735,12 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 	for _, C := range cfg.channels {
 		for _, n := range cfg.seqs {
 			for _, ids := range []bool{true, false} {
-				if err := add(convJob(cfg, comp, C, n, ids)); err != nil {
+				if err := add(convJob(cfg, comp, C, n, ids, false)); err != nil {
+					return nil, nil, err
+				}
+			}
+			if ns, ok := ops.ConvBatch("vulkan"); ok && n <= ns {
+				if err := add(convJob(cfg, comp, C, n, true, true)); err != nil {
 					return nil, nil, err
 				}
 			}

@@ -1330,6 +1330,138 @@ func runSsmConvUpdateInplaceIds(arith string, params map[string]int64, args map[
 	}
 	return SsmConvUpdateInplaceIds(arith, p, a, b)
 }
+func runSsmConvUpdateInplaceIdsBatched(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p SsmConvUpdateInplaceIdsBatchedParams
+	var a SsmConvUpdateInplaceIdsBatchedArgs
+	var b SsmConvUpdateInplaceIdsBatchedBuffers
+	{
+		v, ok := params["d_conv"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: param d_conv not set")
+		}
+		p.DConv = uint32(v)
+	}
+	{
+		v, ok := params["SILU"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: param SILU not set")
+		}
+		p.SILU = v != 0
+	}
+	{
+		v, ok := params["NS"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: param NS not set")
+		}
+		p.NS = uint32(v)
+	}
+	{
+		v, ok := args["n_ch"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg n_ch not set")
+		}
+		a.NCh = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["cs1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg cs1 not set")
+		}
+		a.Cs1 = v
+	}
+	{
+		v, ok := args["cs2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg cs2 not set")
+		}
+		a.Cs2 = v
+	}
+	{
+		v, ok := args["w1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg w1 not set")
+		}
+		a.W1 = v
+	}
+	{
+		v, ok := args["x2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg x2 not set")
+		}
+		a.X2 = v
+	}
+	{
+		v, ok := args["sd1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg sd1 not set")
+		}
+		a.Sd1 = v
+	}
+	{
+		v, ok := args["d2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg d2 not set")
+		}
+		a.D2 = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["conv_kernel"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: buffer conv_kernel must be a []float32, got %T", bufs["conv_kernel"])
+		}
+		b.ConvKernel = v
+	}
+	{
+		v, ok := bufs["x_cur"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: buffer x_cur must be a []float32, got %T", bufs["x_cur"])
+		}
+		b.XCur = v
+	}
+	{
+		v, ok := bufs["conv_state_dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: buffer conv_state_dst must be a []float32, got %T", bufs["conv_state_dst"])
+		}
+		b.ConvStateDst = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_batched: buffer dst must be a []float32, got %T", bufs["dst"])
+		}
+		b.Dst = v
+	}
+	return SsmConvUpdateInplaceIdsBatched(arith, p, a, b)
+}
 func runSsmConvGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvGatherParams
 	var a SsmConvGatherArgs
@@ -1392,4 +1524,5 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"ssm_conv_gather":                     runSsmConvGather,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,
 	"ssm_conv_update_inplace_ids":         runSsmConvUpdateInplaceIds,
+	"ssm_conv_update_inplace_ids_batched": runSsmConvUpdateInplaceIdsBatched,
 }

@@ -157,7 +157,7 @@ func TestListAndIRCoverEveryKernel(t *testing.T) {
 		}
 	}
 	code, all, _ := run(t, "ir", "--all")
-	if code != 0 || strings.Count(all, "\nkernel ")+1 != 37 {
+	if code != 0 || strings.Count(all, "\nkernel ")+1 != 42 {
 		t.Errorf("ir --all printed %d kernels", strings.Count(all, "\nkernel ")+1)
 	}
 }

@@ -33,12 +33,12 @@ that writes the shifted taps back in place (src[3]) and its ids variant
 into a scratch (the unused state region of the GDN output; bytes after
 the conv output, added by get_alloc_size), then a barrier, then compute.
 With one sequence no source can be another sequence's destination, so
-the copy and its barrier are left out. For 2..8 sequences, when
-state_dst is the cache's own rows from rs_head (as the model builds it),
-the GDN ids node runs as one dispatch instead: each workgroup holds one
-column block of every sequence, reads all prior states, passes a
-workgroup barrier and only then writes (aliasing never crosses a
-column block), which saves the copy dispatch and its barrier.
+the copy and its barrier are left out. For 2..8 sequences, when the
+destination is the cache's own rows from rs_head (as the model builds
+it), both ids nodes run as one dispatch instead: each workgroup holds
+one column (or channel) block of every sequence, reads all prior
+states, passes a workgroup barrier and only then writes (aliasing never
+crosses a block), which saves the copy dispatch and its barrier.
 
 supports_op accepts a fused node only when its kernel exists and says no
 to the hybrid per-head state form (src[8]/src[9]) and bf16 state, so such

@@ -235,7 +235,7 @@ func Random(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Varia
 		err = b.gdn(opName)
 	case "ssm_conv":
 		err = b.conv()
-	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids":
+	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp:
 		err = b.convUpdate(opName)
 	case "gated_delta_net_gather", "ssm_conv_gather":
 		err = b.gather(opName)

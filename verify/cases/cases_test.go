@@ -88,68 +88,79 @@ func TestGuardedLaunchesChangeNothing(t *testing.T) {
 	}
 }
 
-// Op B's batched schedule (one dispatch, glue.Schedule) leaves the same bits
-// as its two dispatches, gather then compute, over random cases of every
-// contract, including sources that are another sequence's destination.
+// Ops B's and D's batched schedules (one dispatch, glue.Schedule) leave the
+// same bits as their two dispatches, gather then compute, over random cases
+// of every contract, including sources that are another sequence's
+// destination and (op B) cases without tokens.
 func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 22))
-	aliasing, noTokens := 0, 0
-	for i := 0; i < 200; i++ {
-		a := ops.Ariths()[i%len(ops.Ariths())]
-		c, err := Random(batchedOp, a, r, Small, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		one := c.Launches[0]
-		vals := map[string]int64{}
-		for k, v := range one.Params {
-			if k != "NS" {
-				vals[k] = v
+	for _, x := range []struct {
+		batched, gather, compute, rowArg string
+		noTokens                         int // cases without tokens required
+	}{
+		{batchedOp, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", 5},
+		{convBatchedOp, "ssm_conv_gather", "ssm_conv_update_inplace_ids", "cs2", 0},
+	} {
+		r := rand.New(rand.NewPCG(21, 22))
+		aliasing, noTokens := 0, 0
+		for i := 0; i < 200; i++ {
+			a := ops.Ariths()[i%len(ops.Ariths())]
+			c, err := Random(x.batched, a, r, Small, nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		two := &Case{Name: c.Name, Arith: a}
-		for _, buf := range c.Buffers {
-			two.Buffers = append(two.Buffers, buf.Clone())
-		}
-		b := &builder{r: r, sz: Small, vals: vals, c: two}
-		n, D := int(one.Args["n_seqs"]), int(one.Args["sd1"])
-		b.untouched("scratch", n*D)
-		args := map[string]int64{}
-		for k, v := range one.Args {
-			args[k] = int64(v)
-		}
-		args["scale"] = f32arg(math.Float32frombits(one.Args["scale"]))
-		if err := b.launch("gated_delta_net_gather", map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": args["rs_head"]}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.launch("gated_delta_net_inplace_ids", args, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := two.runReference(); err != nil {
-			t.Fatal(err)
-		}
-		for _, want := range c.Expected {
-			var got *Buffer
-			for _, x := range two.Expected {
-				if x.Name == want.Name {
-					got = x
+			one := c.Launches[0]
+			vals := map[string]int64{}
+			for k, v := range one.Params {
+				if k != "NS" {
+					vals[k] = v
 				}
 			}
-			if string(got.Bytes()) != string(want.Bytes()) {
-				t.Fatalf("%s: buffer %s differs between the batched dispatch and gather + compute", c.Name, want.Name)
+			two := &Case{Name: c.Name, Arith: a}
+			for _, buf := range c.Buffers {
+				two.Buffers = append(two.Buffers, buf.Clone())
+			}
+			b := &builder{r: r, sz: Small, vals: vals, c: two}
+			n, rowLen := int(one.Args["n_seqs"]), int(one.Args[x.rowArg])
+			b.untouched("scratch", n*rowLen)
+			args := map[string]int64{}
+			for k, v := range one.Args {
+				args[k] = int64(v)
+			}
+			if _, ok := one.Args["scale"]; ok {
+				args["scale"] = f32arg(math.Float32frombits(one.Args["scale"]))
+			}
+			if err := b.launch(x.gather, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": args["rs_head"]}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.launch(x.compute, args, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := two.runReference(); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range c.Expected {
+				var got *Buffer
+				for _, y := range two.Expected {
+					if y.Name == want.Name {
+						got = y
+					}
+				}
+				if string(got.Bytes()) != string(want.Bytes()) {
+					t.Fatalf("%s: buffer %s differs between the batched dispatch and gather + compute", c.Name, want.Name)
+				}
+			}
+			if one.Args["n_tokens"] == 0 && x.batched == batchedOp {
+				noTokens++
+			}
+			ids, rs := c.Buffer("ids").I32, int32(one.Args["rs_head"])
+			for s, id := range ids {
+				if id != rs+int32(s) && id >= rs && id < rs+int32(n) {
+					aliasing++
+				}
 			}
 		}
-		if one.Args["n_tokens"] == 0 {
-			noTokens++
+		if aliasing < 50 || noTokens < x.noTokens {
+			t.Errorf("%s: only %d sequences read another's destination, %d cases have no tokens: too few to say anything", x.batched, aliasing, noTokens)
 		}
-		ids, rs := c.Buffer("ids").I32, int32(one.Args["rs_head"])
-		for s, id := range ids {
-			if id != rs+int32(s) && id >= rs && id < rs+int32(n) {
-				aliasing++
-			}
-		}
-	}
-	if aliasing < 50 || noTokens < 5 {
-		t.Errorf("only %d sequences read another's destination, %d cases have no tokens: too few to say anything", aliasing, noTokens)
 	}
 }

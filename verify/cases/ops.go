@@ -86,8 +86,12 @@ func (b *builder) gdn(op string) error {
 	return b.launch(op, args, nil)
 }
 
-// batchedOp is op B's one-dispatch schedule (ops.GDNBatch).
-const batchedOp = "gated_delta_net_inplace_ids_batched"
+// batchedOp and convBatchedOp are ops B's and D's one-dispatch schedules
+// (ops.GDNBatch, ops.ConvBatch).
+const (
+	batchedOp     = "gated_delta_net_inplace_ids_batched"
+	convBatchedOp = "ssm_conv_update_inplace_ids_batched"
+)
 
 func (b *builder) conv() error {
 	r := b.r
@@ -105,6 +109,9 @@ func (b *builder) convUpdate(op string) error {
 	r := b.r
 	K := int(b.vals["d_conv"])
 	C, n := b.channels(), 1+r.IntN(b.sz.MaxSeqs+2)
+	if op == convBatchedOp {
+		n = 1 + r.IntN(min(int(b.vals["NS"]), b.sz.MaxSeqs+2))
+	}
 	row := (K - 1) * C
 	b.f32("conv_kernel", C*K, -1, 1, true)
 	b.f32("x_cur", n*C, -1, 1, true)
@@ -118,9 +125,15 @@ func (b *builder) convUpdate(op string) error {
 	}
 	cells := n + r.IntN(3)
 	rsHead := r.IntN(cells - n + 1)
-	b.f32("cache", cells*row, -1, 1, true)
-	b.f32("conv_state_dst", n*row, -1, 1, true)
+	cache := b.f32("cache", cells*row, -1, 1, true)
+	stateDst := b.f32("conv_state_dst", n*row, -1, 1, true)
 	b.ids("ids", n, cells, rsHead)
+	if op == convBatchedOp {
+		// As for GDN's batched op: conv_state_dst starts as the window's rows.
+		copy(stateDst.F32, cache.F32[rsHead*row:(rsHead+n)*row])
+		args["rs_head"] = int64(rsHead)
+		return b.launch(op, args, nil)
+	}
 	b.untouched("scratch", n*row)
 	if err := b.launch("ssm_conv_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err

@@ -20,10 +20,10 @@ import (
 //	   gathered here on the host; the same for op B's batched kernel
 //	C: ssm_conv_update_inplace (SILU off) vs ssm_conv over [taps, x] (n_t = 1)
 //	D: ssm_conv_update_inplace_ids (SILU off) vs ssm_conv over the gathered
-//	   windows
+//	   windows; the same for op D's batched kernel
 func TestFusedMatchesUnfused(t *testing.T) {
 	e := setup(t)
-	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
+	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched"} {
 		for _, a := range contracts {
 			for _, v := range ops.VariantsOf(fused) {
 				if v.Values["SILU"] == 1 {
@@ -198,7 +198,7 @@ func addPlainConv(c *cases.Case) (func(map[string][]byte) error, error) {
 	sx := make([]float32, n*C*K)
 	for s := 0; s < n; s++ {
 		var taps []float32
-		if fl.Op.Name == "ssm_conv_update_inplace_ids" {
+		if fl.Op.Name != "ssm_conv_update_inplace" {
 			taps = preRow(c, "conv_state_dst", s, cs2)
 		} else {
 			taps = c.Buffer("conv_states").F32[s*cs2 : (s+1)*cs2]

@@ -98,6 +98,19 @@ struct vk_op_ssm_conv_update_inplace_push_constants {
 };
 static_assert(sizeof(vk_op_ssm_conv_update_inplace_push_constants) == 32, "vk_op_ssm_conv_update_inplace_push_constants must match the shader's push constants");
 
+struct vk_op_ssm_conv_update_inplace_ids_batched_push_constants {
+    uint32_t n_ch;
+    uint32_t n_seqs;
+    uint32_t cs1;
+    uint32_t cs2;
+    uint32_t w1;
+    uint32_t x2;
+    uint32_t sd1;
+    uint32_t d2;
+    uint32_t rs_head;
+};
+static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_batched_push_constants must match the shader's push constants");
+
 struct vk_op_ssm_conv_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
@@ -160,6 +173,20 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("ssm_conv_update_inplace_d_conv7_silu1", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "7u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv8_silu0", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv8_silu1", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "8u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv2_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "2u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv2_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "2u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv3_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "3u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv3_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "3u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv4_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "4u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv4_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "4u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv5_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "5u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv5_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "5u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv6_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "6u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv6_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "6u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv7_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "7u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "7u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "8u"}});
+    string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_gather", "ssm_conv_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv2_silu0", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv2_silu1", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
@@ -182,6 +209,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     vk_pipeline pipeline_gated_delta_net_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[8];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
+    vk_pipeline pipeline_ssm_conv_update_inplace_ids_batched[14];
     vk_pipeline pipeline_ssm_conv_gather[1];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids[14];
 // == ggml-vulkan.cpp, ggml_vk_load_shaders ==
@@ -226,6 +254,20 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[11], "ssm_conv_update_inplace_d_conv7_silu1", ssm_conv_update_inplace_d_conv7_silu1_len, ssm_conv_update_inplace_d_conv7_silu1_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[12], "ssm_conv_update_inplace_d_conv8_silu0", ssm_conv_update_inplace_d_conv8_silu0_len, ssm_conv_update_inplace_d_conv8_silu0_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[13], "ssm_conv_update_inplace_d_conv8_silu1", ssm_conv_update_inplace_d_conv8_silu1_len, ssm_conv_update_inplace_d_conv8_silu1_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[0], "ssm_conv_update_inplace_ids_batched_d_conv2_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv2_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv2_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[1], "ssm_conv_update_inplace_ids_batched_d_conv2_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv2_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv2_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[2], "ssm_conv_update_inplace_ids_batched_d_conv3_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv3_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv3_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[3], "ssm_conv_update_inplace_ids_batched_d_conv3_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv3_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv3_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[4], "ssm_conv_update_inplace_ids_batched_d_conv4_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv4_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv4_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[5], "ssm_conv_update_inplace_ids_batched_d_conv4_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv4_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv4_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[6], "ssm_conv_update_inplace_ids_batched_d_conv5_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv5_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv5_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[7], "ssm_conv_update_inplace_ids_batched_d_conv5_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv5_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv5_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[8], "ssm_conv_update_inplace_ids_batched_d_conv6_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv6_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv6_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[9], "ssm_conv_update_inplace_ids_batched_d_conv6_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv6_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv6_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[10], "ssm_conv_update_inplace_ids_batched_d_conv7_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv7_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv7_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[11], "ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[12], "ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[13], "ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_gather[0], "ssm_conv_gather", ssm_conv_gather_len, ssm_conv_gather_data, "main", 3, sizeof(vk_op_ssm_conv_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[0], "ssm_conv_update_inplace_ids_d_conv2_silu0", ssm_conv_update_inplace_ids_d_conv2_silu0_len, ssm_conv_update_inplace_ids_d_conv2_silu0_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[1], "ssm_conv_update_inplace_ids_d_conv2_silu1", ssm_conv_update_inplace_ids_d_conv2_silu1_len, ssm_conv_update_inplace_ids_d_conv2_silu1_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -662,12 +704,56 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(d_conv);
             const bool SILU = ggml_get_op_params_i32(op, 0) != 0;
             GGML_UNUSED(SILU);
+            const bool one_dispatch = op->src[2]->ne[2] >= 2 && op->src[2]->ne[2] <= 8 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == 4 * op->src[0]->ne[0] && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
+            GGML_UNUSED(one_dispatch);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
             scratch_buf.offset += GGML_PAD(ggml_nbytes(op), GGML_VK_FUSED_SCRATCH_ALIGN);
             scratch_buf.size = (op->src[0]->nb[2] / 4 * op->src[2]->ne[2]) * sizeof(float);
-            // with one sequence no source is another sequence's destination: the gather copies nothing
-            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
+            // 2..8 sequences, conv_state_dst the cache's rows from rs_head: one dispatch reads every window before writing any (no gather)
+            if (one_dispatch) { // ssm_conv_update_inplace_ids_batched
+                const uint32_t NS = 8;
+                GGML_UNUSED(NS);
+                const vk_op_ssm_conv_update_inplace_ids_batched_push_constants pc = {
+                    /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
+                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
+                    /* .cs1 = */ (uint32_t) (op->src[0]->nb[1] / 4),
+                    /* .cs2 = */ (uint32_t) (op->src[0]->nb[2] / 4),
+                    /* .w1 = */ (uint32_t) (op->src[1]->nb[1] / 4),
+                    /* .x2 = */ (uint32_t) (op->src[2]->nb[2] / 4),
+                    /* .sd1 = */ (uint32_t) (op->src[3]->nb[1] / 4),
+                    /* .d2 = */ (uint32_t) (op->nb[2] / 4),
+                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
+                };
+                const uint32_t n_ch = pc.n_ch;
+                vk_pipeline pipeline = nullptr;
+                if (d_conv == 2 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[0]; }
+                else if (d_conv == 2 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[1]; }
+                else if (d_conv == 3 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[2]; }
+                else if (d_conv == 3 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[3]; }
+                else if (d_conv == 4 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[4]; }
+                else if (d_conv == 4 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[5]; }
+                else if (d_conv == 5 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[6]; }
+                else if (d_conv == 5 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[7]; }
+                else if (d_conv == 6 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[8]; }
+                else if (d_conv == 6 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[9]; }
+                else if (d_conv == 7 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[10]; }
+                else if (d_conv == 7 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[11]; }
+                else if (d_conv == 8 && SILU == false && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[12]; }
+                else if (d_conv == 8 && SILU == true && NS == 8) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_batched[13]; }
+                GGML_ASSERT(pipeline != nullptr && "no ssm_conv_update_inplace_ids_batched pipeline for this variant");
+                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
+                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
+                    ggml_vk_tensor_subbuffer(ctx, op->src[0]), // cache
+                    ggml_vk_tensor_subbuffer(ctx, op->src[1]), // conv_kernel
+                    ggml_vk_tensor_subbuffer(ctx, op->src[2]), // x_cur
+                    ggml_vk_tensor_subbuffer(ctx, op->src[3]), // conv_state_dst
+                    ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
+                    dst_buf, // dst
+                }, pc, { ((n_ch + 31u) / 32u), 1u, 1u });
+            }
+            // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
+            if (!one_dispatch && op->src[2]->ne[2] >= 2) { // ssm_conv_gather
                 const vk_op_ssm_conv_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
@@ -686,7 +772,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { ((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            { // ssm_conv_update_inplace_ids
+            // otherwise the gather, then the compute dispatch
+            if (!one_dispatch) { // ssm_conv_update_inplace_ids
                 const vk_op_ssm_conv_update_inplace_ids_push_constants pc = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
