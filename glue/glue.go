@@ -156,7 +156,7 @@ const stateDstIsWindow = "op->src[6]->buffer == op->src[5]->buffer && op->src[6]
 // nb[2] bytes, channels of d_conv-1 packed taps) at rows rs_head.., the
 // layout the batched kernel assumes (it reads sources inside the window
 // through conv_state_dst with the ring's own channel stride).
-const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == 4 * op->src[0]->ne[0] && " +
+const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && " +
 	"(const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2]"
 
 // gdnState is the attention output's size, where the state region starts.

@@ -704,7 +704,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(d_conv);
             const bool SILU = ggml_get_op_params_i32(op, 0) != 0;
             GGML_UNUSED(SILU);
-            const bool one_dispatch = op->src[2]->ne[2] >= 2 && op->src[2]->ne[2] <= 8 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == 4 * op->src[0]->ne[0] && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
+            const bool one_dispatch = op->src[2]->ne[2] >= 2 && op->src[2]->ne[2] <= 8 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
             GGML_UNUSED(one_dispatch);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
