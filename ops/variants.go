@@ -114,8 +114,8 @@ func GDNTiling(backend string, sv int) (nw, cpw int) {
 //
 // Vulkan: (1, 4, 8), one warp of four columns per sequence. On the H100
 // (bench/vulkan -batched, S_v 128, H 32 / 48) it ran op B at n_seqs 2, 4, 8
-// in 13.2/15.0, 15.1/17.9, 20.3/27.0 us where gather + compute took
-// 15.8/17.2, 18.5/21.7, 26.1/31.8 (bench/RESULTS.md); of the shapes timed
+// in 13.2/15.1, 15.1/18.0, 20.6/26.9 us where gather + compute took
+// 15.6/17.4, 18.7/21.7, 25.5/32.3 (bench/RESULTS.md); of the shapes timed
 // beside it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the lowest sum over those
 // six, each within 4% of the best at n_seqs 8. At n_seqs 1 a batched
 // workgroup idles all rows but one (12.2 vs 9.2 us for the compute
@@ -131,6 +131,8 @@ func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
 // ConvBatch is a backend's NS for op D's one-dispatch schedule
 // (ssm_conv_update_inplace_ids_batched, 32 channels x NS sequences per
 // workgroup); ok false: none, the gather and the compute dispatch always.
+// Vulkan: 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 / 8.0 us
+// at n_seqs 8 where gather + compute took 12.9 / 12.6 (bench/RESULTS.md).
 func ConvBatch(backend string) (ns int, ok bool) {
 	if backend == "vulkan" {
 		return 8, true
