@@ -288,14 +288,10 @@ func Model(a ir.Arith) ([]*Op, error) {
 		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, bind: gdnBind, variant: []Choice{
 			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)},
 		}})
-		if err != nil {
-			return nil, err
+		if err == nil {
+			err = opB.batched(bd, ne(2, 3), ns, stateDstIsWindow, "state_dst", "prior state")
 		}
-		opB.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= 2 && %s <= %d && %s", ne(2, 3), ne(2, 3), ns, stateDstIsWindow),
-			Why:        fmt.Sprintf("2..%d sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)", ns),
-			Otherwise:  "otherwise the gather, then the compute dispatch",
-			Dispatches: []Dispatch{bd}}
-		if err := opB.checkVariant(); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -318,18 +314,25 @@ func Model(a ir.Arith) ([]*Op, error) {
 	if ns, ok := ops.ConvBatch(a.Backend); ok {
 		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2), bind: convBind,
 			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
-		if err != nil {
-			return nil, err
+		if err == nil {
+			err = opD.batched(bd, ne(2, 2), ns, convStateDstIsWindow, "conv_state_dst", "window")
 		}
-		opD.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= 2 && %s <= %d && %s", ne(2, 2), ne(2, 2), ns, convStateDstIsWindow),
-			Why:        fmt.Sprintf("2..%d sequences, conv_state_dst the cache's rows from rs_head: one dispatch reads every window before writing any (no gather)", ns),
-			Otherwise:  "otherwise the gather, then the compute dispatch",
-			Dispatches: []Dispatch{bd}}
-		if err := opD.checkVariant(); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// batched gives an ids op its one-dispatch schedule d: it runs for 2..ns
+// sequences (nSeqs, a C expression) where window (a C condition) says the
+// destination (dstName) is the cache's window; what names what it reads.
+func (o *Op) batched(d Dispatch, nSeqs string, ns int, window, dstName, what string) error {
+	o.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= 2 && %s <= %d && %s", nSeqs, nSeqs, ns, window),
+		Why:        fmt.Sprintf("2..%d sequences, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", ns, dstName, what),
+		Otherwise:  "otherwise the gather, then the compute dispatch",
+		Dispatches: []Dispatch{d}}
+	return o.checkVariant()
 }
 
 // checkVariant ensures every non-derived param of every kernel is chosen.
