@@ -45,6 +45,19 @@ type Backend struct {
 // Implemented reports whether the backend can generate.
 func (b *Backend) Implemented() bool { return b.Generate != nil }
 
+// Builds reports whether the backend generates op: the Go reference and
+// the IR take every op, a GPU backend those with a variant it builds
+// (ops.Variant.On; Vulkan's batched ids ops are its own).
+func (b *Backend) Builds(op *ops.Op) bool {
+	if !b.Implemented() {
+		return false
+	}
+	if b.Name == "go" || b.Name == "ir" {
+		return true
+	}
+	return builtOn(op, b.Name)
+}
+
 var all = []*Backend{
 	{Name: "go", Dir: "goref", Summary: "Go reference kernels (the CPU oracle every backend is checked against)", Generate: generateGo},
 	{Name: "ir", Dir: "ir", Summary: "IR text and semantic signature of every kernel (what kernelgen diff reads)", Generate: generateIR},

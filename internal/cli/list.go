@@ -18,7 +18,8 @@ func newListCmd() *cobra.Command {
 		Short: "List ops, their variants and contracts, and what each backend has",
 		Long: `List every kernel kernelgen describes: the series fusion it implements (A-D),
 how many variants the variant table compiles, the arithmetic contracts it is
-built under, and which backends generate it today ("yes") or not yet ("-").
+built under, and which backends generate it ("yes") or not ("-": not yet, or a
+schedule only that backend has, such as Vulkan's batched ids ops).
 
 With -v, every variant is listed under its op.`,
 		Args: cobra.NoArgs,
@@ -47,7 +48,7 @@ With -v, every variant is listed under its op.`,
 				}
 				row := []string{op.Name, fusion, fmt.Sprint(len(ops.VariantsOf(op.Name))), contracts}
 				for _, b := range backends.All() {
-					if b.Implemented() {
+					if b.Builds(op) {
 						row = append(row, "yes")
 					} else {
 						row = append(row, "-")
