@@ -29,7 +29,9 @@
 // ops.GDNTiling. Op B's batched schedule (one dispatch, no gather; the
 // glue's choice for n_seqs <= NS) is timed at ops.GDNBatch's shape and at
 // each -batched NWxCPWxNS, for every n_seqs <= NS. -seqs narrows the
-// n_seqs swept.
+// n_seqs swept; -only gdn (or conv) prepares one family; -gdn-ids shuffled
+// draws op B's sources from the whole pool instead of identity (what a
+// schedule costs when sequences do not read their own slot).
 //
 // Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
 // plus written, 2 * rows * row bytes. As there, the state pool is far larger
@@ -57,6 +59,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,7 +104,15 @@ type config struct {
 	// (the gather's and the batched schedule's hazard) instead of steady
 	// decode's identity: checks, not timings.
 	aliasIDs bool
+	// shuffledIDs draws op B's sources from the whole pool (a sequence
+	// rarely reads its own slot) instead of steady decode's identity.
+	shuffledIDs bool
+	// only lists the benchmark families to prepare ("gdn", "conv"); empty:
+	// all. The copy and the empty dispatch always run.
+	only []string
 }
+
+func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Contains(c.only, family) }
 
 // runs is how many repetitions a job dispatches: a warm-up block of reps,
 // then the timed block of reps, with one GPU timestamp before, between and
@@ -204,6 +215,8 @@ func prepare(args []string) error {
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
+	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both)")
+	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode) or shuffled (drawn from the whole pool)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -230,6 +243,20 @@ func prepare(args []string) error {
 			}
 			cfg.seqs = append(cfg.seqs, n)
 		}
+	}
+	for _, f := range strings.FieldsFunc(*only, func(r rune) bool { return r == ',' }) {
+		f = strings.TrimSpace(f)
+		if f != "gdn" && f != "conv" {
+			return fmt.Errorf("-only: %q is not a benchmark family (gdn or conv)", f)
+		}
+		cfg.only = append(cfg.only, f)
+	}
+	switch *gdnIDs {
+	case "identity":
+	case "shuffled":
+		cfg.shuffledIDs = true
+	default:
+		return fmt.Errorf("-gdn-ids: %q is neither identity nor shuffled", *gdnIDs)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -466,8 +493,15 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 	idsBytes := make([]byte, uint64(cfg.runs())*idsStride(n))
 	for rep := 0; rep < cfg.runs(); rep++ {
 		ids := make([]int32, n)
+		var perm []int
+		if cfg.shuffledIDs {
+			perm = b.rng.Perm(slots)[:n]
+		}
 		for s := range ids {
 			ids[s] = int32(head(rep) + s) // steady decode: identity
+			if cfg.shuffledIDs {
+				ids[s] = int32(perm[s])
+			}
 			if cfg.aliasIDs && s%2 == 1 {
 				ids[s] = int32(head(rep) + (s+1)%n) // the next sequence's destination
 			}
@@ -528,6 +562,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		}
 	}
 	impl := a.String()
+	if cfg.shuffledIDs {
+		impl += " shuffled"
+	}
 	if noGather {
 		impl += " no gather"
 	}
@@ -704,6 +741,9 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 		}
 	}
 	for _, H := range cfg.heads {
+		if !cfg.wants("gdn") {
+			break
+		}
 		for _, n := range cfg.seqs {
 			native := ir.Native("vulkan")
 			for _, a := range []ir.Arith{native, ir.Portable} {
@@ -733,6 +773,9 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 		}
 	}
 	for _, C := range cfg.channels {
+		if !cfg.wants("conv") {
+			break
+		}
 		for _, n := range cfg.seqs {
 			for _, ids := range []bool{true, false} {
 				if err := add(convJob(cfg, comp, C, n, ids, false)); err != nil {

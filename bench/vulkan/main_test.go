@@ -109,11 +109,23 @@ func TestJobsMatchReference(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	jobs, plan, err := buildAll(smoke, vulkan.NewCompiler(ctx))
+	// The smoke plan, and op B alone with sources drawn from the pool.
+	shuffled := smoke
+	shuffled.only, shuffled.shuffledIDs = []string{"gdn"}, true
+	for _, cfg := range []config{smoke, shuffled} {
+		checkJobs(t, ctx, r, cfg)
+	}
+}
+
+func checkJobs(t *testing.T, ctx context.Context, r *vkrun.Runner, cfg config) {
+	jobs, plan, err := buildAll(cfg, vulkan.NewCompiler(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, job := range jobs {
+		if cfg.shuffledIDs && (plan[i].bench == "conv" || plan[i].bench == "conv_ids") {
+			t.Fatalf("-only gdn prepared %s", plan[i].name)
+		}
 		e := plan[i]
 		if len(e.launches) == 0 {
 			continue
@@ -204,4 +216,26 @@ func replay(job vkrun.Job, ls []launch) ([][]float32, error) {
 		}
 	}
 	return mem, nil
+}
+
+// Bad flags name the flag and what it takes, before any work.
+func TestPrepareRejectsBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn or conv)`},
+		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is neither identity nor shuffled`},
+		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
+		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS`},
+	} {
+		dir := filepath.Join(t.TempDir(), "out")
+		err := prepare(append(c.args, "-o", dir))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to contain %q", c.args, err, c.want)
+		}
+		if _, serr := os.Stat(dir); serr == nil {
+			t.Errorf("%v: wrote %s", c.args, dir)
+		}
+	}
 }
