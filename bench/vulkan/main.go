@@ -40,10 +40,14 @@
 // is capped at 2 GiB, under maxStorageBufferRange (one binding covers it),
 // which leaves a window of up to 768 MiB at least two windows of room.
 //
-// Vulkan orders the dispatches with a full compute barrier between each
-// (vkrun), where bench/cuda's kernels overlap through programmatic
-// dependent launch; bench/cuda's "serial" rows launch in plain stream order,
-// the analogue of the barrier. Buffers are device-local.
+// Vulkan orders the dispatches with a barrier between each: by default the
+// one ggml-vulkan records between dependent nodes (ggml_vk_sync_buffers:
+// compute and transfer stages, shader and transfer accesses); -barrier
+// kernelgen gives vkrun's compute-to-compute barrier with memory accesses,
+// which runs before 2026-11-23 used. The empty dispatch is timed under both.
+// bench/cuda's kernels overlap through programmatic dependent launch;
+// bench/cuda's "serial" rows launch in plain stream order, the analogue of
+// the barrier. Buffers are device-local.
 package main
 
 import (
@@ -110,6 +114,9 @@ type config struct {
 	// only lists the benchmark families to prepare ("gdn", "conv"); empty:
 	// all. The copy and the empty dispatch always run.
 	only []string
+	// kgBarrier puts vkrun's compute-to-compute barrier between dispatches
+	// instead of ggml-vulkan's (ggml_vk_sync_buffers).
+	kgBarrier bool
 }
 
 func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Contains(c.only, family) }
@@ -195,6 +202,9 @@ type entry struct {
 	launches []launch
 	// perInterval is how many repetitions one timed interval holds.
 	perInterval int
+	// ownBarrier: the job chose its barrier (the floor under the barrier
+	// the sweep does not use); otherwise the sweep's (-barrier) applies.
+	ownBarrier bool
 }
 
 // launch is what a dispatch runs, in the Go reference's terms.
@@ -216,6 +226,7 @@ func prepare(args []string) error {
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both)")
+	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
 	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode) or shuffled (drawn from the whole pool)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -250,6 +261,13 @@ func prepare(args []string) error {
 			return fmt.Errorf("-only: %q is not a benchmark family (gdn or conv)", f)
 		}
 		cfg.only = append(cfg.only, f)
+	}
+	switch *barrier {
+	case "ggml":
+	case "kernelgen":
+		cfg.kgBarrier = true
+	default:
+		return fmt.Errorf("-barrier: %q is neither ggml nor kernelgen", *barrier)
 	}
 	switch *gdnIDs {
 	case "identity":
@@ -703,7 +721,7 @@ layout(local_size_x = 64) in;
 void main() {}
 `
 
-func emptyJob(cfg config, comp *vulkan.Compiler, stampEach bool) (vkrun.Job, entry, error) {
+func emptyJob(cfg config, comp *vulkan.Compiler, stampEach, otherBarrier bool) (vkrun.Job, entry, error) {
 	b := &builder{comp: comp}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/empty.comp", Source: []byte(emptyShader), Name: "bench empty"}})
 	if err != nil {
@@ -717,6 +735,11 @@ func emptyJob(cfg config, comp *vulkan.Compiler, stampEach bool) (vkrun.Job, ent
 	if stampEach {
 		b.job.TimeEvery, e.perInterval, e.impl = 1, 1, "shader, timestamp each"
 	}
+	if otherBarrier {
+		// The floor under the other barrier, for scale.
+		b.job.GGMLBarrier, e.ownBarrier = cfg.kgBarrier, true
+		e.impl = map[bool]string{true: "shader, ggml barrier", false: "shader, kernelgen barrier"}[cfg.kgBarrier]
+	}
 	return b.job, e, nil
 }
 
@@ -728,6 +751,9 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			return err
 		}
 		j.DeviceLocal, j.NoReadback = true, true
+		if !e.ownBarrier {
+			j.GGMLBarrier = !cfg.kgBarrier
+		}
 		e.name = fmt.Sprintf("%02d_%s_%s_n%d_%s", len(jobs), e.bench, e.shape, e.n, strings.NewReplacer(" ", "_", "=", "").Replace(e.impl))
 		jobs, plan = append(jobs, j), append(plan, e)
 		return nil
@@ -735,8 +761,8 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 	if err := add(copyJob(cfg, comp)); err != nil {
 		return nil, nil, err
 	}
-	for _, each := range []bool{false, true} {
-		if err := add(emptyJob(cfg, comp, each)); err != nil {
+	for _, v := range []struct{ stampEach, otherBarrier bool }{{false, false}, {true, false}, {false, true}} {
+		if err := add(emptyJob(cfg, comp, v.stampEach, v.otherBarrier)); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -57,7 +57,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// copy, 2 empty, 3 GDN jobs per n and one per extra tiling, one per
+	// copy, 3 empty, 3 GDN jobs per n and one per extra tiling, one per
 	// batched shape taking n (the table's and the extra ones), 2 conv jobs per n
 	// and op D's batched one where n fits.
 	batched := 0
@@ -82,7 +82,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 			}
 		}
 	}
-	if want := 3 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + batched*len(smoke.heads) + (2*len(smoke.seqs)+convBatched)*len(smoke.channels); len(rows) != want {
+	if want := 4 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + batched*len(smoke.heads) + (2*len(smoke.seqs)+convBatched)*len(smoke.channels); len(rows) != want {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
@@ -227,6 +227,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn or conv)`},
 		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is neither identity nor shuffled`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
+		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
 		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS`},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")

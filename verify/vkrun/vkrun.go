@@ -113,6 +113,11 @@ type Job struct {
 	// and after every TimeEvery dispatches (the dispatch count must be a
 	// multiple of it); Result.Times holds the intervals.
 	TimeEvery int
+	// GGMLBarrier records between dispatches the barrier ggml-vulkan puts
+	// between dependent nodes (ggml_vk_sync_buffers on its compute queue:
+	// compute and transfer stages, shader and transfer accesses) instead
+	// of the default compute-to-compute one with memory accesses.
+	GGMLBarrier bool
 }
 
 // Result is what a job left in its buffers.
@@ -292,6 +297,7 @@ const (
 	jobTiled       = 2
 	jobNoReadback  = 4
 	jobTimestamps  = 8
+	jobGGMLBarrier = 16
 )
 
 // resolveDevice turns Job.Device into the job file's index and name.
@@ -337,6 +343,9 @@ func EncodeJob(job Job) ([]byte, error) {
 	}
 	if job.TimeEvery > 0 {
 		flags |= jobTimestamps
+	}
+	if job.GGMLBarrier {
+		flags |= jobGGMLBarrier
 	}
 	size := func(i int) uint64 {
 		if job.Sizes != nil && job.Sizes[i] != 0 {

@@ -434,8 +434,15 @@ void main() {
 `
 
 // 4. Two dispatches in one job, binding subsets of the buffers in different
-// orders: dispatch 1 writes B from A, dispatch 2 reads B into C.
+// orders: dispatch 1 writes B from A, dispatch 2 reads B into C; with the
+// default barrier and with ggml-vulkan's.
 func TestTwoDispatchesWithBarrier(t *testing.T) {
+	for _, ggml := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ggml_barrier=%v", ggml), func(t *testing.T) { twoDispatches(t, ggml) })
+	}
+}
+
+func twoDispatches(t *testing.T, ggmlBarrier bool) {
 	r, _, sel := testDevice(t)
 	p1, p2 := compile(t, phase1Shader, nil), compile(t, phase2Shader, nil)
 	const n = 1 << 16
@@ -447,7 +454,8 @@ func TestTwoDispatchesWithBarrier(t *testing.T) {
 	push := u32bytes([]uint32{n})
 	groups := [3]uint32{n / 64, 1, 1}
 	res := run(t, r, Job{
-		Device: sel,
+		Device:      sel,
+		GGMLBarrier: ggmlBarrier,
 		// A, B, C, a buffer no dispatch binds, an empty buffer.
 		Buffers: [][]byte{u32bytes(a), make([]byte, 4*n), make([]byte, 4*n), untouched, nil},
 		Dispatches: []Dispatch{

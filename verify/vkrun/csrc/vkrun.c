@@ -63,7 +63,8 @@ enum {
 #define JOB_TILED 2u
 #define JOB_NO_READBACK 4u
 #define JOB_TIMESTAMPS 8u
-#define JOB_FLAGS_KNOWN 15u
+#define JOB_GGML_BARRIER 16u /* ggml_vk_sync_buffers' barrier between dispatches */
+#define JOB_FLAGS_KNOWN 31u
 #define TIME_MAGIC "KGVKTIME"
 /* Staging chunk for device-local buffers. */
 #define STAGE_MAX ((VkDeviceSize)64 << 20)
@@ -1918,7 +1919,21 @@ static int run_job(const char *job_path, const char *out_path)
 	}
 	for (uint32_t i = 0; i < j.ndisp; i++) {
 		dispatch *d = &j.disp[i];
-		if (i > 0) {
+		if (i > 0 && (j.flags & JOB_GGML_BARRIER)) {
+			/* What ggml-vulkan records between dependent nodes on its
+			 * compute queue: compute and transfer stages, shader and
+			 * transfer accesses, on both sides. */
+			const VkAccessFlags acc = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+						  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+			const VkPipelineStageFlags st =
+				VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+			VkMemoryBarrier mb = {
+				.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+				.srcAccessMask = acc,
+				.dstAccessMask = acc,
+			};
+			vkCmdPipelineBarrier(cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+		} else if (i > 0) {
 			VkMemoryBarrier mb = {
 				.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
 				.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
