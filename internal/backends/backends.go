@@ -175,23 +175,74 @@ func kernelsFor(op *ops.Op, ariths ...ir.Arith) ([]*ir.Kernel, error) {
 // builtOn: some variant of op is built on backend (ops.Variant.On).
 func builtOn(op *ops.Op, backend string) bool { return len(ops.VariantsFor(op.Name, backend)) > 0 }
 
-func generateCUDA() ([]File, error) {
+// perOp emits every op a backend builds, its portable and native kernels
+// together, then appends the backend's glue. emit returns the op's files,
+// paths relative to the backend's directory.
+func perOp(backend string, emit func(op *ops.Op, ks []*ir.Kernel) ([]File, error)) ([]File, error) {
 	var files []File
 	for _, op := range ops.All() {
-		if !builtOn(op, "cuda") {
+		if !builtOn(op, backend) {
 			continue
 		}
-		ks, err := kernelsFor(op, ir.Portable, ir.Native("cuda"))
+		ks, err := kernelsFor(op, ir.Portable, ir.Native(backend))
 		if err != nil {
 			return nil, err
 		}
-		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		fs, err := emit(op, ks)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Path: "cuda/" + op.Name + ".cuh", Data: src, Op: op.Name})
+		for _, f := range fs {
+			f.Path, f.Op = backend+"/"+f.Path, op.Name
+			files = append(files, f)
+		}
 	}
-	return withGlue(files, "cuda")
+	return withGlue(files, backend)
+}
+
+// one is an op's single source file.
+func one(path string, src []byte, err error) ([]File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []File{{Path: path, Data: src}}, nil
+}
+
+func generateCUDA() ([]File, error) {
+	return perOp("cuda", func(op *ops.Op, ks []*ir.Kernel) ([]File, error) {
+		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		return one(op.Name+".cuh", src, err)
+	})
+}
+
+func generateMetal() ([]File, error) {
+	return perOp("metal", func(op *ops.Op, ks []*ir.Kernel) ([]File, error) {
+		src, err := msl.Emit(op.Name, op.Summary, ks, op.ArithFree, ops.VariantsFor(op.Name, "metal"))
+		return one(op.Name+".metal", src, err)
+	})
+}
+
+func generateSYCL() ([]File, error) {
+	return perOp("sycl", func(op *ops.Op, ks []*ir.Kernel) ([]File, error) {
+		src, err := sycl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		return one(op.Name+".hpp", src, err)
+	})
+}
+
+// generateVulkan writes one shader per kernel (contract): glslang compiles
+// each variant from it by defines.
+func generateVulkan() ([]File, error) {
+	return perOp("vulkan", func(op *ops.Op, ks []*ir.Kernel) ([]File, error) {
+		var files []File
+		for _, k := range ks {
+			src, err := glsl.Emit(k, op.Summary)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Path: glsl.FileName(k, op.ArithFree), Data: src})
+		}
+		return files, nil
+	})
 }
 
 // withGlue appends the backend's rendered glue under <dir>/glue/.
@@ -204,65 +255,6 @@ func withGlue(files []File, backend string) ([]File, error) {
 		files = append(files, File{Path: backend + "/glue/" + g.Name, Data: g.Data})
 	}
 	return files, nil
-}
-
-func generateMetal() ([]File, error) {
-	var files []File
-	for _, op := range ops.All() {
-		if !builtOn(op, "metal") {
-			continue
-		}
-		ks, err := kernelsFor(op, ir.Portable, ir.Native("metal"))
-		if err != nil {
-			return nil, err
-		}
-		src, err := msl.Emit(op.Name, op.Summary, ks, op.ArithFree, ops.VariantsFor(op.Name, "metal"))
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, File{Path: "metal/" + op.Name + ".metal", Data: src, Op: op.Name})
-	}
-	return withGlue(files, "metal")
-}
-
-func generateSYCL() ([]File, error) {
-	var files []File
-	for _, op := range ops.All() {
-		if !builtOn(op, "sycl") {
-			continue
-		}
-		ks, err := kernelsFor(op, ir.Portable, ir.Native("sycl"))
-		if err != nil {
-			return nil, err
-		}
-		src, err := sycl.Emit(op.Name, op.Summary, ks, op.ArithFree)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, File{Path: "sycl/" + op.Name + ".hpp", Data: src, Op: op.Name})
-	}
-	return withGlue(files, "sycl")
-}
-
-func generateVulkan() ([]File, error) {
-	var files []File
-	for _, op := range ops.All() {
-		if !builtOn(op, "vulkan") {
-			continue
-		}
-		ks, err := kernelsFor(op, ir.Portable, ir.Native("vulkan"))
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range ks {
-			src, err := glsl.Emit(k, op.Summary)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, File{Path: "vulkan/" + glsl.FileName(k, op.ArithFree), Data: src, Op: op.Name})
-		}
-	}
-	return withGlue(files, "vulkan")
 }
 
 // VulkanUnits lists every variant of every generated shader as a compile
