@@ -532,6 +532,15 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		nw, cpw = tile.nw, tile.cpw
 	}
 	kda := map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(nw), "CPW": int64(cpw)}
+	// args are op B's push constants at destination slot rs: one token per
+	// sequence, contiguous q/k/v/g/beta.
+	args := func(rs int) map[string]uint32 {
+		h := uint32(H)
+		return map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": uint32(n), "neq1": h, "rq3": 1,
+			"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
+			"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
+			"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs)}
+	}
 	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := head(rep)
 		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
@@ -546,12 +555,7 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 				return b.job, entry{}, err
 			}
 		}
-		h, nn := uint32(H), uint32(n)
-		args := map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": nn, "neq1": h, "rq3": 1,
-			"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
-			"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
-			"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs)}
-		err := b.dispatch("gated_delta_net_inplace_ids", a, kda, args, map[string]bind{
+		err := b.dispatch("gated_delta_net_inplace_ids", a, kda, args(rs), map[string]bind{
 			"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(cache),
 			"dst": whole(dst), "state_dst": {cache, uint64(rs) * slotBytes, uint64(n) * slotBytes}, "ids": ids, "scratch": whole(scratch)})
 		if err != nil {
@@ -564,13 +568,8 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		}
 		for rep := 0; rep < cfg.runs(); rep++ {
 			rs := head(rep)
-			h, nn := uint32(H), uint32(n)
-			args := map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": nn, "neq1": h, "rq3": 1,
-				"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
-				"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
-				"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs)}
 			err := b.dispatch("gated_delta_net_inplace_ids_batched", a,
-				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.nw), "CPW": int64(bt.cpw), "NS": int64(bt.ns)}, args,
+				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.nw), "CPW": int64(bt.cpw), "NS": int64(bt.ns)}, args(rs),
 				map[string]bind{"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(cache),
 					"dst": whole(dst), "state_dst": {cache, uint64(rs) * slotBytes, uint64(n) * slotBytes},
 					"ids": {idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}})
