@@ -6,10 +6,11 @@
 //	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
 //	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory)
 //
-// Benchmarks, each timed as bench/cuda times its launches: 30 repetitions
-// after 30 of warm-up, one GPU timestamp before and one after them (vkrun's
-// Job.TimeEvery), the time divided by 30. A gather is left out where its
-// ops.Guard says it changes nothing (one sequence), as the glue does.
+// Benchmarks, each timed as bench/cuda times its launches: after a warm-up
+// block of 30 repetitions, 5 blocks of 30, a GPU timestamp between blocks
+// and none inside one (vkrun's Job.TimeEvery); a block's time divided by 30,
+// the median block reported. A gather is left out where its ops.Guard says
+// it changes nothing (one sequence), as the glue does.
 //
 //	gdn_ids   op B (gather + compute), S_v 128, KDA off, T = 1, H 32 and 48,
 //	          n_seqs 1..256, identity ids; native-vulkan and portable, and
@@ -95,6 +96,7 @@ func main() {
 // config is one benchmark sweep: the real one, or a tiny one for lavapipe.
 type config struct {
 	reps      int
+	blocks    int // timed blocks of reps (after one warm-up block)
 	heads     []int
 	seqs      []int
 	channels  []int
@@ -122,14 +124,14 @@ type config struct {
 func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Contains(c.only, family) }
 
 // runs is how many repetitions a job dispatches: a warm-up block of reps,
-// then the timed block of reps, with one GPU timestamp before, between and
-// after them and none inside (timing), as bench/cuda times its 30 launches
-// with two events.
-func (c config) runs() int { return 2 * c.reps }
+// then blocks timed blocks of reps, with one GPU timestamp between blocks
+// and none inside one (timing), as bench/cuda times each block of 30
+// launches with two events. The report takes the median block.
+func (c config) runs() int { return (1 + c.blocks) * c.reps }
 
-// timing splits a job's dispatches into the two blocks of runs.
+// timing puts a timestamp after every block of runs.
 func (b *builder) timing(cfg config, e *entry) {
-	b.job.TimeEvery = len(b.job.Dispatches) / 2
+	b.job.TimeEvery = cfg.reps
 	e.perInterval = cfg.reps
 }
 
@@ -177,13 +179,13 @@ func parseTilings(s string) ([]tiling, error) {
 }
 
 var full = config{
-	reps: 30, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
+	reps: 30, blocks: 5, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
 	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30,
 }
 
 // smoke exercises every job shape on lavapipe in seconds.
 var smoke = config{
-	reps: 3, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
+	reps: 3, blocks: 2, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
 	gdnPool: 1 << 20, convPool: 1 << 18, poolCap: 8 << 20, copyBytes: 1 << 20,
 	tilings:  []tiling{{8, 2}}, // the tuning path, checked against the reference
 	batches:  []batch{{tiling{2, 2}, 4}},
@@ -821,7 +823,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 type row struct {
 	entry
 	device       string
-	mean, minUS  float64
+	us, minUS    float64 // per repetition: the median block, the fastest block
 	gbs, pctCopy float64
 	err          string
 }
@@ -872,8 +874,8 @@ func report(args []string, w io.Writer) error {
 		if copyGBs > 0 {
 			r.pctCopy = 100 * r.gbs / copyGBs
 		}
-		fmt.Fprintf(w, "%-9s %-7s %6d  %-26s %10.2f %10.2f %8.1f %6.1f%%\n", r.bench, r.shape, r.n, r.impl, r.mean, r.minUS, r.gbs, r.pctCopy)
-		fmt.Fprintf(&csv, "%s,%s,%d,vulkan %s,%.2f,%.1f\n", r.bench, r.shape, r.n, r.impl, r.mean, r.pctCopy)
+		fmt.Fprintf(w, "%-9s %-7s %6d  %-26s %10.2f %10.2f %8.1f %6.1f%%\n", r.bench, r.shape, r.n, r.impl, r.us, r.minUS, r.gbs, r.pctCopy)
+		fmt.Fprintf(&csv, "%s,%s,%d,vulkan %s,%.2f,%.1f\n", r.bench, r.shape, r.n, r.impl, r.us, r.pctCopy)
 	}
 	if *csvPath != "" {
 		return os.WriteFile(*csvPath, []byte(csv.String()), 0o644)
@@ -881,9 +883,10 @@ func report(args []string, w io.Writer) error {
 	return nil
 }
 
-// measure turns each job's timestamps into a row: the mean and minimum over
-// the repetitions after the warm-up (the mean is what bench/cuda reports,
-// total time / repetitions).
+// measure turns each job's timestamps into a row: the median and the
+// minimum over the timed blocks after the warm-up, per repetition (a
+// block's time / its repetitions, as bench/cuda reports). Plans from
+// before the blocks had one timed block: their median is its mean.
 func measure(plan string, files map[string][]byte) ([]row, error) {
 	var rows []row
 	sc := bufio.NewScanner(strings.NewReader(plan))
@@ -915,17 +918,25 @@ func measure(plan string, files map[string][]byte) ([]row, error) {
 		}
 		r.device = res.Device
 		// The first interval is the warm-up.
-		timed := res.Times[1:]
-		r.minUS = math.Inf(1)
-		for _, t := range timed {
-			t /= float64(r.perInterval)
-			r.mean += t / float64(len(timed))
-			r.minUS = min(r.minUS, t)
+		timed := make([]float64, 0, len(res.Times)-1)
+		for _, t := range res.Times[1:] {
+			timed = append(timed, t/float64(r.perInterval))
 		}
-		r.gbs = r.bytes / (r.mean * 1e3)
+		slices.Sort(timed)
+		r.us, r.minUS = median(timed), timed[0]
+		r.gbs = r.bytes / (r.us * 1e3)
 		rows = append(rows, r)
 	}
 	return rows, sc.Err()
+}
+
+// median of sorted xs.
+func median(xs []float64) float64 {
+	m := len(xs) / 2
+	if len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	}
+	return xs[m]
 }
 
 func firstLine(s string) string {

@@ -86,7 +86,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
-		if r.err != "" || !(r.mean > 0) || !(r.gbs > 0 || r.bench == "empty") || !strings.Contains(r.device, "llvmpipe") {
+		if r.err != "" || !(r.us > 0) || !(r.gbs > 0 || r.bench == "empty") || !strings.Contains(r.device, "llvmpipe") {
 			t.Errorf("%s: %+v", r.name, r)
 		}
 	}

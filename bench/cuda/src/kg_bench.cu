@@ -6,6 +6,7 @@
 #include "kg_harness.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -23,8 +24,28 @@
 namespace {
 
 constexpr int kReps = 30;
+constexpr int kBlocks = 5; // timed blocks of kReps; the median is reported
 
 __global__ void kg_empty() {}
+
+// kg_stream is where the benchmark's launches go: the legacy stream, or the
+// stream a graph is captured from.
+cudaStream_t kg_stream = 0;
+
+// kg_soft reports a failed call without ending the run (graph capture is
+// timed on the side; a driver that cannot capture loses only those rows).
+bool kg_soft(cudaError_t err, const char * what) {
+    if (err == cudaSuccess) return true;
+    fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(err));
+    cudaGetLastError();
+    return false;
+}
+
+double median(std::vector<double> xs) {
+    std::sort(xs.begin(), xs.end());
+    const size_t m = xs.size() / 2;
+    return xs.size() % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2;
+}
 
 // The generated gathers' grid (ops/gather.go): up to 4 workgroups per row.
 dim3 gather_grid(size_t row, int n) { return dim3((unsigned) std::min<size_t>((row + 4095) / 4096, 4), n); }
@@ -33,17 +54,61 @@ constexpr int kSv = 128;
 struct timer {
     cudaEvent_t a, b;
     timer() { KG_CHECK(cudaEventCreate(&a)); KG_CHECK(cudaEventCreate(&b)); }
+    // us: per repetition, the median of kBlocks blocks of kReps launched
+    // from the host between two events, after a warm-up block. f(rep) for
+    // rep in 1..kReps runs one repetition (f(0) is spare).
     template <typename F> double us(F && f) {
-        f(0); // warm-up
+        for (int i = 0; i < kReps; i++) f(i + 1); // warm-up
         KG_CHECK(cudaDeviceSynchronize());
-        KG_CHECK(cudaEventRecord(a));
-        for (int i = 0; i < kReps; i++) f(i + 1);
-        KG_CHECK(cudaEventRecord(b));
-        KG_CHECK(cudaEventSynchronize(b));
-        float ms;
-        KG_CHECK(cudaEventElapsedTime(&ms, a, b));
-        KG_CHECK(cudaGetLastError());
-        return 1000.0 * ms / kReps;
+        std::vector<double> t;
+        for (int blk = 0; blk < kBlocks; blk++) {
+            KG_CHECK(cudaEventRecord(a, kg_stream));
+            for (int i = 0; i < kReps; i++) f(i + 1);
+            KG_CHECK(cudaEventRecord(b, kg_stream));
+            KG_CHECK(cudaEventSynchronize(b));
+            float ms;
+            KG_CHECK(cudaEventElapsedTime(&ms, a, b));
+            KG_CHECK(cudaGetLastError());
+            t.push_back(1000.0 * ms / kReps);
+        }
+        return median(t);
+    }
+    // graph_us: the same kReps repetitions captured once into a CUDA graph
+    // (programmatic launches become programmatic edges), replayed: per
+    // repetition, the median of kBlocks replays after a warm-up replay. This
+    // is how ggml-cuda runs a decode step (CUDA graphs), with no host launch
+    // cost in the timed interval. NaN if the driver cannot capture.
+    template <typename F> double graph_us(F && f) {
+        cudaStream_t s;
+        KG_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        const cudaStream_t prev = kg_stream;
+        kg_stream = s;
+        double res = NAN;
+        cudaGraph_t g = nullptr;
+        cudaGraphExec_t ge = nullptr;
+        if (kg_soft(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "graph capture")) {
+            for (int i = 0; i < kReps; i++) f(i + 1);
+            if (kg_soft(cudaStreamEndCapture(s, &g), "graph capture") &&
+                kg_soft(cudaGraphInstantiate(&ge, g, 0), "graph instantiate") &&
+                kg_soft(cudaGraphLaunch(ge, s), "graph launch") && kg_soft(cudaStreamSynchronize(s), "graph run")) {
+                std::vector<double> t;
+                for (int blk = 0; blk < kBlocks; blk++) {
+                    KG_CHECK(cudaEventRecord(a, s));
+                    KG_CHECK(cudaGraphLaunch(ge, s));
+                    KG_CHECK(cudaEventRecord(b, s));
+                    KG_CHECK(cudaEventSynchronize(b));
+                    float ms;
+                    KG_CHECK(cudaEventElapsedTime(&ms, a, b));
+                    t.push_back(1000.0 * ms / kReps);
+                }
+                res = median(t);
+            }
+        }
+        if (ge) cudaGraphExecDestroy(ge);
+        if (g) cudaGraphDestroy(g);
+        KG_CHECK(cudaStreamDestroy(s));
+        kg_stream = prev;
+        return res;
     }
 };
 
@@ -116,12 +181,12 @@ template <int NW, int CPW>
 void gdn_generated(const gdn_problem & p, int rep, bool gather = true) {
     const int rs = p.rep_head(rep);
     if (gather && p.n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(p.D, p.n), dim3(256), 0,
+        kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(p.D, p.n), dim3(256), kg_stream,
             p.cache, p.ids[rep], p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) rs);
     }
     const float scale = 1.0f / sqrtf((float) kSv);
     const uint32_t H = p.H, n = p.n;
-    kg_launch_pdl(gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW>, dim3(p.H, p.n, kSv / (NW * CPW)), dim3(32, NW), 0,
+    kg_launch_pdl(gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW>, dim3(p.H, p.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
         p.q, p.k, p.v, p.g, p.beta, p.cache, p.dst, p.cache + size_t(rs) * p.D, p.ids[rep], p.scratch,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H, scale,
         (uint32_t) p.D, (uint32_t) rs);
@@ -174,9 +239,9 @@ struct conv_problem {
 void conv_ids_generated(const conv_problem & p, int rep) {
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
     if (n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(p.row, p.n), dim3(256), 0, p.cache, p.ids[rep], p.scratch, row, n, rs);
+        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(p.row, p.n), dim3(256), kg_stream, p.cache, p.ids[rep], p.scratch, row, n, rs);
     }
-    kg_launch_pdl(ssm_conv_update_inplace_ids_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), 0,
+    kg_launch_pdl(ssm_conv_update_inplace_ids_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), kg_stream,
         p.cache, p.w, p.x, p.cache + size_t(rs) * p.row, p.ids[rep], p.scratch, p.dst, C, n, 3u, row, 4u, C, row, C, rs);
 }
 
@@ -188,7 +253,7 @@ const float * conv_states_of(const conv_problem & p, int rep) {
 
 void conv_plain_generated(const conv_problem & p, int rep) {
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
-    kg_launch_pdl(ssm_conv_update_inplace_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), 0,
+    kg_launch_pdl(ssm_conv_update_inplace_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), kg_stream,
         conv_states_of(p, rep), p.w, p.x, p.cache + size_t(rs) * p.row, p.dst, C, n, 3u, row, 4u, C, row, C);
 }
 
@@ -224,11 +289,12 @@ int main(int argc, char ** argv) {
     };
     timer t;
     // The floor of a launch in stream order: an empty kernel, one block.
-    row("empty", "1 block", 0, "stream order", t.us([&](int) { kg_empty<<<1, 64>>>(); }), 0);
+    row("empty", "1 block", 0, "stream order", t.us([&](int) { kg_empty<<<1, 64, 0, kg_stream>>>(); }), 0);
+    row("empty", "1 block", 0, "graph", t.graph_us([&](int) { kg_empty<<<1, 64, 0, kg_stream>>>(); }), 0);
     for (int H : {32, 48}) {
         char shape[32];
         snprintf(shape, sizeof shape, "H=%d", H);
-        for (int n : {1, 8, 32, 128, 256}) {
+        for (int n : {1, 2, 4, 8, 32, 128, 256}) {
             gdn_problem p(H, n);
             row("gdn_ids", shape, n, "generated NW=4,CPW=1", t.us([&](int r) { gdn_generated<4, 1>(p, r); }), p.bytes());
             row("gdn_ids", shape, n, "generated NW=8,CPW=2", t.us([&](int r) { gdn_generated<8, 2>(p, r); }), p.bytes());
@@ -238,6 +304,7 @@ int main(int argc, char ** argv) {
             row("gdn_ids", shape, n, "generated NW=16,CPW=8", t.us([&](int r) { gdn_generated<16, 8>(p, r); }), p.bytes());
             row("gdn_ids", shape, n, "generated 16,2 no gather", t.us([&](int r) { gdn_generated<16, 2>(p, r, false); }), p.bytes());
             row("gdn_ids", shape, n, "generated 16,4 no gather", t.us([&](int r) { gdn_generated<16, 4>(p, r, false); }), p.bytes());
+            row("gdn_ids", shape, n, "generated 16,4 graph", t.graph_us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
             // Stream order, no overlap: each dispatch waits for the last, as
             // Vulkan's barrier makes it (bench/vulkan).
             kg_pdl_enabled = false;
@@ -252,10 +319,12 @@ int main(int argc, char ** argv) {
     for (int C : {8192, 10240}) {
         char shape[32];
         snprintf(shape, sizeof shape, "C=%d", C);
-        for (int n : {1, 8, 32, 128, 256}) {
+        for (int n : {1, 2, 4, 8, 32, 128, 256}) {
             conv_problem p(C, n);
             row("conv_ids", shape, n, "generated", t.us([&](int r) { conv_ids_generated(p, r); }), p.bytes());
             row("conv", shape, n, "generated", t.us([&](int r) { conv_plain_generated(p, r); }), p.bytes());
+            row("conv_ids", shape, n, "generated graph", t.graph_us([&](int r) { conv_ids_generated(p, r); }), p.bytes());
+            row("conv", shape, n, "generated graph", t.graph_us([&](int r) { conv_plain_generated(p, r); }), p.bytes());
 #ifdef KG_WITH_REFERENCE
             row("conv_ids", shape, n, "hand-written", t.us([&](int r) { conv_ids_reference(p, r); }), p.bytes());
             row("conv", shape, n, "hand-written", t.us([&](int r) { conv_plain_reference(p, r); }), p.bytes());
