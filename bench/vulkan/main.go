@@ -87,6 +87,9 @@ func main() {
 	default:
 		err = prepare(args)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/vulkan:", err)
 		os.Exit(1)
@@ -221,6 +224,14 @@ const planFile = "plan.tsv"
 
 func prepare(args []string) error {
 	fs := flag.NewFlagSet("prepare", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: go run ./bench/vulkan [prepare] [flags]   jobs, runner and run.sh for the GPU host
+       go run ./bench/vulkan report [-csv FILE] RESULTS   the table (results.tar or its directory)
+
+prepare flags:
+`)
+		fs.PrintDefaults()
+	}
 	dir := fs.String("o", ".dev/vulkan-bench", "output directory (carried to the GPU host)")
 	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
