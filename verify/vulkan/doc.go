@@ -1,6 +1,7 @@
 // Package vulkan runs kernelgen's generated GLSL on a real Vulkan driver
-// through verify/vkrun: lavapipe (subgroup 8, so reductions of 16 and 32
-// lanes take the shared-memory path) in CI, a GPU on a GPU host (NVIDIA:
+// through verify/vkrun: lavapipe in CI at subgroup 8 (reductions of 16 and
+// 32 lanes take the shared-memory path) and, in child processes
+// (TestOtherSubgroupWidths), at 4 and 16; a GPU on a GPU host (NVIDIA:
 // subgroup 32, the subgroup-shuffle path).
 //
 // [Job] turns a verify/cases case into one vkrun job: the case's buffers in

@@ -1,11 +1,13 @@
 package vulkan
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +22,7 @@ import (
 )
 
 // The tests run on lavapipe (subgroup 8: reductions wider than 8 take the
-// shared-memory path) unless KERNELGEN_VK_DEVICE names another device
+// shared-memory path; TestOtherSubgroupWidths reruns them at 4 and 16) unless KERNELGEN_VK_DEVICE names another device
 // ("NVIDIA": subgroup 32, the subgroup-shuffle path). A missing runner
 // toolchain, glslang or device skips, and fails where KERNELGEN_REQUIRE_TOOLS
 // is set (CI).
@@ -141,6 +143,10 @@ func setup(t *testing.T) *env {
 			} else {
 				envHard = err
 			}
+			return
+		}
+		if want := os.Getenv(wantSubgroupEnv); want != "" && want != fmt.Sprint(e.dev.SubgroupSize) {
+			envHard = fmt.Errorf("%s: subgroup %d, want %s (did lavapipe ignore LP_NATIVE_VECTOR_WIDTH?)", e.dev.Name, e.dev.SubgroupSize, want)
 			return
 		}
 		if e.ieee, err = e.probe(ctx); err != nil {
@@ -297,4 +303,55 @@ func TestJobLayout(t *testing.T) {
 			t.Errorf("buffer %d (%s) differs", i, b.Name)
 		}
 	}
+}
+
+// wantSubgroupEnv, set in a child run of TestOtherSubgroupWidths, is the
+// subgroup size the device must have.
+const wantSubgroupEnv = "KERNELGEN_VK_WANT_SUBGROUP"
+
+// The reductions shuffle within the subgroup where it is at least their
+// width and go through shared memory where it is narrower, so the subgroup
+// size picks the code path. lavapipe's follows llvmpipe's vector width
+// (LP_NATIVE_VECTOR_WIDTH, read when the driver loads): the cases and the
+// fused == unfused checks run again in child processes at subgroup 4 (every
+// reduction through shared memory) and 16 (S_v 16 by shuffle, wider ones
+// through shared memory), beside this process's 8. Each child checks that
+// it got the width it asked for.
+func TestOtherSubgroupWidths(t *testing.T) {
+	if os.Getenv(wantSubgroupEnv) != "" {
+		t.Skip("a child run of this test")
+	}
+	e := setup(t)
+	if !strings.Contains(e.dev.Name, "llvmpipe") {
+		t.Skipf("%s: only lavapipe's subgroup size can be chosen", e.dev.Name)
+	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	for _, w := range []struct{ vectorBits, subgroup int }{{128, 4}, {512, 16}} {
+		t.Run(fmt.Sprintf("subgroup_%d", w.subgroup), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^(TestCasesMatchReference|TestFusedMatchesUnfused)$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("LP_NATIVE_VECTOR_WIDTH=%d", w.vectorBits),
+				fmt.Sprintf("%s=%d", wantSubgroupEnv, w.subgroup), "KERNELGEN_REQUIRE_TOOLS=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("subgroup %d: %v\n%s", w.subgroup, err, tail(out, 40))
+			}
+			for _, test := range []string{"TestCasesMatchReference", "TestFusedMatchesUnfused"} {
+				if !bytes.Contains(out, []byte("--- PASS: "+test+" ")) {
+					t.Errorf("subgroup %d: %s did not pass:\n%s", w.subgroup, test, tail(out, 40))
+				}
+			}
+			t.Logf("subgroup %d: %d subtests passed", w.subgroup, bytes.Count(out, []byte("--- PASS: "))-2)
+		})
+	}
+}
+
+// tail is the last n lines of out.
+func tail(out []byte, n int) []byte {
+	lines := bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return bytes.Join(lines, []byte("\n"))
 }
