@@ -275,19 +275,11 @@ prepare flags:
 		}
 		cfg.only = append(cfg.only, f)
 	}
-	switch *barrier {
-	case "ggml":
-	case "kernelgen":
-		cfg.kgBarrier = true
-	default:
-		return fmt.Errorf("-barrier: %q is neither ggml nor kernelgen", *barrier)
+	if cfg.kgBarrier, err = either("-barrier", *barrier, "ggml", "kernelgen"); err != nil {
+		return err
 	}
-	switch *gdnIDs {
-	case "identity":
-	case "shuffled":
-		cfg.shuffledIDs = true
-	default:
-		return fmt.Errorf("-gdn-ids: %q is neither identity nor shuffled", *gdnIDs)
+	if cfg.shuffledIDs, err = either("-gdn-ids", *gdnIDs, "identity", "shuffled"); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -336,6 +328,18 @@ prepare flags:
 	}
 	fmt.Printf("prepared %s: %d jobs (%.1f MB) for device %q; run `bash %s/run.sh` on the GPU host\n", *dir, len(jobs), float64(total)/1e6, *device, *dir)
 	return nil
+}
+
+// either parses a two-valued flag: false for its default (first), true
+// for the other.
+func either(flag, value, first, other string) (bool, error) {
+	switch value {
+	case first:
+		return false, nil
+	case other:
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: %q is neither %s nor %s", flag, value, first, other)
 }
 
 // runScript runs every job on the GPU host; the runner needs libc and a
