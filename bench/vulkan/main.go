@@ -109,6 +109,9 @@ type config struct {
 	copyBytes uint64
 	tilings   []tiling // extra op B tilings to time (-tilings)
 	batches   []batch  // extra batched tilings to time (-batched)
+	// convBatches are extra NS to time op D's batched dispatch at
+	// (-conv-batched).
+	convBatches []int
 	// aliasIDs points some sources at other sequences' destinations
 	// (the gather's and the batched schedule's hazard) instead of steady
 	// decode's identity: checks, not timings.
@@ -190,9 +193,10 @@ var full = config{
 var smoke = config{
 	reps: 3, blocks: 2, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
 	gdnPool: 1 << 20, convPool: 1 << 18, poolCap: 8 << 20, copyBytes: 1 << 20,
-	tilings:  []tiling{{8, 2}}, // the tuning path, checked against the reference
-	batches:  []batch{{tiling{2, 2}, 4}},
-	aliasIDs: true,
+	tilings:     []tiling{{8, 2}}, // the tuning path, checked against the reference
+	batches:     []batch{{tiling{2, 2}, 4}},
+	convBatches: []int{4},
+	aliasIDs:    true,
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -237,6 +241,7 @@ prepare flags:
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
+	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both)")
 	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
@@ -258,6 +263,13 @@ prepare flags:
 		return err
 	}
 	cfg.batches = append(cfg.batches[:len(cfg.batches):len(cfg.batches)], moreBatches...)
+	for _, f := range strings.FieldsFunc(*convBatched, func(r rune) bool { return r == ',' }) {
+		ns, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || ns < 2 || ns > 32 || ns&(ns-1) != 0 {
+			return fmt.Errorf("-conv-batched: %q is not an NS (2, 4, 8, 16 or 32)", f)
+		}
+		cfg.convBatches = append(cfg.convBatches, ns)
+	}
 	if *seqs != "" {
 		cfg.seqs = nil
 		for _, f := range strings.Split(*seqs, ",") {
@@ -613,10 +625,10 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 	return b.job, e, nil
 }
 
-// convJob is op D (ids: gather + compute, or batched: its one dispatch)
-// or op C at one shape, d_conv 4 with SiLU.
-func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs, batched bool) (vkrun.Job, entry, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(C), uint64(n)))}
+// convJob is op D (ids: gather + compute; with batchNS > 0 its one
+// dispatch at that NS) or op C at one shape, d_conv 4 with SiLU.
+func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool, batchNS int) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(C), uint64(n))), offTable: batchNS > 0}
 	row := 3 * C
 	rowBytes := uint64(4 * row)
 	cells, err := pool(n, cfg.runs(), rowBytes, cfg.convPool, cfg.poolCap)
@@ -661,18 +673,21 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs, batched bool)
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
-	if batched {
-		ns, _ := ops.ConvBatch("vulkan")
+	if batchNS > 0 {
 		for rep := 0; rep < cfg.runs(); rep++ {
 			args["rs_head"] = uint32(head(rep))
-			err := b.dispatch("ssm_conv_update_inplace_ids_batched", native, map[string]int64{"d_conv": 4, "SILU": 1, "NS": int64(ns)}, args, map[string]bind{
+			err := b.dispatch("ssm_conv_update_inplace_ids_batched", native, map[string]int64{"d_conv": 4, "SILU": 1, "NS": int64(batchNS)}, args, map[string]bind{
 				"cache": whole(cache), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": window(rep),
 				"ids": {idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}, "dst": whole(dst)})
 			if err != nil {
 				return b.job, entry{}, err
 			}
 		}
-		e := entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: native.String() + " batched", bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}
+		impl := native.String() + " batched"
+		if ns, _ := ops.ConvBatch("vulkan"); batchNS != ns {
+			impl += fmt.Sprintf(" NS=%d", batchNS) // a tuning shape
+		}
+		e := entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: impl, bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}
 		b.timing(cfg, &e)
 		return b.job, e, nil
 	}
@@ -820,12 +835,20 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 		}
 		for _, n := range cfg.seqs {
 			for _, ids := range []bool{true, false} {
-				if err := add(convJob(cfg, comp, C, n, ids, false)); err != nil {
+				if err := add(convJob(cfg, comp, C, n, ids, 0)); err != nil {
 					return nil, nil, err
 				}
 			}
-			if ns, ok := ops.ConvBatch("vulkan"); ok && n <= ns {
-				if err := add(convJob(cfg, comp, C, n, true, true)); err != nil {
+			// The table's NS, then the tuning ones: where n fits.
+			nss := cfg.convBatches
+			if ns, ok := ops.ConvBatch("vulkan"); ok {
+				nss = append([]int{ns}, nss...)
+			}
+			for _, ns := range nss {
+				if n > ns {
+					continue
+				}
+				if err := add(convJob(cfg, comp, C, n, true, ns)); err != nil {
 					return nil, nil, err
 				}
 			}

@@ -75,7 +75,11 @@ func TestSmokeOnLavapipe(t *testing.T) {
 		}
 	}
 	convBatched := 0
+	nss := smoke.convBatches
 	if ns, ok := ops.ConvBatch("vulkan"); ok {
+		nss = append([]int{ns}, nss...)
+	}
+	for _, ns := range nss {
 		for _, n := range smoke.seqs {
 			if n <= ns {
 				convBatched++
@@ -228,6 +232,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is neither identity nor shuffled`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
+		{[]string{"-conv-batched", "8,12"}, `-conv-batched: "12" is not an NS (2, 4, 8, 16 or 32)`},
 		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS`},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
