@@ -32,7 +32,9 @@
 // each -batched NWxCPWxNS, for every n_seqs <= NS. -seqs narrows the
 // n_seqs swept; -only gdn (or conv) prepares one family; -gdn-ids shuffled
 // draws op B's sources from the whole pool instead of identity (what a
-// schedule costs when sequences do not read their own slot).
+// schedule costs when sequences do not read their own slot); -conv-batched
+// NS,... also times op D's one dispatch at those NS (ops.ConvBatch's is
+// always timed).
 //
 // Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
 // plus written, 2 * rows * row bytes. As there, the state pool is far larger
