@@ -747,29 +747,47 @@ func copyJob(cfg config, comp *vulkan.Compiler) (vkrun.Job, entry, error) {
 }
 
 // emptyShader does nothing: its timing is the floor of one dispatch and its
-// barrier, which every kernel here pays. Timed as the others, and also with
-// a timestamp after every dispatch: what such timestamps would add.
+// barrier, which every kernel here pays (emptyJob times its variants).
 const emptyShader = `#version 450
 layout(local_size_x = 64) in;
 void main() {}
 `
 
-func emptyJob(cfg config, comp *vulkan.Compiler, stampEach, otherBarrier bool) (vkrun.Job, entry, error) {
+// The empty dispatch's variants: as the sweep's jobs, a timestamp after
+// each, the other barrier, and op B's ten bindings and 80 bytes of push
+// constants (what binding a kernel's buffers adds to the floor).
+type emptyKind int
+
+const (
+	emptyPlain emptyKind = iota
+	emptyStampEach
+	emptyOtherBarrier
+	emptyOpBBindings
+)
+
+func emptyJob(cfg config, comp *vulkan.Compiler, kind emptyKind) (vkrun.Job, entry, error) {
 	b := &builder{comp: comp}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/empty.comp", Source: []byte(emptyShader), Name: "bench empty"}})
 	if err != nil {
 		return b.job, entry{}, err
 	}
-	for rep := 0; rep < cfg.runs(); rep++ {
-		b.job.Dispatches = append(b.job.Dispatches, vkrun.Dispatch{SPIRV: spv[0], Groups: [3]uint32{1, 1, 1}})
-	}
+	d := vkrun.Dispatch{SPIRV: spv[0], Groups: [3]uint32{1, 1, 1}}
 	e := entry{bench: "empty", shape: "1group", impl: "shader"}
-	b.timing(cfg, &e)
-	if stampEach {
-		b.job.TimeEvery, e.perInterval, e.impl = 1, 1, "shader, timestamp each"
+	if kind == emptyOpBBindings {
+		for range 10 {
+			d.Bindings = append(d.Bindings, b.buffer(256, nil))
+		}
+		d.Push = make([]byte, 80)
+		e.impl = "shader, 10 bindings+push"
 	}
-	if otherBarrier {
-		// The floor under the other barrier, for scale.
+	for rep := 0; rep < cfg.runs(); rep++ {
+		b.job.Dispatches = append(b.job.Dispatches, d)
+	}
+	b.timing(cfg, &e)
+	switch kind {
+	case emptyStampEach:
+		b.job.TimeEvery, e.perInterval, e.impl = 1, 1, "shader, timestamp each"
+	case emptyOtherBarrier:
 		b.job.GGMLBarrier, e.ownBarrier = cfg.kgBarrier, true
 		e.impl = map[bool]string{true: "shader, ggml barrier", false: "shader, kernelgen barrier"}[cfg.kgBarrier]
 	}
@@ -794,8 +812,8 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 	if err := add(copyJob(cfg, comp)); err != nil {
 		return nil, nil, err
 	}
-	for _, v := range []struct{ stampEach, otherBarrier bool }{{false, false}, {true, false}, {false, true}} {
-		if err := add(emptyJob(cfg, comp, v.stampEach, v.otherBarrier)); err != nil {
+	for _, kind := range []emptyKind{emptyPlain, emptyStampEach, emptyOtherBarrier, emptyOpBBindings} {
+		if err := add(emptyJob(cfg, comp, kind)); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -57,7 +57,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// copy, 3 empty, 3 GDN jobs per n and one per extra tiling, one per
+	// copy, 4 empty, 3 GDN jobs per n and one per extra tiling, one per
 	// batched shape taking n (the table's and the extra ones), 2 conv jobs per n
 	// and op D's batched one where n fits.
 	batched := 0
@@ -86,7 +86,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 			}
 		}
 	}
-	if want := 4 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + batched*len(smoke.heads) + (2*len(smoke.seqs)+convBatched)*len(smoke.channels); len(rows) != want {
+	if want := 5 + (3+len(smoke.tilings))*len(smoke.heads)*len(smoke.seqs) + batched*len(smoke.heads) + (2*len(smoke.seqs)+convBatched)*len(smoke.channels); len(rows) != want {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
