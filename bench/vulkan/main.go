@@ -4,7 +4,8 @@
 //
 //	go run ./bench/vulkan -o DIR          jobs, runner and run.sh for the GPU host
 //	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
-//	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory)
+//	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory);
+//	                                      -cuda bench.csv adds the glue's rows beside kg_bench's
 //
 // Benchmarks, each timed as bench/cuda times its launches: after a warm-up
 // block of 30 repetitions, 5 blocks of 30, a GPU timestamp between blocks
@@ -58,6 +59,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -889,11 +891,12 @@ type row struct {
 func report(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	csvPath := fs.String("csv", "", "also write bench/cuda's CSV columns (bench,shape,n_seqs,impl,us,pct_copy) here")
+	cudaPath := fs.String("cuda", "", "bench/cuda's kg_bench CSV from the same machine: also print the glue's Vulkan dispatch beside CUDA's, as markdown")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: go run ./bench/vulkan report [-csv FILE] results.tar|DIR")
+		return errors.New("usage: go run ./bench/vulkan report [-csv FILE] [-cuda FILE] results.tar|DIR")
 	}
 	files, err := readResults(fs.Arg(0))
 	if err != nil {
@@ -935,8 +938,110 @@ func report(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "%-9s %-7s %6d  %-26s %10.2f %10.2f %8.1f %6.1f%%\n", r.bench, r.shape, r.n, r.impl, r.us, r.minUS, r.gbs, r.pctCopy)
 		fmt.Fprintf(&csv, "%s,%s,%d,vulkan %s,%.2f,%.1f\n", r.bench, r.shape, r.n, r.impl, r.us, r.pctCopy)
 	}
+	if *cudaPath != "" {
+		data, err := os.ReadFile(*cudaPath)
+		if err != nil {
+			return err
+		}
+		if err := beside(w, rows, string(data)); err != nil {
+			return fmt.Errorf("%s: %w", *cudaPath, err)
+		}
+	}
 	if *csvPath != "" {
 		return os.WriteFile(*csvPath, []byte(csv.String()), 0o644)
+	}
+	return nil
+}
+
+// glueImpl is the Vulkan row that times what the glue dispatches for an
+// ids op at n sequences (identity sources, state_dst the cache's window):
+// the batched kernel at the table's shape for 2..NS, otherwise the gather
+// (left out at one sequence) and the compute dispatch.
+func glueImpl(bench string, n int) string {
+	native := ir.Native("vulkan").String()
+	switch bench {
+	case "gdn_ids":
+		if nw, cpw, ns := ops.GDNBatch("vulkan", sv); n >= 2 && n <= ns {
+			return fmt.Sprintf("%s batched %dx%dx%d", native, nw, cpw, ns)
+		}
+	case "conv_ids":
+		if ns, ok := ops.ConvBatch("vulkan"); ok && n >= 2 && n <= ns {
+			return native + " batched"
+		}
+	}
+	return native
+}
+
+// beside prints, for ops B and D, the glue's Vulkan dispatch beside the
+// generated CUDA kernels from bench/cuda's CSV (same shapes): CUDA launched
+// with programmatic dependent launch, replayed from a CUDA graph (ggml-cuda's
+// decode path) and in plain stream order, and Vulkan's speed as CUDA's time
+// over Vulkan's. Shapes either side lacks are left out.
+func beside(w io.Writer, rows []row, cudaCSV string) error {
+	type key struct {
+		bench, shape string
+		n            int
+		impl         string
+	}
+	cr := csv.NewReader(strings.NewReader(cudaCSV))
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != "bench,shape,n_seqs,impl,us,pct_copy" {
+		return errors.New("not a kg_bench CSV (header bench,shape,n_seqs,impl,us,pct_copy)")
+	}
+	cuda := map[key]float64{}
+	for i, f := range recs[1:] {
+		if len(f) < 6 {
+			return fmt.Errorf("line %d: %d fields, want 6", i+2, len(f))
+		}
+		// kg_bench before 2026-11-23 wrote impls such as "NW=16,CPW=4"
+		// unquoted: the impl is everything between n_seqs and us.
+		impl := strings.Join(f[3:len(f)-2], ",")
+		n, err1 := strconv.Atoi(f[2])
+		us, err2 := strconv.ParseFloat(f[len(f)-2], 64)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("line %d: %q", i+2, strings.Join(f, ","))
+		}
+		cuda[key{f[0], f[1], n, impl}] = us
+	}
+	nw, cpw := ops.GDNTiling("cuda", sv)
+	impls := map[string][3]string{ // PDL, graph, stream order
+		"gdn_ids":  {fmt.Sprintf("generated NW=%d,CPW=%d", nw, cpw), fmt.Sprintf("generated %d,%d graph", nw, cpw), fmt.Sprintf("generated %d,%d serial", nw, cpw)},
+		"conv_ids": {"generated", "generated graph", ""},
+	}
+	cell := func(us float64) string {
+		if us == 0 || math.IsNaN(us) {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", us)
+	}
+	speed := func(cu, vk float64) string {
+		if cu == 0 || math.IsNaN(cu) {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*cu/vk)
+	}
+	fmt.Fprintf(w, "\n| op | shape | n_seqs | Vulkan (glue) us | CUDA PDL us | CUDA graph us | CUDA serial us | vs PDL | vs graph | vs serial |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		names, ok := impls[r.bench]
+		if !ok || r.err != "" || r.impl != glueImpl(r.bench, r.n) {
+			continue
+		}
+		var t [3]float64
+		for i, impl := range names {
+			if impl != "" {
+				t[i] = cuda[key{r.bench, r.shape, r.n, impl}]
+			}
+		}
+		if t[0] == 0 && t[1] == 0 {
+			continue
+		}
+		op := map[string]string{"gdn_ids": "B", "conv_ids": "D"}[r.bench]
+		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %s | %s | %s | %s | %s | %s |\n", op, r.shape, r.n, r.us,
+			cell(t[0]), cell(t[1]), cell(t[2]), speed(t[0], r.us), speed(t[1], r.us), speed(t[2], r.us))
 	}
 	return nil
 }

@@ -245,3 +245,41 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// beside joins the row of what the glue dispatches with kg_bench's rows of
+// the same shape, reading both the quoted CSV and the older unquoted one.
+func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
+	nw, cpw, ns := ops.GDNBatch("vulkan", sv)
+	batched := fmt.Sprintf("native-vulkan batched %dx%dx%d", nw, cpw, ns)
+	rows := []row{
+		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan"}, us: 8},
+		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan no gather"}, us: 1}, // not the glue's
+		{entry: entry{bench: "gdn_ids", shape: "H=32", n: ns, impl: batched}, us: 20},
+		{entry: entry{bench: "gdn_ids", shape: "H=32", n: ns, impl: "native-vulkan"}, us: 25}, // not the glue's at n <= NS
+		{entry: entry{bench: "conv_ids", shape: "C=8192", n: 32, impl: "native-vulkan"}, us: 16},
+		{entry: entry{bench: "gdn_ids", shape: "H=48", n: 1, impl: "native-vulkan"}, us: 9}, // no CUDA row: left out
+	}
+	csvText := "bench,shape,n_seqs,impl,us,pct_copy\n" +
+		"gdn_ids,H=32,1,generated NW=16,CPW=4,4.00,1.0\n" + // unquoted, as before 2026-11-23
+		`gdn_ids,H=32,1,"generated 16,4 graph",2.00,1.0` + "\n" +
+		`gdn_ids,H=32,1,"generated 16,4 serial",5.00,1.0` + "\n" +
+		fmt.Sprintf(`gdn_ids,H=32,%d,"generated NW=16,CPW=4",16.00,1.0`, ns) + "\n" +
+		fmt.Sprintf(`gdn_ids,H=32,%d,"generated 16,4 graph",nan,nan`, ns) + "\n" +
+		`conv_ids,C=8192,32,"generated",8.00,1.0` + "\n"
+	var out strings.Builder
+	if err := beside(&out, rows, csvText); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"| B | H=32 | 1 | 8.00 | 4.00 | 2.00 | 5.00 | 50% | 25% | 62% |",
+		fmt.Sprintf("| B | H=32 | %d | 20.00 | 16.00 | - | - | 80%% | - | - |", ns),
+		"| D | C=8192 | 32 | 16.00 | 8.00 | - | - | 50% | - | - |",
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if got := lines[2:]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := beside(&out, rows, "us,bench\n"); err == nil || !strings.Contains(err.Error(), "not a kg_bench CSV") {
+		t.Errorf("a CSV of another header: %v", err)
+	}
+}

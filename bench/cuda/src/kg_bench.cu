@@ -284,7 +284,10 @@ int main(int argc, char ** argv) {
     fprintf(csv, "bench,shape,n_seqs,impl,us,pct_copy\n");
     auto row = [&](const char * bench, const char * shape, int n, const char * impl, double us, double bytes) {
         const double pct = 100.0 * bytes / (us * 1e3) / copy;
-        fprintf(csv, "%s,%s,%d,%s,%.2f,%.1f\n", bench, shape, n, impl, us, pct);
+        // impl is quoted: it may hold commas ("generated NW=16,CPW=4"); a
+        // failed graph capture (NaN) is written as nan.
+        if (std::isnan(us)) fprintf(csv, "%s,%s,%d,\"%s\",nan,nan\n", bench, shape, n, impl);
+        else fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl, us, pct);
         printf("%-10s %-8s n=%-4d %-24s %9.2f us %6.1f%% of copy\n", bench, shape, n, impl, us, pct);
     };
     timer t;
