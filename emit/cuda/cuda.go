@@ -39,29 +39,10 @@ func Emit(op string, summary string, kernels []*ir.Kernel, arithFree bool) ([]by
 	var b bytes.Buffer
 	b.WriteString(Header)
 	fmt.Fprintf(&b, "//\n// %s: %s\n\n#pragma once\n", op, summary)
-	for _, k := range kernels {
-		src, err := kernel(k, arithFree)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString("\n")
-		b.WriteString(src)
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree) }); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// TemplateParams returns the template parameter list and the explicit
-// argument list for a variant (derived params excluded).
-func TemplateParams(p *cfamily.Printer, k *ir.Kernel) []string {
-	var out []string
-	for _, x := range k.Params {
-		decl := fmt.Sprintf("%s %s", lang.Type(x.Type), p.Name(x, x.Name))
-		if x.Derived != nil {
-			decl += " = " + p.Expr(x.Derived)
-		}
-		out = append(out, decl)
-	}
-	return out
 }
 
 func kernel(k *ir.Kernel, arithFree bool) (string, error) {
@@ -75,10 +56,8 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 			})
 		}
 	})
-	for _, buf := range k.Buffers {
-		if buf.Elem == ir.BF16 && err == nil {
-			err = fmt.Errorf("cuda: %s: bf16 buffer %s is not supported yet", k.ID(), buf.Name)
-		}
+	if err == nil {
+		err = cfamily.Unsupported("cuda", k)
 	}
 	if err != nil {
 		return "", err
@@ -91,7 +70,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 		}
 	}
 	fmt.Fprintf(&b, "// %s\n", k.ID())
-	if tp := TemplateParams(p, k); len(tp) > 0 {
+	if tp := p.TemplateParams(); len(tp) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tp, ", "))
 	}
 	bounds := p.WorkgroupSize()
@@ -99,37 +78,18 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 		bounds += fmt.Sprintf(", %d", k.MinWorkgroupsPerCore)
 	}
 	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
-	var params []string
-	for _, buf := range k.Buffers {
-		t := lang.Type(buf.Elem)
-		if buf.Access == ir.Read {
-			params = append(params, fmt.Sprintf("const %s * __restrict__ %s", t, p.Name(buf, buf.Name)))
-		} else {
-			params = append(params, fmt.Sprintf("%s * __restrict__ %s", t, p.Name(buf, buf.Name)))
-		}
-	}
-	for _, a := range k.Args {
-		params = append(params, fmt.Sprintf("const %s %s", lang.Type(a.Type), p.Name(a, a.Name)))
-	}
-	for i, s := range params {
-		sep := ","
-		if i == len(params)-1 {
-			sep = ") {"
-		}
-		fmt.Fprintf(&b, "        %s%s\n", s, sep)
-	}
+	cfamily.WriteParams(&b, p.PointerParams())
 	p.Indent()
 	if cfamily.HasReduce(k) {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")
 		p.Line("__shared__ float kg_red[%s];", p.WorkgroupSize())
 		p.Line("const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);")
 	}
-	p.Stmts(k.Body)
-	for _, l := range p.Lines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
+	for _, a := range cfamily.SharedArrays(k) {
+		p.Line("__shared__ %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
 	}
-	b.WriteString("}\n")
+	p.Stmts(k.Body)
+	p.WriteBody(&b)
 	return b.String(), nil
 }
 
@@ -184,30 +144,14 @@ func (dialect) Barrier(bool) string { return "__syncthreads();" }
 // portable agree): shuffles within the warp when it is at least width lanes,
 // otherwise the same butterfly through shared memory.
 func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
-	return append([]string{
-		fmt.Sprintf("float %s = %s;", out, x),
-		fmt.Sprintf("if (warpSize >= %s) {", width),
-		"#pragma unroll",
-		fmt.Sprintf("    for (int kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
-		fmt.Sprintf("        %s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width),
-		"    }",
-	}, cfamily.SharedButterfly(lang, out, width, "")...)
+	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if (warpSize >= %s) {", width)}
+	lines = append(lines, cfamily.ShuffleLoop("int", width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width))...)
+	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 
-var reserved = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`alignas alignof and asm auto bool break case catch char class const constexpr
-		const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
-		false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
-		private protected public register reinterpret_cast return short signed sizeof static static_assert
-		static_cast struct switch template this throw true try typedef typeid typename union unsigned using
-		virtual void volatile wchar_t while int32_t uint32_t int64_t uint64_t size_t
-		threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf
-		kg_red kg_lin kg_off`) {
-		reserved[w] = true
-	}
-}
+var reserved = cfamily.CPPReserved(`int32_t uint32_t int64_t uint64_t size_t
+	threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf
+	kg_red kg_lin kg_off`)
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
 

@@ -34,10 +34,8 @@ func FileName(k *ir.Kernel, arithFree bool) string {
 
 // Emit returns one kernel's shader source.
 func Emit(k *ir.Kernel, summary string) ([]byte, error) {
-	for _, buf := range k.Buffers {
-		if buf.Elem == ir.BF16 {
-			return nil, fmt.Errorf("glsl: %s: bf16 buffer %s is not supported yet", k.ID(), buf.Name)
-		}
+	if err := cfamily.Unsupported("glsl", k); err != nil {
+		return nil, err
 	}
 	d := dialect{portable: !k.Arith.Native, uses: &helperUse{}}
 	p := cfamily.New(d, k)
@@ -110,6 +108,12 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	if reduce {
 		b.WriteString("\n// Lanes exchange through shared memory when the subgroup is narrower than a reduction.\n")
 		b.WriteString("shared float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];\n")
+	}
+	if shared := cfamily.SharedArrays(k); len(shared) > 0 {
+		b.WriteString("\n")
+		for _, a := range shared {
+			fmt.Fprintf(&b, "shared %s %s[%s];\n", d.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
+		}
 	}
 	b.WriteString("\nvoid main() {\n")
 	for _, l := range p.Lines() {

@@ -63,22 +63,16 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []o
 		}
 		fmt.Fprintf(&b, "} %s;\n#endif\n", KargsName(op))
 	}
-	for _, k := range kernels {
-		src, err := kernel(op, k, arithFree, variants)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString("\n")
-		b.WriteString(src)
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants) })
+	if err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
 func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (string, error) {
-	for _, buf := range k.Buffers {
-		if buf.Elem == ir.BF16 {
-			return "", fmt.Errorf("msl: %s: bf16 buffer %s is not supported yet", k.ID(), buf.Name)
-		}
+	if err := cfamily.Unsupported("msl", k); err != nil {
+		return "", err
 	}
 	p := cfamily.New(lang, k)
 	for _, a := range k.Args {
@@ -86,14 +80,7 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n", k.ID())
-	var tparams []string
-	for _, x := range k.Params {
-		decl := fmt.Sprintf("%s %s", lang.Type(x.Type), p.Name(x, x.Name))
-		if x.Derived != nil {
-			decl += " = " + p.Expr(x.Derived)
-		}
-		tparams = append(tparams, decl)
-	}
+	tparams := p.TemplateParams()
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
 	}
@@ -116,13 +103,7 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 		"uint3 tpitg [[thread_position_in_threadgroup]]",
 		"uint3 ntg [[threads_per_threadgroup]]",
 		"uint kg_sgw [[threads_per_simdgroup]]")
-	for i, s := range params {
-		sep := ","
-		if i == len(params)-1 {
-			sep = ") {"
-		}
-		fmt.Fprintf(&b, "        %s%s\n", s, sep)
-	}
+	cfamily.WriteParams(&b, params)
 	p.Indent()
 	if !k.Arith.Native {
 		p.Line("#if __METAL_VERSION__ >= 320")
@@ -135,14 +116,13 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 		p.Line("threadgroup float kg_red[%s];", p.WorkgroupSize())
 		p.Line("const uint kg_lin = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);")
 	}
+	for _, a := range cfamily.SharedArrays(k) {
+		p.Line("threadgroup %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
+	}
 	p.Line("(void) ntg;")
 	p.Line("(void) kg_sgw;")
 	p.Stmts(k.Body)
-	for _, l := range p.Lines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	b.WriteString("}\n")
+	p.WriteBody(&b)
 	if len(tparams) == 0 {
 		return b.String(), nil
 	}
@@ -218,12 +198,7 @@ func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (kg_sgw >= %s) {", width),
 	}
-	shuffle := []string{
-		"#pragma unroll",
-		fmt.Sprintf("    for (ushort kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
-		fmt.Sprintf("        %s += simd_shuffle_xor(%s, kg_off);", out, out),
-		"    }",
-	}
+	shuffle := cfamily.ShuffleLoop("ushort", width, fmt.Sprintf("%s += simd_shuffle_xor(%s, kg_off);", out, out))
 	if order == ir.NativeOrder {
 		lines = append(lines, fmt.Sprintf("    if (kg_sgw == %s) {", width), fmt.Sprintf("        %s = simd_sum(%s);", out, out), "    } else {")
 		for _, l := range shuffle {
@@ -236,20 +211,9 @@ func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
 	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 
-var reserved = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`alignas alignof and asm auto bool break case catch char class const constexpr
-		const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
-		false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
-		private protected public register reinterpret_cast return short signed sizeof static static_assert
-		static_cast struct switch template this throw true try typedef typeid typename union unsigned using
-		virtual void volatile wchar_t while kernel vertex fragment device constant threadgroup thread
-		half float2 float3 float4 uint2 uint3 uint4 int2 int3 int4 uint ushort uchar
-		exp fma min max dot select sqrt abs clamp mix args tgpig tpitg ntg kg_red kg_lin kg_off kg_sgw`) {
-		reserved[w] = true
-	}
-}
+var reserved = cfamily.CPPReserved(`kernel vertex fragment device constant threadgroup thread
+	half float2 float3 float4 uint2 uint3 uint4 int2 int3 int4 uint ushort uchar
+	exp fma min max dot select sqrt abs clamp mix args tgpig tpitg ntg kg_red kg_lin kg_off kg_sgw`)
 
 func (dialect) Reserved(name string) bool {
 	return reserved[name] || strings.HasPrefix(name, "simd_") || strings.HasPrefix(name, "as_type")

@@ -36,64 +36,36 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, err
 	var b bytes.Buffer
 	b.WriteString(Header)
 	fmt.Fprintf(&b, "//\n// %s: %s\n\n#pragma once\n\n#include <sycl/sycl.hpp>\n", op, summary)
-	for _, k := range kernels {
-		src, err := kernel(k, arithFree)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString("\n")
-		b.WriteString(src)
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree) }); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
 func kernel(k *ir.Kernel, arithFree bool) (string, error) {
-	for _, buf := range k.Buffers {
-		if buf.Elem == ir.BF16 {
-			return "", fmt.Errorf("sycl: %s: bf16 buffer %s is not supported yet", k.ID(), buf.Name)
-		}
+	if err := cfamily.Unsupported("sycl", k); err != nil {
+		return "", err
 	}
 	p := cfamily.New(lang, k)
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n", k.ID())
-	var tparams []string
-	for _, x := range k.Params {
-		decl := fmt.Sprintf("%s %s", lang.Type(x.Type), p.Name(x, x.Name))
-		if x.Derived != nil {
-			decl += " = " + p.Expr(x.Derived)
-		}
-		tparams = append(tparams, decl)
-	}
+	tparams := p.TemplateParams()
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
 	} else {
 		b.WriteString("inline\n")
 	}
 	fmt.Fprintf(&b, "void %s(\n", FunctionName(k, arithFree))
-	var params []string
-	for _, buf := range k.Buffers {
-		t := lang.Type(buf.Elem)
-		if buf.Access == ir.Read {
-			params = append(params, fmt.Sprintf("const %s * __restrict__ %s", t, p.Name(buf, buf.Name)))
-		} else {
-			params = append(params, fmt.Sprintf("%s * __restrict__ %s", t, p.Name(buf, buf.Name)))
-		}
-	}
-	for _, a := range k.Args {
-		params = append(params, fmt.Sprintf("const %s %s", lang.Type(a.Type), p.Name(a, a.Name)))
-	}
+	params := p.PointerParams()
 	params = append(params, "const sycl::nd_item<3> & item")
 	reduce := cfamily.HasReduce(k)
 	if reduce {
 		params = append(params, "float * kg_red /* local memory, one float per work-item */")
 	}
-	for i, s := range params {
-		sep := ","
-		if i == len(params)-1 {
-			sep = ") {"
-		}
-		fmt.Fprintf(&b, "        %s%s\n", s, sep)
+	for _, a := range cfamily.SharedArrays(k) {
+		params = append(params, fmt.Sprintf("%s * %s /* local memory: %s elements */", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len)))
 	}
+	cfamily.WriteParams(&b, params)
 	p.Indent()
 	if !k.Arith.Native {
 		p.Line("#pragma clang fp contract(off) reassociate(off)")
@@ -105,11 +77,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 		p.Line("const uint32_t kg_lin = item.get_local_linear_id();")
 	}
 	p.Stmts(k.Body)
-	for _, l := range p.Lines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	b.WriteString("}\n")
+	p.WriteBody(&b)
 	return b.String(), nil
 }
 
@@ -152,29 +120,13 @@ func (dialect) Barrier(bool) string { return "sycl::group_barrier(item.get_group
 // Reduce: permute_group_by_xor butterflies when the sub-group covers the
 // width (ggml-sycl's warp_reduce_sum is one), otherwise local memory.
 func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
-	return append([]string{
-		fmt.Sprintf("float %s = %s;", out, x),
-		fmt.Sprintf("if (kg_sgw >= %s) {", width),
-		"#pragma unroll",
-		fmt.Sprintf("    for (uint32_t kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", width),
-		fmt.Sprintf("        %s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out),
-		"    }",
-	}, cfamily.SharedButterfly(lang, out, width, "")...)
+	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if (kg_sgw >= %s) {", width)}
+	lines = append(lines, cfamily.ShuffleLoop("uint32_t", width, fmt.Sprintf("%s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out))...)
+	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 
-var reserved = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`alignas alignof and asm auto bool break case catch char class const constexpr
-		const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
-		false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
-		private protected public register reinterpret_cast return short signed sizeof static static_assert
-		static_cast struct switch template this throw true try typedef typeid typename union unsigned using
-		virtual void volatile wchar_t while int32_t uint32_t size_t sycl item
-		exp fma min max dot select sqrt kg_red kg_lin kg_off kg_sg kg_sgw`) {
-		reserved[w] = true
-	}
-}
+var reserved = cfamily.CPPReserved(`int32_t uint32_t size_t sycl item
+	exp fma min max dot select sqrt kg_red kg_lin kg_off kg_sg kg_sgw`)
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
 

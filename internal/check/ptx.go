@@ -31,6 +31,22 @@ var PTXFlags = []string{"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocu
 // every variant of the variant table under each of its kernels, and returns
 // how many kernels the PTX holds.
 func PTX(ctx context.Context, op *ops.Op, header []byte, kernels []*ir.Kernel) (int, error) {
+	var inst []string
+	for _, k := range kernels {
+		inst = append(inst, Instantiations(op, k)...)
+	}
+	got, err := CompilePTX(ctx, op.Name+".cuh", header, inst)
+	if err == nil && got != len(inst) {
+		err = fmt.Errorf("%s: PTX has %d kernels, want %d (one per variant and contract)", op.Name, got, len(inst))
+	}
+	return got, err
+}
+
+// CompilePTX compiles a CUDA header, saved as file, in a translation unit
+// that includes it followed by the lines tu (explicit instantiations), with
+// clang++-22 and PTXFlags, and returns how many kernel entries the PTX holds.
+// Compiler messages name the header as generated/cuda/<file>.
+func CompilePTX(ctx context.Context, file string, header []byte, tu []string) (int, error) {
 	cc, err := exec.LookPath("clang++-22")
 	if err != nil {
 		return 0, ErrNoClang
@@ -44,18 +60,12 @@ func PTX(ctx context.Context, op *ops.Op, header []byte, kernels []*ir.Kernel) (
 	if err := os.WriteFile(prelude, cudaPrelude, 0o644); err != nil {
 		return 0, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, op.Name+".cuh"), header, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, file), header, 0o644); err != nil {
 		return 0, err
 	}
-	tu := []string{fmt.Sprintf("#include %q", op.Name+".cuh")}
-	want := 0
-	for _, k := range kernels {
-		inst := Instantiations(op, k)
-		want += len(inst)
-		tu = append(tu, inst...)
-	}
+	lines := append([]string{fmt.Sprintf("#include %q", file)}, tu...)
 	tuPath := filepath.Join(dir, "instances.cu")
-	if err := os.WriteFile(tuPath, []byte(strings.Join(tu, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tuPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -66,18 +76,16 @@ func PTX(ctx context.Context, op *ops.Op, header []byte, kernels []*ir.Kernel) (
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("clang: %s: %v\n%s", op.Name, err, strings.ReplaceAll(string(out), dir+string(filepath.Separator), "generated/cuda/"))
+		return 0, fmt.Errorf("clang: %s: %v\n%s", file, err, strings.ReplaceAll(string(out), dir+string(filepath.Separator), "generated/cuda/"))
 	}
 	text, err := os.ReadFile(ptx)
 	if err != nil {
 		return 0, err
 	}
-	got := len(regexp.MustCompile(`(?m)^\.visible \.entry `).FindAll(text, -1))
-	if got != want {
-		return got, fmt.Errorf("%s: PTX has %d kernels, want %d (one per variant and contract)", op.Name, got, want)
-	}
-	return got, nil
+	return len(ptxEntry.FindAll(text, -1)), nil
 }
+
+var ptxEntry = regexp.MustCompile(`(?m)^\.visible \.entry `)
 
 // Instantiations spells an explicit instantiation of k for every variant the
 // CUDA backend builds of its op (the definition itself for a kernel that is

@@ -55,6 +55,17 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 			return hostemu.Program{}, fmt.Errorf("emulate: %s: buffer %s has element type %s; only f32 and i32 are supported", k.ID(), b.Name, b.Elem)
 		}
 	}
+	if lang == hostemu.SYCL {
+		var shared error
+		ir.WalkStmts(k.Body, func(s ir.Stmt) {
+			if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared && shared == nil {
+				shared = fmt.Errorf("emulate: %s: shared array %s: the SYCL harness allocates local memory for reductions only", k.ID(), d.Array.Name)
+			}
+		})
+		if shared != nil {
+			return hostemu.Program{}, shared
+		}
+	}
 	kernels := []*ir.Kernel{k}
 	var src []byte
 	var file, fn string

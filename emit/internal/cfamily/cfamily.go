@@ -38,7 +38,7 @@ type Dialect interface {
 	// Decl spells the declaration of a local scalar (without initialiser).
 	Decl(v *ir.Var, portable bool) string
 	// ArrayDecl declares a private array called name (shared arrays are
-	// hoisted by the emitter).
+	// declared by the emitter: see SharedArrays).
 	ArrayDecl(a *ir.Array, name, length string) string
 	// Unroll is the line before a loop that should be unrolled ("" for none).
 	Unroll() string
@@ -89,19 +89,39 @@ func (p *Printer) SetName(key any, name string) { p.names[key] = name }
 func (p *Printer) Portable() bool { return p.portable }
 
 // Name returns the identifier for an IR entity, renaming reserved words and
-// clashes with the language's builtins (exp -> exp_).
+// clashes with the language's builtins or other entities (exp -> exp_). A
+// name no suffix can free (a reserved prefix such as GLSL's gl_) or whose
+// suffixed form is taken too gets a numbered prefix (gl_x -> v2_gl_x);
+// double underscores, reserved everywhere, become single (x__y -> x_y_).
 func (p *Printer) Name(key any, name string) string {
 	if n, ok := p.names[key]; ok {
 		return n
 	}
+	free := func(n string) bool { return !implementationName(n) && !p.D.Reserved(n) && !p.taken[n] }
+	base := name
+	for strings.Contains(base, "__") {
+		base = strings.ReplaceAll(base, "__", "_")
+	}
 	n := name
-	for p.D.Reserved(n) || p.taken[n] {
-		n += "_"
+	for i := 1; !free(n); i++ {
+		switch {
+		case i == 1:
+			n = base + "_"
+		case i < 1000:
+			n = fmt.Sprintf("v%d_%s", i, base)
+		default:
+			panic(fmt.Sprintf("cfamily: no identifier free for %q: the dialect reserves every candidate", name))
+		}
 	}
 	p.taken[n] = true
 	p.names[key] = n
 	return n
 }
+
+// implementationName reports the names C++ and GLSL keep for their
+// implementations by form: any with a double underscore. (The other C++
+// form, _ and a capital first, is no IR identifier.)
+func implementationName(n string) bool { return strings.Contains(n, "__") }
 
 // Line appends one line at the current depth.
 func (p *Printer) Line(format string, args ...any) {
@@ -362,6 +382,22 @@ func (p *Printer) WorkgroupSize() string {
 		return p.D.UintLit(1)
 	}
 	return strings.Join(parts, " * ")
+}
+
+// SharedArrays returns the kernel's shared (per-workgroup) arrays in
+// declaration order. The body prints nothing where they are declared: each
+// emitter declares them where its language keeps workgroup memory (CUDA and
+// MSL at the top of the kernel, GLSL at global scope, SYCL as local-memory
+// parameters its launcher allocates). Hoisting changes nothing, as their
+// elements start undefined and IR names are unique within a kernel.
+func SharedArrays(k *ir.Kernel) []*ir.Array {
+	var out []*ir.Array
+	ir.WalkStmts(k.Body, func(s ir.Stmt) {
+		if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared {
+			out = append(out, d.Array)
+		}
+	})
+	return out
 }
 
 // HasReduce reports whether the kernel reduces across lanes.

@@ -1,0 +1,122 @@
+package cfamily
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// What the three C++ dialects (CUDA, SYCL, MSL) share beyond the body:
+// reserved words, template parameters, the parameter list layout, the
+// subgroup shuffle loop of their reductions and the file skeleton.
+
+// cppKeywords are C++'s keywords, which no generated identifier may take.
+const cppKeywords = `alignas alignof and asm auto bool break case catch char class const constexpr
+	const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
+	false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
+	private protected public register reinterpret_cast return short signed sizeof static static_assert
+	static_cast struct switch template this throw true try typedef typeid typename union unsigned using
+	virtual void volatile wchar_t while`
+
+// CPPReserved returns the set of C++'s keywords plus extra (a
+// whitespace-separated list of the dialect's builtins and the emitter's own
+// kg_ names).
+func CPPReserved(extra string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(cppKeywords + " " + extra) {
+		set[w] = true
+	}
+	return set
+}
+
+// Unsupported returns an error naming what the emitters cannot spell yet in
+// k (bf16 buffers), prefixed with the backend, or nil.
+func Unsupported(backend string, k *ir.Kernel) error {
+	for _, buf := range k.Buffers {
+		if buf.Elem == ir.BF16 {
+			return fmt.Errorf("%s: %s: bf16 buffer %s is not supported yet", backend, k.ID(), buf.Name)
+		}
+	}
+	return nil
+}
+
+// TemplateParams returns the kernel's params as C++ template parameters,
+// derived ones with their defining expression as default argument (so that
+// launch bounds and array lengths can use them).
+func (p *Printer) TemplateParams() []string {
+	var out []string
+	for _, x := range p.K.Params {
+		decl := fmt.Sprintf("%s %s", p.D.Type(x.Type), p.Name(x, x.Name))
+		if x.Derived != nil {
+			decl += " = " + p.Expr(x.Derived)
+		}
+		out = append(out, decl)
+	}
+	return out
+}
+
+// PointerParams returns the buffers as restrict pointers (const where only
+// read) followed by the scalar args by value: CUDA's and SYCL's signature.
+func (p *Printer) PointerParams() []string {
+	var out []string
+	for _, buf := range p.K.Buffers {
+		c := ""
+		if buf.Access == ir.Read {
+			c = "const "
+		}
+		out = append(out, fmt.Sprintf("%s%s * __restrict__ %s", c, p.D.Type(buf.Elem), p.Name(buf, buf.Name)))
+	}
+	for _, a := range p.K.Args {
+		out = append(out, fmt.Sprintf("const %s %s", p.D.Type(a.Type), p.Name(a, a.Name)))
+	}
+	return out
+}
+
+// WriteParams writes a function's parameter list, one parameter per line,
+// and opens its body.
+func WriteParams(b *strings.Builder, params []string) {
+	for i, s := range params {
+		sep := ","
+		if i == len(params)-1 {
+			sep = ") {"
+		}
+		fmt.Fprintf(b, "        %s%s\n", s, sep)
+	}
+}
+
+// WriteBody writes the printed lines and closes the function.
+func (p *Printer) WriteBody(b *strings.Builder) {
+	for _, l := range p.Lines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	b.WriteString("}\n")
+}
+
+// ShuffleLoop is the subgroup half of a C++ dialect's Reduce: an unrolled
+// xor butterfly over offsets width/2 .. 1 (a variable kg_off of type
+// offType), each step the dialect's statement step.
+func ShuffleLoop(offType, width, step string) []string {
+	return []string{
+		"#pragma unroll",
+		fmt.Sprintf("    for (%s kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", offType, width),
+		"        " + step,
+		"    }",
+	}
+}
+
+// AppendKernels appends each kernel's source, as kernel renders it, after a
+// blank line: the body of every C++ dialect's per-op file.
+func AppendKernels(b *bytes.Buffer, kernels []*ir.Kernel, kernel func(*ir.Kernel) (string, error)) error {
+	for _, k := range kernels {
+		src, err := kernel(k)
+		if err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		b.WriteString(src)
+	}
+	return nil
+}
