@@ -10,6 +10,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -18,7 +19,7 @@ import (
 // reviewed text: GLSL with glslangValidator and spirv-val, CUDA to PTX with
 // clang-22, and CUDA, MSL and SYCL with the host C++ compiler under host
 // emulation's headers (linked with a harness that runs nothing; running is
-// verify/emulate's job, on the real ops). A missing tool skips locally and
+// verify/emulate's job, on the real ops), all with -Wall -Werror. A missing tool skips locally and
 // fails where KERNELGEN_REQUIRE_TOOLS is set (CI).
 func TestConstructsCompile(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func TestConstructsCompile(t *testing.T) {
 				if err != nil {
 					missing(t, err)
 				}
-				defs, err := glsl.Defines(l.k, noParams(c.name))
+				defs, err := glsl.Defines(l.k, variant(c))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,7 +49,7 @@ func TestConstructsCompile(t *testing.T) {
 				}
 			})
 			t.Run("ptx", func(t *testing.T) {
-				n, err := check.CompilePTX(ctx, c.name+".cuh", l.cuda, nil)
+				n, err := check.CompilePTX(ctx, c.name+".cuh", l.cuda, []string{check.Instantiation(l.k, false, variant(c))})
 				if errors.Is(err, check.ErrNoClang) {
 					missing(t, err)
 				}
@@ -76,12 +77,12 @@ func TestConstructsCompile(t *testing.T) {
 					if _, err := exec.LookPath(cxx); err != nil {
 						missing(t, err)
 					}
-					_, err := hostemu.Build(ctx, hostemu.Program{
+					_, err := hostemu.BuildWith(ctx, hostemu.Program{
 						Name:    "construct_" + c.name + "_" + h.lang.String(),
 						Lang:    h.lang,
 						Sources: map[string][]byte{h.file: h.src},
 						Harness: []byte("void hostemu_run(hostemu::Job&) {}\n"),
-					})
+					}, hostemu.Options{Flags: emulate.WarningFlags})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -27,6 +27,9 @@ type construct struct {
 	name  string
 	arith ir.Arith
 	body  func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val)
+	// params are the values of the params body declares: the one variant
+	// the MSL instantiation and the GLSL defines are built for.
+	params map[string]int64
 }
 
 var constructs = []construct{
@@ -36,29 +39,29 @@ var constructs = []construct{
 		// a*b + c written out: two roundings, no contraction; then one fused operation.
 		two := b.Let("two", x.Mul(x).Add(1.0))
 		out.Store(i, b.FMA(x, two, x.Neg()))
-	}},
+	}, nil},
 	{"muladd_native", ir.Native("cuda"), func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
 		x := b.Let("x", in.Load(i))
 		out.Store(i, x.Mul(x).Add(b.ExpNative(x.Neg())))
-	}},
+	}, nil},
 	{"reduce_butterfly", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		lane := b.Let("lane", b.LocalID(0))
 		s := b.Reduce("sum", in.Load(lane), 32, ir.Butterfly)
 		b.If(lane.Eq(0), func() { out.Store(b.GroupID(0), s) })
-	}},
+	}, nil},
 	{"reduce_native", ir.Native("metal"), func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		lane := b.Let("lane", b.LocalID(0))
 		s := b.Reduce("sum", in.Load(lane), 32, ir.NativeOrder)
 		b.If(lane.Eq(0), func() { out.Store(b.GroupID(0), s) })
-	}},
+	}, nil},
 	{"shared_barrier", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		tile := b.SharedArray("tile", ir.F32, 32)
 		lane := b.Let("lane", b.LocalID(0))
 		tile.Set(lane, in.Load(lane))
 		b.Barrier()
 		out.Store(lane, tile.At(b.U32(31).Sub(lane)))
-	}},
+	}, nil},
 	{"unrolled_registers", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		regs := b.Array("regs", ir.F32, 4)
 		lane := b.Let("lane", b.LocalID(0))
@@ -66,14 +69,14 @@ var constructs = []construct{
 		acc := b.Var("acc", b.F32(0))
 		b.Unrolled("r", 0, 4, func(r dsl.Val) { acc.Set(b.FMA(regs.At(r), regs.At(r), acc.Get())) })
 		out.Store(lane, acc.Get())
-	}},
+	}, nil},
 	{"bits_select_minmax", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		lane := b.Let("lane", b.LocalID(0))
 		x := b.Let("x", in.Load(lane))
 		bits := b.Let("bits", x.Bitcast(ir.I32).Add(1))
 		y := b.Let("y", b.Select(lane.Lt(n), bits.Bitcast(ir.F32), b.Max(x, 0.5)))
 		out.Store(lane, b.Min(y, lane.F32()))
-	}},
+	}, nil},
 	// Locals named after each language's keywords and builtins: every
 	// emitter renames its own clashes (name_) and keeps the rest.
 	{"reserved_names", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
@@ -83,14 +86,45 @@ var constructs = []construct{
 		z := b.Let("exp", y.Add(b.Let("template", x)))
 		w := b.Let("gl_x", z.Add(b.Let("simd_x", x)))
 		out.Store(lane, w.Add(b.Let("x__y", b.Let("range", x))))
-	}},
+	}, nil},
+	// Loops, branches, mutable locals and the integer and logical
+	// operators, which the op programs use only in part.
+	{"integer_control_flow", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		lane := b.Let("lane", b.LocalID(0))
+		signed := b.Let("signed", lane.I32().Sub(16))
+		acc := b.Var("acc", b.F32(0))
+		b.Comment("a strided walk that is not unrolled")
+		b.ForStep("j", lane, n, 32, func(j dsl.Val) {
+			b.IfElse(j.Rem(3).Eq(0).OrElse(j.BitAnd(4).Ne(0).AndAlso(j.Lt(n).Not().Not())), func() {
+				acc.Set(acc.Get().Add(in.Load(j)))
+			}, func() {
+				acc.Set(acc.Get().Sub(in.Load(j)))
+			})
+		})
+		mixed := b.Let("mixed", lane.Shl(2).BitOr(lane.Shr(1)).Div(3))
+		b.DeviceBarrier()
+		out.Store(lane, acc.Get().Add(mixed.F32()).Add(signed.Shr(1).Add(signed.Rem(5)).F32()))
+	}, nil},
+	// Compile-time params (template arguments, defines), a derived one and
+	// a requirement on them.
+	{"params_derived", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		cols := b.Param("COLS", ir.U32, 2, 4)
+		flip := b.Param("FLIP", ir.Bool)
+		half := b.Derived("HALF", cols.Div(2))
+		b.Require(cols.Rem(2).Eq(0), "COLS must be even")
+		lane := b.Let("lane", b.LocalID(0))
+		regs := b.Array("regs", ir.F32, cols)
+		b.Unrolled("c", 0, cols, func(c dsl.Val) { regs.Set(c, in.Load(lane.Mul(cols).Add(c))) })
+		x := b.Let("x", b.Select(flip, regs.At(half), regs.At(0)))
+		out.Store(lane, x)
+	}, map[string]int64{"COLS": 4, "FLIP": 1}},
 	{"dispatch_dependency", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		b.DepRelease()
 		lane := b.Let("lane", b.LocalID(0))
 		x := b.Let("x", in.Load(lane))
 		b.DepWait()
 		out.Store(lane, x)
-	}},
+	}, nil},
 }
 
 func build(t *testing.T, c construct) *ir.Kernel {
@@ -140,7 +174,7 @@ func lower(t *testing.T, c construct) lowering {
 	if l.glsl, err = glsl.Emit(k, "construct"); err != nil {
 		t.Fatal(err)
 	}
-	if l.msl, err = msl.Emit(c.name, "construct", []*ir.Kernel{k}, false, []ops.Variant{noParams(c.name)}); err != nil {
+	if l.msl, err = msl.Emit(c.name, "construct", []*ir.Kernel{k}, false, []ops.Variant{variant(c)}); err != nil {
 		t.Fatal(err)
 	}
 	if l.sycl, err = sycl.Emit(c.name, "construct", []*ir.Kernel{k}, false); err != nil {
@@ -152,8 +186,14 @@ func lower(t *testing.T, c construct) lowering {
 	return l
 }
 
-// noParams is the one variant of a construct (constructs have no params).
-func noParams(name string) ops.Variant { return ops.Variant{Op: name, Values: map[string]int64{}} }
+// variant is the one variant of a construct.
+func variant(c construct) ops.Variant {
+	v := ops.Variant{Op: c.name, Values: map[string]int64{}}
+	for n, x := range c.params {
+		v.Values[n] = x
+	}
+	return v
+}
 
 func TestConstructGoldens(t *testing.T) {
 	for _, c := range constructs {
@@ -198,7 +238,7 @@ func TestBF16Unsupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	variants := []ops.Variant{noParams(k.Name)}
+	variants := []ops.Variant{variant(construct{name: k.Name})}
 	for backend, emit := range map[string]func() ([]byte, error){
 		"cuda": func() ([]byte, error) { return cuda.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
 		"glsl": func() ([]byte, error) { return glsl.Emit(k, "bf16") },

@@ -144,7 +144,7 @@ func (dialect) Barrier(bool) string { return "__syncthreads();" }
 // portable agree): shuffles within the warp when it is at least width lanes,
 // otherwise the same butterfly through shared memory.
 func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
-	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if (warpSize >= %s) {", width)}
+	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if ((uint32_t) warpSize >= %s) {", width)}
 	lines = append(lines, cfamily.ShuffleLoop("int", width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width))...)
 	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }

@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32_portable(
                     kv_part = fmaf(s_dec, k_reg[r_3], kv_part);
                 }
                 float kv = kv_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32_portable(
                     attn_part = fmaf(s_new, q_reg[r_4], attn_part);
                 }
                 float attn = attn_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32_portable(
                     kv_part_1 = fmaf(s_dec_1, k_reg[r_6], kv_part_1);
                 }
                 float kv_1 = kv_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32_portable(
                     attn_part_1 = fmaf(s_new_1, q_reg[r_7], attn_part_1);
                 }
                 float attn_1 = attn_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
@@ -337,7 +337,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
                     kv_part = fmaf(expf(g[g_off + (r_2 * W + lane)]) * s_shard[reg0 + r_2], k_reg[r_2], kv_part);
                 }
                 float kv = kv_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
                     attn_part = attn_part + s_new * q_reg[r_3];
                 }
                 float attn = attn_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
@@ -404,7 +404,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
                     kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_5] * k_reg[r_5];
                 }
                 float kv_1 = kv_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
@@ -426,7 +426,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
                     attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_6];
                 }
                 float attn_1 = attn_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);

@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
                     kv_part = fmaf(s_dec, k_reg[r_5], kv_part);
                 }
                 float kv = kv_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
                     attn_part = fmaf(s_new, q_reg[r_6], attn_part);
                 }
                 float attn = attn_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
                     kv_part_1 = fmaf(s_dec_1, k_reg[r_7], kv_part_1);
                 }
                 float kv_1 = kv_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
                     attn_part_1 = fmaf(s_new_1, q_reg[r_8], attn_part_1);
                 }
                 float attn_1 = attn_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                     kv_part = fmaf(expf(g[g_off + (r_4 * W + lane)]) * s_shard[reg0 + r_4], k_reg[r_4], kv_part);
                 }
                 float kv = kv_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
@@ -405,7 +405,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                     attn_part = attn_part + s_new * q_reg[r_5];
                 }
                 float attn = attn_part;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
@@ -435,7 +435,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                     kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_6] * k_reg[r_6];
                 }
                 float kv_1 = kv_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
@@ -457,7 +457,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                     attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
                 }
                 float attn_1 = attn_part_1;
-                if (warpSize >= W) {
+                if ((uint32_t) warpSize >= W) {
                 #pragma unroll
                     for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
                         attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);

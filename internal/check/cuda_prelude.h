@@ -7,7 +7,7 @@
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
 #define __shared__ __attribute__((shared))
-#define __forceinline__ __attribute__((always_inline))
+#define __forceinline__ __inline__ __attribute__((always_inline))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 
 typedef unsigned int uint32_t;

@@ -25,7 +25,7 @@ var ErrNoClang = errors.New("clang++-22 not found: apt-get install clang-22")
 
 // PTXFlags compile CUDA to PTX for the H100 without the CUDA SDK.
 var PTXFlags = []string{"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
-	"--cuda-gpu-arch=sm_90", "-Xclang", "-target-feature", "-Xclang", "+ptx80", "-O3", "-Werror"}
+	"--cuda-gpu-arch=sm_90", "-Xclang", "-target-feature", "-Xclang", "+ptx80", "-O3", "-Wall", "-Werror"}
 
 // PTX compiles one op's generated CUDA header with clang++-22, instantiating
 // every variant of the variant table under each of its kernels, and returns
@@ -93,36 +93,42 @@ var ptxEntry = regexp.MustCompile(`(?m)^\.visible \.entry `)
 func Instantiations(op *ops.Op, k *ir.Kernel) []string {
 	var out []string
 	for _, v := range ops.VariantsFor(op.Name, "cuda") {
-		var targs []string
-		for _, prm := range k.Params {
-			if prm.Derived != nil {
-				continue
-			}
-			val := v.Values[prm.Name]
-			if prm.Type == ir.Bool {
-				targs = append(targs, fmt.Sprint(val == 1))
-			} else {
-				targs = append(targs, fmt.Sprintf("%du", val))
-			}
-		}
-		if len(targs) == 0 {
-			out = append(out, "")
-			continue
-		}
-		var ptypes []string
-		for _, b := range k.Buffers {
-			t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[b.Elem]
-			if b.Access == ir.Read {
-				ptypes = append(ptypes, "const "+t+" * __restrict__")
-			} else {
-				ptypes = append(ptypes, t+" * __restrict__")
-			}
-		}
-		for _, a := range k.Args {
-			ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
-		}
-		name := cuda.KernelName(k, op.ArithFree) + "<" + strings.Join(targs, ", ") + ">"
-		out = append(out, fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", ")))
+		out = append(out, Instantiation(k, op.ArithFree, v))
 	}
 	return out
+}
+
+// Instantiation spells the explicit instantiation of k's __global__
+// template at variant v ("" for a kernel without params, whose definition
+// is its one instance).
+func Instantiation(k *ir.Kernel, arithFree bool, v ops.Variant) string {
+	var targs []string
+	for _, prm := range k.Params {
+		if prm.Derived != nil {
+			continue
+		}
+		val := v.Values[prm.Name]
+		if prm.Type == ir.Bool {
+			targs = append(targs, fmt.Sprint(val == 1))
+		} else {
+			targs = append(targs, fmt.Sprintf("%du", val))
+		}
+	}
+	if len(targs) == 0 {
+		return ""
+	}
+	var ptypes []string
+	for _, b := range k.Buffers {
+		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[b.Elem]
+		if b.Access == ir.Read {
+			ptypes = append(ptypes, "const "+t+" * __restrict__")
+		} else {
+			ptypes = append(ptypes, t+" * __restrict__")
+		}
+	}
+	for _, a := range k.Args {
+		ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
+	}
+	name := cuda.KernelName(k, arithFree) + "<" + strings.Join(targs, ", ") + ">"
+	return fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", "))
 }

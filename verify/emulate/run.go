@@ -42,6 +42,11 @@ func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, 
 	return e.p, e.err
 }
 
+// WarningFlags make every warning of -Wall an error when the generated
+// kernels (and their harness) are compiled: ggml builds with -Wall, and
+// generated code must not add to what its users read.
+var WarningFlags = []string{"-Wall", "-Werror"}
+
 // BuildFor builds (through hostemu's cache) every program c's launches need
 // in lang, so a caller can build ahead of running and tell build failures
 // from run failures.
@@ -52,7 +57,7 @@ func BuildFor(ctx context.Context, lang hostemu.Lang, c *cases.Case) ([]*hostemu
 		if err != nil {
 			return nil, err
 		}
-		bin, err := hostemu.Build(ctx, p)
+		bin, err := hostemu.BuildWith(ctx, p, hostemu.Options{Flags: WarningFlags})
 		if err != nil {
 			return nil, err
 		}

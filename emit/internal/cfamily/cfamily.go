@@ -308,11 +308,15 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 			}
 		}
 		pp := precedence(e.Op)
+		// Bit operators, comparisons and shifts get their operators'
+		// operands parenthesised, and || its && operands, as readers (and
+		// gcc's -Wparentheses, under ggml's -Wall) expect.
 		bitty := pp >= 3 && pp <= 8
-		if xp < pp || bitty && xp < 99 {
+		andInOr := e.Op == ir.LogOr
+		if xp < pp || bitty && xp < 99 || andInOr && xp == 2 {
 			x = "(" + x + ")"
 		}
-		if yp <= pp || bitty && yp < 99 {
+		if yp <= pp || bitty && yp < 99 || andInOr && yp == 2 {
 			y = "(" + y + ")"
 		}
 		return x + " " + e.Op.String() + " " + y, pp
