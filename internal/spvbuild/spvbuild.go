@@ -101,7 +101,8 @@ func CacheDir() (string, error) {
 // key hashes everything that decides the output bytes.
 func (t *Tools) key(u Unit) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t.GlslangV, t.SpirvValV, strings.Join(Flags, " "))
+	// "no warnings": modules cached before warnings failed a build are not reused.
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00no warnings\x00", t.GlslangV, t.SpirvValV, strings.Join(Flags, " "))
 	WriteUnit(h, u)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -196,6 +197,11 @@ func (t *Tools) one(ctx context.Context, dir string, u Unit) (Result, error) {
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
 		return Result{}, fmt.Errorf("%s (%s): glslangValidator failed:\n%s", u.File, u.Name, remap(msg, src, u.File))
+	}
+	// Generated shaders compile without warnings; one is a defect to fix
+	// in the emitter, not noise to scroll past (glslang exits 0 on them).
+	if bytes.Contains(msg, []byte("WARNING: ")) {
+		return Result{}, fmt.Errorf("%s (%s): glslangValidator warned:\n%s", u.File, u.Name, remap(msg, src, u.File))
 	}
 	cmd = exec.CommandContext(cctx, t.SpirvVal, "--target-env", "vulkan1.2", out)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")

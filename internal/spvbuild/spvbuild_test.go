@@ -55,6 +55,13 @@ func TestBuildCachesAndReportsErrorsAtTheGeneratedLine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "generated/vulkan/bad.comp:5:") || !strings.Contains(err.Error(), "undefined_name") {
 		t.Fatalf("compile error not mapped to the generated file and line: %v", err)
 	}
+
+	// A warning (glslang exits 0) fails the build too, mapped the same way.
+	warn := Unit{File: "generated/vulkan/warn.comp", Source: []byte(strings.Replace(shader, "*= 2.0;", "*= 2.0; float a__b = 1.0;", 1)), Defines: map[string]string{"N": "8"}, Name: "warn"}
+	_, err = tl.Build(ctx, []Unit{warn}, nil)
+	if err == nil || !strings.Contains(err.Error(), "glslangValidator warned") || !strings.Contains(err.Error(), "generated/vulkan/warn.comp:5:") {
+		t.Fatalf("warning not reported as a failure at the generated line: %v", err)
+	}
 }
 
 func TestMissingGlslangNamesThePackage(t *testing.T) {
