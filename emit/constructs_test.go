@@ -3,8 +3,10 @@ package emit_test
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/goref"
+	"github.com/kernelgen/kernelgen/emit/goref/rt"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -30,6 +33,9 @@ type construct struct {
 	// params are the values of the params body declares: the one variant
 	// the MSL instantiation and the GLSL defines are built for.
 	params map[string]int64
+	// expect is what the construct writes to out, written independently
+	// of the emitters in plain Go (run_test.go), given in and n.
+	expect func(in []float32, n uint32, out []float32)
 }
 
 var constructs = []construct{
@@ -39,29 +45,63 @@ var constructs = []construct{
 		// a*b + c written out: two roundings, no contraction; then one fused operation.
 		two := b.Let("two", x.Mul(x).Add(1.0))
 		out.Store(i, b.FMA(x, two, x.Neg()))
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for i := 0; i < int(n)*32; i++ {
+			x := in[i]
+			out[i] = rt.FMA(x, float32(x*x)+1, -x) // float32(): Go may not fuse it
+		}
+	}},
 	{"muladd_native", ir.Native("cuda"), func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
 		x := b.Let("x", in.Load(i))
 		out.Store(i, x.Mul(x).Add(b.ExpNative(x.Neg())))
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for i := 0; i < int(n)*32; i++ {
+			x := in[i]
+			out[i] = float32(x*x) + float32(math.Exp(float64(-x)))
+		}
+	}},
 	{"reduce_butterfly", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		lane := b.Let("lane", b.LocalID(0))
 		s := b.Reduce("sum", in.Load(lane), 32, ir.Butterfly)
 		b.If(lane.Eq(0), func() { out.Store(b.GroupID(0), s) })
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		x := slices.Clone(in[:32])
+		for off := 16; off > 0; off /= 2 {
+			next := slices.Clone(x)
+			for l := range x {
+				next[l] = x[l] + x[l^off]
+			}
+			x = next
+		}
+		for g := 0; g < int(n); g++ {
+			out[g] = x[0]
+		}
+	}},
 	{"reduce_native", ir.Native("metal"), func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		lane := b.Let("lane", b.LocalID(0))
 		s := b.Reduce("sum", in.Load(lane), 32, ir.NativeOrder)
 		b.If(lane.Eq(0), func() { out.Store(b.GroupID(0), s) })
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		sum := float32(0)
+		for _, x := range in[:32] {
+			sum += x
+		}
+		for g := 0; g < int(n); g++ {
+			out[g] = sum
+		}
+	}},
 	{"shared_barrier", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		tile := b.SharedArray("tile", ir.F32, 32)
 		lane := b.Let("lane", b.LocalID(0))
 		tile.Set(lane, in.Load(lane))
 		b.Barrier()
 		out.Store(lane, tile.At(b.U32(31).Sub(lane)))
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for l := 0; l < 32; l++ {
+			out[l] = in[31-l]
+		}
+	}},
 	{"unrolled_registers", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		regs := b.Array("regs", ir.F32, 4)
 		lane := b.Let("lane", b.LocalID(0))
@@ -69,14 +109,37 @@ var constructs = []construct{
 		acc := b.Var("acc", b.F32(0))
 		b.Unrolled("r", 0, 4, func(r dsl.Val) { acc.Set(b.FMA(regs.At(r), regs.At(r), acc.Get())) })
 		out.Store(lane, acc.Get())
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for l := 0; l < 32; l++ {
+			acc := float32(0)
+			for r := 0; r < 4; r++ {
+				acc = rt.FMA(in[r*32+l], in[r*32+l], acc)
+			}
+			out[l] = acc
+		}
+	}},
 	{"bits_select_minmax", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		lane := b.Let("lane", b.LocalID(0))
 		x := b.Let("x", in.Load(lane))
 		bits := b.Let("bits", x.Bitcast(ir.I32).Add(1))
 		y := b.Let("y", b.Select(lane.Lt(n), bits.Bitcast(ir.F32), b.Max(x, 0.5)))
 		out.Store(lane, b.Min(y, lane.F32()))
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for l := 0; l < 32; l++ {
+			x := in[l]
+			y := x
+			if 0.5 > x {
+				y = 0.5
+			}
+			if uint32(l) < n {
+				y = math.Float32frombits(math.Float32bits(x) + 1)
+			}
+			out[l] = y
+			if float32(l) < y {
+				out[l] = float32(l)
+			}
+		}
+	}},
 	// Locals named after each language's keywords and builtins: every
 	// emitter renames its own clashes (name_) and keeps the rest.
 	{"reserved_names", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
@@ -86,7 +149,12 @@ var constructs = []construct{
 		z := b.Let("exp", y.Add(b.Let("template", x)))
 		w := b.Let("gl_x", z.Add(b.Let("simd_x", x)))
 		out.Store(lane, w.Add(b.Let("x__y", b.Let("range", x))))
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for l := 0; l < 32; l++ {
+			k := in[l]
+			out[l] = k + k + k + k + k
+		}
+	}},
 	// Loops, branches, mutable locals and the integer and logical
 	// operators, which the op programs use only in part.
 	{"integer_control_flow", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
@@ -104,7 +172,21 @@ var constructs = []construct{
 		mixed := b.Let("mixed", lane.Shl(2).BitOr(lane.Shr(1)).Div(3))
 		b.DeviceBarrier()
 		out.Store(lane, acc.Get().Add(mixed.F32()).Add(signed.Shr(1).Add(signed.Rem(5)).F32()))
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		for l := uint32(0); l < 32; l++ {
+			acc := float32(0)
+			for j := l; j < n; j += 32 {
+				if j%3 == 0 || j&4 != 0 && j < n {
+					acc += in[j]
+				} else {
+					acc -= in[j]
+				}
+			}
+			signed := int32(l) - 16
+			mixed := (l<<2 | l>>1) / 3
+			out[l] = acc + float32(mixed) + float32(signed>>1+signed%5)
+		}
+	}},
 	// Compile-time params (template arguments, defines), a derived one and
 	// a requirement on them.
 	{"params_derived", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
@@ -117,14 +199,20 @@ var constructs = []construct{
 		b.Unrolled("c", 0, cols, func(c dsl.Val) { regs.Set(c, in.Load(lane.Mul(cols).Add(c))) })
 		x := b.Let("x", b.Select(flip, regs.At(half), regs.At(0)))
 		out.Store(lane, x)
-	}, map[string]int64{"COLS": 4, "FLIP": 1}},
+	}, map[string]int64{"COLS": 4, "FLIP": 1}, func(in []float32, n uint32, out []float32) {
+		for l := 0; l < 32; l++ {
+			out[l] = in[l*4+2] // COLS 4, FLIP: regs[HALF]
+		}
+	}},
 	{"dispatch_dependency", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		b.DepRelease()
 		lane := b.Let("lane", b.LocalID(0))
 		x := b.Let("x", in.Load(lane))
 		b.DepWait()
 		out.Store(lane, x)
-	}, nil},
+	}, nil, func(in []float32, n uint32, out []float32) {
+		copy(out[:32], in[:32])
+	}},
 }
 
 func build(t *testing.T, c construct) *ir.Kernel {

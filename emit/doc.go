@@ -6,5 +6,9 @@
 // The golden tests in this directory hold, per IR construct, the IR text and
 // its lowering in every language side by side (testdata/constructs/*.txtar),
 // so a reviewer sees what a change to one printer does to all of them. Rewrite
-// them after review with `go test ./emit -update`.
+// them after review with `go test ./emit -update`. Beside the goldens, every
+// construct's lowerings are compiled by the real compilers with warnings as
+// errors (compile_test.go) and run, CUDA, MSL and SYCL under host emulation
+// and GLSL on lavapipe, against an expectation written in plain Go
+// (run_test.go): constructs the ops do not use are checked as well.
 package emit

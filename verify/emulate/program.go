@@ -50,47 +50,58 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 	if len(variants) == 0 {
 		return hostemu.Program{}, fmt.Errorf("emulate: op %s has no variants", op.Name)
 	}
+	name := fmt.Sprintf("%s_%s_%s", lang, op.Name, contractName(op, a))
+	return KernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k, ArithFree: op.ArithFree}, variants)
+}
+
+// Kernel is one kernel as an emitter takes it: op, summary and kernel name
+// the file and its functions.
+type Kernel struct {
+	Op, Summary string
+	K           *ir.Kernel
+	ArithFree   bool
+}
+
+// KernelProgram returns the host-emulation program of any kernel (an op's,
+// or a test's own) in lang for the given variants, which the harness
+// numbers as kg_variant; program names the cached executable.
+func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []ops.Variant) (hostemu.Program, error) {
+	k := kern.K
 	for _, b := range k.Buffers {
 		if b.Elem != ir.F32 && b.Elem != ir.I32 {
 			return hostemu.Program{}, fmt.Errorf("emulate: %s: buffer %s has element type %s; only f32 and i32 are supported", k.ID(), b.Name, b.Elem)
 		}
 	}
-	if lang == hostemu.SYCL {
-		var shared error
-		ir.WalkStmts(k.Body, func(s ir.Stmt) {
-			if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared && shared == nil {
-				shared = fmt.Errorf("emulate: %s: shared array %s: the SYCL harness allocates local memory for reductions only", k.ID(), d.Array.Name)
-			}
-		})
-		if shared != nil {
-			return hostemu.Program{}, shared
-		}
-	}
 	kernels := []*ir.Kernel{k}
 	var src []byte
 	var file, fn string
+	var err error
 	switch lang {
 	case hostemu.CUDA:
-		src, err = cuda.Emit(op.Name, op.Summary, kernels, op.ArithFree)
-		file, fn = op.Name+".cuh", cuda.KernelName(k, op.ArithFree)
+		src, err = cuda.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree)
+		file, fn = kern.Op+".cuh", cuda.KernelName(k, kern.ArithFree)
 	case hostemu.MSL:
-		src, err = msl.Emit(op.Name, op.Summary, kernels, op.ArithFree, variants)
-		file, fn = op.Name+".metal", msl.FunctionName(k, op.ArithFree)
+		src, err = msl.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree, variants)
+		file, fn = kern.Op+".metal", msl.FunctionName(k, kern.ArithFree)
 	case hostemu.SYCL:
-		src, err = sycl.Emit(op.Name, op.Summary, kernels, op.ArithFree)
-		file, fn = op.Name+".hpp", sycl.FunctionName(k, op.ArithFree)
+		src, err = sycl.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree)
+		file, fn = kern.Op+".hpp", sycl.FunctionName(k, kern.ArithFree)
 	default:
 		return hostemu.Program{}, fmt.Errorf("emulate: unknown language %v", lang)
 	}
 	if err != nil {
 		return hostemu.Program{}, err
 	}
-	h := harness{lang: lang, op: op, k: k, fn: fn}
+	h := harness{lang: lang, kargs: msl.KargsName(kern.Op), k: k, fn: fn}
+	hsrc, err := h.source(variants)
+	if err != nil {
+		return hostemu.Program{}, err
+	}
 	return hostemu.Program{
-		Name:    fmt.Sprintf("%s_%s_%s", lang, op.Name, contractName(op, a)),
+		Name:    program,
 		Lang:    lang,
 		Sources: map[string][]byte{file: src},
-		Harness: []byte(h.source(variants)),
+		Harness: []byte(hsrc),
 	}, nil
 }
 
@@ -104,10 +115,10 @@ func contractName(op *ops.Op, a ir.Arith) string {
 }
 
 type harness struct {
-	lang hostemu.Lang
-	op   *ops.Op
-	k    *ir.Kernel
-	fn   string
+	lang  hostemu.Lang
+	kargs string // MSL's kargs struct
+	k     *ir.Kernel
+	fn    string
 }
 
 // ctype is the C++ type every skin accepts for an IR scalar or element type
@@ -172,7 +183,19 @@ func hasReduce(k *ir.Kernel) bool {
 	return found
 }
 
-func (h harness) source(variants []ops.Variant) string {
+// sharedArrays are k's shared arrays in declaration order, the order of the
+// SYCL kernel's local-memory parameters (emit/sycl).
+func sharedArrays(k *ir.Kernel) []*ir.Array {
+	var out []*ir.Array
+	ir.WalkStmts(k.Body, func(s ir.Stmt) {
+		if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared {
+			out = append(out, d.Array)
+		}
+	})
+	return out
+}
+
+func (h harness) source(variants []ops.Variant) (string, error) {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	k := h.k
@@ -183,7 +206,7 @@ func (h harness) source(variants []ops.Variant) string {
 	// Locals are prefixed so no IR name can clash with the harness's or the skin's.
 	var call []string
 	if h.lang == hostemu.MSL && len(k.Args) > 0 {
-		w("  %s kg_args;\n", msl.KargsName(h.op.Name))
+		w("  %s kg_args;\n", h.kargs)
 		for _, a := range k.Args {
 			w("  kg_args.%s = job.%s(%q);\n", a.Name, argGetter(a.Type), a.Name)
 		}
@@ -239,7 +262,17 @@ func (h harness) source(variants []ops.Variant) string {
 			if hasReduce(k) {
 				w("          sycl::local_accessor<float, 1> kg_red(sycl::range<1>(size_t(kg_w[0]) * kg_w[1] * kg_w[2]), kg_h);\n")
 			}
-			w("          kg_h.parallel_for(kg_range, [=](sycl::nd_item<3> item) { %s(%s); });\n", inst, args)
+			// Shared arrays are local memory the launcher sizes, per variant.
+			local := ""
+			for _, a := range sharedArrays(k) {
+				n, ok := ir.EvalInt(a.Len, v.Values)
+				if !ok {
+					return "", fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, v)
+				}
+				w("          sycl::local_accessor<%s, 1> kg_sh_%s(sycl::range<1>(%d), kg_h);\n", ctype(a.Elem), a.Name, n)
+				local += fmt.Sprintf(", kg_sh_%s.get_multi_ptr<sycl::access::decorated::no>().get()", a.Name)
+			}
+			w("          kg_h.parallel_for(kg_range, [=](sycl::nd_item<3> item) { %s(%s%s); });\n", inst, args, local)
 			w("        }).wait();\n")
 			w("      });\n")
 		}
@@ -248,7 +281,7 @@ func (h harness) source(variants []ops.Variant) string {
 	w("    default:\n")
 	w("      hostemu::detail::fail(\"%s: kg_variant %%u is not in the variant table (%d variants)\", job.arg_u32(%q));\n", h.fn, len(variants), ArgVariant)
 	w("  }\n}\n")
-	return b.String()
+	return b.String(), nil
 }
 
 // variantIndex finds the variant of op whose param values a launch uses.

@@ -101,6 +101,18 @@ func Run(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int) (map[
 	return state, nil
 }
 
+// LaunchJob starts the job of one launch of a KernelProgram: the variant
+// (its index in the program's variants), the geometry (workgroups and
+// threads per workgroup, x y z) and the subgroup width. The caller appends
+// the kernel's args and buffers by their IR names.
+func LaunchJob(variant int, grid, workgroup [3]uint32, width int) hostemu.Job {
+	job := hostemu.Job{SubgroupWidth: width, Args: []hostemu.Arg{hostemu.U32(ArgVariant, uint32(variant))}}
+	for d := 0; d < 3; d++ {
+		job.Args = append(job.Args, hostemu.U32(geometryArgs[d], grid[d]), hostemu.U32(geometryArgs[3+d], workgroup[d]))
+	}
+	return job
+}
+
 // launchJob is one launch's job: the kernel's buffers bound to the case's,
 // its args, the variant and the geometry.
 func launchJob(l cases.Launch, state map[string][]byte, width int) (hostemu.Job, error) {
@@ -112,10 +124,7 @@ func launchJob(l cases.Launch, state map[string][]byte, width int) (hostemu.Job,
 	if err != nil {
 		return hostemu.Job{}, err
 	}
-	job := hostemu.Job{SubgroupWidth: width, Args: []hostemu.Arg{hostemu.U32(ArgVariant, uint32(vi))}}
-	for d := 0; d < 3; d++ {
-		job.Args = append(job.Args, hostemu.U32(geometryArgs[d], l.Grid[d]), hostemu.U32(geometryArgs[3+d], l.Workgroup[d]))
-	}
+	job := LaunchJob(vi, l.Grid, l.Workgroup, width)
 	for _, a := range k.Args {
 		bits, ok := l.Args[a.Name]
 		if !ok {
