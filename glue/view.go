@@ -337,20 +337,10 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 			dv.GridArgs = append(dv.GridArgs, a)
 		}
 	}
-	ir.WalkStmts(k.Body, func(s ir.Stmt) {
-		if _, ok := s.(*ir.Reduce); ok {
-			dv.Reduces = true
-		}
-	})
-	var shared []string
-	ir.WalkStmts(k.Body, func(s ir.Stmt) {
-		if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared {
-			shared = append(shared, d.Array.Name)
-		}
-	})
-	if backend == "sycl" && len(shared) > 0 {
+	dv.Reduces = ir.HasReduce(k)
+	if shared := ir.SharedArrays(k); backend == "sycl" && len(shared) > 0 {
 		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
-		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first", k.ID(), shared[0])
+		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first", k.ID(), shared[0].Name)
 	}
 	vars := ops.VariantsFor(d.Op.Name, backend)
 	for _, v := range vars {

@@ -118,3 +118,27 @@ func TestParseArith(t *testing.T) {
 		t.Error("ParseArith(fast) should fail")
 	}
 }
+
+// HasReduce and SharedArrays find what they look for however deeply nested,
+// shared arrays in declaration order and private ones left out.
+func TestKernelQueries(t *testing.T) {
+	private := &ir.Array{Name: "p", Elem: ir.F32, Len: u32(4), Space: ir.Private, At: here}
+	first := &ir.Array{Name: "a", Elem: ir.F32, Len: u32(32), Space: ir.Shared, At: here}
+	second := &ir.Array{Name: "b", Elem: ir.I32, Len: u32(8), Space: ir.Shared, At: here}
+	x := &ir.Var{Name: "x", Type: ir.F32, At: here}
+	k := kernel(
+		&ir.DeclArray{Array: private, At: here},
+		&ir.DeclArray{Array: first, At: here},
+		&ir.If{Cond: &ir.Const{T: ir.Bool, B: true, At: here}, Then: []ir.Stmt{
+			&ir.DeclArray{Array: second, At: here},
+			&ir.Reduce{Var: x, X: f32(1), Width: u32(32), Order: ir.Butterfly, At: here},
+		}, At: here},
+	)
+	if !ir.HasReduce(k) || ir.HasReduce(kernel()) {
+		t.Errorf("HasReduce: %v with a nested reduce, %v without", ir.HasReduce(k), ir.HasReduce(kernel()))
+	}
+	got := ir.SharedArrays(k)
+	if len(got) != 2 || got[0] != first || got[1] != second {
+		t.Errorf("SharedArrays = %v, want a then b", got)
+	}
+}

@@ -202,3 +202,28 @@ func b2i(b bool) int64 {
 	}
 	return 0
 }
+
+// HasReduce reports whether k reduces across lanes: its C-family kernels
+// then take workgroup memory for subgroups narrower than a reduction.
+func HasReduce(k *Kernel) bool {
+	found := false
+	WalkStmts(k.Body, func(s Stmt) {
+		if _, ok := s.(*Reduce); ok {
+			found = true
+		}
+	})
+	return found
+}
+
+// SharedArrays returns k's shared (per-workgroup) arrays in declaration
+// order, the order in which backends that pass workgroup memory as
+// parameters (SYCL) take them.
+func SharedArrays(k *Kernel) []*Array {
+	var out []*Array
+	WalkStmts(k.Body, func(s Stmt) {
+		if d, ok := s.(*DeclArray); ok && d.Array.Space == Shared {
+			out = append(out, d.Array)
+		}
+	})
+	return out
+}

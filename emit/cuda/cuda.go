@@ -80,12 +80,12 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
 	cfamily.WriteParams(&b, p.PointerParams())
 	p.Indent()
-	if cfamily.HasReduce(k) {
+	if ir.HasReduce(k) {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")
 		p.Line("__shared__ float kg_red[%s];", p.WorkgroupSize())
 		p.Line("const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);")
 	}
-	for _, a := range cfamily.SharedArrays(k) {
+	for _, a := range ir.SharedArrays(k) {
 		p.Line("__shared__ %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
 	}
 	p.Stmts(k.Body)

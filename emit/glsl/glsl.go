@@ -44,7 +44,7 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	}
 	// The body is printed first so that only the helpers it calls are
 	// declared: kg_fma needs shaderFloat64, which gathers must not require.
-	reduce := cfamily.HasReduce(k)
+	reduce := ir.HasReduce(k)
 	p.Indent()
 	if reduce {
 		p.Line("const uint kg_lin = gl_LocalInvocationIndex;")
@@ -109,7 +109,7 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 		b.WriteString("\n// Lanes exchange through shared memory when the subgroup is narrower than a reduction.\n")
 		b.WriteString("shared float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];\n")
 	}
-	if shared := cfamily.SharedArrays(k); len(shared) > 0 {
+	if shared := ir.SharedArrays(k); len(shared) > 0 {
 		b.WriteString("\n")
 		for _, a := range shared {
 			fmt.Fprintf(&b, "shared %s %s[%s];\n", d.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))

@@ -111,12 +111,12 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 		p.Line("#pragma METAL fp contract(off)")
 		p.Line("#endif")
 	}
-	if cfamily.HasReduce(k) {
+	if ir.HasReduce(k) {
 		p.Line("// Lanes exchange through threadgroup memory when the simdgroup is narrower than a reduction.")
 		p.Line("threadgroup float kg_red[%s];", p.WorkgroupSize())
 		p.Line("const uint kg_lin = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);")
 	}
-	for _, a := range cfamily.SharedArrays(k) {
+	for _, a := range ir.SharedArrays(k) {
 		p.Line("threadgroup %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
 	}
 	p.Line("(void) ntg;")

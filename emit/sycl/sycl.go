@@ -58,11 +58,11 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	fmt.Fprintf(&b, "void %s(\n", FunctionName(k, arithFree))
 	params := p.PointerParams()
 	params = append(params, "const sycl::nd_item<3> & item")
-	reduce := cfamily.HasReduce(k)
+	reduce := ir.HasReduce(k)
 	if reduce {
 		params = append(params, "float * kg_red /* local memory, one float per work-item */")
 	}
-	for _, a := range cfamily.SharedArrays(k) {
+	for _, a := range ir.SharedArrays(k) {
 		params = append(params, fmt.Sprintf("%s * %s /* local memory: %s elements */", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len)))
 	}
 	cfamily.WriteParams(&b, params)

@@ -171,30 +171,6 @@ func templateArgs(k *ir.Kernel, v ops.Variant) string {
 	return "<" + strings.Join(out, ", ") + ">"
 }
 
-// hasReduce mirrors the emitters' check (emit/internal/cfamily.HasReduce):
-// kernels with a Reduce take SYCL local memory for narrow sub-groups.
-func hasReduce(k *ir.Kernel) bool {
-	found := false
-	ir.WalkStmts(k.Body, func(s ir.Stmt) {
-		if _, ok := s.(*ir.Reduce); ok {
-			found = true
-		}
-	})
-	return found
-}
-
-// sharedArrays are k's shared arrays in declaration order, the order of the
-// SYCL kernel's local-memory parameters (emit/sycl).
-func sharedArrays(k *ir.Kernel) []*ir.Array {
-	var out []*ir.Array
-	ir.WalkStmts(k.Body, func(s ir.Stmt) {
-		if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared {
-			out = append(out, d.Array)
-		}
-	})
-	return out
-}
-
 func (h harness) source(variants []ops.Variant) (string, error) {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -238,7 +214,7 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 		w("  const sycl::nd_range<3> kg_range(sycl::range<3>(size_t(kg_g[2]) * kg_w[2], size_t(kg_g[1]) * kg_w[1], size_t(kg_g[0]) * kg_w[0]),\n")
 		w("                                   sycl::range<3>(kg_w[2], kg_w[1], kg_w[0]));\n")
 		call = append(call, "item")
-		if hasReduce(k) {
+		if ir.HasReduce(k) {
 			call = append(call, "kg_red.get_multi_ptr<sycl::access::decorated::no>().get()")
 		}
 	}
@@ -259,12 +235,12 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 		case hostemu.SYCL:
 			w("      hostemu::sycl::launch(%q, [&] {\n", name)
 			w("        kg_q.submit([&](sycl::handler& kg_h) {\n")
-			if hasReduce(k) {
+			if ir.HasReduce(k) {
 				w("          sycl::local_accessor<float, 1> kg_red(sycl::range<1>(size_t(kg_w[0]) * kg_w[1] * kg_w[2]), kg_h);\n")
 			}
 			// Shared arrays are local memory the launcher sizes, per variant.
 			local := ""
-			for _, a := range sharedArrays(k) {
+			for _, a := range ir.SharedArrays(k) {
 				n, ok := ir.EvalInt(a.Len, v.Values)
 				if !ok {
 					return "", fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, v)

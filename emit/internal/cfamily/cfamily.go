@@ -37,8 +37,13 @@ type Dialect interface {
 	Store(b *ir.Buffer, name, idx, val string) string
 	// Decl spells the declaration of a local scalar (without initialiser).
 	Decl(v *ir.Var, portable bool) string
-	// ArrayDecl declares a private array called name (shared arrays are
-	// declared by the emitter: see SharedArrays).
+	// ArrayDecl declares a private array called name. Shared arrays
+	// (ir.SharedArrays) print nothing where the IR declares them: each
+	// emitter declares them where its language keeps workgroup memory (CUDA
+	// and MSL at the top of the kernel, GLSL at global scope, SYCL as
+	// local-memory parameters its launcher allocates). Hoisting changes
+	// nothing, as their elements start undefined and IR names are unique
+	// within a kernel.
 	ArrayDecl(a *ir.Array, name, length string) string
 	// Unroll is the line before a loop that should be unrolled ("" for none).
 	Unroll() string
@@ -386,33 +391,6 @@ func (p *Printer) WorkgroupSize() string {
 		return p.D.UintLit(1)
 	}
 	return strings.Join(parts, " * ")
-}
-
-// SharedArrays returns the kernel's shared (per-workgroup) arrays in
-// declaration order. The body prints nothing where they are declared: each
-// emitter declares them where its language keeps workgroup memory (CUDA and
-// MSL at the top of the kernel, GLSL at global scope, SYCL as local-memory
-// parameters its launcher allocates). Hoisting changes nothing, as their
-// elements start undefined and IR names are unique within a kernel.
-func SharedArrays(k *ir.Kernel) []*ir.Array {
-	var out []*ir.Array
-	ir.WalkStmts(k.Body, func(s ir.Stmt) {
-		if d, ok := s.(*ir.DeclArray); ok && d.Array.Space == ir.Shared {
-			out = append(out, d.Array)
-		}
-	})
-	return out
-}
-
-// HasReduce reports whether the kernel reduces across lanes.
-func HasReduce(k *ir.Kernel) bool {
-	found := false
-	ir.WalkStmts(k.Body, func(s ir.Stmt) {
-		if _, ok := s.(*ir.Reduce); ok {
-			found = true
-		}
-	})
-	return found
 }
 
 // CStyle spells the constructs on which CUDA, SYCL and MSL agree: scalar
