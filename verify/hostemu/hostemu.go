@@ -194,7 +194,9 @@ func Flags(lang Lang, compiler string) ([]string, error) {
 	} else {
 		f = append(f, "-Wno-attributes") // [[buffer(0)]], [[host_name(...)]], ...
 	}
-	return append(f, "-I", includeDir, "-include", skin), nil
+	// -isystem: warnings (-Wall) are about the generated code and the harness,
+	// not the emulation runtime.
+	return append(f, "-isystem", includeDir, "-include", skin), nil
 }
 
 func isClang(compiler string) bool { return strings.Contains(filepath.Base(compiler), "clang") }
