@@ -13,6 +13,7 @@ import (
 type lowerer struct {
 	k     *ir.Kernel
 	names map[any]string
+	taken map[string]bool // names given, so renames cannot collide
 	// perThread vars live across a collective, so they are stored per thread
 	// (name[kgTid]); all other vars are plain Go locals.
 	perThread map[*ir.Var]bool
@@ -23,7 +24,7 @@ type lowerer struct {
 }
 
 func lowerKernel(k *ir.Kernel, typ string) ([]jen.Code, error) {
-	l := &lowerer{k: k, names: map[any]string{}, perThread: map[*ir.Var]bool{}, arrayLen: map[*ir.Array]string{}, read: map[*ir.Var]bool{}}
+	l := &lowerer{k: k, names: map[any]string{}, taken: map[string]bool{}, perThread: map[*ir.Var]bool{}, arrayLen: map[*ir.Array]string{}, read: map[*ir.Var]bool{}}
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		for _, e := range ir.StmtExprs(s) {
 			ir.WalkExpr(e, func(x ir.Expr) {
@@ -119,6 +120,12 @@ func (l *lowerer) name(key any, name string) string {
 	if err != nil && l.err == nil {
 		l.err = err
 	}
+	// A renamed keyword (range -> range_) must not take another entity's
+	// name (an IR name range_).
+	for l.taken[n] {
+		n += "_"
+	}
+	l.taken[n] = true
 	l.names[key] = n
 	return n
 }
