@@ -67,9 +67,10 @@
 //     pointers, references, parameters, casts and [[threadgroup(n)]] kernel
 //     arguments (threadgroup maps to static); CUDA extern __shared__; MSL
 //     half and swizzles (.xy); SYCL buffers/accessors other than
-//     local_accessor, work-group (not sub-group) reductions. With clang++,
-//     MSL explicit instantiations carrying [[host_name(...)]] do not compile
-//     (clang rejects attributes there; g++ accepts them).
+//     local_accessor, work-group (not sub-group) reductions. With clang++
+//     (by name, or by --version, as macOS's g++), MSL explicit
+//     instantiations lose their [[host_name(...)]] before compiling: clang
+//     rejects attributes there, g++ ignores them.
 //
 // The fibers switch with a few lines of assembly on x86-64 ELF (Linux) and
 // with ucontext elsewhere (-DHOSTEMU_UCONTEXT forces it); both are tested on

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -199,7 +200,40 @@ func Flags(lang Lang, compiler string) ([]string, error) {
 	return append(f, "-isystem", includeDir, "-include", skin), nil
 }
 
-func isClang(compiler string) bool { return strings.Contains(filepath.Base(compiler), "clang") }
+// isClang reports whether compiler is clang: by its name, or, as macOS's
+// g++ is Apple clang, by what its --version says (asked once per path).
+func isClang(compiler string) bool {
+	if strings.Contains(filepath.Base(compiler), "clang") {
+		return true
+	}
+	if v, ok := clangByPath.Load(compiler); ok {
+		return v.(bool)
+	}
+	out, _ := exec.Command(compiler, "--version").Output()
+	clang := bytes.Contains(out, []byte("clang"))
+	clangByPath.Store(compiler, clang)
+	return clang
+}
+
+var clangByPath sync.Map // compiler path -> bool
+
+// hostNameAttr is Metal's [[host_name("...")]] on an explicit
+// instantiation, where clang (unlike g++) rejects an attribute list.
+var hostNameAttr = regexp.MustCompile(`\[\[host_name\("[^"]*"\)\]\] ?`)
+
+// forClang returns p with the MSL host names removed from its sources, in
+// place on their lines (so messages keep the lines), for clang to compile.
+func forClang(p Program) Program {
+	if p.Lang != MSL {
+		return p
+	}
+	src := make(map[string][]byte, len(p.Sources))
+	for n, b := range p.Sources {
+		src[n] = hostNameAttr.ReplaceAll(b, nil)
+	}
+	p.Sources = src
+	return p
+}
 
 // Build compiles p with the default options.
 func Build(ctx context.Context, p Program) (*Binary, error) { return BuildWith(ctx, p, Options{}) }
@@ -235,6 +269,9 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	flags, err := Flags(p.Lang, cxxPath)
 	if err != nil {
 		return nil, err
+	}
+	if isClang(cxxPath) {
+		p = forClang(p)
 	}
 	flags = append(flags, o.Flags...)
 	root := o.CacheDir
