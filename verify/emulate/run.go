@@ -44,7 +44,8 @@ func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, 
 
 // WarningFlags make every warning of -Wall an error when the generated
 // kernels (and their harness) are compiled: ggml builds with -Wall, and
-// generated code must not add to what its users read.
+// generated code must not add to what its users read (hostemu.Flags leaves
+// out the one gcc warning whose verdict depends on the gcc version).
 var WarningFlags = []string{"-Wall", "-Werror"}
 
 // BuildFor builds (through hostemu's cache) every program c's launches need

@@ -89,10 +89,10 @@
 //
 //	-std=c++20 -O1 -fno-fast-math -ffp-contract=off -fwrapv -fno-strict-aliasing
 //	-fdiagnostics-color=never -Wno-unknown-pragmas -Wno-attributes
-//	-I hostemu_include -include hostemu/cuda.h
+//	-Wno-maybe-uninitialized -isystem hostemu_include -include hostemu/cuda.h
 //
 // (clang gets -Wno-unknown-attributes -Wno-ignored-attributes instead of
-// -Wno-attributes). Compiler messages name the Program's files
+// the two gcc-only ones). verify/emulate adds -Wall -Werror. Compiler messages name the Program's files
 // (gated_delta_net.cu:123); sources that use a construct the emulation
 // rejects fail before compiling, also with file and line. The
 // result is cached under CacheDir() ($KERNELGEN_CACHE/hostemu, else the user
