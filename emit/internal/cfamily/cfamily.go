@@ -60,6 +60,14 @@ type Dialect interface {
 	DepSync(kind ir.DepKind) string
 }
 
+// Vectors is the optional part of a Dialect for the vector operations
+// (ir.VecDot, ir.VecSilu), which only native-cpu kernels use; x, y, dst and
+// src are pointer expressions, n the element count.
+type Vectors interface {
+	VecDot(n, x, y string) string
+	VecSilu(n, dst, src string) string
+}
+
 // Printer renders one kernel body.
 type Printer struct {
 	D        Dialect
@@ -214,6 +222,8 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		for _, l := range p.D.Reduce(p.Name(s.Var, s.Var.Name), p.Expr(s.X), p.Expr(s.Width), s.Order, p.portable) {
 			p.Line("%s", l)
 		}
+	case *ir.VecSilu:
+		p.Line("%s;", p.vectors(s).VecSilu(p.Expr(s.N), p.Span(s.Dst), p.Span(s.Src)))
 	case *ir.Comment:
 		p.Line("// %s", s.Text)
 	case *ir.DepSync:
@@ -342,8 +352,35 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 		return p.D.Call(e.Fn, args), 100
 	case *ir.Select:
 		return fmt.Sprintf("(%s ? %s : %s)", p.Expr(e.Cond), p.Expr(e.X), p.Expr(e.Y)), 100
+	case *ir.VecDot:
+		return p.vectors(e).VecDot(p.Expr(e.N), p.Span(e.X), p.Span(e.Y)), 100
 	}
 	panic(fmt.Sprintf("cfamily: unknown expression %T", e))
+}
+
+// Span is a pointer expression for a vector operand: the array or buffer
+// plus its offset.
+func (p *Printer) Span(s ir.Span) string {
+	name := p.names[s.Buf]
+	if s.Array != nil {
+		name = p.Name(s.Array, s.Array.Name)
+	}
+	if c, ok := s.Off.(*ir.Const); ok && c.I == 0 {
+		return name
+	}
+	off, prec := p.expr(s.Off)
+	if prec <= 9 {
+		off = "(" + off + ")"
+	}
+	return name + " + " + off
+}
+
+func (p *Printer) vectors(at interface{ Pos() ir.Pos }) Vectors {
+	v, ok := p.D.(Vectors)
+	if !ok {
+		panic(fmt.Sprintf("cfamily: %s: vector operations are native-cpu only; this dialect has none", at.Pos()))
+	}
+	return v
 }
 
 func trimParens(s string) string {
