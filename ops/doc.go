@@ -61,19 +61,23 @@
 // # Arithmetic contracts
 //
 // Every op except the gathers is built under each contract; the contract picks
-// the arithmetic, never the semantics. Notation: mul, add, sub round once
+// the arithmetic, never the semantics (and, for native-cpu, a shape that runs
+// well one thread at a time). Notation: mul, add, sub round once
 // each; fma rounds once; madd(x, y, acc) is fma(x, y, acc) under portable and
 // acc + x*y (two roundings, contractible by the backend's compiler) under
 // native. Each value column j of a GDN head is reduced over W = min(32, S_v)
 // lanes; lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
-// but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked). Lane
+// but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked), and
+// native-cpu, where W = 1: a lane holds whole columns and each reduction is
+// one VecDot over the column (ggml_vec_dot_f32 in ggml-cpu, whose order is
+// the ISA's; the Go reference sums i ascending), nothing crosses lanes. Lane
 // partials accumulate r ascending from +0.0 and are summed by the butterfly
 // (reduce order "native" on Metal and Vulkan, evaluated as the butterfly by
 // the Go reference).
 //
 // GDN per token, column j, gate e_i = exp(g_i) (KDA) or e = exp(g) (scalar):
 //
-//	decay first (portable, native-metal, native-vulkan; KDA there too):
+//	decay first (portable, native-metal, native-vulkan, native-cpu; KDA there too):
 //	  S'[i][j] = mul(e_i, S[i][j]); kv = reduce(madd(S', k, .));
 //	  delta = mul(sub(v[j], kv), beta); S[i][j] = madd(k[i], delta, S'[i][j])
 //	gate after the reduction (native-cuda and native-sycl, scalar gate):
@@ -92,8 +96,13 @@
 //	native-sycl:   as native-cuda without the final + 0.0
 //	native-metal:  d_conv % 4 == 0: y = +0.0; y = add(y, dot4(chunk)) per 4 taps; else as sycl
 //	native-vulkan: d_conv == 4: y = +0.0 + dot4(all); else as sycl
+//	native-cpu:    as native-sycl (ggml-cpu's plain conv, SPEC.md 3.2)
 //
 // exp is dsl.ExpPortable under portable and the backend's exp under native;
 // SiLU is dsl.SiluPortable (y / (1 + exp(-y)) from exact operations) or
-// y / (1 + exp(-y)) with the backend's division.
+// y / (1 + exp(-y)) with the backend's division. native-cpu's conv update
+// runs a block of 128 channels per lane and applies one VecSilu to the block
+// (ggml_vec_silu_f32, as the unfused path's row-wise SiLU: a block starts a
+// multiple of 128 channels into the row, so every channel takes the same
+// vector or scalar step as there).
 package ops

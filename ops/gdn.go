@@ -46,7 +46,11 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
 	}
-	w := b.Derived("W", b.Select(sv.Lt(32), sv, b.U32(32)))
+	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
+	if st.vectorRows {
+		lanes = b.U32(1) // a lane holds whole columns
+	}
+	w := b.Derived("W", lanes)
 	rows := b.Derived("R", sv.Div(w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
 	if batched {
@@ -142,12 +146,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		stores = b.Let("stores", z.Lt(nSeqs))
 		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
 	}
-	lane := b.Let("lane", b.LocalID(0))
+	var lane dsl.Val
+	if !st.vectorRows {
+		lane = b.Let("lane", b.LocalID(0))
+	}
 	col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
 	hq := b.Let("hq", h.Rem(neq1))
 	sq := b.Let("sq", s.Div(rq3))
 	block := b.Let("block", sv.Mul(sv)) // one head's state
 	row := func(r dsl.Val) dsl.Val {
+		if st.vectorRows {
+			return r
+		}
 		if st.blockedRows {
 			return lane.Mul(rows).Add(r)
 		}
@@ -241,6 +251,23 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
+		// vectorRows: a lane holds its columns whole, so each dot is one
+		// VecDot over the column and the row of k or q.
+		vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				reg0 := b.Let("reg0", cc.Mul(rows))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
+				kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
+				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					shard.Set(reg0.Add(r), st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
+				})
+				attn := b.Let("attn", b.VecDot(shard.From(reg0), qReg.From(0), rows))
+				storeIf(b, stores, func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+				snapshot(c, reg0)
+			})
+		}
 		// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
 		// S = S' + k*delta, attn = sum S*q (SPEC.md 2.4 as written).
 		decayFirst := func(gate func(r dsl.Val) dsl.Val) {
@@ -320,6 +347,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				snapshot(c, reg0)
 			})
 		}
+		if st.vectorRows {
+			decayFirst = vecDecayFirst
+		}
 		kdaGate := func() {
 			gReg := b.Array("g_reg", ir.F32, rows)
 			b.Comment("KDA: one gate per key row")
@@ -364,6 +394,16 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 	}
 	return b.Build()
+}
+
+// storeIf runs store under cond, or unconditionally where cond is the
+// constant true.
+func storeIf(b *dsl.Builder, cond dsl.Val, store func()) {
+	if c, ok := cond.Expr().(*ir.Const); ok && c.T == ir.Bool && c.B {
+		store()
+		return
+	}
+	b.If(cond, store)
 }
 
 // and is x && y, leaving out a y that is the constant true (so kernels

@@ -20,6 +20,7 @@ type contract struct {
 	gateAfterReduce bool // CUDA, SYCL scalar gate
 	convZero        bool // CUDA plain conv: + 0.0f after the taps
 	dot4            func(K int) bool
+	wholeColumns    bool // CPU: one lane holds a whole column (W = 1), so dots run i ascending
 }
 
 var contracts = []contract{
@@ -28,6 +29,7 @@ var contracts = []contract{
 	{name: "native-metal", blocked: true, dot4: func(K int) bool { return K%4 == 0 }},
 	{name: "native-vulkan", dot4: func(K int) bool { return K == 4 }},
 	{name: "native-sycl", gateAfterReduce: true},
+	{name: "native-cpu", wholeColumns: true},
 }
 
 func mul(a, b float32) float32 { return float32(a * b) }
@@ -138,6 +140,9 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 	w := sv
 	if w > 32 {
 		w = 32
+	}
+	if c.wholeColumns {
+		w = 1
 	}
 	rows := sv / w
 	lanes := func(l, r int) int {
