@@ -163,12 +163,19 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		}
 		return r.Mul(w).Add(lane)
 	}
+	// rowVar is row r's key index as a variable (r itself where a lane holds whole columns).
+	rowVar := func(r dsl.Val) dsl.Val {
+		if st.vectorRows {
+			return r
+		}
+		return b.Let("i", row(r))
+	}
 	// forShard runs f for each register of the shard: column c, row i, register index.
 	forShard := func(f func(c, i, reg dsl.Val)) {
 		b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 			c := b.Let("col", col0.Add(cc.Mul(nw)))
 			b.Unrolled("r", 0, rows, func(r dsl.Val) {
-				f(c, b.Let("i", row(r)), cc.Mul(rows).Add(r))
+				f(c, rowVar(r), cc.Mul(rows).Add(r))
 			})
 		})
 	}
@@ -219,7 +226,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		kReg := b.Array("k_reg", ir.F32, rows)
 		qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
 		b.Unrolled("r", 0, rows, func(r dsl.Val) {
-			i := b.Let("i", row(r))
+			i := rowVar(r)
 			qReg.Set(r, q.Load(qk.Add(i)))
 			kReg.Set(r, k.Load(qk.Add(i)))
 		})
@@ -348,7 +355,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 		if st.vectorRows {
-			decayFirst = vecDecayFirst
+			// One decay loop for both gates: the scalar gate fills every
+			// row's slot (the products are the same).
+			gates := b.Array("gates", ir.F32, rows)
+			b.IfElse(kda, func() {
+				b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.Load(gOff.Add(r)))) })
+			}, func() {
+				e := st.exp(b, g.Load(gOff))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, e) })
+			})
+			vecDecayFirst(func(r dsl.Val) dsl.Val { return gates.At(r) })
+			return
 		}
 		kdaGate := func() {
 			gReg := b.Array("g_reg", ir.F32, rows)

@@ -1452,9 +1452,9 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
 	_ = k_reg
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
-	_ = g_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -1476,8 +1476,7 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 						for cc := uint32(0); cc < CPW; cc += 1 {
 							var col uint32 = (col0 + (cc * NW))
 							for r := uint32(0); r < R; r += 1 {
-								var i uint32 = r
-								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[((((s * sd1) + (h * block)) + (col * S_v)) + i)]
+								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[((((s * sd1) + (h * block)) + (col * S_v)) + r)]
 							}
 						}
 					} else {
@@ -1486,16 +1485,14 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0 + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-									var i_1 uint32 = r_1
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s * H) + h) * block) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s * H) + h) * block) + (col_1 * S_v)) + r_1)]
 								}
 							}
 						} else {
 							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 								var col_2 uint32 = (col0 + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-									var i_2 uint32 = r_2
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h) * block) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h) * block) + (col_2 * S_v)) + r_2)]
 								}
 							}
 						}
@@ -1503,61 +1500,46 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 					for t := uint32(0); t < n_tokens; t += 1 {
 						var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
 						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = r_3
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
 						}
 						var g_off uint32 = (((s * sg3) + (t * sg2)) + (h * sg1))
 						var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h * sb1))]
 						var v_off uint32 = (((s * sv3) + (t * sv2)) + (h * sv1))
 						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
 						if KDA {
-							// KDA: one gate per key row
 							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 								var e float32 = rt.ExpNative(g[(g_off + r_4)])
-								g_reg[kgTid*g_regLen+int(r_4)] = e
-							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-								var col_3 uint32 = (col0 + (cc_3 * NW))
-								var reg0 uint32 = (cc_3 * R)
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_5))] = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0+r_5))])
-								}
-								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = (s_shard[kgTid*s_shardLen+int((reg0+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-								}
-								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								dst[(attn_off + col_3)] = float32(attn * scale)
+								gates[kgTid*gatesLen+int(r_4)] = e
 							}
 						} else {
 							var e_1 float32 = rt.ExpNative(g[g_off])
-							var gate float32 = e_1
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								var col_4 uint32 = (col0 + (cc_4 * NW))
-								var reg0_1 uint32 = (cc_4 * R)
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0_1+r_7))] = float32(gate * s_shard[kgTid*s_shardLen+int((reg0_1+r_7))])
-								}
-								var kv_1 float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0_1):kgTid*s_shardLen+int(reg0_1)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta_1 float32 = float32((v[(v_off+col_4)] - kv_1) * beta_t)
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0_1+r_8))] = (s_shard[kgTid*s_shardLen+int((reg0_1+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-								}
-								var attn_1 float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0_1):kgTid*s_shardLen+int(reg0_1)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								dst[(attn_off + col_4)] = float32(attn_1 * scale)
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								gates[kgTid*gatesLen+int(r_5)] = e_1
 							}
+						}
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							var col_3 uint32 = (col0 + (cc_3 * NW))
+							var reg0 uint32 = (cc_3 * R)
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
+							}
+							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+							var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_7))] = (s_shard[kgTid*s_shardLen+int((reg0+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+							}
+							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+							dst[(attn_off + col_3)] = float32(attn * scale)
 						}
 					}
 					// write the final state
 					// dep_wait: dispatches are ordered in the Go reference
 					var final_off uint32 = ((s * sd1) + (h * block))
-					for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-						var col_5 uint32 = (col0 + (cc_5 * NW))
-						for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-							var i_4 uint32 = r_9
-							state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+						var col_4 uint32 = (col0 + (cc_4 * NW))
+						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+							state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
 						}
 					}
 				}

@@ -1600,9 +1600,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	k_regLen := int(R)
 	k_reg := make([]float32, kgN*k_regLen)
 	_ = k_reg
-	g_regLen := int(R)
-	g_reg := make([]float32, kgN*g_regLen)
-	_ = g_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -1626,16 +1626,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = r
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + r)]
 								}
 							}
 						} else {
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-									var i_1 uint32 = r_1
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + r_1)]
 								}
 							}
 						}
@@ -1643,9 +1641,8 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 					for t := uint32(0); t < n_tokens; t += 1 {
 						var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
 						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-							var i_2 uint32 = r_2
-							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + r_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + r_2)]
 						}
 						var g_off uint32 = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
 						var beta_t float32 = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
@@ -1656,16 +1653,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = r_3
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + r_3)]
 									}
 								}
 							} else {
 								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-										var i_4 uint32 = r_4
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + r_4)]
 									}
 								}
 							}
@@ -1673,45 +1668,30 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 						var v_off uint32 = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
 						var attn_off uint32 = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
 						if KDA {
-							// KDA: one gate per key row
 							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 								var e float32 = rt.ExpNative(g[(g_off + r_5)])
-								g_reg[kgTid*g_regLen+int(r_5)] = e
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-								var reg0 uint32 = (cc_4 * R)
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
-								}
-								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta float32 = float32((v[(v_off+col_4)] - kv) * beta_t)
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = (s_shard[kgTid*s_shardLen+int((reg0+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-								}
-								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								if stores[kgTid] {
-									dst[(attn_off + col_4)] = float32(attn * scale)
-								}
+								gates[kgTid*gatesLen+int(r_5)] = e
 							}
 						} else {
 							var e_1 float32 = rt.ExpNative(g[g_off])
-							var gate float32 = e_1
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-								var reg0_1 uint32 = (cc_5 * R)
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0_1+r_8))] = float32(gate * s_shard[kgTid*s_shardLen+int((reg0_1+r_8))])
-								}
-								var kv_1 float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0_1):kgTid*s_shardLen+int(reg0_1)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta_1 float32 = float32((v[(v_off+col_5)] - kv_1) * beta_t)
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0_1+r_9))] = (s_shard[kgTid*s_shardLen+int((reg0_1+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-								}
-								var attn_1 float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0_1):kgTid*s_shardLen+int(reg0_1)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								if stores[kgTid] {
-									dst[(attn_off + col_5)] = float32(attn_1 * scale)
-								}
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								gates[kgTid*gatesLen+int(r_6)] = e_1
+							}
+						}
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+							var reg0 uint32 = (cc_4 * R)
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_7))] = float32(gates[kgTid*gatesLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0+r_7))])
+							}
+							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+							var delta float32 = float32((v[(v_off+col_4)] - kv) * beta_t)
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_8))] = (s_shard[kgTid*s_shardLen+int((reg0+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+							}
+							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+							if stores[kgTid] {
+								dst[(attn_off + col_4)] = float32(attn * scale)
 							}
 						}
 					}
@@ -1722,11 +1702,10 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					if stores[kgTid] {
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-								var i_5 uint32 = r_10
-								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								state_dst[((final_off + (col_5 * S_v)) + r_9)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 							}
 						}
 					}

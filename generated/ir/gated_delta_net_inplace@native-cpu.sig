@@ -38,65 +38,53 @@ dep_release
 dep_wait
 for v7 in [0u, param3) step 1u
   for v9 in [0u, ((param0 / (1u)))) step 1u
-for v11 in [0u, arg1) step 1u
-  for v15 in [0u, ((param0 / (1u)))) step 1u
+for v10 in [0u, arg1) step 1u
+  for v14 in [0u, ((param0 / (1u)))) step 1u
   if param1
-    for v22 in [0u, ((param0 / (1u)))) step 1u
-    for v24 in [0u, param3) step 1u
-      for v27 in [0u, ((param0 / (1u)))) step 1u
-      for v30 in [0u, ((param0 / (1u)))) step 1u
+    for v20 in [0u, ((param0 / (1u)))) step 1u
   else
-    for v34 in [0u, param3) step 1u
-      for v37 in [0u, ((param0 / (1u)))) step 1u
-      for v40 in [0u, ((param0 / (1u)))) step 1u
-for v43 in [0u, param3) step 1u
-  for v45 in [0u, ((param0 / (1u)))) step 1u
+    for v23 in [0u, ((param0 / (1u)))) step 1u
+  for v24 in [0u, param3) step 1u
+    for v27 in [0u, ((param0 / (1u)))) step 1u
+    for v30 in [0u, ((param0 / (1u)))) step 1u
+for v33 in [0u, param3) step 1u
+  for v35 in [0u, ((param0 / (1u)))) step 1u
 [memory]
-load buf0[(v14 + v16)]
-load buf1[(v14 + v16)]
-load buf2[(v19 + v25)]
-load buf2[(v19 + v35)]
-load buf3[(v17 + v22)]
-load buf3[v17]
-load buf4[(((v1 * arg16) + (v11 * arg15)) + (v0 * arg14))]
-load buf5[(((((v1 * arg0) + v0) * v5) + (v8 * param0)) + v10)]
-store buf6[(v20 + v25)]
-store buf6[(v20 + v35)]
-store buf7[((v42 + (v44 * param0)) + v46)]
+load buf0[(v13 + v14)]
+load buf1[(v13 + v14)]
+load buf2[(v17 + v25)]
+load buf3[(v15 + v20)]
+load buf3[v15]
+load buf4[(((v1 * arg16) + (v10 * arg15)) + (v0 * arg14))]
+load buf5[(((((v1 * arg0) + v0) * v5) + (v8 * param0)) + v9)]
+store buf6[(v18 + v25)]
+store buf7[((v32 + (v34 * param0)) + v35)]
 [arithmetic]
 for v7
   for v9
     v6[] = load buf5
-for v11
-  for v15
-    v12[] = load buf0
-    v13[] = load buf1
-  v18 = load buf4
+for v10
+  for v14
+    v11[] = load buf0
+    v12[] = load buf1
+  v16 = load buf4
   if
-    for v22
-      v23 = exp_native(load buf3)
-      v21[] = v23
-    for v24
-      for v27
-        v6[] = (v21[] * v6[])
-      v28 = vec_dot<((param0 / (1u)))>(v6[..], v13[..])
-      v29 = ((load buf2 - v28) * v18)
-      for v30
-        v6[] = (v6[] + (v13[] * v29))
-      v31 = vec_dot<((param0 / (1u)))>(v6[..], v12[..])
-      store buf6 = (v31 * arg17)
+    for v20
+      v21 = exp_native(load buf3)
+      v19[] = v21
   else
-    v32 = exp_native(load buf3)
-    v33 = v32
-    for v34
-      for v37
-        v6[] = (v33 * v6[])
-      v38 = vec_dot<((param0 / (1u)))>(v6[..], v13[..])
-      v39 = ((load buf2 - v38) * v18)
-      for v40
-        v6[] = (v6[] + (v13[] * v39))
-      v41 = vec_dot<((param0 / (1u)))>(v6[..], v12[..])
-      store buf6 = (v41 * arg17)
-for v43
-  for v45
+    v22 = exp_native(load buf3)
+    for v23
+      v19[] = v22
+  for v24
+    for v27
+      v6[] = (v19[] * v6[])
+    v28 = vec_dot<((param0 / (1u)))>(v6[..], v12[..])
+    v29 = ((load buf2 - v28) * v16)
+    for v30
+      v6[] = (v6[] + (v12[] * v29))
+    v31 = vec_dot<((param0 / (1u)))>(v6[..], v11[..])
+    store buf6 = (v31 * arg17)
+for v33
+  for v35
     store buf7 = v6[]

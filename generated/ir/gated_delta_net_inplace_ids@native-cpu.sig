@@ -46,40 +46,36 @@ if (v7 == i32((arg19 + v1)))
 else
   if (!((v7 == i32((arg19 + v1)))) && ((v7 >= i32(arg19)) && (v7 < i32((arg19 + arg2)))))
     dep_wait
-    for v12 in [0u, param3) step 1u
-      for v14 in [0u, ((param0 / (1u)))) step 1u
+    for v11 in [0u, param3) step 1u
+      for v13 in [0u, ((param0 / (1u)))) step 1u
   else
-    for v16 in [0u, param3) step 1u
-      for v18 in [0u, ((param0 / (1u)))) step 1u
-for v20 in [0u, arg1) step 1u
-  for v24 in [0u, ((param0 / (1u)))) step 1u
+    for v14 in [0u, param3) step 1u
+      for v16 in [0u, ((param0 / (1u)))) step 1u
+for v17 in [0u, arg1) step 1u
+  for v21 in [0u, ((param0 / (1u)))) step 1u
   if param1
-    for v31 in [0u, ((param0 / (1u)))) step 1u
-    for v33 in [0u, param3) step 1u
-      for v36 in [0u, ((param0 / (1u)))) step 1u
-      for v39 in [0u, ((param0 / (1u)))) step 1u
+    for v27 in [0u, ((param0 / (1u)))) step 1u
   else
-    for v43 in [0u, param3) step 1u
-      for v46 in [0u, ((param0 / (1u)))) step 1u
-      for v49 in [0u, ((param0 / (1u)))) step 1u
+    for v30 in [0u, ((param0 / (1u)))) step 1u
+  for v31 in [0u, param3) step 1u
+    for v34 in [0u, ((param0 / (1u)))) step 1u
+    for v37 in [0u, ((param0 / (1u)))) step 1u
 dep_wait
-for v52 in [0u, param3) step 1u
-  for v54 in [0u, ((param0 / (1u)))) step 1u
+for v40 in [0u, param3) step 1u
+  for v42 in [0u, ((param0 / (1u)))) step 1u
 [memory]
-load buf0[(v23 + v25)]
-load buf1[(v23 + v25)]
-load buf2[(v28 + v34)]
-load buf2[(v28 + v44)]
-load buf3[(v26 + v31)]
-load buf3[v26]
-load buf4[(((v1 * arg16) + (v20 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v7) * arg0) + v0) * v5) + (v17 * param0)) + v19)]
-load buf7[((((v1 * arg18) + (v0 * v5)) + (v9 * param0)) + v11)]
+load buf0[(v20 + v21)]
+load buf1[(v20 + v21)]
+load buf2[(v24 + v32)]
+load buf3[(v22 + v27)]
+load buf3[v22]
+load buf4[(((v1 * arg16) + (v17 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v7) * arg0) + v0) * v5) + (v15 * param0)) + v16)]
+load buf7[((((v1 * arg18) + (v0 * v5)) + (v9 * param0)) + v10)]
 load buf8[v1]
-load buf9[(((((v1 * arg0) + v0) * v5) + (v13 * param0)) + v15)]
-store buf6[(v29 + v34)]
-store buf6[(v29 + v44)]
-store buf7[((v51 + (v53 * param0)) + v55)]
+load buf9[(((((v1 * arg0) + v0) * v5) + (v12 * param0)) + v13)]
+store buf6[(v25 + v32)]
+store buf7[((v39 + (v41 * param0)) + v42)]
 [arithmetic]
 if
 if
@@ -88,43 +84,35 @@ if
       v6[] = load buf7
 else
   if
-    for v12
-      for v14
+    for v11
+      for v13
         v6[] = load buf9
   else
-    for v16
-      for v18
+    for v14
+      for v16
         v6[] = load buf5
-for v20
-  for v24
-    v21[] = load buf0
-    v22[] = load buf1
-  v27 = load buf4
+for v17
+  for v21
+    v18[] = load buf0
+    v19[] = load buf1
+  v23 = load buf4
   if
-    for v31
-      v32 = exp_native(load buf3)
-      v30[] = v32
-    for v33
-      for v36
-        v6[] = (v30[] * v6[])
-      v37 = vec_dot<((param0 / (1u)))>(v6[..], v22[..])
-      v38 = ((load buf2 - v37) * v27)
-      for v39
-        v6[] = (v6[] + (v22[] * v38))
-      v40 = vec_dot<((param0 / (1u)))>(v6[..], v21[..])
-      store buf6 = (v40 * arg17)
+    for v27
+      v28 = exp_native(load buf3)
+      v26[] = v28
   else
-    v41 = exp_native(load buf3)
-    v42 = v41
-    for v43
-      for v46
-        v6[] = (v42 * v6[])
-      v47 = vec_dot<((param0 / (1u)))>(v6[..], v22[..])
-      v48 = ((load buf2 - v47) * v27)
-      for v49
-        v6[] = (v6[] + (v22[] * v48))
-      v50 = vec_dot<((param0 / (1u)))>(v6[..], v21[..])
-      store buf6 = (v50 * arg17)
-for v52
-  for v54
+    v29 = exp_native(load buf3)
+    for v30
+      v26[] = v29
+  for v31
+    for v34
+      v6[] = (v26[] * v6[])
+    v35 = vec_dot<((param0 / (1u)))>(v6[..], v19[..])
+    v36 = ((load buf2 - v35) * v23)
+    for v37
+      v6[] = (v6[] + (v19[] * v36))
+    v38 = vec_dot<((param0 / (1u)))>(v6[..], v18[..])
+    store buf6 = (v38 * arg17)
+for v40
+  for v42
     store buf7 = v6[]

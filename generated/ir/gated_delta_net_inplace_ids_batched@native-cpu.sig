@@ -44,48 +44,43 @@ if (arg1 == 0u)
     for v10 in [0u, param3) step 1u
       for v12 in [0u, ((param0 / (1u)))) step 1u
   else
-    for v14 in [0u, param3) step 1u
-      for v16 in [0u, ((param0 / (1u)))) step 1u
-for v18 in [0u, arg1) step 1u
-  for v22 in [0u, ((param0 / (1u)))) step 1u
-  if (v18 == 0u)
-    if ((v26 >= i32(arg19)) && (v26 < i32((arg19 + arg2))))
+    for v13 in [0u, param3) step 1u
+      for v15 in [0u, ((param0 / (1u)))) step 1u
+for v16 in [0u, arg1) step 1u
+  for v20 in [0u, ((param0 / (1u)))) step 1u
+  if (v16 == 0u)
+    if ((v23 >= i32(arg19)) && (v23 < i32((arg19 + arg2))))
+      for v24 in [0u, param3) step 1u
+        for v26 in [0u, ((param0 / (1u)))) step 1u
+    else
       for v27 in [0u, param3) step 1u
         for v29 in [0u, ((param0 / (1u)))) step 1u
-    else
-      for v31 in [0u, param3) step 1u
-        for v33 in [0u, ((param0 / (1u)))) step 1u
   if param1
-    for v38 in [0u, ((param0 / (1u)))) step 1u
-    for v40 in [0u, param3) step 1u
-      for v43 in [0u, ((param0 / (1u)))) step 1u
-      for v46 in [0u, ((param0 / (1u)))) step 1u
-      if v2
+    for v33 in [0u, ((param0 / (1u)))) step 1u
   else
-    for v50 in [0u, param3) step 1u
-      for v53 in [0u, ((param0 / (1u)))) step 1u
-      for v56 in [0u, ((param0 / (1u)))) step 1u
-      if v2
+    for v36 in [0u, ((param0 / (1u)))) step 1u
+  for v37 in [0u, param3) step 1u
+    for v40 in [0u, ((param0 / (1u)))) step 1u
+    for v43 in [0u, ((param0 / (1u)))) step 1u
+    if v2
 barrier(device)
 if v2
-  for v59 in [0u, param3) step 1u
-    for v61 in [0u, ((param0 / (1u)))) step 1u
+  for v46 in [0u, param3) step 1u
+    for v48 in [0u, ((param0 / (1u)))) step 1u
 [memory]
-load buf0[(v21 + v23)]
-load buf1[(v21 + v23)]
-load buf2[(v35 + v41)]
-load buf2[(v35 + v51)]
-load buf3[(v24 + v38)]
-load buf3[v24]
-load buf4[(((v3 * arg16) + (v18 * arg15)) + (v0 * arg14))]
-load buf5[(((((u32(v26) * arg0) + v0) * v7) + (v32 * param0)) + v34)]
-load buf5[(((((u32(v9) * arg0) + v0) * v7) + (v15 * param0)) + v17)]
-load buf7[(((((u32(v26) - arg19) * arg18) + (v0 * v7)) + (v28 * param0)) + v30)]
-load buf7[(((((u32(v9) - arg19) * arg18) + (v0 * v7)) + (v11 * param0)) + v13)]
+load buf0[(v19 + v20)]
+load buf1[(v19 + v20)]
+load buf2[(v30 + v38)]
+load buf3[(v21 + v33)]
+load buf3[v21]
+load buf4[(((v3 * arg16) + (v16 * arg15)) + (v0 * arg14))]
+load buf5[(((((u32(v23) * arg0) + v0) * v7) + (v28 * param0)) + v29)]
+load buf5[(((((u32(v9) * arg0) + v0) * v7) + (v14 * param0)) + v15)]
+load buf7[(((((u32(v23) - arg19) * arg18) + (v0 * v7)) + (v25 * param0)) + v26)]
+load buf7[(((((u32(v9) - arg19) * arg18) + (v0 * v7)) + (v11 * param0)) + v12)]
 load buf8[v3]
-store buf6[(v36 + v41)]
-store buf6[(v36 + v51)]
-store buf7[((v58 + (v60 * param0)) + v62)]
+store buf6[(v31 + v38)]
+store buf7[((v45 + (v47 * param0)) + v48)]
 [arithmetic]
 if
   if
@@ -93,51 +88,42 @@ if
       for v12
         v8[] = load buf7
   else
-    for v14
-      for v16
+    for v13
+      for v15
         v8[] = load buf5
-for v18
-  for v22
-    v19[] = load buf0
-    v20[] = load buf1
-  v25 = load buf4
+for v16
+  for v20
+    v17[] = load buf0
+    v18[] = load buf1
+  v22 = load buf4
   if
     if
-      for v27
-        for v29
+      for v24
+        for v26
           v8[] = load buf7
     else
-      for v31
-        for v33
+      for v27
+        for v29
           v8[] = load buf5
   if
-    for v38
-      v39 = exp_native(load buf3)
-      v37[] = v39
-    for v40
-      for v43
-        v8[] = (v37[] * v8[])
-      v44 = vec_dot<((param0 / (1u)))>(v8[..], v20[..])
-      v45 = ((load buf2 - v44) * v25)
-      for v46
-        v8[] = (v8[] + (v20[] * v45))
-      v47 = vec_dot<((param0 / (1u)))>(v8[..], v19[..])
-      if
-        store buf6 = (v47 * arg17)
+    for v33
+      v34 = exp_native(load buf3)
+      v32[] = v34
   else
-    v48 = exp_native(load buf3)
-    v49 = v48
-    for v50
-      for v53
-        v8[] = (v49 * v8[])
-      v54 = vec_dot<((param0 / (1u)))>(v8[..], v20[..])
-      v55 = ((load buf2 - v54) * v25)
-      for v56
-        v8[] = (v8[] + (v20[] * v55))
-      v57 = vec_dot<((param0 / (1u)))>(v8[..], v19[..])
-      if
-        store buf6 = (v57 * arg17)
+    v35 = exp_native(load buf3)
+    for v36
+      v32[] = v35
+  for v37
+    for v40
+      v8[] = (v32[] * v8[])
+    v41 = vec_dot<((param0 / (1u)))>(v8[..], v18[..])
+    v42 = ((load buf2 - v41) * v22)
+    for v43
+      v8[] = (v8[] + (v18[] * v42))
+    v44 = vec_dot<((param0 / (1u)))>(v8[..], v17[..])
+    if
+      store buf6 = (v44 * arg17)
 if
-  for v59
-    for v61
+  for v46
+    for v48
       store buf7 = v8[]
