@@ -35,7 +35,8 @@ type Dialect interface {
 	// Load and Store spell access to buffer b, whose identifier is name.
 	Load(b *ir.Buffer, name, idx string) string
 	Store(b *ir.Buffer, name, idx, val string) string
-	// Decl spells the declaration of a local scalar (without initialiser).
+	// Decl spells the declaration of a local scalar (without initialiser);
+	// "" when the variable is stored elsewhere and a Let only assigns it.
 	Decl(v *ir.Var, portable bool) string
 	// ArrayDecl declares a private array called name. Shared arrays
 	// (ir.SharedArrays) print nothing where the IR declares them: each
@@ -43,7 +44,7 @@ type Dialect interface {
 	// and MSL at the top of the kernel, GLSL at global scope, SYCL as
 	// local-memory parameters its launcher allocates). Hoisting changes
 	// nothing, as their elements start undefined and IR names are unique
-	// within a kernel.
+	// within a kernel. "" declares nothing (the emitter stores it elsewhere).
 	ArrayDecl(a *ir.Array, name, length string) string
 	// Unroll is the line before a loop that should be unrolled ("" for none).
 	Unroll() string
@@ -168,13 +169,19 @@ func (p *Printer) Stmts(body []ir.Stmt) {
 func (p *Printer) Stmt(s ir.Stmt) {
 	switch s := s.(type) {
 	case *ir.Let:
-		decl := p.D.Decl(s.Var, p.portable)
-		p.Line("%s %s = %s;", decl, p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+		if decl := p.D.Decl(s.Var, p.portable); decl != "" {
+			p.Line("%s %s = %s;", decl, p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+		} else {
+			p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+		}
 	case *ir.Assign:
 		p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
 	case *ir.DeclArray:
-		if s.Array.Space == ir.Private {
-			p.Line("%s", p.D.ArrayDecl(s.Array, p.Name(s.Array, s.Array.Name), p.Expr(s.Array.Len)))
+		if s.Array.Space != ir.Private {
+			break
+		}
+		if decl := p.D.ArrayDecl(s.Array, p.Name(s.Array, s.Array.Name), p.Expr(s.Array.Len)); decl != "" {
+			p.Line("%s", decl)
 		}
 	case *ir.ArrayStore:
 		p.Line("%s[%s] = %s;", p.Name(s.Array, s.Array.Name), p.Expr(s.Index), p.Expr(s.Value))
