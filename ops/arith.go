@@ -39,6 +39,11 @@ type style struct {
 	// takes its dots with VecDot, nothing crosses lanes; the conv update
 	// runs a block of channels per lane and applies VecSilu to the block.
 	vectorRows bool
+	// fusedMadd: every multiply-add is one FMA, as ggml-cpu's plain path
+	// computes them on an FMA ISA (its vector FMAs; its scalar loops such as
+	// the conv's taps, contracted by GCC and Clang). Spelled out, the sum no
+	// longer depends on how the compiler vectorizes the fused kernel's loop.
+	fusedMadd bool
 }
 
 func styleOf(a ir.Arith) style {
@@ -57,15 +62,16 @@ func styleOf(a ir.Arith) style {
 		return style{order: ir.NativeOrder,
 			convDot4: func(k dsl.Val) dsl.Val { return k.Eq(4) }}
 	case "cpu":
-		return style{order: ir.NativeOrder, vectorRows: true}
+		return style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true}
 	}
 	panic("ops: no arithmetic style for backend " + a.Backend)
 }
 
-// madd is acc + x*y: one FMA under the portable contract, the backend's
-// natural (possibly contracted) expression under native.
+// madd is acc + x*y: one FMA under the portable contract (and where the
+// backend fuses it), the backend's natural (possibly contracted) expression
+// under native.
 func (st style) madd(b *dsl.Builder, x, y, acc dsl.Val) dsl.Val {
-	if st.portable {
+	if st.portable || st.fusedMadd {
 		return b.FMA(x, y, acc)
 	}
 	return acc.Add(x.Mul(y))

@@ -1359,7 +1359,7 @@ func GatedDeltaNetInplaceNativeCpu(kgP GatedDeltaNetInplaceParams, kgA GatedDelt
 							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
 							var delta float32 = float32((v[(v_off+col_1)] - kv) * beta_t)
 							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_5))] = (s_shard[kgTid*s_shardLen+int((reg0+r_5))] + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+								s_shard[kgTid*s_shardLen+int((reg0+r_5))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_5))])
 							}
 							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
 							dst[(attn_off + col_1)] = float32(attn * scale)

@@ -1527,7 +1527,7 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
 							var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
 							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_7))] = (s_shard[kgTid*s_shardLen+int((reg0+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+								s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
 							}
 							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
 							dst[(attn_off + col_3)] = float32(attn * scale)

@@ -1687,7 +1687,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
 							var delta float32 = float32((v[(v_off+col_4)] - kv) * beta_t)
 							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_8))] = (s_shard[kgTid*s_shardLen+int((reg0+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+								s_shard[kgTid*s_shardLen+int((reg0+r_8))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_8))])
 							}
 							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
 							if stores[kgTid] {

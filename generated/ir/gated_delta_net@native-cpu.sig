@@ -88,7 +88,7 @@ for v10
     v28 = vec_dot<((param0 / (1u)))>(v6[..], v12[..])
     v29 = ((load buf2 - v28) * v16)
     for v30
-      v6[] = (v6[] + (v12[] * v29))
+      v6[] = fma(v12[], v29, v6[])
     v31 = vec_dot<((param0 / (1u)))>(v6[..], v11[..])
     store buf6 = (v31 * arg17)
     if

@@ -110,7 +110,7 @@ for v17
     v35 = vec_dot<((param0 / (1u)))>(v6[..], v19[..])
     v36 = ((load buf2 - v35) * v23)
     for v37
-      v6[] = (v6[] + (v19[] * v36))
+      v6[] = fma(v19[], v36, v6[])
     v38 = vec_dot<((param0 / (1u)))>(v6[..], v18[..])
     store buf6 = (v38 * arg17)
 for v40

@@ -119,7 +119,7 @@ for v16
     v41 = vec_dot<((param0 / (1u)))>(v8[..], v18[..])
     v42 = ((load buf2 - v41) * v22)
     for v43
-      v8[] = (v8[] + (v18[] * v42))
+      v8[] = fma(v18[], v42, v8[])
     v44 = vec_dot<((param0 / (1u)))>(v8[..], v17[..])
     if
       store buf6 = (v44 * arg17)

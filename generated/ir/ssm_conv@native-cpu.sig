@@ -28,5 +28,5 @@ if
     v3[] = load buf0
   v6 = 0.0
   for v7
-    v6 = (v6 + (v3[] * load buf1))
+    v6 = fma(v3[], load buf1, v6)
   store buf2 = v6

@@ -39,7 +39,7 @@ for v6
   v7[] = load buf2
   v10 = 0.0
   for v11
-    v10 = (v10 + (v7[] * load buf1))
+    v10 = fma(v7[], load buf1, v10)
   if
     v5[] = v10
   else

@@ -63,7 +63,7 @@ for v6
   v7[] = load buf2
   v13 = 0.0
   for v14
-    v13 = (v13 + (v7[] * load buf1))
+    v13 = fma(v7[], load buf1, v13)
   if
     v5[] = v13
   else

@@ -51,7 +51,7 @@ if
   v5[] = load buf2
   v9 = 0.0
   for v10
-    v9 = (v9 + (v5[] * load buf1))
+    v9 = fma(v5[], load buf1, v9)
   v11 = v9
   if
     v12 = (v9 / (1.0 + exp_native(-(v9))))

@@ -99,7 +99,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
                     const float kv = dot_f32(R, s_shard + reg0, k_reg);
                     const float delta = (v[v_off + col] - kv) * beta_t;
                     for (uint32_t r = 0u; r < R; ++r) {
-                        s_shard[reg0 + r] = s_shard[reg0 + r] + k_reg[r] * delta;
+                        s_shard[reg0 + r] = fmaf(k_reg[r], delta, s_shard[reg0 + r]);
                     }
                     const float attn = dot_f32(R, s_shard + reg0, q_reg);
                     dst_data[attn_off + col] = attn * scale;
@@ -266,7 +266,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
                     const float kv = dot_f32(R, s_shard + reg0, k_reg);
                     const float delta = (v[v_off + col] - kv) * beta_t;
                     for (uint32_t r = 0u; r < R; ++r) {
-                        s_shard[reg0 + r] = s_shard[reg0 + r] + k_reg[r] * delta;
+                        s_shard[reg0 + r] = fmaf(k_reg[r], delta, s_shard[reg0 + r]);
                     }
                     const float attn = dot_f32(R, s_shard + reg0, q_reg);
                     dst_data[attn_off + col] = attn * scale;
@@ -335,7 +335,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
             window[taps] = x_cur[s * x2 + c];
             float y = 0.0f;
             for (uint32_t j = 0u; j < d_conv; ++j) {
-                y = y + window[j] * conv_kernel[c * w1 + j];
+                y = fmaf(window[j], conv_kernel[c * w1 + j], y);
             }
             if (SILU) {
                 act[c - c0] = y;
@@ -443,7 +443,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
             window[taps] = x_cur[s * x2 + c];
             float y = 0.0f;
             for (uint32_t j = 0u; j < d_conv; ++j) {
-                y = y + window[j] * conv_kernel[c * w1 + j];
+                y = fmaf(window[j], conv_kernel[c * w1 + j], y);
             }
             if (SILU) {
                 act[c - c0] = y;
