@@ -478,6 +478,20 @@ func (f *fn) laneCount() ir.Expr {
 	return &ir.Binary{Op: ir.Mul, X: &ir.Binary{Op: ir.Mul, X: w[0], Y: w[1]}, Y: w[2]}
 }
 
+// laneCountText prints the thread count, the dimensions of one left out.
+func (f *fn) laneCountText() string {
+	if n, ok := static(f.laneCount()); ok {
+		return fmt.Sprint(n)
+	}
+	var parts []string
+	for _, l := range f.lanes {
+		if l != "" {
+			parts = append(parts, paren(l, strings.Contains(l, " ")))
+		}
+	}
+	return strings.Join(parts, " * ")
+}
+
 func (f *fn) bound(e ir.Expr) int64 {
 	n, _ := f.b.max(e)
 	return n
@@ -595,7 +609,7 @@ func (f *fn) block(body []ir.Stmt) {
 			f.laneLoop(func() { p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.X)) }, nil)
 			if !f.single {
 				f.e.use("butterfly_sum")
-				p.Line("butterfly_sum(%s, %s, %s);", f.storage(s.Var), p.Expr(f.laneCount()), p.Expr(s.Width))
+				p.Line("butterfly_sum(%s, %s, %s);", f.storage(s.Var), f.laneCountText(), p.Expr(s.Width))
 			}
 		case *ir.For:
 			v := p.Name(s.Var, s.Var.Name)

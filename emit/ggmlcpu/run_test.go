@@ -14,9 +14,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/emit/goref/rt"
 	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
 )
 
@@ -451,4 +454,79 @@ func countAliasing(c *cases.Case) int {
 		}
 	}
 	return count
+}
+
+// TestLoweringPhases runs a kernel the fused ops do not exercise: a shared
+// array written before a barrier and read across lanes after it, a
+// reduction, and values that lanes keep across both (per-lane storage),
+// against the IR's meaning computed here.
+func TestLoweringPhases(t *testing.T) {
+	b := dsl.New("phases", ir.Portable)
+	groups := b.Arg("n", ir.U32, "workgroups")
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "32 floats per workgroup")
+	out := b.Buffer("out", ir.F32, ir.Write, "dst", "32 floats per workgroup")
+	b.Workgroup(32, 1, 1)
+	b.Grid(groups, 1, 1)
+	lane := b.Let("lane", b.LocalID(0))
+	base := b.Let("base", b.GroupID(0).Mul(32))
+	x := b.Let("x", in.Load(base.Add(lane)))
+	buf := b.SharedArray("buf", ir.F32, 32)
+	buf.Set(lane, x)
+	b.Barrier()
+	mirrored := b.Let("mirrored", buf.At(b.U32(31).Sub(lane)))
+	sum := b.Reduce("sum", x, 8, ir.Butterfly)
+	out.Store(base.Add(lane), mirrored.Add(sum))
+	k, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &glue.Op{Name: "phases", Dispatches: []glue.Dispatch{{
+		Op: &ops.Op{Name: "phases"}, Kernel: k,
+		Bind: []glue.Binding{{Buffer: "in", Tensor: "src[0]"}, {Buffer: "out", Tensor: "op"}},
+		Args: []glue.Value{{Arg: "n", Type: ir.U32, Expr: "op->ne[1]"}},
+	}}}
+	u, err := Emit([]*glue.Op{op}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"float buf[32];", "float x[32];", "butterfly_sum(sum, 32, 8u);"} {
+		if !strings.Contains(u.Source, want) {
+			t.Errorf("the lowering has no %q:\n%s", want, u.Source)
+		}
+	}
+	r := start(t, build(t, u, "phases"))
+	const n = 5
+	rnd := rand.New(rand.NewPCG(1, 2))
+	data := make([]float32, 32*n)
+	for i := range data {
+		data[i] = float32(rnd.NormFloat64())
+	}
+	want := make([]float32, len(data))
+	for g := 0; g < n; g++ {
+		sums := append([]float32(nil), data[32*g:32*g+32]...)
+		rt.Butterfly(sums, 8)
+		for l := 0; l < 32; l++ {
+			want[32*g+l] = data[32*g+31-l] + sums[l]
+		}
+	}
+	bytes := func(f []float32) []byte {
+		out := make([]byte, 0, 4*len(f))
+		for _, x := range f {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+		}
+		return out
+	}
+	shape := [4]int64{32, n, 1, 1}
+	for threads := 1; threads <= 4; threads++ {
+		p := &problem{threads: threads, blocks: [][]byte{bytes(data), make([]byte, 4*len(data))}}
+		p.slots[0] = &tensor{ne: shape, nb: dense(shape)}
+		p.slots[10] = &tensor{ne: shape, nb: dense(shape), block: 1}
+		got, err := r.run(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[1]) != string(bytes(want)) {
+			t.Fatalf("%d threads: out differs from the IR's meaning", threads)
+		}
+	}
 }
