@@ -171,3 +171,26 @@ func (b *Builder) Select(cond, x, y any) Val {
 	}
 	return b.val(&ir.Select{Cond: b.lit(cond, ir.Bool).e, X: b.lit(x, t).e, Y: b.lit(y, t).e, At: at})
 }
+
+// Span is a run of consecutive elements of an array or buffer, an operand
+// of the vector operations.
+type Span struct{ s ir.Span }
+
+// From is the span of a's elements starting at i.
+func (a Arr) From(i any) Span { return Span{ir.Span{Array: a.a, Off: a.b.lit(i, ir.U32).e}} }
+
+// From is the span of x's elements starting at i.
+func (x Buf) From(i any) Span { return Span{ir.Span{Buf: x.buf, Off: x.b.lit(i, ir.U32).e}} }
+
+// VecDot is the backend's dot product of n elements of x and y (native
+// contracts only; see ir.VecDot).
+func (b *Builder) VecDot(x, y Span, n any) Val {
+	return b.val(&ir.VecDot{X: x.s, Y: y.s, N: b.lit(n, ir.U32).e, At: callerPos()})
+}
+
+// VecSilu writes the backend's SiLU of n elements of src to dst (native
+// contracts only; see ir.VecSilu).
+func (b *Builder) VecSilu(dst, src Span, n any) {
+	at := callerPos()
+	b.emit(&ir.VecSilu{Dst: dst.s, Src: src.s, N: b.lit(n, ir.U32).e, At: at})
+}

@@ -41,12 +41,13 @@
 //     backend and the Go reference produce the same bits. Validate rejects
 //     native-only operations in portable kernels.
 //   - native-<backend>: the kernel reproduces that backend's upstream
-//     non-fused arithmetic and may use ExpNative, f32 Div, Dot4 and
-//     NativeOrder reductions, whose rounding the backend defines. The Go
-//     reference evaluates them one documented way (exp via float64, Dot4 as
-//     ((a0*b0 + a1*b1) + a2*b2) + a3*b3 with every product and sum rounded,
-//     NativeOrder as Butterfly), so native results on a device are compared
-//     with it under a tolerance, not bit for bit.
+//     non-fused arithmetic and may use ExpNative, f32 Div, Dot4, NativeOrder
+//     reductions and the vector operations VecDot and VecSilu, whose
+//     rounding the backend defines. The Go reference evaluates them one
+//     documented way (exp via float64, Dot4 as ((a0*b0 + a1*b1) + a2*b2) +
+//     a3*b3 with every product and sum rounded, NativeOrder as Butterfly,
+//     VecDot i ascending from +0.0, VecSilu per element), so native results
+//     on a device are compared with it under a tolerance, not bit for bit.
 //
 // A Reduce in Butterfly order is: for off = W/2, W/4, ..., 1, every lane l
 // replaces x[l] by x[l] + x[l xor off], all lanes reading the values of the

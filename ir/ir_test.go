@@ -27,6 +27,13 @@ func kernel(body ...ir.Stmt) *ir.Kernel {
 func TestValidateRejects(t *testing.T) {
 	x := &ir.Var{Name: "x", Type: ir.F32, At: here}
 	y := &ir.Var{Name: "y", Type: ir.F32, At: here}
+	arr := &ir.Array{Name: "a", Elem: ir.F32, Len: u32(4), Space: ir.Private, At: here}
+	in := &ir.Buffer{Name: "in", Elem: ir.F32, Access: ir.Read, Role: "src0", At: here}
+	native := func(body ...ir.Stmt) *ir.Kernel {
+		k := kernel(body...)
+		k.Arith, k.Buffers = ir.Native("cpu"), []*ir.Buffer{in}
+		return k
+	}
 	cases := []struct {
 		name string
 		k    *ir.Kernel
@@ -47,6 +54,20 @@ func TestValidateRejects(t *testing.T) {
 			return k
 		}(), "grid size must be an integer expression of params and args"},
 		{"reduce width not compile-time", kernel(&ir.Reduce{Var: x, X: f32(1), Width: &ir.BuiltinRef{Builtin: ir.GroupID, At: here}, Order: ir.Butterfly, At: here}), "reduction width must be a compile-time integer"},
+		{"vec_dot in a portable kernel", kernel(&ir.DeclArray{Array: arr, At: here},
+			&ir.Let{Var: x, Value: &ir.VecDot{X: ir.Span{Array: arr, Off: u32(0)}, Y: ir.Span{Array: arr, Off: u32(0)}, N: u32(4), At: here}, At: here}),
+			"vec_dot in a portable kernel"},
+		{"vec_dot of an undeclared array", native(&ir.Let{Var: x, Value: &ir.VecDot{X: ir.Span{Array: arr, Off: u32(0)}, Y: ir.Span{Array: arr, Off: u32(0)}, N: u32(4), At: here}, At: here}),
+			"array a is used outside its scope"},
+		{"vec_silu into a read-only buffer", native(&ir.DeclArray{Array: arr, At: here},
+			&ir.VecSilu{Dst: ir.Span{Buf: in, Off: u32(0)}, Src: ir.Span{Array: arr, Off: u32(0)}, N: u32(4), At: here}),
+			"vector store to buffer in, which is declared read"},
+		{"span of both kinds", native(&ir.DeclArray{Array: arr, At: here},
+			&ir.VecSilu{Dst: ir.Span{Buf: in, Array: arr, Off: u32(0)}, Src: ir.Span{Array: arr, Off: u32(0)}, N: u32(4), At: here}),
+			"a span names exactly one array or buffer"},
+		{"span offset of f32", native(&ir.DeclArray{Array: arr, At: here},
+			&ir.Let{Var: x, Value: &ir.VecDot{X: ir.Span{Array: arr, Off: f32(0)}, Y: ir.Span{Array: arr, Off: u32(0)}, N: u32(4), At: here}, At: here}),
+			"span offset has type f32"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -122,6 +122,8 @@ func (p *printer) stmt(s Stmt) {
 		}
 	case *Reduce:
 		p.line("let %s: f32 = reduce_sum<%s, %s>(%s)", s.Var.Name, s.Order, ExprString(s.Width), ExprString(s.X))
+	case *VecSilu:
+		p.line("vec_silu<%s>(store %s, %s)", ExprString(s.N), s.Dst, s.Src)
 	case *Comment:
 		p.line("// %s", s.Text)
 	case *DepSync:
@@ -215,6 +217,8 @@ func ExprString(e Expr) string {
 		return e.Fn.String() + "(" + strings.Join(args, ", ") + ")"
 	case *Select:
 		return fmt.Sprintf("select(%s, %s, %s)", ExprString(e.Cond), ExprString(e.X), ExprString(e.Y))
+	case *VecDot:
+		return fmt.Sprintf("vec_dot<%s>(%s, %s)", ExprString(e.N), e.X, e.Y)
 	}
 	return fmt.Sprintf("<unknown %T>", e)
 }

@@ -142,6 +142,13 @@ func (s *signer) record(e Expr, _ int) {
 		if l, ok := x.(*Load); ok {
 			s.memory[fmt.Sprintf("load %s[%s]", s.names[l.Buf], s.expr(l.Index, false))] = true
 		}
+		if d, ok := x.(*VecDot); ok {
+			for _, sp := range []Span{d.X, d.Y} {
+				if sp.Buf != nil {
+					s.memory["load "+s.span(sp, false)] = true
+				}
+			}
+		}
 	})
 }
 
@@ -236,6 +243,17 @@ func (s *signer) stmts(body []Stmt, depth int) {
 			}
 		case *DepSync:
 			s.control = append(s.control, ind+st.Kind.String())
+		case *VecSilu:
+			if s.memory == nil {
+				s.memory = map[string]bool{}
+			}
+			if st.Src.Buf != nil {
+				s.memory["load "+s.span(st.Src, false)] = true
+			}
+			if st.Dst.Buf != nil {
+				s.memory["store "+s.span(st.Dst, false)] = true
+			}
+			s.arith = append(s.arith, fmt.Sprintf("%s%s = vec_silu<%s>(%s)", ind, s.span(st.Dst, true), s.expr(st.N, false), s.span(st.Src, true)))
 		}
 	}
 }
@@ -282,6 +300,25 @@ func (s *signer) expr(e Expr, arith bool) string {
 		return e.Fn.String() + "(" + strings.Join(args, ", ") + ")"
 	case *Select:
 		return "select(" + s.expr(e.Cond, arith) + ", " + s.expr(e.X, arith) + ", " + s.expr(e.Y, arith) + ")"
+	case *VecDot:
+		return "vec_dot<" + s.expr(e.N, false) + ">(" + s.span(e.X, arith) + ", " + s.span(e.Y, arith) + ")"
 	}
 	return "?"
+}
+
+// span renders a vector operand like a load or an array element: its
+// offset is memory's business in arithmetic mode.
+func (s *signer) span(sp Span, arith bool) string {
+	key := any(sp.Buf)
+	if sp.Array != nil {
+		key = sp.Array
+	}
+	name := s.names[key]
+	if sp.Array != nil {
+		name = s.name(sp.Array)
+	}
+	if arith {
+		return name + "[..]"
+	}
+	return name + "[" + s.expr(sp.Off, false) + "..]"
 }

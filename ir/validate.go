@@ -152,6 +152,8 @@ func (v *validator) varyingExpr(e Expr) bool {
 			}
 		case *ArrayLoad:
 			vary = true
+		case *VecDot:
+			vary = vary || x.X.Array != nil || x.Y.Array != nil
 		}
 	})
 	return vary
@@ -304,6 +306,13 @@ func (v *validator) stmt(s Stmt, sc *scope, divergent bool) {
 			v.errs.add(s.At, "native-order reduction in a portable kernel; use the butterfly order")
 		}
 		v.defineVar(s.Var, sc)
+	case *VecSilu:
+		for _, e := range StmtExprs(s) {
+			v.expr(e, sc)
+		}
+		v.span(s.Dst, true, sc, s.At)
+		v.span(s.Src, false, sc, s.At)
+		v.vecLen(s.N, s.At, "vec_silu")
 	case *Comment, *DepSync:
 	default:
 		v.errs.add(s.Pos(), "unknown statement %T", s)
@@ -355,6 +364,10 @@ func (v *validator) expr(e Expr, sc *scope) {
 			v.binary(x)
 		case *Call:
 			v.call(x)
+		case *VecDot:
+			v.span(x.X, false, sc, x.At)
+			v.span(x.Y, false, sc, x.At)
+			v.vecLen(x.N, x.At, "vec_dot")
 		case *Select:
 			if x.Cond.Type() != Bool {
 				v.errs.add(x.At, "select condition has type %s; want bool", x.Cond.Type())

@@ -24,6 +24,10 @@ func WalkExpr(e Expr, f func(Expr)) {
 		WalkExpr(e.Cond, f)
 		WalkExpr(e.X, f)
 		WalkExpr(e.Y, f)
+	case *VecDot:
+		WalkExpr(e.X.Off, f)
+		WalkExpr(e.Y.Off, f)
+		WalkExpr(e.N, f)
 	}
 }
 
@@ -61,6 +65,8 @@ func StmtExprs(s Stmt) []Expr {
 		return []Expr{s.Cond}
 	case *Reduce:
 		return []Expr{s.X, s.Width}
+	case *VecSilu:
+		return []Expr{s.Dst.Off, s.Src.Off, s.N}
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Backends with a native contract, in the order kernelgen lists them.
-var NativeBackends = []string{"cuda", "metal", "vulkan", "sycl"}
+var NativeBackends = []string{"cuda", "metal", "vulkan", "sycl", "cpu"}
 
 // Ariths is every contract each arithmetic op is built under.
 func Ariths() []ir.Arith {
@@ -33,6 +33,17 @@ type style struct {
 	convZero bool
 	// convDot4 says when the plain conv sums taps with 4-wide dots.
 	convDot4 func(dconv dsl.Val) dsl.Val
+	// vectorRows: the backend's arithmetic is its vector routines over whole
+	// rows (ggml-cpu: ggml_vec_dot_f32 on a state column, ggml_vec_silu_f32 on
+	// a row of conv outputs). A GDN lane holds a whole column (W = 1) and
+	// takes its dots with VecDot, nothing crosses lanes; the conv update
+	// runs a block of channels per lane and applies VecSilu to the block.
+	vectorRows bool
+	// fusedMadd: every multiply-add is one FMA, as ggml-cpu's plain path
+	// computes them on an FMA ISA (its vector FMAs; its scalar loops such as
+	// the conv's taps, contracted by GCC and Clang). Spelled out, the sum no
+	// longer depends on how the compiler vectorizes the fused kernel's loop.
+	fusedMadd bool
 }
 
 func styleOf(a ir.Arith) style {
@@ -50,14 +61,17 @@ func styleOf(a ir.Arith) style {
 	case "vulkan":
 		return style{order: ir.NativeOrder,
 			convDot4: func(k dsl.Val) dsl.Val { return k.Eq(4) }}
+	case "cpu":
+		return style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true}
 	}
 	panic("ops: no arithmetic style for backend " + a.Backend)
 }
 
-// madd is acc + x*y: one FMA under the portable contract, the backend's
-// natural (possibly contracted) expression under native.
+// madd is acc + x*y: one FMA under the portable contract (and where the
+// backend fuses it), the backend's natural (possibly contracted) expression
+// under native.
 func (st style) madd(b *dsl.Builder, x, y, acc dsl.Val) dsl.Val {
-	if st.portable {
+	if st.portable || st.fusedMadd {
 		return b.FMA(x, y, acc)
 	}
 	return acc.Add(x.Mul(y))

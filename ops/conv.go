@@ -137,6 +137,9 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	if batched {
 		b.Workgroup(convBatchChannels, ns, 1)
 		b.Grid(nCh.Add(convBatchChannels-1).Div(convBatchChannels), 1, 1)
+	} else if st.vectorRows {
+		b.Workgroup(1, 1, 1)
+		b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
 	} else {
 		b.Workgroup(convThreads, 1, 1)
 		b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
@@ -149,16 +152,22 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	} else {
 		waitWithoutGather(b, nSeqs)
 	}
-	var c, s dsl.Val
+	// vectorRows (ggml-cpu): one lane runs a block of convThreads channels,
+	// so that the block's SiLU is one VecSilu, aligned as the row's is.
+	rowBlock := st.vectorRows && !batched
+	var c0, s dsl.Val
 	stores := b.Bool(true)
 	if batched {
 		// Rows past n_seqs run the last sequence again and store nothing.
-		c = b.Let("c", b.GroupID(0).Mul(convBatchChannels).Add(b.LocalID(0)))
+		c0 = b.Let("c", b.GroupID(0).Mul(convBatchChannels).Add(b.LocalID(0)))
 		z := b.Let("z", b.LocalID(1))
 		stores = b.Let("stores", z.Lt(nSeqs))
 		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
+	} else if rowBlock {
+		c0 = b.Let("c0", b.GroupID(0).Mul(convThreads))
+		s = b.Let("s", b.GroupID(1))
 	} else {
-		c = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
+		c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
 		s = b.Let("s", b.GroupID(1))
 	}
 	taps := b.Let("taps", dconv.Sub(1))
@@ -167,15 +176,22 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		// Declared here: the window is written back after the barrier.
 		win = b.Array("window", ir.F32, dconv)
 	}
-	ringOff := func() dsl.Val { return b.Let("ring_off", s.Mul(sd1).Add(c.Mul(taps))) }
-	b.If(c.Lt(nCh), func() {
+	var act dsl.Arr
+	var blockLen dsl.Val
+	if rowBlock {
+		left := b.Let("left", nCh.Sub(c0))
+		blockLen = b.Let("block_len", b.Select(left.Lt(convThreads), left, b.U32(convThreads)))
+		act = b.Array("act", ir.F32, convThreads)
+	}
+	ringOff := func(c dsl.Val) dsl.Val { return b.Let("ring_off", s.Mul(sd1).Add(c.Mul(taps))) }
+	channel := func(c dsl.Val) {
 		if !batched {
 			win = b.Array("window", ir.F32, dconv)
 		}
 		b.Comment("assemble the whole window before any write: cached taps, then the current token")
 		var ring dsl.Val
 		if !batched {
-			ring = ringOff()
+			ring = ringOff(c)
 		}
 		loadTaps := func(buf dsl.Buf, base dsl.Val) {
 			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(j))) })
@@ -207,26 +223,38 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		}
 		win.Set(taps, xCur.Load(s.Mul(x2).Add(c)))
 		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
-		out := b.Var("out", y)
-		b.If(silu, func() { out.Set(st.silu(b, y)) })
-		if batched {
+		switch {
+		case rowBlock:
+			b.IfElse(silu, func() { act.Set(c.Sub(c0), y) }, func() { dst.Store(s.Mul(d2).Add(c), y) })
+		case batched:
+			out := b.Var("out", y)
+			b.If(silu, func() { out.Set(st.silu(b, y)) })
 			b.If(stores, func() { dst.Store(s.Mul(d2).Add(c), out.Get()) })
 			return
+		default:
+			out := b.Var("out", y)
+			b.If(silu, func() { out.Set(st.silu(b, y)) })
+			dst.Store(s.Mul(d2).Add(c), out.Get())
 		}
-		dst.Store(s.Mul(d2).Add(c), out.Get())
 		if withIds {
 			// The gather may still be reading this ring as another sequence's source.
 			b.DepWait()
 		}
 		b.Comment("shift the window by one token into the ring")
 		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
-	})
+	}
+	if rowBlock {
+		b.For("c", c0, c0.Add(blockLen), channel)
+		b.If(silu, func() { b.VecSilu(dst.From(s.Mul(d2).Add(c0)), act.From(0), blockLen) })
+	} else {
+		b.If(c0.Lt(nCh), func() { channel(c0) })
+	}
 	if batched {
 		b.Comment("every thread of the workgroup has read its window")
 		b.DeviceBarrier()
-		b.If(c.Lt(nCh).AndAlso(stores), func() {
+		b.If(c0.Lt(nCh).AndAlso(stores), func() {
 			b.Comment("shift the window by one token into the ring")
-			ring := ringOff()
+			ring := ringOff(c0)
 			b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
 		})
 	}

@@ -61,19 +61,26 @@
 // # Arithmetic contracts
 //
 // Every op except the gathers is built under each contract; the contract picks
-// the arithmetic, never the semantics. Notation: mul, add, sub round once
+// the arithmetic, never the semantics (and, for native-cpu, a shape that runs
+// well one thread at a time). native-cpu's madd is an fma, as ggml-cpu's
+// plain path computes it on an FMA ISA (vector FMAs, contracted scalar
+// loops); on an ISA without FMA ggml-cpu rounds twice and the fused ops
+// differ from it in the last bits. Notation: mul, add, sub round once
 // each; fma rounds once; madd(x, y, acc) is fma(x, y, acc) under portable and
-// acc + x*y (two roundings, contractible by the backend's compiler) under
-// native. Each value column j of a GDN head is reduced over W = min(32, S_v)
+// native-cpu and acc + x*y (two roundings, contractible by the backend's
+// compiler) under the other native contracts. Each value column j of a GDN head is reduced over W = min(32, S_v)
 // lanes; lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
-// but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked). Lane
+// but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked), and
+// native-cpu, where W = 1: a lane holds whole columns and each reduction is
+// one VecDot over the column (ggml_vec_dot_f32 in ggml-cpu, whose order is
+// the ISA's; the Go reference sums i ascending), nothing crosses lanes. Lane
 // partials accumulate r ascending from +0.0 and are summed by the butterfly
 // (reduce order "native" on Metal and Vulkan, evaluated as the butterfly by
 // the Go reference).
 //
 // GDN per token, column j, gate e_i = exp(g_i) (KDA) or e = exp(g) (scalar):
 //
-//	decay first (portable, native-metal, native-vulkan; KDA there too):
+//	decay first (portable, native-metal, native-vulkan, native-cpu; KDA there too):
 //	  S'[i][j] = mul(e_i, S[i][j]); kv = reduce(madd(S', k, .));
 //	  delta = mul(sub(v[j], kv), beta); S[i][j] = madd(k[i], delta, S'[i][j])
 //	gate after the reduction (native-cuda and native-sycl, scalar gate):
@@ -92,8 +99,14 @@
 //	native-sycl:   as native-cuda without the final + 0.0
 //	native-metal:  d_conv % 4 == 0: y = +0.0; y = add(y, dot4(chunk)) per 4 taps; else as sycl
 //	native-vulkan: d_conv == 4: y = +0.0 + dot4(all); else as sycl
+//	native-cpu:    as portable without the final + 0.0 (ggml-cpu's plain conv,
+//	               SPEC.md 3.2, whose sumf += s*c GCC and Clang contract on an FMA ISA)
 //
 // exp is dsl.ExpPortable under portable and the backend's exp under native;
 // SiLU is dsl.SiluPortable (y / (1 + exp(-y)) from exact operations) or
-// y / (1 + exp(-y)) with the backend's division.
+// y / (1 + exp(-y)) with the backend's division. native-cpu's conv update
+// runs a block of 128 channels per lane and applies one VecSilu to the block
+// (ggml_vec_silu_f32, as the unfused path's row-wise SiLU: a block starts a
+// multiple of 128 channels into the row, so every channel takes the same
+// vector or scalar step as there).
 package ops

@@ -46,7 +46,11 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
 	}
-	w := b.Derived("W", b.Select(sv.Lt(32), sv, b.U32(32)))
+	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
+	if st.vectorRows {
+		lanes = b.U32(1) // a lane holds whole columns
+	}
+	w := b.Derived("W", lanes)
 	rows := b.Derived("R", sv.Div(w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
 	if batched {
@@ -142,23 +146,36 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		stores = b.Let("stores", z.Lt(nSeqs))
 		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
 	}
-	lane := b.Let("lane", b.LocalID(0))
+	var lane dsl.Val
+	if !st.vectorRows {
+		lane = b.Let("lane", b.LocalID(0))
+	}
 	col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
 	hq := b.Let("hq", h.Rem(neq1))
 	sq := b.Let("sq", s.Div(rq3))
 	block := b.Let("block", sv.Mul(sv)) // one head's state
 	row := func(r dsl.Val) dsl.Val {
+		if st.vectorRows {
+			return r
+		}
 		if st.blockedRows {
 			return lane.Mul(rows).Add(r)
 		}
 		return r.Mul(w).Add(lane)
+	}
+	// rowVar is row r's key index as a variable (r itself where a lane holds whole columns).
+	rowVar := func(r dsl.Val) dsl.Val {
+		if st.vectorRows {
+			return r
+		}
+		return b.Let("i", row(r))
 	}
 	// forShard runs f for each register of the shard: column c, row i, register index.
 	forShard := func(f func(c, i, reg dsl.Val)) {
 		b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 			c := b.Let("col", col0.Add(cc.Mul(nw)))
 			b.Unrolled("r", 0, rows, func(r dsl.Val) {
-				f(c, b.Let("i", row(r)), cc.Mul(rows).Add(r))
+				f(c, rowVar(r), cc.Mul(rows).Add(r))
 			})
 		})
 	}
@@ -209,7 +226,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		kReg := b.Array("k_reg", ir.F32, rows)
 		qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
 		b.Unrolled("r", 0, rows, func(r dsl.Val) {
-			i := b.Let("i", row(r))
+			i := rowVar(r)
 			qReg.Set(r, q.Load(qk.Add(i)))
 			kReg.Set(r, k.Load(qk.Add(i)))
 		})
@@ -241,6 +258,23 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
+		// vectorRows: a lane holds its columns whole, so each dot is one
+		// VecDot over the column and the row of k or q.
+		vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				reg0 := b.Let("reg0", cc.Mul(rows))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
+				kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
+				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					shard.Set(reg0.Add(r), st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
+				})
+				attn := b.Let("attn", b.VecDot(shard.From(reg0), qReg.From(0), rows))
+				storeIf(b, stores, func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+				snapshot(c, reg0)
+			})
+		}
 		// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
 		// S = S' + k*delta, attn = sum S*q (SPEC.md 2.4 as written).
 		decayFirst := func(gate func(r dsl.Val) dsl.Val) {
@@ -320,6 +354,19 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				snapshot(c, reg0)
 			})
 		}
+		if st.vectorRows {
+			// One decay loop for both gates: the scalar gate fills every
+			// row's slot (the products are the same).
+			gates := b.Array("gates", ir.F32, rows)
+			b.IfElse(kda, func() {
+				b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.Load(gOff.Add(r)))) })
+			}, func() {
+				e := st.exp(b, g.Load(gOff))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, e) })
+			})
+			vecDecayFirst(func(r dsl.Val) dsl.Val { return gates.At(r) })
+			return
+		}
 		kdaGate := func() {
 			gReg := b.Array("g_reg", ir.F32, rows)
 			b.Comment("KDA: one gate per key row")
@@ -364,6 +411,16 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 	}
 	return b.Build()
+}
+
+// storeIf runs store under cond, or unconditionally where cond is the
+// constant true.
+func storeIf(b *dsl.Builder, cond dsl.Val, store func()) {
+	if c, ok := cond.Expr().(*ir.Const); ok && c.T == ir.Bool && c.B {
+		store()
+		return
+	}
+	b.If(cond, store)
 }
 
 // and is x && y, leaving out a y that is the constant true (so kernels

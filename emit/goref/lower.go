@@ -38,7 +38,10 @@ func lowerKernel(k *ir.Kernel, typ string) ([]jen.Code, error) {
 	// Params, derived params, args and buffers become locals named as in the IR.
 	for _, p := range k.Params {
 		n := l.name(p, p.Name)
-		if p.Derived != nil {
+		if _, lit := p.Derived.(*ir.Const); lit {
+			// A literal alone would make the local an untyped int.
+			out = append(out, jen.Var().Id(n).Id(goType(p.Type)).Op("=").Add(l.expr(p.Derived, "")))
+		} else if p.Derived != nil {
 			out = append(out, jen.Id(n).Op(":=").Add(l.expr(p.Derived, "")))
 		} else {
 			out = append(out, jen.Id(n).Op(":=").Id("kgP").Dot(goName(p.Name)))
@@ -358,6 +361,8 @@ func (l *lowerer) stmt(s ir.Stmt) []jen.Code {
 			st.Else().Block(els...)
 		}
 		return []jen.Code{st}
+	case *ir.VecSilu:
+		return []jen.Code{jen.Qual(rtPath, "VecSilu").Call(l.slice(s.Dst, s.N, tid), l.slice(s.Src, s.N, tid))}
 	case *ir.Comment:
 		return []jen.Code{jen.Comment(s.Text)}
 	case *ir.DepSync:
@@ -466,9 +471,25 @@ func (l *lowerer) expr(e ir.Expr, tid string) *jen.Statement {
 	case *ir.Select:
 		fn := map[ir.Type]string{ir.F32: "SelF32", ir.U32: "SelU32", ir.I32: "SelI32", ir.Bool: "SelBool"}[e.Type()]
 		return jen.Qual(rtPath, fn).Call(l.expr(e.Cond, tid), l.expr(e.X, tid), l.expr(e.Y, tid))
+	case *ir.VecDot:
+		return jen.Qual(rtPath, "VecDot").Call(l.slice(e.X, e.N, tidOr0(tid)), l.slice(e.Y, e.N, tidOr0(tid)))
 	}
 	l.fail(e.Pos(), "cannot lower %s", ir.ExprString(e))
 	return jen.Null()
+}
+
+// slice is the n elements of a span as a Go slice (a private array's
+// elements of thread tid).
+func (l *lowerer) slice(sp ir.Span, n ir.Expr, tid string) *jen.Statement {
+	lo := jen.Int().Call(l.expr(sp.Off, tid))
+	base := jen.Id(l.names[sp.Buf])
+	if sp.Array != nil {
+		base = jen.Id(l.names[sp.Array])
+		if sp.Array.Space == ir.Private {
+			lo = jen.Id(tid).Op("*").Id(l.arrayLen[sp.Array]).Op("+").Add(lo)
+		}
+	}
+	return base.Index(lo.Clone(), lo.Clone().Op("+").Int().Call(l.expr(n, tid)))
 }
 
 func tidOr0(tid string) string {

@@ -20,6 +20,8 @@ type contract struct {
 	gateAfterReduce bool // CUDA, SYCL scalar gate
 	convZero        bool // CUDA plain conv: + 0.0f after the taps
 	dot4            func(K int) bool
+	wholeColumns    bool // CPU: one lane holds a whole column (W = 1), so dots run i ascending
+	fusedMadd       bool // CPU: multiply-adds are fmas
 }
 
 var contracts = []contract{
@@ -28,16 +30,27 @@ var contracts = []contract{
 	{name: "native-metal", blocked: true, dot4: func(K int) bool { return K%4 == 0 }},
 	{name: "native-vulkan", dot4: func(K int) bool { return K == 4 }},
 	{name: "native-sycl", gateAfterReduce: true},
+	{name: "native-cpu", wholeColumns: true, fusedMadd: true},
 }
 
 func mul(a, b float32) float32 { return float32(a * b) }
 
 // madd is acc + x*y: one fused operation under portable, two roundings under native.
 func (c contract) madd(x, y, acc float32) float32 {
-	if c.portable {
+	if c.portable || c.fusedMadd {
 		return rt.FMA(x, y, acc)
 	}
 	return acc + mul(x, y)
+}
+
+// dot is one step of a column's dot product: madd, except where a lane
+// holds whole columns and the dot is the backend's vector dot, which the Go
+// reference evaluates i ascending with every product rounded.
+func (c contract) dot(x, y, acc float32) float32 {
+	if c.wholeColumns {
+		return acc + mul(x, y)
+	}
+	return c.madd(x, y, acc)
 }
 
 func (c contract) exp(x float32) float32 {
@@ -139,6 +152,9 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 	if w > 32 {
 		w = 32
 	}
+	if c.wholeColumns {
+		w = 1
+	}
 	rows := sv / w
 	lanes := func(l, r int) int {
 		if c.blocked {
@@ -207,7 +223,7 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 						for l := 0; l < w; l++ {
 							for r := 0; r < rows; r++ {
 								i := lanes(l, r)
-								part[l] = c.madd(*at(i, j), k[i], part[l])
+								part[l] = c.dot(*at(i, j), k[i], part[l])
 							}
 						}
 						kv := butterfly(part)
@@ -222,7 +238,7 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 					for l := 0; l < w; l++ {
 						for r := 0; r < rows; r++ {
 							i := lanes(l, r)
-							part[l] = c.madd(*at(i, j), q[i], part[l])
+							part[l] = c.dot(*at(i, j), q[i], part[l])
 						}
 					}
 					res.attn[j+sv*(h+p.heads*(t+p.tokens*s))] = mul(butterfly(part), p.scale)

@@ -1346,6 +1346,158 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 	return nil
 }
 
+// GatedDeltaNetNativeCpu runs gated_delta_net@native-cpu.
+func GatedDeltaNetNativeCpu(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB GatedDeltaNetBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	KEEP_RS := kgP.KEEPRS
+	NW := kgP.NW
+	CPW := kgP.CPW
+	var W uint32 = 1
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	K := kgA.K
+	s_off := kgA.SOff
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	state := kgB.State
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, KEEP_RS, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, K, s_off, q, k, v, g, beta, state, dst
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net@native-cpu: S_v must be a multiple of NW*CPW")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					var h uint32 = uint32(kgGX)
+					var s uint32 = uint32(kgGY)
+					var col0 uint32 = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
+					var hq uint32 = (h % neq1)
+					var sq uint32 = (s / rq3)
+					var block uint32 = (S_v * S_v)
+					// read the prior state once; it stays in registers for every token
+					for cc := uint32(0); cc < CPW; cc += 1 {
+						var col uint32 = (col0 + (cc * NW))
+						for r := uint32(0); r < R; r += 1 {
+							s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state[(((((s * H) + h) * block) + (col * S_v)) + r)]
+						}
+					}
+					for t := uint32(0); t < n_tokens; t += 1 {
+						var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
+						for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+							q_reg[kgTid*q_regLen+int(r_1)] = q[(qk_off + r_1)]
+							k_reg[kgTid*k_regLen+int(r_1)] = k[(qk_off + r_1)]
+						}
+						var g_off uint32 = (((s * sg3) + (t * sg2)) + (h * sg1))
+						var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h * sb1))]
+						var v_off uint32 = (((s * sv3) + (t * sv2)) + (h * sv1))
+						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
+						if KDA {
+							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off + r_2)])
+								gates[kgTid*gatesLen+int(r_2)] = e
+							}
+						} else {
+							var e_1 float32 = rt.ExpNative(g[g_off])
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								gates[kgTid*gatesLen+int(r_3)] = e_1
+							}
+						}
+						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+							var col_1 uint32 = (col0 + (cc_1 * NW))
+							var reg0 uint32 = (cc_1 * R)
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_4))] = float32(gates[kgTid*gatesLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0+r_4))])
+							}
+							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+							var delta float32 = float32((v[(v_off+col_1)] - kv) * beta_t)
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_5))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_5))])
+							}
+							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+							dst[(attn_off + col_1)] = float32(attn * scale)
+							if KEEP_RS {
+								var slot uint32 = ((n_tokens - 1) - t)
+								if slot < K {
+									var snap_off uint32 = (s_off + (((slot * n_seqs) * H) * block))
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										dst[(((snap_off + (((s * H) + h) * block)) + (col_1 * S_v)) + r_6)] = s_shard[kgTid*s_shardLen+int((reg0+r_6))]
+									}
+								}
+							}
+						}
+					}
+					// write the final state
+					if !(KEEP_RS) {
+						var final_off uint32 = (s_off + (((s * H) + h) * block))
+						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+							var col_2 uint32 = (col0 + (cc_2 * NW))
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								dst[((final_off + (col_2 * S_v)) + r_7)] = s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_7))]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GatedDeltaNet runs gated_delta_net under the named contract. Buffers are modified in place.
 func GatedDeltaNet(arith string, p GatedDeltaNetParams, a GatedDeltaNetArgs, b GatedDeltaNetBuffers) error {
 	switch arith {
@@ -1359,7 +1511,9 @@ func GatedDeltaNet(arith string, p GatedDeltaNetParams, a GatedDeltaNetArgs, b G
 		return GatedDeltaNetNativeVulkan(p, a, b)
 	case "native-sycl":
 		return GatedDeltaNetNativeSycl(p, a, b)
+	case "native-cpu":
+		return GatedDeltaNetNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl", arith)
+		return fmt.Errorf("gated_delta_net: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu", arith)
 	}
 }

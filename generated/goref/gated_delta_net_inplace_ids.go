@@ -1383,6 +1383,172 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	return nil
 }
 
+// GatedDeltaNetInplaceIdsNativeCpu runs gated_delta_net_inplace_ids@native-cpu.
+func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA GatedDeltaNetInplaceIdsArgs, kgB GatedDeltaNetInplaceIdsBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	var W uint32 = 1
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	rs_head := kgA.RsHead
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	cache := kgB.Cache
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace_ids@native-cpu: S_v must be a multiple of NW*CPW")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					var h uint32 = uint32(kgGX)
+					var s uint32 = uint32(kgGY)
+					var col0 uint32 = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
+					var hq uint32 = (h % neq1)
+					var sq uint32 = (s / rq3)
+					var block uint32 = (S_v * S_v)
+					// read the prior state once; it stays in registers for every token
+					var src int32 = ids[s]
+					if src == int32((rs_head + s)) {
+						for cc := uint32(0); cc < CPW; cc += 1 {
+							var col uint32 = (col0 + (cc * NW))
+							for r := uint32(0); r < R; r += 1 {
+								s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[((((s * sd1) + (h * block)) + (col * S_v)) + r)]
+							}
+						}
+					} else {
+						if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							// dep_wait: dispatches are ordered in the Go reference
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0 + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((s * H) + h) * block) + (col_1 * S_v)) + r_1)]
+								}
+							}
+						} else {
+							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+								var col_2 uint32 = (col0 + (cc_2 * NW))
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h) * block) + (col_2 * S_v)) + r_2)]
+								}
+							}
+						}
+					}
+					for t := uint32(0); t < n_tokens; t += 1 {
+						var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+						}
+						var g_off uint32 = (((s * sg3) + (t * sg2)) + (h * sg1))
+						var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h * sb1))]
+						var v_off uint32 = (((s * sv3) + (t * sv2)) + (h * sv1))
+						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
+						if KDA {
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off + r_4)])
+								gates[kgTid*gatesLen+int(r_4)] = e
+							}
+						} else {
+							var e_1 float32 = rt.ExpNative(g[g_off])
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								gates[kgTid*gatesLen+int(r_5)] = e_1
+							}
+						}
+						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							var col_3 uint32 = (col0 + (cc_3 * NW))
+							var reg0 uint32 = (cc_3 * R)
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
+							}
+							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+							var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
+							}
+							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+							dst[(attn_off + col_3)] = float32(attn * scale)
+						}
+					}
+					// write the final state
+					// dep_wait: dispatches are ordered in the Go reference
+					var final_off uint32 = ((s * sd1) + (h * block))
+					for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+						var col_4 uint32 = (col0 + (cc_4 * NW))
+						for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+							state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GatedDeltaNetInplaceIds runs gated_delta_net_inplace_ids under the named contract. Buffers are modified in place.
 func GatedDeltaNetInplaceIds(arith string, p GatedDeltaNetInplaceIdsParams, a GatedDeltaNetInplaceIdsArgs, b GatedDeltaNetInplaceIdsBuffers) error {
 	switch arith {
@@ -1396,7 +1562,9 @@ func GatedDeltaNetInplaceIds(arith string, p GatedDeltaNetInplaceIdsParams, a Ga
 		return GatedDeltaNetInplaceIdsNativeVulkan(p, a, b)
 	case "native-sycl":
 		return GatedDeltaNetInplaceIdsNativeSycl(p, a, b)
+	case "native-cpu":
+		return GatedDeltaNetInplaceIdsNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl", arith)
+		return fmt.Errorf("gated_delta_net_inplace_ids: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu", arith)
 	}
 }

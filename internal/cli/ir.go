@@ -69,7 +69,11 @@ NAME is an op from 'kernelgen list'. --arith picks the contract: portable
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&arith, "arith", "portable", "arithmetic contract: portable, native-cuda, native-metal, native-vulkan, native-sycl")
+	var contracts []string
+	for _, a := range ops.Ariths() {
+		contracts = append(contracts, a.String())
+	}
+	cmd.Flags().StringVar(&arith, "arith", "portable", "arithmetic contract: "+strings.Join(contracts, ", "))
 	cmd.Flags().BoolVar(&all, "all", false, "print every kernel under every contract")
 	_ = cmd.RegisterFlagCompletionFunc("arith", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string

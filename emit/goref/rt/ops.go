@@ -58,3 +58,21 @@ func Dot4(a0, a1, a2, a3, b0, b1, b2, b3 float32) float32 {
 	p3 := float32(a3 * b3)
 	return ((p0 + p1) + p2) + p3
 }
+
+// VecDot is the Go reference's evaluation of ir.VecDot: i ascending from
+// +0.0, every product and sum rounded on its own.
+func VecDot(x, y []float32) float32 {
+	var s float32
+	for i := range x {
+		s += float32(x[i] * y[i])
+	}
+	return s
+}
+
+// VecSilu is the Go reference's evaluation of ir.VecSilu: each element's
+// y / (1 + exp(-y)) with ExpNative.
+func VecSilu(dst, src []float32) {
+	for i, y := range src {
+		dst[i] = y / (1 + ExpNative(-y))
+	}
+}

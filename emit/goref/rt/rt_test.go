@@ -256,3 +256,26 @@ func TestBitsWrappers(t *testing.T) {
 		t.Errorf("wrappers do not match IEEE encodings")
 	}
 }
+
+// VecDot sums i ascending and rounds every product: a pairwise tree would
+// keep the 1 below, a fused product the 2^-24.
+func TestVecDotOrder(t *testing.T) {
+	if got := VecDot([]float32{1e8, 1, -1e8}, []float32{1, 1, 1}); got != 0 {
+		t.Errorf("VecDot = %v, want 0 (1e8 + 1 rounds to 1e8 before -1e8)", got)
+	}
+	a := float32(1 + 1.0/4096)
+	if got, want := VecDot([]float32{a, -1}, []float32{a, 1}), float32(1.0/2048); got != want {
+		t.Errorf("VecDot = %g, want %g (the product rounded before the sum)", got, want)
+	}
+}
+
+func TestVecSiluIsSiluPerElement(t *testing.T) {
+	src := []float32{-3, -0.5, 0, 0.25, 7}
+	dst := make([]float32, len(src))
+	VecSilu(dst, src)
+	for i, y := range src {
+		if want := y / (1 + ExpNative(-y)); dst[i] != want {
+			t.Errorf("VecSilu[%d] = %v, want %v", i, dst[i], want)
+		}
+	}
+}

@@ -35,7 +35,8 @@ type Dialect interface {
 	// Load and Store spell access to buffer b, whose identifier is name.
 	Load(b *ir.Buffer, name, idx string) string
 	Store(b *ir.Buffer, name, idx, val string) string
-	// Decl spells the declaration of a local scalar (without initialiser).
+	// Decl spells the declaration of a local scalar (without initialiser);
+	// "" when the variable is stored elsewhere and a Let only assigns it.
 	Decl(v *ir.Var, portable bool) string
 	// ArrayDecl declares a private array called name. Shared arrays
 	// (ir.SharedArrays) print nothing where the IR declares them: each
@@ -43,7 +44,7 @@ type Dialect interface {
 	// and MSL at the top of the kernel, GLSL at global scope, SYCL as
 	// local-memory parameters its launcher allocates). Hoisting changes
 	// nothing, as their elements start undefined and IR names are unique
-	// within a kernel.
+	// within a kernel. "" declares nothing (the emitter stores it elsewhere).
 	ArrayDecl(a *ir.Array, name, length string) string
 	// Unroll is the line before a loop that should be unrolled ("" for none).
 	Unroll() string
@@ -58,6 +59,14 @@ type Dialect interface {
 	// DepSync spells a dispatch dependency point ("" where dispatches are
 	// ordered anyway).
 	DepSync(kind ir.DepKind) string
+}
+
+// Vectors is the optional part of a Dialect for the vector operations
+// (ir.VecDot, ir.VecSilu), which only native-cpu kernels use; x, y, dst and
+// src are pointer expressions, n the element count.
+type Vectors interface {
+	VecDot(n, x, y string) string
+	VecSilu(n, dst, src string) string
 }
 
 // Printer renders one kernel body.
@@ -160,13 +169,19 @@ func (p *Printer) Stmts(body []ir.Stmt) {
 func (p *Printer) Stmt(s ir.Stmt) {
 	switch s := s.(type) {
 	case *ir.Let:
-		decl := p.D.Decl(s.Var, p.portable)
-		p.Line("%s %s = %s;", decl, p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+		if decl := p.D.Decl(s.Var, p.portable); decl != "" {
+			p.Line("%s %s = %s;", decl, p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+		} else {
+			p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+		}
 	case *ir.Assign:
 		p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
 	case *ir.DeclArray:
-		if s.Array.Space == ir.Private {
-			p.Line("%s", p.D.ArrayDecl(s.Array, p.Name(s.Array, s.Array.Name), p.Expr(s.Array.Len)))
+		if s.Array.Space != ir.Private {
+			break
+		}
+		if decl := p.D.ArrayDecl(s.Array, p.Name(s.Array, s.Array.Name), p.Expr(s.Array.Len)); decl != "" {
+			p.Line("%s", decl)
 		}
 	case *ir.ArrayStore:
 		p.Line("%s[%s] = %s;", p.Name(s.Array, s.Array.Name), p.Expr(s.Index), p.Expr(s.Value))
@@ -214,6 +229,8 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		for _, l := range p.D.Reduce(p.Name(s.Var, s.Var.Name), p.Expr(s.X), p.Expr(s.Width), s.Order, p.portable) {
 			p.Line("%s", l)
 		}
+	case *ir.VecSilu:
+		p.Line("%s;", p.vectors(s).VecSilu(p.Expr(s.N), p.Span(s.Dst), p.Span(s.Src)))
 	case *ir.Comment:
 		p.Line("// %s", s.Text)
 	case *ir.DepSync:
@@ -342,8 +359,35 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 		return p.D.Call(e.Fn, args), 100
 	case *ir.Select:
 		return fmt.Sprintf("(%s ? %s : %s)", p.Expr(e.Cond), p.Expr(e.X), p.Expr(e.Y)), 100
+	case *ir.VecDot:
+		return p.vectors(e).VecDot(p.Expr(e.N), p.Span(e.X), p.Span(e.Y)), 100
 	}
 	panic(fmt.Sprintf("cfamily: unknown expression %T", e))
+}
+
+// Span is a pointer expression for a vector operand: the array or buffer
+// plus its offset.
+func (p *Printer) Span(s ir.Span) string {
+	name := p.names[s.Buf]
+	if s.Array != nil {
+		name = p.Name(s.Array, s.Array.Name)
+	}
+	if c, ok := s.Off.(*ir.Const); ok && c.I == 0 {
+		return name
+	}
+	off, prec := p.expr(s.Off)
+	if prec <= 9 {
+		off = "(" + off + ")"
+	}
+	return name + " + " + off
+}
+
+func (p *Printer) vectors(at interface{ Pos() ir.Pos }) Vectors {
+	v, ok := p.D.(Vectors)
+	if !ok {
+		panic(fmt.Sprintf("cfamily: %s: vector operations are native-cpu only; this dialect has none", at.Pos()))
+	}
+	return v
 }
 
 func trimParens(s string) string {

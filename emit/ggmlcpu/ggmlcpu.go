@@ -1,0 +1,202 @@
+// Package ggmlcpu lowers IR kernels to C++ in ggml-cpu's style (ops.cpp):
+// one static function per kernel, taking (const ggml_compute_params *
+// params, ggml_tensor * dst) and reading its params, args and buffers from
+// the node as the glue model says. A kernel runs as goref runs it: its
+// workgroups are split over params->ith / params->nth, and each workgroup
+// runs its threads one after another in phases between barriers. An op of
+// two dispatches (the ids ops: gather, then compute) gets an entry function
+// that runs them with ggml_barrier between, so every prior state is read
+// before any is written whatever the threads do; a gather scratch that does
+// not live in the node's own output is params->wdata, sized by a work-size
+// function for ggml_graph_plan.
+package ggmlcpu
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// Unit is the ggml-cpu source of the fused ops and the functions ggml calls.
+type Unit struct {
+	Source string
+	Ops    []Entry
+}
+
+// Entry is how ggml-cpu runs one fused op.
+type Entry struct {
+	// Op is the glue op (the compute kernel's name); Fusion its series letter.
+	Op, Fusion string
+	// Compute is called by the op's dispatcher with (params, dst).
+	Compute string
+	// WorkSize, when set, is `size_t WorkSize(const ggml_tensor * dst)`, the
+	// bytes of params->wdata the op needs (its gather scratch).
+	WorkSize string
+}
+
+// Emit lowers the kernels of model (glue.Model of one contract) for
+// ggml-cpu. backend names the variant table that bounds the arrays the
+// lowering puts on the stack ("" takes every variant).
+func Emit(model []*glue.Op, backend string) (*Unit, error) {
+	e := &emitter{backend: backend}
+	var funcs []string
+	u := &Unit{}
+	for _, op := range model {
+		if op.Schedule != nil {
+			return nil, fmt.Errorf("ggmlcpu: %s: one-dispatch schedules (%s) are not lowered for ggml-cpu", op.Name, op.Schedule.Local)
+		}
+		entry := Entry{Op: op.Name, Fusion: op.Fusion}
+		var calls []string
+		for _, d := range op.Dispatches {
+			text, err := e.kernel(op, d)
+			if err != nil {
+				return nil, err
+			}
+			funcs = append(funcs, text)
+			calls = append(calls, kernelFunc(d.Kernel))
+		}
+		entry.Compute = calls[0]
+		if len(op.Dispatches) > 1 {
+			entry.Compute = "ggml_compute_forward_" + op.Name
+			funcs = append(funcs, entryFunc(entry.Compute, op, calls))
+		}
+		if s := op.Scratch; s != nil && !s.InDst {
+			entry.WorkSize = "ggml_" + op.Name + "_work_size"
+			funcs = append(funcs, fmt.Sprintf("size_t %s(const ggml_tensor * dst) {\n    return %s * sizeof(float);\n}\n", entry.WorkSize, node(s.Elements)))
+		}
+		u.Ops = append(u.Ops, entry)
+	}
+	var b strings.Builder
+	for _, h := range helpers {
+		if e.uses[h.name] {
+			b.WriteString(h.text + "\n")
+		}
+	}
+	b.WriteString(strings.Join(funcs, "\n"))
+	u.Source = b.String()
+	return u, nil
+}
+
+type emitter struct {
+	backend string
+	uses    map[string]bool // helpers the kernels call
+}
+
+func kernelFunc(k *ir.Kernel) string { return "ggml_compute_forward_" + k.Name + "_f32" }
+
+// entryFunc runs an op's dispatches in order, a barrier after each that
+// another follows; a guarded dispatch (ops.Guard) is skipped with its barrier.
+func entryFunc(name string, op *glue.Op, calls []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "static void %s(const ggml_compute_params * params, ggml_tensor * dst) {\n", name)
+	for i, d := range op.Dispatches {
+		call := fmt.Sprintf("%s(params, dst);\n", calls[i])
+		if i+1 < len(calls) {
+			call += "ggml_barrier(params->threadpool);\n"
+		}
+		if d.When == "" {
+			b.WriteString(indent(call, 1))
+			continue
+		}
+		fmt.Fprintf(&b, "    // %s\n    if (%s) {\n%s    }\n", d.WhenWhy, node(d.When), indent(call, 2))
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func indent(s string, depth int) string {
+	pad := strings.Repeat("    ", depth)
+	return pad + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+pad) + "\n"
+}
+
+// opRef is glue's name for the node in its C expressions.
+var opRef = regexp.MustCompile(`\bop\b`)
+
+// node spells a glue expression over the node as ggml-cpu names it (dst).
+func node(expr string) string { return opRef.ReplaceAllString(expr, "dst") }
+
+// helpers are the functions lowered kernels call, each emitted once when used.
+var helpers = []struct{ name, text string }{
+	{"dot_f32", `static float dot_f32(int n, const float * x, const float * y) {
+    float sum;
+    ggml_vec_dot_f32(n, &sum, 0, x, 0, y, 0, 1);
+    return sum;
+}
+`},
+	{"butterfly_sum", `// each cluster of width lanes of x gets its sum: for off = width/2 .. 1, every
+// lane adds its partner's (lane ^ off) value from the step before
+static void butterfly_sum(float * x, uint32_t n, uint32_t width) {
+    for (uint32_t off = width / 2; off > 0; off >>= 1) {
+        for (uint32_t i = 0; i < n; ++i) {
+            if ((i & off) == 0) {
+                const float sum = x[i] + x[i | off];
+                x[i]       = sum;
+                x[i | off] = sum;
+            }
+        }
+    }
+}
+`},
+	{"f32_bits", `static uint32_t f32_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof(u));
+    return u;
+}
+`},
+	{"bits_f32", `static float bits_f32(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof(x));
+    return x;
+}
+`},
+}
+
+// ctype is the C type of an IR value type.
+func ctype(t ir.Type) string {
+	return map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t", ir.Bool: "bool"}[t]
+}
+
+// bounds evaluates compile-time expressions of a kernel over the variants
+// of its op: the stack arrays take the largest length any variant needs.
+type bounds struct {
+	k        *ir.Kernel
+	variants []map[string]int64
+}
+
+func newBounds(k *ir.Kernel, backend string) *bounds {
+	var vs []ops.Variant
+	if backend == "" {
+		vs = ops.VariantsOf(k.Name)
+	} else {
+		vs = ops.VariantsFor(k.Name, backend)
+	}
+	b := &bounds{k: k}
+	for _, v := range vs {
+		b.variants = append(b.variants, v.Values)
+	}
+	if len(b.variants) == 0 {
+		b.variants = []map[string]int64{{}}
+	}
+	return b
+}
+
+// max is e's largest value over the variants; ok is false when some variant
+// cannot evaluate it.
+func (b *bounds) max(e ir.Expr) (int64, bool) {
+	var m int64
+	for _, v := range b.variants {
+		x, ok := ir.EvalInt(e, v)
+		if !ok {
+			return 0, false
+		}
+		m = max(m, x)
+	}
+	return m, true
+}
+
+// static is e's value when no param or arg enters it.
+func static(e ir.Expr) (int64, bool) { return ir.EvalInt(e, nil) }

@@ -1,0 +1,70 @@
+package ggmlcpu
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/native-cpu.cpp, the lowered source (review the diff)")
+
+// The native-cpu source, the text upstream gets, is reviewed as a golden file.
+func TestSourceGolden(t *testing.T) {
+	u := unit(t, ir.Native("cpu"))
+	path := filepath.Join("testdata", "native-cpu.cpp")
+	if *update {
+		if err := os.WriteFile(path, []byte(u.Source), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./emit/ggmlcpu -update)", err)
+	}
+	if d := cmp.Diff(string(want), u.Source); d != "" {
+		t.Errorf("%s is stale (-golden +now); review and run go test ./emit/ggmlcpu -update:\n%s", path, d)
+	}
+	var entries []string
+	for _, e := range u.Ops {
+		entries = append(entries, e.Fusion+" "+e.Compute+" "+e.WorkSize)
+	}
+	want2 := []string{
+		"A ggml_compute_forward_gated_delta_net_inplace_f32 ",
+		"B ggml_compute_forward_gated_delta_net_inplace_ids ",
+		"C ggml_compute_forward_ssm_conv_update_inplace_f32 ",
+		"D ggml_compute_forward_ssm_conv_update_inplace_ids ggml_ssm_conv_update_inplace_ids_work_size",
+	}
+	if d := cmp.Diff(want2, entries); d != "" {
+		t.Errorf("entry points (-want +got):\n%s", d)
+	}
+}
+
+// What ggml-cpu's lowering cannot run is refused with the reason.
+func TestEmitRefuses(t *testing.T) {
+	for _, c := range []struct {
+		arith ir.Arith
+		want  string
+	}{
+		{ir.Native("vulkan"), "one-dispatch schedules (one_dispatch) are not lowered for ggml-cpu"},
+		{ir.Native("metal"), "a native-order reduction has no ggml-cpu lowering"},
+	} {
+		m, err := glue.Model(c.arith)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.arith.Backend == "vulkan" {
+			m = m[1:2] // op B, which has a one-dispatch schedule there
+		}
+		_, err = Emit(m, "")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Emit = %v, want an error saying %q", c.arith, err, c.want)
+		}
+	}
+}
