@@ -273,6 +273,13 @@ func TestLoopsBarriersAndReductions(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
+	// A move points at the statement moved, on both sides.
+	a, b := accumulate(t, false, false, false, false, false, ir.Butterfly), accumulate(t, false, false, false, true, false, ir.Butterfly)
+	d := canon.Compare(form(t, a), form(t, b))
+	ta, tb := ir.Print(a), ir.Print(b)
+	if len(d) != 1 || lineText(ta, d[0].LineA) != "    barrier(device)" || lineText(tb, d[0].LineB) != "    barrier(device)" {
+		t.Errorf("a barrier moved: %+v", d)
+	}
 }
 
 // Every kernel's form is the same whether built by the DSL or read back

@@ -114,7 +114,7 @@ func Of(k *ir.Kernel) (f *Form, err error) {
 	st := &state{vals: map[thing]*node{memKey: b.t.make("memory", memType, "")}}
 	effects := b.seq(b.block(k.Body, st))
 
-	p := &projector{index: map[*node]bool{}, loopy: map[*node]bool{}}
+	p := newProjector(false)
 	// Interface and launch, per header line.
 	iface := &f.items[Interface]
 	for _, x := range k.Params {
@@ -145,19 +145,22 @@ func Of(k *ir.Kernel) (f *Form, err error) {
 		if n.typ == ir.F32 {
 			deadArith = append(deadArith, p.arith(n))
 		} else {
-			deadMem = append(deadMem, n.id)
+			deadMem = append(deadMem, p.shape(n))
 		}
 	}
 	f.sums[Arithmetic] = hashOf(p.arith(effects), sortDigests(deadArith))
 	f.sums[Memory] = hashOf(p.mem(effects), sortDigests(deadMem))
 
 	// Per statement: control items in program order with their nesting;
-	// each value's arithmetic (where arithmetic reads it) and memory share.
+	// each value's arithmetic (where arithmetic reads it) and memory share,
+	// with loop-carried values named locally.
+	global := p
+	p = newProjector(true)
 	for _, s := range f.stmts {
 		n := s.n
 		switch s.kind {
 		case stmtControl:
-			f.items[Control] = append(f.items[Control], item{s.line, hashOf(s.depth, n.id)})
+			f.items[Control] = append(f.items[Control], item{s.line, hashOf(s.depth, p.shape(n))})
 		case stmtEffect:
 			if !isSync(n) {
 				f.items[Arithmetic] = append(f.items[Arithmetic], item{s.line, p.arith(n)})
@@ -165,7 +168,7 @@ func Of(k *ir.Kernel) (f *Form, err error) {
 			f.items[Memory] = append(f.items[Memory], item{s.line, p.mem(n)})
 		case stmtArrayStore:
 			f.items[Arithmetic] = append(f.items[Arithmetic], item{s.line, hashOf(p.walk(n.args[1]), p.arith(n.args[2]))})
-			f.items[Memory] = append(f.items[Memory], item{s.line, hashOf(p.mem(n.args[1]), p.reads(n.args[2]))})
+			f.items[Memory] = append(f.items[Memory], item{s.line, hashOf(p.shape(n.args[1]), p.reads(n.args[2]))})
 		}
 	}
 	for _, s := range f.stmts {
@@ -173,12 +176,12 @@ func Of(k *ir.Kernel) (f *Form, err error) {
 		if s.kind != stmtValue {
 			continue
 		}
-		if n.proj[projArith] != nil {
-			f.items[Arithmetic] = append(f.items[Arithmetic], item{s.line, *n.proj[projArith]})
+		if global.visited(n) {
+			f.items[Arithmetic] = append(f.items[Arithmetic], item{s.line, p.arith(n)})
 		}
 		switch {
 		case b.indexVars[s.v]:
-			f.items[Memory] = append(f.items[Memory], item{s.line, n.id})
+			f.items[Memory] = append(f.items[Memory], item{s.line, p.shape(n)})
 		case len(p.reads(n)) > 0:
 			f.items[Memory] = append(f.items[Memory], item{s.line, hashOf(p.reads(n))})
 		}
@@ -215,9 +218,10 @@ func sortItems(items []item) {
 func (f *Form) Equal(g *Form) bool { return f.sums == g.sums }
 
 // Difference is a category in which two forms differ, with the first
-// statement of each side that has no counterpart on the other (its line;
-// 0 when every statement of that side has one, as when the other side adds
-// a statement or the difference is one of order).
+// statement of each side that has no counterpart on the other (its line; 0
+// when every statement of that side has one, as when the other side adds a
+// statement). Where both sides hold the same statements in another order,
+// the lines are a's first statement out of place and that statement in b.
 type Difference struct {
 	Category     Category
 	LineA, LineB int
@@ -233,12 +237,21 @@ func Compare(a, b *Form) []Difference {
 		}
 		d := Difference{Category: c, LineA: unmatched(a.items[c], b.items[c]), LineB: unmatched(b.items[c], a.items[c])}
 		if d.LineA == 0 && d.LineB == 0 {
-			// Same statements, another order.
-			for i := 0; i < len(a.items[c]) && i < len(b.items[c]); i++ {
-				if a.items[c][i].d != b.items[c][i].d {
-					d.LineA, d.LineB = a.items[c][i].line, b.items[c][i].line
-					break
+			// Same statements, another order: the first of a's out of
+			// place, and where b has it.
+			ai, bi := a.items[c], b.items[c]
+			for i := 0; i < len(ai) && i < len(bi); i++ {
+				if ai[i].d == bi[i].d {
+					continue
 				}
+				d.LineA, d.LineB = ai[i].line, bi[i].line
+				for _, it := range bi[i:] {
+					if it.d == ai[i].d {
+						d.LineB = it.line
+						break
+					}
+				}
+				break
 			}
 		}
 		out = append(out, d)

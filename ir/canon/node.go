@@ -22,11 +22,6 @@ type node struct {
 	// terms of an integer polynomial (op "poly"); args then lists its atoms.
 	terms []term
 	id    digest
-	// projections, memoised per category (see project.go)
-	proj [numProjections]*digest
-	// reads is the memory projection's set of loads a value depends on.
-	reads []digest
-	rdone bool
 }
 
 type hasher struct{ buf []byte }

@@ -21,17 +21,73 @@ import (
 //
 // Control (loops, branches, barriers) is read off the statements; launch and
 // interface off the header (see form.go).
+//
+// Index expressions, loop bounds and branch conditions are compared by
+// shape: in full, except that a load in them is its memory projection, so
+// that a value stored earlier (arithmetic) does not make every later index
+// or condition that reads memory look changed.
 const (
 	projArith = iota
 	projMem
+	projShape
 	numProjections
 )
 
 type projector struct {
-	// index marks the nodes that appear in an index expression.
-	index map[*node]bool
+	// local names a loop-carried value by its loop and initial value only,
+	// not by its update: a statement then reads the same phi whatever the
+	// loop does later, which is what per-statement comparison wants (the
+	// first statement that differs, not every reader of a changed value).
+	local  bool
+	memo   [numProjections]map[*node]digest
+	reads_ map[*node][]digest
 	// loopy memoises whether a node depends on a loop counter or phi.
 	loopy map[*node]bool
+}
+
+func newProjector(local bool) *projector {
+	p := &projector{local: local, reads_: map[*node][]digest{}, loopy: map[*node]bool{}}
+	for i := range p.memo {
+		p.memo[i] = map[*node]digest{}
+	}
+	return p
+}
+
+// visited reports whether n's arithmetic projection was computed.
+func (p *projector) visited(n *node) bool {
+	_, ok := p.memo[projArith][n]
+	return ok
+}
+
+// phiArgs are the operands a phi's projections use.
+func (p *projector) phiArgs(n *node) []*node {
+	if p.local && n.op == "phi" {
+		return n.args[:1]
+	}
+	return n.args
+}
+
+// shape is n in full with every load replaced by its memory projection.
+func (p *projector) shape(n *node) digest {
+	if d, ok := p.memo[projShape][n]; ok {
+		return d
+	}
+	var d digest
+	switch {
+	case n.typ == memType || n.typ == arrType || n.op == "load" || n.op == "aload":
+		d = p.mem(n)
+	case n.op == "poly":
+		d = hashOf("poly", int(n.typ), p.terms(n, p.shape))
+	default:
+		args := p.phiArgs(n)
+		ds := make([]digest, len(args))
+		for i, a := range args {
+			ds[i] = p.shape(a)
+		}
+		d = hashOf(n.op, int(n.typ), n.attr, ds)
+	}
+	p.memo[projShape][n] = d
+	return d
 }
 
 func hashOf(parts ...any) digest {
@@ -65,8 +121,8 @@ func isValue(t ir.Type) bool { return t.IsValue() }
 
 // arith is n's arithmetic projection.
 func (p *projector) arith(n *node) digest {
-	if d := n.proj[projArith]; d != nil {
-		return *d
+	if d, ok := p.memo[projArith][n]; ok {
+		return d
 	}
 	var d digest
 	args := func(ns ...*node) []digest {
@@ -116,9 +172,9 @@ func (p *projector) arith(n *node) digest {
 		// Which effects run is control's business; what they compute is ours.
 		d = hashOf("if", p.arith(n.args[1]), p.arith(n.args[2]))
 	default:
-		d = hashOf(n.op, int(n.typ), n.attr, args(n.args...))
+		d = hashOf(n.op, int(n.typ), n.attr, args(p.phiArgs(n)...))
 	}
-	n.proj[projArith] = &d
+	p.memo[projArith][n] = d
 	return d
 }
 
@@ -186,43 +242,28 @@ func (p *projector) dependsOnLoop(n *node) bool {
 	return v
 }
 
-// markIndex records that n (and what it is computed from) is index
-// arithmetic.
-func (p *projector) markIndex(n *node) {
-	if p.index[n] {
-		return
-	}
-	p.index[n] = true
-	for _, a := range n.args {
-		p.markIndex(a)
-	}
-}
-
 // mem is the memory projection of a version, array or effect node.
 func (p *projector) mem(n *node) digest {
-	if d := n.proj[projMem]; d != nil {
-		return *d
+	if d, ok := p.memo[projMem][n]; ok {
+		return d
 	}
 	var d digest
-	full := func(x *node) digest {
-		p.markIndex(x)
-		return x.id
-	}
+	shape := p.shape
 	switch {
 	case n.op == "load":
-		d = hashOf("load", n.attr, full(n.args[0]), p.mem(n.args[1]))
+		d = hashOf("load", n.attr, shape(n.args[0]), p.mem(n.args[1]))
 	case n.op == "aload":
-		d = hashOf("aload", full(n.args[0]), p.mem(n.args[1]))
+		d = hashOf("aload", shape(n.args[0]), p.mem(n.args[1]))
 	case isValue(n.typ) && n.op != "store":
 		d = hashOf("reads", p.reads(n))
 	case n.op == "array":
-		d = hashOf("array", n.attr, full(n.args[0]))
+		d = hashOf("array", n.attr, shape(n.args[0]))
 	case n.op == "astore":
-		d = hashOf("astore", p.mem(n.args[0]), full(n.args[1]), p.reads(n.args[2]))
+		d = hashOf("astore", p.mem(n.args[0]), shape(n.args[1]), p.reads(n.args[2]))
 	case n.op == "store":
-		d = hashOf("store", n.attr, full(n.args[0]), p.reads(n.args[1]))
+		d = hashOf("store", n.attr, shape(n.args[0]), p.reads(n.args[1]))
 	case n.op == "stored":
-		d = hashOf("stored", n.attr, p.mem(n.args[0]), full(n.args[1]))
+		d = hashOf("stored", n.attr, p.mem(n.args[0]), shape(n.args[1]))
 	case n.op == "if":
 		d = hashOf("if", p.reads(n.args[0]), p.mem(n.args[1]), p.mem(n.args[2]))
 	case n.op == "merge":
@@ -232,24 +273,24 @@ func (p *projector) mem(n *node) digest {
 		for _, c := range n.args[4:] {
 			carries = append(carries, p.mem(c))
 		}
-		d = hashOf("for", full(n.args[0]), full(n.args[1]), full(n.args[2]), p.mem(n.args[3]), sortDigests(carries))
+		d = hashOf("for", shape(n.args[0]), shape(n.args[1]), shape(n.args[2]), p.mem(n.args[3]), sortDigests(carries))
 	default:
 		var ds []digest
-		for _, a := range n.args {
+		for _, a := range p.phiArgs(n) {
 			ds = append(ds, p.mem(a))
 		}
 		d = hashOf(n.op, n.attr, ds)
 	}
-	n.proj[projMem] = &d
+	p.memo[projMem][n] = d
 	return d
 }
 
 // reads is the set of loads (as memory projections) a value depends on.
 func (p *projector) reads(n *node) []digest {
-	if n.rdone {
-		return n.reads
+	if r, ok := p.reads_[n]; ok {
+		return r
 	}
-	n.rdone = true
+	p.reads_[n] = nil
 	set := map[digest]bool{}
 	switch n.op {
 	case "load", "aload":
@@ -263,7 +304,7 @@ func (p *projector) reads(n *node) []digest {
 			set[d] = true
 		}
 	default:
-		for _, a := range n.args {
+		for _, a := range p.phiArgs(n) {
 			if !isValue(a.typ) {
 				continue
 			}
@@ -276,6 +317,6 @@ func (p *projector) reads(n *node) []digest {
 	for d := range set {
 		out = append(out, d)
 	}
-	n.reads = sortDigests(out)
-	return n.reads
+	p.reads_[n] = sortDigests(out)
+	return p.reads_[n]
 }
