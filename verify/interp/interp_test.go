@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/dsl"
+	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ir/irtext"
 	"github.com/kernelgen/kernelgen/ops"
@@ -238,5 +239,54 @@ func TestFaultsAreErrors(t *testing.T) {
 	p.IterationLimit = 1e6
 	if _, _, err := runConstruct(t, p, 1); err == nil || !strings.Contains(err.Error(), "loop iterations") {
 		t.Errorf("a loop that never ends: %v", err)
+	}
+}
+
+// BenchmarkGDN128 is the interpreter on the largest kernel shape the
+// problems use (S_v 128); compare with BenchmarkGDN128Goref.
+func BenchmarkGDN128(b *testing.B) {
+	c, p := gdn128(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runOn(b, c, p)
+	}
+}
+
+func gdn128(b *testing.B) (*cases.Case, *interp.Program) {
+	v := ops.VariantsOf("gated_delta_net_inplace")[8]
+	c, err := cases.Random("gated_delta_net_inplace", ir.Portable, rand.New(rand.NewPCG(1, 2)), cases.Small, &v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := interp.Compile(c.Launches[0].Kernel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, p
+}
+
+func runOn(b *testing.B, c *cases.Case, p *interp.Program) {
+	l := c.Launches[0]
+	bufs := map[string]any{}
+	for i, kb := range l.Kernel.Buffers {
+		bufs[kb.Name] = c.Buffer(l.Bind[i]).Clone().F32
+	}
+	if err := p.Run(l.Params, l.Args, bufs); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkGDN128Goref(b *testing.B) {
+	c, _ := gdn128(b)
+	l := c.Launches[0]
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bufs := map[string]any{}
+		for j, kb := range l.Kernel.Buffers {
+			bufs[kb.Name] = c.Buffer(l.Bind[j]).Clone().F32
+		}
+		if err := gen.Run[l.Op.Name](c.Arith.String(), l.Params, l.Args, bufs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
