@@ -38,15 +38,15 @@ type projector struct {
 	// not by its update: a statement then reads the same phi whatever the
 	// loop does later, which is what per-statement comparison wants (the
 	// first statement that differs, not every reader of a changed value).
-	local  bool
-	memo   [numProjections]map[*node]digest
-	reads_ map[*node][]digest
+	local    bool
+	memo     [numProjections]map[*node]digest
+	readSets map[*node][]digest
 	// loopy memoises whether a node depends on a loop counter or phi.
 	loopy map[*node]bool
 }
 
 func newProjector(local bool) *projector {
-	p := &projector{local: local, reads_: map[*node][]digest{}, loopy: map[*node]bool{}}
+	p := &projector{local: local, readSets: map[*node][]digest{}, loopy: map[*node]bool{}}
 	for i := range p.memo {
 		p.memo[i] = map[*node]digest{}
 	}
@@ -287,10 +287,10 @@ func (p *projector) mem(n *node) digest {
 
 // reads is the set of loads (as memory projections) a value depends on.
 func (p *projector) reads(n *node) []digest {
-	if r, ok := p.reads_[n]; ok {
+	if r, ok := p.readSets[n]; ok {
 		return r
 	}
-	p.reads_[n] = nil
+	p.readSets[n] = nil
 	set := map[digest]bool{}
 	switch n.op {
 	case "load", "aload":
@@ -317,6 +317,6 @@ func (p *projector) reads(n *node) []digest {
 	for d := range set {
 		out = append(out, d)
 	}
-	p.reads_[n] = sortDigests(out)
-	return p.reads_[n]
+	p.readSets[n] = sortDigests(out)
+	return p.readSets[n]
 }

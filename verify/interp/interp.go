@@ -319,8 +319,8 @@ type loopStep struct {
 }
 
 type branchStep struct {
-	cond       func(*thread) bool
-	then, els_ []step
+	cond            func(*thread) bool
+	then, otherwise []step
 }
 
 func (p *Program) exec(steps []step) error {
@@ -357,7 +357,7 @@ func (p *Program) exec(steps []step) error {
 				}
 			}
 		case s.branch != nil:
-			body := s.branch.els_
+			body := s.branch.otherwise
 			if s.branch.cond(t0) {
 				body = s.branch.then
 			}
@@ -408,7 +408,7 @@ func (c *compiler) block(body []ir.Stmt) []step {
 			out = append(out, step{loop: &loopStep{slot: c.slot(s.Var), typ: s.Var.Type,
 				start: c.asBits(c.expr(s.Start)), end: c.asBits(c.expr(s.End)), step: c.asBits(c.expr(s.Step)), body: c.block(s.Body)}})
 		case *ir.If:
-			out = append(out, step{branch: &branchStep{cond: c.expr(s.Cond).b, then: c.block(s.Then), els_: c.block(s.Else)}})
+			out = append(out, step{branch: &branchStep{cond: c.expr(s.Cond).b, then: c.block(s.Then), otherwise: c.block(s.Else)}})
 		}
 	}
 	return out
