@@ -22,7 +22,7 @@ type builder struct {
 	wg [3]*node
 	// depth is the loop nesting at the current statement.
 	depth int
-	// record is false while a loop body is run for its provisional labels.
+	// record is false while a loop body is run for its provisional phis.
 	record bool
 	f      *Form
 	// defined holds every value a Let, Assign or Reduce computed, for dead
@@ -105,7 +105,7 @@ func (b *builder) value(e ir.Expr, st *state) *node {
 			// Neg is exact: -c is the constant -c.
 			bits, _ := strconv.ParseUint(x.attr, 16, 32)
 			return t.make("const", ir.F32, strconv.FormatUint(bits^0x80000000, 16))
-		case e.Op == ir.Convert && x.typ.IsInt() && e.To.IsInt():
+		case (e.Op == ir.Convert || e.Op == ir.Bitcast) && x.typ.IsInt() && e.To.IsInt():
 			// u32 <-> i32 keeps the 32 bits: the same ring element.
 			return b.mkPoly(e.To, b.polyOf(x))
 		case e.Op == ir.Convert || e.Op == ir.Bitcast:
