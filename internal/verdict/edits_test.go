@@ -182,18 +182,28 @@ func kernelsOf(e edit) []string {
 	return out
 }
 
-// regenerate builds a scratch module holding ir, dsl, the unedited ops and
-// one edited copy of ops per edit, runs a program that prints every
+// regenerate builds a scratch module holding what ops imports, the unedited
+// ops and one edited copy of ops per edit, runs a program that prints every
 // kernel of every copy as kernelgen build writes generated/ir, and returns
 // the trees by copy ("base", "e0", "e1", ...).
 func regenerate(t *testing.T, list []edit) map[string]map[string][]byte {
 	t.Helper()
 	root := moduleRoot(t)
 	dir := t.TempDir()
-	for _, pkg := range []string{"ir", "dsl"} {
-		copyGo(t, filepath.Join(root, pkg), filepath.Join(dir, pkg), nil)
+	// What ops imports from this module, and the module's requirements.
+	const module = "github.com/kernelgen/kernelgen/"
+	deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", filepath.Join(root, "ops")).Output()
+	must(t, err)
+	for _, pkg := range strings.Fields(string(deps)) {
+		if rel, ok := strings.CutPrefix(pkg, module); ok && rel != "ops" {
+			copyGo(t, filepath.Join(root, rel), filepath.Join(dir, rel), nil)
+		}
 	}
-	must(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module github.com/kernelgen/kernelgen\n\ngo 1.24\n"), 0o644))
+	for _, f := range []string{"go.mod", "go.sum"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
+	}
 	var imports, calls strings.Builder
 	copies := []string{"base"}
 	copyGo(t, filepath.Join(root, "ops"), filepath.Join(dir, "edits", "base", "ops"), nil)
