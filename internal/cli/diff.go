@@ -136,20 +136,38 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 		}
 		return t, nil
 	}
-	list, err := git(ctx, "ls-tree", "-r", "--name-only", arg, "--", genDir)
+	list, err := git(ctx, nil, "ls-tree", "-r", "-z", arg, "--", genDir)
 	if err != nil {
 		return nil, fmt.Errorf("%q is neither a directory nor a git revision: %v", arg, err)
 	}
-	t := map[string][]byte{}
-	for _, p := range strings.Split(strings.TrimSpace(string(list)), "\n") {
-		if p == "" {
-			continue
+	// Entries "MODE TYPE OBJECT\tPATH"; the blobs come from one git process.
+	var paths, objects []string
+	for _, e := range strings.Split(string(list), "\x00") {
+		head, p, ok := strings.Cut(e, "\t")
+		if f := strings.Fields(head); ok && len(f) == 3 && f[1] == "blob" {
+			paths, objects = append(paths, p), append(objects, f[2])
 		}
-		data, err := git(ctx, "show", arg+":"+p)
+	}
+	t := map[string][]byte{}
+	if len(objects) > 0 {
+		out, err := git(ctx, strings.NewReader(strings.Join(objects, "\n")+"\n"), "cat-file", "--batch")
 		if err != nil {
 			return nil, err
 		}
-		t[strings.TrimPrefix(p, genDir+"/")] = data
+		for i, p := range paths {
+			// "OBJECT blob SIZE\n", the content, "\n".
+			nl := bytes.IndexByte(out, '\n')
+			var size int
+			if nl < 0 || len(strings.Fields(string(out[:nl]))) != 3 {
+				return nil, fmt.Errorf("git cat-file: no %s (%s:%s)", objects[i], arg, p)
+			}
+			fmt.Sscan(strings.Fields(string(out[:nl]))[2], &size)
+			if nl+1+size >= len(out) {
+				return nil, fmt.Errorf("git cat-file: %s is cut short", objects[i])
+			}
+			t[strings.TrimPrefix(p, genDir+"/")] = out[nl+1 : nl+1+size]
+			out = out[nl+1+size+1:]
+		}
 	}
 	if len(t) == 0 {
 		return nil, fmt.Errorf("revision %s has no %s/ directory", arg, genDir)
@@ -157,9 +175,10 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 	return t, nil
 }
 
-func git(ctx context.Context, args ...string) ([]byte, error) {
+func git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	c := exec.CommandContext(ctx, "git", args...)
 	c.Env = append(os.Environ(), "LC_ALL=C")
+	c.Stdin = stdin
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
 	out, err := c.Output()
