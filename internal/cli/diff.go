@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,12 +19,13 @@ import (
 	"github.com/kernelgen/kernelgen/internal/fsx"
 	"github.com/kernelgen/kernelgen/internal/gentree"
 	"github.com/kernelgen/kernelgen/internal/udiff"
-	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/internal/verdict"
 )
 
 func newDiffCmd() *cobra.Command {
-	var stat bool
+	var stat, asJSON bool
 	var color, dir string
+	var problems int
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Compare two generated trees, or generated/ at two git revisions, kernel by kernel",
@@ -31,17 +34,35 @@ MANIFEST) or a git revision of a kernelgen repository (generated/ at that revisi
 
 For every kernel and backend that differs it prints a unified diff of the IR text
 and of each backend's source, then a summary table (kernels x backends, +added/
--removed lines) and, per changed kernel, a verdict computed from the IR
-signatures kernelgen stores beside the IR (generated/ir/*.sig), not from the text:
-  arithmetic changed   the order or kind of f32 operations (fma, adds, reduction
-                       tree, exp routine) differs: results may change
-  memory changed       what is read or written (buffers, index expressions)
-  control changed      loops, branches, barriers, dispatch dependencies
-  interface changed    params, args or buffers
-  names/layout only    none of the above: renames, comments, formatting
+-removed lines) and a verdict per kernel whose IR differs. The verdict reads each
+side's IR text (generated/ir/*.ir) back into a kernel and compares canonical
+forms, in which every value is named by what computes it, not by its name or
+where it is defined:
+  names/layout only    the forms are equal: renames, comments, independent
+                       statements reordered, an index split into Lets
+  arithmetic           f32 operations, their order and operands, fma, the exp
+                       routine, reduction order and width, constants, and the
+                       direction in which a loop walks what it combines
+  memory               which elements are read or written (index expressions
+                       of loads, stores and arrays), the order of stores, and
+                       memory operations against barriers and dispatch waits
+  control              loops, branches, barriers, dispatch dependencies
+  launch               workgroup size and grid
+  interface            params, requirements, args, buffers
+with, for each category, the first statement of each side that has no
+counterpart on the other (file:line). Then both revisions' kernels run on the
+same random problems (--problems per variant of this kernelgen's variant table,
+with aliasing ids, fixed seeds) through an interpreter with the Go reference's
+semantics, and the verdict says "results identical on N problems" or where the
+results first differ. Equal forms whose results differ are a kernelgen bug:
+exit 2.
+
+--json prints the verdicts as JSON (the shape is in the README) instead of the
+diffs and the table.
 Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 		Example: `  kernelgen diff HEAD~1 HEAD
   kernelgen diff --stat main my-branch
+  kernelgen diff --json main my-branch
   kernelgen diff generated /tmp/other/generated`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +70,9 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 			colored, err := useColor(color, out)
 			if err != nil {
 				return err
+			}
+			if problems < 1 {
+				return fail(ExitError, "--problems must be at least 1")
 			}
 			a, err := loadTree(cmd.Context(), args[0], dir)
 			if err != nil {
@@ -59,25 +83,42 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 				return fail(ExitError, "%v", err)
 			}
 			rep := compareTrees(a, b)
-			if len(rep.changed) == 0 {
+			kernels, bug := verdict.Compare(a, b, verdict.Options{Problems: problems})
+			if bug != nil && !errors.As(bug, new(*verdict.BugError)) {
+				return fail(ExitError, "%v", bug)
+			}
+			rep.kernels = kernels
+			if asJSON {
+				if err := rep.writeJSON(out, args[0], args[1]); err != nil {
+					return fail(ExitError, "%v", err)
+				}
+			} else if len(rep.changed) == 0 {
 				fmt.Fprintf(out, "%s and %s generate the same kernels\n", args[0], args[1])
+			} else {
+				if !stat {
+					for _, p := range rep.changed {
+						d := udiff.Unified("a/"+p, "b/"+p, a[p], b[p])
+						if colored {
+							d = colorDiff(d)
+						}
+						fmt.Fprint(out, d)
+					}
+					fmt.Fprintln(out)
+				}
+				rep.print(out)
+			}
+			switch {
+			case bug != nil:
+				return fail(ExitError, "%v", bug)
+			case len(rep.changed) == 0:
 				return nil
 			}
-			if !stat {
-				for _, p := range rep.changed {
-					d := udiff.Unified("a/"+p, "b/"+p, a[p], b[p])
-					if colored {
-						d = colorDiff(d)
-					}
-					fmt.Fprint(out, d)
-				}
-				fmt.Fprintln(out)
-			}
-			rep.print(out)
 			return &exitError{code: ExitStale, err: fmt.Errorf("%s and %s differ in %d files", args[0], args[1], len(rep.changed))}
 		},
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "print only the summary table and verdicts")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdicts as JSON")
+	cmd.Flags().IntVar(&problems, "problems", 2, "random problems per variant that both revisions run")
 	cmd.Flags().StringVar(&color, "color", "auto", "color the diff: auto, always, never (auto honours NO_COLOR)")
 	cmd.Flags().StringVar(&dir, "generated", "generated", "the generated directory inside the repository, for revisions")
 	return cmd
@@ -95,20 +136,38 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 		}
 		return t, nil
 	}
-	list, err := git(ctx, "ls-tree", "-r", "--name-only", arg, "--", genDir)
+	list, err := git(ctx, nil, "ls-tree", "-r", "-z", arg, "--", genDir)
 	if err != nil {
 		return nil, fmt.Errorf("%q is neither a directory nor a git revision: %v", arg, err)
 	}
-	t := map[string][]byte{}
-	for _, p := range strings.Split(strings.TrimSpace(string(list)), "\n") {
-		if p == "" {
-			continue
+	// Entries "MODE TYPE OBJECT\tPATH"; the blobs come from one git process.
+	var paths, objects []string
+	for _, e := range strings.Split(string(list), "\x00") {
+		head, p, ok := strings.Cut(e, "\t")
+		if f := strings.Fields(head); ok && len(f) == 3 && f[1] == "blob" {
+			paths, objects = append(paths, p), append(objects, f[2])
 		}
-		data, err := git(ctx, "show", arg+":"+p)
+	}
+	t := map[string][]byte{}
+	if len(objects) > 0 {
+		out, err := git(ctx, strings.NewReader(strings.Join(objects, "\n")+"\n"), "cat-file", "--batch")
 		if err != nil {
 			return nil, err
 		}
-		t[strings.TrimPrefix(p, genDir+"/")] = data
+		for i, p := range paths {
+			// "OBJECT blob SIZE\n", the content, "\n".
+			nl := bytes.IndexByte(out, '\n')
+			var size int
+			if nl < 0 || len(strings.Fields(string(out[:nl]))) != 3 {
+				return nil, fmt.Errorf("git cat-file: no %s (%s:%s)", objects[i], arg, p)
+			}
+			fmt.Sscan(strings.Fields(string(out[:nl]))[2], &size)
+			if nl+1+size >= len(out) {
+				return nil, fmt.Errorf("git cat-file: %s is cut short", objects[i])
+			}
+			t[strings.TrimPrefix(p, genDir+"/")] = out[nl+1 : nl+1+size]
+			out = out[nl+1+size+1:]
+		}
 	}
 	if len(t) == 0 {
 		return nil, fmt.Errorf("revision %s has no %s/ directory", arg, genDir)
@@ -116,9 +175,10 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 	return t, nil
 }
 
-func git(ctx context.Context, args ...string) ([]byte, error) {
+func git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	c := exec.CommandContext(ctx, "git", args...)
 	c.Env = append(os.Environ(), "LC_ALL=C")
+	c.Stdin = stdin
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
 	out, err := c.Output()
@@ -133,8 +193,21 @@ type cell struct{ add, del int }
 type diffReport struct {
 	changed  []string
 	cells    map[string]map[string]*cell // kernel op -> backend -> lines
-	verdicts map[string][]string         // kernel id -> verdicts
+	files    []fileStat
 	backends []string
+	// sourceOnly lists the ops whose emitted sources differ while their
+	// IR does not: the emitters changed, not the kernels.
+	sourceOnly []string
+	kernels    []verdict.Kernel
+}
+
+// fileStat is one differing file, as --json lists it.
+type fileStat struct {
+	Path    string `json:"path"`
+	Op      string `json:"op"`
+	Backend string `json:"backend"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
 }
 
 // owner maps a generated path to its (op, backend) through the MANIFEST.
@@ -152,7 +225,7 @@ func owners(t map[string][]byte) map[string][2]string {
 }
 
 func compareTrees(a, b map[string][]byte) *diffReport {
-	rep := &diffReport{cells: map[string]map[string]*cell{}, verdicts: map[string][]string{}}
+	rep := &diffReport{cells: map[string]map[string]*cell{}}
 	oa, ob := owners(a), owners(b)
 	paths := map[string]bool{}
 	for p := range a {
@@ -162,6 +235,7 @@ func compareTrees(a, b map[string][]byte) *diffReport {
 		paths[p] = true
 	}
 	backends := map[string]bool{}
+	irChanged := map[string]bool{}
 	for p := range paths {
 		if p == gentree.ManifestName || bytes.Equal(a[p], b[p]) && (a[p] != nil) == (b[p] != nil) {
 			continue
@@ -185,24 +259,21 @@ func compareTrees(a, b map[string][]byte) *diffReport {
 		add, del := countLines(udiff.Unified("a", "b", a[p], b[p]))
 		c.add += add
 		c.del += del
+		rep.files = append(rep.files, fileStat{Path: p, Op: own[0], Backend: own[1], Added: add, Removed: del})
 		backends[own[1]] = true
 		if strings.HasPrefix(p, "ir/") {
-			id := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(p, "ir/"), ".sig"), ".ir")
-			sig := "ir/" + id + ".sig"
-			rep.verdicts[id] = verdict(a[sig], b[sig])
+			// The IR (or, from older revisions, its retired .sig files):
+			// not emitted source.
+			irChanged[own[0]] = true
 		}
-	}
-	// Backend sources that changed while their op's IR did not: the emitters
-	// changed, not the kernels' meaning.
-	irChanged := map[string]bool{}
-	for id := range rep.verdicts {
-		irChanged[strings.SplitN(id, "@", 2)[0]] = true
 	}
 	for op := range rep.cells {
 		if !irChanged[op] && op != "(shared)" && op != "(unlisted)" {
-			rep.verdicts[op] = []string{"IR unchanged: only the emitted source differs"}
+			rep.sourceOnly = append(rep.sourceOnly, op)
 		}
 	}
+	sort.Strings(rep.sourceOnly)
+	sort.Slice(rep.files, func(i, j int) bool { return rep.files[i].Path < rep.files[j].Path })
 	sort.Strings(rep.changed)
 	for be := range backends {
 		rep.backends = append(rep.backends, be)
@@ -222,41 +293,6 @@ func countLines(d string) (add, del int) {
 		}
 	}
 	return
-}
-
-// verdict compares two signatures part by part.
-func verdict(a, b []byte) []string {
-	switch {
-	case a == nil:
-		return []string{"new kernel"}
-	case b == nil:
-		return []string{"kernel removed"}
-	}
-	sa, errA := ir.ParseSignature(string(a))
-	sb, errB := ir.ParseSignature(string(b))
-	if errA != nil || errB != nil {
-		return []string{"signature unreadable: compare by hand"}
-	}
-	var v []string
-	if sa == sb {
-		return []string{"names/layout only"}
-	}
-	if sa.Arithmetic != sb.Arithmetic {
-		v = append(v, "arithmetic changed")
-	}
-	if sa.Memory != sb.Memory {
-		v = append(v, "memory changed")
-	}
-	if sa.Control != sb.Control {
-		v = append(v, "control changed")
-	}
-	if sa.Interface != sb.Interface {
-		v = append(v, "interface changed")
-	}
-	if len(v) == 0 {
-		v = append(v, "names/layout only")
-	}
-	return v
 }
 
 func (r *diffReport) print(w io.Writer) {
@@ -279,16 +315,52 @@ func (r *diffReport) print(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	if len(r.verdicts) > 0 {
-		fmt.Fprintln(w, "\nVerdicts (from the IR signatures):")
-		ids := make([]string, 0, len(r.verdicts))
-		for id := range r.verdicts {
-			ids = append(ids, id)
+	if len(r.kernels) > 0 || len(r.sourceOnly) > 0 {
+		fmt.Fprintln(w, "\nVerdicts (canonical IR; results of both revisions on the same random problems):")
+		for _, v := range r.kernels {
+			fmt.Fprintf(w, "  %-46s %s\n", v.Kernel, v.Summary())
+			for _, d := range v.Differences {
+				fmt.Fprintf(w, "      %-10s a: %s\n", d.Category, lineRef("a", d.A))
+				fmt.Fprintf(w, "      %-10s b: %s\n", "", lineRef("b", d.B))
+			}
 		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			fmt.Fprintf(w, "  %-46s %s\n", id, strings.Join(r.verdicts[id], ", "))
+		for _, op := range r.sourceOnly {
+			fmt.Fprintf(w, "  %-46s %s\n", op, "IR unchanged: only the emitted source differs")
 		}
 	}
 	fmt.Fprintf(w, "\n%d files differ\n", len(r.changed))
+}
+
+// lineRef renders a differing statement, or says the side has none.
+func lineRef(side string, l *verdict.Line) string {
+	if l == nil {
+		return "(every statement has a counterpart)"
+	}
+	return fmt.Sprintf("%s/%s:%d  %s", side, l.File, l.Line, l.Text)
+}
+
+// diffJSON is --json's output; its shape is documented in the README.
+type diffJSON struct {
+	A          string           `json:"a"`
+	B          string           `json:"b"`
+	Same       bool             `json:"same"`
+	Files      []fileStat       `json:"files"`
+	Kernels    []verdict.Kernel `json:"kernels"`
+	SourceOnly []string         `json:"source_only"`
+}
+
+func (r *diffReport) writeJSON(w io.Writer, a, b string) error {
+	out := diffJSON{A: a, B: b, Same: len(r.changed) == 0, Files: r.files, Kernels: r.kernels, SourceOnly: r.sourceOnly}
+	if out.Files == nil {
+		out.Files = []fileStat{}
+	}
+	if out.Kernels == nil {
+		out.Kernels = []verdict.Kernel{}
+	}
+	if out.SourceOnly == nil {
+		out.SourceOnly = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -1,0 +1,292 @@
+package interp_test
+
+import (
+	"flag"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/dsl"
+	gen "github.com/kernelgen/kernelgen/generated/goref"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/irtext"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/interp"
+)
+
+var (
+	seed  = flag.Uint64("seed", 1, "random seed of the problems")
+	count = flag.Int("cases", 1, "problems per op, contract and variant")
+)
+
+// runCase replays a case's launches through the interpreter, each kernel
+// read back from its IR text, and returns the buffers it leaves.
+func runCase(t *testing.T, c *cases.Case) map[string]*cases.Buffer {
+	t.Helper()
+	state := map[string]*cases.Buffer{}
+	for _, b := range c.Buffers {
+		state[b.Name] = b.Clone()
+	}
+	for _, l := range c.Launches {
+		k, err := irtext.Parse(l.Kernel.ID()+".ir", ir.Print(l.Kernel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := interp.Compile(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := map[string]any{}
+		for i, kb := range k.Buffers {
+			b := state[l.Bind[i]]
+			if b.Elem == ir.I32 {
+				bufs[kb.Name] = b.I32
+			} else {
+				bufs[kb.Name] = b.F32
+			}
+		}
+		if err := p.Run(l.Params, l.Args, bufs); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+	}
+	return state
+}
+
+// The interpreter computes what the generated Go reference computes, bit for
+// bit, for every op, contract and variant (the native contracts included:
+// both evaluate exp, dot4 and native reductions the same documented way).
+func TestInterpreterMatchesTheGoReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(*seed, 99))
+	n := 0
+	for _, op := range ops.All() {
+		for _, a := range op.Ariths() {
+			for _, v := range ops.VariantsOf(op.Name) {
+				for i := 0; i < *count; i++ {
+					c, err := cases.Random(op.Name, a, rng, cases.Small, &v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := runCase(t, c)
+					for _, want := range c.Expected {
+						g := got[want.Name]
+						for j := 0; j < want.Len(); j++ {
+							var wb, gb uint32
+							if want.Elem == ir.I32 {
+								wb, gb = uint32(want.I32[j]), uint32(g.I32[j])
+							} else {
+								wb, gb = math.Float32bits(want.F32[j]), math.Float32bits(g.F32[j])
+							}
+							if wb != gb {
+								t.Fatalf("%s: %s[%d] = 0x%08x, the Go reference has 0x%08x", c.Name, want.Name, j, gb, wb)
+							}
+						}
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d problems, every buffer equal to the Go reference's", n)
+}
+
+// construct builds a one-workgroup-row kernel over in and out (32 threads,
+// grid n) for the IR features the ops use only in part.
+func construct(t *testing.T, body func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val)) *interp.Program {
+	t.Helper()
+	b := dsl.New("k", ir.Native("cuda"))
+	n := b.Arg("n", ir.U32, "")
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.Write, "dst", "")
+	b.Workgroup(32, 1, 1)
+	b.Grid(n, 1, 1)
+	body(b, in, out, n)
+	k := b.MustBuild()
+	k, err := irtext.Parse("k.ir", ir.Print(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := interp.Compile(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runConstruct(t *testing.T, p *interp.Program, n uint32) ([]float32, []float32, error) {
+	in := make([]float32, 64*32)
+	for i := range in {
+		in[i] = float32(i%61) - 20.5
+	}
+	out := make([]float32, 64*32)
+	for i := range out {
+		out[i] = -1
+	}
+	err := p.Run(nil, map[string]uint32{"n": n}, map[string]any{"in": in, "out": out})
+	return in, out, err
+}
+
+// Constructs beyond the ops, against expectations written in plain Go:
+// shared memory across a barrier, a reduction inside a loop, strided
+// integer loops with branches, and conversions and shifts at their edges.
+func TestConstructs(t *testing.T) {
+	t.Run("shared_reversed", func(t *testing.T) {
+		p := construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			tile := b.SharedArray("tile", ir.F32, 32)
+			lane := b.Let("lane", b.LocalID(0))
+			g := b.Let("g", b.GroupID(0))
+			tile.Set(lane, in.Load(g.Mul(32).Add(lane)))
+			b.Barrier()
+			out.Store(g.Mul(32).Add(lane), tile.At(b.U32(31).Sub(lane)))
+		})
+		in, out, err := runConstruct(t, p, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 96; i++ {
+			if want := in[i/32*32+31-i%32]; out[i] != want {
+				t.Fatalf("out[%d] = %v, want %v", i, out[i], want)
+			}
+		}
+	})
+	t.Run("reduce_in_loop", func(t *testing.T) {
+		p := construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			lane := b.Let("lane", b.LocalID(0))
+			acc := b.Var("acc", b.F32(0))
+			b.For("r", 0, 3, func(r dsl.Val) {
+				s := b.Reduce("s", in.Load(r.Mul(32).Add(lane)), 8, ir.Butterfly)
+				acc.Set(acc.Get().Mul(0.5).Add(s))
+			})
+			out.Store(b.GroupID(0).Mul(32).Add(lane), acc.Get())
+		})
+		in, out, err := runConstruct(t, p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := 0; l < 32; l++ {
+			acc := float32(0)
+			for r := 0; r < 3; r++ {
+				x := make([]float32, 8)
+				copy(x, in[r*32+l/8*8:r*32+l/8*8+8])
+				for off := 4; off > 0; off /= 2 {
+					y := append([]float32(nil), x...)
+					for j := range x {
+						x[j] = y[j] + y[j^off]
+					}
+				}
+				acc = float32(acc*0.5) + x[l%8]
+			}
+			if out[l] != acc {
+				t.Fatalf("out[%d] = %v, want %v", l, out[l], acc)
+			}
+		}
+	})
+	t.Run("integer_edges", func(t *testing.T) {
+		p := construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			lane := b.Let("lane", b.LocalID(0))
+			signed := b.Let("signed", lane.I32().Sub(16))
+			acc := b.Var("acc", b.F32(0))
+			b.ForStep("j", lane, n, 32, func(j dsl.Val) {
+				b.IfElse(j.Rem(3).Eq(0).OrElse(j.BitAnd(4).Ne(0)), func() { acc.Set(acc.Get().Add(in.Load(j))) },
+					func() { acc.Set(acc.Get().Sub(in.Load(j))) })
+			})
+			wrap := b.Let("wrap", lane.Sub(40).Shr(3).BitOr(lane.Shl(31)))
+			trunc := b.Let("trunc", in.Load(lane).Mul(float32(3.7)).I32().Shr(signed.BitAnd(7)))
+			out.Store(lane, acc.Get().Add(wrap.F32()).Add(trunc.F32()).Add(signed.Div(3).Add(signed.Rem(5)).F32()))
+		})
+		in, out, err := runConstruct(t, p, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := uint32(0); l < 32; l++ {
+			acc := float32(0)
+			for j := l; j < 100; j += 32 {
+				if j%3 == 0 || j&4 != 0 {
+					acc += in[j]
+				} else {
+					acc -= in[j]
+				}
+			}
+			signed := int32(l) - 16
+			wrap := (l-40)>>3 | l<<31
+			trunc := int32(float32(in[l]*float32(3.7))) >> (signed & 7)
+			want := float32(float32(acc+float32(wrap))+float32(trunc)) + float32(signed/3+signed%5)
+			if out[l] != want {
+				t.Fatalf("out[%d] = %v, want %v", l, out[l], want)
+			}
+		}
+	})
+}
+
+// Faults the Go reference would panic on are errors, naming the kernel.
+func TestFaultsAreErrors(t *testing.T) {
+	p := construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		out.Store(b.LocalID(0).Mul(n), in.Load(b.LocalID(0)))
+	})
+	if _, _, err := runConstruct(t, p, 1000); err == nil || !strings.Contains(err.Error(), "index out of range") || !strings.Contains(err.Error(), "k@native-cuda") {
+		t.Errorf("an out-of-range store: %v", err)
+	}
+	p = construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		out.Store(b.LocalID(0), b.LocalID(0).Div(n.Sub(1)).F32())
+	})
+	if _, _, err := runConstruct(t, p, 1); err == nil || !strings.Contains(err.Error(), "divide by zero") {
+		t.Errorf("a division by zero: %v", err)
+	}
+	p = construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		b.ForStep("j", 0, 1, 0, func(j dsl.Val) {})
+	})
+	p.IterationLimit = 1e6
+	if _, _, err := runConstruct(t, p, 1); err == nil || !strings.Contains(err.Error(), "loop iterations") {
+		t.Errorf("a loop that never ends: %v", err)
+	}
+}
+
+// BenchmarkGDN128 is the interpreter on the largest kernel shape the
+// problems use (S_v 128); compare with BenchmarkGDN128Goref.
+func BenchmarkGDN128(b *testing.B) {
+	c, p := gdn128(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runOn(b, c, p)
+	}
+}
+
+func gdn128(b *testing.B) (*cases.Case, *interp.Program) {
+	v := ops.VariantsOf("gated_delta_net_inplace")[8]
+	c, err := cases.Random("gated_delta_net_inplace", ir.Portable, rand.New(rand.NewPCG(1, 2)), cases.Small, &v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := interp.Compile(c.Launches[0].Kernel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, p
+}
+
+func runOn(b *testing.B, c *cases.Case, p *interp.Program) {
+	l := c.Launches[0]
+	bufs := map[string]any{}
+	for i, kb := range l.Kernel.Buffers {
+		bufs[kb.Name] = c.Buffer(l.Bind[i]).Clone().F32
+	}
+	if err := p.Run(l.Params, l.Args, bufs); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkGDN128Goref(b *testing.B) {
+	c, _ := gdn128(b)
+	l := c.Launches[0]
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bufs := map[string]any{}
+		for j, kb := range l.Kernel.Buffers {
+			bufs[kb.Name] = c.Buffer(l.Bind[j]).Clone().F32
+		}
+		if err := gen.Run[l.Op.Name](c.Arith.String(), l.Params, l.Args, bufs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
