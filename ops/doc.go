@@ -95,5 +95,7 @@
 //
 // exp is dsl.ExpPortable under portable and the backend's exp under native;
 // SiLU is dsl.SiluPortable (y / (1 + exp(-y)) from exact operations) or
-// y / (1 + exp(-y)) with the backend's division.
+// y / (1 + exp(-y)) with the backend's division. Both are -0 once exp(-y)
+// overflows and +Inf at +Inf; at -Inf portable gives -0 (the limit), the
+// native division NaN.
 package ops
