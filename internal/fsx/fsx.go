@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 const (
@@ -368,4 +369,28 @@ func CleanStale(target string) error {
 		}
 	}
 	return cleanStaging(target)
+}
+
+// StaleAge is how old a build directory must be before RemoveStale takes
+// it for the leftover of a killed process: far longer than any compile.
+const StaleAge = time.Hour
+
+// RemoveStale removes the directories in dir whose names start with prefix
+// and that nothing has touched for StaleAge: work directories of builds
+// killed before they could clean up (SIGKILL, a crash, a power cut). A
+// live build touches its own when it writes into it. Errors are ignored:
+// the next call tries again.
+func RemoveStale(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > StaleAge {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
