@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -228,5 +230,46 @@ func TestProgressLinesOffTerminal(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "metal: 34 of 136 checked (") || !strings.HasSuffix(lines[2], "s)") {
 		t.Errorf("progress off a terminal:\n%s", b.String())
+	}
+}
+
+// A compiler that is missing is reported as such, with the fix, and never
+// as kernels that differ; nothing is written.
+func TestBuildNamesAMissingCompiler(t *testing.T) {
+	t.Setenv("CXX", "/nonexistent/g++")
+	dir := filepath.Join(t.TempDir(), "gen")
+	code, _, errs := run(t, "build", "--backend", "sycl", "-o", dir)
+	if code != 2 || !strings.Contains(errs, `CXX="/nonexistent/g++" was not found`) || !strings.Contains(errs, "set CXX") || strings.Contains(errs, "differ") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a failed build wrote %s", dir)
+	}
+}
+
+// Ctrl-C during the emulation checks is an interruption, not a verdict on
+// the kernels, and nothing is written.
+func TestBuildInterrupted(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no POSIX system")
+	}
+	dir := filepath.Join(t.TempDir(), "gen")
+	cmd := exec.Command(os.Args[0], "build", "--backend", "sycl", "-o", dir)
+	// A cold cache: the checks compile for a while.
+	cmd.Env = append(os.Environ(), "KERNELGEN_TEST_MAIN=1", "KERNELGEN_CACHE="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "interrupted during the sycl checks; nothing was written") || strings.Contains(stderr.String(), "differ") {
+		t.Errorf("exit %v:\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("an interrupted build wrote %s", dir)
 	}
 }

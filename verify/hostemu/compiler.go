@@ -122,6 +122,7 @@ func probeRuntime(ctx context.Context, c *Compiler, flags []string, dir string) 
 		cmd := exec.CommandContext(ctx, c.Path, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		killTree(cmd)
 		if out, err := cmd.CombinedOutput(); err != nil && ctx.Err() == nil {
 			msg := strings.TrimSpace(string(out))
 			if len(msg) > 2000 {

@@ -303,6 +303,7 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	cmd := exec.CommandContext(ctx, cc.Path, args...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	killTree(cmd)
 	compilerRuns.Add(1)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
