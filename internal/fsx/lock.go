@@ -87,7 +87,7 @@ func LockTarget(ctx context.Context, target string, exclusive bool, waiting func
 			if !exclusive && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || isReadOnly(err)) {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("fsx: cannot create a lock file for %s beside it (%s) or in it: %w", target, LockPath(target), err)
+			return nil, fmt.Errorf("fsx: cannot write %s: its lock file can be created neither beside it (%s) nor in it: %w; make it writable or pick another output directory", target, LockPath(target), err)
 		}
 		err = tryLock(f, exclusive)
 		if err == nil {
