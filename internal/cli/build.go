@@ -153,7 +153,9 @@ line per quarter of each backend's checks and its summary, with the time taken.`
 				fmt.Fprintf(stdout, "%s is up to date (%s: %d files)\n", dir, names, nfiles)
 				return nil
 			}
-			if err := fsx.ReplaceDir(dir, plan.Files); err != nil {
+			if err := fsx.ReplaceDir(dir, plan.Files); errors.Is(err, fsx.ErrIncomplete) {
+				return fail(ExitError, "writing %s: %v", dir, err)
+			} else if err != nil {
 				return fail(ExitError, "writing %s: %v (the previous tree is unchanged)", dir, err)
 			}
 			fmt.Fprintf(stdout, "wrote %s (%s): %d added, %d changed, %d removed", dir, names,

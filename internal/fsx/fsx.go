@@ -90,7 +90,11 @@ func ReplaceDir(target string, files map[string][]byte) error {
 // inPlace is replaceInPlace for a target that could not be swapped because
 // of why; its error says what would make either way work.
 func inPlace(target string, names []string, files map[string][]byte, why error) error {
-	if err := replaceInPlace(target, names, files); err != nil {
+	err := replaceInPlace(target, names, files)
+	switch {
+	case errors.Is(err, ErrIncomplete):
+		return fmt.Errorf("fsx: writing %s in place (%v): %w", target, why, err)
+	case err != nil:
 		return fmt.Errorf("fsx: %s cannot be swapped by a rename (%v), and writing it in place failed too: %w; make %s writable, or pick another output directory", target, why, err, target)
 	}
 	return nil

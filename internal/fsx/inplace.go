@@ -79,8 +79,15 @@ func replaceInPlace(target string, names []string, files map[string][]byte) erro
 		return err
 	}
 	syncDir(staging)
-	return rollForward(target)
+	if err := rollForward(target); err != nil {
+		return fmt.Errorf("%w: %w", ErrIncomplete, err)
+	}
+	return nil
 }
+
+// ErrIncomplete is an in-place write that failed after its commit: the
+// target is part old, part new until CleanStale (the next build) finishes it.
+var ErrIncomplete = errors.New("the new tree is committed but not all in place; run the build again to finish it")
 
 // rollForward finishes a committed in-place replacement: deletes what the
 // journal lists, moves every staged file into place, removes directories

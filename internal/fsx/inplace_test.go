@@ -131,8 +131,8 @@ func TestReplaceDirInPlaceInterrupted(t *testing.T) {
 		}
 		err := ReplaceDir(target, next)
 		beforeMove = nil
-		if !errors.Is(err, injected) {
-			t.Fatalf("k=%d: err = %v", k, err)
+		if !errors.Is(err, injected) || !errors.Is(err, ErrIncomplete) {
+			t.Fatalf("k=%d: err = %v, want the injected error as ErrIncomplete", k, err)
 		}
 		if err := CleanStale(target); err != nil {
 			t.Fatal(err)
