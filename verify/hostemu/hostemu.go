@@ -364,9 +364,10 @@ func sourceNames(p Program) ([]string, error) {
 }
 
 // cacheKey identifies a build: the compiler (its executable's resolved
-// path, size and time, its arguments and what --version says, which names
-// the compiler behind a wrapper such as ccache), the flags, the runtime and
-// the program.
+// path, size and time; for a command with arguments also those and what
+// --version says, which names the compiler behind a wrapper such as
+// ccache), the flags, the runtime and the program. A plain compiler's key
+// is what it was before commands were accepted, so caches stay warm.
 func cacheKey(p Program, names []string, cc *Compiler, flags []string) (string, error) {
 	h := sha256.New()
 	id := cc.Path
@@ -377,8 +378,10 @@ func cacheKey(p Program, names []string, cc *Compiler, flags []string) (string, 
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00%d\x00%s\x00%s\x00%s\x00", cacheFormat, int(p.Lang), id, fi.Size(), fi.ModTime().UnixNano(),
-		strings.Join(cc.Command[1:], "\x01"), cc.Version, strings.Join(flags, "\x01"))
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00%d\x00%s\x00", cacheFormat, int(p.Lang), id, fi.Size(), fi.ModTime().UnixNano(), strings.Join(flags, "\x01"))
+	if len(cc.Command) > 1 {
+		fmt.Fprintf(h, "C%s\x00%s\x00", strings.Join(cc.Command[1:], "\x01"), cc.Version)
+	}
 	err = fs.WalkDir(includeFS, "include", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
