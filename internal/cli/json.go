@@ -179,7 +179,7 @@ func cacheData() cacheJSON {
 	return c
 }
 
-// cacheRoot is the directory holding both caches.
+// root is the directory holding both caches.
 func (c cacheJSON) root() string {
 	if c.Hostemu == "" {
 		return ""

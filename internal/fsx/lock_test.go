@@ -210,6 +210,7 @@ func TestLockDiesWithItsHolder(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	buf := make([]byte, 7)
 	if _, err := out.Read(buf); err != nil || string(buf) != "locked\n" {
 		t.Fatalf("child: %q %v", buf, err)
