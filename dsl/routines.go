@@ -1,6 +1,10 @@
 package dsl
 
-import "github.com/kernelgen/kernelgen/ir"
+import (
+	"math"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
 
 // The portable routines below expand into exactly specified IR operations
 // (FMA, add, mul, Select, integer ops, Bitcast), so every backend and the Go
@@ -15,8 +19,11 @@ const (
 	roundMag = float32(12582912)              // 1.5 * 2^23: adding it rounds to an integer
 	ln2Hi    = float32(0.693145751953125)     // 0x3F317200: kf*ln2Hi is exact for |kf| <= 256
 	ln2Lo    = float32(1.4286067653301870e-6) // 0x35BFBE8E: ln 2 - ln2Hi
-	// silu clamps -y here so that 1 + exp(-y) stays inside DivPortable's domain.
-	siluClamp = float32(87)
+	// divTop is the top of DivPortable's domain (2^126); SiluPortable scales
+	// a larger denominator, and its numerator, by divScale (exact) into it.
+	divTop   = float32(0x1p126)
+	divScale = float32(0x1p-4)
+	maxF32   = float32(math.MaxFloat32)
 	// rcpMagic gives a first reciprocal guess within about 12% from the bits of d.
 	rcpMagic = 0x7EF311C3
 )
@@ -47,9 +54,11 @@ func (b *Builder) ExpPortable(x Val) Val {
 	return b.Let("exp", p.Get().Mul(s1).Mul(s2))
 }
 
-// DivPortable is n/d for d in [1, 2^126] (the domain SiluPortable uses):
-// a reciprocal guess from the bits of d, three Newton steps by FMA, then one
-// FMA-based correction of the quotient.
+// DivPortable is n/d for d in [1, 2^126] (the domain SiluPortable uses) and
+// any n, zeros and infinities included: a reciprocal guess from the bits of
+// d, three Newton steps by FMA, then one FMA-based correction of the
+// quotient, which a zero or infinite quotient skips (the correction would
+// turn -0 into +0 and an infinity into NaN).
 func (b *Builder) DivPortable(n, d Val) Val {
 	r := b.Var("div_r", b.I32(rcpMagic).Sub(d.Bitcast(ir.I32)).Bitcast(ir.F32))
 	for i := 0; i < 3; i++ {
@@ -58,15 +67,21 @@ func (b *Builder) DivPortable(n, d Val) Val {
 	}
 	q := b.Let("div_q", n.Mul(r.Get()))
 	rem := b.Let("div_rem", b.FMA(d.Neg(), q, n))
-	return b.Let("div", b.FMA(rem, r.Get(), q))
+	exact := q.Eq(float32(0)).OrElse(q.Gt(maxF32)).OrElse(q.Lt(-maxF32))
+	return b.Let("div", b.Select(exact, q, b.FMA(rem, r.Get(), q)))
 }
 
-// SiluPortable is y / (1 + e^-y) from the portable routines.
+// SiluPortable is y / (1 + e^-y) from the portable routines, with binary32's
+// meaning at the ends: where e^-y overflows to +Inf (y below about -88.72,
+// -Inf included) the quotient is -0; where it underflows the denominator is
+// 1 and the quotient y (+Inf stays +Inf). A denominator above DivPortable's
+// domain (y below about -87.34) is scaled with y by 2^-4 first, which is
+// exact and leaves the quotient as it is.
 func (b *Builder) SiluPortable(y Val) Val {
-	t := b.Let("silu_t", y.Neg())
-	t = b.Let("silu_t", b.Select(t.Gt(siluClamp), siluClamp, t))
-	d := b.Let("silu_d", b.F32(1).Add(b.ExpPortable(t)))
-	return b.DivPortable(y, d)
+	d := b.Let("silu_d", b.F32(1).Add(b.ExpPortable(y.Neg())))
+	s := b.Let("silu_s", b.Select(d.Gt(divTop), divScale, float32(1)))
+	q := b.DivPortable(b.Let("silu_n", y.Mul(s)), b.Let("silu_m", d.Mul(s)))
+	return b.Let("silu", b.Select(d.Gt(maxF32), float32(math.Copysign(0, -1)), q))
 }
 
 // SiluNative is y / (1 + exp(-y)) with the backend's exp and division, the

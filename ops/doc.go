@@ -104,7 +104,9 @@
 //
 // exp is dsl.ExpPortable under portable and the backend's exp under native;
 // SiLU is dsl.SiluPortable (y / (1 + exp(-y)) from exact operations) or
-// y / (1 + exp(-y)) with the backend's division. native-cpu's conv update
+// y / (1 + exp(-y)) with the backend's division. Both are -0 once exp(-y)
+// overflows and +Inf at +Inf; at -Inf portable gives -0 (the limit), the
+// native division NaN. native-cpu's conv update
 // runs a block of 128 channels per lane and applies one VecSilu to the block
 // (ggml_vec_silu_f32, as the unfused path's row-wise SiLU: a block starts a
 // multiple of 128 channels into the row, so every channel takes the same

@@ -45,9 +45,19 @@ func TestPortableExpAccuracy(t *testing.T) {
 	t.Logf("portable exp: worst %d ulp (at %v) over [-87, 88)", worst, at)
 }
 
+// Wherever e^-y is finite in binary32 (y down to the float below -ln
+// FLT_MAX, where the denominator leaves DivPortable's domain and is scaled),
+// portable SiLU is within 4 ulp of y / (1 + e^-y); at the ends it is what
+// SPEC's y / (1 + expf(-y)) is in binary32: -0 once expf overflows, y once
+// the denominator is 1 (+Inf included). -Inf gives -0, the limit, where the
+// native contracts' division gives NaN.
 func TestPortableSiluAccuracy(t *testing.T) {
+	lowest := float32(-88.72283172607422) // -ln FLT_MAX rounded up: e^-y is finite
+	if math.IsInf(math.Exp(-float64(lowest)), 0) || float32(math.Exp(-float64(math.Nextafter32(lowest, -100)))) <= math.MaxFloat32 {
+		t.Fatalf("%v is not the lowest y whose e^-y is finite in binary32", lowest)
+	}
 	worst, at := int64(0), float32(0)
-	for y := float32(-80); y < 80; y += 0.000613 {
+	for y := lowest; y < 89; y += 0.000613 {
 		want := float32(float64(y) / (1 + math.Exp(-float64(y))))
 		if d := ulps(portableSilu(y), want); d > worst {
 			worst, at = d, y
@@ -56,5 +66,20 @@ func TestPortableSiluAccuracy(t *testing.T) {
 	if worst > 4 {
 		t.Errorf("portable silu is %d ulp off at %v; want <= 4", worst, at)
 	}
-	t.Logf("portable silu: worst %d ulp (at %v) over [-80, 80)", worst, at)
+	t.Logf("portable silu: worst %d ulp (at %v) over [%v, 89)", worst, at, lowest)
+
+	negZero, inf := float32(math.Copysign(0, -1)), float32(math.Inf(1))
+	for _, c := range []struct{ y, want float32 }{
+		{math.Nextafter32(lowest, -100), negZero}, {-100, negZero}, {-1e38, negZero},
+		{-math.MaxFloat32, negZero}, {-inf, negZero},
+		{100, 100}, {1e38, 1e38}, {math.MaxFloat32, math.MaxFloat32}, {inf, inf},
+		{0, 0}, {negZero, negZero},
+	} {
+		if got := portableSilu(c.y); math.Float32bits(got) != math.Float32bits(c.want) {
+			t.Errorf("silu(%v) = %v (0x%08x), want %v (0x%08x)", c.y, got, math.Float32bits(got), c.want, math.Float32bits(c.want))
+		}
+	}
+	if got := portableSilu(float32(math.NaN())); !math.IsNaN(float64(got)) {
+		t.Errorf("silu(NaN) = %v, want NaN", got)
+	}
 }

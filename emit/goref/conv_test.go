@@ -1,6 +1,7 @@
 package goref_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -57,6 +58,34 @@ type convCase struct {
 	silu                 bool
 	cs1, cs2, w1, x2, d2 int
 	w, x                 *guarded
+	edges                siluEdges
+}
+
+// siluEdges counts the conv outputs SiLU took in each edge range, so a test
+// can show its inputs reached them.
+type siluEdges map[string]int
+
+func (e siluEdges) note(y float32) {
+	switch {
+	case math.IsInf(float64(y), 1):
+		e["+Inf"]++
+	case math.IsInf(float64(y), -1):
+		e["-Inf"]++
+	case y < -88.72283172607422:
+		e["exp(-y) overflows"]++
+	case y < -87.3365478515625:
+		e["1 + exp(-y) > 2^126"]++
+	}
+}
+
+// check fails t unless every edge range was reached.
+func (e siluEdges) check(t *testing.T) {
+	t.Helper()
+	for _, k := range []string{"+Inf", "-Inf", "exp(-y) overflows", "1 + exp(-y) > 2^126"} {
+		if e[k] == 0 {
+			t.Errorf("coverage: no SiLU input in the range %s (got %v)", k, e)
+		}
+	}
 }
 
 func randConv(r *rand.Rand, i int, op string) *convCase {
@@ -73,7 +102,7 @@ func randConv(r *rand.Rand, i int, op string) *convCase {
 	tc.w = newGuarded(tc.C * tc.w1)
 	tc.w.fill(r, -1, 1, true)
 	tc.x = newGuarded(tc.n * tc.x2)
-	tc.x.fill(r, -1, 1, true)
+	tc.x.fillEdges(r, -1, 1)
 	return tc
 }
 
@@ -96,6 +125,7 @@ func (tc *convCase) expect(taps func(s, c, j int) float32, dstWant, ringWant []f
 			}
 			y := oracleConvTaps(tc.c, win, w)
 			if tc.silu {
+				tc.edges.note(y)
 				y = tc.c.silu(y)
 			}
 			dstWant[guard+s*tc.d2+c] = y
@@ -108,12 +138,14 @@ func (tc *convCase) expect(taps func(s, c, j int) float32, dstWant, ringWant []f
 
 func TestConvUpdateInplaceMatchesOracle(t *testing.T) {
 	r := newRand("ssm_conv_update_inplace")
+	edges := siluEdges{}
 	for i := 0; i < numCases(); i++ {
 		tc := randConv(r, i, "ssm_conv_update_inplace")
+		tc.edges = edges
 		tc.cs1 = tc.K - 1 + r.IntN(2) // the CPU reference allows a general channel stride
 		tc.cs2 = tc.C*tc.cs1 + r.IntN(3)
 		states := newGuarded(tc.n * tc.cs2)
-		states.fill(r, -1, 1, true)
+		states.fillEdges(r, -1, 1)
 		sd1 := (tc.K-1)*tc.C + r.IntN(2)*r.IntN(7)
 		ring := newGuarded((tc.n + r.IntN(2)) * sd1)
 		ring.fill(r, -1, 1, false)
@@ -134,13 +166,16 @@ func TestConvUpdateInplaceMatchesOracle(t *testing.T) {
 			t.Fatalf("case %d: %s sd1=%d", i, tc, sd1)
 		}
 	}
+	edges.check(t)
 }
 
 func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 	r := newRand("ssm_conv_update_inplace_ids")
 	aliased, nonIdent, aliasing := 0, 0, 0
+	edges := siluEdges{}
 	for i := 0; i < numCases(); i++ {
 		tc := randConv(r, i, "ssm_conv_update_inplace_ids")
+		tc.edges = edges
 		alias := r.IntN(2) == 0
 		row := (tc.K - 1) * tc.C
 		tc.cs1, tc.cs2 = tc.K-1, row
@@ -151,7 +186,7 @@ func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 		nCells := tc.n + r.IntN(5)
 		rsHead := r.IntN(nCells - tc.n + 1)
 		cache := newGuarded(nCells * tc.cs2)
-		cache.fill(r, -1, 1, true)
+		cache.fillEdges(r, -1, 1)
 		ids := randIds(r, tc.n, nCells, rsHead)
 		var ring *guarded
 		var ringData []float32
@@ -233,6 +268,7 @@ func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 	if aliased == 0 || nonIdent == 0 || aliasing == 0 {
 		t.Errorf("coverage: aliased=%d non-identity=%d aliasing reads=%d; every kind must occur", aliased, nonIdent, aliasing)
 	}
+	edges.check(t)
 }
 
 // The gathers on their own: exactly the rows whose source is another

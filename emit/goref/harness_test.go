@@ -79,6 +79,25 @@ func (g *guarded) fill(r *rand.Rand, lo, hi float32, special bool) {
 	}
 }
 
+// edgeValues drive a conv output to SiLU's ends (SPEC.md 6): sums whose
+// e^-y overflows (-0), whose denominator leaves DivPortable's domain, that
+// overflow to an infinity, and infinities themselves.
+var edgeValues = []float32{
+	float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32,
+	1e38, -1e38, 100, -100, -88.5, 89,
+}
+
+// fillEdges is fill with special values, and an edge value in about one
+// element of 20.
+func (g *guarded) fillEdges(r *rand.Rand, lo, hi float32) {
+	g.fill(r, lo, hi, true)
+	for i := range g.data {
+		if r.IntN(20) == 0 {
+			g.data[i] = edgeValues[r.IntN(len(edgeValues))]
+		}
+	}
+}
+
 // snapshot copies the whole buffer, guards included.
 func (g *guarded) snapshot() []float32 { return append([]float32(nil), g.all...) }
 

@@ -92,7 +92,8 @@ func portableExp(x float32) float32 {
 	return mul(mul(p, float32(math.Ldexp(1, n1))), float32(math.Ldexp(1, n2)))
 }
 
-// portableDiv restates the portable division for d in [1, 2^126].
+// portableDiv restates the portable division for d in [1, 2^126]: a zero
+// or infinite first quotient is the result.
 func portableDiv(n, d float32) float32 {
 	r := math.Float32frombits(uint32(int32(0x7EF311C3) - int32(math.Float32bits(d))))
 	for i := 0; i < 3; i++ {
@@ -100,16 +101,24 @@ func portableDiv(n, d float32) float32 {
 		r = rt.FMA(r, e, r)
 	}
 	q := mul(n, r)
+	if q == 0 || math.IsInf(float64(q), 0) {
+		return q
+	}
 	rem := rt.FMA(-d, q, n)
 	return rt.FMA(rem, r, q)
 }
 
+// portableSilu restates the portable SiLU: -0 where e^-y overflows, and a
+// denominator above 2^126 scaled with y by 2^-4 into portableDiv's domain.
 func portableSilu(y float32) float32 {
-	t := -y
-	if t > 87 {
-		t = 87
+	d := 1 + portableExp(-y)
+	switch {
+	case math.IsInf(float64(d), 1):
+		return rt.NegZero
+	case d > 0x1p126:
+		return portableDiv(mul(y, 0x1p-4), mul(d, 0x1p-4))
 	}
-	return portableDiv(y, 1+portableExp(t))
+	return portableDiv(y, d)
 }
 
 // butterfly sums per-lane partials: for off = W/2..1, x[l] = x[l] + x[l^off].

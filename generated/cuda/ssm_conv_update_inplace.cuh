@@ -43,9 +43,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32_portable(
         y = __fadd_rn(y, 0.0f);
         float out = y;
         if (SILU) {
-            const float silu_t = -y;
-            const float silu_t_1 = (silu_t > 87.0f ? 87.0f : silu_t);
-            const float exp_x = (silu_t_1 > 88.72284f ? 88.72284f : silu_t_1);
+            const float exp_x = (-y > 88.72284f ? 88.72284f : -y);
             const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
             const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
             const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
@@ -65,17 +63,21 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32_portable(
             const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
             const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
             const float silu_d = __fadd_rn(1.0f, exp_);
-            float div_r = __int_as_float(2129859011 - __float_as_int(silu_d));
-            const float div_e = fmaf(-silu_d, div_r, 1.0f);
+            const float silu_s = (silu_d > 8.507059e+37f ? 0.0625f : 1.0f);
+            const float silu_n = __fmul_rn(y, silu_s);
+            const float silu_m = __fmul_rn(silu_d, silu_s);
+            float div_r = __int_as_float(2129859011 - __float_as_int(silu_m));
+            const float div_e = fmaf(-silu_m, div_r, 1.0f);
             div_r = fmaf(div_r, div_e, div_r);
-            const float div_e_1 = fmaf(-silu_d, div_r, 1.0f);
+            const float div_e_1 = fmaf(-silu_m, div_r, 1.0f);
             div_r = fmaf(div_r, div_e_1, div_r);
-            const float div_e_2 = fmaf(-silu_d, div_r, 1.0f);
+            const float div_e_2 = fmaf(-silu_m, div_r, 1.0f);
             div_r = fmaf(div_r, div_e_2, div_r);
-            const float div_q = __fmul_rn(y, div_r);
-            const float div_rem = fmaf(-silu_d, div_q, y);
-            const float div_ = fmaf(div_rem, div_r, div_q);
-            out = div_;
+            const float div_q = __fmul_rn(silu_n, div_r);
+            const float div_rem = fmaf(-silu_m, div_q, silu_n);
+            const float div_ = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : fmaf(div_rem, div_r, div_q));
+            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div_);
+            out = silu;
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring

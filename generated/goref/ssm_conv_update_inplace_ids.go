@@ -110,9 +110,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
-							var silu_t float32 = -(y)
-							var silu_t_1 float32 = rt.SelF32((silu_t > 87.0), 87.0, silu_t)
-							var exp_x float32 = rt.SelF32((silu_t_1 > 88.72284), 88.72284, silu_t_1)
+							var exp_x float32 = rt.SelF32((-(y) > 88.72284), 88.72284, -(y))
 							var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
 							var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
 							var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
@@ -132,17 +130,21 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 							var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
 							var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
 							var silu_d float32 = (1.0 + exp)
-							var div_r float32 = rt.BitsToF32(uint32((2129859011 - int32(rt.F32ToBits(silu_d)))))
-							var div_e float32 = rt.FMA(-(silu_d), div_r, 1.0)
+							var silu_s float32 = rt.SelF32((silu_d > 8.507059e+37), 0.0625, 1.0)
+							var silu_n float32 = float32(y * silu_s)
+							var silu_m float32 = float32(silu_d * silu_s)
+							var div_r float32 = rt.BitsToF32(uint32((2129859011 - int32(rt.F32ToBits(silu_m)))))
+							var div_e float32 = rt.FMA(-(silu_m), div_r, 1.0)
 							div_r = rt.FMA(div_r, div_e, div_r)
-							var div_e_1 float32 = rt.FMA(-(silu_d), div_r, 1.0)
+							var div_e_1 float32 = rt.FMA(-(silu_m), div_r, 1.0)
 							div_r = rt.FMA(div_r, div_e_1, div_r)
-							var div_e_2 float32 = rt.FMA(-(silu_d), div_r, 1.0)
+							var div_e_2 float32 = rt.FMA(-(silu_m), div_r, 1.0)
 							div_r = rt.FMA(div_r, div_e_2, div_r)
-							var div_q float32 = float32(y * div_r)
-							var div_rem float32 = rt.FMA(-(silu_d), div_q, y)
-							var div float32 = rt.FMA(div_rem, div_r, div_q)
-							out = div
+							var div_q float32 = float32(silu_n * div_r)
+							var div_rem float32 = rt.FMA(-(silu_m), div_q, silu_n)
+							var div float32 = rt.SelF32((((div_q == 0.0) || (div_q > 3.4028235e+38)) || (div_q < -3.4028235e+38)), div_q, rt.FMA(div_rem, div_r, div_q))
+							var silu float32 = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
+							out = silu
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference

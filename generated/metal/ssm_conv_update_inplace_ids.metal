@@ -78,9 +78,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
         y = y + 0.0f;
         float out = y;
         if (SILU) {
-            const float silu_t = -y;
-            const float silu_t_1 = (silu_t > 87.0f ? 87.0f : silu_t);
-            const float exp_x = (silu_t_1 > 88.72284f ? 88.72284f : silu_t_1);
+            const float exp_x = (-y > 88.72284f ? 88.72284f : -y);
             const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
             const float exp_kf = fma(exp_x_1, 1.442695f, 1.2582912e+07f) - 1.2582912e+07f;
             const float exp_r = fma(exp_kf, -0.69314575f, exp_x_1);
@@ -100,17 +98,21 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
             const float exp_s2 = as_type<float>((exp_n2 + 127) << 23);
             const float exp_ = exp_p * exp_s1 * exp_s2;
             const float silu_d = 1.0f + exp_;
-            float div_r = as_type<float>(2129859011 - as_type<int>(silu_d));
-            const float div_e = fma(-silu_d, div_r, 1.0f);
+            const float silu_s = (silu_d > 8.507059e+37f ? 0.0625f : 1.0f);
+            const float silu_n = y * silu_s;
+            const float silu_m = silu_d * silu_s;
+            float div_r = as_type<float>(2129859011 - as_type<int>(silu_m));
+            const float div_e = fma(-silu_m, div_r, 1.0f);
             div_r = fma(div_r, div_e, div_r);
-            const float div_e_1 = fma(-silu_d, div_r, 1.0f);
+            const float div_e_1 = fma(-silu_m, div_r, 1.0f);
             div_r = fma(div_r, div_e_1, div_r);
-            const float div_e_2 = fma(-silu_d, div_r, 1.0f);
+            const float div_e_2 = fma(-silu_m, div_r, 1.0f);
             div_r = fma(div_r, div_e_2, div_r);
-            const float div_q = y * div_r;
-            const float div_rem = fma(-silu_d, div_q, y);
-            const float div = fma(div_rem, div_r, div_q);
-            out = div;
+            const float div_q = silu_n * div_r;
+            const float div_rem = fma(-silu_m, div_q, silu_n);
+            const float div = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : fma(div_rem, div_r, div_q));
+            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div);
+            out = silu;
         }
         dst[s * args.d2 + c] = out;
         // shift the window by one token into the ring

@@ -45,9 +45,7 @@ void ssm_conv_update_inplace_f32_portable(
         y = y + 0.0f;
         float out = y;
         if (SILU) {
-            const float silu_t = -y;
-            const float silu_t_1 = (silu_t > 87.0f ? 87.0f : silu_t);
-            const float exp_x = (silu_t_1 > 88.72284f ? 88.72284f : silu_t_1);
+            const float exp_x = (-y > 88.72284f ? 88.72284f : -y);
             const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
             const float exp_kf = sycl::fma(exp_x_1, 1.442695f, 1.2582912e+07f) - 1.2582912e+07f;
             const float exp_r = sycl::fma(exp_kf, -0.69314575f, exp_x_1);
@@ -67,17 +65,21 @@ void ssm_conv_update_inplace_f32_portable(
             const float exp_s2 = sycl::bit_cast<float>((exp_n2 + 127) << 23);
             const float exp_ = exp_p * exp_s1 * exp_s2;
             const float silu_d = 1.0f + exp_;
-            float div_r = sycl::bit_cast<float>(2129859011 - sycl::bit_cast<int32_t>(silu_d));
-            const float div_e = sycl::fma(-silu_d, div_r, 1.0f);
+            const float silu_s = (silu_d > 8.507059e+37f ? 0.0625f : 1.0f);
+            const float silu_n = y * silu_s;
+            const float silu_m = silu_d * silu_s;
+            float div_r = sycl::bit_cast<float>(2129859011 - sycl::bit_cast<int32_t>(silu_m));
+            const float div_e = sycl::fma(-silu_m, div_r, 1.0f);
             div_r = sycl::fma(div_r, div_e, div_r);
-            const float div_e_1 = sycl::fma(-silu_d, div_r, 1.0f);
+            const float div_e_1 = sycl::fma(-silu_m, div_r, 1.0f);
             div_r = sycl::fma(div_r, div_e_1, div_r);
-            const float div_e_2 = sycl::fma(-silu_d, div_r, 1.0f);
+            const float div_e_2 = sycl::fma(-silu_m, div_r, 1.0f);
             div_r = sycl::fma(div_r, div_e_2, div_r);
-            const float div_q = y * div_r;
-            const float div_rem = sycl::fma(-silu_d, div_q, y);
-            const float div = sycl::fma(div_rem, div_r, div_q);
-            out = div;
+            const float div_q = silu_n * div_r;
+            const float div_rem = sycl::fma(-silu_m, div_q, silu_n);
+            const float div = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : sycl::fma(div_rem, div_r, div_q));
+            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div);
+            out = silu;
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring

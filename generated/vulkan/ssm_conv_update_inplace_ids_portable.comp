@@ -104,9 +104,7 @@ void main() {
         y = kg_add_zero(y);
         precise float out_ = y;
         if (SILU) {
-            precise float silu_t = -y;
-            precise float silu_t_1 = (silu_t > 87.0 ? 87.0 : silu_t);
-            precise float exp_x = (silu_t_1 > 88.72284 ? 88.72284 : silu_t_1);
+            precise float exp_x = (-y > 88.72284 ? 88.72284 : -y);
             precise float exp_x_1 = (exp_x < -103.972084 ? -103.972084 : exp_x);
             precise float exp_kf = kg_fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
             precise float exp_r = kg_fma(exp_kf, -0.69314575, exp_x_1);
@@ -126,17 +124,21 @@ void main() {
             precise float exp_s2 = intBitsToFloat((exp_n2 + 127) << 23);
             precise float exp_ = exp_p * exp_s1 * exp_s2;
             precise float silu_d = 1.0 + exp_;
-            precise float div_r = intBitsToFloat(2129859011 - floatBitsToInt(silu_d));
-            precise float div_e = kg_fma(-silu_d, div_r, 1.0);
+            precise float silu_s = (silu_d > 8.507059e+37 ? 0.0625 : 1.0);
+            precise float silu_n = y * silu_s;
+            precise float silu_m = silu_d * silu_s;
+            precise float div_r = intBitsToFloat(2129859011 - floatBitsToInt(silu_m));
+            precise float div_e = kg_fma(-silu_m, div_r, 1.0);
             div_r = kg_fma(div_r, div_e, div_r);
-            precise float div_e_1 = kg_fma(-silu_d, div_r, 1.0);
+            precise float div_e_1 = kg_fma(-silu_m, div_r, 1.0);
             div_r = kg_fma(div_r, div_e_1, div_r);
-            precise float div_e_2 = kg_fma(-silu_d, div_r, 1.0);
+            precise float div_e_2 = kg_fma(-silu_m, div_r, 1.0);
             div_r = kg_fma(div_r, div_e_2, div_r);
-            precise float div_q = y * div_r;
-            precise float div_rem = kg_fma(-silu_d, div_q, y);
-            precise float div = kg_fma(div_rem, div_r, div_q);
-            out_ = div;
+            precise float div_q = silu_n * div_r;
+            precise float div_rem = kg_fma(-silu_m, div_q, silu_n);
+            precise float div = (div_q == 0.0 || div_q > 3.4028235e+38 || div_q < -3.4028235e+38 ? div_q : kg_fma(div_rem, div_r, div_q));
+            precise float silu = (silu_d > 3.4028235e+38 ? -0.0 : div);
+            out_ = silu;
         }
         dst[s * pc.d2 + c] = out_;
         // shift the window by one token into the ring

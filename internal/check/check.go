@@ -6,12 +6,14 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,7 +27,10 @@ import (
 // Emulated compiles every op of a language under its portable and native
 // contracts and runs one random case per variant at the given subgroup
 // width, comparing every buffer with the Go reference. It returns how many
-// cases ran.
+// cases ran. Its error tells the causes apart: the host compiler missing or
+// unusable (a *hostemu.ToolError, at once, before the other cases), an
+// interruption (ctx's error), generated code that does not compile or
+// fails to run, and results that differ from the Go reference.
 func Emulated(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, progress func(done, total int)) (int, error) {
 	type job struct {
 		op *ops.Op
@@ -43,7 +48,18 @@ func Emulated(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 			}
 		}
 	}
-	errs := make([]error, len(jobs))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	const (
+		differs = iota
+		noCompile
+		noRun
+	)
+	type failure struct {
+		kind int
+		err  error
+	}
+	fails := make([]*failure, len(jobs))
 	var mu sync.Mutex
 	done := 0
 	sem := make(chan struct{}, runtime.NumCPU())
@@ -54,16 +70,25 @@ func Emulated(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
 			r := rand.New(rand.NewPCG(uint64(i), 7))
 			v := j.v
 			c, err := cases.Random(j.op.Name, j.a, r, cases.Small, &v)
-			if err == nil {
-				var got map[string][]byte
-				if got, err = emulate.Run(ctx, lang, c, width); err == nil {
-					err = c.Compare(got)
+			if err != nil {
+				fails[i] = &failure{noRun, err}
+			} else if _, err = emulate.BuildFor(ctx, lang, c); err != nil {
+				var te *hostemu.ToolError
+				if errors.As(err, &te) {
+					stop(te) // the environment's fault: every case would fail alike
 				}
+				fails[i] = &failure{noCompile, err}
+			} else if got, err := emulate.Run(ctx, lang, c, width); err != nil {
+				fails[i] = &failure{noRun, err}
+			} else if err := c.Compare(got); err != nil {
+				fails[i] = &failure{differs, err}
 			}
-			errs[i] = err
 			mu.Lock()
 			done++
 			if progress != nil {
@@ -73,17 +98,44 @@ func Emulated(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 		}(i, j)
 	}
 	wg.Wait()
-	var msgs []string
-	for _, err := range errs {
-		if err != nil {
-			msgs = append(msgs, err.Error())
+	if cause := context.Cause(ctx); cause != nil {
+		var te *hostemu.ToolError
+		if errors.As(cause, &te) {
+			return len(jobs), fmt.Errorf("%s under host emulation: %w", lang, te)
+		}
+		return len(jobs), fmt.Errorf("%s under host emulation: interrupted: %w", lang, cause)
+	}
+	var msgs [3][]string
+	for _, f := range fails {
+		if f != nil && !slices.Contains(msgs[f.kind], f.err.Error()) {
+			msgs[f.kind] = append(msgs[f.kind], f.err.Error())
 		}
 	}
-	if len(msgs) > 0 {
-		if len(msgs) > 10 {
-			msgs = append(msgs[:10], fmt.Sprintf("... and %d more", len(msgs)-10))
+	count := func(kind int) int {
+		n := 0
+		for _, f := range fails {
+			if f != nil && f.kind == kind {
+				n++
+			}
 		}
-		return len(jobs), fmt.Errorf("%s under host emulation (subgroup %d): %d of %d cases differ from the Go reference:\n%s", lang, width, len(msgs), len(jobs), strings.Join(msgs, "\n"))
+		return n
+	}
+	var parts []string
+	for kind, what := range []string{
+		"%d of %d cases differ from the Go reference",
+		"%d of %d cases do not compile (the generated code or its harness)",
+		"%d of %d cases failed to run",
+	} {
+		if n := count(kind); n > 0 {
+			m := msgs[kind]
+			if len(m) > 10 {
+				m = append(m[:10:10], fmt.Sprintf("... and %d more", len(m)-10))
+			}
+			parts = append(parts, fmt.Sprintf(what, n, len(jobs))+":\n"+strings.Join(m, "\n"))
+		}
+	}
+	if len(parts) > 0 {
+		return len(jobs), fmt.Errorf("%s under host emulation (subgroup %d): %s", lang, width, strings.Join(parts, "\n"))
 	}
 	return len(jobs), nil
 }

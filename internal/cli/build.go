@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,29 +19,42 @@ import (
 )
 
 func newBuildCmd() *cobra.Command {
-	var backend, out, color string
+	var out, color string
+	var backendList []string
 	var check, force, noCompile bool
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Generate kernels and glue into generated/",
-		Long: `Generate the kernels of every op and variant for a backend into the output
-directory (default generated/), one subdirectory per backend, plus a MANIFEST
-of every file kernelgen owns there.
+		Long: `Generate the kernels of every op and variant for the backends into the output
+directory, one subdirectory per backend, plus a MANIFEST of every file
+kernelgen owns there. The default output is generated/ at the root of the
+kernelgen module (found from the working directory as go finds go.mod), so a
+build from a subdirectory writes the same tree.
 
 The write is atomic: the new tree is built beside the old one and swapped in,
-so an interrupted build never leaves a half-written directory. Output is
-deterministic: two builds write the same bytes. Files of backends not being
-rebuilt are kept. A directory holding files kernelgen did not write is refused
-unless --force is given (they are then deleted).
+so an interrupted build never leaves a half-written directory; an output that
+cannot be swapped (a mount point, or a directory whose parent is not
+writable) is written in place, file by file, and an interrupted in-place write
+is finished by the next build. Two builds into one directory take turns: the
+second waits (up to 2 minutes) for the first to write, then composes from its
+tree. Output is deterministic: two builds write the same bytes. Files of
+backends not being rebuilt are kept. A directory holding files kernelgen did
+not write is refused unless --force is given (they are then deleted); so is a
+damaged MANIFEST (--force rewrites it).
 
 --check runs the same generation and compares it with the directory instead of
 writing: exit 0 when up to date, exit 1 with a unified diff when stale (use it
 in CI). -o - writes the files to standard output as a txtar archive.
 
-Backends: all (every implemented backend), go, metal, vulkan, sycl, cuda.
-Backends that are not implemented yet are refused by name.`,
+Backends (one or more, comma-separated or repeated): all (every implemented
+backend), ` + strings.Join(backends.Names(), ", ") + `. Backends that are not
+implemented yet are refused by name.
+
+Progress goes to standard error: one updated line on a terminal; otherwise a
+line per quarter of each backend's checks and its summary, with the time taken.`,
 		Example: `  kernelgen build --backend all
   kernelgen build --backend go --check
+  kernelgen build --backend go,ir --no-compile
   kernelgen build --backend go -o - | less`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -46,10 +62,18 @@ Backends that are not implemented yet are refused by name.`,
 			if err != nil {
 				return err
 			}
-			bs, err := backends.Resolve(backend)
+			if out == "-" && check {
+				return fail(ExitError, "--check compares with a directory; it cannot be used with -o -")
+			}
+			bs, err := resolveBackends(backendList)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
+			dir, label, err := outputDir(cmd, out)
+			if err != nil {
+				return err
+			}
+			ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 			rebuilt := map[string][]gentree.File{}
 			nfiles := 0
 			for _, b := range bs {
@@ -62,56 +86,79 @@ Backends that are not implemented yet are refused by name.`,
 				}
 				nfiles += len(files)
 				if b.Verify != nil && !noCompile {
-					summary, err := b.Verify(cmd.Context(), files, progressLine(cmd.ErrOrStderr(), b.Name))
+					start := time.Now()
+					summary, err := b.Verify(ctx, files, progressLine(stderr, b.Name, start))
+					if ctx.Err() != nil {
+						return fail(ExitError, "interrupted during the %s checks; nothing was written", b.Name)
+					}
 					if err != nil {
 						return fail(ExitError, "backend %s: %v\nnothing was written", b.Name, err)
 					}
-					fmt.Fprintln(cmd.ErrOrStderr(), summary)
+					fmt.Fprintf(stderr, "%s (%s)\n", summary, seconds(time.Since(start)))
 				}
 			}
 			stdout := cmd.OutOrStdout()
 			if out == "-" {
-				if check {
-					return fail(ExitError, "--check compares with a directory; it cannot be used with -o -")
-				}
 				return writeArchive(stdout, rebuilt)
 			}
+			lock, err := fsx.LockTarget(ctx, dir, !check, func(file, holder string) {
+				who := "another kernelgen"
+				if holder != "" {
+					who += " (pid " + holder + ")"
+				}
+				fmt.Fprintf(stderr, "waiting for %s to finish writing %s (lock file %s)\n", who, dir, file)
+			})
+			if ctx.Err() != nil {
+				return fail(ExitError, "interrupted while waiting for another kernelgen; nothing was written")
+			}
+			if err != nil {
+				return fail(ExitError, "%v", err)
+			}
+			defer lock.Unlock()
 			if !check {
-				if err := fsx.CleanStale(out); err != nil {
-					return fail(ExitError, "recovering from an interrupted build in %s: %v", out, err)
+				if err := fsx.CleanStale(dir); err != nil {
+					return fail(ExitError, "recovering from an interrupted build in %s: %v", dir, err)
 				}
 			}
-			existing, err := fsx.ReadTree(out)
+			existing, err := fsx.ReadTree(dir)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
 			plan, err := gentree.Compose(existing, rebuilt)
+			var damaged *gentree.ManifestError
+			if errors.As(err, &damaged) && force && !check {
+				plan, err = gentree.ComposeIgnoringManifest(existing, rebuilt)
+			} else if errors.As(err, &damaged) {
+				return fail(ExitError, "%s: %v; kernelgen cannot tell which files there it wrote. Rewrite it by rebuilding every backend with --force: kernelgen build --backend all --force (this deletes the files there that kernelgen does not generate)", dir, err)
+			}
 			if err != nil {
-				return fail(ExitError, "%s: %v", out, err)
+				return fail(ExitError, "%s: %v", dir, err)
 			}
 			names := backendNames(bs)
 			if check {
 				if len(plan.Foreign) > 0 {
-					fmt.Fprintf(stdout, "%s holds files kernelgen did not write: %s\n", out, strings.Join(plan.Foreign, ", "))
+					fmt.Fprintf(stdout, "%s holds files kernelgen did not write: %s\n", dir, strings.Join(plan.Foreign, ", "))
 				}
 				if plan.UpToDate() && len(plan.Foreign) == 0 {
-					fmt.Fprintf(stdout, "%s is up to date (%s: %d files)\n", out, names, nfiles)
+					fmt.Fprintf(stdout, "%s is up to date (%s: %d files)\n", dir, names, nfiles)
 					return nil
 				}
-				printDiff(stdout, out, existing, plan, colored)
+				printDiff(stdout, label, existing, plan, colored)
 				return errStale
 			}
 			if len(plan.Foreign) > 0 && !force {
-				return fail(ExitError, "%s holds files kernelgen did not write (%s); move them away, pick another -o, or pass --force to delete them", out, strings.Join(plan.Foreign, ", "))
+				return fail(ExitError, "%s holds files kernelgen did not write (%s); move them away, pick another -o, or pass --force to delete them", dir, strings.Join(plan.Foreign, ", "))
 			}
 			if plan.UpToDate() && len(plan.Foreign) == 0 {
-				fmt.Fprintf(stdout, "%s is up to date (%s: %d files)\n", out, names, nfiles)
+				fmt.Fprintf(stdout, "%s is up to date (%s: %d files)\n", dir, names, nfiles)
 				return nil
 			}
-			if err := fsx.ReplaceDir(out, plan.Files); err != nil {
-				return fail(ExitError, "writing %s: %v (the previous tree is unchanged)", out, err)
+			if err := fsx.ReplaceDir(dir, plan.Files); errors.Is(err, fsx.ErrIncomplete) {
+				return fail(ExitError, "writing %s: %v", dir, err)
+			} else if err != nil {
+				return fail(ExitError, "writing %s: %v (the previous tree is unchanged)", dir, err)
 			}
-			fmt.Fprintf(stdout, "wrote %s (%s): %d added, %d changed, %d removed", out, names,
+			fmt.Fprintf(stdout, "wrote %s (%s): %d added, %d changed, %d removed", dir, names,
 				len(plan.Added), len(plan.Changed), len(plan.Removed))
 			if len(plan.Foreign) > 0 {
 				fmt.Fprintf(stdout, "; %d files kernelgen did not write were replaced or deleted (--force)", len(plan.Foreign))
@@ -120,15 +167,13 @@ Backends that are not implemented yet are refused by name.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&backend, "backend", "all", "backend to generate: all, "+strings.Join(backends.Names(), ", "))
-	cmd.Flags().StringVarP(&out, "out", "o", "generated", "output directory (- for a txtar archive on stdout)")
+	cmd.Flags().StringSliceVar(&backendList, "backend", []string{"all"}, "backends to generate, comma-separated: all, "+strings.Join(backends.Names(), ", "))
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default: generated/ at the module root; - for a txtar archive on stdout)")
 	cmd.Flags().BoolVar(&check, "check", false, "compare with the output directory instead of writing; exit 1 with a diff when stale")
 	cmd.Flags().BoolVar(&noCompile, "no-compile", false, "skip compiling and validating with the backend's toolchain (vulkan: glslang, spirv-val)")
 	cmd.Flags().BoolVar(&force, "force", false, "delete files in the output directory that kernelgen did not write")
 	cmd.Flags().StringVar(&color, "color", "auto", "color the --check diff: auto, always, never (auto honours NO_COLOR)")
-	_ = cmd.RegisterFlagCompletionFunc("backend", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return append([]string{"all"}, backends.Names()...), cobra.ShellCompDirectiveNoFileComp
-	})
+	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append([]string{"all"}, backends.Names()...)))
 	_ = cmd.RegisterFlagCompletionFunc("color", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -207,16 +252,102 @@ func writeArchive(w io.Writer, rebuilt map[string][]gentree.File) error {
 	return nil
 }
 
-// progressLine returns a progress callback that keeps one line updated on a
-// terminal and prints nothing otherwise (the summary line follows).
-func progressLine(w io.Writer, name string) func(done, total int) {
+// progressLine returns the progress callback of one backend's checks: on a
+// terminal it keeps one line updated; elsewhere (CI) it prints a line, with
+// the time since start, as each quarter of the checks finishes, so a long
+// cold build is never silent for long. The summary line follows.
+func progressLine(w io.Writer, name string, start time.Time) func(done, total int) {
 	if !isTerminal(w) {
-		return nil
+		next := 1
+		return func(done, total int) {
+			if total < 4 || done*4 < next*total {
+				return
+			}
+			for done*4 >= next*total {
+				next++
+			}
+			if done < total {
+				fmt.Fprintf(w, "%s: %d of %d checked (%s)\n", name, done, total, seconds(time.Since(start)))
+			}
+		}
 	}
 	return func(done, total int) {
 		fmt.Fprintf(w, "\r%s: compiling %d/%d", name, done, total)
 		if done == total {
 			fmt.Fprint(w, "\r\x1b[K")
 		}
+	}
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+// resolveBackends turns --backend values (names or "all", each possibly a
+// comma-separated list) into backends in table order, each once.
+func resolveBackends(names []string) ([]*backends.Backend, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("--backend is empty; name one or more of all, %s", strings.Join(backends.Names(), ", "))
+	}
+	want := map[*backends.Backend]bool{}
+	for _, n := range names {
+		bs, err := backends.Resolve(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			want[b] = true
+		}
+	}
+	var out []*backends.Backend
+	for _, b := range backends.All() {
+		if want[b] {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// outputDir is -o, or generated/ at the root of the kernelgen module that
+// holds the working directory (as go finds go.mod), as a path relative to
+// the working directory where it can be. label names it in --check diffs:
+// "generated" for the default, so the headers read as in git.
+func outputDir(cmd *cobra.Command, out string) (dir, label string, err error) {
+	if cmd.Flags().Changed("out") {
+		if out == "" {
+			return "", "", fail(ExitError, "-o is empty; name an output directory, or - for standard output")
+		}
+		return out, out, nil
+	}
+	root, err := gentree.ModuleRoot(".")
+	if err != nil {
+		return "", "", fail(ExitError, "%v; run kernelgen inside the kernelgen repository, or name the output directory with -o", err)
+	}
+	dir = filepath.Join(root, gentree.DirName)
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil {
+			dir = rel
+		}
+	}
+	return dir, gentree.DirName, nil
+}
+
+// completeList completes a comma-separated list of values, offering those
+// not yet in it after what is already typed.
+func completeList(values []string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		done, prefix := "", toComplete
+		if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+			done, prefix = toComplete[:i+1], toComplete[i+1:]
+		}
+		have := map[string]bool{}
+		for _, v := range strings.Split(done, ",") {
+			have[v] = true
+		}
+		var out []string
+		for _, v := range values {
+			if !have[v] && strings.HasPrefix(v, prefix) {
+				out = append(out, done+v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func newListCmd() *cobra.Command {
-	var showVariants bool
+	var showVariants, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List ops, their variants and contracts, and what each backend has",
@@ -21,11 +21,15 @@ how many variants the variant table compiles, the arithmetic contracts it is
 built under, and which backends generate it ("yes") or not ("-": not yet, or a
 schedule only that backend has, such as Vulkan's batched ids ops).
 
-With -v, every variant is listed under its op.`,
+With -v, every variant is listed below the table, under its op. With --json,
+the same as one JSON document (its shape is in the README).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := ops.Variants(); err != nil {
 				return fail(ExitError, "variant table: %v", err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), listData())
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			head := []string{"OP", "FUSION", "VARIANTS", "CONTRACTS"}
@@ -55,24 +59,18 @@ With -v, every variant is listed under its op.`,
 					}
 				}
 				fmt.Fprintln(w, strings.Join(row, "\t"))
-				if showVariants {
-					for _, v := range ops.VariantsOf(op.Name) {
-						s := v.String()
-						if s == "" {
-							s = "(no params)"
-						}
-						switch {
-						case v.On != nil:
-							s += "  (" + strings.Join(v.On, ", ") + " only)"
-						case v.NotOn != nil:
-							s += "  (not " + strings.Join(v.NotOn, ", ") + ")"
-						}
-						fmt.Fprintf(w, "  %s\n", s)
-					}
-				}
 			}
 			if err := w.Flush(); err != nil {
 				return err
+			}
+			if showVariants {
+				// Below the table, so that its columns stay one block.
+				for _, op := range ops.All() {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nvariants of %s:\n", op.Name)
+					for _, v := range ops.VariantsOf(op.Name) {
+						fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", variantLine(v))
+					}
+				}
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
 			for _, b := range backends.All() {
@@ -86,5 +84,22 @@ With -v, every variant is listed under its op.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&showVariants, "variants", "v", false, "list every variant")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print ops, variants and backends as JSON (shape in the README)")
 	return cmd
+}
+
+// variantLine is a variant's params and where it is built, if not on every
+// backend.
+func variantLine(v ops.Variant) string {
+	s := v.String()
+	if s == "" {
+		s = "(no params)"
+	}
+	switch {
+	case v.On != nil:
+		s += "  (" + strings.Join(v.On, ", ") + " only)"
+	case v.NotOn != nil:
+		s += "  (not " + strings.Join(v.NotOn, ", ") + ")"
+	}
+	return s
 }

@@ -103,6 +103,8 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(patch.Backends, ", ")+", or all")
 	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
 	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")
+	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(append([]string{}, patch.Backends...), "all")))
+	_ = cmd.MarkFlagDirname("tree")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -84,7 +85,31 @@ Exit codes: 0 ok, 1 stale or different, 2 error.`,
 	root.SetErr(stderr)
 	root.SetVersionTemplate("kernelgen {{.Version}}\n")
 	root.AddCommand(newListCmd(), newIRCmd(), newBuildCmd(), newDiffCmd(), newPatchCmd(), newDoctorCmd())
+	strictCompletion(root)
 	return root
+}
+
+// strictCompletion makes `completion` with no shell or an unknown one an
+// error (cobra's default prints the help and exits 0, which a script
+// redirecting it into a file would not notice).
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sub := range c.Commands() {
+			shells = append(shells, sub.Name())
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fail(ExitError, "completion: name a shell: %s", strings.Join(shells, ", "))
+			}
+			return fail(ExitError, "completion: no completion for shell %q; kernelgen has it for %s", args[0], strings.Join(shells, ", "))
+		}
+	}
 }
 
 // version comes from the build info: the module version, or the VCS

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 const (
@@ -35,7 +36,11 @@ func bakPrefix(target string) string { return "." + filepath.Base(target) + bakT
 // ReplaceDir makes target a directory holding exactly files, which maps
 // slash-separated relative paths to contents (files 0644, directories 0755).
 // On any error before the swap, target is left untouched and the temporary
-// tree removed. A missing parent of target is created.
+// tree removed. A missing parent of target is created. A target that cannot
+// be moved (a mount point, or a directory whose parent is not writable) is
+// replaced in place instead, with the same outcome after an interruption
+// once CleanStale has run (see replaceInPlace). Callers that may run
+// concurrently hold LockTarget.
 func ReplaceDir(target string, files map[string][]byte) error {
 	target = filepath.Clean(target)
 	if err := checkTarget(target); err != nil {
@@ -45,25 +50,60 @@ func ReplaceDir(target string, files map[string][]byte) error {
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Lstat(target); err == nil && !fi.IsDir() {
+	fi, err := os.Lstat(target)
+	switch {
+	case err == nil && !fi.IsDir():
 		return fmt.Errorf("fsx: %s exists and is not a directory", target)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("fsx: %w", err)
 	}
+	exists := err == nil
 	parent := filepath.Dir(target)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("fsx: creating parent: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, tmpPrefix(target))
+	if pfi, err := os.Stat(parent); exists && err == nil && isMountPoint(fi, pfi) {
+		return inPlace(target, names, files, fmt.Errorf("%s is a mount point", target))
+	}
+	tmp, err := mkdirTemp(parent, tmpPrefix(target))
 	if err != nil {
+		if exists && cannotSwap(err) {
+			return inPlace(target, names, files, fmt.Errorf("its parent %s is not writable: %w", parent, err))
+		}
+		if cannotSwap(err) {
+			return fmt.Errorf("fsx: cannot create %s: its parent %s is not writable (%w); make it writable or pick another output directory", target, parent, err)
+		}
 		return fmt.Errorf("fsx: creating temp dir: %w", err)
 	}
 	if err := build(tmp, names, files); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
-	return swap(tmp, target)
+	err = swap(tmp, target)
+	var stuck *stuckError
+	if errors.As(err, &stuck) {
+		return inPlace(target, names, files, stuck.err)
+	}
+	return err
 }
+
+// inPlace is replaceInPlace for a target that could not be swapped because
+// of why; its error says what would make either way work.
+func inPlace(target string, names []string, files map[string][]byte, why error) error {
+	err := replaceInPlace(target, names, files)
+	switch {
+	case errors.Is(err, ErrIncomplete):
+		return fmt.Errorf("fsx: writing %s in place (%v): %w", target, why, err)
+	case err != nil:
+		return fmt.Errorf("fsx: %s cannot be swapped by a rename (%v), and writing it in place failed too: %w; make %s writable, or pick another output directory", target, why, err, target)
+	}
+	return nil
+}
+
+// stuckError is swap's error when target itself cannot be moved aside.
+type stuckError struct{ err error }
+
+func (e *stuckError) Error() string { return e.err.Error() }
 
 // checkTarget rejects targets without a usable base name, since sibling
 // names are derived from it.
@@ -181,20 +221,24 @@ func writeFile(p string, data []byte) error {
 }
 
 // swap moves the finished tmp tree to target, keeping the old target as a
-// backup until the new one is in place.
+// backup until the new one is in place. A target that cannot be moved is a
+// *stuckError, with tmp removed.
 func swap(tmp, target string) error {
 	bak := filepath.Join(filepath.Dir(target), bakPrefix(target)+strings.TrimPrefix(filepath.Base(tmp), tmpPrefix(target)))
 	hadOld := false
 	if _, err := os.Lstat(target); err == nil {
-		if err := os.Rename(target, bak); err != nil {
+		if err := renameDir(target, bak); err != nil {
 			os.RemoveAll(tmp)
+			if cannotSwap(err) {
+				return &stuckError{fmt.Errorf("moving it aside: %w", err)}
+			}
 			return fmt.Errorf("fsx: moving old %s aside: %w", target, err)
 		}
 		hadOld = true
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := renameDir(tmp, target); err != nil {
 		if hadOld {
-			if rerr := os.Rename(bak, target); rerr != nil {
+			if rerr := renameDir(bak, target); rerr != nil {
 				return fmt.Errorf("fsx: installing %s: %w (old tree left at %s: %v)", target, err, bak, rerr)
 			}
 		}
@@ -220,7 +264,8 @@ func syncDir(dir string) {
 }
 
 // ReadTree returns every regular file under dir keyed by slash-separated
-// relative path. A missing dir yields an empty map; a symlink or any other
+// relative path, except fsx's own entries (an in-place write's staging, a
+// lock). A missing dir yields an empty map; a symlink or any other
 // non-regular entry is an error naming it.
 func ReadTree(dir string) (map[string][]byte, error) {
 	out := map[string][]byte{}
@@ -237,6 +282,12 @@ func ReadTree(dir string) (map[string][]byte, error) {
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("fsx: %w", err)
+		}
+		if filepath.Dir(p) == filepath.Clean(dir) && reserved(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.IsDir() {
 			return nil
@@ -264,7 +315,10 @@ func ReadTree(dir string) (map[string][]byte, error) {
 // CleanStale removes temporary and backup siblings of target left by an
 // interrupted ReplaceDir. If target is missing but a backup exists (a crash
 // between the two renames), the backup is restored as target (the most
-// recently modified one, should there be several).
+// recently modified one, should there be several). An interrupted in-place
+// write is finished when it was committed and undone when not. Callers that
+// may run concurrently hold LockTarget: another writer's temporary tree is
+// not stale.
 func CleanStale(target string) error {
 	target = filepath.Clean(target)
 	if err := checkTarget(target); err != nil {
@@ -318,5 +372,29 @@ func CleanStale(target string) error {
 			return fmt.Errorf("fsx: removing stale %s: %w", p, err)
 		}
 	}
-	return nil
+	return cleanStaging(target)
+}
+
+// StaleAge is how old a build directory must be before RemoveStale takes
+// it for the leftover of a killed process: far longer than any compile.
+const StaleAge = time.Hour
+
+// RemoveStale removes the directories in dir whose names start with prefix
+// and that nothing has touched for StaleAge: work directories of builds
+// killed before they could clean up (SIGKILL, a crash, a power cut). A
+// live build touches its own when it writes into it. Errors are ignored:
+// the next call tries again.
+func RemoveStale(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > StaleAge {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }

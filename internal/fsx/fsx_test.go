@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func bytesMap(m map[string]string) map[string][]byte {
@@ -401,5 +402,26 @@ func TestReplaceDirSiblingNames(t *testing.T) {
 	}
 	if !slices.ContainsFunc(seen, func(n string) bool { return strings.HasPrefix(n, ".out.tmp-") }) {
 		t.Errorf("temp dir not seen during build: %v", seen)
+	}
+}
+
+// RemoveStale takes only directories with the prefix that nothing has
+// touched for StaleAge.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-StaleAge - time.Minute)
+	for _, name := range []string{".build-old", ".build-new", "keep-old", "key123"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, "old") || name == "key123" {
+			os.Chtimes(filepath.Join(dir, name), old, old)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".build-file"), nil, 0o644)
+	os.Chtimes(filepath.Join(dir, ".build-file"), old, old)
+	RemoveStale(dir, ".build-")
+	if got := siblings(t, dir); !slices.Equal(got, []string{".build-file", ".build-new", "keep-old", "key123"}) {
+		t.Errorf("left: %v", got)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
+	"path"
 	"sort"
 	"strings"
 )
@@ -54,22 +56,55 @@ func Render(entries []Entry) []byte {
 	return b.Bytes()
 }
 
-// Parse reads a manifest.
+// ManifestError is a manifest that cannot be read: kernelgen then cannot
+// tell which files of the directory it owns.
+type ManifestError struct {
+	Line int // 1-based; 0 for the whole file
+	Msg  string
+}
+
+func (e *ManifestError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s is damaged: %s", ManifestName, e.Msg)
+	}
+	return fmt.Sprintf("%s is damaged: line %d: %s", ManifestName, e.Line, e.Msg)
+}
+
+// Parse reads a manifest. Every line but comments must be a path (a clean
+// relative slash path, once), a sha256 in hex, a backend and an op or "-".
 func Parse(data []byte) ([]Entry, error) {
 	var out []Entry
+	seen := map[string]bool{}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		return nil, &ManifestError{Msg: "it does not end with a newline (truncated?)"}
+	}
 	for n, line := range strings.Split(string(data), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		bad := func(format string, args ...any) error {
+			return &ManifestError{Line: n + 1, Msg: fmt.Sprintf(format, args...)}
+		}
 		f := strings.Split(line, "\t")
 		if len(f) != 4 {
-			return nil, fmt.Errorf("%s line %d: want 4 tab-separated fields (path, sha256, backend, op), got %d", ManifestName, n+1, len(f))
+			return nil, bad("want 4 tab-separated fields (path, sha256, backend, op), got %d", len(f))
 		}
-		op := f[3]
+		p, hash, backend, op := f[0], f[1], f[2], f[3]
+		switch {
+		case p == "" || path.Clean(p) != p || !fs.ValidPath(p) || p == ManifestName:
+			return nil, bad("path %q is not a clean relative path", p)
+		case seen[p]:
+			return nil, bad("%s is listed twice", p)
+		case len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "":
+			return nil, bad("%q is not a sha256 in hex", hash)
+		case backend == "" || op == "":
+			return nil, bad("empty backend or op")
+		}
+		seen[p] = true
 		if op == "-" {
 			op = ""
 		}
-		out = append(out, Entry{Path: f[0], Hash: f[1], Backend: f[2], Op: op})
+		out = append(out, Entry{Path: p, Hash: hash, Backend: backend, Op: op})
 	}
 	return out, nil
 }
@@ -88,7 +123,8 @@ func (p *Plan) UpToDate() bool { return len(p.Added)+len(p.Changed)+len(p.Remove
 
 // Compose merges existing (the output directory's current files) with the
 // rebuilt backends' files. Files of other backends listed in the existing
-// manifest are kept as they are; the manifest is rewritten.
+// manifest are kept as they are; the manifest is rewritten. A manifest that
+// cannot be read is a *ManifestError.
 func Compose(existing map[string][]byte, rebuilt map[string][]File) (*Plan, error) {
 	var owned []Entry
 	if m, ok := existing[ManifestName]; ok {
@@ -160,6 +196,41 @@ func Compose(existing map[string][]byte, rebuilt map[string][]File) (*Plan, erro
 	sort.Strings(plan.Changed)
 	sort.Strings(plan.Removed)
 	return plan, nil
+}
+
+// ComposeIgnoringManifest is Compose for a directory whose manifest is
+// damaged: every file there counts as foreign, and the new manifest lists
+// the rebuilt backends only.
+func ComposeIgnoringManifest(existing map[string][]byte, rebuilt map[string][]File) (*Plan, error) {
+	rest := make(map[string][]byte, len(existing))
+	for p, b := range existing {
+		if p != ManifestName {
+			rest[p] = b
+		}
+	}
+	plan, err := Compose(rest, rebuilt)
+	if err != nil {
+		return nil, err
+	}
+	if old, ok := existing[ManifestName]; ok {
+		// The damaged manifest is replaced, not added.
+		plan.Added = remove(plan.Added, ManifestName)
+		if !bytes.Equal(old, plan.Files[ManifestName]) {
+			plan.Changed = append([]string{ManifestName}, plan.Changed...)
+			sort.Strings(plan.Changed)
+		}
+	}
+	return plan, nil
+}
+
+func remove(list []string, s string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Verify checks that every owned file on disk still has the hash the

@@ -480,3 +480,49 @@ func TestStripDocRefs(t *testing.T) {
 		}
 	}
 }
+
+// A series refused for a missing anchor names the user's tree, not the
+// temporary clone it is made in.
+func TestSeriesErrorsNameTheUsersTree(t *testing.T) {
+	root := fixture(t, "")
+	p := filepath.Join(root, "src", "ggml-vulkan", "ggml-vulkan.cpp")
+	src, _ := os.ReadFile(p)
+	src = bytes.Replace(src, []byte("static bool ggml_backend_vk_device_supports_op("), []byte("static bool ggml_backend_vk_device_supports_op_renamed("), 1)
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, root)
+	_, err := Series(open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	if err == nil || !strings.Contains(err.Error(), "cannot write a series for "+root+" (its HEAD)") ||
+		!strings.Contains(err.Error(), "src/ggml-vulkan/ggml-vulkan.cpp") || strings.Contains(err.Error(), "kernelgen-series-") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// A repository another user owns is git's safe.directory refusal, with the
+// command that lifts it, not "not a git work tree".
+func TestDubiousOwnershipNamesSafeDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a repository another user owns needs root")
+	}
+	root := fixture(t, "")
+	err := filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 54321, 54321)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null") // no safe.directory of this machine's
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	before := snapshot(t, root)
+	_, err = Apply(open(t, root), plan(t))
+	if err == nil || !strings.Contains(err.Error(), "git config --global --add safe.directory "+root) || strings.Contains(err.Error(), "not a git work tree") {
+		t.Errorf("got %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("a refused patch changed the tree:\n%s", diff)
+	}
+}

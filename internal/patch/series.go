@@ -68,7 +68,7 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 	for _, s := range steps {
 		o, err := Apply(ct, []*Step{s})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Backend, err)
+			return nil, fmt.Errorf("%s: %w", s.Backend, ofUsersTree(err, t, clone))
 		}
 		if len(o.Written) == 0 {
 			continue // nothing of this step applies to this tree (or HEAD already holds it)
@@ -116,4 +116,18 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 		written = append(written, filepath.Join(out, filepath.Base(n)))
 	}
 	return written, nil
+}
+
+// ofUsersTree restates an error about the series' clone of t's HEAD in terms
+// of t: the user knows their tree, not the temporary clone.
+func ofUsersTree(err error, t *Tree, clone string) error {
+	var prob *Problem
+	if errors.As(err, &prob) {
+		lines := append([]string(nil), prob.Lines...)
+		if len(lines) > 0 && strings.HasPrefix(lines[0], "refusing to patch "+clone) {
+			lines[0] = "cannot write a series for " + t.Root + " (its HEAD), nothing was written:"
+		}
+		return &Problem{Lines: lines}
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), clone, t.Root))
 }

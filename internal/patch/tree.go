@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -64,6 +65,8 @@ func (t *Tree) read(rel string) (string, bool, error) {
 	return string(b), true, nil
 }
 
+var errNoGit = errors.New("git not found: install git (Debian: apt-get install git)")
+
 // git runs git in dir and returns its standard output.
 func git(dir string, env []string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
@@ -73,7 +76,7 @@ func git(dir string, env []string, args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return "", fmt.Errorf("git not found: install git (Debian: apt-get install git)")
+			return "", errNoGit
 		}
 		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
@@ -84,6 +87,12 @@ func git(dir string, env []string, args ...string) (string, error) {
 // ignored ones not), or says why it cannot tell.
 func (t *Tree) dirty() ([]string, error) {
 	if _, err := git(t.Root, nil, "rev-parse", "--show-toplevel"); err != nil {
+		if errors.Is(err, errNoGit) {
+			return nil, err
+		}
+		if m := dubious.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("--tree %s: git refuses to work in the repository %s because another user owns it (git's safe.directory check), so kernelgen cannot check that it is clean; if you trust it, run: git config --global --add safe.directory %s (or run kernelgen as its owner)", t.Root, m[1], m[1])
+		}
 		return nil, fmt.Errorf("--tree %s is not a git work tree, so kernelgen cannot check that it is clean (commit it first: git init && git add -A && git commit)", t.Root)
 	}
 	out, err := git(t.Root, nil, "status", "--porcelain", "--", ".")
@@ -98,6 +107,10 @@ func (t *Tree) dirty() ([]string, error) {
 	}
 	return lines, nil
 }
+
+// dubious matches git's refusal of a repository another user owns and
+// captures the path it names (what safe.directory must list).
+var dubious = regexp.MustCompile(`detected dubious ownership in repository at '([^']*)'`)
 
 // Rel is where a change's path lies below Root.
 func (t *Tree) Rel(p string) string {

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kernelgen/kernelgen/internal/fsx"
 )
 
 // Flags are glslangValidator's flags for every variant: Vulkan SPIR-V for a
@@ -135,6 +137,8 @@ func (t *Tools) Build(ctx context.Context, units []Unit, progress Progress) ([]R
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// Work directories of builds killed before they could remove them.
+	fsx.RemoveStale(dir, ".build-")
 	results := make([]Result, len(units))
 	errs := make([]error, len(units))
 	var mu sync.Mutex
@@ -157,10 +161,62 @@ func (t *Tools) Build(ctx context.Context, units []Unit, progress Progress) ([]R
 		}(i)
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if err := group(errs); err != nil {
 		return nil, err
 	}
 	return results, nil
+}
+
+// UnitError is a variant a tool failed or warned on.
+type UnitError struct {
+	File, Unit string // the generated file, the variant
+	Tool, What string // e.g. "glslangValidator", "failed"
+	Output     string // the tool's messages, at the generated file's lines
+}
+
+func (e *UnitError) Error() string {
+	return fmt.Sprintf("%s (%s): %s %s:\n%s", e.File, e.Unit, e.Tool, e.What, e.Output)
+}
+
+// group joins errs, each distinct tool message once with every variant it
+// came from: a defect in a shader fails all its variants alike, and one
+// copy per variant would bury the message.
+func group(errs []error) error {
+	type key struct{ file, tool, what, out string }
+	units := map[key][]string{}
+	var order []key
+	var other []error
+	for _, err := range errs {
+		var ue *UnitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ue):
+			k := key{ue.File, ue.Tool, ue.What, ue.Output}
+			if units[k] == nil {
+				order = append(order, k)
+			}
+			units[k] = append(units[k], ue.Unit)
+		default:
+			other = append(other, err)
+		}
+	}
+	var out []error
+	for _, k := range order {
+		us := units[k]
+		if len(us) == 1 {
+			out = append(out, &UnitError{File: k.file, Unit: us[0], Tool: k.tool, What: k.what, Output: k.out})
+			continue
+		}
+		names := us
+		if len(names) > 4 {
+			names = append(names[:4:4], fmt.Sprintf("and %d more", len(us)-4))
+		}
+		out = append(out, fmt.Errorf("%s: %s %s on %d variants (%s):\n%s", k.file, k.tool, k.what, len(us), strings.Join(names, ", "), k.out))
+	}
+	return errors.Join(append(out, other...)...)
 }
 
 func (t *Tools) one(ctx context.Context, dir string, u Unit) (Result, error) {
@@ -195,18 +251,32 @@ func (t *Tools) one(ctx context.Context, dir string, u Unit) (Result, error) {
 	cmd := exec.CommandContext(cctx, t.Glslang, args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	msg, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return Result{}, ctx.Err()
+	}
 	if err != nil {
-		return Result{}, fmt.Errorf("%s (%s): glslangValidator failed:\n%s", u.File, u.Name, remap(msg, src, u.File))
+		out := remap(msg, src, u.File)
+		if out == "" {
+			out = err.Error()
+		}
+		return Result{}, &UnitError{File: u.File, Unit: u.Name, Tool: "glslangValidator", What: "failed", Output: out}
 	}
 	// Generated shaders compile without warnings; one is a defect to fix
 	// in the emitter, not noise to scroll past (glslang exits 0 on them).
 	if bytes.Contains(msg, []byte("WARNING: ")) {
-		return Result{}, fmt.Errorf("%s (%s): glslangValidator warned:\n%s", u.File, u.Name, remap(msg, src, u.File))
+		return Result{}, &UnitError{File: u.File, Unit: u.Name, Tool: "glslangValidator", What: "warned", Output: remap(msg, src, u.File)}
 	}
 	cmd = exec.CommandContext(cctx, t.SpirvVal, "--target-env", "vulkan1.2", out)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if msg, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(msg)) > 0 {
-		return Result{}, fmt.Errorf("%s (%s): spirv-val rejected the module:\n%s", u.File, u.Name, bytes.TrimSpace(msg))
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		text := string(bytes.TrimSpace(msg))
+		if text == "" {
+			text = err.Error()
+		}
+		return Result{}, &UnitError{File: u.File, Unit: u.Name, Tool: "spirv-val", What: "rejected the module", Output: text}
 	}
 	spv, err := os.ReadFile(out)
 	if err != nil {

@@ -129,6 +129,23 @@ func (b *builder) f32(name string, n int, lo, hi float32, special bool) *Buffer 
 	return buf
 }
 
+// convEdges drive a conv output to SiLU's ends (SPEC.md 6): sums whose
+// e^-y overflows (-0), whose denominator leaves DivPortable's domain, and
+// that overflow to an infinity. They are finite so that no input makes a
+// NaN, whose payload the hardware picks: portable results stay comparable
+// bit for bit on every device.
+var convEdges = []float32{math.MaxFloat32, -math.MaxFloat32, 1e38, -1e38, 100, -100, -88.5, 89}
+
+// withEdges puts an edge value in about one element of 20 of buf.
+func (b *builder) withEdges(buf *Buffer) *Buffer {
+	for i := range buf.F32 {
+		if b.r.IntN(20) == 0 {
+			buf.F32[i] = convEdges[b.r.IntN(len(convEdges))]
+		}
+	}
+	return buf
+}
+
 func (b *builder) untouched(name string, n int) *Buffer {
 	buf := &Buffer{Name: name, Elem: ir.F32, F32: make([]float32, n)}
 	for i := range buf.F32 {

@@ -164,3 +164,53 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 		}
 	}
 }
+
+// The conv-update cases reach SiLU's ends (convEdges): outputs of -0 (e^-y
+// overflowed), tiny negatives (a denominator scaled into DivPortable's
+// domain) and +Inf; their inputs being finite, the portable contract makes
+// no NaN (native ones do, as y / (1 + exp(-y)) does at y = -Inf).
+func TestConvCasesReachSiluEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, op := range []string{"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched"} {
+		for _, a := range ops.Ariths() {
+			seen := map[string]int{}
+			for _, v := range ops.VariantsOf(op) {
+				if v.Values["SILU"] != 1 {
+					continue
+				}
+				for i := 0; i < 10; i++ {
+					v := v
+					c, err := Random(op, a, r, Small, &v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, b := range c.Expected {
+						for _, y := range b.F32 {
+							switch {
+							case math.IsNaN(float64(y)) && math.Float32bits(y) != math.Float32bits(sentinel):
+								seen["NaN"]++
+							case b.Name != "dst":
+							case math.Float32bits(y) == 0x80000000:
+								seen["-0"]++
+							case y < 0 && y > -1.5e-36:
+								seen["scaled"]++
+							case math.IsInf(float64(y), 1):
+								seen["+Inf"]++
+							}
+						}
+					}
+				}
+			}
+			if !a.Native {
+				if seen["NaN"] > 0 {
+					t.Errorf("%s %s: %d NaNs in the expected buffers", op, a, seen["NaN"])
+				}
+				for _, k := range []string{"-0", "scaled", "+Inf"} {
+					if seen[k] == 0 {
+						t.Errorf("%s %s: no SiLU output of kind %s (got %v)", op, a, k, seen)
+					}
+				}
+			}
+		}
+	}
+}

@@ -114,19 +114,19 @@ func (b *builder) convUpdate(op string) error {
 	}
 	row := (K - 1) * C
 	b.f32("conv_kernel", C*K, -1, 1, true)
-	b.f32("x_cur", n*C, -1, 1, true)
+	b.withEdges(b.f32("x_cur", n*C, -1, 1, true))
 	b.untouched("dst", n*C)
 	args := map[string]int64{"n_ch": int64(C), "n_seqs": int64(n), "cs1": int64(K - 1), "cs2": int64(row),
 		"w1": int64(K), "x2": int64(C), "sd1": int64(row), "d2": int64(C)}
 	if op == "ssm_conv_update_inplace" {
-		b.f32("conv_states", n*row, -1, 1, true)
+		b.withEdges(b.f32("conv_states", n*row, -1, 1, true))
 		b.f32("conv_state_dst", (n+1)*row, -1, 1, false)
 		return b.launch(op, args, nil)
 	}
 	cells := n + r.IntN(3)
 	rsHead := r.IntN(cells - n + 1)
-	cache := b.f32("cache", cells*row, -1, 1, true)
-	stateDst := b.f32("conv_state_dst", n*row, -1, 1, true)
+	cache := b.withEdges(b.f32("cache", cells*row, -1, 1, true))
+	stateDst := b.withEdges(b.f32("conv_state_dst", n*row, -1, 1, true))
 	b.ids("ids", n, cells, rsHead)
 	if op == convBatchedOp {
 		// As for GDN's batched op: conv_state_dst starts as the window's rows.

@@ -1,7 +1,8 @@
 // Package hostemu builds and runs generated CUDA, Metal Shading Language and
 // SYCL kernels on the CPU, so kernel logic can be tested where there is no GPU
 // (CI). The sources compile unmodified with a host C++20 compiler (g++ by
-// default; $CXX or Options.CXX, e.g. clang++-22) against a small SIMT runtime
+// default; $CXX or Options.CXX, a command such as clang++-22 or "ccache g++":
+// see Compiler) against a small SIMT runtime
 // in include/: hostemu/core.h plus one "skin" per language (cuda.h, msl.h,
 // sycl.h), force-included with -include; include/metal_stdlib and
 // include/sycl/sycl.hpp make the usual #include lines resolve.

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kernelgen/kernelgen/internal/fsx"
 )
 
 //go:embed include
@@ -104,7 +106,7 @@ type Job struct {
 
 // Options select the compiler and cache; the zero value is Build's defaults.
 type Options struct {
-	CXX      string   // compiler; default $CXX, else g++
+	CXX      string   // compiler command (split on spaces); default $CXX, else g++ (see Compiler)
 	Flags    []string // appended after the default flags (part of the cache key)
 	CacheDir string   // default CacheDir()
 }
@@ -174,8 +176,17 @@ func CacheDir() (string, error) {
 }
 
 // Flags returns the exact compiler flags Build uses for lang with the given
-// compiler (before Options.Flags, the output and the input file).
+// compiler setting (see Compiler; before Options.Flags, the output and the
+// input file).
 func Flags(lang Lang, compiler string) ([]string, error) {
+	c, err := FindCompiler(Options{CXX: compiler})
+	if err != nil {
+		return nil, err
+	}
+	return flagsFor(lang, c.Clang)
+}
+
+func flagsFor(lang Lang, clang bool) ([]string, error) {
 	skin, err := lang.skin()
 	if err != nil {
 		return nil, err
@@ -190,7 +201,7 @@ func Flags(lang Lang, compiler string) ([]string, error) {
 		"-fdiagnostics-color=never",
 		"-Wno-unknown-pragmas", // #pragma unroll
 	}
-	if isClang(compiler) {
+	if clang {
 		f = append(f, "-Wno-unknown-attributes", "-Wno-ignored-attributes")
 	} else {
 		f = append(f, "-Wno-attributes") // [[buffer(0)]], [[host_name(...)]], ...
@@ -204,23 +215,6 @@ func Flags(lang Lang, compiler string) ([]string, error) {
 	// not the emulation runtime.
 	return append(f, "-isystem", includeDir, "-include", skin), nil
 }
-
-// isClang reports whether compiler is clang: by its name, or, as macOS's
-// g++ is Apple clang, by what its --version says (asked once per path).
-func isClang(compiler string) bool {
-	if strings.Contains(filepath.Base(compiler), "clang") {
-		return true
-	}
-	if v, ok := clangByPath.Load(compiler); ok {
-		return v.(bool)
-	}
-	out, _ := exec.Command(compiler, "--version").Output()
-	clang := bytes.Contains(out, []byte("clang"))
-	clangByPath.Store(compiler, clang)
-	return clang
-}
-
-var clangByPath sync.Map // compiler path -> bool
 
 // hostNameAttr is Metal's [[host_name("...")]] on an explicit
 // instantiation, where clang (unlike g++) rejects an attribute list.
@@ -260,22 +254,15 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if msg := checkSources(p, names); msg != "" {
 		return nil, &CompileError{Program: p.Name, Lang: p.Lang, Output: msg}
 	}
-	cxx := o.CXX
-	if cxx == "" {
-		cxx = os.Getenv("CXX")
-	}
-	if cxx == "" {
-		cxx = "g++"
-	}
-	cxxPath, err := exec.LookPath(cxx)
-	if err != nil {
-		return nil, fmt.Errorf("hostemu: C++ compiler: %w", err)
-	}
-	flags, err := Flags(p.Lang, cxxPath)
+	cc, err := FindCompiler(o)
 	if err != nil {
 		return nil, err
 	}
-	if isClang(cxxPath) {
+	flags, err := flagsFor(p.Lang, cc.Clang)
+	if err != nil {
+		return nil, err
+	}
+	if cc.Clang {
 		p = forClang(p)
 	}
 	flags = append(flags, o.Flags...)
@@ -288,7 +275,8 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	key, err := cacheKey(p, names, cxxPath, flags)
+	sweepOnce(root)
+	key, err := cacheKey(p, names, cc, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -311,15 +299,21 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if err := writeTree(work, p, names); err != nil {
 		return nil, err
 	}
-	args := append(append([]string{}, flags...), "-o", exeFile, tuFile)
-	cmd := exec.CommandContext(ctx, cxxPath, args...)
+	args := append(append(append([]string{}, cc.Command[1:]...), flags...), "-o", exeFile, tuFile)
+	cmd := exec.CommandContext(ctx, cc.Path, args...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	killTree(cmd)
 	compilerRuns.Add(1)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("hostemu: building %s: %w", p.Name, ctx.Err())
+		}
+		// The program's fault only if the compiler can build the runtime
+		// on its own.
+		if perr := probeRuntime(ctx, cc, flags, work); perr != nil {
+			return nil, perr
 		}
 		msg := string(out)
 		if len(bytes.TrimSpace(out)) == 0 {
@@ -343,6 +337,16 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	return bin, nil
 }
 
+var swept sync.Map // cache root -> struct{}
+
+// sweepOnce removes, once per process, build directories a killed build
+// left in the cache.
+func sweepOnce(root string) {
+	if _, done := swept.LoadOrStore(root, struct{}{}); !done {
+		fsx.RemoveStale(root, ".build-")
+	}
+}
+
 func sourceNames(p Program) ([]string, error) {
 	names := make([]string, 0, len(p.Sources))
 	for n := range p.Sources {
@@ -359,10 +363,15 @@ func sourceNames(p Program) ([]string, error) {
 	return names, nil
 }
 
-func cacheKey(p Program, names []string, cxxPath string, flags []string) (string, error) {
+// cacheKey identifies a build: the compiler (its executable's resolved
+// path, size and time; for a command with arguments also those and what
+// --version says, which names the compiler behind a wrapper such as
+// ccache), the flags, the runtime and the program. A plain compiler's key
+// is what it was before commands were accepted, so caches stay warm.
+func cacheKey(p Program, names []string, cc *Compiler, flags []string) (string, error) {
 	h := sha256.New()
-	id := cxxPath
-	if real, err := filepath.EvalSymlinks(cxxPath); err == nil {
+	id := cc.Path
+	if real, err := filepath.EvalSymlinks(id); err == nil {
 		id = real
 	}
 	fi, err := os.Stat(id)
@@ -370,6 +379,9 @@ func cacheKey(p Program, names []string, cxxPath string, flags []string) (string
 		return "", err
 	}
 	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00%d\x00%s\x00", cacheFormat, int(p.Lang), id, fi.Size(), fi.ModTime().UnixNano(), strings.Join(flags, "\x01"))
+	if len(cc.Command) > 1 {
+		fmt.Fprintf(h, "C%s\x00%s\x00", strings.Join(cc.Command[1:], "\x01"), cc.Version)
+	}
 	err = fs.WalkDir(includeFS, "include", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -54,7 +54,7 @@ func defaultCXX() string {
 
 func needCompiler(t *testing.T, cxx string) {
 	t.Helper()
-	if _, err := exec.LookPath(cxx); err != nil {
+	if _, err := FindCompiler(Options{CXX: cxx}); err != nil {
 		t.Skipf("no C++ compiler %s: %v", cxx, err)
 	}
 }
