@@ -143,7 +143,9 @@ func (b *builder) value(e ir.Expr, st *state) *node {
 		if op.IsCompare() || op.IsLogical() {
 			typ = ir.Bool
 		}
-		return t.make(op.String(), typ, "", x, y)
+		n := t.make(op.String(), typ, "", x, y)
+		n.commutes = commutes
+		return n
 	case *ir.Call:
 		args := make([]*node, len(e.Args))
 		for i, a := range e.Args {

@@ -84,10 +84,20 @@ func (p *projector) shape(n *node) digest {
 		for i, a := range args {
 			ds[i] = p.shape(a)
 		}
-		d = hashOf(n.op, int(n.typ), n.attr, ds)
+		d = hashOf(n.op, int(n.typ), n.attr, operands(n, ds))
 	}
 	p.memo[projShape][n] = d
 	return d
+}
+
+// operands are a node's projected operands, sorted where the operation
+// commutes: the builder put those in full-digest order, and a full digest
+// holds what a projection leaves out (a loop-carried value's update).
+func operands(n *node, ds []digest) []digest {
+	if n.commutes {
+		return sortDigests(ds)
+	}
+	return ds
 }
 
 func hashOf(parts ...any) digest {
@@ -183,7 +193,7 @@ func (p *projector) arith(n *node) digest {
 		// Which effects run is control's business; what they compute is ours.
 		d = hashOf("if", p.arith(n.args[1]), p.arith(n.args[2]))
 	default:
-		d = hashOf(n.op, int(n.typ), n.attr, args(p.phiArgs(n)...))
+		d = hashOf(n.op, int(n.typ), n.attr, operands(n, args(p.phiArgs(n)...)))
 	}
 	p.memo[projArith][n] = d
 	return d
