@@ -64,11 +64,11 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from = "stateDst.Store(ring.Add(j), win.At(j.Add(1))) })\n\t})\n\tif batched {"
+	const from = "stateDst.Store(ring.Add(j), win.At(j.Add(1))) })\n\t}\n\tif rowBlock {"
 	if strings.Count(string(src), from) != 1 {
 		t.Fatalf("ops/conv.go no longer holds %q; update the edit", from)
 	}
-	edited := strings.Replace(string(src), from, "stateDst.Store(ring.Add(j), win.At(j)) })\n\t})\n\tif batched {", 1)
+	edited := strings.Replace(string(src), from, "stateDst.Store(ring.Add(j), win.At(j)) })\n\t}\n\tif rowBlock {", 1)
 	if err := os.WriteFile(conv, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	if rep.A != "HEAD~1" || rep.B != "HEAD" || rep.Same || len(rep.Files) == 0 || rep.SourceOnly == nil {
 		t.Errorf("report head: %+v", rep)
 	}
-	if len(rep.Kernels) != 10 {
-		t.Errorf("%d kernels judged, want the 10 of ops C and D", len(rep.Kernels))
+	if len(rep.Kernels) != 12 {
+		t.Errorf("%d kernels judged, want the 12 of ops C and D", len(rep.Kernels))
 	}
 	for _, k := range rep.Kernels {
 		if !strings.HasPrefix(k.Kernel, "ssm_conv_update_inplace") || k.Verdict != "changed" || strings.Join(k.Categories, ",") != "memory" {

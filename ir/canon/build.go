@@ -143,7 +143,9 @@ func (b *builder) value(e ir.Expr, st *state) *node {
 		if op.IsCompare() || op.IsLogical() {
 			typ = ir.Bool
 		}
-		return t.make(op.String(), typ, "", x, y)
+		n := t.make(op.String(), typ, "", x, y)
+		n.commutes = commutes
+		return n
 	case *ir.Call:
 		args := make([]*node, len(e.Args))
 		for i, a := range e.Args {
@@ -152,8 +154,24 @@ func (b *builder) value(e ir.Expr, st *state) *node {
 		return t.make(e.Fn.String(), ir.F32, "", args...)
 	case *ir.Select:
 		return t.make("select", e.Type(), "", b.value(e.Cond, st), b.value(e.X, st), b.value(e.Y, st))
+	case *ir.VecDot:
+		// One operation over both spans' memory; its length is how many
+		// products it sums.
+		n := b.value(e.N, st)
+		return t.make("vec_dot", ir.F32, "", n, b.span(e.X, n, st), b.span(e.Y, n, st))
 	}
 	panic(fmt.Sprintf("canon: cannot read %s", ir.ExprString(e)))
+}
+
+// span is a vector operand's read: elements [off, off+n) of the buffer
+// memory or the array version it reads, as a load or an array read is one
+// element.
+func (b *builder) span(sp ir.Span, n *node, st *state) *node {
+	off := b.value(sp.Off, st)
+	if sp.Array != nil {
+		return b.t.make("avload", ir.F32, "", off, n, st.vals[sp.Array])
+	}
+	return b.t.make("vload", ir.F32, sp.Buf.Name, off, n, st.vals[memKey])
 }
 
 // block runs body in st and returns its effects in program order.
@@ -189,6 +207,8 @@ func (b *builder) scan(k *ir.Kernel) {
 					index = append(index, x.Index)
 				case *ir.ArrayLoad:
 					index = append(index, x.Index)
+				case *ir.VecDot:
+					index = append(index, x.X.Off, x.Y.Off, x.N)
 				}
 			})
 		}
@@ -201,6 +221,8 @@ func (b *builder) scan(k *ir.Kernel) {
 			index = append(index, s.Index)
 		case *ir.ArrayStore:
 			index = append(index, s.Index)
+		case *ir.VecSilu:
+			index = append(index, s.Dst.Off, s.Src.Off, s.N)
 		}
 	})
 	var mark func(e ir.Expr)
@@ -247,6 +269,27 @@ func (b *builder) stmt(s ir.Stmt, st *state) []*node {
 		idx, val := b.value(s.Index, st), b.value(s.Value, st)
 		e := t.make("store", val.typ, s.Buf.Name, idx, val)
 		st.vals[memKey] = t.make("stored", memType, s.Buf.Name, st.vals[memKey], idx, val)
+		if b.record {
+			b.f.stmts = append(b.f.stmts, stmtNode{line: s.At.Line, kind: stmtEffect, n: e})
+		}
+		return []*node{e}
+	case *ir.VecSilu:
+		// A read of the source span and a write of the destination span;
+		// the SiLU is elementwise, so the length is which elements, not
+		// arithmetic.
+		n := b.value(s.N, st)
+		val := t.make("vec_silu", ir.F32, "", b.span(s.Src, n, st))
+		off := b.value(s.Dst.Off, st)
+		if a := s.Dst.Array; a != nil {
+			v := t.make("avstore", arrType, "", st.vals[a], off, n, val)
+			st.vals[a] = v
+			if b.record {
+				b.f.stmts = append(b.f.stmts, stmtNode{line: s.At.Line, kind: stmtArrayStore, n: v})
+			}
+			return nil
+		}
+		e := t.make("vstore", ir.Invalid, s.Dst.Buf.Name, off, n, val)
+		st.vals[memKey] = t.make("vstored", memType, s.Dst.Buf.Name, st.vals[memKey], off, n, val)
 		if b.record {
 			b.f.stmts = append(b.f.stmts, stmtNode{line: s.At.Line, kind: stmtEffect, n: e})
 		}
@@ -348,6 +391,12 @@ func carried(body []ir.Stmt, st *state) []thing {
 			add(s.Array)
 		case *ir.Store:
 			add(memKey)
+		case *ir.VecSilu:
+			if s.Dst.Array != nil {
+				add(s.Dst.Array)
+			} else {
+				add(memKey)
+			}
 		case *ir.DepSync:
 			if s.Kind == ir.DepWait {
 				add(memKey)

@@ -313,3 +313,148 @@ func TestOpsKernels(t *testing.T) {
 		}
 	}
 }
+
+// vec is a native-cpu kernel with both vector operations over every kind of
+// span (a private array, a buffer), one vec_silu inside a loop, and the
+// edits a reviewer meets switched on by name.
+func vec(t *testing.T, edits ...string) (*ir.Kernel, string) {
+	t.Helper()
+	on := func(e string) bool { return slices.Contains(edits, e) }
+	b := dsl.New("vec", ir.Native("cpu"))
+	n := b.Param("R", ir.U32, 2, 4)
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.ReadWrite, "dst", "")
+	b.Workgroup(1, 1, 1)
+	b.Grid(4, 1, 1)
+	g := b.Let("g", b.GroupID(0))
+	rowName := "row"
+	if on("rename") {
+		rowName = "cols"
+	}
+	row := b.Array(rowName, ir.F32, 8)
+	act := b.Array("act", ir.F32, 8)
+	b.Unrolled("i", 0, n, func(i dsl.Val) { row.Set(i, in.Load(g.Mul(8).Add(i))) })
+	var prior dsl.Val
+	readBack := func() { prior = b.Let("prior", out.Load(g.Mul(16).Add(64))) }
+	if !on("load_after_silu_loop") {
+		readBack()
+	}
+	dotLen, inOff := n, g.Mul(8)
+	if on("dot_len") {
+		dotLen = n.Sub(1)
+	}
+	if on("dot_offset") {
+		inOff = inOff.Add(1)
+	}
+	var d dsl.Val
+	if on("dot_swapped") {
+		d = b.Let("d", b.VecDot(in.From(inOff), row.From(0), dotLen))
+	} else {
+		d = b.Let("d", b.VecDot(row.From(0), in.From(inOff), dotLen))
+	}
+	siluLen, dstOff := n, g.Mul(16).Add(64)
+	if on("silu_len") {
+		siluLen = n.Sub(1)
+	}
+	if on("silu_dst") {
+		dstOff = dstOff.Add(1)
+	}
+	b.For("h", 0, 2, func(h dsl.Val) {
+		b.VecSilu(out.From(dstOff.Add(h.Mul(8))), row.From(0), siluLen)
+	})
+	if on("load_after_silu_loop") {
+		readBack()
+	}
+	actOff := b.U32(0)
+	if on("act_offset") {
+		actOff = b.U32(1)
+	}
+	if on("act_from_buffer") {
+		b.VecSilu(act.From(actOff), in.From(g.Mul(8)), n)
+	} else {
+		b.VecSilu(act.From(actOff), row.From(0), n)
+	}
+	e := b.Let("e", b.VecDot(act.From(0), row.From(0), n))
+	out.Store(g, d.Add(e).Add(prior))
+	k, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := ir.Print(k)
+	if k, err = irtext.Parse("vec.ir", text); err != nil {
+		t.Fatal(err)
+	}
+	return k, text
+}
+
+// A vec_dot is one arithmetic operation over its spans' memory, its length
+// how many products it sums; a vec_silu reads a span and writes a span, its
+// length which elements.
+func TestVectorOperations(t *testing.T) {
+	base, baseText := vec(t)
+	bf := form(t, base)
+	cases := []struct {
+		edit, want   string
+		lineA, lineB string
+	}{
+		{"rename", "names/layout only", "", ""},
+		{"dot_len", "arithmetic, memory", "let d: f32 = vec_dot<R>", "let d: f32 = vec_dot<R - 1u>"},
+		{"dot_offset", "memory", "let d: f32", "let d: f32"},
+		{"dot_swapped", "arithmetic", "let d: f32", "let d: f32"},
+		{"silu_len", "memory", "vec_silu<R>(store out", "vec_silu<R - 1u>(store out"},
+		{"silu_dst", "memory", "vec_silu<R>(store out", "vec_silu<R>(store out[g * 16u + 64u + 1u"},
+		// The load reads what the loop's vec_silu wrote: the loop carries
+		// the memory it writes.
+		{"load_after_silu_loop", "memory", "let prior", "let prior"},
+		{"act_offset", "memory", "vec_silu<R>(store act[0u..]", "vec_silu<R>(store act[1u..]"},
+		{"act_from_buffer", "arithmetic, memory", "vec_silu<R>(store act[0u..], row[0u..])", "vec_silu<R>(store act[0u..], in["},
+	}
+	for _, c := range cases {
+		k, text := vec(t, c.edit)
+		ds := canon.Compare(bf, form(t, k))
+		if got := canon.String(ds); got != c.want {
+			t.Errorf("%s: %s, want %s", c.edit, got, c.want)
+			continue
+		}
+		if len(ds) == 0 {
+			continue
+		}
+		if got := lineText(baseText, ds[0].LineA); !strings.Contains(got, c.lineA) {
+			t.Errorf("%s: first %s difference in a at %d %q, want %q", c.edit, ds[0].Category, ds[0].LineA, got, c.lineA)
+		}
+		if got := lineText(text, ds[0].LineB); !strings.Contains(got, c.lineB) {
+			t.Errorf("%s: first %s difference in b at %d %q, want %q", c.edit, ds[0].Category, ds[0].LineB, got, c.lineB)
+		}
+	}
+}
+
+// A comparison inside a loop that stores reads a loop-carried memory
+// version, whose full digest holds the loop's stores; the order of its
+// commuting operands must not make a store index look like a control
+// change. (Eight store offsets: one would flip the order by chance.)
+func TestCommutingOperandsInALoop(t *testing.T) {
+	build := func(off int) *canon.Form {
+		b := dsl.New("eq", ir.Portable)
+		n := b.Arg("n", ir.U32, "")
+		in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+		ids := b.Buffer("ids", ir.I32, ir.Read, "src1", "")
+		out := b.Buffer("out", ir.F32, ir.Write, "dst", "")
+		b.Workgroup(1, 1, 1)
+		b.Grid(1, 1, 1)
+		b.For("c", 0, n, func(c dsl.Val) {
+			src := b.Let("src", ids.Load(c))
+			b.If(src.Eq(c.I32()), func() { out.Store(c.Add(off), in.Load(c)) })
+		})
+		k, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return form(t, k)
+	}
+	base := build(0)
+	for off := 1; off <= 8; off++ {
+		if got := canon.String(canon.Compare(base, build(off))); got != "memory" {
+			t.Errorf("store index + %d: %s, want memory", off, got)
+		}
+	}
+}

@@ -10,9 +10,13 @@
 // wrap-around arithmetic), group_id*workgroup + local_id becomes the global
 // id, a > b becomes b < a; f32 arithmetic is kept as written, operand order
 // included. Loads name the memory version they read (the stores, barriers
-// and dispatch waits before them), array reads the array's version; loops
-// are their bounds, counter, effects and loop-carried values; branches are
-// their condition and what each side does. What the kernel does is its
+// and dispatch waits before them), array reads the array's version; a
+// vector operation's span is read like a load of elements [off, off+n) (a
+// vec_dot is one operation over both spans, its length arithmetic as a
+// reduction's width is; a vec_silu reads one span and stores to another,
+// its length only which elements); loops are their bounds, counter,
+// effects and loop-carried values; branches are their condition and what
+// each side does. What the kernel does is its
 // effects in program order (stores, barriers, dispatch dependencies, the
 // loops and branches holding them) plus any value it computes and never
 // uses; with the launch geometry and the interface, that is the form.
@@ -167,6 +171,12 @@ func Of(k *ir.Kernel) (f *Form, err error) {
 			}
 			f.items[Memory] = append(f.items[Memory], item{s.line, p.mem(n)})
 		case stmtArrayStore:
+			if n.op == "avstore" {
+				// A vec_silu into an array: its start, length and source.
+				f.items[Arithmetic] = append(f.items[Arithmetic], item{s.line, hashOf("avstore", p.walk(n.args[1]), p.arith(n.args[3]))})
+				f.items[Memory] = append(f.items[Memory], item{s.line, hashOf("avstore", p.shape(n.args[1]), p.shape(n.args[2]), p.reads(n.args[3]))})
+				break
+			}
 			f.items[Arithmetic] = append(f.items[Arithmetic], item{s.line, hashOf(p.walk(n.args[1]), p.arith(n.args[2]))})
 			f.items[Memory] = append(f.items[Memory], item{s.line, hashOf(p.shape(n.args[1]), p.reads(n.args[2]))})
 		}

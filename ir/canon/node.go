@@ -21,7 +21,10 @@ type node struct {
 	args []*node // operands, in the operation's order
 	// terms of an integer polynomial (op "poly"); args then lists its atoms.
 	terms []term
-	id    digest
+	// commutes: the operation's two operands are in digest order, which is
+	// not part of any projection.
+	commutes bool
+	id       digest
 }
 
 type hasher struct{ buf []byte }

@@ -74,7 +74,7 @@ func (p *projector) shape(n *node) digest {
 	}
 	var d digest
 	switch {
-	case n.typ == memType || n.typ == arrType || n.op == "load" || n.op == "aload":
+	case n.typ == memType || n.typ == arrType || isRead(n):
 		d = p.mem(n)
 	case n.op == "poly":
 		d = hashOf("poly", int(n.typ), p.terms(n, p.shape))
@@ -84,10 +84,20 @@ func (p *projector) shape(n *node) digest {
 		for i, a := range args {
 			ds[i] = p.shape(a)
 		}
-		d = hashOf(n.op, int(n.typ), n.attr, ds)
+		d = hashOf(n.op, int(n.typ), n.attr, operands(n, ds))
 	}
 	p.memo[projShape][n] = d
 	return d
+}
+
+// operands are a node's projected operands, sorted where the operation
+// commutes: the builder put those in full-digest order, and a full digest
+// holds what a projection leaves out (a loop-carried value's update).
+func operands(n *node, ds []digest) []digest {
+	if n.commutes {
+		return sortDigests(ds)
+	}
+	return ds
 }
 
 func hashOf(parts ...any) digest {
@@ -143,6 +153,17 @@ func (p *projector) arith(n *node) digest {
 		d = hashOf("astore", p.arith(n.args[0]), p.walk(n.args[1]), p.arith(n.args[2]))
 	case n.op == "store":
 		d = hashOf("store", n.attr, p.walk(n.args[0]), p.arith(n.args[1]))
+	// A span is its buffer or array and how the enclosing loops move its
+	// start, as a load is; its length is the vector operation's (a
+	// vec_dot's is arithmetic, a vec_silu's is which elements).
+	case n.op == "vload":
+		d = hashOf("vload", n.attr, p.walk(n.args[0]))
+	case n.op == "avload":
+		d = hashOf("avload", p.walk(n.args[0]), p.arith(n.args[2]))
+	case n.op == "avstore":
+		d = hashOf("avstore", p.arith(n.args[0]), p.walk(n.args[1]), p.arith(n.args[3]))
+	case n.op == "vstore":
+		d = hashOf("vstore", n.attr, p.walk(n.args[0]), p.arith(n.args[2]))
 	case n.op == "barrier" || n.op == "barrier(device)" || n.op == ir.DepWait.String() || n.op == ir.DepRelease.String():
 		d = hashOf("sync")
 	case n.op == "seq":
@@ -172,10 +193,15 @@ func (p *projector) arith(n *node) digest {
 		// Which effects run is control's business; what they compute is ours.
 		d = hashOf("if", p.arith(n.args[1]), p.arith(n.args[2]))
 	default:
-		d = hashOf(n.op, int(n.typ), n.attr, args(p.phiArgs(n)...))
+		d = hashOf(n.op, int(n.typ), n.attr, operands(n, args(p.phiArgs(n)...)))
 	}
 	p.memo[projArith][n] = d
 	return d
+}
+
+// isRead reports a load, an array read or a span read.
+func isRead(n *node) bool {
+	return n.op == "load" || n.op == "aload" || n.op == "vload" || n.op == "avload"
 }
 
 func isSync(n *node) bool {
@@ -254,6 +280,10 @@ func (p *projector) mem(n *node) digest {
 		d = hashOf("load", n.attr, shape(n.args[0]), p.mem(n.args[1]))
 	case n.op == "aload":
 		d = hashOf("aload", shape(n.args[0]), p.mem(n.args[1]))
+	case n.op == "vload":
+		d = hashOf("vload", n.attr, shape(n.args[0]), shape(n.args[1]), p.mem(n.args[2]))
+	case n.op == "avload":
+		d = hashOf("avload", shape(n.args[0]), shape(n.args[1]), p.mem(n.args[2]))
 	case isValue(n.typ) && n.op != "store":
 		d = hashOf("reads", p.reads(n))
 	case n.op == "array":
@@ -264,6 +294,12 @@ func (p *projector) mem(n *node) digest {
 		d = hashOf("store", n.attr, shape(n.args[0]), p.reads(n.args[1]))
 	case n.op == "stored":
 		d = hashOf("stored", n.attr, p.mem(n.args[0]), shape(n.args[1]))
+	case n.op == "avstore":
+		d = hashOf("avstore", p.mem(n.args[0]), shape(n.args[1]), shape(n.args[2]), p.reads(n.args[3]))
+	case n.op == "vstore":
+		d = hashOf("vstore", n.attr, shape(n.args[0]), shape(n.args[1]), p.reads(n.args[2]))
+	case n.op == "vstored":
+		d = hashOf("vstored", n.attr, p.mem(n.args[0]), shape(n.args[1]), shape(n.args[2]))
 	case n.op == "if":
 		d = hashOf("if", p.reads(n.args[0]), p.mem(n.args[1]), p.mem(n.args[2]))
 	case n.op == "merge":
@@ -293,7 +329,7 @@ func (p *projector) reads(n *node) []digest {
 	p.readSets[n] = nil
 	set := map[digest]bool{}
 	switch n.op {
-	case "load", "aload":
+	case "load", "aload", "vload", "avload":
 		set[p.mem(n)] = true
 	case "result":
 		// What the loop made of this value: its initial value and update.

@@ -334,6 +334,9 @@ func (p *parser) stmt(s string) (ir.Stmt, bool, error) {
 		return &ir.DepSync{Kind: ir.DepRelease, At: at}, false, nil
 	case strings.HasPrefix(s, "//"):
 		return &ir.Comment{Text: strings.TrimPrefix(strings.TrimPrefix(s, "//"), " "), At: at}, false, nil
+	case strings.HasPrefix(s, "vec_silu<"):
+		st, err := p.vecSilu(s)
+		return st, false, err
 	}
 	word, rest, _ := strings.Cut(s, " ")
 	switch word {
@@ -528,6 +531,38 @@ func (p *parser) reduce(v *ir.Var, s string) (*ir.Reduce, error) {
 	return &ir.Reduce{Var: v, X: x, Width: w, Order: order, At: v.At}, lx.end()
 }
 
+// vecSilu parses "vec_silu<N>(store DST[OFF..], SRC[OFF..])".
+func (p *parser) vecSilu(s string) (*ir.VecSilu, error) {
+	at := p.pos()
+	lx := p.lexer(s)
+	lx.next() // vec_silu
+	n, err := lx.vecLen()
+	if err != nil {
+		return nil, err
+	}
+	if err := lx.expect("("); err != nil {
+		return nil, err
+	}
+	if err := lx.expect("store"); err != nil {
+		return nil, err
+	}
+	dst, err := lx.span()
+	if err != nil {
+		return nil, err
+	}
+	if err := lx.expect(","); err != nil {
+		return nil, err
+	}
+	src, err := lx.span()
+	if err != nil {
+		return nil, err
+	}
+	if err := lx.expect(")"); err != nil {
+		return nil, err
+	}
+	return &ir.VecSilu{Dst: dst, Src: src, N: n, At: at}, lx.end()
+}
+
 func (p *parser) exprText(s string) (ir.Expr, error) {
 	return p.lexer(s).rest()
 }
@@ -546,7 +581,7 @@ type lexer struct {
 	err  error
 }
 
-var ops = []string{"<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "<", ">", "!", "(", ")", "[", "]", ",", ".", "{", "}", "="}
+var ops = []string{"<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "<", ">", "!", "(", ")", "[", "]", ",", "..", ".", "{", "}", "="}
 
 func (p *parser) lexer(s string) *lexer {
 	lx := &lexer{p: p}
@@ -564,7 +599,8 @@ func (p *parser) lexer(s string) *lexer {
 			i = j
 		case isDigit(c):
 			j := i
-			for j < len(s) && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'u' ||
+			// A span's offset ends in "..": 0u.. is 0u, then "..".
+			for j < len(s) && !strings.HasPrefix(s[j:], "..") && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'u' ||
 				(s[j] == '+' || s[j] == '-') && s[j-1] == 'e') {
 				j++
 			}
@@ -792,6 +828,26 @@ func (lx *lexer) primary() (ir.Expr, error) {
 			bi = ir.GroupID
 		}
 		return &ir.BuiltinRef{Builtin: bi, Dim: dim, At: at}, nil
+	case name == "vec_dot" && lx.peek().text == "<":
+		n, err := lx.vecLen()
+		if err != nil {
+			return nil, err
+		}
+		if err := lx.expect("("); err != nil {
+			return nil, err
+		}
+		x, err := lx.span()
+		if err != nil {
+			return nil, err
+		}
+		if err := lx.expect(","); err != nil {
+			return nil, err
+		}
+		y, err := lx.span()
+		if err != nil {
+			return nil, err
+		}
+		return &ir.VecDot{X: x, Y: y, N: n, At: at}, lx.expect(")")
 	case call && name == "select":
 		a, err := lx.args()
 		if err != nil {
@@ -835,6 +891,46 @@ func (lx *lexer) primary() (ir.Expr, error) {
 		return nil, p.errf("buffer %s used as a value; read it with load %s[i]", name, name)
 	}
 	return nil, p.errf("unknown name %q", name)
+}
+
+// vecLen parses a vector operation's "<N>".
+func (lx *lexer) vecLen() (ir.Expr, error) {
+	if err := lx.expect("<"); err != nil {
+		return nil, err
+	}
+	// Comparisons and what binds looser would take the closing '>'.
+	n, err := lx.expr(7)
+	if err != nil {
+		return nil, err
+	}
+	return n, lx.expect(">")
+}
+
+// span parses a vector operand as ir.Span prints it: NAME[OFF..], NAME an
+// array or a buffer.
+func (lx *lexer) span() (ir.Span, error) {
+	var sp ir.Span
+	name := lx.ident()
+	switch x := lx.p.names[name].(type) {
+	case *ir.Array:
+		sp.Array = x
+	case *ir.Buffer:
+		sp.Buf = x
+	default:
+		return sp, lx.p.errf("span of %q, which is neither an array nor a buffer of this kernel: want NAME[OFFSET..]", name)
+	}
+	if err := lx.expect("["); err != nil {
+		return sp, err
+	}
+	off, err := lx.expr(0)
+	if err != nil {
+		return sp, err
+	}
+	sp.Off = off
+	if err := lx.expect(".."); err != nil {
+		return sp, err
+	}
+	return sp, lx.expect("]")
 }
 
 func (lx *lexer) index() (ir.Expr, error) {

@@ -74,6 +74,8 @@ func stmtWord(s ir.Stmt) string {
 		return "if "
 	case *ir.Store:
 		return "store " + s.Buf.Name
+	case *ir.VecSilu:
+		return "vec_silu<"
 	}
 	return ""
 }
@@ -175,6 +177,48 @@ func TestBadTextNamesTheLine(t *testing.T) {
 	for _, c := range cases {
 		bad := strings.Replace(good, c.from, c.to, 1)
 		k, err := irtext.Parse("k.ir", bad)
+		if err == nil || !strings.Contains(err.Error(), c.want) || k != nil {
+			t.Errorf("%q -> %q: got %v, want an error containing %q", c.from, c.to, err, c.want)
+		}
+	}
+}
+
+// The vector operations read back over every kind of span, with offsets
+// that end in a literal and lengths that hold a shift.
+func TestVectorOperationsRoundTrip(t *testing.T) {
+	b := dsl.New("k", ir.Native("cpu"))
+	n := b.Arg("n", ir.U32, "")
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.ReadWrite, "dst", "")
+	b.Workgroup(32, 1, 1)
+	b.Grid(1, 1, 1)
+	row := b.Array("row", ir.F32, 8)
+	tile := b.SharedArray("tile", ir.F32, 64)
+	b.VecSilu(row.From(0), in.From(16), 8)
+	b.VecSilu(tile.From(b.LocalID(0).Mul(2)), row.From(1), n.Shr(1))
+	d := b.Let("d", b.VecDot(in.From(n.Add(1)), tile.From(8), n.Shr(1).Add(1)))
+	b.VecSilu(out.From(d.I32().U32()), out.From(0), 3)
+	text := ir.Print(b.MustBuild())
+	for _, want := range []string{"vec_silu<8u>(store row[0u..], in[16u..])", "vec_dot<(n >> 1u) + 1u>(in[n + 1u..], tile[8u..])", "(store out["} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the kernel prints no %q:\n%s", want, text)
+		}
+	}
+	k := roundTrip(t, "k", text)
+	dot := k.Body[4].(*ir.Let).Value.(*ir.VecDot)
+	silu := k.Body[5].(*ir.VecSilu)
+	if dot.X.Buf == nil || dot.Y.Array == nil || silu.Dst.Buf == nil || silu.Src.Buf == nil || silu.At.Line != 13 {
+		t.Errorf("spans read back as %s and %s, vec_silu at line %d", ir.ExprString(dot), silu.Dst, silu.At.Line)
+	}
+	bad := []struct{ from, to, want string }{
+		{"in[16u..]", "inn[16u..]", `k.ir:10: span of "inn", which is neither an array nor a buffer`},
+		{"in[16u..]", "in[16u]", `k.ir:10: want "..", got "]"`},
+		{"(store row", "(row", `k.ir:10: want "store", got "row"`},
+		{"tile[8u..])", "tile[8u..]", `k.ir:12: want ")", got ""`},
+		{"vec_silu<8u>", "vec_silu<n < 8u>", `k.ir:10: want ">", got "<"`},
+	}
+	for _, c := range bad {
+		k, err := irtext.Parse("k.ir", strings.Replace(text, c.from, c.to, 1))
 		if err == nil || !strings.Contains(err.Error(), c.want) || k != nil {
 			t.Errorf("%q -> %q: got %v, want an error containing %q", c.from, c.to, err, c.want)
 		}

@@ -65,3 +65,28 @@ func TestSameAndDifferentResults(t *testing.T) {
 		t.Errorf("a new arg: %+v", r)
 	}
 }
+
+// Native-cpu kernels run with their vector operations: an equivalent edit
+// of a vec_dot is identical, a shorter one or a shorter vec_silu differs.
+func TestVectorOperations(t *testing.T) {
+	base := revision(t, "", "", "")
+	opt := diffexec.Options{PerVariant: 1}
+	const gdn = "gated_delta_net_inplace_ids@native-cpu"
+	r := diffexec.Run(gdn, base, revision(t, gdn, "vec_dot<R>(s_shard[reg0..], q_reg[0u..])", "vec_dot<R>(q_reg[0u..], s_shard[reg0..])"), opt)
+	if !r.Identical() || r.Problems <= len(ops.VariantsOf("gated_delta_net_inplace_ids")) {
+		t.Errorf("a vec_dot's operands swapped: %+v; want identical on every problem", r)
+	}
+	r = diffexec.Run(gdn, base, revision(t, gdn, "vec_dot<R>(s_shard[reg0..], k_reg[0u..])", "vec_dot<R - 1u>(s_shard[reg0..], k_reg[0u..])"), opt)
+	if r.Identical() || r.First == nil || r.First.Buffer == "" {
+		t.Errorf("a vec_dot one row short: %+v", r)
+	} else {
+		t.Logf("vec_dot one row short: %d of %d differ; first %s", r.Differ, r.Problems, r.First)
+	}
+	const conv = "ssm_conv_update_inplace_ids@native-cpu"
+	r = diffexec.Run(conv, base, revision(t, conv, "vec_silu<block_len>(", "vec_silu<block_len - 1u>("), opt)
+	if r.Identical() || r.First == nil || r.First.Buffer != "dst" {
+		t.Errorf("a vec_silu one channel short: %+v", r)
+	} else {
+		t.Logf("vec_silu one channel short: %d of %d differ; first %s", r.Differ, r.Problems, r.First)
+	}
+}

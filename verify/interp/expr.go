@@ -131,9 +131,78 @@ func (c *compiler) expr(e ir.Expr) val {
 		case ir.Bool:
 			return val{t: x.t, b: func(t *thread) bool { return rt.SelBool(cond(t), x.b(t), y.b(t)) }}
 		}
+	case *ir.VecDot:
+		x, y, n := c.span(e.X), c.span(e.Y), c.index(e.N)
+		var xs, ys []float32 // an array span's elements as f32
+		return val{t: ir.F32, f: func(t *thread) float32 {
+			k := n(t)
+			return rt.VecDot(x(t, k).floats(&xs), y(t, k).floats(&ys))
+		}}
 	}
 	c.fail(e.Pos(), "cannot run %s", ir.ExprString(e))
 	return zero(e.Type())
+}
+
+// view is the elements of a span in their storage: an f32 buffer's, or an
+// array's bits.
+type view struct {
+	f    []float32
+	bits []uint32
+}
+
+// floats is the view as f32 values, copied to *scratch for an array.
+func (v view) floats(scratch *[]float32) []float32 {
+	if v.bits == nil {
+		return v.f
+	}
+	if cap(*scratch) < len(v.bits) {
+		*scratch = make([]float32, len(v.bits))
+	}
+	out := (*scratch)[:len(v.bits)]
+	for i, b := range v.bits {
+		out[i] = math.Float32frombits(b)
+	}
+	return out
+}
+
+func (v view) at(i int) float32 {
+	if v.bits == nil {
+		return v.f[i]
+	}
+	return math.Float32frombits(v.bits[i])
+}
+
+func (v view) set(i int, x float32) {
+	if v.bits == nil {
+		v.f[i] = x
+	} else {
+		v.bits[i] = math.Float32bits(x)
+	}
+}
+
+// span compiles a vector operand to the n elements it names, sliced as the
+// Go reference slices them (a private array's from the thread's own
+// elements), so that a span out of range faults as it does there.
+func (c *compiler) span(sp ir.Span) func(t *thread, n int) view {
+	off := c.index(sp.Off)
+	if sp.Buf != nil {
+		bi := c.bufs[sp.Buf]
+		return func(t *thread, n int) view {
+			lo := off(t)
+			return view{f: t.m.f32[bi][lo : lo+n]}
+		}
+	}
+	ai := c.arrays[sp.Array]
+	if sp.Array.Space == ir.Shared {
+		return func(t *thread, n int) view {
+			lo := off(t)
+			return view{bits: t.m.arrays[ai][lo : lo+n]}
+		}
+	}
+	return func(t *thread, n int) view {
+		lo := t.tid*t.m.alen[ai] + off(t)
+		return view{bits: t.m.arrays[ai][lo : lo+n]}
+	}
 }
 
 func zero(t ir.Type) val {

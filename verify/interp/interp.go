@@ -2,11 +2,12 @@
 // semantics (emit/goref): the same schedule (each barrier-free stretch runs
 // for thread 0, 1, ... in turn, collectives at workgroup level, loop bounds
 // of collective loops and branch conditions around collectives read from
-// thread 0), the same runtime for fma, exp, min/max, dot4 and reductions
-// (emit/goref/rt), Go's integer and conversion semantics, and storage that
-// lives for the whole dispatch. So a kernel read back from its IR text runs
-// bit for bit as its generated Go reference does, without compiling it:
-// kernelgen diff runs two revisions' kernels this way.
+// thread 0), the same runtime for fma, exp, min/max, dot4, reductions and
+// the vector operations (emit/goref/rt), Go's integer and conversion
+// semantics, and storage that lives for the whole dispatch. So a kernel
+// read back from its IR text runs bit for bit as its generated Go
+// reference does, without compiling it: kernelgen diff runs two revisions'
+// kernels this way.
 package interp
 
 import (
@@ -481,6 +482,24 @@ func (c *compiler) stmt(s ir.Stmt) func(*thread) {
 			}
 			for _, f := range body {
 				f(t)
+			}
+		}
+	case *ir.VecSilu:
+		dst, src, n := c.span(s.Dst), c.span(s.Src), c.index(s.N)
+		return func(t *thread) {
+			k := n(t)
+			d, x := dst(t, k), src(t, k)
+			if d.bits == nil && x.bits == nil {
+				rt.VecSilu(d.f, x.f)
+				return
+			}
+			// Element by element, in the Go reference's order: where the
+			// spans overlap, a later element reads what an earlier wrote.
+			var in, out [1]float32
+			for i := 0; i < k; i++ {
+				in[0] = x.at(i)
+				rt.VecSilu(out[:], in[:])
+				d.set(i, out[0])
 			}
 		}
 	case *ir.DeclArray, *ir.Comment, *ir.DepSync:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/emit/goref/rt"
 	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ir/irtext"
@@ -56,7 +57,8 @@ func runCase(t *testing.T, c *cases.Case) map[string]*cases.Buffer {
 
 // The interpreter computes what the generated Go reference computes, bit for
 // bit, for every op, contract and variant (the native contracts included:
-// both evaluate exp, dot4 and native reductions the same documented way).
+// both evaluate exp, dot4, native reductions and the vector operations the
+// same documented way).
 func TestInterpreterMatchesTheGoReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*seed, 99))
 	n := 0
@@ -219,6 +221,75 @@ func TestConstructs(t *testing.T) {
 	})
 }
 
+// The vector operations over every kind of span (private and shared arrays,
+// buffers, overlapping source and destination) do what the Go reference's
+// runtime does to the slices the Go reference passes it.
+func TestVectorOperations(t *testing.T) {
+	const threads = 8
+	b := dsl.New("vec", ir.Native("cpu"))
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.ReadWrite, "dst", "")
+	b.Workgroup(threads, 1, 1)
+	b.Grid(1, 1, 1)
+	lane := b.Let("lane", b.LocalID(0))
+	row := b.Array("row", ir.F32, 8)
+	tile := b.SharedArray("tile", ir.F32, 2*threads)
+	b.Unrolled("i", 0, 8, func(i dsl.Val) { row.Set(i, in.Load(lane.Mul(8).Add(i))) })
+	tile.Set(lane, in.Load(lane.Add(64)))
+	tile.Set(lane.Add(threads), in.Load(lane.Add(64+threads)))
+	b.Barrier()
+	out.Store(lane, b.VecDot(row.From(1), in.From(lane.Mul(8).Add(100)), 7))
+	out.Store(lane.Add(threads), b.VecDot(tile.From(lane), row.From(0), 8))
+	b.VecSilu(out.From(lane.Mul(8).Add(16)), row.From(0), 8)
+	b.VecSilu(row.From(1), row.From(0), 7)
+	b.Unrolled("i", 0, 8, func(i dsl.Val) { out.Store(lane.Mul(8).Add(80).Add(i), row.At(i)) })
+	b.VecSilu(row.From(0), in.From(lane.Mul(8).Add(200)), 8)
+	b.Unrolled("i", 0, 8, func(i dsl.Val) { out.Store(lane.Mul(8).Add(144).Add(i), row.At(i)) })
+	b.VecSilu(out.From(lane.Mul(9).Add(209)), out.From(lane.Mul(9).Add(208)), 8)
+	k, err := irtext.Parse("vec.ir", ir.Print(b.MustBuild()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := interp.Compile(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(*seed, 7))
+	inBuf, outBuf := make([]float32, 512), make([]float32, 512)
+	for i := range inBuf {
+		inBuf[i] = rng.Float32()*16 - 8
+		outBuf[i] = rng.Float32()*16 - 8
+	}
+	want := append([]float32(nil), outBuf...)
+	if err := p.Run(nil, nil, map[string]any{"in": inBuf, "out": outBuf}); err != nil {
+		t.Fatal(err)
+	}
+	// The Go reference: private arrays hold every thread's elements, one
+	// thread after another.
+	rowAll := make([]float32, threads*8)
+	tileAll := make([]float32, 2*threads)
+	for l := 0; l < threads; l++ {
+		copy(rowAll[l*8:], inBuf[l*8:l*8+8])
+		tileAll[l], tileAll[l+threads] = inBuf[64+l], inBuf[64+threads+l]
+	}
+	for l := 0; l < threads; l++ {
+		row := rowAll[l*8 : l*8+8]
+		want[l] = rt.VecDot(row[1:8], inBuf[l*8+100:l*8+107])
+		want[l+threads] = rt.VecDot(tileAll[l:l+8], row)
+		rt.VecSilu(want[l*8+16:l*8+24], row)
+		rt.VecSilu(row[1:8], row[0:7])
+		copy(want[l*8+80:], row)
+		rt.VecSilu(row, inBuf[l*8+200:l*8+208])
+		copy(want[l*8+144:], row)
+		rt.VecSilu(want[l*9+209:l*9+217], want[l*9+208:l*9+216])
+	}
+	for i := range want {
+		if math.Float32bits(outBuf[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("out[%d] = %v, want %v", i, outBuf[i], want[i])
+		}
+	}
+}
+
 // Faults the Go reference would panic on are errors, naming the kernel.
 func TestFaultsAreErrors(t *testing.T) {
 	p := construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
@@ -232,6 +303,12 @@ func TestFaultsAreErrors(t *testing.T) {
 	})
 	if _, _, err := runConstruct(t, p, 1); err == nil || !strings.Contains(err.Error(), "divide by zero") {
 		t.Errorf("a division by zero: %v", err)
+	}
+	p = construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		out.Store(b.LocalID(0), b.VecDot(in.From(b.LocalID(0).Mul(n)), in.From(0), 4))
+	})
+	if _, _, err := runConstruct(t, p, 100); err == nil || !strings.Contains(err.Error(), "slice bounds out of range") {
+		t.Errorf("a vec_dot past the end of its buffer: %v", err)
 	}
 	p = construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 		b.ForStep("j", 0, 1, 0, func(j dsl.Val) {})
