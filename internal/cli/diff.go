@@ -64,7 +64,8 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
   kernelgen diff --stat main my-branch
   kernelgen diff --json main my-branch
   kernelgen diff generated /tmp/other/generated`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeRevisions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			colored, err := useColor(color, out)
@@ -125,6 +126,8 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 }
 
 // loadTree reads a generated tree from a directory or from a git revision.
+// A revision's generated directory is the one at the root of the kernelgen
+// module holding the working directory, wherever in the checkout diff runs.
 func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		t, err := fsx.ReadTree(arg)
@@ -136,7 +139,11 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 		}
 		return t, nil
 	}
-	list, err := git(ctx, nil, "ls-tree", "-r", "-z", arg, "--", genDir)
+	root, err := gentree.ModuleRoot(".")
+	if err != nil {
+		root = "." // not in a module: git says what is wrong with the revision
+	}
+	list, err := git(ctx, root, nil, "ls-tree", "-r", "-z", arg, "--", genDir)
 	if err != nil {
 		return nil, fmt.Errorf("%q is neither a directory nor a git revision: %v", arg, err)
 	}
@@ -150,7 +157,7 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 	}
 	t := map[string][]byte{}
 	if len(objects) > 0 {
-		out, err := git(ctx, strings.NewReader(strings.Join(objects, "\n")+"\n"), "cat-file", "--batch")
+		out, err := git(ctx, root, strings.NewReader(strings.Join(objects, "\n")+"\n"), "cat-file", "--batch")
 		if err != nil {
 			return nil, err
 		}
@@ -175,8 +182,10 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 	return t, nil
 }
 
-func git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+// git runs git in dir.
+func git(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
 	c := exec.CommandContext(ctx, "git", args...)
+	c.Dir = dir
 	c.Env = append(os.Environ(), "LC_ALL=C")
 	c.Stdin = stdin
 	var stderr bytes.Buffer
@@ -186,6 +195,26 @@ func git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
+}
+
+// completeRevisions offers the repository's branches and tags, HEAD and its
+// first ancestors, for both arguments (a directory is typed as a path: the
+// shell's file completion stays on).
+func completeRevisions(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) >= 2 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	revs := []string{"HEAD", "HEAD~1", "HEAD~2"}
+	if out, err := git(context.Background(), ".", nil, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags", "refs/remotes"); err == nil {
+		revs = append(revs, strings.Fields(string(out))...)
+	}
+	var match []string
+	for _, r := range revs {
+		if strings.HasPrefix(r, toComplete) {
+			match = append(match, r)
+		}
+	}
+	return match, cobra.ShellCompDirectiveDefault
 }
 
 type cell struct{ add, del int }

@@ -59,6 +59,7 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	sh("git", "init", "-q")
 	sh("git", "add", "-A")
 	sh("git", "commit", "-qm", "base")
+	sh("git", "tag", "base")
 	conv := filepath.Join(dir, "ops", "conv.go")
 	src, err := os.ReadFile(conv)
 	if err != nil {
@@ -77,6 +78,7 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	t.Chdir(dir)
 
 	code, out, errs := run(t, "diff", "--json", "--problems", "1", "HEAD~1", "HEAD")
+	out0 := strings.Replace(out, `"a": "HEAD~1"`, `"a": "base"`, 1)
 	if code != ExitStale {
 		t.Fatalf("exit %d, want %d\n%s%s", code, ExitStale, out, errs)
 	}
@@ -129,5 +131,27 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	}
 	if code, out, _ := run(t, "diff", "--stat", "HEAD", "HEAD"); code != 0 || !strings.Contains(out, "generate the same kernels") {
 		t.Errorf("a revision against itself: exit %d\n%s", code, out)
+	}
+
+	// From a subdirectory the revisions' generated/ is still the module
+	// root's (git alone would look for ops/generated).
+	t.Chdir(filepath.Join(dir, "ops"))
+	code, sub, errs := run(t, "diff", "--json", "--problems", "1", "base", "HEAD")
+	if code != ExitStale || sub != out0 {
+		t.Errorf("diff from ops/: exit %d, output differs from the root's: %v\n%.400s%s", code, sub != out0, sub, errs)
+	}
+	// Revisions complete: the tag, HEAD and its ancestors; after two
+	// arguments nothing.
+	_, comp, _ := run(t, "__complete", "diff", "")
+	for _, want := range []string{"HEAD\n", "HEAD~1\n", "base\n"} {
+		if !strings.Contains(comp, want) {
+			t.Errorf("diff completes %q, missing %q", comp, want)
+		}
+	}
+	if _, comp, _ = run(t, "__complete", "diff", "HEAD", "ba"); !strings.HasPrefix(comp, "base\n") {
+		t.Errorf("diff HEAD ba completes %q", comp)
+	}
+	if _, comp, _ = run(t, "__complete", "diff", "HEAD", "base", ""); strings.Contains(comp, "HEAD") {
+		t.Errorf("a third argument completes %q", comp)
 	}
 }
