@@ -22,7 +22,7 @@ const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
 
 // metalHostTree copies testdata/metal-host into a temporary directory and
 // applies the Metal step to it: its new files, and its edits to the files the
-// stand-in has (ggml-metal-common.cpp, ggml-metal-ops.cpp). With ranges false
+// stand-in has (ggml-metal-common.cpp, ggml-metal-ops.cpp, ggml-metal.cpp). With ranges false
 // the edits to ggml-metal-common.cpp are left out (the tree before the fix).
 func metalHostTree(t *testing.T, ranges bool) string {
 	t.Helper()
@@ -62,7 +62,7 @@ func metalHostTree(t *testing.T, ranges bool) string {
 		path := filepath.Join(root, filepath.FromSlash(file))
 		data, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
-			continue // the .metal, .m and ggml-metal.cpp edits: not part of the stand-in
+			continue // the .metal and .m edits: not part of the stand-in
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -83,8 +83,8 @@ func metalHostTree(t *testing.T, ranges bool) string {
 		}
 		patched++
 	}
-	if want := map[bool]int{true: 2, false: 1}[ranges]; patched != want {
-		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-ops.cpp and ggml-metal-common.cpp)", patched, want)
+	if want := map[bool]int{true: 3, false: 2}[ranges]; patched != want {
+		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
 	}
 	return root
 }
@@ -131,12 +131,13 @@ func compileIn(t *testing.T, dir string, cxx []string, args ...string) (string, 
 // The patched host files compile with warnings as errors: the encode glue
 // (fused-ops.h) in ggml-metal-ops.cpp against ggml-metal-device.h's
 // signatures (ggml_metal_encoder_set_bytes takes void *, so the kargs are not
-// const), the ranges splice in ggml-metal-common.cpp, and fused-ops-supports.h
+// const), the ranges splice in ggml-metal-common.cpp, the gather scratch in
+// ggml-metal.cpp's alloc size, and fused-ops-supports.h
 // as C, which is how ggml-metal-device.m (Objective-C) includes it.
 func TestMetalHostCodeCompiles(t *testing.T) {
 	cxx := hostCXX(t)
 	root := metalHostTree(t, true)
-	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", metalCommon} {
+	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", metalCommon, "src/ggml-metal/ggml-metal.cpp"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			obj := filepath.Join(t.TempDir(), "out.o")
