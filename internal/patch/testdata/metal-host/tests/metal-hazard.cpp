@@ -10,7 +10,9 @@
 // the recurrent state) and every other node R that touches the tensor W
 // writes, it checks that
 //   - the encoder never puts R in W's concurrent set (no barrier between them),
-//   - ggml_graph_optimize keeps R on the same side of W.
+//   - ggml_graph_optimize keeps R on the same side of W;
+// and that a node writing the bytes after op D's output (its gather scratch,
+// counted by the alloc size the ranges take) is not in D's concurrent set.
 // The encoder is modelled by its per-node decision only (check, else barrier;
 // then add); the barrier the ids variants put between their gather and
 // compute is left out, so the model has no more barriers than the real one.
@@ -281,10 +283,38 @@ int read_then_update() {
     return check("read then update", g);
 }
 
+// op D keeps its gather scratch in the bytes after its output (its alloc
+// size): a node whose output lies there must not run with it either
+int scratch_after_output() {
+    graph g;
+    const int64_t d_conv = 4, n_ch = 64, n_seqs = 2;
+
+    ggml_tensor * conv = g.tensor("conv_cache", d_conv - 1, n_ch, n_seqs);
+    ggml_tensor * d = g.node(GGML_OP_SSM_CONV, g.tensor("conv_update_ids", n_ch, 1, n_seqs),
+            { g.view(conv, "conv_taps"), g.tensor("conv_w", d_conv, n_ch), g.tensor("x", n_ch, 1, n_seqs), g.view(conv, "conv_window"),
+              g.tensor("ids", n_seqs, 1, 1, 1, GGML_TYPE_I32) }, 3);
+
+    ggml_tensor * z = g.tensor("in_scratch", 16);
+    z->data = (char *) d->data + ggml_nbytes(d);
+    g.node(GGML_OP_SCALE, z, { g.tensor("y", 16) });
+
+    if (ggml_metal_fused_scratch_bytes(d) < ggml_nbytes(z)) {
+        printf("scratch after output: op D has %zu bytes of scratch, the test needs %zu\n", ggml_metal_fused_scratch_bytes(d), ggml_nbytes(z));
+        return 1;
+    }
+    const std::vector<int> set = concurrent_sets(g.nodes);
+    printf("scratch after output: %s[%d] %s[%d]\n", d->name, set[0], z->name, set[1]);
+    if (set[0] == set[1]) {
+        printf("HAZARD scratch after output: %s writes the gather scratch of %s in its concurrent set\n", z->name, d->name);
+        return 1;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main() {
-    const int bad = decode_step(false) + decode_step(true) + read_then_update();
+    const int bad = decode_step(false) + decode_step(true) + read_then_update() + scratch_after_output();
     if (bad) {
         printf("%d hazard(s)\n", bad);
         return 1;
