@@ -163,7 +163,9 @@ func metalStep() (*Step, error) {
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	t, err := sections("metal", "metal-encode-case", "metal-supports-op", "metal-alloc-size")
+	t, err := sections("metal", "metal-encode-case", "metal-supports-op", "metal-alloc-size",
+		"metal-ranges-add-written-src", "metal-ranges-check-written-src", "metal-ranges-add", "metal-ranges-check",
+		"metal-reorder-add", "metal-reorder-check")
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +175,10 @@ func metalStep() (*Step, error) {
 		metal   = "src/ggml-metal/ggml-metal.metal"
 		backend = "src/ggml-metal/ggml-metal.cpp"
 		encode  = "static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {"
+		common  = "src/ggml-metal/ggml-metal-common.cpp"
+		add     = "bool ggml_mem_ranges_add(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
+		check   = "bool ggml_mem_ranges_check(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
+		reorder = "static std::vector<int> ggml_metal_graph_optimize_reorder("
 	)
 	return &Step{
 		Backend: "metal",
@@ -182,6 +188,12 @@ src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), with a
 concurrency reset between the gather of the ids variants and their
 compute. The conv ids variant's gather scratch is allocated after its
 output (get_alloc_size); GDN uses the unused state region of its output.
+
+The fused nodes write the conv cache (src[3]) and the recurrent state
+(src[6]) in place. The memory ranges that decide concurrency and the
+graph reorder now record that src as written, so a node reading the
+cache after the update is neither encoded concurrently with it nor
+moved before it.
 
 supports_op answers for these nodes: it accepts them only where a kernel
 exists and says no to the hybrid per-head state (src[8]/src[9]) and to
@@ -207,6 +219,27 @@ bf16 state, which used to be accepted and then hit an assert.
 			{Name: "supports_op", File: device, Place: After,
 				Anchor: []string{"bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {", "const bool has_bfloat"},
 				Text:   "\n" + t["metal-supports-op"]},
+			{Name: "ranges include", File: common, Place: After,
+				Anchor: []string{`#include "ggml-backend-impl.h"`},
+				Text:   "#include \"fused-ops-supports.h\"\n"},
+			{Name: "written src add helper", File: common, Place: Before,
+				Anchor: []string{add},
+				Text:   t["metal-ranges-add-written-src"] + "\n"},
+			{Name: "written src in ranges add", File: common, Place: After,
+				Anchor: []string{add},
+				Text:   t["metal-ranges-add"] + "\n"},
+			{Name: "written src check helper", File: common, Place: Before,
+				Anchor: []string{check},
+				Text:   t["metal-ranges-check-written-src"] + "\n"},
+			{Name: "written src in ranges check", File: common, Place: After,
+				Anchor: []string{check},
+				Text:   t["metal-ranges-check"] + "\n"},
+			{Name: "written src in reorder add", File: common, Place: After,
+				Anchor: []string{reorder, "const auto & h_add = [](ggml_mem_ranges_t mrs, const node_info & node) {"},
+				Text:   t["metal-reorder-add"] + "\n"},
+			{Name: "written src in reorder check", File: common, Place: After,
+				Anchor: []string{reorder, "const auto & h_check = [](ggml_mem_ranges_t mrs, const node_info & node) {"},
+				Text:   t["metal-reorder-check"] + "\n"},
 			{Name: "alloc-size include", File: backend, Place: After,
 				Anchor: []string{`#include "ggml-metal-ops.h"`},
 				Text:   "#include \"fused-ops-supports.h\"\n"},

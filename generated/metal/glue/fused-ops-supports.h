@@ -7,7 +7,7 @@
 
 // ggml_metal_fused_kind says which fused node op is: 'A'..'D' (the series' op
 // letters), or 0 for a node that is not one of the fused ops.
-static char ggml_metal_fused_kind(const struct ggml_tensor * op) {
+static inline char ggml_metal_fused_kind(const struct ggml_tensor * op) {
     if (op->op == GGML_OP_GATED_DELTA_NET && op->src[6] != NULL && op->src[7] == NULL) {
         return 'A'; // ggml_gated_delta_net_inplace
     }
@@ -28,7 +28,7 @@ static char ggml_metal_fused_kind(const struct ggml_tensor * op) {
 // fallback would lose the in-place write, SPEC.md 11), and -1 for any other
 // node (the backend's own checks apply). Plain nodes this backend has no
 // kernel for are 0 too.
-static int ggml_metal_fused_supports_op(const struct ggml_tensor * op) {
+static inline int ggml_metal_fused_supports_op(const struct ggml_tensor * op) {
     // the hybrid per-head state form (patch 0026): no kernel on this backend
     if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)) {
         return 0;

@@ -137,7 +137,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(op);
             scratch.offs += ggml_nbytes(op);
             { // gated_delta_net_inplace
-                const ggml_metal_kargs_gated_delta_net_inplace args = {
+                ggml_metal_kargs_gated_delta_net_inplace args = {
                     /* .H = */ (uint32_t) (op->src[2]->ne[1]),
                     /* .n_tokens = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
@@ -205,7 +205,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             scratch.offs += (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float);
             // with one sequence no source is another sequence's destination: the gather copies nothing
             if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
-                const ggml_metal_kargs_gated_delta_net_gather args = {
+                ggml_metal_kargs_gated_delta_net_gather args = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
@@ -228,7 +228,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 ggml_metal_op_concurrency_reset(ctx); // the next launch reads what this one wrote
             }
             { // gated_delta_net_inplace_ids
-                const ggml_metal_kargs_gated_delta_net_inplace_ids args = {
+                ggml_metal_kargs_gated_delta_net_inplace_ids args = {
                     /* .H = */ (uint32_t) (op->src[2]->ne[1]),
                     /* .n_tokens = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
@@ -290,7 +290,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(op);
             scratch.offs += ggml_nbytes(op);
             { // ssm_conv_update_inplace
-                const ggml_metal_kargs_ssm_conv_update_inplace args = {
+                ggml_metal_kargs_ssm_conv_update_inplace args = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[0]->ne[2]),
                     /* .cs1 = */ (uint32_t) (op->src[0]->nb[1] / 4),
@@ -342,7 +342,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             scratch.offs += ggml_nbytes(op);
             // with one sequence no source is another sequence's destination: the gather copies nothing
             if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
-                const ggml_metal_kargs_ssm_conv_gather args = {
+                ggml_metal_kargs_ssm_conv_gather args = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
@@ -365,7 +365,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 ggml_metal_op_concurrency_reset(ctx); // the next launch reads what this one wrote
             }
             { // ssm_conv_update_inplace_ids
-                const ggml_metal_kargs_ssm_conv_update_inplace_ids args = {
+                ggml_metal_kargs_ssm_conv_update_inplace_ids args = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .cs1 = */ (uint32_t) (op->src[0]->nb[1] / 4),

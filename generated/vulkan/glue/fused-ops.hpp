@@ -286,7 +286,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
 // == ggml-vulkan.cpp, before ggml_vk_ssm_conv ==
 // ggml_vk_fused_kind says which fused node op is: 'A'..'D' (the series' op
 // letters), or 0 for a node that is not one of the fused ops.
-static char ggml_vk_fused_kind(const struct ggml_tensor * op) {
+static inline char ggml_vk_fused_kind(const struct ggml_tensor * op) {
     if (op->op == GGML_OP_GATED_DELTA_NET && op->src[6] != NULL && op->src[7] == NULL) {
         return 'A'; // ggml_gated_delta_net_inplace
     }
@@ -307,7 +307,7 @@ static char ggml_vk_fused_kind(const struct ggml_tensor * op) {
 // fallback would lose the in-place write, SPEC.md 11), and -1 for any other
 // node (the backend's own checks apply). Plain nodes this backend has no
 // kernel for are 0 too.
-static int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
+static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
     // the hybrid per-head state form (patch 0026): no kernel on this backend
     if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)) {
         return 0;

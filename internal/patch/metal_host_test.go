@@ -1,0 +1,223 @@
+package patch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+// The Metal host code is plain C++ over C headers, so it is compiled here on
+// the stand-in tree testdata/metal-host (README there), patched with the
+// Metal step's edits and new files. By hand the same driver runs on a real
+// tree (tests/metal-hazard.cpp says how).
+
+const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
+
+// metalHostTree copies testdata/metal-host into a temporary directory and
+// applies the Metal step to it: its new files, and its edits to the files the
+// stand-in has (ggml-metal-common.cpp, ggml-metal-ops.cpp, ggml-metal.cpp). With ranges false
+// the edits to ggml-metal-common.cpp are left out (the tree before the fix).
+func metalHostTree(t *testing.T, ranges bool) string {
+	t.Helper()
+	step, err := metalStep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	const src = "testdata/metal-host"
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return writeFile(filepath.Join(root, rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range step.Files {
+		if strings.HasSuffix(f.Path, ".h") {
+			if err := writeFile(filepath.Join(root, filepath.FromSlash(f.Path)), f.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	byFile := map[string][]Edit{}
+	for _, e := range step.Edits {
+		byFile[e.File] = append(byFile[e.File], e)
+	}
+	patched := 0
+	for file, edits := range byFile {
+		path := filepath.Join(root, filepath.FromSlash(file))
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the .metal and .m edits: not part of the stand-in
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if file == metalCommon && !ranges {
+			continue
+		}
+		var ls []Located
+		for _, e := range edits {
+			l := locate(e, string(data))
+			if l.State != Pending {
+				t.Fatalf("%s: edit %q is %v in the stand-in: %s", file, e.Name, l.State, l.Why)
+			}
+			ls = append(ls, l)
+		}
+		if err := os.WriteFile(path, []byte(insertAll(string(data), ls)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		patched++
+	}
+	if want := map[bool]int{true: 3, false: 2}[ranges]; patched != want {
+		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
+	}
+	return root
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// hostCXX is the host C++ compiler ($CXX, else g++); a missing one skips the
+// test locally and fails it where KERNELGEN_REQUIRE_TOOLS is set (CI).
+func hostCXX(t *testing.T) []string {
+	t.Helper()
+	c, err := hostemu.FindCompiler(hostemu.Options{})
+	if err != nil {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return c.Command
+}
+
+// metalHostFlags are the warnings every compile here treats as errors: the
+// brief's -Wall plus upstream ggml's own set (src/CMakeLists.txt), which
+// turns -Wunused-function off; the stand-in headers have no unused statics,
+// so it stays on here.
+var metalHostFlags = []string{"-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Wcast-qual", "-Wmissing-declarations", "-Werror",
+	"-Iinclude", "-Isrc", "-Isrc/ggml-metal"}
+
+func compileIn(t *testing.T, dir string, cxx []string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cxx[0], append(append(append([]string{}, cxx[1:]...), metalHostFlags...), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// The patched host files compile with warnings as errors: the encode glue
+// (fused-ops.h) in ggml-metal-ops.cpp against ggml-metal-device.h's
+// signatures (ggml_metal_encoder_set_bytes takes void *, so the kargs are not
+// const), the ranges splice in ggml-metal-common.cpp, the gather scratch in
+// ggml-metal.cpp's alloc size, and fused-ops-supports.h
+// as C, which is how ggml-metal-device.m (Objective-C) includes it.
+func TestMetalHostCodeCompiles(t *testing.T) {
+	cxx := hostCXX(t)
+	root := metalHostTree(t, true)
+	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", metalCommon, "src/ggml-metal/ggml-metal.cpp"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Parallel()
+			obj := filepath.Join(t.TempDir(), "out.o")
+			if out, err := compileIn(t, root, cxx, "-c", file, "-o", obj); err != nil {
+				t.Fatalf("%s does not compile: %v\n%s", file, err, out)
+			}
+		})
+	}
+	t.Run("fused-ops-supports.h as C", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		unit := filepath.Join(dir, "supports.c")
+		text := "#include \"ggml.h\"\n#include \"ggml-impl.h\"\n#include \"fused-ops-supports.h\"\n\n" +
+			"int supports(const struct ggml_tensor * op);\n\n" +
+			"int supports(const struct ggml_tensor * op) {\n    return ggml_metal_fused_supports_op(op);\n}\n"
+		if err := os.WriteFile(unit, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(cxx[0], append(append([]string{}, cxx[1:]...), "-x", "c", "-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+			"-Iinclude", "-Isrc", "-Isrc/ggml-metal", "-c", unit, "-o", filepath.Join(dir, "supports.o"))...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("fused-ops-supports.h does not compile as C: %v\n%s", err, out)
+		}
+	})
+}
+
+// runHazard builds tests/metal-hazard.cpp with the tree's ggml-metal-common.cpp
+// and runs it: its output and whether it found no hazard.
+func runHazard(t *testing.T, root string) (string, bool) {
+	t.Helper()
+	cxx := hostCXX(t)
+	bin := filepath.Join(t.TempDir(), "metal-hazard")
+	if out, err := compileIn(t, root, cxx, "tests/metal-hazard.cpp", metalCommon, "-o", bin); err != nil {
+		t.Fatalf("metal-hazard does not build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("metal-hazard: %v\n%s", err, out)
+	}
+	return string(out), err == nil
+}
+
+// GLUE.md 8.1: the fused nodes write src[3] (conv cache) / src[6] (recurrent
+// state) in place. With the splice, no node that reads such a cache shares a
+// concurrent set with its writer or changes sides in ggml_graph_optimize's
+// reorder, in a decode step (plain and ids variants) and where the reader
+// comes first.
+func TestMetalHazardClosed(t *testing.T) {
+	out, ok := runHazard(t, metalHostTree(t, true))
+	if !ok || !strings.Contains(out, "ok: no node touching a written cache") {
+		t.Fatalf("metal-hazard found hazards in the patched ggml-metal-common.cpp:\n%s", out)
+	}
+}
+
+// The control: without the splice, the same driver finds each hazard, so
+// TestMetalHazardClosed passing means the splice closed them.
+func TestMetalHazardOpenWithoutTheSplice(t *testing.T) {
+	out, ok := runHazard(t, metalHostTree(t, false))
+	if ok {
+		t.Fatalf("metal-hazard found no hazard in the unpatched ggml-metal-common.cpp:\n%s", out)
+	}
+	for _, want := range []string{
+		"HAZARD decode step, graph order: conv_reader shares concurrent set 1 with conv_update, which writes conv_cache",
+		"HAZARD decode step, graph order: state_reader shares concurrent set 3 with gdn, which writes rs_cache",
+		"HAZARD decode step: the reorder moved conv_reader before conv_update, which writes conv_cache",
+		"HAZARD decode step: the reorder moved state_reader before gdn, which writes rs_cache",
+		"HAZARD decode step (ids variants): the reorder moved conv_reader before conv_update_ids",
+		"HAZARD decode step (ids variants): the reorder moved state_reader before gdn_ids",
+		"HAZARD read then update, graph order: conv_reader shares concurrent set 0 with conv_update",
+		"HAZARD read then update, graph order: state_reader shares concurrent set 0 with gdn",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metal-hazard output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
