@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelgen/kernelgen/internal/backends"
-	"github.com/kernelgen/kernelgen/internal/fsx"
 	"github.com/kernelgen/kernelgen/internal/gentree"
 	"github.com/kernelgen/kernelgen/internal/udiff"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 func newBuildCmd() *cobra.Command {

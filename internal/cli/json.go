@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/kernelgen/kernelgen/internal/backends"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
-	"github.com/kernelgen/kernelgen/internal/toolchain"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/internal/backends"
-	"github.com/kernelgen/kernelgen/internal/toolchain"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 )
 
 // list --json holds every op with its variants, contracts and backends,
