@@ -3,11 +3,9 @@ package glue
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
-	"github.com/kernelgen/kernelgen/emit/cuda"
-	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/msl"
-	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -145,9 +143,28 @@ func cexpr(e ir.Expr) string {
 	return fmt.Sprintf("/* %s */ 0", ir.ExprString(e))
 }
 
-// NewView builds the view of backend ("cuda", "metal", "vulkan", "sycl")
-// for its native contract.
-func NewView(backend string) (*View, error) {
+// Names is how a backend names what it compiles, from its emitter: the
+// glue reads these instead of asking which backend it renders for.
+type Names struct {
+	// Backend is the backend's name; its native contract is ir.Native(Backend).
+	Backend string
+	// Function is a kernel's function (or shader) name.
+	Function func(k *ir.Kernel, arithFree bool) string
+	// HostName, when set, is a variant's host-side name (a Metal pipeline,
+	// a Vulkan SPIR-V symbol); function is Function's result.
+	HostName func(function string, k *ir.Kernel, arithFree bool, v ops.Variant) string
+	// Defines, when set, are the preprocessor defines a variant is built with.
+	Defines func(k *ir.Kernel, v ops.Variant) (map[string]string, error)
+	// NoSharedArrays, when set, is why the backend's launcher takes no
+	// kernel with a shared array (other than a reduction's) and the fix.
+	NoSharedArrays string
+}
+
+// NewView builds the view of a backend, named by its emitter's names, for
+// its native contract.
+func NewView(n Names) (*View, error) {
+	viewsBuilt.Add(1)
+	backend := n.Backend
 	a := ir.Native(backend)
 	model, err := Model(a)
 	if err != nil {
@@ -181,7 +198,7 @@ func NewView(backend string) (*View, error) {
 		}
 		for gi, group := range groups {
 			for i, d := range group {
-				dv, err := dispatchView(backend, o, d)
+				dv, err := dispatchView(n, o, d)
 				if err != nil {
 					return nil, err
 				}
@@ -271,21 +288,12 @@ func locals(o *Op) (shared []Local, perDispatch map[string][]Local, err error) {
 	return shared, perDispatch, nil
 }
 
-func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
+func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
 		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants",
 		When: d.When, WhenWhy: d.WhenWhy}
-	switch backend {
-	case "cuda":
-		dv.Function = cuda.KernelName(k, d.Op.ArithFree)
-	case "metal":
-		dv.Function = msl.FunctionName(k, d.Op.ArithFree)
-	case "sycl":
-		dv.Function = sycl.FunctionName(k, d.Op.ArithFree)
-	case "vulkan":
-		dv.Function = strings.TrimSuffix(glsl.FileName(k, d.Op.ArithFree), ".comp")
-	}
+	dv.Function = n.Function(k, d.Op.ArithFree)
 	for _, a := range d.Args {
 		dv.Args = append(dv.Args, Local{CType: ctype(a.Type), Name: a.Arg, Expr: a.Expr})
 	}
@@ -338,11 +346,10 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		}
 	}
 	dv.Reduces = ir.HasReduce(k)
-	if shared := ir.SharedArrays(k); backend == "sycl" && len(shared) > 0 {
-		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
-		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first", k.ID(), shared[0].Name)
+	if shared := ir.SharedArrays(k); n.NoSharedArrays != "" && len(shared) > 0 {
+		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: %s", k.ID(), shared[0].Name, n.NoSharedArrays)
 	}
-	vars := ops.VariantsFor(d.Op.Name, backend)
+	vars := ops.VariantsFor(d.Op.Name, n.Backend)
 	for _, v := range vars {
 		inst := Instance{}
 		var conds, targs []string
@@ -371,12 +378,11 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		if len(dv.Instances) > 0 {
 			inst.Else = "else "
 		}
-		switch backend {
-		case "metal":
-			inst.HostName = msl.HostName(k, d.Op.ArithFree, v)
-		case "vulkan":
-			inst.HostName = vulkanName(dv.Function, k, v)
-			defs, err := glsl.Defines(k, v)
+		if n.HostName != nil {
+			inst.HostName = n.HostName(dv.Function, k, d.Op.ArithFree, v)
+		}
+		if n.Defines != nil {
+			defs, err := n.Defines(k, v)
 			if err != nil {
 				return dv, err
 			}
@@ -387,17 +393,6 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		dv.Instances = append(dv.Instances, inst)
 	}
 	return dv, nil
-}
-
-// vulkanName is a variant's shader name: ggml's SPIR-V symbol stem.
-func vulkanName(fn string, k *ir.Kernel, v ops.Variant) string {
-	name := fn
-	for _, p := range k.Params {
-		if p.Derived == nil {
-			name += fmt.Sprintf("_%s%d", strings.ToLower(p.Name), v.Values[p.Name])
-		}
-	}
-	return name
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -412,3 +407,10 @@ func sortedKeys(m map[string]string) []string {
 	}
 	return out
 }
+
+// viewsBuilt counts NewView calls, so tests can hold a build or a patch
+// plan to building each backend's view once.
+var viewsBuilt atomic.Int64
+
+// ViewsBuilt is how many views NewView has built in this process.
+func ViewsBuilt() int64 { return viewsBuilt.Load() }

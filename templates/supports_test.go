@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/registry"
+	"github.com/kernelgen/kernelgen/templates"
 )
 
 // The generated supports_op answers, compiled and run on nodes built like
@@ -20,21 +23,24 @@ func TestSupportsOpAnswers(t *testing.T) {
 		}
 		t.Skip("g++ not found")
 	}
-	for _, backend := range []string{"cuda", "vulkan", "metal", "sycl"} {
-		t.Run(backend, func(t *testing.T) {
-			files, err := Glue(backend)
+	for _, b := range registry.Implemented() {
+		if b.Glue == nil {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) {
+			files, err := templates.Glue(b.Glue)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, SupportsName), files[0].Data, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, templates.SupportsName), files[0].Data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			prefix := glueFiles[backend].prefix
+			prefix := b.Glue.Prefix
 			bin := filepath.Join(dir, "supports")
 			testdata, _ := filepath.Abs("testdata")
 			cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
-				"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+SupportsName+`"`,
+				"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+templates.SupportsName+`"`,
 				"-DKG_PREFIX="+prefix+"_fused_supports_op", "-DKG_WRITTEN="+prefix+"_fused_written_src",
 				filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
 			if out, err := cmd.CombinedOutput(); err != nil {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kernelgen/kernelgen/internal/backends"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
@@ -61,7 +61,7 @@ func listData() listJSON {
 				o.Contracts = append(o.Contracts, a.String())
 			}
 		}
-		for _, b := range backends.All() {
+		for _, b := range registry.All() {
 			if b.Builds(op) {
 				o.GeneratedBy = append(o.GeneratedBy, b.Name)
 			}
@@ -71,8 +71,8 @@ func listData() listJSON {
 			for k, x := range v.Values {
 				vj.Params[k] = x
 			}
-			for _, b := range backends.All() {
-				if b.Name != "go" && b.Name != "ir" && b.Implemented() && v.BuiltOn(b.Name) {
+			for _, b := range registry.All() {
+				if !b.Reference && b.Implemented() && v.BuiltOn(b.Name) {
 					vj.BuiltOn = append(vj.BuiltOn, b.Name)
 				}
 			}
@@ -80,7 +80,7 @@ func listData() listJSON {
 		}
 		out.Ops = append(out.Ops, o)
 	}
-	for _, b := range backends.All() {
+	for _, b := range registry.All() {
 		out.Backends = append(out.Backends, backendJSON{Name: b.Name, Dir: b.Dir, Implemented: b.Implemented(), Issue: b.Issue, Summary: b.Summary})
 	}
 	return out

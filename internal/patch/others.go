@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/kernelgen/kernelgen/glue"
 )
 
 // fusedFunctions lists the kernels (by op name) the backend's glue dispatches
 // (the four fused ops and the two gathers), in glue order.
 func fusedFunctions(backend string) ([]string, error) {
-	view, err := glue.NewView(backend)
+	view, err := view(backend)
 	if err != nil {
 		return nil, err
 	}

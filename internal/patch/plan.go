@@ -5,7 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/internal/backends"
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -64,7 +65,11 @@ var planners = map[string]func() (*Step, error){
 func sections(backend string, names ...string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, n := range names {
-		s, err := templates.Section(backend, n)
+		g, err := glueOf(backend)
+		if err != nil {
+			return nil, err
+		}
+		s, err := templates.Section(g, n)
 		if err != nil {
 			return nil, err
 		}
@@ -73,9 +78,30 @@ func sections(backend string, names ...string) (map[string]string, error) {
 	return out, nil
 }
 
+// glueOf is the registered backend's glue target.
+func glueOf(backend string) (*templates.Target, error) {
+	bs, err := registry.Resolve(backend)
+	if err != nil {
+		return nil, err
+	}
+	if bs[0].Glue == nil {
+		return nil, fmt.Errorf("backend %s has no ggml glue", backend)
+	}
+	return bs[0].Glue, nil
+}
+
+// view is the backend's glue view (built once per backend).
+func view(backend string) (*glue.View, error) {
+	g, err := glueOf(backend)
+	if err != nil {
+		return nil, err
+	}
+	return g.View()
+}
+
 // generated returns the backend's generated files by path below generated/<dir>/.
 func generated(backend string) (map[string][]byte, error) {
-	bs, err := backends.Resolve(backend)
+	bs, err := registry.Resolve(backend)
 	if err != nil {
 		return nil, err
 	}

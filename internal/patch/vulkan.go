@@ -2,8 +2,6 @@ package patch
 
 import (
 	"fmt"
-
-	"github.com/kernelgen/kernelgen/glue"
 )
 
 const (
@@ -14,7 +12,7 @@ const (
 // vulkanStep adds the fused kernels as new .comp files and splices the glue
 // into ggml-vulkan.cpp and vulkan-shaders-gen.cpp (GLUE.md 2.6, V1-V11).
 func vulkanStep() (*Step, error) {
-	view, err := glue.NewView("vulkan")
+	view, err := view("vulkan")
 	if err != nil {
 		return nil, err
 	}

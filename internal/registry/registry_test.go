@@ -1,6 +1,7 @@
-package backends
+package registry
 
 import (
+	"github.com/kernelgen/kernelgen/internal/backend"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 	saved := all
 	defer func() { all = saved }()
-	all = append(append([]*Backend{}, saved...), &Backend{Name: "opencl", Dir: "opencl", Issue: 99})
+	all = append(append([]*backend.Backend{}, saved...), &backend.Backend{Name: "opencl", Dir: "opencl", Issue: 99})
 	if _, err := Resolve("opencl"); err == nil || !strings.Contains(err.Error(), "backend opencl is not implemented yet (issue #99)") {
 		t.Fatalf("Resolve(opencl) = %v", err)
 	}

@@ -1,0 +1,68 @@
+// Package cuda is the CUDA backend: ggml-cuda style templates (emit/cuda),
+// checked by clang-22 to PTX and by host emulation.
+package cuda
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/check"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+const name = "cuda"
+
+// Backend is CUDA.
+var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
+	Generate: generate, Verify: verify, Glue: glueTarget,
+	Owns: []string{"emit/cuda", "templates/cuda", "internal/check/ptx.go", "bench/cuda", "generated/cuda"}}
+
+var glueTarget = &templates.Target{
+	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
+	Template: "cuda/kernelgen-fused.cu.tmpl", Out: "fused-ops.cuh", Prefix: "ggml_cuda",
+}
+
+// emulationWidth is NVIDIA's warp, the subgroup width kernelgen build
+// emulates at (the test suite covers 8, 16, 32 and 64).
+const emulationWidth = 32
+
+func generate() ([]backend.File, error) {
+	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		return backend.One(op.Name+".cuh", src, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return backend.WithGlue(files, name, glueTarget)
+}
+
+func verify(ctx context.Context, _ []backend.File, progress func(done, total int)) (string, error) {
+	kernels := 0
+	for _, op := range ops.All() {
+		ks, err := backend.KernelsFor(op, ir.Portable, ir.Native(name))
+		if err != nil {
+			return "", err
+		}
+		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		if err != nil {
+			return "", err
+		}
+		n, err := check.PTX(ctx, op, src, ks)
+		if err != nil {
+			return "", err
+		}
+		kernels += n
+	}
+	n, err := check.Emulated(ctx, hostemu.CUDA, ir.Native(name), emulationWidth, progress)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("cuda: clang-22 compiled %d kernels to PTX for sm_90; host emulation (warp %d) ran %d cases, every one equal to the Go reference", kernels, emulationWidth, n), nil
+}
