@@ -10,7 +10,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/backend/cuda"
 	"github.com/kernelgen/kernelgen/internal/backend/goref"
-	"github.com/kernelgen/kernelgen/internal/backend/irtext"
+	"github.com/kernelgen/kernelgen/internal/backend/ir"
 	"github.com/kernelgen/kernelgen/internal/backend/metal"
 	"github.com/kernelgen/kernelgen/internal/backend/sycl"
 	"github.com/kernelgen/kernelgen/internal/backend/vulkan"
@@ -18,7 +18,7 @@ import (
 
 var all = []*backend.Backend{
 	goref.Backend,
-	irtext.Backend,
+	ir.Backend,
 	metal.Backend,
 	vulkan.Backend,
 	sycl.Backend,

@@ -1,6 +1,6 @@
-// Package irtext is the IR backend: each kernel's IR text, which kernelgen
+// Package ir is the IR backend: each kernel's IR text, which kernelgen
 // diff reads back (ir/irtext) to compare two revisions' kernels on meaning.
-package irtext
+package ir
 
 import (
 	"github.com/kernelgen/kernelgen/internal/backend"
