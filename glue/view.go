@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -66,11 +65,13 @@ type DispatchView struct {
 	// CallArgs are the kernel call's arguments (CUDA, SYCL): pointers, then args.
 	CallArgs string
 	// Reduces says the kernel reduces across lanes (SYCL passes it local memory).
-	Reduces    bool
-	PushSize   int
-	Bindings   int
-	KargsType  string
-	PushStruct string
+	Reduces  bool
+	PushSize int
+	Bindings int
+	// ArgsStruct is the C struct the host fills with the kernel's args
+	// (Metal's kargs, Vulkan's push constants); "" where they are passed
+	// one by one.
+	ArgsStruct string
 }
 
 // BufferView is one bound buffer.
@@ -153,6 +154,8 @@ type Names struct {
 	// HostName, when set, is a variant's host-side name (a Metal pipeline,
 	// a Vulkan SPIR-V symbol); function is Function's result.
 	HostName func(function string, k *ir.Kernel, arithFree bool, v ops.Variant) string
+	// ArgsStruct, when set, names the struct an op's kernel takes its args in.
+	ArgsStruct func(op string) string
 	// Defines, when set, are the preprocessor defines a variant is built with.
 	Defines func(k *ir.Kernel, v ops.Variant) (map[string]string, error)
 	// NoSharedArrays, when set, is why the backend's launcher takes no
@@ -291,9 +294,11 @@ func locals(o *Op) (shared []Local, perDispatch map[string][]Local, err error) {
 func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
-		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants",
 		When: d.When, WhenWhy: d.WhenWhy}
 	dv.Function = n.Function(k, d.Op.ArithFree)
+	if n.ArgsStruct != nil {
+		dv.ArgsStruct = n.ArgsStruct(d.Op.Name)
+	}
 	for _, a := range d.Args {
 		dv.Args = append(dv.Args, Local{CType: ctype(a.Type), Name: a.Arg, Expr: a.Expr})
 	}

@@ -28,7 +28,8 @@ var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
 		HostName: func(_ string, k *ir.Kernel, arithFree bool, v ops.Variant) string {
 			return msl.HostName(k, arithFree, v)
-		}},
+		},
+		ArgsStruct: msl.KargsName},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
 }
 

@@ -24,7 +24,8 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute sha
 	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "generated/vulkan"}}
 
 var glueTarget = &templates.Target{
-	Names:    glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines},
+	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines,
+		ArgsStruct: func(op string) string { return "vk_op_" + op + "_push_constants" }},
 	Template: "vulkan/kernelgen-fused.hpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_vk",
 }
 
