@@ -8,6 +8,7 @@ package backend
 import (
 	"context"
 
+	"github.com/kernelgen/kernelgen/emit"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
@@ -31,7 +32,8 @@ type Backend struct {
 	// reference, the IR text); otherwise it builds the variants of each op
 	// the variant table gives it (ops.Variant.BuiltOn).
 	Reference bool
-	// Generate is nil until the backend exists.
+	// Generate is nil until the backend exists. Its files carry no
+	// generated-file header: Written adds it, upstream text never has it.
 	Generate func() ([]File, error)
 	// Verify, when set, compiles and checks the generated files with the
 	// backend's real toolchain before anything is written. It returns a
@@ -47,6 +49,20 @@ type Backend struct {
 
 // Implemented reports whether the backend can generate.
 func (b *Backend) Implemented() bool { return b.Generate != nil }
+
+// Written is what the backend writes under generated/: its files, each
+// with the generated-file header (emit.Mark), the one place it is added.
+func (b *Backend) Written() ([]File, error) {
+	files, err := b.Generate()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]File, len(files))
+	for i, f := range files {
+		out[i] = File{Path: f.Path, Data: emit.Mark(b.Name, f.Path, f.Data), Op: f.Op}
+	}
+	return out, nil
+}
 
 // Builds reports whether the backend generates op.
 func (b *Backend) Builds(op *ops.Op) bool {

@@ -78,7 +78,7 @@ line per quarter of each backend's checks and its summary, with the time taken.`
 			rebuilt := map[string][]gentree.File{}
 			nfiles := 0
 			for _, b := range bs {
-				files, err := b.Generate()
+				files, err := b.Written()
 				if err != nil {
 					return fail(ExitError, "backend %s: %v", b.Name, err)
 				}

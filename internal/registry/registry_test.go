@@ -31,7 +31,7 @@ func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 // Every backend's files live under its own directory and carry the header.
 func TestGeneratedFilesAreMarked(t *testing.T) {
 	for _, b := range Implemented() {
-		files, err := b.Generate()
+		files, err := b.Written()
 		if err != nil {
 			t.Fatal(err)
 		}
