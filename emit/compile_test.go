@@ -6,8 +6,9 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
-	"github.com/kernelgen/kernelgen/internal/check"
+	"github.com/kernelgen/kernelgen/tools/ptx"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
@@ -41,8 +42,8 @@ func TestConstructsCompile(t *testing.T) {
 				}
 			})
 			t.Run("ptx", func(t *testing.T) {
-				n, err := check.CompilePTX(ctx, c.name+".cuh", l.cuda, []string{check.Instantiation(l.k, false, variant(c))})
-				if errors.Is(err, check.ErrNoClang) {
+				n, err := ptx.Compile(ctx, c.name+".cuh", l.cuda, []string{cuda.Instantiation(l.k, false, variant(c).Values)})
+				if errors.Is(err, ptx.ErrNoClang) {
 					missing(t, err)
 				}
 				if err != nil {

@@ -23,7 +23,6 @@ var notYetMoved = map[string]string{
 	"verify/hostemu/hostemu.go":    "the host-emulation skins' language names (one file for three backends' skins)",
 	"tools/toolchain/toolchain.go": "xcrun's metal tool, a command name",
 	"bench/vulkan/main.go":         "compares its dispatch with bench/cuda's (a flag for cuda's CSV, cuda's tiling)",
-	"internal/check/check.go":      "xcrun's metal tool, a command name",
 }
 
 // No file outside a backend's own folder, the files it owns and this

@@ -10,10 +10,10 @@ import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
-	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -22,7 +22,7 @@ const name = "cuda"
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/cuda", "templates/cuda", "internal/check/ptx.go", "bench/cuda", "generated/cuda"}}
+	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "bench/cuda", "generated/cuda"}}
 
 var glueTarget = &templates.Target{
 	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
@@ -66,13 +66,13 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 		if err != nil {
 			return "", err
 		}
-		n, err := check.PTX(ctx, op, src, ks)
+		n, err := PTX(ctx, op, src, ks)
 		if err != nil {
 			return "", err
 		}
 		kernels += n
 	}
-	n, err := check.Emulated(ctx, hostemu.CUDA, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}

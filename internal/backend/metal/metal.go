@@ -10,10 +10,11 @@ import (
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
-	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/tools/metallib"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -22,7 +23,7 @@ const name = "metal"
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/msl", "templates/metal", "generated/metal"}}
+	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "generated/metal"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
@@ -55,11 +56,11 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 			sources[strings.TrimPrefix(f.Path, name+"/")] = f.Data
 		}
 	}
-	real, err := check.MetalLib(ctx, sources)
+	real, err := metallib.Build(ctx, sources)
 	if err != nil {
 		return "", err
 	}
-	n, err := check.Emulated(ctx, hostemu.MSL, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.MSL, ir.Native(name), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}

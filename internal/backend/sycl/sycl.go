@@ -9,10 +9,10 @@ import (
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
-	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -46,7 +46,7 @@ func generate() ([]backend.File, error) {
 }
 
 func verify(ctx context.Context, _ []backend.File, progress func(done, total int)) (string, error) {
-	n, err := check.Emulated(ctx, hostemu.SYCL, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.SYCL, ir.Native(name), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,43 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Instantiation spells the explicit instantiation of k's __global__
+// template at the param values given ("" for a kernel without params, whose definition
+// is its one instance).
+func Instantiation(k *ir.Kernel, arithFree bool, values map[string]int64) string {
+	var targs []string
+	for _, prm := range k.Params {
+		if prm.Derived != nil {
+			continue
+		}
+		val := values[prm.Name]
+		if prm.Type == ir.Bool {
+			targs = append(targs, fmt.Sprint(val == 1))
+		} else {
+			targs = append(targs, fmt.Sprintf("%du", val))
+		}
+	}
+	if len(targs) == 0 {
+		return ""
+	}
+	var ptypes []string
+	for _, b := range k.Buffers {
+		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[b.Elem]
+		if b.Access == ir.Read {
+			ptypes = append(ptypes, "const "+t+" * __restrict__")
+		} else {
+			ptypes = append(ptypes, t+" * __restrict__")
+		}
+	}
+	for _, a := range k.Args {
+		ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
+	}
+	name := KernelName(k, arithFree) + "<" + strings.Join(targs, ", ") + ">"
+	return fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", "))
+}
