@@ -21,6 +21,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // FileName is the shader file of a kernel: ggml's <op>.comp for the native
@@ -42,8 +43,10 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	for _, a := range k.Args {
 		p.SetName(a, "pc."+a.Name)
 	}
-	// The body is printed first so that only the helpers it calls are
-	// declared: kg_fma needs shaderFloat64, which gathers must not require.
+	// The body is printed first, so that the memory-scope extension is
+	// declared only where a barrier used it. The helpers follow the IR's
+	// needs (pass.NeedsOf): kg_fma needs shaderFloat64, which gathers must
+	// not require.
 	reduce := ir.HasReduce(k)
 	p.Indent()
 	if reduce {
@@ -65,7 +68,8 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 		b.WriteString("// Variant defines: KG_WG_X/Y/Z (the workgroup size).\n")
 	}
 	b.WriteString("\n#extension GL_EXT_control_flow_attributes : enable\n")
-	if d.uses.exact {
+	needs := pass.NeedsOf(k)
+	if needs.DenormPreserve {
 		b.WriteString(denormExtension)
 	}
 	if reduce {
@@ -95,13 +99,13 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	if len(derived) > 0 {
 		b.WriteString("\n" + strings.Join(derived, "\n") + "\n")
 	}
-	if d.uses.exact {
+	if needs.DenormPreserve {
 		b.WriteString(denormMode)
 	}
-	if d.uses.fma {
+	if needs.ExactFMA {
 		b.WriteString(fmaHelper)
 	}
-	if d.uses.addZero {
+	if needs.ZeroAdd {
 		b.WriteString(addZeroHelper)
 	}
 	if reduce {
@@ -155,12 +159,6 @@ func WithDenormPreserve(defs map[string]string) map[string]string {
 	return out
 }
 
-// HasDenormMode reports whether Emit gave k's shader the DenormPreserve
-// build (a portable kernel with float arithmetic).
-func HasDenormMode(src []byte) bool {
-	return bytes.Contains(src, []byte("#ifdef "+DenormPreserve))
-}
-
 // Defines returns the preprocessor defines of one variant: its params and
 // the workgroup size evaluated from the IR.
 func Defines(k *ir.Kernel, v ops.Variant) (map[string]string, error) {
@@ -198,7 +196,9 @@ type dialect struct {
 }
 
 // helperUse records which portable helpers the printed body calls.
-type helperUse struct{ fma, addZero, exact, scopes bool }
+// helperUse records what printing the body used that the shader must
+// declare before it (pass.Needs holds what the IR says).
+type helperUse struct{ scopes bool }
 
 // The portable helpers implement two IEEE operations that Vulkan does not
 // promise: fma() may be rounded twice (its precision is that of a multiply
@@ -285,7 +285,6 @@ func (d dialect) Call(fn ir.Intrinsic, args []string) string {
 	switch fn {
 	case ir.FMA:
 		if d.portable {
-			d.uses.fma = true
 			return "kg_fma(" + strings.Join(args, ", ") + ")"
 		}
 		return "fma(" + strings.Join(args, ", ") + ")"
@@ -304,7 +303,6 @@ func (d dialect) ExactBinary(op ir.BinOp, x, y string) string {
 	if op != ir.Add || x != "0.0" && y != "0.0" {
 		return ""
 	}
-	d.uses.addZero = true
 	if y == "0.0" {
 		return "kg_add_zero(" + x + ")"
 	}
@@ -326,9 +324,6 @@ func (dialect) Store(_ *ir.Buffer, name, idx, val string) string {
 
 func (d dialect) Decl(v *ir.Var, portable bool) string {
 	if portable && v.Type == ir.F32 {
-		if d.uses != nil {
-			d.uses.exact = true
-		}
 		return "precise float"
 	}
 	return d.Type(v.Type)

@@ -12,6 +12,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/pass"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
 )
@@ -94,7 +95,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 				}
 				u := spvbuild.Unit{File: "generated/" + path, Source: src, Defines: defs, Name: k.ID() + " " + v.String()}
 				units = append(units, u)
-				if glsl.HasDenormMode(src) {
+				if pass.NeedsOf(k).DenormPreserve {
 					// The build for devices that keep denormals on request.
 					u.Defines, u.Name = glsl.WithDenormPreserve(defs), u.Name+" denorm-preserve"
 					units = append(units, u)
