@@ -32,7 +32,7 @@ func TestConstructsCompile(t *testing.T) {
 				if err != nil {
 					missing(t, err)
 				}
-				defs, err := glsl.Defines(l.k, variant(c))
+				defs, err := glsl.Defines(variant(c).Of(l.k))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -42,7 +42,7 @@ func TestConstructsCompile(t *testing.T) {
 				}
 			})
 			t.Run("ptx", func(t *testing.T) {
-				n, err := ptx.Compile(ctx, c.name+".cuh", l.cuda, []string{cuda.Instantiation(l.k, false, variant(c).Values)})
+				n, err := ptx.Compile(ctx, c.name+".cuh", l.cuda, []string{cuda.Instantiation(variant(c).Of(l.k), false)})
 				if errors.Is(err, ptx.ErrNoClang) {
 					missing(t, err)
 				}

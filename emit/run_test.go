@@ -104,7 +104,7 @@ func runGLSL(ctx context.Context, c construct, l lowering, in []float32) ([]floa
 	if err != nil {
 		return nil, err
 	}
-	defs, err := glsl.Defines(l.k, variant(c))
+	defs, err := glsl.Defines(variant(c).Of(l.k))
 	if err != nil {
 		return nil, err
 	}

@@ -153,11 +153,11 @@ type Names struct {
 	Function func(k *ir.Kernel, arithFree bool) string
 	// HostName, when set, is a variant's host-side name (a Metal pipeline,
 	// a Vulkan SPIR-V symbol); function is Function's result.
-	HostName func(function string, k *ir.Kernel, arithFree bool, v ops.Variant) string
+	HostName func(function string, in ir.Instance, arithFree bool) string
 	// ArgsStruct, when set, names the struct an op's kernel takes its args in.
 	ArgsStruct func(op string) string
 	// Defines, when set, are the preprocessor defines a variant is built with.
-	Defines func(k *ir.Kernel, v ops.Variant) (map[string]string, error)
+	Defines func(in ir.Instance) (map[string]string, error)
 	// NoSharedArrays, when set, is why the backend's launcher takes no
 	// kernel with a shared array (other than a reduction's) and the fix.
 	NoSharedArrays string
@@ -357,7 +357,8 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	vars := ops.VariantsFor(d.Op.Name, n.Backend)
 	for _, v := range vars {
 		inst := Instance{}
-		var conds, targs []string
+		in := v.Of(k)
+		var conds []string
 		for _, p := range k.Params {
 			if p.Derived != nil {
 				continue
@@ -365,16 +366,15 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 			val := v.Values[p.Name]
 			if p.Type == ir.Bool {
 				conds = append(conds, fmt.Sprintf("%s == %v", p.Name, val != 0))
-				targs = append(targs, fmt.Sprint(val != 0))
 			} else {
 				conds = append(conds, fmt.Sprintf("%s == %d", p.Name, val))
-				targs = append(targs, fmt.Sprintf("%du", val))
 			}
 		}
 		if len(conds) == 0 {
 			conds = []string{"true"}
 		}
 		inst.Cond = strings.Join(conds, " && ")
+		targs := in.TemplateArgs()
 		inst.TemplateArgs = strings.Join(targs, ", ")
 		inst.Callee = dv.Function
 		if len(targs) > 0 {
@@ -384,10 +384,10 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 			inst.Else = "else "
 		}
 		if n.HostName != nil {
-			inst.HostName = n.HostName(dv.Function, k, d.Op.ArithFree, v)
+			inst.HostName = n.HostName(dv.Function, in, d.Op.ArithFree)
 		}
 		if n.Defines != nil {
-			defs, err := n.Defines(k, v)
+			defs, err := n.Defines(in)
 			if err != nil {
 				return dv, err
 			}

@@ -38,6 +38,9 @@ func (v Variant) BuiltOn(backend string) bool {
 	return !slices.Contains(v.NotOn, backend)
 }
 
+// Of is the variant as an instance of kernel k (one of its op's kernels).
+func (v Variant) Of(k *ir.Kernel) ir.Instance { return ir.Instance{Kernel: k, Values: v.Values} }
+
 // String renders the values in the kernel's param order, e.g. "S_v=128,KDA=0".
 func (v Variant) String() string {
 	keys := make([]string, 0, len(v.Values))

@@ -7,22 +7,12 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-// Instantiation spells the explicit instantiation of k's __global__
-// template at the param values given ("" for a kernel without params, whose definition
-// is its one instance).
-func Instantiation(k *ir.Kernel, arithFree bool, values map[string]int64) string {
-	var targs []string
-	for _, prm := range k.Params {
-		if prm.Derived != nil {
-			continue
-		}
-		val := values[prm.Name]
-		if prm.Type == ir.Bool {
-			targs = append(targs, fmt.Sprint(val == 1))
-		} else {
-			targs = append(targs, fmt.Sprintf("%du", val))
-		}
-	}
+// Instantiation spells the explicit instantiation of an instance's
+// __global__ template ("" for a kernel without params, whose definition is
+// its one instance).
+func Instantiation(in ir.Instance, arithFree bool) string {
+	k := in.Kernel
+	targs := in.TemplateArgs()
 	if len(targs) == 0 {
 		return ""
 	}

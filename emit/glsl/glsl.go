@@ -20,7 +20,6 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/pass"
 )
 
@@ -159,31 +158,23 @@ func WithDenormPreserve(defs map[string]string) map[string]string {
 	return out
 }
 
-// Defines returns the preprocessor defines of one variant: its params and
+// Defines returns the preprocessor defines of one instance: its params and
 // the workgroup size evaluated from the IR.
-func Defines(k *ir.Kernel, v ops.Variant) (map[string]string, error) {
-	d := map[string]string{}
+func Defines(in ir.Instance) (map[string]string, error) {
+	k, d := in.Kernel, map[string]string{}
 	for _, x := range k.Params {
 		if x.Derived != nil {
 			continue
 		}
-		val, ok := v.Values[x.Name]
-		if !ok {
-			return nil, fmt.Errorf("%s: variant %s does not set %s", k.ID(), v, x.Name)
+		if _, ok := in.Values[x.Name]; !ok {
+			return nil, fmt.Errorf("%s: instance %s does not set %s", k.ID(), in, x.Name)
 		}
-		switch x.Type {
-		case ir.Bool:
-			d[x.Name] = fmt.Sprint(val != 0)
-		case ir.U32:
-			d[x.Name] = fmt.Sprintf("%du", val)
-		default:
-			d[x.Name] = fmt.Sprint(val)
-		}
+		d[x.Name] = in.Literal(x)
 	}
 	for i, w := range k.Workgroup {
-		n, ok := ir.EvalInt(w, v.Values)
+		n, ok := ir.EvalInt(w, in.Values)
 		if !ok {
-			return nil, fmt.Errorf("%s: workgroup size %s is not known for variant %s", k.ID(), ir.ExprString(w), v)
+			return nil, fmt.Errorf("%s: workgroup size %s is not known for instance %s", k.ID(), ir.ExprString(w), in)
 		}
 		d["KG_WG_"+"XYZ"[i:i+1]] = fmt.Sprint(n)
 	}

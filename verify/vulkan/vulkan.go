@@ -129,7 +129,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
-	defs, err := glsl.Defines(k, v)
+	defs, err := glsl.Defines(v.Of(k))
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}

@@ -27,8 +27,8 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading La
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
-		HostName: func(_ string, k *ir.Kernel, arithFree bool, v ops.Variant) string {
-			return msl.HostName(k, arithFree, v)
+		HostName: func(_ string, in ir.Instance, arithFree bool) string {
+			return msl.HostName(in.Kernel, arithFree, ops.Variant{Values: in.Values})
 		},
 		ArgsStruct: msl.KargsName},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",

@@ -36,11 +36,11 @@ func function(k *ir.Kernel, arithFree bool) string {
 }
 
 // hostName is a variant's shader name: ggml's SPIR-V symbol stem.
-func hostName(fn string, k *ir.Kernel, _ bool, v ops.Variant) string {
+func hostName(fn string, in ir.Instance, _ bool) string {
 	name := fn
-	for _, p := range k.Params {
+	for _, p := range in.Kernel.Params {
 		if p.Derived == nil {
-			name += fmt.Sprintf("_%s%d", strings.ToLower(p.Name), v.Values[p.Name])
+			name += fmt.Sprintf("_%s%d", strings.ToLower(p.Name), in.Values[p.Name])
 		}
 	}
 	return name
@@ -89,7 +89,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 				return nil, fmt.Errorf("%s was not generated", path)
 			}
 			for _, v := range ops.VariantsFor(op.Name, name) {
-				defs, err := glsl.Defines(k, v)
+				defs, err := glsl.Defines(v.Of(k))
 				if err != nil {
 					return nil, err
 				}
