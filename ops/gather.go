@@ -25,13 +25,16 @@ const (
 // sees their pre-op values. Every other source is read by the compute kernel
 // directly: nothing in the op writes it. A pure copy: the same kernel under
 // every contract.
-func buildGather(name string) (*ir.Kernel, error) {
+//
+// cacheRole and idsRole name the node's srcs the gather reads (its op's
+// cache and ids slots): the glue binds the buffers by them.
+func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	cache := b.Buffer("cache", ir.F32, ir.Read, "src0", "the full cache, rows of row_len")
-	ids := b.Buffer("ids", ir.I32, ir.Read, "ids", "source slot of each sequence")
+	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
+	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)

@@ -72,7 +72,7 @@ var registry = []*Op{
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
 	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("gated_delta_net_gather")
+		return buildGather("gated_delta_net_gather", "src5", "src7")
 	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildSSMConv("ssm_conv", a)
@@ -87,7 +87,7 @@ var registry = []*Op{
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
 	}},
 	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("ssm_conv_gather")
+		return buildGather("ssm_conv_gather", "src0", "src4")
 	}},
 }
 
