@@ -47,8 +47,12 @@ double median(std::vector<double> xs) {
     return xs.size() % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2;
 }
 
-// The generated gathers' grid (ops/gather.go): up to 4 workgroups per row.
-dim3 gather_grid(size_t row, int n) { return dim3((unsigned) std::min<size_t>((row + 4095) / 4096, 4), n); }
+// The generated gathers' grid (ops/gather.go, as the glue computes it): a
+// workgroup per 2048-element chunk of a row, at most ceil(4096 / n) per row.
+dim3 gather_grid(size_t row, int n) {
+    const size_t chunks = (row + 2047) / 2048, per_row = (n + 4095) / n;
+    return dim3((unsigned) std::min(chunks, per_row), n);
+}
 constexpr int kSv = 128;
 
 struct timer {
