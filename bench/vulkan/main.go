@@ -33,7 +33,9 @@
 // each -batched NWxCPWxNS, for every n_seqs <= NS. -seqs narrows the
 // n_seqs swept; -only gdn (or conv) prepares one family; -gdn-ids shuffled
 // draws op B's sources from the whole pool instead of identity (what a
-// schedule costs when sequences do not read their own slot); -conv-batched
+// schedule costs when sequences do not read their own slot), -gdn-ids
+// permuted rotates them inside the destination window (every row through
+// the gather: its worst case); -conv-batched
 // NS,... also times op D's one dispatch at those NS (ops.ConvBatch's is
 // always timed).
 //
@@ -123,6 +125,10 @@ type config struct {
 	// shuffledIDs draws op B's sources from the whole pool (a sequence
 	// rarely reads its own slot) instead of steady decode's identity.
 	shuffledIDs bool
+	// permutedIDs rotates op B's sources inside the destination window by
+	// one (every source another sequence's destination: every row goes
+	// through the gather, its worst case).
+	permutedIDs bool
 	// only lists the benchmark families to prepare ("gdn", "conv"); empty:
 	// all. The copy and the empty dispatch always run.
 	only []string
@@ -249,7 +255,7 @@ prepare flags:
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both)")
 	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
-	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode) or shuffled (drawn from the whole pool)")
+	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode), shuffled (drawn from the whole pool) or permuted (the window rotated by one: every row gathered)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -294,8 +300,14 @@ prepare flags:
 	if cfg.kgBarrier, err = either("-barrier", *barrier, "ggml", "kernelgen"); err != nil {
 		return err
 	}
-	if cfg.shuffledIDs, err = either("-gdn-ids", *gdnIDs, "identity", "shuffled"); err != nil {
-		return err
+	switch *gdnIDs {
+	case "identity":
+	case "shuffled":
+		cfg.shuffledIDs = true
+	case "permuted":
+		cfg.permutedIDs = true
+	default:
+		return fmt.Errorf("-gdn-ids: %q is not identity, shuffled or permuted", *gdnIDs)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -553,6 +565,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 			if cfg.shuffledIDs {
 				ids[s] = int32(perm[s])
 			}
+			if cfg.permutedIDs {
+				ids[s] = int32(head(rep) + (s+1)%n)
+			}
 			if cfg.aliasIDs && s%2 == 1 {
 				ids[s] = int32(head(rep) + (s+1)%n) // the next sequence's destination
 			}
@@ -614,6 +629,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 	impl := a.String()
 	if cfg.shuffledIDs {
 		impl += " shuffled"
+	}
+	if cfg.permutedIDs {
+		impl += " permuted"
 	}
 	if noGather {
 		impl += " no gather"

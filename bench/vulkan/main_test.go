@@ -229,7 +229,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn or conv)`},
-		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is neither identity nor shuffled`},
+		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is not identity, shuffled or permuted`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
 		{[]string{"-conv-batched", "8,12"}, `-conv-batched: "12" is not an NS (2, 4, 8, 16 or 32)`},
