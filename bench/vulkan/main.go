@@ -145,9 +145,11 @@ func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Co
 // launches with two events. The report takes the median block.
 func (c config) runs() int { return (1 + c.blocks) * c.reps }
 
-// timing puts a timestamp after every block of runs.
+// timing puts a timestamp after every block of reps repetitions. vkrun
+// counts dispatches, and a repetition can be two (gather and compute), so
+// a block is reps times a repetition's dispatches.
 func (b *builder) timing(cfg config, e *entry) {
-	b.job.TimeEvery = cfg.reps
+	b.job.TimeEvery = cfg.reps * len(b.job.Dispatches) / cfg.runs()
 	e.perInterval = cfg.reps
 }
 

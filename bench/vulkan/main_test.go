@@ -113,11 +113,50 @@ func TestJobsMatchReference(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	// The smoke plan, and op B alone with sources drawn from the pool.
+	// The smoke plan, and op B alone with sources drawn from the pool or
+	// rotated inside the window.
 	shuffled := smoke
 	shuffled.only, shuffled.shuffledIDs = []string{"gdn"}, true
-	for _, cfg := range []config{smoke, shuffled} {
+	permuted := smoke
+	permuted.only, permuted.permutedIDs = []string{"gdn"}, true
+	for _, cfg := range []config{smoke, shuffled, permuted} {
 		checkJobs(t, ctx, r, cfg)
+	}
+}
+
+// Every timed interval holds perInterval repetitions, whatever a
+// repetition dispatches (vkrun's TimeEvery counts dispatches): the job's
+// dispatches make exactly runs / perInterval intervals, and a job of
+// launches has perInterval repetitions' launches per interval.
+func TestIntervalsHoldWholeBlocks(t *testing.T) {
+	ctx := context.Background()
+	if _, err := spvbuild.FindTools(ctx); err != nil {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	jobs, plan, err := buildAll(smoke, vulkan.NewCompiler(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoPerRep := 0
+	for i, j := range jobs {
+		e := plan[i]
+		if j.TimeEvery <= 0 || e.perInterval <= 0 {
+			t.Errorf("%s: TimeEvery %d, perInterval %d", e.name, j.TimeEvery, e.perInterval)
+			continue
+		}
+		intervals := len(j.Dispatches) / j.TimeEvery
+		if intervals*e.perInterval != smoke.runs() {
+			t.Errorf("%s: %d dispatches timed every %d: %d intervals of %d repetitions, want %d repetitions", e.name, len(j.Dispatches), j.TimeEvery, intervals, e.perInterval, smoke.runs())
+		}
+		if len(e.launches) == smoke.runs()*2 {
+			twoPerRep++
+		}
+	}
+	if twoPerRep == 0 {
+		t.Error("no job dispatches twice per repetition: the check says nothing")
 	}
 }
 
