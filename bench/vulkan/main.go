@@ -577,7 +577,11 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
+	// The tiling the glue dispatches at this n_seqs.
 	nw, cpw := ops.GDNTiling("vulkan", sv)
+	if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && n <= maxSeqs {
+		nw, cpw = snw, scpw
+	}
 	if tile != nil {
 		nw, cpw = tile.nw, tile.cpw
 	}
@@ -1027,10 +1031,20 @@ func beside(w io.Writer, rows []row, cudaCSV string) error {
 		}
 		cuda[key{f[0], f[1], n, impl}] = us
 	}
-	nw, cpw := ops.GDNTiling("cuda", sv)
-	impls := map[string][3]string{ // PDL, graph, stream order
-		"gdn_ids":  {fmt.Sprintf("generated NW=%d,CPW=%d", nw, cpw), fmt.Sprintf("generated %d,%d graph", nw, cpw), fmt.Sprintf("generated %d,%d serial", nw, cpw)},
-		"conv_ids": {"generated", "generated graph", ""},
+	// kg_bench's rows of what the CUDA glue dispatches at n: PDL, graph,
+	// stream order.
+	impls := func(bench string, n int) ([3]string, bool) {
+		switch bench {
+		case "gdn_ids":
+			nw, cpw := ops.GDNTiling("cuda", sv)
+			if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("cuda", sv); ok && n <= maxSeqs {
+				nw, cpw = snw, scpw
+			}
+			return [3]string{fmt.Sprintf("generated NW=%d,CPW=%d", nw, cpw), fmt.Sprintf("generated %d,%d graph", nw, cpw), fmt.Sprintf("generated %d,%d serial", nw, cpw)}, true
+		case "conv_ids":
+			return [3]string{"generated", "generated graph", ""}, true
+		}
+		return [3]string{}, false
 	}
 	cell := func(us float64) string {
 		if us == 0 || math.IsNaN(us) {
@@ -1046,7 +1060,7 @@ func beside(w io.Writer, rows []row, cudaCSV string) error {
 	}
 	fmt.Fprintf(w, "\n| op | shape | n_seqs | Vulkan (glue) us | CUDA PDL us | CUDA graph us | CUDA serial us | vs PDL | vs graph | vs serial |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		names, ok := impls[r.bench]
+		names, ok := impls(r.bench, r.n)
 		if !ok || r.err != "" || r.impl != glueImpl(r.bench, r.n) {
 			continue
 		}

@@ -298,10 +298,14 @@ func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 		{entry: entry{bench: "conv_ids", shape: "C=8192", n: 32, impl: "native-vulkan"}, us: 16},
 		{entry: entry{bench: "gdn_ids", shape: "H=48", n: 1, impl: "native-vulkan"}, us: 9}, // no CUDA row: left out
 	}
+	// At one sequence the CUDA glue dispatches its small-n tiling.
+	snw, scpw, _, _ := ops.GDNSmallTiling("cuda", sv)
 	csvText := "bench,shape,n_seqs,impl,us,pct_copy\n" +
-		"gdn_ids,H=32,1,generated NW=16,CPW=4,4.00,1.0\n" + // unquoted, as before 2026-11-23
-		`gdn_ids,H=32,1,"generated 16,4 graph",2.00,1.0` + "\n" +
-		`gdn_ids,H=32,1,"generated 16,4 serial",5.00,1.0` + "\n" +
+		fmt.Sprintf("gdn_ids,H=32,1,generated NW=%d,CPW=%d,4.00,1.0\n", snw, scpw) + // unquoted, as before 2026-11-23
+		fmt.Sprintf(`gdn_ids,H=32,1,"generated %d,%d graph",2.00,1.0`, snw, scpw) + "\n" +
+		fmt.Sprintf(`gdn_ids,H=32,1,"generated %d,%d serial",5.00,1.0`, snw, scpw) + "\n" +
+		`gdn_ids,H=32,1,"generated 16,4 graph",3.00,1.0` + "\n" + // not the glue's at one sequence
+		fmt.Sprintf(`gdn_ids,H=32,%d,"generated 8,2 graph",1.00,1.0`, ns) + "\n" + // nor at NS
 		fmt.Sprintf(`gdn_ids,H=32,%d,"generated NW=16,CPW=4",16.00,1.0`, ns) + "\n" +
 		fmt.Sprintf(`gdn_ids,H=32,%d,"generated 16,4 graph",nan,nan`, ns) + "\n" +
 		`conv_ids,C=8192,32,"generated",8.00,1.0` + "\n"

@@ -141,8 +141,10 @@ func addBaseGDN(c *cases.Case) (func(map[string][]byte) error, error) {
 		return nil, fmt.Errorf("sd1 %d, want %d: the comparison assumes packed rows", fl.Args["sd1"], D)
 	}
 	nw, cpw := fl.Params["NW"], fl.Params["CPW"]
-	if fl.Op.Name == "gated_delta_net_inplace_ids_batched" {
-		// The base op at Vulkan's own tiling: tilings do not change a
+	snw, scpw, _, small := ops.GDNSmallTiling("vulkan", sv)
+	if fl.Op.Name == "gated_delta_net_inplace_ids_batched" || small && nw == int64(snw) && cpw == int64(scpw) {
+		// The base op at Vulkan's own tiling (the batched and small-n
+		// shapes are the in-place ops' only): tilings do not change a
 		// column's arithmetic.
 		w, c := ops.GDNTiling("vulkan", sv)
 		nw, cpw = int64(w), int64(c)
