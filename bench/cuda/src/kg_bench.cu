@@ -481,6 +481,7 @@ int main(int argc, char ** argv) {
             kg_pdl_enabled = false;
             row("gdn_ids", shape, n, "generated 16,4 serial", t.us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
             row("gdn_ids", shape, n, "generated 16,4 no gather serial", t.us([&](int r) { gdn_generated<16, 4>(p, r, false); }), p.bytes());
+            if (n == 1) row("gdn_ids", shape, n, "generated 8,2 serial", t.us([&](int r) { gdn_generated<8, 2>(p, r); }), p.bytes());
             kg_pdl_enabled = true;
 #ifdef KG_WITH_REFERENCE
             row("gdn_ids", shape, n, "hand-written", t.us([&](int r) { gdn_reference(p, r); }), p.bytes());
