@@ -135,6 +135,8 @@ type config struct {
 	// kgBarrier puts vkrun's compute-to-compute barrier between dispatches
 	// instead of ggml-vulkan's (ggml_vk_sync_buffers).
 	kgBarrier bool
+	// models are the layer shapes of -only layer.
+	models []layerModel
 }
 
 func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Contains(c.only, family) }
@@ -198,7 +200,7 @@ func parseTilings(s string) ([]tiling, error) {
 
 var full = config{
 	reps: 30, blocks: 5, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
-	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30,
+	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30, models: layerModels,
 }
 
 // smoke exercises every job shape on lavapipe in seconds.
@@ -209,6 +211,7 @@ var smoke = config{
 	batches:     []batch{{tiling{2, 2}, 4}},
 	convBatches: []int{4},
 	aliasIDs:    true,
+	models:      []layerModel{{"smoke", 2, 256}},
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -255,7 +258,7 @@ prepare flags:
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
-	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both)")
+	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named)")
 	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
 	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode), shuffled (drawn from the whole pool) or permuted (the window rotated by one: every row gathered)")
 	if err := fs.Parse(args); err != nil {
@@ -294,8 +297,8 @@ prepare flags:
 	}
 	for _, f := range strings.FieldsFunc(*only, func(r rune) bool { return r == ',' }) {
 		f = strings.TrimSpace(f)
-		if f != "gdn" && f != "conv" {
-			return fmt.Errorf("-only: %q is not a benchmark family (gdn or conv)", f)
+		if f != "gdn" && f != "conv" && f != "layer" {
+			return fmt.Errorf("-only: %q is not a benchmark family (gdn, conv or layer)", f)
 		}
 		cfg.only = append(cfg.only, f)
 	}
@@ -870,6 +873,19 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 					continue
 				}
 				if err := add(gdnJob(cfg, comp, native, H, n, schedule{batch: &bt})); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	// One layer's decode step, only when asked for (-only layer).
+	for _, m := range cfg.models {
+		if !slices.Contains(cfg.only, "layer") {
+			break
+		}
+		for _, n := range cfg.seqs {
+			for _, fused := range []bool{false, true} {
+				if err := add(layerJob(cfg, comp, m, n, fused)); err != nil {
 					return nil, nil, err
 				}
 			}

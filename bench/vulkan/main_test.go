@@ -96,6 +96,54 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	}
 }
 
+// One layer's decode step, fused and unfused, runs on lavapipe at a tiny
+// shape: every job completes and times something (a timing harness: the
+// kernels it uses are checked elsewhere, the stand-ins for ggml's get_rows,
+// concat, cpy and silu are not).
+func TestLayerJobsRunOnLavapipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "layer")
+	err := prepare([]string{"-smoke", "-only", "layer", "-device", "llvmpipe", "-o", dir})
+	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(0 failed)") {
+		if strings.Contains(string(out), "no Vulkan device") && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+			t.Skip(string(out))
+		}
+		t.Fatalf("run.sh: %v\n%s", err, out)
+	}
+	files, err := readResults(filepath.Join(dir, "results.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := measure(string(files[planFile]), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := 0
+	for _, r := range rows {
+		if r.bench != "layer" {
+			continue
+		}
+		layers++
+		if r.err != "" || !(r.us > 0) {
+			t.Errorf("%s: %+v", r.name, r)
+		}
+	}
+	if want := 2 * len(smoke.seqs) * len(smoke.models); layers != want {
+		t.Errorf("%d layer rows, want %d (fused and unfused per n_seqs)", layers, want)
+	}
+}
+
 // The device runs the benchmark's jobs as the Go reference does: each smoke
 // job, read back, against the reference replaying the same dispatches over
 // the same memory, binding ranges aliasing the pool as on the device
@@ -267,7 +315,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn or conv)`},
+		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv or layer)`},
 		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is not identity, shuffled or permuted`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
