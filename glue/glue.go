@@ -252,9 +252,16 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return nil, fmt.Errorf("glue: the %s tiling of S_v %d differs from S_v 16's; the choice below assumes one below 128", a.Backend, sv)
 		}
 	}
+	nwChoice, cpwChoice := bySv(nw128, nwLow), bySv(cpw128, cpwLow)
+	// At few sequences, the backend's small-n tiling (ops.GDNSmallTiling).
+	if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling(a.Backend, 128); ok {
+		few := fmt.Sprintf("%s <= %d", ne(2, 3), maxSeqs)
+		nwChoice = fmt.Sprintf("(%s == 128 ? (%s ? %d : %d) : %d)", ne(2, 0), few, snw, nw128, nwLow)
+		cpwChoice = fmt.Sprintf("(%s == 128 ? (%s ? %d : %d) : %d)", ne(2, 0), few, scpw, cpw128, cpwLow)
+	}
 	gdnVariant := []Choice{
 		{"S_v", ne(2, 0)}, {"KDA", ne(3, 0) + " == " + ne(2, 0)},
-		{"NW", bySv(nw128, nwLow)}, {"CPW", bySv(cpw128, cpwLow)},
+		{"NW", nwChoice}, {"CPW", cpwChoice},
 	}
 	convVariant := []Choice{{"d_conv", ne(1, 0)}, {"SILU", "ggml_get_op_params_i32(op, 0) != 0"}}
 	gdnScratch := &Scratch{InDst: true, Offset: gdnStateOffset}

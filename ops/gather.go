@@ -5,15 +5,20 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-const gatherThreads = 256
-
-// A row is copied by up to gatherMaxGroups workgroups, one per
-// gatherChunk elements: enough to copy a GDN state row (2-3 MB) well, few
-// enough that the common case, where nothing aliases and every workgroup
-// exits at once, costs little more than the launch.
+// The gather copies a row in chunks of gatherChunk elements: each of a
+// workgroup's gatherThreads threads loads gatherPerThread elements (a
+// warp's loads of one step are contiguous) and only then stores them, so
+// eight loads per thread are in flight instead of one. A row gets up to
+// ceil(gatherMaxGroups / n_seqs) workgroups, each striding over the row's
+// chunks: with few sequences a 2-3 MB GDN state row is spread over
+// hundreds of workgroups (the whole device), with many the total stays
+// near gatherMaxGroups, so the common case, where nothing aliases and
+// every workgroup exits at once, stays a short launch.
 const (
-	gatherChunk     = gatherThreads * 16
-	gatherMaxGroups = 4
+	gatherThreads   = 256
+	gatherPerThread = 8
+	gatherChunk     = gatherThreads * gatherPerThread
+	gatherMaxGroups = 4096
 )
 
 // buildGather is phase 1 of the ids ops' two-phase semantics (SPEC.md 5, 7,
@@ -38,7 +43,8 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)
-	groups := b.Select(chunks.Lt(gatherMaxGroups), chunks, b.U32(gatherMaxGroups))
+	perRow := nSeqs.Add(gatherMaxGroups - 1).Div(nSeqs) // ceil(gatherMaxGroups / n_seqs) >= 1
+	groups := b.Select(chunks.Lt(perRow), chunks, perRow)
 	b.Grid(groups, nSeqs, 1)
 
 	// Wait for the dispatches before, then let the compute dispatch start:
@@ -51,10 +57,18 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
 		from := b.Let("from", src.U32().Mul(rowLen))
 		to := b.Let("to", s.Mul(rowLen))
-		stride := b.Let("stride", groups.Mul(gatherThreads))
-		first := b.Let("first", b.GroupID(0).Mul(gatherThreads).Add(b.LocalID(0)))
-		b.ForStep("e", first, rowLen, stride, func(e dsl.Val) {
-			scratch.Store(to.Add(e), cache.Load(from.Add(e)))
+		stride := b.Let("stride", groups.Mul(gatherChunk))
+		first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
+		vals := b.Array("vals", ir.F32, gatherPerThread)
+		b.ForStep("c", first, rowLen, stride, func(c dsl.Val) {
+			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
+				e := c.Add(j.Mul(gatherThreads))
+				b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e))) })
+			})
+			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
+				e := c.Add(j.Mul(gatherThreads))
+				b.If(e.Lt(rowLen), func() { scratch.Store(to.Add(e), vals.At(j)) })
+			})
 		})
 	})
 	return b.Build()

@@ -124,6 +124,22 @@ func TestVariantTable(t *testing.T) {
 				}
 			}
 		}
+		// A small-n tiling (GDNSmallTiling) adds S_v 128 x KDA to ops A and B.
+		if nw, cpw, _, ok := ops.GDNSmallTiling(be, 128); ok {
+			want["gated_delta_net_inplace"] += 2
+			want["gated_delta_net_inplace_ids"] += 2
+			for _, op := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids"} {
+				found := 0
+				for _, v := range ops.VariantsFor(op, be) {
+					if v.Values["S_v"] == 128 && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
+						found++
+					}
+				}
+				if found != 2 {
+					t.Errorf("%s: %s builds %d variants at its small-n tiling (%d, %d), want 2", be, op, found, nw, cpw)
+				}
+			}
+		}
 		count := map[string]int{}
 		for _, v := range vs {
 			if v.BuiltOn(be) {
@@ -149,8 +165,8 @@ func TestVariantTable(t *testing.T) {
 			}
 		}
 	}
-	if n := len(ops.VariantsOf("gated_delta_net_inplace_ids")); n != 10 {
-		t.Errorf("gated_delta_net_inplace_ids: %d variants in the table, want 10 (8 shared + Vulkan's 2 of S_v 128)", n)
+	if n := len(ops.VariantsOf("gated_delta_net_inplace_ids")); n != 14 {
+		t.Errorf("gated_delta_net_inplace_ids: %d variants in the table, want 14 (8 shared + Vulkan's 2 of S_v 128 + CUDA's and Vulkan's 2 small-n ones)", n)
 	}
 }
 

@@ -110,6 +110,32 @@ func GDNTiling(backend string, sv int) (nw, cpw int) {
 	return 4, 1
 }
 
+// GDNSmallTiling is a backend's tiling of the in-place ops (A and B) at S_v
+// 128 for n_seqs <= maxSeqs, chosen by the glue at dispatch time; ok false:
+// the backend has none and always runs GDNTiling's. With few sequences a
+// tiling of fewer columns per workgroup spreads a head's state over more
+// workgroups. On the H100 at one sequence (bench/RESULTS.md, issue #21):
+// CUDA op B replayed from a CUDA graph took 3.13 / 3.86 us at (8, 2)
+// against 4.11 / 4.99 at (16, 4) (H 32 / 48); at two sequences (16, 4) and
+// (8, 2) were within 0.4 us of each other. Vulkan's compute dispatch took
+// 5.20 / 5.97 us at (4, 1) against 6.22 / 6.87 at (8, 4); at two, (4, 1)
+// was 0.4 us faster at H 32 and 0.4 us slower at H 48.
+func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
+	if sv != 128 {
+		return 0, 0, 0, false
+	}
+	switch backend {
+	case "cuda":
+		return 8, 2, 1, true
+	case "vulkan":
+		return 4, 1, 1, true
+	}
+	return 0, 0, 0, false
+}
+
+// smallTilingBackends are the backends with a GDNSmallTiling.
+var smallTilingBackends = []string{"cuda", "vulkan"}
+
 // GDNBatch is a backend's one-dispatch schedule of op B
 // (gated_delta_net_inplace_ids_batched): its tiling and NS, the most
 // sequences one dispatch takes. ns 0: the backend has none and always runs
@@ -175,6 +201,14 @@ func table() []Variant {
 			}
 		}
 		gdn(nw, cpw, func(v Variant) Variant { return v.NotOnBackends(own...) })
+		for _, be := range smallTilingBackends {
+			if snw, scpw, _, ok := GDNSmallTiling(be, sv); ok {
+				for _, kda := range []bool{false, true} {
+					out = append(out, V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(be))
+					out = append(out, V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(be))
+				}
+			}
+		}
 		for _, be := range batchBackends {
 			nw, cpw, ns := GDNBatch(be, sv)
 			for _, kda := range []bool{false, true} {

@@ -66,7 +66,7 @@ func buildCases(seed uint64, perVariant int) ([]*cases.Case, error) {
 			if op.ArithFree && a.Native {
 				continue
 			}
-			for vi, v := range ops.VariantsOf(op.Name) {
+			for vi, v := range ops.VariantsFor(op.Name, "cuda") {
 				for i := 0; i < perVariant; i++ {
 					r := rand.New(rand.NewPCG(seed, uint64(len(out))*7919+uint64(vi)))
 					v := v
@@ -232,12 +232,15 @@ func instances(a ir.Arith) ([]byte, error) {
 			// Contract-free kernels (the gathers) live in the native unit only.
 			continue
 		}
+		if len(ops.VariantsFor(op.Name, "cuda")) == 0 {
+			continue // another backend's schedule (the Vulkan batched kernels): no .cuh
+		}
 		fmt.Fprintf(&b, "#include %q\n", op.Name+".cuh")
 		k, err := op.Kernel(a)
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range ops.VariantsOf(op.Name) {
+		for _, v := range ops.VariantsFor(op.Name, "cuda") {
 			fmt.Fprintf(&body, "\nstatic void kg_launch_%d(void ** b, const uint32_t * a, dim3 g, dim3 blk, cudaStream_t s) {\n", n)
 			fmt.Fprintf(&body, "    kg_launch_pdl(%s, g, blk, s, %s);\n}\n", callee(v.Of(k), op.ArithFree), callArgs(k))
 			fmt.Fprintf(&body, "static kg_register kg_reg_%d(%q, kg_launch_%d);\n", n, instanceKey(k, v.Values), n)

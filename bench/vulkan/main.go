@@ -33,7 +33,9 @@
 // each -batched NWxCPWxNS, for every n_seqs <= NS. -seqs narrows the
 // n_seqs swept; -only gdn (or conv) prepares one family; -gdn-ids shuffled
 // draws op B's sources from the whole pool instead of identity (what a
-// schedule costs when sequences do not read their own slot); -conv-batched
+// schedule costs when sequences do not read their own slot), -gdn-ids
+// permuted rotates them inside the destination window (every row through
+// the gather: its worst case); -conv-batched
 // NS,... also times op D's one dispatch at those NS (ops.ConvBatch's is
 // always timed).
 //
@@ -123,12 +125,18 @@ type config struct {
 	// shuffledIDs draws op B's sources from the whole pool (a sequence
 	// rarely reads its own slot) instead of steady decode's identity.
 	shuffledIDs bool
+	// permutedIDs rotates op B's sources inside the destination window by
+	// one (every source another sequence's destination: every row goes
+	// through the gather, its worst case).
+	permutedIDs bool
 	// only lists the benchmark families to prepare ("gdn", "conv"); empty:
 	// all. The copy and the empty dispatch always run.
 	only []string
 	// kgBarrier puts vkrun's compute-to-compute barrier between dispatches
 	// instead of ggml-vulkan's (ggml_vk_sync_buffers).
 	kgBarrier bool
+	// models are the layer shapes of -only layer.
+	models []layerModel
 }
 
 func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Contains(c.only, family) }
@@ -139,9 +147,11 @@ func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Co
 // launches with two events. The report takes the median block.
 func (c config) runs() int { return (1 + c.blocks) * c.reps }
 
-// timing puts a timestamp after every block of runs.
+// timing puts a timestamp after every block of reps repetitions. vkrun
+// counts dispatches, and a repetition can be two (gather and compute), so
+// a block is reps times a repetition's dispatches.
 func (b *builder) timing(cfg config, e *entry) {
-	b.job.TimeEvery = cfg.reps
+	b.job.TimeEvery = cfg.reps * len(b.job.Dispatches) / cfg.runs()
 	e.perInterval = cfg.reps
 }
 
@@ -190,7 +200,7 @@ func parseTilings(s string) ([]tiling, error) {
 
 var full = config{
 	reps: 30, blocks: 5, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
-	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30,
+	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30, models: layerModels,
 }
 
 // smoke exercises every job shape on lavapipe in seconds.
@@ -201,6 +211,7 @@ var smoke = config{
 	batches:     []batch{{tiling{2, 2}, 4}},
 	convBatches: []int{4},
 	aliasIDs:    true,
+	models:      []layerModel{{"smoke", 2, 256}},
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -247,9 +258,9 @@ prepare flags:
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
-	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both)")
+	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named)")
 	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
-	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode) or shuffled (drawn from the whole pool)")
+	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode), shuffled (drawn from the whole pool) or permuted (the window rotated by one: every row gathered)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -286,16 +297,22 @@ prepare flags:
 	}
 	for _, f := range strings.FieldsFunc(*only, func(r rune) bool { return r == ',' }) {
 		f = strings.TrimSpace(f)
-		if f != "gdn" && f != "conv" {
-			return fmt.Errorf("-only: %q is not a benchmark family (gdn or conv)", f)
+		if f != "gdn" && f != "conv" && f != "layer" {
+			return fmt.Errorf("-only: %q is not a benchmark family (gdn, conv or layer)", f)
 		}
 		cfg.only = append(cfg.only, f)
 	}
 	if cfg.kgBarrier, err = either("-barrier", *barrier, "ggml", "kernelgen"); err != nil {
 		return err
 	}
-	if cfg.shuffledIDs, err = either("-gdn-ids", *gdnIDs, "identity", "shuffled"); err != nil {
-		return err
+	switch *gdnIDs {
+	case "identity":
+	case "shuffled":
+		cfg.shuffledIDs = true
+	case "permuted":
+		cfg.permutedIDs = true
+	default:
+		return fmt.Errorf("-gdn-ids: %q is not identity, shuffled or permuted", *gdnIDs)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -553,6 +570,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 			if cfg.shuffledIDs {
 				ids[s] = int32(perm[s])
 			}
+			if cfg.permutedIDs {
+				ids[s] = int32(head(rep) + (s+1)%n)
+			}
 			if cfg.aliasIDs && s%2 == 1 {
 				ids[s] = int32(head(rep) + (s+1)%n) // the next sequence's destination
 			}
@@ -560,7 +580,11 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		putIDs(idsBytes, rep, ids)
 	}
 	idsBuf := b.buffer(0, idsBytes)
+	// The tiling the glue dispatches at this n_seqs.
 	nw, cpw := ops.GDNTiling("vulkan", sv)
+	if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && n <= maxSeqs {
+		nw, cpw = snw, scpw
+	}
 	if tile != nil {
 		nw, cpw = tile.nw, tile.cpw
 	}
@@ -614,6 +638,9 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 	impl := a.String()
 	if cfg.shuffledIDs {
 		impl += " shuffled"
+	}
+	if cfg.permutedIDs {
+		impl += " permuted"
 	}
 	if noGather {
 		impl += " no gather"
@@ -851,6 +878,19 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			}
 		}
 	}
+	// One layer's decode step, only when asked for (-only layer).
+	for _, m := range cfg.models {
+		if !slices.Contains(cfg.only, "layer") {
+			break
+		}
+		for _, n := range cfg.seqs {
+			for _, fused := range []bool{false, true} {
+				if err := add(layerJob(cfg, comp, m, n, fused)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
 	for _, C := range cfg.channels {
 		if !cfg.wants("conv") {
 			break
@@ -1007,10 +1047,20 @@ func beside(w io.Writer, rows []row, cudaCSV string) error {
 		}
 		cuda[key{f[0], f[1], n, impl}] = us
 	}
-	nw, cpw := ops.GDNTiling("cuda", sv)
-	impls := map[string][3]string{ // PDL, graph, stream order
-		"gdn_ids":  {fmt.Sprintf("generated NW=%d,CPW=%d", nw, cpw), fmt.Sprintf("generated %d,%d graph", nw, cpw), fmt.Sprintf("generated %d,%d serial", nw, cpw)},
-		"conv_ids": {"generated", "generated graph", ""},
+	// kg_bench's rows of what the CUDA glue dispatches at n: PDL, graph,
+	// stream order.
+	impls := func(bench string, n int) ([3]string, bool) {
+		switch bench {
+		case "gdn_ids":
+			nw, cpw := ops.GDNTiling("cuda", sv)
+			if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("cuda", sv); ok && n <= maxSeqs {
+				nw, cpw = snw, scpw
+			}
+			return [3]string{fmt.Sprintf("generated NW=%d,CPW=%d", nw, cpw), fmt.Sprintf("generated %d,%d graph", nw, cpw), fmt.Sprintf("generated %d,%d serial", nw, cpw)}, true
+		case "conv_ids":
+			return [3]string{"generated", "generated graph", ""}, true
+		}
+		return [3]string{}, false
 	}
 	cell := func(us float64) string {
 		if us == 0 || math.IsNaN(us) {
@@ -1026,7 +1076,7 @@ func beside(w io.Writer, rows []row, cudaCSV string) error {
 	}
 	fmt.Fprintf(w, "\n| op | shape | n_seqs | Vulkan (glue) us | CUDA PDL us | CUDA graph us | CUDA serial us | vs PDL | vs graph | vs serial |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		names, ok := impls[r.bench]
+		names, ok := impls(r.bench, r.n)
 		if !ok || r.err != "" || r.impl != glueImpl(r.bench, r.n) {
 			continue
 		}

@@ -96,6 +96,54 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	}
 }
 
+// One layer's decode step, fused and unfused, runs on lavapipe at a tiny
+// shape: every job completes and times something (a timing harness: the
+// kernels it uses are checked elsewhere, the stand-ins for ggml's get_rows,
+// concat, cpy and silu are not).
+func TestLayerJobsRunOnLavapipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "layer")
+	err := prepare([]string{"-smoke", "-only", "layer", "-device", "llvmpipe", "-o", dir})
+	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(0 failed)") {
+		if strings.Contains(string(out), "no Vulkan device") && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+			t.Skip(string(out))
+		}
+		t.Fatalf("run.sh: %v\n%s", err, out)
+	}
+	files, err := readResults(filepath.Join(dir, "results.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := measure(string(files[planFile]), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := 0
+	for _, r := range rows {
+		if r.bench != "layer" {
+			continue
+		}
+		layers++
+		if r.err != "" || !(r.us > 0) {
+			t.Errorf("%s: %+v", r.name, r)
+		}
+	}
+	if want := 2 * len(smoke.seqs) * len(smoke.models); layers != want {
+		t.Errorf("%d layer rows, want %d (fused and unfused per n_seqs)", layers, want)
+	}
+}
+
 // The device runs the benchmark's jobs as the Go reference does: each smoke
 // job, read back, against the reference replaying the same dispatches over
 // the same memory, binding ranges aliasing the pool as on the device
@@ -113,11 +161,50 @@ func TestJobsMatchReference(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	// The smoke plan, and op B alone with sources drawn from the pool.
+	// The smoke plan, and op B alone with sources drawn from the pool or
+	// rotated inside the window.
 	shuffled := smoke
 	shuffled.only, shuffled.shuffledIDs = []string{"gdn"}, true
-	for _, cfg := range []config{smoke, shuffled} {
+	permuted := smoke
+	permuted.only, permuted.permutedIDs = []string{"gdn"}, true
+	for _, cfg := range []config{smoke, shuffled, permuted} {
 		checkJobs(t, ctx, r, cfg)
+	}
+}
+
+// Every timed interval holds perInterval repetitions, whatever a
+// repetition dispatches (vkrun's TimeEvery counts dispatches): the job's
+// dispatches make exactly runs / perInterval intervals, and a job of
+// launches has perInterval repetitions' launches per interval.
+func TestIntervalsHoldWholeBlocks(t *testing.T) {
+	ctx := context.Background()
+	if _, err := spvbuild.FindTools(ctx); err != nil {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	jobs, plan, err := buildAll(smoke, vulkan.NewCompiler(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoPerRep := 0
+	for i, j := range jobs {
+		e := plan[i]
+		if j.TimeEvery <= 0 || e.perInterval <= 0 {
+			t.Errorf("%s: TimeEvery %d, perInterval %d", e.name, j.TimeEvery, e.perInterval)
+			continue
+		}
+		intervals := len(j.Dispatches) / j.TimeEvery
+		if intervals*e.perInterval != smoke.runs() {
+			t.Errorf("%s: %d dispatches timed every %d: %d intervals of %d repetitions, want %d repetitions", e.name, len(j.Dispatches), j.TimeEvery, intervals, e.perInterval, smoke.runs())
+		}
+		if len(e.launches) == smoke.runs()*2 {
+			twoPerRep++
+		}
+	}
+	if twoPerRep == 0 {
+		t.Error("no job dispatches twice per repetition: the check says nothing")
 	}
 }
 
@@ -228,8 +315,8 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn or conv)`},
-		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is neither identity nor shuffled`},
+		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv or layer)`},
+		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is not identity, shuffled or permuted`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
 		{[]string{"-conv-batched", "8,12"}, `-conv-batched: "12" is not an NS (2, 4, 8, 16 or 32)`},
@@ -259,10 +346,14 @@ func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 		{entry: entry{bench: "conv_ids", shape: "C=8192", n: 32, impl: "native-vulkan"}, us: 16},
 		{entry: entry{bench: "gdn_ids", shape: "H=48", n: 1, impl: "native-vulkan"}, us: 9}, // no CUDA row: left out
 	}
+	// At one sequence the CUDA glue dispatches its small-n tiling.
+	snw, scpw, _, _ := ops.GDNSmallTiling("cuda", sv)
 	csvText := "bench,shape,n_seqs,impl,us,pct_copy\n" +
-		"gdn_ids,H=32,1,generated NW=16,CPW=4,4.00,1.0\n" + // unquoted, as before 2026-11-23
-		`gdn_ids,H=32,1,"generated 16,4 graph",2.00,1.0` + "\n" +
-		`gdn_ids,H=32,1,"generated 16,4 serial",5.00,1.0` + "\n" +
+		fmt.Sprintf("gdn_ids,H=32,1,generated NW=%d,CPW=%d,4.00,1.0\n", snw, scpw) + // unquoted, as before 2026-11-23
+		fmt.Sprintf(`gdn_ids,H=32,1,"generated %d,%d graph",2.00,1.0`, snw, scpw) + "\n" +
+		fmt.Sprintf(`gdn_ids,H=32,1,"generated %d,%d serial",5.00,1.0`, snw, scpw) + "\n" +
+		`gdn_ids,H=32,1,"generated 16,4 graph",3.00,1.0` + "\n" + // not the glue's at one sequence
+		fmt.Sprintf(`gdn_ids,H=32,%d,"generated 8,2 graph",1.00,1.0`, ns) + "\n" + // nor at NS
 		fmt.Sprintf(`gdn_ids,H=32,%d,"generated NW=16,CPW=4",16.00,1.0`, ns) + "\n" +
 		fmt.Sprintf(`gdn_ids,H=32,%d,"generated 16,4 graph",nan,nan`, ns) + "\n" +
 		`conv_ids,C=8192,32,"generated",8.00,1.0` + "\n"

@@ -1,6 +1,7 @@
 package goref_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -312,5 +313,60 @@ func TestGathersMatchOracle(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Long rows: a row spread over several workgroups that each stride over
+// several of the gather's chunks (ops/gather.go), with a partial last chunk,
+// at few and at many sequences (the per-row workgroup count shrinks as
+// n_seqs grows). Every aliasing row is copied whole, nothing else touched.
+func TestGatherLongRows(t *testing.T) {
+	for _, tc := range []struct{ n, rowLen int }{
+		{3, 1366*2048 + 2048 + 7}, // 1366 workgroups per row, the first two take 2 chunks
+		{600, 7*2048 + 19},        // 7 workgroups per row, 8 chunks
+		{4097, 2048 + 1},          // one workgroup per row, 2 chunks
+	} {
+		r := newRand(fmt.Sprintf("gather-long-%d", tc.n))
+		rsHead := 2
+		nSlots := rsHead + tc.n + 1
+		cache := newGuarded(nSlots * tc.rowLen)
+		cache.fill(r, -1, 1, true)
+		// Sources: the window rotated by one (the row aliases), but every
+		// third sequence reads its own slot and every fifth a row outside
+		// the window (neither is copied).
+		ids := make([]int32, tc.n)
+		for s := range ids {
+			switch {
+			case s%3 == 1:
+				ids[s] = int32(rsHead + s)
+			case s%5 == 4:
+				ids[s] = int32(r.IntN(rsHead))
+			default:
+				ids[s] = int32(rsHead + (s+1)%tc.n)
+			}
+		}
+		scratch := newGuarded(tc.n * tc.rowLen)
+		want, cacheBefore := scratch.snapshot(), cache.snapshot()
+		copied := 0
+		for s, id := range ids {
+			if aliases(ids, s, rsHead, tc.n) {
+				copy(want[guard+s*tc.rowLen:guard+(s+1)*tc.rowLen], cache.data[int(id)*tc.rowLen:(int(id)+1)*tc.rowLen])
+				copied++
+			}
+		}
+		if copied == 0 || copied == tc.n {
+			t.Fatalf("n %d: %d of the rows alias; the case needs both kinds", tc.n, copied)
+		}
+		err := gen.GatedDeltaNetGather("portable", gen.GatedDeltaNetGatherParams{},
+			gen.GatedDeltaNetGatherArgs{RowLen: uint32(tc.rowLen), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
+			gen.GatedDeltaNetGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBits(t, "scratch", want, scratch.all, func(i int) string { return describe("row %d", (i-guard)/tc.rowLen) })
+		checkBits(t, "cache (read-only)", cacheBefore, cache.all, func(int) string { return "" })
+		if t.Failed() {
+			t.Fatalf("n %d, row %d", tc.n, tc.rowLen)
+		}
 	}
 }

@@ -20,10 +20,22 @@ __global__ void __launch_bounds__(256u) gated_delta_net_gather_f32(
     if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
         const uint32_t from = (uint32_t) src * row_len;
         const uint32_t to = s * row_len;
-        const uint32_t stride = (((row_len + 4095u) / 4096u) < 4u ? (row_len + 4095u) / 4096u : 4u) * 256u;
-        const uint32_t first = blockIdx.x * 256u + threadIdx.x;
-        for (uint32_t e = first; e < row_len; e += stride) {
-            scratch[to + e] = cache[from + e];
+        const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
+        const uint32_t first = blockIdx.x * 2048u + threadIdx.x;
+        float vals[8u];
+        for (uint32_t c = first; c < row_len; c += stride) {
+            #pragma unroll
+            for (uint32_t j = 0u; j < 8u; ++j) {
+                if ((c + j * 256u) < row_len) {
+                    vals[j] = cache[from + (c + j * 256u)];
+                }
+            }
+            #pragma unroll
+            for (uint32_t j_1 = 0u; j_1 < 8u; ++j_1) {
+                if ((c + j_1 * 256u) < row_len) {
+                    scratch[to + (c + j_1 * 256u)] = vals[j_1];
+                }
+            }
         }
     }
 }

@@ -36,7 +36,10 @@ func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherA
 	_, _, _, _, _, _ = row_len, n_seqs, rs_head, cache, ids, scratch
 	kgWX, kgWY, kgWZ := int(256), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32((((row_len+4095)/4096) < 4), ((row_len+4095)/4096), 4)), int(n_seqs), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32((((row_len+2047)/2048) < ((n_seqs+4095)/n_seqs)), ((row_len+2047)/2048), ((n_seqs+4095)/n_seqs))), int(n_seqs), int(1)
+	valsLen := int(8)
+	vals := make([]float32, kgN*valsLen)
+	_ = vals
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -49,10 +52,19 @@ func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherA
 					if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
 						var from uint32 = (uint32(src) * row_len)
 						var to uint32 = (s * row_len)
-						var stride uint32 = (rt.SelU32((((row_len+4095)/4096) < 4), ((row_len+4095)/4096), 4) * 256)
-						var first uint32 = ((uint32(kgGX) * 256) + kgLX)
-						for e := uint32(first); e < row_len; e += stride {
-							scratch[(to + e)] = cache[(from + e)]
+						var stride uint32 = (rt.SelU32((((row_len+2047)/2048) < ((n_seqs+4095)/n_seqs)), ((row_len+2047)/2048), ((n_seqs+4095)/n_seqs)) * 2048)
+						var first uint32 = ((uint32(kgGX) * 2048) + kgLX)
+						for c := uint32(first); c < row_len; c += stride {
+							for j := uint32(0); j < 8; j += 1 {
+								if (c + (j * 256)) < row_len {
+									vals[kgTid*valsLen+int(j)] = cache[(from + (c + (j * 256)))]
+								}
+							}
+							for j_1 := uint32(0); j_1 < 8; j_1 += 1 {
+								if (c + (j_1 * 256)) < row_len {
+									scratch[(to + (c + (j_1 * 256)))] = vals[kgTid*valsLen+int(j_1)]
+								}
+							}
 						}
 					}
 				}

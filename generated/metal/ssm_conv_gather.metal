@@ -37,10 +37,22 @@ kernel void kernel_ssm_conv_gather_f32(
     if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
         const uint from = (uint) src * args.row_len;
         const uint to = s * args.row_len;
-        const uint stride = (((args.row_len + 4095u) / 4096u) < 4u ? (args.row_len + 4095u) / 4096u : 4u) * 256u;
-        const uint first = tgpig.x * 256u + tpitg.x;
-        for (uint e = first; e < args.row_len; e += stride) {
-            scratch[to + e] = cache[from + e];
+        const uint stride = (((args.row_len + 2047u) / 2048u) < ((args.n_seqs + 4095u) / args.n_seqs) ? (args.row_len + 2047u) / 2048u : (args.n_seqs + 4095u) / args.n_seqs) * 2048u;
+        const uint first = tgpig.x * 2048u + tpitg.x;
+        float vals[8u];
+        for (uint c = first; c < args.row_len; c += stride) {
+            #pragma unroll
+            for (uint j = 0u; j < 8u; ++j) {
+                if ((c + j * 256u) < args.row_len) {
+                    vals[j] = cache[from + (c + j * 256u)];
+                }
+            }
+            #pragma unroll
+            for (uint j_1 = 0u; j_1 < 8u; ++j_1) {
+                if ((c + j_1 * 256u) < args.row_len) {
+                    scratch[to + (c + j_1 * 256u)] = vals[j_1];
+                }
+            }
         }
     }
 }

@@ -26,10 +26,22 @@ void main() {
     if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
         uint from = uint(src) * pc.row_len;
         uint to = s * pc.row_len;
-        uint stride = (((pc.row_len + 4095u) / 4096u) < 4u ? (pc.row_len + 4095u) / 4096u : 4u) * 256u;
-        uint first = gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
-        for (uint e = first; e < pc.row_len; e += stride) {
-            scratch[to + e] = cache[from + e];
+        uint stride = (((pc.row_len + 2047u) / 2048u) < ((pc.n_seqs + 4095u) / pc.n_seqs) ? (pc.row_len + 2047u) / 2048u : (pc.n_seqs + 4095u) / pc.n_seqs) * 2048u;
+        uint first = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
+        float vals[8u];
+        for (uint c = first; c < pc.row_len; c += stride) {
+            [[unroll]]
+            for (uint j = 0u; j < 8u; ++j) {
+                if ((c + j * 256u) < pc.row_len) {
+                    vals[j] = cache[from + (c + j * 256u)];
+                }
+            }
+            [[unroll]]
+            for (uint j_1 = 0u; j_1 < 8u; ++j_1) {
+                if ((c + j_1 * 256u) < pc.row_len) {
+                    scratch[to + (c + j_1 * 256u)] = vals[j_1];
+                }
+            }
         }
     }
 }

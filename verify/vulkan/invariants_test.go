@@ -140,14 +140,17 @@ func addBaseGDN(c *cases.Case) (func(map[string][]byte) error, error) {
 	if int(fl.Args["sd1"]) != D {
 		return nil, fmt.Errorf("sd1 %d, want %d: the comparison assumes packed rows", fl.Args["sd1"], D)
 	}
-	nw, cpw := fl.Params["NW"], fl.Params["CPW"]
-	if fl.Op.Name == "gated_delta_net_inplace_ids_batched" {
-		// The base op at Vulkan's own tiling: tilings do not change a
-		// column's arithmetic.
-		w, c := ops.GDNTiling("vulkan", sv)
-		nw, cpw = int64(w), int64(c)
+	base := func(nw, cpw int64) (map[string]int64, error) {
+		return tableVariant("gated_delta_net", map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": nw, "CPW": cpw})
 	}
-	params, err := tableVariant("gated_delta_net", map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": nw, "CPW": cpw})
+	params, err := base(fl.Params["NW"], fl.Params["CPW"])
+	if err != nil {
+		// A shape only the in-place ops have (the batched schedule, a
+		// small-n tiling): the base op at Vulkan's own tiling, as tilings
+		// do not change a column's arithmetic.
+		w, c := ops.GDNTiling("vulkan", sv)
+		params, err = base(int64(w), int64(c))
+	}
 	if err != nil {
 		return nil, err
 	}

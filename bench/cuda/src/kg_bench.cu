@@ -9,9 +9,12 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <tuple>
 
+#include "gated_delta_net.cuh"
 #include "gated_delta_net_gather.cuh"
 #include "gated_delta_net_inplace_ids.cuh"
+#include "ssm_conv.cuh"
 #include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
@@ -47,8 +50,12 @@ double median(std::vector<double> xs) {
     return xs.size() % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2;
 }
 
-// The generated gathers' grid (ops/gather.go): up to 4 workgroups per row.
-dim3 gather_grid(size_t row, int n) { return dim3((unsigned) std::min<size_t>((row + 4095) / 4096, 4), n); }
+// The generated gathers' grid (ops/gather.go, as the glue computes it): a
+// workgroup per 2048-element chunk of a row, at most ceil(4096 / n) per row.
+dim3 gather_grid(size_t row, int n) {
+    const size_t chunks = (row + 2047) / 2048, per_row = (n + 4095) / n;
+    return dim3((unsigned) std::min(chunks, per_row), n);
+}
 constexpr int kSv = 128;
 
 struct timer {
@@ -112,14 +119,18 @@ struct timer {
     }
 };
 
+// dev_f32: n random values in [-1, 1); past 4 Mi elements the first 4 Mi
+// repeat (pools of up to 24 GiB fill in a second, and are never zeros).
 float * dev_f32(size_t n, uint32_t seed) {
-    std::vector<float> h(n);
+    const size_t m = std::min<size_t>(n, size_t(1) << 22);
+    std::vector<float> h(m);
     std::mt19937 r(seed);
     std::uniform_real_distribution<float> d(-1, 1);
     for (auto & x : h) x = d(r);
     float * p;
     KG_CHECK(cudaMalloc(&p, n * 4));
-    KG_CHECK(cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice));
+    KG_CHECK(cudaMemcpy(p, h.data(), m * 4, cudaMemcpyHostToDevice));
+    for (size_t off = m; off < n; off += m) KG_CHECK(cudaMemcpy(p + off, p, std::min(m, n - off) * 4, cudaMemcpyDeviceToDevice));
     return p;
 }
 
@@ -148,7 +159,9 @@ struct gdn_problem {
     int H, n, slots;
     size_t D;
     float *q, *k, *v, *g, *beta, *cache, *scratch, *dst;
-    int32_t * ids[kReps + 1];
+    int32_t * ids[kReps + 1];      // steady decode: identity
+    int32_t * permuted[kReps + 1]; // the window rotated by one: every source another sequence's destination
+    int32_t * shuffled[kReps + 1]; // drawn from the whole pool: rarely in the window
     gdn_problem(int H_, int n_) : H(H_), n(n_) {
         D = size_t(kSv) * kSv * H;
         slots = std::max(n * (kReps + 2), int((size_t(1) << 30) / (D * 4)));
@@ -160,15 +173,30 @@ struct gdn_problem {
         cache = dev_f32(D * slots, 6);
         KG_CHECK(cudaMalloc(&scratch, D * n * 4));
         KG_CHECK(cudaMalloc(&dst, (size_t(kSv) * H * n + D * n) * 4));
+        std::mt19937 r(7);
         for (int rep = 0; rep <= kReps; rep++) {
-            std::vector<int32_t> h(n);
-            for (int s = 0; s < n; s++) h[s] = rep_head(rep) + s; // steady decode: identity
+            std::vector<int32_t> h(n), rot(n);
+            for (int s = 0; s < n; s++) h[s] = rep_head(rep) + s;
+            for (int s = 0; s < n; s++) rot[s] = rep_head(rep) + (s + 1) % n;
+            std::vector<int32_t> perm(slots);
+            std::iota(perm.begin(), perm.end(), 0);
+            std::shuffle(perm.begin(), perm.end(), r);
+            perm.resize(n);
             ids[rep] = dev_i32(h);
+            permuted[rep] = dev_i32(rot);
+            shuffled[rep] = dev_i32(perm);
         }
     }
     ~gdn_problem() {
         for (void * p : {(void *) q, (void *) k, (void *) v, (void *) g, (void *) beta, (void *) cache, (void *) scratch, (void *) dst}) cudaFree(p);
-        for (int32_t * p : ids) cudaFree(p);
+        for (auto * set : {&ids, &permuted, &shuffled})
+            for (int32_t * p : *set) cudaFree(p);
+    }
+    // ids_of: the ids of repetition rep under a pattern.
+    const int32_t * ids_of(const char * pattern, int rep) const {
+        if (!strcmp(pattern, "permuted")) return permuted[rep];
+        if (!strcmp(pattern, "shuffled")) return shuffled[rep];
+        return ids[rep];
     }
     int rep_head(int rep) const { return (rep * n) % (slots - n); }
     double bytes() const { return 2.0 * D * n * 4; } // state read + written
@@ -178,28 +206,59 @@ struct gdn_problem {
 // ggml-cuda launches its kernels: the compute kernel overlaps the gather and
 // waits for it only where the IR says (DepWait).
 template <int NW, int CPW>
-void gdn_generated(const gdn_problem & p, int rep, bool gather = true) {
+void gdn_generated(const gdn_problem & p, int rep, bool gather = true, const char * pattern = "identity") {
     const int rs = p.rep_head(rep);
+    const int32_t * ids = p.ids_of(pattern, rep);
     if (gather && p.n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
         kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(p.D, p.n), dim3(256), kg_stream,
-            p.cache, p.ids[rep], p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) rs);
+            p.cache, ids, p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) rs);
     }
     const float scale = 1.0f / sqrtf((float) kSv);
     const uint32_t H = p.H, n = p.n;
     kg_launch_pdl(gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW>, dim3(p.H, p.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
-        p.q, p.k, p.v, p.g, p.beta, p.cache, p.dst, p.cache + size_t(rs) * p.D, p.ids[rep], p.scratch,
+        p.q, p.k, p.v, p.g, p.beta, p.cache, p.dst, p.cache + size_t(rs) * p.D, ids, p.scratch,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H, scale,
         (uint32_t) p.D, (uint32_t) rs);
 }
 
+// The generated gather alone with every row aliasing (permuted ids): the
+// copy the cliff of issue #21 was, timed on its own.
+void gdn_gather_only(const gdn_problem & p, int rep) {
+    kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(p.D, p.n), dim3(256), kg_stream,
+        p.cache, p.permuted[rep], p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) p.rep_head(rep));
+}
+
+// gather_check: the timed gather, run once more with every row aliasing,
+// copied exactly: scratch row s equals cache row ids[s], bit for bit. The
+// device-side check of what the timing runs (the kernel's own tests run it
+// on the host: emit/goref, verify/emulate).
+bool gather_check(const gdn_problem & p) {
+    const int rep = 1;
+    KG_CHECK(cudaMemset(p.scratch, 0xff, p.D * p.n * 4));
+    gdn_gather_only(p, rep);
+    KG_CHECK(cudaDeviceSynchronize());
+    std::vector<uint32_t> got(p.D), want(p.D);
+    for (int s = 0; s < p.n; s++) {
+        const size_t src = size_t(p.rep_head(rep) + (s + 1) % p.n);
+        KG_CHECK(cudaMemcpy(got.data(), p.scratch + size_t(s) * p.D, p.D * 4, cudaMemcpyDeviceToHost));
+        KG_CHECK(cudaMemcpy(want.data(), p.cache + src * p.D, p.D * 4, cudaMemcpyDeviceToHost));
+        if (got != want) {
+            fprintf(stderr, "gather check: H %d n %d: scratch row %d differs from cache row %zu\n", p.H, p.n, s, src);
+            return false;
+        }
+    }
+    return true;
+}
+
 #ifdef KG_WITH_REFERENCE
-void gdn_reference(const gdn_problem & p, int rep) {
+void gdn_reference(const gdn_problem & p, int rep, const char * pattern = "identity") {
     const int rs = p.rep_head(rep);
-    ggml_cuda_gdn_gather_nonident<float>(p.cache, p.ids[rep], rs, p.scratch, p.D, p.n, 0);
+    const int32_t * ids = p.ids_of(pattern, rep);
+    ggml_cuda_gdn_gather_nonident<float>(p.cache, ids, rs, p.scratch, p.D, p.n, kg_stream);
     launch_gdn_variant<kSv, false, false, GDN_DEFAULT_NW, GDN_DEFAULT_CPW, 2, false, false>(
-        p.q, p.k, p.v, p.g, p.beta, p.scratch, p.dst, p.cache + size_t(rs) * p.D, p.ids[rep], rs, gdn_hybrid_args{},
+        p.q, p.k, p.v, p.g, p.beta, p.scratch, p.dst, p.cache + size_t(rs) * p.D, ids, rs, gdn_hybrid_args{},
         p.H, 1, p.n, kSv, kSv * p.H, kSv * p.H, kSv, kSv * p.H, kSv * p.H, 1, p.H, p.H,
-        init_fastdiv_values(p.H), init_fastdiv_values(1), 1.0f / sqrtf((float) kSv), 1, 32, 0);
+        init_fastdiv_values(p.H), init_fastdiv_values(1), 1.0f / sqrtf((float) kSv), 1, 32, kg_stream);
 }
 #endif
 
@@ -209,7 +268,9 @@ struct conv_problem {
     int C, n, cells;
     size_t row;
     float *w, *x, *cache, *scratch, *dst, *states;
-    int32_t * ids[kReps + 1];
+    int32_t * ids[kReps + 1];      // shuffled over the pool
+    int32_t * permuted[kReps + 1]; // the window rotated by one
+    int32_t * identity[kReps + 1]; // steady decode
     conv_problem(int C_, int n_) : C(C_), n(n_) {
         row = size_t(3) * C;
         cells = std::max(n * (kReps + 2), int((size_t(1) << 29) / (row * 4)));
@@ -226,23 +287,35 @@ struct conv_problem {
             std::shuffle(perm.begin(), perm.end(), r);
             perm.resize(n);
             ids[rep] = dev_i32(perm);
+            std::vector<int32_t> rot(n), h(n);
+            for (int s = 0; s < n; s++) rot[s] = rep_head(rep) + (s + 1) % n;
+            for (int s = 0; s < n; s++) h[s] = rep_head(rep) + s;
+            permuted[rep] = dev_i32(rot);
+            identity[rep] = dev_i32(h);
         }
     }
     ~conv_problem() {
         for (void * p : {(void *) w, (void *) x, (void *) cache, (void *) scratch, (void *) dst, (void *) states}) cudaFree(p);
-        for (int32_t * p : ids) cudaFree(p);
+        for (auto * set : {&ids, &permuted, &identity})
+            for (int32_t * p : *set) cudaFree(p);
+    }
+    const int32_t * ids_of(const char * pattern, int rep) const {
+        if (!strcmp(pattern, "permuted")) return permuted[rep];
+        if (!strcmp(pattern, "identity")) return identity[rep];
+        return ids[rep];
     }
     int rep_head(int rep) const { return (rep * n) % (cells - n); }
     double bytes() const { return 2.0 * row * n * 4; } // taps read + written
 };
 
-void conv_ids_generated(const conv_problem & p, int rep) {
+void conv_ids_generated(const conv_problem & p, int rep, const char * pattern = "shuffled") {
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
+    const int32_t * ids = p.ids_of(pattern, rep);
     if (n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(p.row, p.n), dim3(256), kg_stream, p.cache, p.ids[rep], p.scratch, row, n, rs);
+        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(p.row, p.n), dim3(256), kg_stream, p.cache, ids, p.scratch, row, n, rs);
     }
     kg_launch_pdl(ssm_conv_update_inplace_ids_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), kg_stream,
-        p.cache, p.w, p.x, p.cache + size_t(rs) * p.row, p.ids[rep], p.scratch, p.dst, C, n, 3u, row, 4u, C, row, C, rs);
+        p.cache, p.w, p.x, p.cache + size_t(rs) * p.row, ids, p.scratch, p.dst, C, n, 3u, row, 4u, C, row, C, rs);
 }
 
 // Op C reads its taps from a gathered copy in the model; here from rows of
@@ -258,19 +331,101 @@ void conv_plain_generated(const conv_problem & p, int rep) {
 }
 
 #ifdef KG_WITH_REFERENCE
-void conv_ids_reference(const conv_problem & p, int rep) {
+void conv_ids_reference(const conv_problem & p, int rep, const char * pattern = "shuffled") {
     const int rs = p.rep_head(rep);
-    ssm_conv_gather_nonident_kernel<<<p.n, 256>>>(p.cache, p.ids[rep], rs, p.scratch, (int) p.row, p.n);
-    ssm_conv_update_ids_f32<true, 4><<<dim3((p.C + 127) / 128, p.n), 128>>>(p.scratch, p.w, p.x, p.cache + size_t(rs) * p.row, p.dst,
-        p.ids[rep], rs, p.C, (int) p.row, 4, p.C, p.C, (int) p.row);
+    const int32_t * ids = p.ids_of(pattern, rep);
+    ssm_conv_gather_nonident_kernel<<<p.n, 256, 0, kg_stream>>>(p.cache, ids, rs, p.scratch, (int) p.row, p.n);
+    ssm_conv_update_ids_f32<true, 4><<<dim3((p.C + 127) / 128, p.n), 128, 0, kg_stream>>>(p.scratch, p.w, p.x, p.cache + size_t(rs) * p.row, p.dst,
+        ids, rs, p.C, (int) p.row, 4, p.C, p.C, (int) p.row);
 }
 
 void conv_plain_reference(const conv_problem & p, int rep) {
     const int rs = p.rep_head(rep);
-    ssm_conv_update_f32<true, 4><<<dim3((p.C + 127) / 128, p.n), 128>>>(conv_states_of(p, rep), p.w, p.x, p.cache + size_t(rs) * p.row, p.dst,
+    ssm_conv_update_f32<true, 4><<<dim3((p.C + 127) / 128, p.n), 128, 0, kg_stream>>>(conv_states_of(p, rep), p.w, p.x, p.cache + size_t(rs) * p.row, p.dst,
         p.C, (int) p.row, 4, p.C, p.C, (int) p.row);
 }
 #endif
+
+// One GDN layer's decode step (T 1, identity ids: steady decode), the part
+// the fused nodes replace: the conv state update and the GDN state update.
+// Unfused, as the upstream graph runs it (llama.cpp's delta-net layer):
+// get_rows of the conv states, concat with the new token's channels,
+// ssm_conv, silu, cpy of the last d_conv-1 taps back into the cache; get_rows
+// of the GDN states, gated_delta_net (final state into its dst), cpy of that
+// state back into the cache. ggml's get_rows, concat, silu and cpy are stood
+// in for by the plain one-element-per-thread kernels below (ggml's are of
+// that kind); ssm_conv and gated_delta_net are the generated native-cuda
+// kernels, bit for bit ggml-cuda's (bench/RESULTS.md), launched in stream
+// order as ggml-cuda launches its non-fused kernels. Fused: op D and op B
+// as the glue launches them. The projections, norms and gating around them
+// are the same in both graphs and are left out.
+__global__ void kg_get_rows(const float * src, const int32_t * ids, float * dst, uint32_t row) {
+    const size_t from = (size_t) ids[blockIdx.y] * row, to = (size_t) blockIdx.y * row;
+    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < row; e += gridDim.x * blockDim.x) dst[to + e] = src[from + e];
+}
+
+__global__ void kg_copy(const float * src, float * dst, size_t n) {
+    for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) dst[i] = src[i];
+}
+
+// conv_in[s][c] = (the d_conv-1 = 3 gathered taps of channel c, x[s][c]).
+__global__ void kg_concat_taps(const float * taps, const float * x, float * conv_in, uint32_t C, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 4 * C * n) return;
+    const uint32_t j = i % 4, sc = i / 4;
+    conv_in[i] = j < 3 ? taps[sc * 3 + j] : x[sc];
+}
+
+// cache window[s][c] = the last three taps of conv_in[s][c].
+__global__ void kg_store_taps(const float * conv_in, float * window, uint32_t C, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 3 * C * n) return;
+    const uint32_t j = i % 3, sc = i / 3;
+    window[i] = conv_in[sc * 4 + 1 + j];
+}
+
+__global__ void kg_silu(const float * x, float * y, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+unsigned kg_blocks(size_t n) { return (unsigned) std::min<size_t>((n + 255) / 256, 65535); }
+
+struct layer_problem {
+    gdn_problem & g;
+    conv_problem & c;
+    float *conv_in, *act;
+    layer_problem(gdn_problem & g_, conv_problem & c_) : g(g_), c(c_) {
+        KG_CHECK(cudaMalloc(&conv_in, size_t(4) * c.C * c.n * 4));
+        KG_CHECK(cudaMalloc(&act, size_t(c.C) * c.n * 4));
+    }
+    ~layer_problem() { cudaFree(conv_in); cudaFree(act); }
+    double bytes() const { return g.bytes() + c.bytes(); } // the states' fewest bytes
+};
+
+void layer_unfused(const layer_problem & l, int rep) {
+    const conv_problem & c = l.c;
+    const gdn_problem & g = l.g;
+    const uint32_t C = c.C, n = c.n, H = g.H;
+    const int32_t * cids = c.identity[rep];
+    kg_get_rows<<<dim3(kg_blocks(c.row), n), 256, 0, kg_stream>>>(c.cache, cids, c.scratch, (uint32_t) c.row);
+    kg_concat_taps<<<kg_blocks(size_t(4) * C * n), 256, 0, kg_stream>>>(c.scratch, c.x, l.conv_in, C, n);
+    kg_store_taps<<<kg_blocks(size_t(3) * C * n), 256, 0, kg_stream>>>(l.conv_in, c.cache + size_t(c.rep_head(rep)) * c.row, C, n);
+    ssm_conv_f32<4u><<<dim3((C + 127) / 128, 1, n), 128, 0, kg_stream>>>(l.conv_in, c.w, c.dst, C, 1u, n, 4u, 4 * C, 4u, C, C);
+    kg_silu<<<kg_blocks(size_t(C) * n), 256, 0, kg_stream>>>(c.dst, l.act, C * n);
+    kg_get_rows<<<dim3(kg_blocks(g.D), n), 256, 0, kg_stream>>>(g.cache, g.ids[rep], g.scratch, (uint32_t) g.D);
+    const uint32_t s_off = kSv * H * n;
+    gated_delta_net_f32<kSv, false, false, 16, 4><<<dim3(H, n, kSv / 64), dim3(32, 16), 0, kg_stream>>>(
+        g.q, g.k, g.v, g.g, g.beta, g.scratch, g.dst, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H,
+        1u, H, H, 1u, H, H, 1.0f / sqrtf((float) kSv), 1u, s_off);
+    kg_copy<<<kg_blocks(g.D * n), 256, 0, kg_stream>>>(g.dst + s_off, g.cache + size_t(g.rep_head(rep)) * g.D, g.D * n);
+}
+
+void layer_fused(const layer_problem & l, int rep) {
+    conv_ids_generated(l.c, rep, "identity");
+    if (l.g.n == 1) gdn_generated<8, 2>(l.g, rep); // the glue's small-n tiling (ops.GDNSmallTiling)
+    else gdn_generated<16, 4>(l.g, rep);
+}
 
 } // namespace
 
@@ -308,14 +463,31 @@ int main(int argc, char ** argv) {
             row("gdn_ids", shape, n, "generated 16,2 no gather", t.us([&](int r) { gdn_generated<16, 2>(p, r, false); }), p.bytes());
             row("gdn_ids", shape, n, "generated 16,4 no gather", t.us([&](int r) { gdn_generated<16, 4>(p, r, false); }), p.bytes());
             row("gdn_ids", shape, n, "generated 16,4 graph", t.graph_us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
+            if (n <= 8) { // more workgroups per head at small n, as a graph replays them
+                row("gdn_ids", shape, n, "generated 4,1 graph", t.graph_us([&](int r) { gdn_generated<4, 1>(p, r); }), p.bytes());
+                row("gdn_ids", shape, n, "generated 8,2 graph", t.graph_us([&](int r) { gdn_generated<8, 2>(p, r); }), p.bytes());
+                row("gdn_ids", shape, n, "generated 16,2 graph", t.graph_us([&](int r) { gdn_generated<16, 2>(p, r); }), p.bytes());
+                row("gdn_ids", shape, n, "generated 8,4 graph", t.graph_us([&](int r) { gdn_generated<8, 4>(p, r); }), p.bytes());
+            }
+            if (n >= 2) { // ids patterns (issue #21 target 1): the same op, other sources
+                row("gdn_ids", shape, n, "generated 16,4 permuted", t.us([&](int r) { gdn_generated<16, 4>(p, r, true, "permuted"); }), p.bytes());
+                row("gdn_ids", shape, n, "generated 16,4 shuffled", t.us([&](int r) { gdn_generated<16, 4>(p, r, true, "shuffled"); }), p.bytes());
+                row("gdn_ids", shape, n, "generated 16,4 permuted graph", t.graph_us([&](int r) { gdn_generated<16, 4>(p, r, true, "permuted"); }), p.bytes());
+                row("gather", shape, n, "generated, every row aliasing", t.us([&](int r) { gdn_gather_only(p, r); }), p.bytes());
+                if (!gather_check(p)) return 1;
+                printf("gather check: H %d n %d: %d rows of %zu floats copied bit for bit\n", H, n, n, p.D);
+            }
             // Stream order, no overlap: each dispatch waits for the last, as
             // Vulkan's barrier makes it (bench/vulkan).
             kg_pdl_enabled = false;
             row("gdn_ids", shape, n, "generated 16,4 serial", t.us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
             row("gdn_ids", shape, n, "generated 16,4 no gather serial", t.us([&](int r) { gdn_generated<16, 4>(p, r, false); }), p.bytes());
+            if (n == 1) row("gdn_ids", shape, n, "generated 8,2 serial", t.us([&](int r) { gdn_generated<8, 2>(p, r); }), p.bytes());
             kg_pdl_enabled = true;
 #ifdef KG_WITH_REFERENCE
             row("gdn_ids", shape, n, "hand-written", t.us([&](int r) { gdn_reference(p, r); }), p.bytes());
+            row("gdn_ids", shape, n, "hand-written graph", t.graph_us([&](int r) { gdn_reference(p, r); }), p.bytes());
+            if (n >= 2) row("gdn_ids", shape, n, "hand-written permuted", t.us([&](int r) { gdn_reference(p, r, "permuted"); }), p.bytes());
 #endif
         }
     }
@@ -328,10 +500,35 @@ int main(int argc, char ** argv) {
             row("conv", shape, n, "generated", t.us([&](int r) { conv_plain_generated(p, r); }), p.bytes());
             row("conv_ids", shape, n, "generated graph", t.graph_us([&](int r) { conv_ids_generated(p, r); }), p.bytes());
             row("conv", shape, n, "generated graph", t.graph_us([&](int r) { conv_plain_generated(p, r); }), p.bytes());
+            row("conv_ids", shape, n, "generated identity", t.us([&](int r) { conv_ids_generated(p, r, "identity"); }), p.bytes());
+            row("conv_ids", shape, n, "generated identity graph", t.graph_us([&](int r) { conv_ids_generated(p, r, "identity"); }), p.bytes());
+            if (n >= 2) row("conv_ids", shape, n, "generated permuted", t.us([&](int r) { conv_ids_generated(p, r, "permuted"); }), p.bytes());
+            kg_pdl_enabled = false; // stream order, as the hand-written kernels launch
+            row("conv_ids", shape, n, "generated serial", t.us([&](int r) { conv_ids_generated(p, r); }), p.bytes());
+            row("conv", shape, n, "generated serial", t.us([&](int r) { conv_plain_generated(p, r); }), p.bytes());
+            kg_pdl_enabled = true;
 #ifdef KG_WITH_REFERENCE
             row("conv_ids", shape, n, "hand-written", t.us([&](int r) { conv_ids_reference(p, r); }), p.bytes());
             row("conv", shape, n, "hand-written", t.us([&](int r) { conv_plain_reference(p, r); }), p.bytes());
+            row("conv_ids", shape, n, "hand-written graph", t.graph_us([&](int r) { conv_ids_reference(p, r); }), p.bytes());
+            row("conv", shape, n, "hand-written graph", t.graph_us([&](int r) { conv_plain_reference(p, r); }), p.bytes());
+            row("conv_ids", shape, n, "hand-written identity", t.us([&](int r) { conv_ids_reference(p, r, "identity"); }), p.bytes());
 #endif
+        }
+    }
+    // One layer's decode step, Qwen 3.5/3.6 35B-A3B (H 32, C 8192) and 27B
+    // (H 48, C 10240) shapes: unfused upstream graph against the fused nodes.
+    for (auto [H, C, model] : {std::tuple{32, 8192, "35B-A3B"}, std::tuple{48, 10240, "27B"}}) {
+        char shape[48];
+        snprintf(shape, sizeof shape, "%s H=%d C=%d", model, H, C);
+        for (int n : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+            gdn_problem g(H, n);
+            conv_problem c(C, n);
+            layer_problem l(g, c);
+            row("layer", shape, n, "unfused", t.us([&](int r) { layer_unfused(l, r); }), l.bytes());
+            row("layer", shape, n, "fused", t.us([&](int r) { layer_fused(l, r); }), l.bytes());
+            row("layer", shape, n, "unfused graph", t.graph_us([&](int r) { layer_unfused(l, r); }), l.bytes());
+            row("layer", shape, n, "fused graph", t.graph_us([&](int r) { layer_fused(l, r); }), l.bytes());
         }
     }
     if (csv != stdout) fclose(csv);

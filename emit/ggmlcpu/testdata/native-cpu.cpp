@@ -126,7 +126,7 @@ static void ggml_compute_forward_gated_delta_net_gather_f32(const ggml_compute_p
     const int32_t * ids = (const int32_t *) dst->src[7]->data;
     float * scratch = (float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
 
-    const int64_t groups_x = (((row_len + 4095u) / 4096u) < 4u ? (row_len + 4095u) / 4096u : 4u);
+    const int64_t groups_x = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs);
     const int64_t groups_y = n_seqs;
     const int64_t n_groups = groups_x * groups_y;
 
@@ -139,10 +139,20 @@ static void ggml_compute_forward_gated_delta_net_gather_f32(const ggml_compute_p
             if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
                 const uint32_t from = (uint32_t) src * row_len;
                 const uint32_t to = s * row_len;
-                const uint32_t stride = (((row_len + 4095u) / 4096u) < 4u ? (row_len + 4095u) / 4096u : 4u) * 256u;
-                const uint32_t first = group_x * 256u + local_x;
-                for (uint32_t e = first; e < row_len; e += stride) {
-                    scratch[to + e] = cache[from + e];
+                const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
+                const uint32_t first = group_x * 2048u + local_x;
+                float vals[8];
+                for (uint32_t c = first; c < row_len; c += stride) {
+                    for (uint32_t j = 0u; j < 8u; ++j) {
+                        if ((c + j * 256u) < row_len) {
+                            vals[j] = cache[from + (c + j * 256u)];
+                        }
+                    }
+                    for (uint32_t j = 0u; j < 8u; ++j) {
+                        if ((c + j * 256u) < row_len) {
+                            scratch[to + (c + j * 256u)] = vals[j];
+                        }
+                    }
                 }
             }
         }
@@ -362,7 +372,7 @@ static void ggml_compute_forward_ssm_conv_gather_f32(const ggml_compute_params *
     const int32_t * ids = (const int32_t *) dst->src[4]->data;
     float * scratch = (float *) params->wdata;
 
-    const int64_t groups_x = (((row_len + 4095u) / 4096u) < 4u ? (row_len + 4095u) / 4096u : 4u);
+    const int64_t groups_x = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs);
     const int64_t groups_y = n_seqs;
     const int64_t n_groups = groups_x * groups_y;
 
@@ -375,10 +385,20 @@ static void ggml_compute_forward_ssm_conv_gather_f32(const ggml_compute_params *
             if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
                 const uint32_t from = (uint32_t) src * row_len;
                 const uint32_t to = s * row_len;
-                const uint32_t stride = (((row_len + 4095u) / 4096u) < 4u ? (row_len + 4095u) / 4096u : 4u) * 256u;
-                const uint32_t first = group_x * 256u + local_x;
-                for (uint32_t e = first; e < row_len; e += stride) {
-                    scratch[to + e] = cache[from + e];
+                const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
+                const uint32_t first = group_x * 2048u + local_x;
+                float vals[8];
+                for (uint32_t c = first; c < row_len; c += stride) {
+                    for (uint32_t j = 0u; j < 8u; ++j) {
+                        if ((c + j * 256u) < row_len) {
+                            vals[j] = cache[from + (c + j * 256u)];
+                        }
+                    }
+                    for (uint32_t j = 0u; j < 8u; ++j) {
+                        if ((c + j * 256u) < row_len) {
+                            scratch[to + (c + j * 256u)] = vals[j];
+                        }
+                    }
                 }
             }
         }

@@ -30,9 +30,9 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(S_v);
             const bool KDA = op->src[3]->ne[0] == op->src[2]->ne[0];
             GGML_UNUSED(KDA);
-            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 16 : 4);
+            const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
             GGML_UNUSED(NW);
-            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? 4 : 1);
+            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);
             GGML_UNUSED(CPW);
             const uint32_t W = ((S_v < 32u) ? S_v : 32u);
             GGML_UNUSED(W);
@@ -85,6 +85,12 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1);
                 }
+                else if (S_v == 128 && KDA == false && NW == 8 && CPW == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_f32<128u, false, 8u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1);
+                }
+                else if (S_v == 128 && KDA == true && NW == 8 && CPW == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_f32<128u, true, 8u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1);
+                }
                 else {
                     GGML_ABORT("no gated_delta_net_inplace kernel for this variant");
                 }
@@ -96,9 +102,9 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(S_v);
             const bool KDA = op->src[3]->ne[0] == op->src[2]->ne[0];
             GGML_UNUSED(KDA);
-            const uint32_t NW = (op->src[2]->ne[0] == 128 ? 16 : 4);
+            const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
             GGML_UNUSED(NW);
-            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? 4 : 1);
+            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);
             GGML_UNUSED(CPW);
             const uint32_t W = ((S_v < 32u) ? S_v : 32u);
             GGML_UNUSED(W);
@@ -111,7 +117,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const dim3 grid(((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u);
+                const dim3 grid(((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs)), n_seqs, 1u);
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
@@ -168,6 +174,12 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 128 && KDA == false && NW == 8 && CPW == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_f32<128u, false, 8u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 128 && KDA == true && NW == 8 && CPW == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_f32<128u, true, 8u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else {
                     GGML_ABORT("no gated_delta_net_inplace_ids kernel for this variant");
@@ -252,7 +264,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t row_len = op->src[0]->nb[2] / 4;
                 const uint32_t n_seqs = op->src[2]->ne[2];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const dim3 grid(((((row_len + 4095u) / 4096u) < 4u) ? ((row_len + 4095u) / 4096u) : 4u), n_seqs, 1u);
+                const dim3 grid(((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs)), n_seqs, 1u);
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
