@@ -131,8 +131,8 @@ func printReports(w io.Writer, t *patch.Tree, reports []*patch.StepReport) int {
 			}
 			fmt.Fprintln(w)
 		}
-		for _, e := range r.Skipped {
-			fmt.Fprintf(w, "  %-8s %s: %s (llama.cpp trees only)\n", "skipped", strings.TrimPrefix(e.File, "llama:"), e.Name)
+		for _, s := range r.Skipped {
+			fmt.Fprintf(w, "  %-8s %s: %s (%s)\n", "skipped", t.Rel(s.Edit.File), s.Edit.Name, s.Why)
 		}
 	}
 	return missing
