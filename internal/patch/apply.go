@@ -114,7 +114,7 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 				contents[rel] = src
 			}
 			l := locate(e, src)
-			if l.State == Missing && e.OnlyIf != "" && !strings.Contains(src, e.OnlyIf) {
+			if l.State != Applied && e.OnlyIf != "" && !strings.Contains(src, e.OnlyIf) {
 				r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s has no %q", rel, e.OnlyIf)})
 				continue
 			}

@@ -81,6 +81,10 @@ type Located struct {
 // locate finds e's insertion point in src.
 func locate(e Edit, src string) Located {
 	l := find(e, src)
+	if l.State == Missing && e.Place == Replace && strings.Count(src, e.Text) == 1 {
+		// the replaced lines are gone and the text is there
+		return Located{Edit: e, State: Applied, at: strings.Index(src, e.Text)}
+	}
 	if l.State != Pending {
 		return l
 	}
@@ -100,11 +104,6 @@ func find(e Edit, src string) Located {
 	for i, a := range e.Anchor {
 		if i == 0 {
 			if n := strings.Count(src, a); n != 1 {
-				if e.Place == Replace && strings.Count(src, e.Text) == 1 {
-					// the replaced lines are gone and the text is there
-					l.State, l.at = Applied, strings.Index(src, e.Text)
-					return l
-				}
 				if n == 0 {
 					l.Why = fmt.Sprintf("anchor %q not found", a)
 				} else {

@@ -270,7 +270,7 @@ func opsForTree(t *Tree) ([]*Step, error) {
 		return nil, err
 	}
 	for _, l := range reports[0].Edits {
-		if l.State == Applied {
+		if l.Edit.File == ggmlH && l.State == Applied {
 			return []*Step{ops}, nil // this step's own builders (Apply judges the rest)
 		}
 	}
