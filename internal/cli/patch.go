@@ -22,9 +22,17 @@ func newPatchCmd() *cobra.Command {
 tree (ggml/src/ggml-*). Every change is found by anchors (function signatures,
 switch cases, table entries) the tree already holds, never by line numbers.
 
-Changes come in steps, one per commit of the series: common (test-backend-ops
-cases that also compare the state the fused nodes write in place), then the
-selected backends in the order metal, sycl, vulkan, cuda.
+Changes come in steps, one per commit of the series. First what the tree needs:
+on a tree without the fused ops, the ops step (the four builders in ggml.h/ggml.c,
+the CPU kernels lowered from the IR, test-backend-ops cases that also compare the
+state written in place); on a tree with the series' builders, the cases and then
+the CPU fix of the conv-update ids op. Then the selected backends in the order
+metal, sycl, vulkan, cuda, and on a llama.cpp tree whose sched_reserve has the
+series' backend-name gate, a supports_op probe in its place. A tree with the
+builders under another signature, or only some of them, is refused.
+
+ggml trees (src/, include/, tests/) and llama.cpp trees (ggml/src, ggml/include,
+tests/ at the root, src/llama-context.cpp) are told apart by what is on disk.
 
   --check        dry run: report each anchor found, missing, or already applied;
                  exit 1 when one is missing
@@ -131,8 +139,8 @@ func printReports(w io.Writer, t *patch.Tree, reports []*patch.StepReport) int {
 			}
 			fmt.Fprintln(w)
 		}
-		for _, e := range r.Skipped {
-			fmt.Fprintf(w, "  %-8s %s: %s (llama.cpp trees only)\n", "skipped", strings.TrimPrefix(e.File, "llama:"), e.Name)
+		for _, s := range r.Skipped {
+			fmt.Fprintf(w, "  %-8s %s: %s (%s)\n", "skipped", t.Rel(s.Edit.File), s.Edit.Name, s.Why)
 		}
 	}
 	return missing

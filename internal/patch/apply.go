@@ -15,6 +15,9 @@ type Step struct {
 	Body    string // what and why
 	Files   []NewFile
 	Edits   []Edit
+	// forTree, when set, makes this a placeholder for the steps a given
+	// tree needs (expand).
+	forTree func(*Tree) ([]*Step, error)
 }
 
 // NewFile is a file a step adds, at a path below the ggml root.
@@ -35,7 +38,13 @@ type StepReport struct {
 	Step    *Step
 	Files   []FileReport
 	Edits   []Located
-	Skipped []Edit // edits of llama.cpp's own files, on a ggml tree
+	Skipped []Skip
+}
+
+// Skip is an edit that does not apply to this tree, and why.
+type Skip struct {
+	Edit Edit
+	Why  string
 }
 
 // counts returns how many changes are missing, pending and applied.
@@ -61,6 +70,10 @@ func (r *StepReport) counts() (missing, pending, applied int) {
 
 // Check locates every change of steps in the tree without writing anything.
 func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
+	steps, err := expand(t, steps)
+	if err != nil {
+		return nil, err
+	}
 	var out []*StepReport
 	contents := map[string]string{}
 	for _, s := range steps {
@@ -84,7 +97,7 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 		for _, e := range s.Edits {
 			rel, ok := t.path(e.File)
 			if !ok {
-				r.Skipped = append(r.Skipped, e)
+				r.Skipped = append(r.Skipped, Skip{e, "llama.cpp trees only"})
 				continue
 			}
 			src, ok := contents[rel]
@@ -94,13 +107,18 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 					return nil, err
 				}
 				if !found {
-					r.Edits = append(r.Edits, Located{Edit: e, State: Missing, Why: "file not found"})
+					r.Edits = append(r.Edits, Located{Edit: e, State: Missing, Why: t.notFound(rel)})
 					continue
 				}
 				src = have
 				contents[rel] = src
 			}
-			r.Edits = append(r.Edits, locate(e, src))
+			l := locate(e, src)
+			if l.State != Applied && e.OnlyIf != "" && !strings.Contains(src, e.OnlyIf) {
+				r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s has no %q", rel, e.OnlyIf)})
+				continue
+			}
+			r.Edits = append(r.Edits, l)
 		}
 		out = append(out, r)
 	}

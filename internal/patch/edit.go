@@ -24,6 +24,9 @@ const (
 	After Place = iota
 	// Before inserts the text before the line holding the last anchor.
 	Before
+	// Replace puts the text in place of the lines from the one holding the
+	// last anchor through the one holding the first Until after it.
+	Replace
 )
 
 // Edit inserts text into one file at an anchor.
@@ -38,6 +41,16 @@ type Edit struct {
 	Anchor []string // literal strings located in order
 	Place  Place
 	Text   string
+	// Until ends the lines a Replace edit replaces.
+	Until string
+	// Defines are names the text introduces (a function or struct head).
+	// When the text is not in place but the file holds one of them, another
+	// version of the change is there (an earlier kernelgen series, a hand
+	// edit): the edit is refused instead of adding a second definition.
+	Defines []string
+	// OnlyIf, when set, limits the edit to files that hold it (code that only
+	// some revisions of the target have); elsewhere the edit is skipped.
+	OnlyIf string
 }
 
 // State is what locating an edit in a file found.
@@ -61,10 +74,31 @@ type Located struct {
 	Why string
 	// at is the byte offset where the text goes (Pending) or starts (Applied).
 	at int
+	// cut is how many bytes from at the text replaces (Replace).
+	cut int
 }
 
 // locate finds e's insertion point in src.
 func locate(e Edit, src string) Located {
+	l := find(e, src)
+	if l.State == Missing && e.Place == Replace && strings.Count(src, e.Text) == 1 {
+		// the replaced lines are gone and the text is there
+		return Located{Edit: e, State: Applied, at: strings.Index(src, e.Text)}
+	}
+	if l.State != Pending {
+		return l
+	}
+	for _, d := range e.Defines {
+		if strings.Contains(src, d) {
+			l.State = Missing
+			l.Why = fmt.Sprintf("the file already holds %q, but not as this patch writes it (an earlier kernelgen series or a hand edit): restore the file (git checkout) and run again", d)
+			return l
+		}
+	}
+	return l
+}
+
+func find(e Edit, src string) Located {
 	l := Located{Edit: e}
 	pos := 0
 	for i, a := range e.Anchor {
@@ -107,6 +141,21 @@ func locate(e Edit, src string) Located {
 			l.at = lineStart - len(e.Text)
 			return l
 		}
+	case Replace:
+		k := strings.Index(src[pos:], e.Until)
+		if k < 0 {
+			l.Why = fmt.Sprintf("end %q not found after %q", e.Until, e.Anchor[len(e.Anchor)-1])
+			return l
+		}
+		end := pos + k + len(e.Until)
+		if end > 0 && src[end-1] != '\n' {
+			if n := strings.IndexByte(src[end:], '\n'); n >= 0 {
+				end += n + 1
+			} else {
+				end = len(src)
+			}
+		}
+		l.at, l.cut = lineStart, end-lineStart
 	}
 	l.State = Pending
 	return l
@@ -130,7 +179,7 @@ func insertAll(src string, ls []Located) string {
 		}
 	}
 	for _, l := range pending {
-		src = src[:l.at] + l.Edit.Text + src[l.at:]
+		src = src[:l.at] + l.Edit.Text + src[l.at+l.cut:]
 	}
 	return src
 }

@@ -131,6 +131,7 @@ bf16 state) keep the existing kernels and checks.
 			{Name: "supports_op", File: cu, Place: Before,
 				Anchor: []string{"static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
 				Text:   t["cuda-supports-op"] + "\n"},
+			cudaCacheFusionGuard,
 		},
 	}, nil
 }

@@ -33,25 +33,48 @@ func run(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// fixture copies testdata/ggml (below sub, "" or "ggml/") into a new git
-// repository and returns its root.
+// fixture copies testdata/ggml into a new git repository and returns its
+// root. With sub "ggml/" it lays the tree out as llama.cpp does: ggml's
+// sources below ggml/, its tests at the root, and llama.cpp's own files from
+// testdata/llama.cpp.
 func fixture(t *testing.T, sub string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
 	root := t.TempDir()
-	dst := filepath.Join(root, filepath.FromSlash(sub))
-	err := filepath.WalkDir("testdata/ggml", func(p string, d os.DirEntry, err error) error {
+	copyTree(t, "testdata/ggml", root, func(rel string) string {
+		if sub != "" && !strings.HasPrefix(rel, "tests/") {
+			return sub + rel
+		}
+		return rel
+	})
+	if sub != "" {
+		copyTree(t, "testdata/llama.cpp", root, nil)
+	}
+	run(t, root, "git", "init", "-q")
+	commitAll(t, root)
+	return root
+}
+
+// copyTree copies the files below from into root, each at where(its path),
+// or at its own path when where is nil.
+func copyTree(t *testing.T, from, root string, where func(rel string) string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel("testdata/ggml", p)
+		rel, _ := filepath.Rel(from, p)
+		rel = filepath.ToSlash(rel)
+		if where != nil {
+			rel = where(rel)
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(dst, rel)
+		target := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
@@ -60,18 +83,6 @@ func fixture(t *testing.T, sub string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sub != "" {
-		// a llama.cpp tree has its own sources beside ggml/
-		if err := os.MkdirAll(filepath.Join(root, "src"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, "src", "llama-context.cpp"), []byte("// stand-in\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run(t, root, "git", "init", "-q")
-	commitAll(t, root)
-	return root
 }
 
 func commitAll(t *testing.T, root string) {
@@ -132,6 +143,9 @@ func TestCheckFindsEveryAnchorInTheFixture(t *testing.T) {
 	for _, r := range reports {
 		backends = append(backends, r.Step.Backend)
 		missing, pending, applied := r.counts()
+		if len(r.Skipped) > 0 && len(r.Edits)+len(r.Files) == 0 {
+			continue // llama.cpp's own files, on a ggml tree
+		}
 		if missing != 0 || applied != 0 || pending == 0 {
 			t.Errorf("%s: missing %d, pending %d, applied %d; want everything pending", r.Step.Backend, missing, pending, applied)
 		}
@@ -142,7 +156,7 @@ func TestCheckFindsEveryAnchorInTheFixture(t *testing.T) {
 		}
 	}
 	// the series order of the seed's plan
-	if diff := cmp.Diff([]string{"common", "metal", "sycl", "vulkan", "cuda"}, backends); diff != "" {
+	if diff := cmp.Diff([]string{"ops", "metal", "sycl", "vulkan", "cuda", "llama"}, backends); diff != "" {
 		t.Errorf("step order (-want +got):\n%s", diff)
 	}
 }
@@ -245,7 +259,8 @@ func TestAmbiguousAnchorIsRefused(t *testing.T) {
 func TestDirtyTreeIsRefused(t *testing.T) {
 	root := fixture(t, "")
 	p := filepath.Join(root, "src", "ggml.c")
-	if err := os.WriteFile(p, []byte("// local change\n"), 0o644); err != nil {
+	src, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, append(src, "// local change\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, root)
@@ -328,9 +343,18 @@ func TestLlamaCppTreeIsPatchedBelowGGML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// ggml's sources below ggml/, its tests at the root, and llama.cpp's gate
+	atRoot := map[string]bool{"tests/test-backend-ops.cpp": false, "src/llama-context.cpp": false}
 	for _, p := range o.Written {
-		if !strings.HasPrefix(p, "ggml/") {
+		if _, ok := atRoot[p]; ok {
+			atRoot[p] = true
+		} else if !strings.HasPrefix(p, "ggml/") {
 			t.Errorf("wrote %s outside ggml/", p)
+		}
+	}
+	for p, written := range atRoot {
+		if !written {
+			t.Errorf("%s was not written", p)
 		}
 	}
 }
@@ -379,7 +403,7 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 		}
 	}
 	want := []string{
-		"[PATCH 1/5] tests : add cases for the state written in place by fused GDN and conv",
+		"[PATCH 1/5] ggml : add in-place gated delta net and conv-update ops",
 		"[PATCH 2/5] metal : add fused gated delta net and conv-update kernels",
 		"[PATCH 3/5] sycl : add fused gated delta net and conv-update kernels",
 		"[PATCH 4/5] vulkan : add fused gated delta net and conv-update kernels",

@@ -16,7 +16,8 @@ import (
 var Backends = []string{"metal", "sycl", "vulkan", "cuda"}
 
 // Plan returns the steps for the named backends ("all" for every one),
-// always led by the common step.
+// led by what the tree needs first (the ops, or on a tree with the series
+// the cases and the CPU fix) and followed by llama.cpp's gate.
 func Plan(names []string) ([]*Step, error) {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -50,7 +51,11 @@ func Plan(names []string) ([]*Step, error) {
 		}
 		steps = append(steps, s)
 	}
-	return steps, nil
+	gate, err := gateStep()
+	if err != nil {
+		return nil, err
+	}
+	return append(steps, gate), nil
 }
 
 var planners = map[string]func() (*Step, error){

@@ -21,6 +21,10 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("--series %s: %w", out, err)
 	}
+	steps, err := expand(t, steps)
+	if err != nil {
+		return nil, err
+	}
 	dirty, err := t.dirty()
 	if err != nil {
 		return nil, err
@@ -57,7 +61,11 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 	}
 	defer os.RemoveAll(work)
 	clone := filepath.Join(work, "tree")
-	if _, err := git(work, nil, "clone", "-q", "--shared", "--no-checkout", t.Root, clone); err != nil {
+	from, err := filepath.Abs(t.Root) // git runs in work, not where --tree was given
+	if err != nil {
+		return nil, err
+	}
+	if _, err := git(work, nil, "clone", "-q", "--shared", "--no-checkout", from, clone); err != nil {
 		return nil, err
 	}
 	if _, err := git(clone, nil, "checkout", "-q", "--detach", head); err != nil {

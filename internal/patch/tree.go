@@ -46,12 +46,27 @@ func isFile(p string) bool {
 }
 
 // path maps a path of an edit to a path below Root. Paths of ggml files are
-// relative to the ggml root; llama.cpp's own files start with "llama:".
+// relative to the ggml root; llama.cpp's own files start with "llama:". The
+// second result is false for a llama.cpp file on a ggml tree.
 func (t *Tree) path(p string) (string, bool) {
 	if rest, ok := strings.CutPrefix(p, "llama:"); ok {
 		return rest, t.Kind == "llama.cpp"
 	}
+	for _, d := range atLlamaRoot {
+		if strings.HasPrefix(p, d) {
+			return p, true
+		}
+	}
 	return t.GGML + p, true
+}
+
+// atLlamaRoot are the ggml directories whose files a llama.cpp tree keeps at
+// its root rather than below ggml/: ggml's tests are llama.cpp's tests/.
+var atLlamaRoot = []string{"tests/"}
+
+// notFound says where the tree was expected to hold a file it lacks.
+func (t *Tree) notFound(rel string) string {
+	return fmt.Sprintf("file not found: a %s tree has it at %s", t.Kind, rel)
 }
 
 func (t *Tree) read(rel string) (string, bool, error) {
