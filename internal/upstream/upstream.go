@@ -1,0 +1,89 @@
+// Package upstream renders the kernels kernelgen hands a ggml tree: each
+// backend's native contract only (the portable one stays in generated/ and
+// kernelgen's own checks), the two ops of a family that share a body as one
+// kernel (ops.Shared, picked by a template parameter), the family's gather
+// beside it, in the target's own style. The series' backend steps carry
+// these files; the tests here run every kernel in them under host
+// emulation against the Go reference.
+package upstream
+
+import (
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// Family is one shared kernel and the gather its ids op runs first.
+type Family struct {
+	Shared *ops.Shared
+	Gather *ops.Op
+}
+
+// Families are the fused ops' kernels: GDN (ops A, B) and the conv update
+// (ops C, D).
+func Families() ([]Family, error) {
+	var out []Family
+	for _, s := range ops.SharedKernels() {
+		g, err := ops.Lookup(gatherOf(s))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Family{Shared: s, Gather: g})
+	}
+	return out, nil
+}
+
+// gatherOf names the gather of a shared kernel's ids op.
+func gatherOf(s *ops.Shared) string {
+	if s.Name == "ssm_conv_update_inplace" {
+		return "ssm_conv_gather"
+	}
+	return "gated_delta_net_gather"
+}
+
+// File is one file of a backend's upstream kernels.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Kernels returns f's kernels as a backend gets them: the gather, then the
+// shared kernel under the backend's native contract.
+func (f Family) Kernels(backend string) (gather, shared *ir.Kernel, err error) {
+	if gather, err = f.Gather.Kernel(ir.Portable); err != nil {
+		return nil, nil, err
+	}
+	shared, err = f.Shared.Kernel(ir.Native(backend))
+	return gather, shared, err
+}
+
+// CUDA returns ggml-cuda's kernel headers, one per family (<name>.cuh).
+func CUDA() ([]File, error) {
+	fams, err := Families()
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, f := range fams {
+		gather, shared, err := f.Kernels("cuda")
+		if err != nil {
+			return nil, err
+		}
+		src, err := cuda.Upstream(summary(f), []*ir.Kernel{gather, shared})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Name: CUDAFile(f), Data: src})
+	}
+	return out, nil
+}
+
+// CUDAFile is the header holding f's CUDA kernels.
+func CUDAFile(f Family) string { return f.Shared.Name + ".cuh" }
+
+func summary(f Family) string {
+	return fmt.Sprintf("%s: ops %s (%s false) and %s (%s true, after %s)",
+		f.Shared.Name, f.Shared.Plain, f.Shared.Flag, f.Shared.Ids, f.Shared.Flag, f.Gather.Name)
+}
