@@ -114,7 +114,12 @@ func ctype(t ir.Type) string {
 
 // cexpr prints a launch-geometry or derived-param expression as C over the
 // locals (params and args keep their IR names).
-func cexpr(e ir.Expr) string {
+func cexpr(e ir.Expr) string { return cexprOver(e, nil) }
+
+// cexprOver is cexpr with each arg named in args printed as its C
+// expression over the node.
+func cexprOver(e ir.Expr, args map[string]string) string {
+	cexpr := func(e ir.Expr) string { return cexprOver(e, args) }
 	switch e := e.(type) {
 	case *ir.Const:
 		switch e.T {
@@ -129,6 +134,9 @@ func cexpr(e ir.Expr) string {
 	case *ir.ParamRef:
 		return e.Param.Name
 	case *ir.ArgRef:
+		if x, ok := args[e.Arg.Name]; ok {
+			return "(" + x + ")"
+		}
 		return e.Arg.Name
 	case *ir.Binary:
 		return "(" + cexpr(e.X) + " " + e.Op.String() + " " + cexpr(e.Y) + ")"

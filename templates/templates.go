@@ -119,3 +119,34 @@ func CommonSection(name string) (string, error) {
 	}
 	return strings.TrimPrefix(b.String(), "\n"), nil
 }
+
+// UpstreamGlue renders the glue ggml-cuda gets with the upstream kernels
+// (internal/upstream): the file it includes (fused-ops.cuh) and the
+// sections spliced into ggml-cuda.cu, by section name.
+func UpstreamGlue(backend string) (file []byte, sections map[string]string, err error) {
+	if backend != "cuda" {
+		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
+	}
+	fams, err := glue.NewFamilyViews(backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := template.New("").ParseFS(files, backend+"/upstream.*.tmpl")
+	if err != nil {
+		return nil, nil, err
+	}
+	data := struct{ Families []glue.FamilyView }{fams}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "upstream-file", data); err != nil {
+		return nil, nil, fmt.Errorf("templates: %s upstream-file: %v", backend, err)
+	}
+	sections = map[string]string{}
+	for _, name := range []string{"upstream-compute-forward", "upstream-supports-op"} {
+		var s bytes.Buffer
+		if err := t.ExecuteTemplate(&s, name, data); err != nil {
+			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, name, err)
+		}
+		sections[name] = strings.TrimPrefix(s.String(), "\n")
+	}
+	return b.Bytes(), sections, nil
+}

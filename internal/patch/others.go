@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
+	upkernels "github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/templates"
 )
 
 // fusedFunctions lists the kernels (by op name) the backend's glue dispatches
@@ -97,17 +99,21 @@ butterfly, sycl::native::exp).
 }
 
 func cudaStep() (*Step, error) {
-	gen, err := generated("cuda")
+	kernels, err := upkernels.CUDA()
 	if err != nil {
 		return nil, err
 	}
-	files, err := headerFiles("cuda", "src/ggml-cuda/", ".cuh", gen)
+	glueFile, t, err := templates.UpstreamGlue("cuda")
 	if err != nil {
 		return nil, err
 	}
-	t, err := sections("cuda", "cuda-compute-forward", "cuda-supports-op")
-	if err != nil {
-		return nil, err
+	files := []NewFile{{Path: "src/ggml-cuda/fused-ops.cuh", Data: upstreamText(glueFile)}}
+	for _, f := range kernels {
+		files = append(files, NewFile{Path: "src/ggml-cuda/" + f.Name, Data: upstreamText(f.Data)})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	for k, v := range t {
+		t[k] = stripDocRefs(strings.TrimRight(v, "\n") + "\n")
 	}
 	const cu = "src/ggml-cuda/ggml-cuda.cu"
 	return &Step{
@@ -129,10 +135,10 @@ bf16 state) keep the existing kernels and checks.
 				Text:   "#include \"ggml-cuda/fused-ops.cuh\"\n"},
 			{Name: "compute_forward", File: cu, Place: Before,
 				Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {", "switch (dst->op) {"},
-				Text:   t["cuda-compute-forward"] + "\n"},
+				Text:   t["upstream-compute-forward"] + "\n"},
 			{Name: "supports_op", File: cu, Place: Before,
 				Anchor: []string{"static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
-				Text:   t["cuda-supports-op"] + "\n"},
+				Text:   t["upstream-supports-op"] + "\n"},
 		},
 	}, nil
 }
