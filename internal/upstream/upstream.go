@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -60,28 +61,33 @@ func (f Family) Kernels(backend string) (gather, shared *ir.Kernel, err error) {
 }
 
 // CUDA returns ggml-cuda's kernel headers, one per family (<name>.cuh).
-func CUDA() ([]File, error) {
+func CUDA() ([]File, error) { return render("cuda", ".cuh", cuda.Upstream) }
+
+// SYCL returns ggml-sycl's kernel headers, one per family (<name>.hpp).
+func SYCL() ([]File, error) { return render("sycl", ".hpp", sycl.Upstream) }
+
+// FileName is the header holding f's kernels on a backend with extension ext.
+func FileName(f Family, ext string) string { return f.Shared.Name + ext }
+
+func render(backend, ext string, emit func(string, []*ir.Kernel) ([]byte, error)) ([]File, error) {
 	fams, err := Families()
 	if err != nil {
 		return nil, err
 	}
 	var out []File
 	for _, f := range fams {
-		gather, shared, err := f.Kernels("cuda")
+		gather, shared, err := f.Kernels(backend)
 		if err != nil {
 			return nil, err
 		}
-		src, err := cuda.Upstream(summary(f), []*ir.Kernel{gather, shared})
+		src, err := emit(summary(f), []*ir.Kernel{gather, shared})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Name: CUDAFile(f), Data: src})
+		out = append(out, File{Name: FileName(f, ext), Data: src})
 	}
 	return out, nil
 }
-
-// CUDAFile is the header holding f's CUDA kernels.
-func CUDAFile(f Family) string { return f.Shared.Name + ".cuh" }
 
 func summary(f Family) string {
 	return fmt.Sprintf("%s: ops %s (%s false) and %s (%s true, after %s)",
