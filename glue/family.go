@@ -23,6 +23,9 @@ type FamilyView struct {
 	// Checks are supports_op's conditions of both ops, IdsChecks those only
 	// the ids op has.
 	Checks, IdsChecks []Check
+	// CheckLines are both as the lines of supports_op's conjunction, each
+	// with its reason, the last ending the statement.
+	CheckLines []string
 	// Locals choose the variant params over the node, the flag included.
 	Locals []Local
 	// Derived are the kernel's derived params that its launch geometry
@@ -39,6 +42,21 @@ type FamilyView struct {
 	Grid      [3]string
 	Workgroup [3]string
 	CallArgs  []string
+	// Pointers and Args are the call's arguments as locals (the scratch
+	// pointer is the launcher's own), CallNames the call over them.
+	Pointers, Args []Local
+	CallNames      []string
+	// ArgDecls and PointerDecls declare Args and Pointers, several to a line.
+	ArgDecls, PointerDecls []string
+	// Reduces: the kernel takes local memory for its reductions (SYCL).
+	Reduces bool
+	// TemplateParams are the kernel's non-derived params as a template
+	// parameter list, TemplateArgs as its arguments.
+	TemplateParams, TemplateArgs string
+	// BoolTypes are the bool params as a generic lambda's parameters (each
+	// a std::bool_constant, named in lower case), BoolValues the calls of
+	// that lambda, run, for the bools' values, as nested conditionals.
+	BoolTypes, BoolValues string
 	// Key is the param the dispatch switches on, Cases its values; the
 	// launcher takes the non-bool params as LaunchParams and the bool ones
 	// as BoolParams (BoolArgs), and Pick chooses the kernel among them.
@@ -48,9 +66,45 @@ type FamilyView struct {
 	Pick                               string
 }
 
+// declarations declares locals, consecutive ones of a type in one
+// statement, wrapped at about width columns.
+func declarations(locals []Local, width int) []string {
+	var out []string
+	for i := 0; i < len(locals); {
+		j := i
+		var parts []string
+		// a pointer type's * belongs to each declarator
+		base, star := strings.CutSuffix(locals[i].CType, " *")
+		decl := ""
+		if star {
+			decl = "* "
+		}
+		for ; j < len(locals) && locals[j].CType == locals[i].CType; j++ {
+			parts = append(parts, decl+locals[j].Name+" = "+locals[j].Expr)
+		}
+		lines := wrap(parts, width)
+		for n, l := range lines {
+			if n == 0 {
+				l = base + " " + l
+				if !star {
+					l = "const " + l
+				}
+			} else {
+				l = "    " + l
+			}
+			if n == len(lines)-1 {
+				l = l + ";"
+			}
+			out = append(out, l)
+		}
+		i = j
+	}
+	return out
+}
+
 // Case is one value of the dispatch switch and the launcher's template
 // arguments there.
-type Case struct{ Value, TemplateArgs string }
+type Case struct{ Value, TemplateArgs, WithBools string }
 
 // paren wraps a conditional expression that is an operand of another.
 func paren(s string) string {
@@ -125,6 +179,19 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		}
 		fv.Checks = append(fv.Checks, c)
 	}
+	var conj []Check // code and reason of each line
+	for _, c := range fv.Checks {
+		conj = append(conj, Check{"&& (" + c.Expr + ")", c.Why})
+	}
+	for _, c := range fv.IdsChecks {
+		conj = append(conj, Check{fmt.Sprintf("&& (!%s || (%s))", s.Flag, c.Expr), c.Why})
+	}
+	for i, c := range conj {
+		if i == len(conj)-1 {
+			c.Expr += ";"
+		}
+		fv.CheckLines = append(fv.CheckLines, c.Expr+" // "+c.Why)
+	}
 	if ids.Scratch != nil {
 		fv.ScratchInDst, fv.ScratchOffset, fv.ScratchSize = ids.Scratch.InDst, ids.Scratch.Offset, ids.Scratch.Elements
 	}
@@ -132,6 +199,12 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		return fv, fmt.Errorf("glue: %s: expected a gather and a compute dispatch", ids.Name)
 	}
 	gather, compute := ids.Dispatches[0], ids.Dispatches[1]
+	// Upstream runs one gather for both ids ops (ops.SharedGather).
+	shared, err := ops.SharedGather()
+	if err != nil {
+		return fv, err
+	}
+	gather.Kernel = shared
 	gv, err := dispatchView(backend, ids, gather)
 	if err != nil {
 		return fv, err
@@ -161,7 +234,7 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 	for _, b := range plain.Dispatches[0].Kernel.Buffers {
 		plainRoles[b.Role] = true
 	}
-	var call []string
+	var call, names []string
 	for _, b := range k.Buffers {
 		var bind *Binding
 		for i, cb := range compute.Kernel.Buffers {
@@ -187,7 +260,10 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		if !plainRoles[b.Role] && bind.Tensor != "scratch" {
 			ptr = fmt.Sprintf("%s ? %s : nullptr", s.Flag, ptr)
 		}
-		call = append(call, ptr)
+		call, names = append(call, ptr), append(names, b.Name)
+		if ptr != "scratch" {
+			fv.Pointers = append(fv.Pointers, Local{CType: c + ctype(b.Elem) + " *", Name: b.Name, Expr: ptr})
+		}
 	}
 	exprs := map[string]string{}
 	for _, v := range compute.Args {
@@ -198,9 +274,12 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		if !ok {
 			return fv, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, a.Name, ids.Name)
 		}
-		call = append(call, e)
+		call, names = append(call, e), append(names, a.Name)
+		fv.Args = append(fv.Args, Local{CType: ctype(a.Type), Name: a.Name, Expr: e})
 	}
-	fv.CallArgs = wrap(call, 100)
+	fv.ArgDecls = declarations(fv.Args, 100)
+	fv.PointerDecls = declarations(fv.Pointers, 100)
+	fv.CallArgs, fv.CallNames = wrap(call, 100), wrap(names, 100)
 	used := map[string]bool{}
 	for i := 0; i < 3; i++ {
 		fv.Grid[i], fv.Workgroup[i] = cexprOver(k.Grid[i], exprs), cexprOver(k.Workgroup[i], exprs)
@@ -273,6 +352,31 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		return fmt.Sprintf("%s ? %s : %s", bools[i].Name, paren(pick(i+1, t)), paren(pick(i+1, f)))
 	}
 	fv.Pick = pick(0, map[string]bool{})
+	var tp, ta, bt []string
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			tp, ta = append(tp, ctype(p.Type)+" "+p.Name), append(ta, p.Name)
+		}
+	}
+	for _, p := range bools {
+		bt = append(bt, "auto "+strings.ToLower(p.Name))
+	}
+	fv.TemplateParams, fv.TemplateArgs, fv.BoolTypes = strings.Join(tp, ", "), strings.Join(ta, ", "), strings.Join(bt, ", ")
+	var fan func(i int, vals []string) string
+	fan = func(i int, vals []string) string {
+		if i == len(bools) {
+			return "run(" + strings.Join(vals, ", ") + ")"
+		}
+		t := fan(i+1, append(append([]string{}, vals...), "std::true_type()"))
+		f := fan(i+1, append(append([]string{}, vals...), "std::false_type()"))
+		sep := " : "
+		if i == 0 {
+			sep = "\n        : " // the two halves on two lines
+		}
+		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(t), sep, paren(f))
+	}
+	fv.BoolValues = fan(0, nil)
+	fv.Reduces = ir.HasReduce(k)
 	seen := map[int64]string{}
 	combos := map[int64]int{}
 	for _, v := range s.Variants(backend) {
@@ -281,12 +385,22 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 			targs = append(targs, fmt.Sprint(v.Values[p.Name]))
 		}
 		t := strings.Join(targs, ", ")
+		var all []string
+		for _, p := range k.Params {
+			switch {
+			case p.Derived != nil:
+			case p.Type == ir.Bool:
+				all = append(all, strings.ToLower(p.Name))
+			default:
+				all = append(all, fmt.Sprint(v.Values[p.Name]))
+			}
+		}
 		kv := v.Values[key.Name]
 		if prev, ok := seen[kv]; ok && prev != t {
 			return fv, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
 		} else if !ok {
 			seen[kv] = t
-			fv.Cases = append(fv.Cases, Case{Value: fmt.Sprint(kv), TemplateArgs: t})
+			fv.Cases = append(fv.Cases, Case{Value: fmt.Sprint(kv), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
 		}
 		combos[kv]++
 	}

@@ -187,6 +187,15 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	// forShard runs f for each register of the shard: column c, row i, register index.
 	forShard := func(f func(c, i, reg dsl.Val)) {
+		if mode == gdnShared {
+			// one loop over the registers, in the same order: upstream's
+			// shorter text
+			b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) {
+				c := b.Let("col", col0.Add(reg.Div(rows).Mul(nw)))
+				f(c, rowVar(reg.Rem(rows)), reg)
+			})
+			return
+		}
 		b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 			c := b.Let("col", col0.Add(cc.Mul(nw)))
 			b.Unrolled("r", 0, rows, func(r dsl.Val) {

@@ -18,7 +18,9 @@ type Shared struct {
 	Flag string
 	// Plain and Ids are the two ops it runs.
 	Plain, Ids string
-	build      func(ir.Arith) (*ir.Kernel, error)
+	// Summary says what it does, for the comment above it.
+	Summary string
+	build   func(ir.Arith) (*ir.Kernel, error)
 
 	mu    sync.Mutex
 	cache map[string]built
@@ -26,8 +28,10 @@ type Shared struct {
 
 var shared = []*Shared{
 	{Name: "gated_delta_net_inplace", Flag: sharedFlag, Plain: "gated_delta_net_inplace", Ids: "gated_delta_net_inplace_ids",
-		build: func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) }},
+		Summary: "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it",
+		build:   func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) }},
 	{Name: "ssm_conv_update_inplace", Flag: sharedFlag, Plain: "ssm_conv_update_inplace", Ids: "ssm_conv_update_inplace_ids",
+		Summary: "conv over the cached taps and the new token (SiLU folded), the taps shifted in place (src[3]); with IDS, sequence s reads its taps from row ids[s] (src[4]), which the gather first copied to scratch where another sequence overwrites it",
 		build: func(a ir.Arith) (*ir.Kernel, error) {
 			return buildConvUpdate("ssm_conv_update_inplace", convShared, a)
 		}},
@@ -88,3 +92,10 @@ func (s *Shared) Value(op string) (int64, error) {
 	}
 	return 0, fmt.Errorf("shared kernel %s runs %s and %s, not %s", s.Name, s.Plain, s.Ids, op)
 }
+
+// SharedGatherName names the one gather upstream gets for both ids ops.
+const SharedGatherName = "state_gather"
+
+// SharedGather is that gather: ops B's and D's gathers are one kernel under
+// two names (buildGather), so upstream gets it once, under this name.
+func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName) }

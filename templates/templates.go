@@ -120,11 +120,11 @@ func CommonSection(name string) (string, error) {
 	return strings.TrimPrefix(b.String(), "\n"), nil
 }
 
-// UpstreamGlue renders the glue ggml-cuda gets with the upstream kernels
-// (internal/upstream): the file it includes (fused-ops.cuh) and the
-// sections spliced into ggml-cuda.cu, by section name.
+// UpstreamGlue renders the glue a backend gets with the upstream kernels
+// (internal/upstream): the file its main source includes (fused-ops.cuh,
+// fused-ops.hpp) and the sections spliced into that source, by name.
 func UpstreamGlue(backend string) (file []byte, sections map[string]string, err error) {
-	if backend != "cuda" {
+	if backend != "cuda" && backend != "sycl" {
 		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
 	}
 	fams, err := glue.NewFamilyViews(backend)
@@ -135,7 +135,10 @@ func UpstreamGlue(backend string) (file []byte, sections map[string]string, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	data := struct{ Families []glue.FamilyView }{fams}
+	data := struct {
+		Families []glue.FamilyView
+		Rejects  []glue.Check
+	}{fams, glue.Rejects()}
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, "upstream-file", data); err != nil {
 		return nil, nil, fmt.Errorf("templates: %s upstream-file: %v", backend, err)

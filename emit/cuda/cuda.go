@@ -91,6 +91,7 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	p := cfamily.New(d, k)
 	if upstream {
 		p.ScopeNames()
+		p.ElseIf()
 	}
 	var b strings.Builder
 	if k.Doc != "" {
@@ -109,7 +110,11 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 		bounds += fmt.Sprintf(", %d", k.MinWorkgroupsPerCore)
 	}
 	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
-	cfamily.WriteParams(&b, p.PointerParams())
+	if upstream {
+		p.WritePackedParams(&b)
+	} else {
+		cfamily.WriteParams(&b, p.PointerParams())
+	}
 	p.Indent()
 	if ir.HasReduce(k) && !upstream {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")

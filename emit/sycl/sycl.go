@@ -110,6 +110,7 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	p := cfamily.New(d, k)
 	if upstream {
 		p.ScopeNames()
+		p.ElseIf()
 	}
 	var b strings.Builder
 	if !upstream {
@@ -126,16 +127,20 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	params = append(params, "const sycl::nd_item<3> & item")
 	reduce := ir.HasReduce(k)
 	if reduce && upstream {
-		params = append(params, "float * red /* local memory, one float per work-item */")
+		params = append(params, "float * red")
 	} else if reduce {
 		params = append(params, "float * kg_red /* local memory, one float per work-item */")
 	}
 	for _, a := range ir.SharedArrays(k) {
 		params = append(params, fmt.Sprintf("%s * %s /* local memory: %s elements */", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len)))
 	}
-	cfamily.WriteParams(&b, params)
+	if upstream {
+		p.WritePackedParams(&b, params[len(k.Buffers)+len(k.Args):]...)
+	} else {
+		cfamily.WriteParams(&b, params)
+	}
 	p.Indent()
-	if !k.Arith.Native {
+	if !k.Arith.Native && !upstream {
 		p.Line("#pragma clang fp contract(off) reassociate(off)")
 	}
 	if reduce && !upstream {

@@ -55,15 +55,7 @@ func headerFiles(backend, dir, ext string, gen map[string][]byte) ([]NewFile, er
 }
 
 func syclStep() (*Step, error) {
-	gen, err := generated("sycl")
-	if err != nil {
-		return nil, err
-	}
-	files, err := headerFiles("sycl", "src/ggml-sycl/", ".hpp", gen)
-	if err != nil {
-		return nil, err
-	}
-	t, err := sections("sycl", "sycl-compute-forward", "sycl-supports-op")
+	files, t, err := upstreamFiles("sycl", "src/ggml-sycl/", "fused-ops.hpp", upkernels.SYCL)
 	if err != nil {
 		return nil, err
 	}
@@ -90,30 +82,41 @@ butterfly, sycl::native::exp).
 				Text:   "#include \"ggml-sycl/fused-ops.hpp\"\n"},
 			{Name: "compute_forward", File: cpp, Place: Before,
 				Anchor: []string{"static bool ggml_sycl_compute_forward(ggml_backend_sycl_context & ctx, struct ggml_tensor * dst) try {", "switch (dst->op) {"},
-				Text:   t["sycl-compute-forward"] + "\n"},
+				Text:   t["upstream-compute-forward"] + "\n"},
 			{Name: "supports_op", File: cpp, Place: Before,
 				Anchor: []string{"static bool do_ggml_backend_sycl_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
-				Text:   t["sycl-supports-op"] + "\n"},
+				Text:   t["upstream-supports-op"] + "\n"},
 		},
 	}, nil
 }
 
-func cudaStep() (*Step, error) {
-	kernels, err := upkernels.CUDA()
+// upstreamFiles are a backend's new files, its kernels (kernels) and the
+// glue its main source includes (glueName), all under dir, and the glue's
+// sections for that source.
+func upstreamFiles(backend, dir, glueName string, kernels func() ([]upkernels.File, error)) ([]NewFile, map[string]string, error) {
+	ks, err := kernels()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	glueFile, t, err := templates.UpstreamGlue("cuda")
+	glueFile, t, err := templates.UpstreamGlue(backend)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	files := []NewFile{{Path: "src/ggml-cuda/fused-ops.cuh", Data: upstreamText(glueFile)}}
-	for _, f := range kernels {
-		files = append(files, NewFile{Path: "src/ggml-cuda/" + f.Name, Data: upstreamText(f.Data)})
+	files := []NewFile{{Path: dir + glueName, Data: upstreamText(glueFile)}}
+	for _, f := range ks {
+		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	for k, v := range t {
 		t[k] = stripDocRefs(strings.TrimRight(v, "\n") + "\n")
+	}
+	return files, t, nil
+}
+
+func cudaStep() (*Step, error) {
+	files, t, err := upstreamFiles("cuda", "src/ggml-cuda/", "fused-ops.cuh", upkernels.CUDA)
+	if err != nil {
+		return nil, err
 	}
 	const cu = "src/ggml-cuda/ggml-cuda.cu"
 	return &Step{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -23,16 +24,19 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := build(t, hostemu.CUDA, "cuda", files[0].Name, cuda.KernelName(gather, true), files[0].Data, gather, nil, fams[0].Gather)
 	byOp := map[string]*program{}
 	for i, f := range fams {
-		gather, shared, err := f.Kernels("cuda")
+		shared, err := f.Kernel("cuda")
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := files[i].Data
-		p := build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(shared, true), src, shared, f.Shared, nil)
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids] = p, p
-		byOp[f.Gather.Name] = build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(gather, true), src, gather, nil, f.Gather)
+		p := build(t, hostemu.CUDA, "cuda", files[i+1].Name, cuda.KernelName(shared, true), files[i+1].Data, shared, f.Shared, nil)
+		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	for _, width := range []int{32, 64} {
 		checkFamilies(t, "cuda", byOp, width)
@@ -52,16 +56,19 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := build(t, hostemu.SYCL, "sycl", files[0].Name, sycl.FunctionName(gather, true), files[0].Data, gather, nil, fams[0].Gather)
 	byOp := map[string]*program{}
 	for i, f := range fams {
-		gather, shared, err := f.Kernels("sycl")
+		shared, err := f.Kernel("sycl")
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := files[i].Data
-		p := build(t, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(shared, true), src, shared, f.Shared, nil)
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids] = p, p
-		byOp[f.Gather.Name] = build(t, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(gather, true), src, gather, nil, f.Gather)
+		p := build(t, hostemu.SYCL, "sycl", files[i+1].Name, sycl.FunctionName(shared, true), files[i+1].Data, shared, f.Shared, nil)
+		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	for _, width := range []int{8, 16, 32, 64} {
 		checkFamilies(t, "sycl", byOp, width)

@@ -1,15 +1,13 @@
 // Package upstream renders the kernels kernelgen hands a ggml tree: each
 // backend's native contract only (the portable one stays in generated/ and
 // kernelgen's own checks), the two ops of a family that share a body as one
-// kernel (ops.Shared, picked by a template parameter), the family's gather
-// beside it, in the target's own style. The series' backend steps carry
+// kernel (ops.Shared, picked by a template parameter), and the one gather
+// both ids ops run first (ops.SharedGather), in the target's own style. The series' backend steps carry
 // these files; the tests here run every kernel in them under host
 // emulation against the Go reference.
 package upstream
 
 import (
-	"fmt"
-
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -50,14 +48,9 @@ type File struct {
 	Data []byte
 }
 
-// Kernels returns f's kernels as a backend gets them: the gather, then the
-// shared kernel under the backend's native contract.
-func (f Family) Kernels(backend string) (gather, shared *ir.Kernel, err error) {
-	if gather, err = f.Gather.Kernel(ir.Portable); err != nil {
-		return nil, nil, err
-	}
-	shared, err = f.Shared.Kernel(ir.Native(backend))
-	return gather, shared, err
+// Kernel returns f's shared kernel under backend's native contract.
+func (f Family) Kernel(backend string) (*ir.Kernel, error) {
+	return f.Shared.Kernel(ir.Native(backend))
 }
 
 // CUDA returns ggml-cuda's kernel headers, one per family (<name>.cuh).
@@ -69,18 +62,29 @@ func SYCL() ([]File, error) { return render("sycl", ".hpp", sycl.Upstream) }
 // FileName is the header holding f's kernels on a backend with extension ext.
 func FileName(f Family, ext string) string { return f.Shared.Name + ext }
 
+// GatherSummary heads the gather's file.
+const GatherSummary = "copies into scratch the rows a sequence reads that another sequence of the same node overwrites"
+
 func render(backend, ext string, emit func(string, []*ir.Kernel) ([]byte, error)) ([]File, error) {
 	fams, err := Families()
 	if err != nil {
 		return nil, err
 	}
-	var out []File
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := emit(GatherSummary, []*ir.Kernel{gather})
+	if err != nil {
+		return nil, err
+	}
+	out := []File{{Name: ops.SharedGatherName + ext, Data: src}}
 	for _, f := range fams {
-		gather, shared, err := f.Kernels(backend)
+		k, err := f.Kernel(backend)
 		if err != nil {
 			return nil, err
 		}
-		src, err := emit(summary(f), []*ir.Kernel{gather, shared})
+		src, err := emit(summary(f), []*ir.Kernel{k})
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +93,4 @@ func render(backend, ext string, emit func(string, []*ir.Kernel) ([]byte, error)
 	return out, nil
 }
 
-func summary(f Family) string {
-	return fmt.Sprintf("%s: ops %s (%s false) and %s (%s true, after %s)",
-		f.Shared.Name, f.Shared.Plain, f.Shared.Flag, f.Shared.Ids, f.Shared.Flag, f.Gather.Name)
-}
+func summary(f Family) string { return f.Shared.Summary }

@@ -82,7 +82,13 @@ type Printer struct {
 	// scopes, when set (ScopeNames), holds the local names declared in each
 	// open block, innermost last.
 	scopes []map[string]bool
+	// elseIf: an else block that is one if prints as else if (ElseIf).
+	elseIf bool
 }
+
+// ElseIf prints an else block that holds a single if statement as an
+// else-if chain.
+func (p *Printer) ElseIf() { p.elseIf = true }
 
 // New prepares a printer for k.
 func New(d Dialect, k *ir.Kernel) *Printer {
@@ -262,29 +268,7 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		p.Dedent()
 		p.Line("}")
 	case *ir.If:
-		start := len(p.lines)
-		p.Line("if (%s) {", trimParens(p.Expr(s.Cond)))
-		p.Indent()
-		p.open()
-		p.Stmts(s.Then)
-		p.close()
-		p.Dedent()
-		then := len(p.lines)
-		if len(s.Else) > 0 {
-			p.Line("} else {")
-			p.Indent()
-			p.open()
-			p.Stmts(s.Else)
-			p.close()
-			p.Dedent()
-		}
-		if then == start+1 && len(p.lines) <= then+1 {
-			// Both branches print nothing here (a DepWait where dispatches
-			// run in order): no empty if.
-			p.lines = p.lines[:start]
-			break
-		}
-		p.Line("}")
+		p.ifStmt(s, false)
 	case *ir.Barrier:
 		p.Line("%s", p.D.Barrier(s.Device))
 	case *ir.Reduce:
@@ -560,4 +544,39 @@ func SharedButterfly(d Dialect, out, width, suffix string) []string {
 		"    }",
 		"}",
 	}
+}
+
+// ifStmt prints an if statement, as "} else if" where chained (ElseIf).
+func (p *Printer) ifStmt(s *ir.If, chained bool) {
+	start := len(p.lines)
+	if chained {
+		p.Line("} else if (%s) {", trimParens(p.Expr(s.Cond)))
+	} else {
+		p.Line("if (%s) {", trimParens(p.Expr(s.Cond)))
+	}
+	p.Indent()
+	p.open()
+	p.Stmts(s.Then)
+	p.close()
+	p.Dedent()
+	then := len(p.lines)
+	if len(s.Else) > 0 {
+		if inner, ok := s.Else[0].(*ir.If); ok && len(s.Else) == 1 && p.elseIf {
+			p.ifStmt(inner, true) // closes the chain
+			return
+		}
+		p.Line("} else {")
+		p.Indent()
+		p.open()
+		p.Stmts(s.Else)
+		p.close()
+		p.Dedent()
+	}
+	if !chained && then == start+1 && len(p.lines) <= then+1 {
+		// Both branches print nothing here (a DepWait where dispatches
+		// run in order): no empty if.
+		p.lines = p.lines[:start]
+		return
+	}
+	p.Line("}")
 }
