@@ -168,7 +168,9 @@ func node(c *cases.Case) (srcs map[int]tensor, dst tensor, conv bool, params [2]
 	a := func(n string) int64 { return int64(compute.Args[n]) }
 	p := func(n string) int64 { return compute.Params[n] }
 	length := func(name string) int64 { return int64(c.Buffer(name).Len()) }
-	contiguous := func(ne [4]int64) [4]int64 { return [4]int64{4, 4 * ne[0], 4 * ne[0] * ne[1], 4 * ne[0] * ne[1] * ne[2]} }
+	contiguous := func(ne [4]int64) [4]int64 {
+		return [4]int64{4, 4 * ne[0], 4 * ne[0] * ne[1], 4 * ne[0] * ne[1] * ne[2]}
+	}
 	srcs = map[int]tensor{}
 	set := func(i int, ne, nb [4]int64) { srcs[i] = tensor{buf: role[fmt.Sprintf("src%d", i)], ne: ne, nb: nb} }
 	switch compute.Op.Fusion {
