@@ -56,7 +56,7 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("#pragma once\n")
 	if summary != "" {
-		fmt.Fprintf(&b, "\n// %s\n", summary)
+		b.WriteString("\n" + cfamily.Comment(summary, 100))
 	}
 	for _, k := range kernels {
 		if k.Arith.Native && k.Arith.Backend != "cuda" {

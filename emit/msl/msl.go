@@ -52,18 +52,30 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []o
 	var b bytes.Buffer
 	b.WriteString(Header)
 	fmt.Fprintf(&b, "//\n// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", op, summary)
+	return appendOp(&b, op, kernels, arithFree, variants)
+}
+
+// Library returns what Emit writes for one op, after its header and its
+// prelude (#include <metal_stdlib>, using namespace metal): the text that
+// joins a library source that has them already (ggml-metal.metal).
+func Library(op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
+	var b bytes.Buffer
+	return appendOp(&b, op, kernels, arithFree, variants)
+}
+
+func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
 	first := kernels[0]
 	if len(first.Args) > 0 {
 		// The same struct goes into ggml-metal-impl.h (the glue); the guard
 		// lets both reach the one embedded library.
-		fmt.Fprintf(&b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
+		fmt.Fprintf(b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
 		b.WriteString("typedef struct {\n")
 		for _, a := range first.Args {
-			fmt.Fprintf(&b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
+			fmt.Fprintf(b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
 		}
-		fmt.Fprintf(&b, "} %s;\n#endif\n", KargsName(op))
+		fmt.Fprintf(b, "} %s;\n#endif\n", KargsName(op))
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants) })
+	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants) })
 	if err != nil {
 		return nil, err
 	}

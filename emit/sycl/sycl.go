@@ -83,7 +83,7 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("#pragma once\n\n#include <sycl/sycl.hpp>\n")
 	if summary != "" {
-		fmt.Fprintf(&b, "\n// %s\n", summary)
+		b.WriteString("\n" + cfamily.Comment(summary, 100))
 	}
 	reduces := false
 	for _, k := range kernels {

@@ -5,8 +5,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/glue"
 	upkernels "github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -155,12 +158,22 @@ func metalStep() (*Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	// the kernels join ggml-metal.metal, which is compiled as one library
+	// The kernels join ggml-metal.metal, which is compiled as one library:
+	// the native contract only, without a second prelude. (Host emulation
+	// checks the same text: emulate.Program compiles msl.Emit's.)
 	var kernels strings.Builder
 	for _, fn := range fns {
-		data, ok := gen[fn+".metal"]
-		if !ok {
-			return nil, fmt.Errorf("no generated %s.metal", fn)
+		op, err := ops.Lookup(fn)
+		if err != nil {
+			return nil, err
+		}
+		k, err := op.Kernel(ir.Native("metal"))
+		if err != nil {
+			return nil, err
+		}
+		data, err := msl.Library(op.Name, []*ir.Kernel{k}, op.ArithFree, ops.VariantsFor(op.Name, "metal"))
+		if err != nil {
+			return nil, err
 		}
 		kernels.WriteString("\n")
 		kernels.Write(upstream(data))

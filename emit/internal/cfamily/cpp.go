@@ -86,6 +86,21 @@ func WriteParams(b *strings.Builder, params []string) {
 	}
 }
 
+// Comment returns text as // comment lines of at most about width columns.
+func Comment(text string, width int) string {
+	var b strings.Builder
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > width && line != "//" {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
 // WritePackedParams writes a function's parameter list as ggml's kernels
 // often do, several parameters to a line of at most about 100 columns (a
 // new line where the buffers end, the scalars start and extra starts),
