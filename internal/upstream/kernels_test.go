@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
@@ -73,4 +74,35 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	for _, width := range []int{8, 16, 32, 64} {
 		checkFamilies(t, "sycl", byOp, width)
 	}
+}
+
+// The Metal kernels upstream gets (the text joining ggml-metal.metal, after
+// that file's prelude) run every variant of ops A-D, gathers included, like
+// the Go reference at Apple's simdgroup width, 32.
+func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
+	lib, err := Metal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := append([]byte("#include <metal_stdlib>\n\nusing namespace metal;\n\n"), lib...)
+	fams, err := Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "ggml-metal.metal"
+	g := build(t, hostemu.MSL, "metal", file, msl.FunctionName(gather, true), src, gather, nil, fams[0].Gather)
+	byOp := map[string]*program{}
+	for _, f := range fams {
+		shared, err := f.Kernel("metal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := build(t, hostemu.MSL, "metal", file, msl.FunctionName(shared, true), src, shared, f.Shared, nil)
+		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
+	}
+	checkFamilies(t, "metal", byOp, 32)
 }

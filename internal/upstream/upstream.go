@@ -9,6 +9,7 @@ package upstream
 
 import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -94,3 +95,33 @@ func render(backend, ext string, emit func(string, []*ir.Kernel) ([]byte, error)
 }
 
 func summary(f Family) string { return f.Shared.Summary }
+
+// Metal returns what ggml-metal.metal gets (one library source): the
+// gather, then each family's kernel, each after its kargs struct, with
+// their instantiations for the variants Metal builds.
+func Metal() ([]byte, error) {
+	fams, err := Families()
+	if err != nil {
+		return nil, err
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	out, err := msl.UpstreamLibrary(GatherSummary, []msl.Upstream{{K: gather, Kargs: msl.KargsName(gather.Name)}})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fams {
+		k, err := f.Kernel("metal")
+		if err != nil {
+			return nil, err
+		}
+		src, err := msl.UpstreamLibrary(summary(f), []msl.Upstream{{K: k, Kargs: msl.KargsName(k.Name), Variants: f.Shared.Variants("metal")}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, '\n'), src...)
+	}
+	return out, nil
+}
