@@ -233,15 +233,15 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 		}
 		params = append(params, fmt.Sprintf("device %s%s * %s [[buffer(%d)]]", c, t, p.Name(buf, buf.Name), i+1))
 	}
-	sgw := "kg_sgw"
+	sgw := "uint kg_sgw"
 	if upstream {
-		sgw = "sgw"
+		sgw = "ushort sgw"
 	}
 	params = append(params,
 		"uint3 tgpig [[threadgroup_position_in_grid]]",
 		"uint3 tpitg [[thread_position_in_threadgroup]]",
 		"uint3 ntg [[threads_per_threadgroup]]",
-		"ushort "+sgw+" [[threads_per_simdgroup]]")
+		sgw+" [[threads_per_simdgroup]]")
 	if upstream {
 		writeUpstreamParams(&b, params)
 	} else {
