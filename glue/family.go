@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -57,6 +58,22 @@ type FamilyView struct {
 	// a std::bool_constant, named in lower case), BoolValues the calls of
 	// that lambda, run, for the bools' values, as nested conditionals.
 	BoolTypes, BoolValues string
+	// AllLocals are every variant param chosen over the node (Locals keeps
+	// the switch key and the bools).
+	AllLocals []Local
+	// Metal: the kargs struct (KargsType, its definition KargsDef, its
+	// initialiser ArgExprs), the buffer id of each kernel buffer, the
+	// pipeline name as a printf format over the params, and the gather's
+	// kargs and pipeline.
+	KargsType, KargsDef                             string
+	ArgExprs                                        []string
+	BufferIDs                                       []Local
+	HostNameFormat, HostNameArgs                    string
+	GatherKargsType, GatherKargsDef, GatherHostName string
+	// GatherCall is the gather's buffer ids and args over the node.
+	GatherCall string
+	// WrittenSrc is the src slot both ops write in place.
+	WrittenSrc int
 	// Key is the param the dispatch switches on, Cases its values; the
 	// launcher takes the non-bool params as LaunchParams and the bool ones
 	// as BoolParams (BoolArgs), and Pick chooses the kernel among them.
@@ -409,6 +426,55 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 			return fv, fmt.Errorf("glue: %s: %s %d has %d variants, not one per combination of %s", s.Name, key.Name, kv, n, fv.BoolArgs)
 		}
 	}
+	fv.AllLocals = fv.Locals
+	// Metal: kargs, buffer ids, pipeline name.
+	fv.KargsType = msl.KargsName(k.Name)
+	fv.KargsDef = msl.Kargs(fv.KargsType, k.Args)
+	fv.ArgExprs = wrap(argExprs(k, exprs), 92)
+	for _, b := range k.Buffers {
+		var bind *Binding
+		for i, cb := range compute.Kernel.Buffers {
+			if cb.Role == b.Role {
+				bind = &compute.Bind[i]
+			}
+		}
+		id := "scratch"
+		switch {
+		case bind.Tensor == "op":
+			id = "ggml_metal_get_buffer_id(op)"
+		case bind.Tensor != "scratch":
+			id = fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", bind.Tensor)
+		}
+		if !plainRoles[b.Role] && bind.Tensor != "scratch" {
+			// the plain op has no such tensor: its own output stands in, never read
+			id = fmt.Sprintf("%s ? %s : ggml_metal_get_buffer_id(op)", s.Flag, id)
+		}
+		fv.BufferIDs = append(fv.BufferIDs, Local{Name: b.Name, Expr: id})
+	}
+	var fmts, vals []string
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			fmts, vals = append(fmts, "_"+p.Name+"%d"), append(vals, "(int) "+p.Name)
+		}
+	}
+	fv.HostNameFormat, fv.HostNameArgs = msl.FunctionName(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	var gcall []string
+	for i, gb := range gather.Bind {
+		switch gb.Tensor {
+		case "scratch":
+			gcall = append(gcall, "scratch")
+		default:
+			gcall = append(gcall, fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", gather.Bind[i].Tensor))
+		}
+	}
+	gcall = append(gcall, argExprs(gather.Kernel, gatherExprs(gather))...)
+	fv.GatherCall = strings.Join(gcall, ", ")
+	fv.WrittenSrc = ids.InPlace[0]
+	gk := gather.Kernel
+	fv.GatherKargsType = msl.KargsName(gk.Name)
+	fv.GatherKargsDef = msl.Kargs(fv.GatherKargsType, gk.Args)
+	fv.GatherHostName = msl.FunctionName(gk, true)
+
 	// Only the switch key and the bools are chosen over the node.
 	var locals []Local
 	for _, l := range fv.Locals {
@@ -452,4 +518,23 @@ func wrap(items []string, width int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// argExprs are a kernel's args as expressions over the node, in order,
+// each cast to its type (a braced initialiser does not narrow).
+func argExprs(k *ir.Kernel, exprs map[string]string) []string {
+	var out []string
+	for _, a := range k.Args {
+		out = append(out, fmt.Sprintf("(%s) (%s)", ctype(a.Type), exprs[a.Name]))
+	}
+	return out
+}
+
+// gatherExprs are a dispatch's args by name.
+func gatherExprs(d Dispatch) map[string]string {
+	out := map[string]string{}
+	for _, v := range d.Args {
+		out[v.Arg] = v.Expr
+	}
+	return out
 }

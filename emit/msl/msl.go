@@ -55,14 +55,6 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []o
 	return appendOp(&b, op, kernels, arithFree, variants)
 }
 
-// Library returns what Emit writes for one op, after its header and its
-// prelude (#include <metal_stdlib>, using namespace metal): the text that
-// joins a library source that has them already (ggml-metal.metal).
-func Library(op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
-	var b bytes.Buffer
-	return appendOp(&b, op, kernels, arithFree, variants)
-}
-
 func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
 	first := kernels[0]
 	if len(first.Args) > 0 {

@@ -5,11 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/glue"
 	upkernels "github.com/kernelgen/kernelgen/internal/upstream"
-	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -58,7 +55,7 @@ func headerFiles(backend, dir, ext string, gen map[string][]byte) ([]NewFile, er
 }
 
 func syclStep() (*Step, error) {
-	files, t, err := upstreamFiles("sycl", "src/ggml-sycl/", "fused-ops.hpp", upkernels.SYCL)
+	files, t, err := upstreamFiles("sycl", "src/ggml-sycl/", upkernels.SYCL)
 	if err != nil {
 		return nil, err
 	}
@@ -93,19 +90,25 @@ butterfly, sycl::native::exp).
 	}, nil
 }
 
-// upstreamFiles are a backend's new files, its kernels (kernels) and the
-// glue its main source includes (glueName), all under dir, and the glue's
-// sections for that source.
-func upstreamFiles(backend, dir, glueName string, kernels func() ([]upkernels.File, error)) ([]NewFile, map[string]string, error) {
-	ks, err := kernels()
+// upstreamFiles are a backend's new files, its kernels (kernels, nil where
+// they join an existing source) and the glue its sources include, all under
+// dir, and the glue's sections for those sources.
+func upstreamFiles(backend, dir string, kernels func() ([]upkernels.File, error)) ([]NewFile, map[string]string, error) {
+	var ks []upkernels.File
+	if kernels != nil {
+		var err error
+		if ks, err = kernels(); err != nil {
+			return nil, nil, err
+		}
+	}
+	glueFiles, t, err := templates.UpstreamGlue(backend)
 	if err != nil {
 		return nil, nil, err
 	}
-	glueFile, t, err := templates.UpstreamGlue(backend)
-	if err != nil {
-		return nil, nil, err
+	var files []NewFile
+	for _, f := range glueFiles {
+		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
 	}
-	files := []NewFile{{Path: dir + glueName, Data: upstreamText(glueFile)}}
 	for _, f := range ks {
 		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
 	}
@@ -117,7 +120,7 @@ func upstreamFiles(backend, dir, glueName string, kernels func() ([]upkernels.Fi
 }
 
 func cudaStep() (*Step, error) {
-	files, t, err := upstreamFiles("cuda", "src/ggml-cuda/", "fused-ops.cuh", upkernels.CUDA)
+	files, t, err := upstreamFiles("cuda", "src/ggml-cuda/", upkernels.CUDA)
 	if err != nil {
 		return nil, err
 	}
@@ -150,42 +153,14 @@ bf16 state) keep the existing kernels and checks.
 }
 
 func metalStep() (*Step, error) {
-	gen, err := generated("metal")
+	// The kernels join ggml-metal.metal, which is compiled as one library
+	// (host emulation runs the same text, internal/upstream's tests).
+	lib, err := upkernels.Metal()
 	if err != nil {
 		return nil, err
 	}
-	fns, err := fusedFunctions("metal")
-	if err != nil {
-		return nil, err
-	}
-	// The kernels join ggml-metal.metal, which is compiled as one library:
-	// the native contract only, without a second prelude. (Host emulation
-	// checks the same text: emulate.Program compiles msl.Emit's.)
-	var kernels strings.Builder
-	for _, fn := range fns {
-		op, err := ops.Lookup(fn)
-		if err != nil {
-			return nil, err
-		}
-		k, err := op.Kernel(ir.Native("metal"))
-		if err != nil {
-			return nil, err
-		}
-		data, err := msl.Library(op.Name, []*ir.Kernel{k}, op.ArithFree, ops.VariantsFor(op.Name, "metal"))
-		if err != nil {
-			return nil, err
-		}
-		kernels.WriteString("\n")
-		kernels.Write(upstream(data))
-	}
-	var files []NewFile
-	for name, data := range gen {
-		if strings.HasPrefix(name, "glue/") {
-			files = append(files, NewFile{Path: "src/ggml-metal/" + strings.TrimPrefix(name, "glue/"), Data: upstream(data)})
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	t, err := sections("metal", "metal-encode-case", "metal-supports-op", "metal-alloc-size")
+	kernels := "\n" + string(upstreamText(lib))
+	files, t, err := upstreamFiles("metal", "src/ggml-metal/", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -213,28 +188,28 @@ bf16 state, which used to be accepted and then hit an assert.
 		Edits: []Edit{
 			{Name: "kernels", File: metal, Place: After,
 				Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<4>;`},
-				Text:   kernels.String()},
+				Text:   kernels},
 			{Name: "include", File: ops, Place: Before,
 				Anchor: []string{encode},
 				Text:   "#include \"fused-ops.h\"\n\n"},
 			{Name: "SSM_CONV case", File: ops, Place: Before,
 				Anchor: []string{encode, "case GGML_OP_SSM_CONV:", "n_fuse = ggml_metal_op_ssm_conv(ctx, idx);"},
-				Text:   t["metal-encode-case"]},
+				Text:   t["upstream-encode-case"]},
 			{Name: "GATED_DELTA_NET case", File: ops, Place: Before,
 				Anchor: []string{encode, "case GGML_OP_GATED_DELTA_NET:", "n_fuse = ggml_metal_op_gated_delta_net(ctx, idx);"},
-				Text:   t["metal-encode-case"]},
+				Text:   t["upstream-encode-case"]},
 			{Name: "supports include", File: device, Place: After,
 				Anchor: []string{"#include <stdatomic.h>"},
 				Text:   "\n#include \"fused-ops-supports.h\"\n"},
 			{Name: "supports_op", File: device, Place: After,
 				Anchor: []string{"bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {", "const bool has_bfloat"},
-				Text:   "\n" + t["metal-supports-op"]},
+				Text:   "\n" + t["upstream-supports-op"]},
 			{Name: "alloc-size include", File: backend, Place: After,
 				Anchor: []string{`#include "ggml-metal-ops.h"`},
 				Text:   "#include \"fused-ops-supports.h\"\n"},
 			{Name: "alloc size with gather scratch", File: backend, Place: After,
 				Anchor: []string{"static size_t ggml_backend_metal_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {", "size_t res = ggml_nbytes(tensor);"},
-				Text:   "\n" + t["metal-alloc-size"]},
+				Text:   "\n" + t["upstream-alloc-size"]},
 		},
 	}, nil
 }

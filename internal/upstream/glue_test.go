@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/ir"
@@ -292,11 +295,14 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			glueFile, _, err := templates.UpstreamGlue(c.backend)
+			glueFiles, _, err := templates.UpstreamGlue(c.backend)
 			if err != nil {
 				t.Fatal(err)
 			}
-			src := map[string][]byte{"ggml.h": []byte(ggmlStandIn), "common" + c.ext: []byte(commonStandIn[c.backend]), "fused-ops" + c.ext: glueFile}
+			src := map[string][]byte{"ggml.h": []byte(ggmlStandIn), "common" + c.ext: []byte(commonStandIn[c.backend])}
+			for _, f := range glueFiles {
+				src[f.Name] = f.Data
+			}
 			for _, f := range files {
 				src[f.Name] = f.Data
 			}
@@ -331,5 +337,62 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			}
 			t.Logf("%d nodes through the %s glue", n, c.backend)
 		})
+	}
+}
+
+// metalStandIn declares the part of ggml-metal's host API the glue calls,
+// with the signatures of ggml-metal-device.h and ggml-metal-ops.cpp.
+const metalStandIn = `#pragma once
+#include "ggml.h"
+struct ggml_metal_buffer_id { void * metal; size_t offs; };
+typedef struct ggml_metal_pipeline * ggml_metal_pipeline_t;
+struct ggml_metal_pipeline_with_params { ggml_metal_pipeline_t pipeline; int nsg; };
+typedef struct ggml_metal_library * ggml_metal_library_t;
+typedef struct ggml_metal_encoder * ggml_metal_encoder_t;
+typedef struct ggml_metal_cv * ggml_metal_cv_t;
+struct ggml_metal_op {
+    ggml_metal_library_t lib;
+    ggml_metal_encoder_t enc;
+    ggml_tensor * node(int i);
+};
+typedef ggml_metal_op * ggml_metal_op_t;
+struct ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline(ggml_metal_library_t lib, const char * name);
+struct ggml_metal_pipeline_with_params ggml_metal_library_compile_pipeline(ggml_metal_library_t lib, const char * base, const char * name, ggml_metal_cv_t cv);
+void ggml_metal_encoder_set_pipeline(ggml_metal_encoder_t encoder, struct ggml_metal_pipeline_with_params pipeline);
+void ggml_metal_encoder_set_bytes(ggml_metal_encoder_t encoder, void * data, size_t size, int idx);
+void ggml_metal_encoder_set_buffer(ggml_metal_encoder_t encoder, struct ggml_metal_buffer_id buffer, int idx);
+void ggml_metal_encoder_dispatch_threadgroups(ggml_metal_encoder_t encoder, int tg0, int tg1, int tg2, int tptg0, int tptg1, int tptg2);
+ggml_metal_buffer_id ggml_metal_get_buffer_id(const ggml_tensor * t);
+bool ggml_metal_op_concurrency_reset(ggml_metal_op_t ctx);
+size_t ggml_nbytes(const ggml_tensor * t);
+`
+
+// The Metal glue upstream gets compiles, -Wall -Werror, against ggml-metal's
+// host API as declared at the series' pin (no Metal device here: its
+// kernels run under host emulation, TestMetalKernelsRunLikeTheGoReference).
+func TestMetalGlueCompiles(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	glueFiles, _, err := templates.UpstreamGlue("metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ggml.h", ggmlStandIn)
+	write("ggml-metal-ops.h", metalStandIn)
+	for _, f := range glueFiles {
+		write(f.Name, string(f.Data))
+	}
+	write("main.cpp", "#include \"ggml-metal-ops.h\"\n#include \"fused-ops.h\"\nint encode(ggml_metal_op_t ctx) { return ggml_metal_fused_encode(ctx, 0); }\n")
+	out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the Metal glue does not compile: %v\n%s", err, out)
 	}
 }
