@@ -70,7 +70,9 @@ type FamilyView struct {
 	BufferIDs                                       []Local
 	HostNameFormat, HostNameArgs                    string
 	GatherKargsType, GatherKargsDef, GatherHostName string
-	// GatherCall is the gather's buffer ids and args over the node.
+	// GatherArgs are the gather's arguments over the node, in lines.
+	GatherArgs []string
+	// GatherCall is the gather's buffer ids and args over the node (Metal).
 	GatherCall string
 	// WrittenSrc is the src slot both ops write in place.
 	WrittenSrc int
@@ -227,6 +229,7 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		return fv, err
 	}
 	fv.Gather = gv
+	fv.GatherArgs = wrap(gv.CallExprList, 92)
 
 	// Variant params: the plain op's choices, then the flag.
 	for _, p := range k.Params {
@@ -366,7 +369,11 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		for n, v := range vals {
 			t[n], f[n] = v, v
 		}
-		return fmt.Sprintf("%s ? %s : %s", bools[i].Name, paren(pick(i+1, t)), paren(pick(i+1, f)))
+		sep := " : "
+		if i == 0 {
+			sep = "\n        : " // the two halves on two lines
+		}
+		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(pick(i+1, t)), sep, paren(pick(i+1, f)))
 	}
 	fv.Pick = pick(0, map[string]bool{})
 	var tp, ta, bt []string

@@ -71,6 +71,7 @@ type DispatchView struct {
 	// CallExprs are the arguments as expressions over the node, Params the
 	// parameter list of a function that takes them by CallNames.
 	CallExprs, Params string
+	CallExprList      []string // CallExprs one by one
 	// Reduces says the kernel reduces across lanes (SYCL passes it local memory).
 	Reduces    bool
 	PushSize   int
@@ -353,7 +354,7 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 	for _, a := range dv.Args {
 		exprs = append(exprs, a.Expr)
 	}
-	dv.CallExprs = strings.Join(exprs, ", ")
+	dv.CallExprs, dv.CallExprList = strings.Join(exprs, ", "), exprs
 	var params []string
 	for _, b := range dv.Buffers {
 		c := ""
