@@ -1,58 +1,12 @@
 package patch
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/glue"
 	upkernels "github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/templates"
 )
-
-// fusedFunctions lists the kernels (by op name) the backend's glue dispatches
-// (the four fused ops and the two gathers), in glue order.
-func fusedFunctions(backend string) ([]string, error) {
-	view, err := glue.NewView(backend)
-	if err != nil {
-		return nil, err
-	}
-	var fns []string
-	seen := map[string]bool{}
-	for _, op := range view.Ops {
-		for _, d := range op.Dispatches {
-			if !seen[d.Kernel] {
-				seen[d.Kernel] = true
-				fns = append(fns, d.Kernel)
-			}
-		}
-	}
-	return fns, nil
-}
-
-// headerFiles are a backend's new files: the fused ops' kernel sources under
-// the names the glue includes them by, and the two glue headers.
-func headerFiles(backend, dir, ext string, gen map[string][]byte) ([]NewFile, error) {
-	fns, err := fusedFunctions(backend)
-	if err != nil {
-		return nil, err
-	}
-	var out []NewFile
-	for _, n := range fns {
-		data, ok := gen[n+ext]
-		if !ok {
-			return nil, fmt.Errorf("no generated %s%s", n, ext)
-		}
-		out = append(out, NewFile{Path: dir + n + ext, Data: upstream(data)})
-	}
-	for name, data := range gen {
-		if strings.HasPrefix(name, "glue/") {
-			out = append(out, NewFile{Path: dir + strings.TrimPrefix(name, "glue/"), Data: upstream(data)})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
-}
 
 func syclStep() (*Step, error) {
 	files, t, err := upstreamFiles("sycl", "src/ggml-sycl/", upkernels.SYCL)
