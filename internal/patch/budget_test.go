@@ -3,6 +3,8 @@ package patch
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -48,6 +50,9 @@ func TestSeriesPatchesFitTheirBudgets(t *testing.T) {
 		}
 		if added > budget {
 			t.Errorf("%s: %d insertions, over the budget of %d", filepath.Base(n), added, budget)
+		}
+		if names := generatedNames(string(data)); len(names) > 0 {
+			t.Errorf("%s: names no person would write: %s", filepath.Base(n), strings.Join(names, ", "))
 		}
 	}
 	for b := range budgets {
@@ -95,5 +100,34 @@ func TestInsertionsCountsAddedLinesOnly(t *testing.T) {
 	}
 	if got := patchBackend(patch); got != "cuda" {
 		t.Errorf("patchBackend = %q, want cuda", got)
+	}
+}
+
+// generatedName matches what generated code names and a person would not:
+// kernelgen's prefixes and the builder's numeric suffixes (col_1).
+var generatedName = regexp.MustCompile(`\b(kg_\w+|KG_\w+|[a-z][a-z0-9_]*_[0-9]+)\b`)
+
+// generatedNames lists, once each, the generated names in a patch's added lines.
+func generatedNames(patch string) []string {
+	seen := map[string]bool{}
+	for _, l := range strings.Split(patch, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++ ") {
+			for _, m := range generatedName.FindAllString(l, -1) {
+				seen[m] = true
+			}
+		}
+	}
+	var out []string
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestGeneratedNamesAreFound(t *testing.T) {
+	got := generatedNames("+    const uint col_1 = kg_lin + KG_WG_X;\n+    float gated_delta_net_f32 = ne[0] * sq1;\n col_2\n")
+	if want := "KG_WG_X col_1 kg_lin"; strings.Join(got, " ") != want {
+		t.Errorf("generatedNames = %q, want %q", got, want)
 	}
 }
