@@ -1,12 +1,15 @@
 package upstream
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/internal/check"
+	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -105,4 +108,60 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	checkFamilies(t, "metal", byOp, 32)
+}
+
+// warpReduceSum stands in for ggml-cuda's common.cuh warp_reduce_sum (the
+// xor butterfly over width lanes), which the upstream kernels call.
+const warpReduceSum = `template <int width = 32>
+static __device__ __forceinline__ float warp_reduce_sum(float x) {
+#pragma unroll
+    for (int offset = width / 2; offset > 0; offset >>= 1) {
+        x += __shfl_xor_sync(0xffffffff, x, offset, width);
+    }
+    return x;
+}
+`
+
+// The CUDA headers upstream gets compile to PTX for sm_90 with clang-22,
+// -Wall -Werror, every variant instantiated, as kernelgen build compiles
+// generated/cuda.
+func TestCUDAKernelsCompileToPTX(t *testing.T) {
+	files, err := CUDA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := map[string]*ir.Kernel{files[0].Name: gather}
+	variants := map[string][]ops.Variant{files[0].Name: {{}}}
+	for i, f := range fams {
+		k, err := f.Kernel("cuda")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kernels[files[i+1].Name], variants[files[i+1].Name] = k, f.Shared.Variants("cuda")
+	}
+	for _, f := range files {
+		k := kernels[f.Name]
+		var inst []string
+		for _, v := range variants[f.Name] {
+			inst = append(inst, check.Instantiation(k, true, v))
+		}
+		got, err := check.CompilePTX(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
+		if errors.Is(err, check.ErrNoClang) {
+			t.Skip("clang++-22 not installed")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != len(inst) {
+			t.Errorf("%s: PTX has %d kernels, want %d", f.Name, got, len(inst))
+		}
+	}
 }
