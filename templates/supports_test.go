@@ -47,3 +47,34 @@ func TestSupportsOpAnswers(t *testing.T) {
 		})
 	}
 }
+
+// The supports_op header of Metal's upstream glue gives the same answers.
+func TestUpstreamSupportsOpAnswers(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	files, _, err := UpstreamGlue("metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "supports")
+	testdata, _ := filepath.Abs("testdata")
+	cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
+		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+SupportsName+`"`,
+		"-DKG_PREFIX=ggml_metal_fused_supports_op", "-DKG_WRITTEN=ggml_metal_fused_written_src",
+		filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("compiling the upstream supports_op: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "0 failures") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

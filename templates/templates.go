@@ -119,3 +119,55 @@ func CommonSection(name string) (string, error) {
 	}
 	return strings.TrimPrefix(b.String(), "\n"), nil
 }
+
+// upstreamFiles names the files each backend's upstream glue renders, by
+// template section.
+var upstreamFiles = map[string][]struct{ section, name string }{
+	"cuda":  {{"upstream-file", "fused-ops.cuh"}},
+	"sycl":  {{"upstream-file", "fused-ops.hpp"}},
+	"metal": {{"upstream-file", "fused-ops.h"}, {"upstream-supports-file", SupportsName}},
+}
+
+// UpstreamGlue renders the glue a backend gets with the upstream kernels
+// (internal/upstream): the files its sources include (fused-ops.cuh,
+// fused-ops.hpp; Metal's fused-ops.h and fused-ops-supports.h) and the
+// sections spliced into its sources, by name.
+func UpstreamGlue(backend string) (out []File, sections map[string]string, err error) {
+	names, ok := upstreamFiles[backend]
+	if !ok {
+		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
+	}
+	fams, err := glue.NewFamilyViews(backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }}
+	t, err := template.New("").Funcs(funcs).ParseFS(files, backend+"/upstream.*.tmpl")
+	if err != nil {
+		return nil, nil, err
+	}
+	data := struct {
+		Families []glue.FamilyView
+		Rejects  []glue.Check
+	}{fams, glue.Rejects()}
+	for _, n := range names {
+		var b bytes.Buffer
+		if err := t.ExecuteTemplate(&b, n.section, data); err != nil {
+			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, n.section, err)
+		}
+		out = append(out, File{Name: n.name, Data: b.Bytes()})
+	}
+	sections = map[string]string{}
+	for _, x := range t.Templates() {
+		name := x.Name()
+		if !strings.HasPrefix(name, "upstream-") || strings.HasSuffix(name, "-file") {
+			continue
+		}
+		var s bytes.Buffer
+		if err := t.ExecuteTemplate(&s, name, data); err != nil {
+			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, name, err)
+		}
+		sections[name] = strings.TrimPrefix(s.String(), "\n")
+	}
+	return out, sections, nil
+}

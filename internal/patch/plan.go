@@ -115,6 +115,12 @@ func upstream(data []byte) []byte {
 	return []byte(stripDocRefs(strings.TrimRight(strings.Join(out, ""), "\n") + "\n"))
 }
 
+// upstreamText is text rendered for upstream (no generated-file header):
+// one newline at the end, no pointers into kernelgen's documents.
+func upstreamText(data []byte) []byte {
+	return []byte(stripDocRefs(strings.TrimRight(string(data), "\n") + "\n"))
+}
+
 // docRef matches a comment's pointer into kernelgen's own documents
 // ("SPEC.md 13 H7", "GLUE.md 8.1"), with the ", " or " (...)" around it.
 var docRef = regexp.MustCompile(`(, | \()(SPEC|GLUE|DESIGN)\.md [0-9]+(\.[0-9]+)*( [A-Z][0-9]+)?(\))?`)
