@@ -62,8 +62,13 @@ type DispatchView struct {
 	Grid      [3]string
 	Workgroup [3]string
 	Instances []Instance
-	// CallArgs are the kernel call's arguments (CUDA, SYCL): pointers, then args.
-	CallArgs string
+	// CallArgs are the kernel call's arguments (CUDA, SYCL): pointers, then
+	// args; CallNames the same by the kernel's names for them.
+	CallArgs, CallNames string
+	// CallExprs are the arguments as expressions over the node, Params the
+	// parameter list of a function that takes them by CallNames.
+	CallExprs, Params string
+	CallExprList      []string // CallExprs one by one
 	// Reduces says the kernel reduces across lanes (SYCL passes it local memory).
 	Reduces  bool
 	PushSize int
@@ -113,7 +118,12 @@ func ctype(t ir.Type) string {
 
 // cexpr prints a launch-geometry or derived-param expression as C over the
 // locals (params and args keep their IR names).
-func cexpr(e ir.Expr) string {
+func cexpr(e ir.Expr) string { return cexprOver(e, nil) }
+
+// cexprOver is cexpr with each arg named in args printed as its C
+// expression over the node.
+func cexprOver(e ir.Expr, args map[string]string) string {
+	cexpr := func(e ir.Expr) string { return cexprOver(e, args) }
 	switch e := e.(type) {
 	case *ir.Const:
 		switch e.T {
@@ -128,6 +138,9 @@ func cexpr(e ir.Expr) string {
 	case *ir.ParamRef:
 		return e.Param.Name
 	case *ir.ArgRef:
+		if x, ok := args[e.Arg.Name]; ok {
+			return "(" + x + ")"
+		}
 		return e.Arg.Name
 	case *ir.Binary:
 		return "(" + cexpr(e.X) + " " + e.Op.String() + " " + cexpr(e.Y) + ")"
@@ -142,6 +155,14 @@ func cexpr(e ir.Expr) string {
 		}
 	}
 	return fmt.Sprintf("/* %s */ 0", ir.ExprString(e))
+}
+
+// Rejects are the GDN forms no backend has a kernel for (View.Rejects).
+func Rejects() []Check {
+	return []Check{
+		{"op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)", "the hybrid per-head state form (patch 0026): no kernel on this backend"},
+		{"op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32", "bf16 state: no kernel on this backend"},
+	}
 }
 
 // Names is how a backend names what it compiles, from its emitter: the
@@ -173,10 +194,7 @@ func NewView(n Names) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &View{Backend: backend, Contract: a.String(), Rejects: []Check{
-		{"op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)", "the hybrid per-head state form (patch 0026): no kernel on this backend"},
-		{"op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32", "bf16 state: no kernel on this backend"},
-	}}
+	v := &View{Backend: backend, Contract: a.String(), Rejects: Rejects()}
 	seen := map[string]bool{}
 	for _, o := range model {
 		ov := OpView{Op: o, Discriminator: o.Discriminator()}
@@ -334,6 +352,34 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 		call = append(call, a.Name)
 	}
 	dv.CallArgs = strings.Join(call, ", ")
+	var names []string
+	for _, b := range dv.Buffers {
+		names = append(names, b.Name)
+	}
+	for _, a := range dv.Args {
+		names = append(names, a.Name)
+	}
+	dv.CallNames = strings.Join(names, ", ")
+	exprs := []string{}
+	for _, b := range dv.Buffers {
+		exprs = append(exprs, b.Ptr)
+	}
+	for _, a := range dv.Args {
+		exprs = append(exprs, a.Expr)
+	}
+	dv.CallExprs, dv.CallExprList = strings.Join(exprs, ", "), exprs
+	var params []string
+	for _, b := range dv.Buffers {
+		c := ""
+		if b.Const {
+			c = "const "
+		}
+		params = append(params, fmt.Sprintf("%s%s * %s", c, b.CType, b.Name))
+	}
+	for _, a := range dv.Args {
+		params = append(params, a.CType+" "+a.Name)
+	}
+	dv.Params = strings.Join(params, ", ")
 	named := map[string]bool{}
 	for i := 0; i < 3; i++ {
 		dv.Grid[i], dv.Workgroup[i] = cexpr(k.Grid[i]), cexpr(k.Workgroup[i])

@@ -83,6 +83,7 @@ const (
 	convPlain      convMode = iota // op C
 	convIds                        // op D: gather, then this
 	convIdsBatched                 // op D in one dispatch (as gdnInplaceIdsBatched)
+	convShared                     // ops C and D in one kernel, picked by IDS (as gdnShared)
 )
 
 // buildConvUpdate is op C and op D: the window is the d_conv-1 cached taps
@@ -95,9 +96,14 @@ const (
 func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error) {
 	st := styleOf(a)
 	b := dsl.New(name, a)
+	shared := mode == convShared
 	withIds, batched := mode != convPlain, mode == convIdsBatched
 	dconv := b.Param("d_conv", ir.U32, 2, 3, 4, 5, 6, 7, 8)
 	silu := b.Param("SILU", ir.Bool)
+	var idsFlag dsl.Val // the ids op's parts of a Shared kernel run where this is true
+	if shared {
+		idsFlag = b.Param(sharedFlag, ir.Bool)
+	}
 	var ns dsl.Val
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
@@ -115,7 +121,9 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
 	var states, ids, scratch dsl.Buf
-	if withIds {
+	if shared {
+		states = b.Buffer("conv_states", ir.F32, ir.Read, "src0", "prior taps [d_conv-1, n_ch, n_seqs]; with IDS the full conv cache [d_conv-1, n_ch, n_cells]")
+	} else if withIds {
 		states = b.Buffer("cache", ir.F32, ir.Read, "src0", "the full conv cache [d_conv-1, n_ch, n_cells]")
 	} else {
 		states = b.Buffer("conv_states", ir.F32, ir.Read, "src0", "prior taps [d_conv-1, n_ch, n_seqs]")
@@ -130,7 +138,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	if withIds {
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src4", "source slot of each sequence")
 	}
-	if mode == convIds {
+	if mode == convIds || shared {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of sequences whose source is another's destination, rows of cs2")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
@@ -147,10 +155,13 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 
 	// As for GDN: op D's compute waits for its gather only where it must.
 	b.DepRelease()
-	if mode != convIds {
-		b.DepWait()
-	} else {
+	switch mode {
+	case convIds:
 		waitWithoutGather(b, nSeqs)
+	case convShared:
+		b.If(idsFlag.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
+	default:
+		b.DepWait()
 	}
 	// vectorRows (ggml-cpu): one lane runs a block of convThreads channels,
 	// so that the block's SiLU is one VecSilu, aligned as the row's is.
@@ -204,22 +215,31 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			b.IfElse(inWindow,
 				func() { loadTaps(stateDst, src.U32().Sub(rsHead).Mul(sd1).Add(c.Mul(taps))) },
 				func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
-		} else if withIds {
+		} else {
 			// Identity reads its own ring; a source another sequence writes
 			// was gathered into scratch; any other source is read in place.
-			src := b.Let("src", ids.Load(s))
-			b.IfElse(src.Eq(rsHead.Add(s).I32()),
-				func() { loadTaps(stateDst, ring) },
-				func() {
-					b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
-						func() {
-							b.DepWait() // scratch is the gather's output
-							loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))
-						},
-						func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
-				})
-		} else {
-			loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1)))
+			loadIds := func() {
+				src := b.Let("src", ids.Load(s))
+				b.IfElse(src.Eq(rsHead.Add(s).I32()),
+					func() { loadTaps(stateDst, ring) },
+					func() {
+						b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
+							func() {
+								b.DepWait() // scratch is the gather's output
+								loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))
+							},
+							func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
+					})
+			}
+			loadOwn := func() { loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1))) }
+			switch {
+			case shared:
+				b.IfElse(idsFlag, loadIds, loadOwn)
+			case withIds:
+				loadIds()
+			default:
+				loadOwn()
+			}
 		}
 		win.Set(taps, xCur.Load(s.Mul(x2).Add(c)))
 		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
@@ -236,7 +256,11 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			b.If(silu, func() { out.Set(st.silu(b, y)) })
 			dst.Store(s.Mul(d2).Add(c), out.Get())
 		}
-		if withIds {
+		switch {
+		case shared:
+			// With IDS the gather may still be reading this ring as another sequence's source.
+			b.If(idsFlag, func() { b.DepWait() })
+		case withIds:
 			// The gather may still be reading this ring as another sequence's source.
 			b.DepWait()
 		}

@@ -21,9 +21,15 @@ const (
 	// window are read through state_dst, the binding the writes go through
 	// (SPIR-V lets a compiler assume two bindings never alias).
 	gdnInplaceIdsBatched
+	// gdnShared is ops A and B in one kernel, picked by the IDS param: what
+	// upstream gets (Shared), one template for both ops.
+	gdnShared
 )
 
 func (m gdnMode) ids() bool { return m == gdnInplaceIds || m == gdnInplaceIdsBatched }
+
+// sharedFlag is the bool param of a Shared kernel that picks the ids op.
+const sharedFlag = "IDS"
 
 // buildGDN is the gated-DeltaNet recurrence (SPEC.md 2.4) for one (head,
 // sequence) per workgroup row of columns: each cluster of W = min(32, S_v)
@@ -35,6 +41,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 
 	sv := b.Param("S_v", ir.U32, 16, 32, 64, 128)
 	kda := b.Param("KDA", ir.Bool)
+	var withIds dsl.Val // the ids op's parts of a Shared kernel run where this is true
+	if mode == gdnShared {
+		withIds = b.Param(sharedFlag, ir.Bool)
+	}
 	var keepRS dsl.Val
 	if mode == gdnBase {
 		keepRS = b.Param("KEEP_RS", ir.Bool)
@@ -85,7 +95,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	} else {
 		dstRow = b.Arg("sd1", ir.U32, "state_dst sequence (row) stride, elements")
 	}
-	if mode.ids() {
+	if mode.ids() || mode == gdnShared {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
 
@@ -100,12 +110,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
 	case gdnInplaceIds, gdnInplaceIdsBatched:
 		state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
+	case gdnShared:
+		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]; with IDS the full cache, rows of S_v*S_v*H")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "attention [S_v, H, T, n_seqs], then the state region")
 	switch mode {
 	case gdnInplace:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.Write, "src6", "in-place final state, rows of S_v*S_v*H")
-	case gdnInplaceIds:
+	case gdnInplaceIds, gdnShared:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination")
@@ -127,10 +139,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	// in op B, whose gather waited for them before letting this dispatch
 	// start, and which waits for the gather itself only where it must.
 	b.DepRelease()
-	if mode != gdnInplaceIds {
-		b.DepWait()
-	} else {
+	switch mode {
+	case gdnInplaceIds:
 		waitWithoutGather(b, nSeqs)
+	case gdnShared:
+		b.If(withIds.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
+	default:
+		b.DepWait()
 	}
 	h := b.Let("h", b.GroupID(0))
 	var s dsl.Val
@@ -172,6 +187,15 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	// forShard runs f for each register of the shard: column c, row i, register index.
 	forShard := func(f func(c, i, reg dsl.Val)) {
+		if mode == gdnShared {
+			// one loop over the registers, in the same order: upstream's
+			// shorter text
+			b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) {
+				c := b.Let("col", col0.Add(reg.Div(rows).Mul(nw)))
+				f(c, rowVar(reg.Rem(rows)), reg)
+			})
+			return
+		}
 		b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 			c := b.Let("col", col0.Add(cc.Mul(nw)))
 			b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -187,10 +211,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	loadFrom := func(buf dsl.Buf, base dsl.Val) {
 		forShard(func(c, i, reg dsl.Val) { shard.Set(reg, buf.Load(base.Add(c.Mul(sv)).Add(i))) })
 	}
-	switch mode {
-	case gdnBase, gdnInplace:
-		loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
-	case gdnInplaceIds:
+	loadIds := func() {
 		// Identity reads its own slot; a source that another sequence of this
 		// op writes was gathered into scratch; any other source is read from
 		// the cache directly, since nothing in the op writes it.
@@ -205,6 +226,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 					},
 					func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
 			})
+	}
+	switch mode {
+	case gdnBase, gdnInplace:
+		loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
+	case gdnInplaceIds:
+		loadIds()
+	case gdnShared:
+		b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
 	}
 	// The batched kernel reads its prior state in the first token, after
 	// that token's inputs: loads behind the branch on src would otherwise
@@ -403,9 +432,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 		})
 	default:
-		if mode == gdnInplaceIds {
+		switch mode {
+		case gdnInplaceIds:
 			// The gather may still be reading this row as another sequence's source.
 			b.DepWait()
+		case gdnShared:
+			// With IDS the gather may still be reading this row as another sequence's source.
+			b.If(withIds, func() { b.DepWait() })
 		}
 		base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })

@@ -53,3 +53,57 @@ func TestSupportsOpAnswers(t *testing.T) {
 		})
 	}
 }
+
+// The supports_op header of Metal's upstream glue gives the same answers.
+func TestUpstreamSupportsOpAnswers(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	ran := 0
+	for _, b := range registry.Implemented() {
+		if b.Glue == nil || !hasSupportsFile(b.Glue.Upstream) {
+			continue
+		}
+		ran++
+		upstreamSupports(t, cxx, b.Glue)
+	}
+	if ran == 0 {
+		t.Fatal("no backend's upstream glue has a supports_op header")
+	}
+}
+
+func hasSupportsFile(fs []templates.UpstreamFile) bool {
+	for _, f := range fs {
+		if f.Name == templates.SupportsName {
+			return true
+		}
+	}
+	return false
+}
+
+func upstreamSupports(t *testing.T, cxx string, g *templates.Target) {
+	files, _, err := templates.UpstreamGlue(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "supports")
+	testdata, _ := filepath.Abs("testdata")
+	cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
+		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+templates.SupportsName+`"`,
+		"-DKG_PREFIX="+g.Prefix+"_fused_supports_op", "-DKG_WRITTEN="+g.Prefix+"_fused_written_src",
+		filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("compiling the upstream supports_op: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "0 failures") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

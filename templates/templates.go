@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"text/template"
@@ -25,11 +26,18 @@ type Target struct {
 	Template string
 	Out      string
 	Prefix   string
+	// Upstream lists the files the backend's upstream glue renders
+	// (templates beside Template named upstream.*.tmpl), by section.
+	Upstream []UpstreamFile
 
 	once sync.Once
 	view *glue.View
 	err  error
 }
+
+// UpstreamFile is one file of a backend's upstream glue: the template
+// section that renders it and its name in the tree.
+type UpstreamFile struct{ Section, Name string }
 
 // View is the target's glue view, built on first use.
 func (g *Target) View() (*glue.View, error) {
@@ -125,4 +133,48 @@ func CommonSection(name string) (string, error) {
 		return "", fmt.Errorf("templates: %s: %v", name, err)
 	}
 	return strings.TrimPrefix(b.String(), "\n"), nil
+}
+
+// UpstreamGlue renders the glue a backend gets with the upstream kernels
+// (internal/upstream): the files its sources include (fused-ops.cuh,
+// fused-ops.hpp; Metal's fused-ops.h and fused-ops-supports.h) and the
+// sections spliced into its sources, by name.
+func UpstreamGlue(g *Target) (out []File, sections map[string]string, err error) {
+	names, backend := g.Upstream, g.Names.Backend
+	if len(names) == 0 {
+		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
+	}
+	fams, err := glue.NewFamilyViews(g.Names)
+	if err != nil {
+		return nil, nil, err
+	}
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }}
+	t, err := template.New("").Funcs(funcs).ParseFS(files, path.Dir(g.Template)+"/upstream.*.tmpl")
+	if err != nil {
+		return nil, nil, err
+	}
+	data := struct {
+		Families []glue.FamilyView
+		Rejects  []glue.Check
+	}{fams, glue.Rejects()}
+	for _, n := range names {
+		var b bytes.Buffer
+		if err := t.ExecuteTemplate(&b, n.Section, data); err != nil {
+			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, n.Section, err)
+		}
+		out = append(out, File{Name: n.Name, Data: b.Bytes()})
+	}
+	sections = map[string]string{}
+	for _, x := range t.Templates() {
+		name := x.Name()
+		if !strings.HasPrefix(name, "upstream-") || strings.HasSuffix(name, "-file") {
+			continue
+		}
+		var s bytes.Buffer
+		if err := t.ExecuteTemplate(&s, name, data); err != nil {
+			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, name, err)
+		}
+		sections[name] = strings.TrimPrefix(s.String(), "\n")
+	}
+	return out, sections, nil
 }

@@ -35,13 +35,35 @@ func KernelName(k *ir.Kernel, arithFree bool) string {
 func Emit(op string, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree) }); err != nil {
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func kernel(k *ir.Kernel, arithFree bool) (string, error) {
+// Upstream returns the header ggml-cuda itself gets for kernels, each under
+// the native contract, or contract-free (the caller's to ensure): what Emit writes for them, in the
+// hand-written kernels' style. There is no generated-file header; a
+// reduction is ggml's warp_reduce_sum (the same xor butterfly, for the
+// warps of at least W lanes every CUDA and HIP device has); locals are
+// named by scope (cfamily.Printer.ScopeNames); kernels are named
+// <name>_f32 and carry their doc, not their contract.
+func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("#pragma once\n")
+	if summary != "" {
+		b.WriteString("\n" + cfamily.Comment(summary, 100))
+	}
+	for _, k := range kernels {
+		if k.Arith.Native && k.Arith.Backend != "cuda" {
+			return nil, fmt.Errorf("cuda: %s is another backend's contract", k.ID())
+		}
+	}
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true, true) })
+	return b.Bytes(), err
+}
+
+func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	var err error
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		for _, e := range ir.StmtExprs(s) {
@@ -58,14 +80,24 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := cfamily.New(lang, k)
+	var d cfamily.Dialect = lang
+	if upstream {
+		d = upstreamLang{lang}
+	}
+	p := cfamily.New(d, k)
+	if upstream {
+		p.ScopeNames()
+		p.ElseIf()
+	}
 	var b strings.Builder
 	if k.Doc != "" {
 		for _, l := range strings.Split(strings.TrimSpace(k.Doc), "\n") {
 			fmt.Fprintf(&b, "// %s\n", l)
 		}
 	}
-	fmt.Fprintf(&b, "// %s\n", k.ID())
+	if !upstream {
+		fmt.Fprintf(&b, "// %s\n", k.ID())
+	}
 	if tp := p.TemplateParams(); len(tp) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tp, ", "))
 	}
@@ -74,9 +106,13 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 		bounds += fmt.Sprintf(", %d", k.MinWorkgroupsPerCore)
 	}
 	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
-	cfamily.WriteParams(&b, p.PointerParams())
+	if upstream {
+		p.WritePackedParams(&b)
+	} else {
+		cfamily.WriteParams(&b, p.PointerParams())
+	}
 	p.Indent()
-	if ir.HasReduce(k) {
+	if ir.HasReduce(k) && !upstream {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")
 		p.Line("__shared__ float kg_red[%s];", p.WorkgroupSize())
 		p.Line("const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);")
@@ -144,6 +180,16 @@ func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
 	lines = append(lines, cfamily.ShuffleLoop("int", width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width))...)
 	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }
+
+// upstreamLang is CUDA as ggml-cuda's own kernels write it: reductions
+// through common.cuh's warp_reduce_sum.
+type upstreamLang struct{ dialect }
+
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+	return []string{fmt.Sprintf("const float %s = warp_reduce_sum<%s>(%s);", out, width, x)}
+}
+
+func (upstreamLang) Reserved(name string) bool { return reserved[name] || name == "warp_reduce_sum" }
 
 var reserved = cfamily.CPPReserved(`int32_t uint32_t int64_t uint64_t size_t
 	threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf

@@ -48,34 +48,161 @@ func HostName(k *ir.Kernel, arithFree bool, v ops.Variant) string {
 func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", op, summary)
+	return appendOp(&b, op, kernels, arithFree, variants)
+}
+
+func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
 	first := kernels[0]
 	if len(first.Args) > 0 {
 		// The same struct goes into ggml-metal-impl.h (the glue); the guard
 		// lets both reach the one embedded library.
-		fmt.Fprintf(&b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
+		fmt.Fprintf(b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
 		b.WriteString("typedef struct {\n")
 		for _, a := range first.Args {
-			fmt.Fprintf(&b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
+			fmt.Fprintf(b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
 		}
-		fmt.Fprintf(&b, "} %s;\n#endif\n", KargsName(op))
+		fmt.Fprintf(b, "} %s;\n#endif\n", KargsName(op))
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants) })
+	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants, false) })
 	if err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (string, error) {
+// Kargs is a kargs struct's definition as the upstream text writes it:
+// the args of a type on one line (the same struct for host code).
+func Kargs(name string, args []*ir.Arg) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "typedef struct {\n")
+	for i := 0; i < len(args); {
+		j := i
+		var names []string
+		for ; j < len(args) && args[j].Type == args[i].Type; j++ {
+			names = append(names, args[j].Name)
+		}
+		t := map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[args[i].Type]
+		for n, l := range wrapNames(names, 88) {
+			if n == 0 {
+				fmt.Fprintf(&b, "    %s %s", t, l)
+			} else {
+				fmt.Fprintf(&b, "\n        %s", l)
+			}
+		}
+		b.WriteString(";\n")
+		i = j
+	}
+	fmt.Fprintf(&b, "} %s;\n", name)
+	return b.String()
+}
+
+func wrapNames(names []string, width int) []string {
+	var lines []string
+	cur := ""
+	for i, n := range names {
+		if i < len(names)-1 {
+			n += ","
+		}
+		if cur != "" && len(cur)+1+len(n) > width {
+			lines = append(lines, cur)
+			cur = ""
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += n
+	}
+	return append(lines, cur)
+}
+
+// ReduceSum is the function the upstream kernels reduce with.
+const ReduceSum = "xor_reduce_sum"
+
+// reduceSum is the reduction Emit's native kernels write inline, as one
+// function: simd_sum where the width is the whole simdgroup, else the xor
+// butterfly over aligned groups of W lanes. Apple GPUs' simdgroups have 32
+// lanes, never fewer than W, so the threadgroup-memory path Emit keeps
+// for narrower emulated simdgroups is not part of it.
+const reduceSum = `
+// sum over each aligned group of W lanes of the simdgroup (the xor butterfly;
+// simd_sum where W is the whole simdgroup)
+template <ushort W>
+static inline float xor_reduce_sum(float x, ushort sgw) {
+    if (sgw == W) {
+        return simd_sum(x);
+    }
+    for (ushort off = W / 2; off > 0; off >>= 1) {
+        x += simd_shuffle_xor(x, off);
+    }
+    return x;
+}
+`
+
+// Upstream is one kernel as ggml-metal.metal gets it: its kargs struct's
+// name and its variants.
+type Upstream struct {
+	K        *ir.Kernel
+	Kargs    string
+	Variants []ops.Variant
+}
+
+// UpstreamLibrary returns the text ggml-metal.metal gets for kernels, each
+// under the native contract or contract-free (the caller's to ensure):
+// after summary, their kargs structs, the reduction function where one
+// reduces, each kernel and its instantiations (host names as HostName's).
+// Locals are named by scope; there is no prelude (the library has it).
+func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
+	var b bytes.Buffer
+	if summary != "" {
+		b.WriteString(cfamily.Comment(summary, 100))
+	}
+	reduces := false
+	for _, u := range kernels {
+		if u.K.Arith.Native && u.K.Arith.Backend != "metal" {
+			return nil, fmt.Errorf("msl: %s is another backend's contract", u.K.ID())
+		}
+		if len(u.K.Args) > 0 {
+			b.WriteString("\n" + Kargs(u.Kargs, u.K.Args))
+		}
+		reduces = reduces || ir.HasReduce(u.K)
+	}
+	if reduces {
+		b.WriteString(reduceSum)
+	}
+	for _, u := range kernels {
+		src, err := kernelText(u.Kargs, u.K, true, u.Variants, true)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("\n" + src)
+	}
+	return b.Bytes(), nil
+}
+
+func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant, upstream bool) (string, error) {
+	return kernelText(KargsName(op), k, arithFree, variants, upstream)
+}
+
+func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Variant, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("msl", k); err != nil {
 		return "", err
 	}
-	p := cfamily.New(lang, k)
+	var d cfamily.Dialect = lang
+	if upstream {
+		d = upstreamLang{lang}
+	}
+	p := cfamily.New(d, k)
+	if upstream {
+		p.ScopeNames()
+		p.ElseIf()
+	}
 	for _, a := range k.Args {
 		p.SetName(a, "args."+a.Name)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %s\n", k.ID())
+	if !upstream {
+		fmt.Fprintf(&b, "// %s\n", k.ID())
+	}
 	tparams := p.TemplateParams()
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
@@ -84,7 +211,7 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 	fmt.Fprintf(&b, "kernel void %s(\n", fn)
 	var params []string
 	if len(k.Args) > 0 {
-		params = append(params, fmt.Sprintf("constant %s & args [[buffer(0)]]", KargsName(op)))
+		params = append(params, fmt.Sprintf("constant %s & args [[buffer(0)]]", kargs))
 	}
 	for i, buf := range k.Buffers {
 		t := lang.Type(buf.Elem)
@@ -94,20 +221,28 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 		}
 		params = append(params, fmt.Sprintf("device %s%s * %s [[buffer(%d)]]", c, t, p.Name(buf, buf.Name), i+1))
 	}
+	sgw := "uint kg_sgw"
+	if upstream {
+		sgw = "ushort sgw"
+	}
 	params = append(params,
 		"uint3 tgpig [[threadgroup_position_in_grid]]",
 		"uint3 tpitg [[thread_position_in_threadgroup]]",
 		"uint3 ntg [[threads_per_threadgroup]]",
-		"uint kg_sgw [[threads_per_simdgroup]]")
-	cfamily.WriteParams(&b, params)
+		sgw+" [[threads_per_simdgroup]]")
+	if upstream {
+		writeUpstreamParams(&b, params)
+	} else {
+		cfamily.WriteParams(&b, params)
+	}
 	p.Indent()
-	if !k.Arith.Native {
+	if !k.Arith.Native && !upstream {
 		p.Line("#if __METAL_VERSION__ >= 320")
 		p.Line("#pragma METAL fp math_mode(safe)")
 		p.Line("#pragma METAL fp contract(off)")
 		p.Line("#endif")
 	}
-	if ir.HasReduce(k) {
+	if ir.HasReduce(k) && !upstream {
 		p.Line("// Lanes exchange through threadgroup memory when the simdgroup is narrower than a reduction.")
 		p.Line("threadgroup float kg_red[%s];", p.WorkgroupSize())
 		p.Line("const uint kg_lin = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);")
@@ -115,8 +250,10 @@ func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant) (st
 	for _, a := range ir.SharedArrays(k) {
 		p.Line("threadgroup %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
 	}
-	p.Line("(void) ntg;")
-	p.Line("(void) kg_sgw;")
+	if !upstream {
+		p.Line("(void) ntg;")
+		p.Line("(void) kg_sgw;")
+	}
 	p.Stmts(k.Body)
 	p.WriteBody(&b)
 	if len(tparams) == 0 {
@@ -144,6 +281,28 @@ func targs(k *ir.Kernel, v ops.Variant) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// writeUpstreamParams writes a kernel's parameter list as ggml-metal.metal's
+// kernels do: one per line, the position attributes on one line at the end.
+func writeUpstreamParams(b *strings.Builder, params []string) {
+	n := len(params) - 4
+	for _, s := range params[:n] {
+		fmt.Fprintf(b, "        %s,\n", s)
+	}
+	fmt.Fprintf(b, "        %s,\n        %s) {\n", strings.Join(params[n:n+2], ", "), strings.Join(params[n+2:], ", "))
+}
+
+// upstreamLang is MSL as the upstream kernels write it: a reduction is a
+// call of xor_reduce_sum.
+type upstreamLang struct{ dialect }
+
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+	return []string{fmt.Sprintf("const float %s = %s<%s>(%s, sgw);", out, ReduceSum, width, x)}
+}
+
+func (upstreamLang) Reserved(name string) bool {
+	return lang.Reserved(name) || name == ReduceSum || name == "sgw"
 }
 
 type dialect struct{ cfamily.CStyle }

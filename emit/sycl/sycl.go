@@ -32,19 +32,86 @@ func FunctionName(k *ir.Kernel, arithFree bool) string {
 func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n\n#include <sycl/sycl.hpp>\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree) }); err != nil {
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func kernel(k *ir.Kernel, arithFree bool) (string, error) {
+// ReduceSum is the function the upstream kernels reduce with.
+const ReduceSum = "xor_reduce_sum"
+
+// reduceSum is the xor butterfly Emit's kernels write at each reduction,
+// as one function: over the sub-group where it covers the width W, else
+// through local memory (red, one float per work-item); every work-item of
+// the work-group calls it.
+const reduceSum = `
+// sum over each aligned group of W work-items (the xor butterfly): in the
+// sub-group where it covers W, else through local memory, one float per
+// work-item (every work-item of the work-group must call it)
+template <uint32_t W>
+static inline float xor_reduce_sum(float x, const sycl::nd_item<3> & item, float * red) {
+    const sycl::sub_group sg = item.get_sub_group();
+    if (sg.get_max_local_range()[0] >= W) {
+#pragma unroll
+        for (uint32_t off = W / 2; off > 0; off >>= 1) {
+            x += sycl::permute_group_by_xor(sg, x, off);
+        }
+        return x;
+    }
+    const uint32_t lin = item.get_local_linear_id();
+    for (uint32_t off = W / 2; off > 0; off >>= 1) {
+        red[lin] = x;
+        sycl::group_barrier(item.get_group());
+        x += red[lin ^ off];
+        sycl::group_barrier(item.get_group());
+    }
+    return x;
+}
+`
+
+// Upstream returns the header ggml-sycl itself gets for kernels, each under
+// the native contract or contract-free (the caller's to ensure): what Emit
+// writes for them, in ggml-sycl's style. There is no generated-file header;
+// the reductions call one function (xor_reduce_sum, the same butterfly);
+// locals are named by scope (cfamily.Printer.ScopeNames).
+func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("#pragma once\n\n#include <sycl/sycl.hpp>\n")
+	if summary != "" {
+		b.WriteString("\n" + cfamily.Comment(summary, 100))
+	}
+	reduces := false
+	for _, k := range kernels {
+		if k.Arith.Native && k.Arith.Backend != "sycl" {
+			return nil, fmt.Errorf("sycl: %s is another backend's contract", k.ID())
+		}
+		reduces = reduces || ir.HasReduce(k)
+	}
+	if reduces {
+		b.WriteString(reduceSum)
+	}
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true, true) })
+	return b.Bytes(), err
+}
+
+func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("sycl", k); err != nil {
 		return "", err
 	}
-	p := cfamily.New(lang, k)
+	var d cfamily.Dialect = lang
+	if upstream {
+		d = upstreamLang{lang}
+	}
+	p := cfamily.New(d, k)
+	if upstream {
+		p.ScopeNames()
+		p.ElseIf()
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %s\n", k.ID())
+	if !upstream {
+		fmt.Fprintf(&b, "// %s\n", k.ID())
+	}
 	tparams := p.TemplateParams()
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
@@ -55,18 +122,24 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	params := p.PointerParams()
 	params = append(params, "const sycl::nd_item<3> & item")
 	reduce := ir.HasReduce(k)
-	if reduce {
+	if reduce && upstream {
+		params = append(params, "float * red")
+	} else if reduce {
 		params = append(params, "float * kg_red /* local memory, one float per work-item */")
 	}
 	for _, a := range ir.SharedArrays(k) {
 		params = append(params, fmt.Sprintf("%s * %s /* local memory: %s elements */", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len)))
 	}
-	cfamily.WriteParams(&b, params)
+	if upstream {
+		p.WritePackedParams(&b, params[len(k.Buffers)+len(k.Args):]...)
+	} else {
+		cfamily.WriteParams(&b, params)
+	}
 	p.Indent()
-	if !k.Arith.Native {
+	if !k.Arith.Native && !upstream {
 		p.Line("#pragma clang fp contract(off) reassociate(off)")
 	}
-	if reduce {
+	if reduce && !upstream {
 		p.Line("// Work-items exchange through local memory when the sub-group is narrower than a reduction.")
 		p.Line("const sycl::sub_group kg_sg = item.get_sub_group();")
 		p.Line("const uint32_t kg_sgw = kg_sg.get_max_local_range()[0];")
@@ -119,6 +192,18 @@ func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
 	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if (kg_sgw >= %s) {", width)}
 	lines = append(lines, cfamily.ShuffleLoop("uint32_t", width, fmt.Sprintf("%s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out))...)
 	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
+}
+
+// upstreamLang is SYCL as the upstream kernels write it: a reduction is a
+// call of xor_reduce_sum.
+type upstreamLang struct{ dialect }
+
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+	return []string{fmt.Sprintf("const float %s = %s<%s>(%s, item, red);", out, ReduceSum, width, x)}
+}
+
+func (upstreamLang) Reserved(name string) bool {
+	return reserved[name] || name == ReduceSum || name == "red"
 }
 
 var reserved = cfamily.CPPReserved(`int32_t uint32_t size_t sycl item

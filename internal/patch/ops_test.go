@@ -43,31 +43,20 @@ func series(t *testing.T, root string) []string {
 	return names
 }
 
-// insertions counts a patch's added lines.
-func insertions(t *testing.T, patch string) int {
-	t.Helper()
-	data, err := os.ReadFile(patch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++ ") {
-			n++
-		}
-	}
-	return n
-}
-
 // On a pristine tree the series opens with the ops step, within its budget.
 func TestOpsStepBudget(t *testing.T) {
 	names := series(t, fixture(t, ""))
 	if !strings.Contains(names[0], "ggml-add-in-place-gated-delta-net") {
 		t.Fatalf("first patch %s, want the ops step", filepath.Base(names[0]))
 	}
-	const budget = 900
-	if n := insertions(t, names[0]); n > budget || n < 500 {
-		t.Errorf("ops step: %d insertions, want at most %d (and the whole step: more than 500)", n, budget)
+	data, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// its budget is asserted with the backends' (budgets); this guards
+	// against a step that lost its kernels or cases
+	if n := insertions(string(data)); n < 500 {
+		t.Errorf("ops step: %d insertions, want the whole step (more than 500)", n)
 	}
 }
 

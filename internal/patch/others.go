@@ -1,65 +1,15 @@
 package patch
 
 import (
-	"fmt"
 	"sort"
 	"strings"
+
+	upkernels "github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/templates"
 )
 
-// fusedFunctions lists the kernels (by op name) the backend's glue dispatches
-// (the four fused ops and the two gathers), in glue order.
-func fusedFunctions(backend string) ([]string, error) {
-	view, err := view(backend)
-	if err != nil {
-		return nil, err
-	}
-	var fns []string
-	seen := map[string]bool{}
-	for _, op := range view.Ops {
-		for _, d := range op.Dispatches {
-			if !seen[d.Kernel] {
-				seen[d.Kernel] = true
-				fns = append(fns, d.Kernel)
-			}
-		}
-	}
-	return fns, nil
-}
-
-// headerFiles are a backend's new files: the fused ops' kernel sources under
-// the names the glue includes them by, and the two glue headers.
-func headerFiles(backend, dir, ext string, gen map[string][]byte) ([]NewFile, error) {
-	fns, err := fusedFunctions(backend)
-	if err != nil {
-		return nil, err
-	}
-	var out []NewFile
-	for _, n := range fns {
-		data, ok := gen[n+ext]
-		if !ok {
-			return nil, fmt.Errorf("no generated %s%s", n, ext)
-		}
-		out = append(out, NewFile{Path: dir + n + ext, Data: upstream(data)})
-	}
-	for name, data := range gen {
-		if strings.HasPrefix(name, "glue/") {
-			out = append(out, NewFile{Path: dir + strings.TrimPrefix(name, "glue/"), Data: upstream(data)})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
-}
-
 func syclStep() (*Step, error) {
-	gen, err := generated("sycl")
-	if err != nil {
-		return nil, err
-	}
-	files, err := headerFiles("sycl", "src/ggml-sycl/", ".hpp", gen)
-	if err != nil {
-		return nil, err
-	}
-	t, err := sections("sycl", "sycl-compute-forward", "sycl-supports-op")
+	files, t, err := upstreamFiles("sycl", "src/ggml-sycl/", upkernels.SYCL)
 	if err != nil {
 		return nil, err
 	}
@@ -86,24 +36,49 @@ butterfly, sycl::native::exp).
 				Text:   "#include \"ggml-sycl/fused-ops.hpp\"\n"},
 			{Name: "compute_forward", File: cpp, Place: Before,
 				Anchor: []string{"static bool ggml_sycl_compute_forward(ggml_backend_sycl_context & ctx, struct ggml_tensor * dst) try {", "switch (dst->op) {"},
-				Text:   t["sycl-compute-forward"] + "\n"},
+				Text:   t["upstream-compute-forward"] + "\n"},
 			{Name: "supports_op", File: cpp, Place: Before,
 				Anchor: []string{"static bool do_ggml_backend_sycl_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
-				Text:   t["sycl-supports-op"] + "\n"},
+				Text:   t["upstream-supports-op"] + "\n"},
 		},
 	}, nil
 }
 
+// upstreamFiles are a backend's new files, its kernels (kernels, nil where
+// they join an existing source) and the glue its sources include, all under
+// dir, and the glue's sections for those sources.
+func upstreamFiles(backend, dir string, kernels func() ([]upkernels.File, error)) ([]NewFile, map[string]string, error) {
+	var ks []upkernels.File
+	if kernels != nil {
+		var err error
+		if ks, err = kernels(); err != nil {
+			return nil, nil, err
+		}
+	}
+	g, err := glueOf(backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	glueFiles, t, err := templates.UpstreamGlue(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []NewFile
+	for _, f := range glueFiles {
+		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
+	}
+	for _, f := range ks {
+		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	for k, v := range t {
+		t[k] = stripDocRefs(strings.TrimRight(v, "\n") + "\n")
+	}
+	return files, t, nil
+}
+
 func cudaStep() (*Step, error) {
-	gen, err := generated("cuda")
-	if err != nil {
-		return nil, err
-	}
-	files, err := headerFiles("cuda", "src/ggml-cuda/", ".cuh", gen)
-	if err != nil {
-		return nil, err
-	}
-	t, err := sections("cuda", "cuda-compute-forward", "cuda-supports-op")
+	files, t, err := upstreamFiles("cuda", "src/ggml-cuda/", upkernels.CUDA)
 	if err != nil {
 		return nil, err
 	}
@@ -127,44 +102,31 @@ bf16 state) keep the existing kernels and checks.
 				Text:   "#include \"ggml-cuda/fused-ops.cuh\"\n"},
 			{Name: "compute_forward", File: cu, Place: Before,
 				Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {", "switch (dst->op) {"},
-				Text:   t["cuda-compute-forward"] + "\n"},
+				Text:   t["upstream-compute-forward"] + "\n"},
 			{Name: "supports_op", File: cu, Place: Before,
 				Anchor: []string{"static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
-				Text:   t["cuda-supports-op"] + "\n"},
+				Text:   t["upstream-supports-op"] + "\n"},
 			cudaCacheFusionGuard,
 		},
 	}, nil
 }
 
 func metalStep() (*Step, error) {
-	gen, err := generated("metal")
+	// The kernels join ggml-metal.metal, which is compiled as one library
+	// (host emulation runs the same text, internal/upstream's tests).
+	lib, err := upkernels.Metal()
 	if err != nil {
 		return nil, err
 	}
-	fns, err := fusedFunctions("metal")
+	kernels := "\n" + string(upstreamText(lib))
+	files, t, err := upstreamFiles("metal", "src/ggml-metal/", nil)
 	if err != nil {
 		return nil, err
 	}
-	// the kernels join ggml-metal.metal, which is compiled as one library
-	var kernels strings.Builder
-	for _, fn := range fns {
-		data, ok := gen[fn+".metal"]
-		if !ok {
-			return nil, fmt.Errorf("no generated %s.metal", fn)
-		}
-		kernels.WriteString("\n")
-		kernels.Write(upstream(data))
-	}
-	var files []NewFile
-	for name, data := range gen {
-		if strings.HasPrefix(name, "glue/") {
-			files = append(files, NewFile{Path: "src/ggml-metal/" + strings.TrimPrefix(name, "glue/"), Data: upstream(data)})
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	t, err := sections("metal", "metal-encode-case", "metal-supports-op", "metal-alloc-size",
-		"metal-ranges-add-written-src", "metal-ranges-check-written-src", "metal-ranges-add", "metal-ranges-check",
-		"metal-reorder-add", "metal-reorder-check")
+	// the memory ranges' written-src splices (the hazard fix) live beside
+	// the generated glue's sections
+	ranges, err := sections("metal", "metal-ranges-add-written-src", "metal-ranges-check-written-src",
+		"metal-ranges-add", "metal-ranges-check", "metal-reorder-add", "metal-reorder-check")
 	if err != nil {
 		return nil, err
 	}
@@ -202,49 +164,49 @@ bf16 state, which used to be accepted and then hit an assert.
 		Edits: []Edit{
 			{Name: "kernels", File: metal, Place: After,
 				Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<4>;`},
-				Text:   kernels.String()},
+				Text:   kernels},
 			{Name: "include", File: ops, Place: Before,
 				Anchor: []string{encode},
 				Text:   "#include \"fused-ops.h\"\n\n"},
 			{Name: "SSM_CONV case", File: ops, Place: Before,
 				Anchor: []string{encode, "case GGML_OP_SSM_CONV:", "n_fuse = ggml_metal_op_ssm_conv(ctx, idx);"},
-				Text:   t["metal-encode-case"]},
+				Text:   t["upstream-encode-case"]},
 			{Name: "GATED_DELTA_NET case", File: ops, Place: Before,
 				Anchor: []string{encode, "case GGML_OP_GATED_DELTA_NET:", "n_fuse = ggml_metal_op_gated_delta_net(ctx, idx);"},
-				Text:   t["metal-encode-case"]},
+				Text:   t["upstream-encode-case"]},
 			{Name: "supports include", File: device, Place: After,
 				Anchor: []string{"#include <stdatomic.h>"},
 				Text:   "\n#include \"fused-ops-supports.h\"\n"},
 			{Name: "supports_op", File: device, Place: After,
 				Anchor: []string{"bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {", "const bool has_bfloat"},
-				Text:   "\n" + t["metal-supports-op"]},
+				Text:   "\n" + t["upstream-supports-op"]},
 			{Name: "ranges include", File: common, Place: After,
 				Anchor: []string{`#include "ggml-backend-impl.h"`},
 				Text:   "#include \"fused-ops-supports.h\"\n"},
 			{Name: "written src add helper", File: common, Place: Before,
 				Anchor: []string{add},
-				Text:   t["metal-ranges-add-written-src"] + "\n"},
+				Text:   ranges["metal-ranges-add-written-src"] + "\n"},
 			{Name: "written src in ranges add", File: common, Place: After,
 				Anchor: []string{add},
-				Text:   t["metal-ranges-add"] + "\n"},
+				Text:   ranges["metal-ranges-add"] + "\n"},
 			{Name: "written src check helper", File: common, Place: Before,
 				Anchor: []string{check},
-				Text:   t["metal-ranges-check-written-src"] + "\n"},
+				Text:   ranges["metal-ranges-check-written-src"] + "\n"},
 			{Name: "written src in ranges check", File: common, Place: After,
 				Anchor: []string{check},
-				Text:   t["metal-ranges-check"] + "\n"},
+				Text:   ranges["metal-ranges-check"] + "\n"},
 			{Name: "written src in reorder add", File: common, Place: After,
 				Anchor: []string{reorder, "const auto & h_add = [](ggml_mem_ranges_t mrs, const node_info & node) {"},
-				Text:   t["metal-reorder-add"] + "\n"},
+				Text:   ranges["metal-reorder-add"] + "\n"},
 			{Name: "written src in reorder check", File: common, Place: After,
 				Anchor: []string{reorder, "const auto & h_check = [](ggml_mem_ranges_t mrs, const node_info & node) {"},
-				Text:   t["metal-reorder-check"] + "\n"},
+				Text:   ranges["metal-reorder-check"] + "\n"},
 			{Name: "alloc-size include", File: backend, Place: After,
 				Anchor: []string{`#include "ggml-metal-ops.h"`},
 				Text:   "#include \"fused-ops-supports.h\"\n"},
 			{Name: "alloc size with gather scratch", File: backend, Place: After,
 				Anchor: []string{"static size_t ggml_backend_metal_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {", "size_t res = ggml_nbytes(tensor);"},
-				Text:   "\n" + t["metal-alloc-size"]},
+				Text:   "\n" + t["upstream-alloc-size"]},
 		},
 	}, nil
 }

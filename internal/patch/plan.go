@@ -121,11 +121,11 @@ func generated(backend string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// upstream is a generated file's text as the target gets it: the backend's
-// own text (never marked as generated), without pointers into kernelgen's
-// documents, one newline at the end.
-func upstream(data []byte) []byte {
-	// one newline at the end: git flags a blank last line as a whitespace error
+// upstreamText is text rendered for upstream (a backend's own text, which
+// never carries the generated-file header): one newline at the end (git
+// flags a blank last line as a whitespace error), no pointers into
+// kernelgen's documents.
+func upstreamText(data []byte) []byte {
 	return []byte(stripDocRefs(strings.TrimRight(string(data), "\n") + "\n"))
 }
 

@@ -61,7 +61,7 @@ exp) and compile with the same -O rule as the other shaders.
 			if !ok {
 				return nil, fmt.Errorf("no generated shader %s", name)
 			}
-			s.Files = append(s.Files, NewFile{Path: "src/ggml-vulkan/vulkan-shaders/" + name, Data: upstream(data)})
+			s.Files = append(s.Files, NewFile{Path: "src/ggml-vulkan/vulkan-shaders/" + name, Data: upstreamText(data)})
 		}
 	}
 	t, err := sections("vulkan", "vk-push-constants", "vk-shader-gen", "vk-pipeline-members",

@@ -92,7 +92,13 @@ func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []op
 	if err != nil {
 		return hostemu.Program{}, err
 	}
-	h := harness{lang: lang, kargs: msl.KargsName(kern.Op), k: k, fn: fn}
+	return SourceProgram(program, lang, kern.Op, k, file, fn, src, variants)
+}
+
+// SourceProgram is KernelProgram for a source the caller emitted: function
+// fn of file src runs k (for MSL, with op's kargs struct).
+func SourceProgram(program string, lang hostemu.Lang, op string, k *ir.Kernel, file, fn string, src []byte, variants []ops.Variant) (hostemu.Program, error) {
+	h := harness{lang: lang, kargs: msl.KargsName(op), k: k, fn: fn}
 	hsrc, err := h.source(variants)
 	if err != nil {
 		return hostemu.Program{}, err

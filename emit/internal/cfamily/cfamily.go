@@ -8,6 +8,7 @@ package cfamily
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ir"
@@ -78,7 +79,16 @@ type Printer struct {
 	taken    map[string]bool
 	lines    []string
 	depth    int
+	// scopes, when set (ScopeNames), holds the local names declared in each
+	// open block, innermost last.
+	scopes []map[string]bool
+	// elseIf: an else block that is one if prints as else if (ElseIf).
+	elseIf bool
 }
+
+// ElseIf prints an else block that holds a single if statement as an
+// else-if chain.
+func (p *Printer) ElseIf() { p.elseIf = true }
 
 // New prepares a printer for k.
 func New(d Dialect, k *ir.Kernel) *Printer {
@@ -93,6 +103,57 @@ func New(d Dialect, k *ir.Kernel) *Printer {
 		p.Name(x, x.Name)
 	}
 	return p
+}
+
+// ScopeNames names locals as a person would: each takes its IR name without
+// the builder's numeric suffix (col_3 -> col) wherever no name visible there
+// has it, so every loop over columns has its own col. Nothing is shadowed:
+// a name still visible from an enclosing block gets a suffix.
+func (p *Printer) ScopeNames() { p.scopes = []map[string]bool{{}} }
+
+var builderSuffix = regexp.MustCompile(`_[0-9]+$`)
+
+// declare names a local at its declaration (see ScopeNames; without it,
+// Name).
+func (p *Printer) declare(key any, name string) string {
+	if p.scopes == nil {
+		return p.Name(key, name)
+	}
+	if n, ok := p.names[key]; ok {
+		return n
+	}
+	base := builderSuffix.ReplaceAllString(name, "")
+	if base == "" {
+		base = name
+	}
+	visible := func(n string) bool {
+		for _, sc := range p.scopes {
+			if sc[n] {
+				return true
+			}
+		}
+		return false
+	}
+	n := base
+	for i := 1; implementationName(n) || p.D.Reserved(n) || p.taken[n] || visible(n); i++ {
+		n = fmt.Sprintf("%s_%d", base, i)
+	}
+	p.scopes[len(p.scopes)-1][n] = true
+	p.names[key] = n
+	return n
+}
+
+// open and close a block's scope (see ScopeNames).
+func (p *Printer) open() {
+	if p.scopes != nil {
+		p.scopes = append(p.scopes, map[string]bool{})
+	}
+}
+
+func (p *Printer) close() {
+	if p.scopes != nil {
+		p.scopes = p.scopes[:len(p.scopes)-1]
+	}
 }
 
 // SetName fixes the spelling of an entity before printing, e.g. GLSL's
@@ -170,7 +231,8 @@ func (p *Printer) Stmt(s ir.Stmt) {
 	switch s := s.(type) {
 	case *ir.Let:
 		if decl := p.D.Decl(s.Var, p.portable); decl != "" {
-			p.Line("%s %s = %s;", decl, p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
+			value := p.Expr(s.Value)
+			p.Line("%s %s = %s;", decl, p.declare(s.Var, s.Var.Name), value)
 		} else {
 			p.Line("%s = %s;", p.Name(s.Var, s.Var.Name), p.Expr(s.Value))
 		}
@@ -180,7 +242,7 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		if s.Array.Space != ir.Private {
 			break
 		}
-		if decl := p.D.ArrayDecl(s.Array, p.Name(s.Array, s.Array.Name), p.Expr(s.Array.Len)); decl != "" {
+		if decl := p.D.ArrayDecl(s.Array, p.declare(s.Array, s.Array.Name), p.Expr(s.Array.Len)); decl != "" {
 			p.Line("%s", decl)
 		}
 	case *ir.ArrayStore:
@@ -193,7 +255,9 @@ func (p *Printer) Stmt(s ir.Stmt) {
 				p.Line("%s", u)
 			}
 		}
-		v := p.Name(s.Var, s.Var.Name)
+		p.open()
+		defer p.close()
+		v := p.declare(s.Var, s.Var.Name)
 		step := "++" + v
 		if c, ok := s.Step.(*ir.Const); !ok || c.I != 1 {
 			step = v + " += " + p.Expr(s.Step)
@@ -204,29 +268,12 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		p.Dedent()
 		p.Line("}")
 	case *ir.If:
-		start := len(p.lines)
-		p.Line("if (%s) {", trimParens(p.Expr(s.Cond)))
-		p.Indent()
-		p.Stmts(s.Then)
-		p.Dedent()
-		then := len(p.lines)
-		if len(s.Else) > 0 {
-			p.Line("} else {")
-			p.Indent()
-			p.Stmts(s.Else)
-			p.Dedent()
-		}
-		if then == start+1 && len(p.lines) <= then+1 {
-			// Both branches print nothing here (a DepWait where dispatches
-			// run in order): no empty if.
-			p.lines = p.lines[:start]
-			break
-		}
-		p.Line("}")
+		p.ifStmt(s, false)
 	case *ir.Barrier:
 		p.Line("%s", p.D.Barrier(s.Device))
 	case *ir.Reduce:
-		for _, l := range p.D.Reduce(p.Name(s.Var, s.Var.Name), p.Expr(s.X), p.Expr(s.Width), s.Order, p.portable) {
+		x := p.Expr(s.X)
+		for _, l := range p.D.Reduce(p.declare(s.Var, s.Var.Name), x, p.Expr(s.Width), s.Order, p.portable) {
 			p.Line("%s", l)
 		}
 	case *ir.VecSilu:
@@ -497,4 +544,39 @@ func SharedButterfly(d Dialect, out, width, suffix string) []string {
 		"    }",
 		"}",
 	}
+}
+
+// ifStmt prints an if statement, as "} else if" where chained (ElseIf).
+func (p *Printer) ifStmt(s *ir.If, chained bool) {
+	start := len(p.lines)
+	if chained {
+		p.Line("} else if (%s) {", trimParens(p.Expr(s.Cond)))
+	} else {
+		p.Line("if (%s) {", trimParens(p.Expr(s.Cond)))
+	}
+	p.Indent()
+	p.open()
+	p.Stmts(s.Then)
+	p.close()
+	p.Dedent()
+	then := len(p.lines)
+	if len(s.Else) > 0 {
+		if inner, ok := s.Else[0].(*ir.If); ok && len(s.Else) == 1 && p.elseIf {
+			p.ifStmt(inner, true) // closes the chain
+			return
+		}
+		p.Line("} else {")
+		p.Indent()
+		p.open()
+		p.Stmts(s.Else)
+		p.close()
+		p.Dedent()
+	}
+	if !chained && then == start+1 && len(p.lines) <= then+1 {
+		// Both branches print nothing here (a DepWait where dispatches
+		// run in order): no empty if.
+		p.lines = p.lines[:start]
+		return
+	}
+	p.Line("}")
 }

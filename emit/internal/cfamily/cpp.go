@@ -86,6 +86,57 @@ func WriteParams(b *strings.Builder, params []string) {
 	}
 }
 
+// Comment returns text as // comment lines of at most about width columns.
+func Comment(text string, width int) string {
+	var b strings.Builder
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > width && line != "//" {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// WritePackedParams writes a function's parameter list as ggml's kernels
+// often do, several parameters to a line of at most about 100 columns (a
+// new line where the buffers end, the scalars start and extra starts),
+// and opens its body.
+func (p *Printer) WritePackedParams(b *strings.Builder, extra ...string) {
+	params := p.PointerParams()
+	groups := [][]string{params[:len(p.K.Buffers)], params[len(p.K.Buffers):]}
+	if len(extra) > 0 {
+		groups = append(groups, extra)
+	}
+	var lines []string
+	for _, g := range groups {
+		cur := ""
+		for _, s := range g {
+			if cur != "" && len(cur)+len(s)+2 > 92 {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			if cur != "" {
+				cur += ", "
+			}
+			cur += s
+		}
+		if cur != "" {
+			lines = append(lines, cur)
+		}
+	}
+	for i, l := range lines {
+		sep := ","
+		if i == len(lines)-1 {
+			sep = ") {"
+		}
+		fmt.Fprintf(b, "        %s%s\n", l, sep)
+	}
+}
+
 // WriteBody writes the printed lines and closes the function.
 func (p *Printer) WriteBody(b *strings.Builder) {
 	for _, l := range p.Lines() {

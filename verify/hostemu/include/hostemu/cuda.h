@@ -204,4 +204,10 @@ inline double max(double a, double b) { return fmax(a, b); }
 #ifndef HOSTEMU_NO_GGML_CUDA
 inline void ggml_cuda_pdl_sync() {}
 inline void ggml_cuda_pdl_lc() {}
+// common.cuh's float sum over width lanes, the xor butterfly, which the
+// kernels kernelgen hands upstream call.
+template <int width = 32> inline float warp_reduce_sum(float x) {
+  for (int offset = width / 2; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffff, x, offset, width);
+  return x;
+}
 #endif

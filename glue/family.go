@@ -1,0 +1,555 @@
+package glue
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// FamilyView is what the upstream glue renders for one shared kernel
+// (ops.Shared): its plain op and its ids op as one node kind, the flag
+// telling them apart, and one launch that takes the flag as a template
+// argument, after the ids op's gather.
+type FamilyView struct {
+	Name   string // the shared kernel's (and the plain op's) name
+	GGMLOp string
+	// Select is the C condition selecting the family's nodes, Flag the
+	// shared kernel's flag and FlagExpr the C condition that sets it (the
+	// ids op's own slot is present).
+	Select, Flag, FlagExpr string
+	// Checks are supports_op's conditions of both ops, IdsChecks those only
+	// the ids op has.
+	Checks, IdsChecks []Check
+	// CheckLines are both as the lines of supports_op's conjunction, each
+	// with its reason, the last ending the statement.
+	CheckLines []string
+	// Locals choose the variant params over the node, the flag included.
+	Locals []Local
+	// Derived are the kernel's derived params that its launch geometry
+	// names, over the others.
+	Derived []Local
+	// Scratch: where the gather writes (see Op.Scratch).
+	ScratchInDst               bool
+	ScratchOffset, ScratchSize string
+	Gather                     DispatchView
+	// Function is the shared kernel's function, Grid and Workgroup its
+	// launch over its params, CallArgs its arguments (lines of at most
+	// about 100 columns).
+	Function  string
+	Grid      [3]string
+	Workgroup [3]string
+	CallArgs  []string
+	// Pointers and Args are the call's arguments as locals (the scratch
+	// pointer is the launcher's own), CallNames the call over them.
+	Pointers, Args []Local
+	CallNames      []string
+	// ArgDecls and PointerDecls declare Args and Pointers, several to a line.
+	ArgDecls, PointerDecls []string
+	// Reduces: the kernel takes local memory for its reductions (SYCL).
+	Reduces bool
+	// TemplateParams are the kernel's non-derived params as a template
+	// parameter list, TemplateArgs as its arguments.
+	TemplateParams, TemplateArgs string
+	// BoolTypes are the bool params as a generic lambda's parameters (each
+	// a std::bool_constant, named in lower case), BoolValues the calls of
+	// that lambda, run, for the bools' values, as nested conditionals.
+	BoolTypes, BoolValues string
+	// AllLocals are every variant param chosen over the node (Locals keeps
+	// the switch key and the bools).
+	AllLocals []Local
+	// Metal: the kargs struct (KargsType, its definition KargsDef, its
+	// initialiser ArgExprs), the buffer id of each kernel buffer, the
+	// pipeline name as a printf format over the params, and the gather's
+	// kargs and pipeline.
+	KargsType, KargsDef                             string
+	ArgExprs                                        []string
+	BufferIDs                                       []Local
+	HostNameFormat, HostNameArgs                    string
+	GatherKargsType, GatherKargsDef, GatherHostName string
+	// GatherArgs are the gather's arguments over the node, in lines.
+	GatherArgs []string
+	// GatherCall is the gather's buffer ids and args over the node (Metal).
+	GatherCall string
+	// WrittenSrc is the src slot both ops write in place.
+	WrittenSrc int
+	// Key is the param the dispatch switches on, Cases its values; the
+	// launcher takes the non-bool params as LaunchParams and the bool ones
+	// as BoolParams (BoolArgs), and Pick chooses the kernel among them.
+	Key                                string
+	Cases                              []Case
+	LaunchParams, BoolParams, BoolArgs string
+	Pick                               string
+}
+
+// declarations declares locals, consecutive ones of a type in one
+// statement, wrapped at about width columns.
+func declarations(locals []Local, width int) []string {
+	var out []string
+	for i := 0; i < len(locals); {
+		j := i
+		var parts []string
+		// a pointer type's * belongs to each declarator
+		base, star := strings.CutSuffix(locals[i].CType, " *")
+		decl := ""
+		if star {
+			decl = "* "
+		}
+		for ; j < len(locals) && locals[j].CType == locals[i].CType; j++ {
+			parts = append(parts, decl+locals[j].Name+" = "+locals[j].Expr)
+		}
+		lines := wrap(parts, width)
+		for n, l := range lines {
+			if n == 0 {
+				l = base + " " + l
+				if !star {
+					l = "const " + l
+				}
+			} else {
+				l = "    " + l
+			}
+			if n == len(lines)-1 {
+				l = l + ";"
+			}
+			out = append(out, l)
+		}
+		i = j
+	}
+	return out
+}
+
+// Case is one value of the dispatch switch and the launcher's template
+// arguments there.
+type Case struct{ Value, TemplateArgs, WithBools string }
+
+// paren wraps a conditional expression that is an operand of another.
+func paren(s string) string {
+	if strings.Contains(s, " ? ") {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+// NewFamilyViews builds the upstream glue's view for backend's native
+// contract, one family per shared kernel.
+func NewFamilyViews(n Names) ([]FamilyView, error) {
+	backend := n.Backend
+	a := ir.Native(backend)
+	model, err := Model(a)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*Op{}
+	for _, o := range model {
+		byName[o.Name] = o
+	}
+	var out []FamilyView
+	for _, s := range ops.SharedKernels() {
+		plain, ids := byName[s.Plain], byName[s.Ids]
+		if plain == nil || ids == nil {
+			return nil, fmt.Errorf("glue: shared kernel %s: no glue for %s or %s", s.Name, s.Plain, s.Ids)
+		}
+		k, err := s.Kernel(a)
+		if err != nil {
+			return nil, err
+		}
+		fv, err := familyView(n, s, k, plain, ids)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fv)
+	}
+	return out, nil
+}
+
+func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
+	backend := n.Backend
+	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: cuda.KernelName(k, true)}
+	// The plain op's present slots select the family; the ids op's extra
+	// slot sets the flag.
+	var sel []string
+	for _, i := range plain.Present {
+		sel = append(sel, fmt.Sprintf("op->src[%d] != NULL", i))
+	}
+	fv.Select = fmt.Sprintf("op->op == %s && %s", plain.GGMLOp, strings.Join(sel, " && "))
+	for _, i := range ids.Present {
+		if !containsInt(plain.Present, i) {
+			fv.FlagExpr = fmt.Sprintf("op->src[%d] != NULL", i)
+		}
+	}
+	if fv.FlagExpr == "" || len(ids.Present) != len(plain.Present)+1 {
+		return fv, fmt.Errorf("glue: %s: the ids op must differ from the plain op by one present slot", s.Name)
+	}
+	inPlain := map[string]bool{}
+	for _, c := range plain.Checks {
+		inPlain[c.Expr] = true
+	}
+	inIds := map[string]bool{}
+	for _, c := range ids.Checks {
+		inIds[c.Expr] = true
+		if !inPlain[c.Expr] {
+			fv.IdsChecks = append(fv.IdsChecks, c)
+		}
+	}
+	for _, c := range plain.Checks {
+		if !inIds[c.Expr] {
+			return fv, fmt.Errorf("glue: %s: %s checks %q and %s does not", s.Name, plain.Name, c.Expr, ids.Name)
+		}
+		fv.Checks = append(fv.Checks, c)
+	}
+	var conj []Check // code and reason of each line
+	for _, c := range fv.Checks {
+		conj = append(conj, Check{"&& (" + c.Expr + ")", c.Why})
+	}
+	for _, c := range fv.IdsChecks {
+		conj = append(conj, Check{fmt.Sprintf("&& (!%s || (%s))", s.Flag, c.Expr), c.Why})
+	}
+	for i, c := range conj {
+		if i == len(conj)-1 {
+			c.Expr += ";"
+		}
+		fv.CheckLines = append(fv.CheckLines, c.Expr+" // "+c.Why)
+	}
+	if ids.Scratch != nil {
+		fv.ScratchInDst, fv.ScratchOffset, fv.ScratchSize = ids.Scratch.InDst, ids.Scratch.Offset, ids.Scratch.Elements
+	}
+	if len(ids.Dispatches) != 2 {
+		return fv, fmt.Errorf("glue: %s: expected a gather and a compute dispatch", ids.Name)
+	}
+	gather, compute := ids.Dispatches[0], ids.Dispatches[1]
+	// Upstream runs one gather for both ids ops (ops.SharedGather).
+	shared, err := ops.SharedGather()
+	if err != nil {
+		return fv, err
+	}
+	gather.Kernel = shared
+	gv, err := dispatchView(n, ids, gather)
+	if err != nil {
+		return fv, err
+	}
+	fv.Gather = gv
+	fv.GatherArgs = wrap(gv.CallExprList, 92)
+
+	// Variant params: the plain op's choices, then the flag.
+	for _, p := range k.Params {
+		if p.Derived != nil {
+			fv.Derived = append(fv.Derived, Local{CType: ctype(p.Type), Name: p.Name, Expr: cexpr(p.Derived)})
+			continue
+		}
+		if p.Name == s.Flag {
+			fv.Locals = append(fv.Locals, Local{CType: "bool", Name: p.Name, Expr: fv.FlagExpr})
+			continue
+		}
+		e := plain.Choice(plain.Dispatches[0], p.Name)
+		if e == "" || e != ids.Choice(compute, p.Name) {
+			return fv, fmt.Errorf("glue: %s: param %s is chosen differently by %s and %s", s.Name, p.Name, plain.Name, ids.Name)
+		}
+		fv.Locals = append(fv.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: e})
+	}
+
+	// Buffers bind as the ids op's compute kernel binds the buffer of the
+	// same node slot; one the plain op lacks is null there.
+	plainRoles := map[string]bool{}
+	for _, b := range plain.Dispatches[0].Kernel.Buffers {
+		plainRoles[b.Role] = true
+	}
+	var call, names []string
+	for _, b := range k.Buffers {
+		var bind *Binding
+		for i, cb := range compute.Kernel.Buffers {
+			if cb.Role == b.Role {
+				bind = &compute.Bind[i]
+			}
+		}
+		if bind == nil {
+			return fv, fmt.Errorf("glue: %s: buffer %s (%s) has no binding in %s", s.Name, b.Name, b.Role, ids.Name)
+		}
+		c := ""
+		if b.Access == ir.Read {
+			c = "const "
+		}
+		ptr := "scratch"
+		if bind.Tensor != "scratch" {
+			t := "op"
+			if bind.Tensor != "op" {
+				t = "op->" + bind.Tensor
+			}
+			ptr = fmt.Sprintf("(%s%s *) %s->data", c, ctype(b.Elem), t)
+		}
+		if !plainRoles[b.Role] && bind.Tensor != "scratch" {
+			ptr = fmt.Sprintf("%s ? %s : nullptr", s.Flag, ptr)
+		}
+		call, names = append(call, ptr), append(names, b.Name)
+		if ptr != "scratch" {
+			fv.Pointers = append(fv.Pointers, Local{CType: c + ctype(b.Elem) + " *", Name: b.Name, Expr: ptr})
+		}
+	}
+	exprs := map[string]string{}
+	for _, v := range compute.Args {
+		exprs[v.Arg] = v.Expr
+	}
+	for _, a := range k.Args {
+		e, ok := exprs[a.Name]
+		if !ok {
+			return fv, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, a.Name, ids.Name)
+		}
+		call, names = append(call, e), append(names, a.Name)
+		fv.Args = append(fv.Args, Local{CType: ctype(a.Type), Name: a.Name, Expr: e})
+	}
+	fv.ArgDecls = declarations(fv.Args, 100)
+	fv.PointerDecls = declarations(fv.Pointers, 100)
+	fv.CallArgs, fv.CallNames = wrap(call, 100), wrap(names, 100)
+	used := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		fv.Grid[i], fv.Workgroup[i] = cexprOver(k.Grid[i], exprs), cexprOver(k.Workgroup[i], exprs)
+		for _, e := range []ir.Expr{k.Grid[i], k.Workgroup[i]} {
+			ir.WalkExpr(e, func(x ir.Expr) {
+				if r, ok := x.(*ir.ParamRef); ok {
+					used[r.Param.Name] = true
+				}
+			})
+		}
+	}
+	// Only the derived params the launch geometry names are declared.
+	var derived []Local
+	for _, d := range fv.Derived {
+		if used[d.Name] {
+			derived = append(derived, d)
+		}
+	}
+	fv.Derived = derived
+
+	// Dispatch: a switch on the first param over the variants' values,
+	// each case one instantiation of the launcher over the non-bool params;
+	// the launcher picks the kernel of the bool params at run time.
+	var key *ir.Param
+	var bools, rest []*ir.Param
+	for _, p := range k.Params {
+		switch {
+		case p.Derived != nil:
+		case p.Type == ir.Bool:
+			bools = append(bools, p)
+		case key == nil:
+			key = p
+		default:
+			rest = append(rest, p)
+		}
+	}
+	if key == nil {
+		return fv, fmt.Errorf("glue: %s: no non-bool param to dispatch on", s.Name)
+	}
+	fv.Key = key.Name
+	var lparams, largs []string
+	for _, p := range append([]*ir.Param{key}, rest...) {
+		lparams, largs = append(lparams, ctype(p.Type)+" "+p.Name), append(largs, p.Name)
+	}
+	var bparams, bargs []string
+	for _, p := range bools {
+		bparams, bargs = append(bparams, "bool "+p.Name), append(bargs, p.Name)
+	}
+	fv.LaunchParams, fv.BoolParams, fv.BoolArgs = strings.Join(lparams, ", "), strings.Join(bparams, ", "), strings.Join(bargs, ", ")
+	// the kernel for each combination of the bools, as nested conditionals
+	var pick func(i int, vals map[string]bool) string
+	pick = func(i int, vals map[string]bool) string {
+		if i == len(bools) {
+			var targs []string
+			for _, p := range k.Params {
+				switch {
+				case p.Derived != nil:
+				case p.Type == ir.Bool:
+					targs = append(targs, fmt.Sprint(vals[p.Name]))
+				default:
+					targs = append(targs, p.Name)
+				}
+			}
+			return fmt.Sprintf("%s<%s>", fv.Function, strings.Join(targs, ", "))
+		}
+		t, f := map[string]bool{bools[i].Name: true}, map[string]bool{bools[i].Name: false}
+		for n, v := range vals {
+			t[n], f[n] = v, v
+		}
+		sep := " : "
+		if i == 0 {
+			sep = "\n        : " // the two halves on two lines
+		}
+		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(pick(i+1, t)), sep, paren(pick(i+1, f)))
+	}
+	fv.Pick = pick(0, map[string]bool{})
+	var tp, ta, bt []string
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			tp, ta = append(tp, ctype(p.Type)+" "+p.Name), append(ta, p.Name)
+		}
+	}
+	for _, p := range bools {
+		bt = append(bt, "auto "+strings.ToLower(p.Name))
+	}
+	fv.TemplateParams, fv.TemplateArgs, fv.BoolTypes = strings.Join(tp, ", "), strings.Join(ta, ", "), strings.Join(bt, ", ")
+	var fan func(i int, vals []string) string
+	fan = func(i int, vals []string) string {
+		if i == len(bools) {
+			return "run(" + strings.Join(vals, ", ") + ")"
+		}
+		t := fan(i+1, append(append([]string{}, vals...), "std::true_type()"))
+		f := fan(i+1, append(append([]string{}, vals...), "std::false_type()"))
+		sep := " : "
+		if i == 0 {
+			sep = "\n        : " // the two halves on two lines
+		}
+		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(t), sep, paren(f))
+	}
+	fv.BoolValues = fan(0, nil)
+	fv.Reduces = ir.HasReduce(k)
+	seen := map[int64]string{}
+	combos := map[int64]int{}
+	for _, v := range s.Variants(backend) {
+		// The upstream text switches on its key alone, so it carries the
+		// backend's main GDN tiling; the small-n one that generated/ picks
+		// at dispatch time (ops.GDNSmallTiling) stays kernelgen's own.
+		if nw, cpw, _, ok := ops.GDNSmallTiling(backend, int(v.Values["S_v"])); ok && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
+			continue
+		}
+		var targs []string
+		for _, p := range append([]*ir.Param{key}, rest...) {
+			targs = append(targs, fmt.Sprint(v.Values[p.Name]))
+		}
+		t := strings.Join(targs, ", ")
+		var all []string
+		for _, p := range k.Params {
+			switch {
+			case p.Derived != nil:
+			case p.Type == ir.Bool:
+				all = append(all, strings.ToLower(p.Name))
+			default:
+				all = append(all, fmt.Sprint(v.Values[p.Name]))
+			}
+		}
+		kv := v.Values[key.Name]
+		if prev, ok := seen[kv]; ok && prev != t {
+			return fv, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
+		} else if !ok {
+			seen[kv] = t
+			fv.Cases = append(fv.Cases, Case{Value: fmt.Sprint(kv), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
+		}
+		combos[kv]++
+	}
+	for kv, n := range combos {
+		if n != 1<<len(bools) {
+			return fv, fmt.Errorf("glue: %s: %s %d has %d variants, not one per combination of %s", s.Name, key.Name, kv, n, fv.BoolArgs)
+		}
+	}
+	fv.AllLocals = fv.Locals
+	// Metal: kargs, buffer ids, pipeline name.
+	fv.KargsType = msl.KargsName(k.Name)
+	fv.KargsDef = msl.Kargs(fv.KargsType, k.Args)
+	fv.ArgExprs = wrap(argExprs(k, exprs), 92)
+	for _, b := range k.Buffers {
+		var bind *Binding
+		for i, cb := range compute.Kernel.Buffers {
+			if cb.Role == b.Role {
+				bind = &compute.Bind[i]
+			}
+		}
+		id := "scratch"
+		switch {
+		case bind.Tensor == "op":
+			id = "ggml_metal_get_buffer_id(op)"
+		case bind.Tensor != "scratch":
+			id = fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", bind.Tensor)
+		}
+		if !plainRoles[b.Role] && bind.Tensor != "scratch" {
+			// the plain op has no such tensor: its own output stands in, never read
+			id = fmt.Sprintf("%s ? %s : ggml_metal_get_buffer_id(op)", s.Flag, id)
+		}
+		fv.BufferIDs = append(fv.BufferIDs, Local{Name: b.Name, Expr: id})
+	}
+	var fmts, vals []string
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			fmts, vals = append(fmts, "_"+p.Name+"%d"), append(vals, "(int) "+p.Name)
+		}
+	}
+	fv.HostNameFormat, fv.HostNameArgs = msl.FunctionName(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	var gcall []string
+	for i, gb := range gather.Bind {
+		switch gb.Tensor {
+		case "scratch":
+			gcall = append(gcall, "scratch")
+		default:
+			gcall = append(gcall, fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", gather.Bind[i].Tensor))
+		}
+	}
+	gcall = append(gcall, argExprs(gather.Kernel, gatherExprs(gather))...)
+	fv.GatherCall = strings.Join(gcall, ", ")
+	fv.WrittenSrc = ids.InPlace[0]
+	gk := gather.Kernel
+	fv.GatherKargsType = msl.KargsName(gk.Name)
+	fv.GatherKargsDef = msl.Kargs(fv.GatherKargsType, gk.Args)
+	fv.GatherHostName = msl.FunctionName(gk, true)
+
+	// Only the switch key and the bools are chosen over the node.
+	var locals []Local
+	for _, l := range fv.Locals {
+		if l.Name == key.Name || l.CType == "bool" {
+			locals = append(locals, l)
+		}
+	}
+	fv.Locals = locals
+	return fv, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// wrap joins items with ", " into lines of at most about width columns.
+func wrap(items []string, width int) []string {
+	var lines []string
+	cur := ""
+	for i, it := range items {
+		piece := it
+		if i < len(items)-1 {
+			piece += ","
+		}
+		switch {
+		case cur == "":
+			cur = piece
+		case len(cur)+1+len(piece) > width:
+			lines = append(lines, cur)
+			cur = piece
+		default:
+			cur += " " + piece
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// argExprs are a kernel's args as expressions over the node, in order,
+// each cast to its type (a braced initialiser does not narrow).
+func argExprs(k *ir.Kernel, exprs map[string]string) []string {
+	var out []string
+	for _, a := range k.Args {
+		out = append(out, fmt.Sprintf("(%s) (%s)", ctype(a.Type), exprs[a.Name]))
+	}
+	return out
+}
+
+// gatherExprs are a dispatch's args by name.
+func gatherExprs(d Dispatch) map[string]string {
+	out := map[string]string{}
+	for _, v := range d.Args {
+		out[v.Arg] = v.Expr
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package patch
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// budgets are issue #18's ceilings on each backend patch, in inserted lines
+// (git's numstat: every added line, blank ones too), for the series made
+// from the pristine fixture tree. They are what a reviewer can be asked to
+// read for four ops on one backend.
+// "ggml" is the ops step (builders, ggml-cpu kernels, test cases).
+var budgets = map[string]int{"ggml": 900, "metal": 600, "sycl": 450, "vulkan": 800, "cuda": 500}
+
+// overBudget holds backends whose patch is not compact yet, with the size it
+// may not grow past (a ratchet: lower it as the patch shrinks, and take the
+// backend out once it fits its budget).
+var overBudget = map[string]int{
+	"vulkan": 1877,
+	// the chunked gather (issue #21) grew these past their budgets
+	"ggml": 911, "sycl": 461,
+}
+
+func TestSeriesPatchesFitTheirBudgets(t *testing.T) {
+	root := fixture(t, "")
+	names, err := Series(open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backend, added := patchBackend(string(data)), insertions(string(data))
+		budget, ok := budgets[backend]
+		if !ok {
+			continue // a tree with the series gets a cases-only step instead
+		}
+		seen[backend] = true
+		t.Logf("%s: %d insertions (budget %d)", backend, added, budget)
+		if ceiling, pending := overBudget[backend]; pending {
+			if added > ceiling {
+				t.Errorf("%s: %d insertions, more than the %d it had before compaction (budget %d)", filepath.Base(n), added, ceiling, budget)
+			}
+			if added <= budget {
+				t.Errorf("%s: %d insertions fit the budget of %d: take %s out of overBudget so the budget is asserted", filepath.Base(n), added, budget, backend)
+			}
+			continue
+		}
+		if added > budget {
+			t.Errorf("%s: %d insertions, over the budget of %d", filepath.Base(n), added, budget)
+		}
+		if names := generatedNames(string(data)); len(names) > 0 {
+			t.Errorf("%s: names no person would write: %s", filepath.Base(n), strings.Join(names, ", "))
+		}
+	}
+	for b := range budgets {
+		if !seen[b] {
+			t.Errorf("the series has no %s patch", b)
+		}
+	}
+}
+
+// patchBackend is the area a format-patch names in its subject ("cuda" for
+// "Subject: [PATCH 5/5] cuda : ...").
+func patchBackend(patch string) string {
+	for _, l := range strings.Split(patch, "\n") {
+		if s, ok := strings.CutPrefix(l, "Subject: "); ok {
+			if i := strings.Index(s, "] "); i >= 0 {
+				s = s[i+2:]
+			}
+			area, _, _ := strings.Cut(s, " :")
+			return area
+		}
+	}
+	return ""
+}
+
+// insertions counts a patch's added lines as git's numstat does: "+" lines
+// of the diffs, not the "+++" file headers, nor anything in the message.
+func insertions(patch string) int {
+	n, inDiff := 0, false
+	for _, l := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			inDiff = true
+		case inDiff && strings.HasPrefix(l, "+++ "):
+		case inDiff && strings.HasPrefix(l, "+"):
+			n++
+		}
+	}
+	return n
+}
+
+func TestInsertionsCountsAddedLinesOnly(t *testing.T) {
+	patch := "Subject: [PATCH 1/1] cuda : x\n\n+ not a diff line\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1,3 @@\n a\n+b\n+\n-c\n"
+	if got := insertions(patch); got != 2 {
+		t.Errorf("insertions = %d, want 2", got)
+	}
+	if got := patchBackend(patch); got != "cuda" {
+		t.Errorf("patchBackend = %q, want cuda", got)
+	}
+}
+
+// generatedName matches what generated code names and a person would not:
+// kernelgen's prefixes and the builder's numeric suffixes (col_1).
+var generatedName = regexp.MustCompile(`\b(kg_\w+|KG_\w+|[a-z][a-z0-9_]*_[0-9]+)\b`)
+
+// generatedNames lists, once each, the generated names in a patch's added lines.
+func generatedNames(patch string) []string {
+	seen := map[string]bool{}
+	for _, l := range strings.Split(patch, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++ ") {
+			for _, m := range generatedName.FindAllString(l, -1) {
+				seen[m] = true
+			}
+		}
+	}
+	var out []string
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestGeneratedNamesAreFound(t *testing.T) {
+	got := generatedNames("+    const uint col_1 = kg_lin + KG_WG_X;\n+    float gated_delta_net_f32 = ne[0] * sq1;\n col_2\n")
+	if want := "KG_WG_X col_1 kg_lin"; strings.Join(got, " ") != want {
+		t.Errorf("generatedNames = %q, want %q", got, want)
+	}
+}

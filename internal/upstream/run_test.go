@@ -1,0 +1,178 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/emulate"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+// program is one upstream kernel built for host emulation, with the
+// variants its harness numbers.
+type program struct {
+	bin      *hostemu.Binary
+	k        *ir.Kernel
+	variants []ops.Variant
+	shared   *ops.Shared // nil for a gather
+}
+
+// build compiles kernel k, function fn of the upstream file src, for
+// every variant it has on backend.
+func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte, k *ir.Kernel, s *ops.Shared, op *ops.Op) *program {
+	t.Helper()
+	p := &program{k: k, shared: s}
+	if s != nil {
+		p.variants = s.Variants(backend)
+	} else {
+		p.variants = ops.VariantsFor(op.Name, backend)
+	}
+	prog, err := emulate.SourceProgram(fmt.Sprintf("upstream_%s_%s", lang, fn), lang, k.Name, k, file, fn, src, p.variants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.bin, err = hostemu.BuildWith(context.Background(), prog, hostemu.Options{Flags: emulate.WarningFlags})
+	if err != nil {
+		var te *hostemu.ToolError
+		if asToolError(err, &te) {
+			t.Skipf("no host C++ compiler: %v", err)
+		}
+		t.Fatalf("%s does not compile under host emulation: %v", file, err)
+	}
+	return p
+}
+
+// run replays c's launches on the upstream kernels (byOp: the program that
+// runs each op) and returns the case's buffers afterwards.
+func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte, error) {
+	state := map[string][]byte{}
+	for _, b := range c.Buffers {
+		state[b.Name] = b.Bytes()
+	}
+	for i, l := range c.Launches {
+		p := byOp[l.Op.Name]
+		if p == nil {
+			return nil, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
+		}
+		params := map[string]int64{}
+		for k, v := range l.Params {
+			params[k] = v
+		}
+		if p.shared != nil {
+			v, err := p.shared.Value(l.Op.Name)
+			if err != nil {
+				return nil, err
+			}
+			params[p.shared.Flag] = v
+		}
+		vi := -1
+		for j, v := range p.variants {
+			match := true
+			for _, prm := range p.k.Params {
+				if prm.Derived == nil && v.Values[prm.Name] != params[prm.Name] {
+					match = false
+				}
+			}
+			if match {
+				vi = j
+				break
+			}
+		}
+		if vi < 0 {
+			return nil, fmt.Errorf("%s: %s has no variant %v", c.Name, p.k.Name, params)
+		}
+		job := emulate.LaunchJob(vi, l.Grid, l.Workgroup, width)
+		for _, a := range p.k.Args {
+			bits, ok := l.Args[a.Name]
+			if !ok && a.Name != "rs_head" {
+				return nil, fmt.Errorf("%s: %s's arg %s has no value in %s", c.Name, p.k.Name, a.Name, l.Kernel.Name)
+			}
+			job.Args = append(job.Args, hostemu.Arg{Name: a.Name, Bits: bits}) // rs_head 0 where the plain op has none
+		}
+		// Each upstream buffer takes the case buffer the op's kernel binds to
+		// the same node slot; slots the op lacks get a buffer of their own
+		// that the kernel must not touch (checked below).
+		bound := map[string]string{}
+		for _, kb := range p.k.Buffers {
+			name := ""
+			for j, ob := range l.Kernel.Buffers {
+				// The shared gather's roles name no slot (its two ops read
+				// the cache and ids from different srcs): its buffers take
+				// those of the op's own gather of the same name.
+				if ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name {
+					name = l.Bind[j]
+				}
+			}
+			if name == "" {
+				name = "unbound_" + kb.Name
+				if _, ok := state[name]; !ok {
+					state[name] = untouched()
+				}
+			}
+			bound[kb.Name] = name
+			job.Buffers = append(job.Buffers, hostemu.Buffer{Name: kb.Name, ElemSize: 4, Data: state[name]})
+		}
+		out, err := p.bin.Run(context.Background(), job, emulate.RunTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: launch %d (%s) at width %d: %w", c.Name, i, p.k.Name, width, err)
+		}
+		for _, kb := range p.k.Buffers {
+			state[bound[kb.Name]] = out[kb.Name]
+		}
+	}
+	for name, data := range state {
+		if len(name) > 8 && name[:8] == "unbound_" && string(data) != string(untouched()) {
+			return nil, fmt.Errorf("%s: the kernel wrote %s, a buffer its op does not have", c.Name, name[8:])
+		}
+	}
+	return state, nil
+}
+
+// untouched is the contents of a buffer an op does not bind: a few NaNs.
+func untouched() []byte {
+	b := make([]byte, 16)
+	for i := 0; i < len(b); i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = 0x01, 0x00, 0xc0, 0x7f
+	}
+	return b
+}
+
+// checkFamilies runs a random case of every variant of the fused ops and
+// their gathers through byOp's kernels at subgroup width, comparing every
+// buffer with the Go reference as kernelgen's own checks do (cases.Compare:
+// bit for bit for contract-free and integer buffers, the native contract's
+// NMSE otherwise).
+func checkFamilies(t *testing.T, backend string, byOp map[string]*program, width int) {
+	fams, err := Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fams {
+		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
+			for i, v := range ops.VariantsFor(op, backend) {
+				v := v
+				r := rand.New(rand.NewPCG(uint64(i), 11))
+				c, err := cases.Random(op, ir.Native(backend), r, cases.Small, &v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := run(c, byOp, width)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				if err := c.Compare(got); err != nil {
+					t.Error(err)
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d cases at subgroup width %d, every launch on the upstream kernels", n, width)
+}

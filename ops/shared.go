@@ -1,0 +1,103 @@
+package ops
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Shared is one kernel for two ops that share a body, as upstream wants
+// them (issue #18): the plain op with the bool param Flag false, the ids op
+// with it true. It is built from the same builder as the two ops, so its
+// body is theirs; the ids op's gather runs before it as before.
+type Shared struct {
+	// Name is the kernel's name (the plain op's).
+	Name string
+	// Flag is the bool param that picks the ids op.
+	Flag string
+	// Plain and Ids are the two ops it runs.
+	Plain, Ids string
+	// Summary says what it does, for the comment above it.
+	Summary string
+	build   func(ir.Arith) (*ir.Kernel, error)
+
+	mu    sync.Mutex
+	cache map[string]built
+}
+
+var shared = []*Shared{
+	{Name: "gated_delta_net_inplace", Flag: sharedFlag, Plain: "gated_delta_net_inplace", Ids: "gated_delta_net_inplace_ids",
+		Summary: "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it",
+		build:   func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) }},
+	{Name: "ssm_conv_update_inplace", Flag: sharedFlag, Plain: "ssm_conv_update_inplace", Ids: "ssm_conv_update_inplace_ids",
+		Summary: "conv over the cached taps and the new token (SiLU folded), the taps shifted in place (src[3]); with IDS, sequence s reads its taps from row ids[s] (src[4]), which the gather first copied to scratch where another sequence overwrites it",
+		build: func(a ir.Arith) (*ir.Kernel, error) {
+			return buildConvUpdate("ssm_conv_update_inplace", convShared, a)
+		}},
+}
+
+// SharedKernels lists the shared kernels.
+func SharedKernels() []*Shared { return shared }
+
+// SharedFor returns the shared kernel that runs op, or nil.
+func SharedFor(op string) *Shared {
+	for _, s := range shared {
+		if s.Plain == op || s.Ids == op {
+			return s
+		}
+	}
+	return nil
+}
+
+// Kernel returns the shared kernel under contract a, built once.
+func (s *Shared) Kernel(a ir.Arith) (*ir.Kernel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache == nil {
+		s.cache = map[string]built{}
+	}
+	if b, ok := s.cache[a.String()]; ok {
+		return b.k, b.err
+	}
+	k, err := s.build(a)
+	s.cache[a.String()] = built{k, err}
+	return k, err
+}
+
+// Variants are the shared kernel's variants on backend: the plain op's with
+// Flag 0, then the ids op's with Flag 1.
+func (s *Shared) Variants(backend string) []Variant {
+	var out []Variant
+	for i, op := range []string{s.Plain, s.Ids} {
+		for _, v := range VariantsFor(op, backend) {
+			values := map[string]int64{s.Flag: int64(i)}
+			for k, x := range v.Values {
+				values[k] = x
+			}
+			v.Op, v.Values = s.Name, values
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Value is the flag's value that runs op.
+func (s *Shared) Value(op string) (int64, error) {
+	switch op {
+	case s.Plain:
+		return 0, nil
+	case s.Ids:
+		return 1, nil
+	}
+	return 0, fmt.Errorf("shared kernel %s runs %s and %s, not %s", s.Name, s.Plain, s.Ids, op)
+}
+
+// SharedGatherName names the one gather upstream gets for both ids ops.
+const SharedGatherName = "state_gather"
+
+// SharedGather is that gather: ops B's and D's gathers are one kernel under
+// two names (buildGather), so upstream gets it once, under this name. Its
+// cache and ids are different srcs for the two ops, so its roles name no
+// slot: the glue binds it as the op's own gather is bound.
+func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName, "cache", "ids") }
