@@ -2,7 +2,7 @@
 // node it is (op enum and discriminator slots), which tensors bind to which
 // kernel buffers, how every kernel argument and variant parameter follows from
 // the node's tensors, what supports_op must check, which src slots are written
-// in place (hazard tracking, GLUE.md 8.1), and where the gather scratch lives.
+// in place (hazard tracking, docs/ggml.md#hazards), and where the gather scratch lives.
 // It is derived from the ops' IR kernels; the templates package renders it for
 // each backend and holds no logic of its own.
 //
@@ -103,7 +103,7 @@ type Value struct {
 // Scratch says where the ids gather writes.
 type Scratch struct {
 	// InDst: the node's own output has an unused state region of exactly the
-	// right size (GDN ops A/B, SPEC.md 8.5), starting at Offset elements.
+	// right size (GDN ops A/B, docs/ops.md#scratch), starting at Offset elements.
 	InDst  bool
 	Offset string
 	// Elements is the scratch size when it is not in dst (a pool allocation).
@@ -149,7 +149,7 @@ func convArgs(nSeqsFrom int) map[string]string {
 
 // stateDstIsWindow: op B's state_dst is the cache (src[5], rows of nb[3]
 // bytes) at rows rs_head.. with the cache's row stride, the layout the model
-// builds (SPEC.md 13 H2) and the batched kernel assumes: it reads sources
+// builds (docs/ops.md#aliasing) and the batched kernel assumes: it reads sources
 // inside the window through state_dst. Tests may pass separate buffers.
 const stateDstIsWindow = "op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && " +
 	"(const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3]"
@@ -170,7 +170,7 @@ var gdnChecks = []Check{
 	{"op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32", "q, k, v, g, beta are f32"},
 	{"op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32", "bf16 state has no kernel yet"},
 	{"(" + ne(2, 0) + " == 16 || " + ne(2, 0) + " == 32 || " + ne(2, 0) + " == 64 || " + ne(2, 0) + " == 128)", "S_v in the variant table"},
-	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v (not asserted by the builder, SPEC.md 13 H7)"},
+	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)"},
 	{ne(3, 0) + " == 1 || " + ne(3, 0) + " == " + ne(2, 0), "scalar gate or KDA"},
 	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4", "rows are contiguous"},
 	{"ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]", "q and k share shape and strides (one set of strides is passed)"},

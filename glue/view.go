@@ -16,7 +16,7 @@ type View struct {
 	Contract string
 	Ops      []OpView
 	// Rejects are plain nodes no backend has a kernel for, which today's
-	// supports_op functions accept (GLUE.md 1.2, 2.2, 3.2).
+	// supports_op functions accept (docs/ggml.md#supports).
 	Rejects []Check
 	// Headers are the generated kernel headers the glue includes.
 	Headers []string

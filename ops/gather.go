@@ -21,11 +21,11 @@ const (
 	gatherMaxGroups = 4096
 )
 
-// buildGather is phase 1 of the ids ops' two-phase semantics (SPEC.md 5, 7,
-// 8.2). A sequence must not read, during the compute dispatch, a cache row
+// buildGather is phase 1 of the ids ops' two-phase semantics (docs/ops.md#fused-ops,
+// docs/ops.md#aliasing). A sequence must not read, during the compute dispatch, a cache row
 // that another sequence of the same dispatch writes: that is exactly a
 // non-identity source inside the destination window [rs_head, rs_head +
-// n_seqs) (the rs_z case of SPEC.md 8.3). Those rows, and only those, are
+// n_seqs) (the shared zeroed cell of docs/ops.md#aliasing). Those rows, and only those, are
 // copied into scratch row s by this earlier dispatch, so the compute kernel
 // sees their pre-op values. Every other source is read by the compute kernel
 // directly: nothing in the op writes it. A pure copy: the same kernel under

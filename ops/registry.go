@@ -10,7 +10,7 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-// Op is one kernel program of SPEC.md, written once and built under every
+// Op is one kernel program of docs/ops.md, written once and built under every
 // arithmetic contract it has.
 type Op struct {
 	// Name is the kernel's name, as ggml would name it.

@@ -130,11 +130,13 @@ func upstreamText(data []byte) []byte {
 }
 
 // docRef matches a comment's pointer into kernelgen's own documents
-// ("SPEC.md 13 H7", "GLUE.md 8.1"), with the ", " or " (...)" around it.
-var docRef = regexp.MustCompile(`(, | \()(SPEC|GLUE|DESIGN)\.md [0-9]+(\.[0-9]+)*( [A-Z][0-9]+)?(\))?`)
+// ("docs/ops.md#builder-checks", "docs/ggml.md"), with the ", " or " (...)"
+// around it.
+var docRef = regexp.MustCompile(`(, | \()docs/[a-z]+\.md(#[a-z0-9-]+)?(\))?`)
 
 // stripDocRefs drops those pointers: the target tree does not have the
-// documents. "(a, SPEC.md 11)" becomes "(a)", "x (GLUE.md 3)." becomes "x.".
+// documents. "(a, docs/ggml.md#gate)" becomes "(a)", "x (docs/ggml.md#sycl)."
+// becomes "x.".
 func stripDocRefs(s string) string {
 	return docRef.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(m, ", ") && strings.HasSuffix(m, ")") {

@@ -10,7 +10,7 @@ const (
 )
 
 // vulkanStep adds the fused kernels as new .comp files and splices the glue
-// into ggml-vulkan.cpp and vulkan-shaders-gen.cpp (GLUE.md 2.6, V1-V11).
+// into ggml-vulkan.cpp and vulkan-shaders-gen.cpp (docs/ggml.md#vulkan).
 func vulkanStep() (*Step, error) {
 	view, err := view("vulkan")
 	if err != nil {
