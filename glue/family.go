@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/cuda"
-	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -167,7 +165,7 @@ func NewFamilyViews(n Names) ([]FamilyView, error) {
 
 func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
 	backend := n.Backend
-	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: cuda.KernelName(k, true)}
+	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: n.Function(k, true)}
 	// The plain op's present slots select the family; the ids op's extra
 	// slot sets the flag.
 	var sel []string
@@ -443,8 +441,10 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	}
 	fv.AllLocals = fv.Locals
 	// Metal: kargs, buffer ids, pipeline name.
-	fv.KargsType = msl.KargsName(k.Name)
-	fv.KargsDef = msl.Kargs(fv.KargsType, k.Args)
+	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
+		fv.KargsType = n.ArgsStruct(k.Name)
+		fv.KargsDef = n.ArgsStructDef(fv.KargsType, k.Args)
+	}
 	fv.ArgExprs = wrap(argExprs(k, exprs), 92)
 	for _, b := range k.Buffers {
 		var bind *Binding
@@ -472,7 +472,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 			fmts, vals = append(fmts, "_"+p.Name+"%d"), append(vals, "(int) "+p.Name)
 		}
 	}
-	fv.HostNameFormat, fv.HostNameArgs = msl.FunctionName(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	fv.HostNameFormat, fv.HostNameArgs = n.Function(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
 	var gcall []string
 	for i, gb := range gather.Bind {
 		switch gb.Tensor {
@@ -486,9 +486,11 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	fv.GatherCall = strings.Join(gcall, ", ")
 	fv.WrittenSrc = ids.InPlace[0]
 	gk := gather.Kernel
-	fv.GatherKargsType = msl.KargsName(gk.Name)
-	fv.GatherKargsDef = msl.Kargs(fv.GatherKargsType, gk.Args)
-	fv.GatherHostName = msl.FunctionName(gk, true)
+	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
+		fv.GatherKargsType = n.ArgsStruct(gk.Name)
+		fv.GatherKargsDef = n.ArgsStructDef(fv.GatherKargsType, gk.Args)
+	}
+	fv.GatherHostName = n.Function(gk, true)
 
 	// Only the switch key and the bools are chosen over the node.
 	var locals []Local

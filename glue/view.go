@@ -175,8 +175,10 @@ type Names struct {
 	// HostName, when set, is a variant's host-side name (a Metal pipeline,
 	// a Vulkan SPIR-V symbol); function is Function's result.
 	HostName func(function string, in ir.Instance, arithFree bool) string
-	// ArgsStruct, when set, names the struct an op's kernel takes its args in.
-	ArgsStruct func(op string) string
+	// ArgsStruct, when set, names the struct an op's kernel takes its args in;
+	// ArgsStructDef, when set, spells that struct's definition for upstream.
+	ArgsStruct    func(op string) string
+	ArgsStructDef func(name string, args []*ir.Arg) string
 	// Defines, when set, are the preprocessor defines a variant is built with.
 	Defines func(in ir.Instance) (map[string]string, error)
 	// NoSharedArrays, when set, is why the backend's launcher takes no

@@ -30,7 +30,7 @@ var glueTarget = &templates.Target{
 		HostName: func(_ string, in ir.Instance, arithFree bool) string {
 			return msl.HostName(in.Kernel, arithFree, ops.Variant{Values: in.Values})
 		},
-		ArgsStruct: msl.KargsName},
+		ArgsStruct: msl.KargsName, ArgsStructDef: msl.Kargs},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
 	Upstream: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}},
 }
