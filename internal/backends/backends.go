@@ -11,6 +11,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
@@ -66,6 +67,8 @@ var all = []*Backend{
 		Generate: generateVulkan, Verify: verifyVulkan},
 	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8, Generate: generateSYCL, Verify: verifySYCL},
 	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6, Generate: generateCUDA, Verify: verifyCUDA},
+	{Name: "opencl", Dir: "opencl", Summary: "OpenCL C kernels for ggml-opencl, compiled and run on an OpenCL device (PoCL in CI)", Issue: 23,
+		Generate: generateOpenCL, Verify: verifyOpenCL},
 }
 
 // All returns every backend, implemented or not, in listing order.
@@ -245,6 +248,25 @@ func generateVulkan() ([]File, error) {
 	})
 }
 
+func generateOpenCL() ([]File, error) {
+	var files []File
+	for _, op := range ops.All() {
+		if !builtOn(op, "opencl") {
+			continue
+		}
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("opencl"))
+		if err != nil {
+			return nil, err
+		}
+		src, err := opencl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: "opencl/" + opencl.FileName(op.Name), Data: src, Op: op.Name})
+	}
+	return files, nil
+}
+
 // withGlue appends the backend's rendered glue under <dir>/glue/.
 func withGlue(files []File, backend string) ([]File, error) {
 	glueFiles, err := templates.Glue(backend)
@@ -400,4 +422,8 @@ func generateIR() ([]File, error) {
 		}
 	}
 	return files, nil
+}
+
+func verifyOpenCL(ctx context.Context, _ []File, progress func(done, total int)) (string, error) {
+	return "", fmt.Errorf("opencl: not wired yet")
 }
