@@ -227,7 +227,9 @@ func RunCases(ctx context.Context, r *clrun.Runner, cs []*cases.Case, parts int,
 	}
 	// Cases sharing a program go into one batch: sort by op and variant.
 	sorted := append([]*cases.Case(nil), cs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Op+sorted[i].Variant.String() < sorted[j].Op+sorted[j].Variant.String() })
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].Op+sorted[i].Variant.String() < sorted[j].Op+sorted[j].Variant.String()
+	})
 	batches := make([][]*cases.Case, parts)
 	for i, c := range sorted {
 		p := i * parts / len(sorted)
