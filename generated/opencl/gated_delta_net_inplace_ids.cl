@@ -59,7 +59,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
         const uint rs_head) {
     // Lanes exchange through local memory when the subgroup is narrower than a reduction.
     local float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];
-    const uint kg_lin = (uint) get_local_linear_id();
+    const uint kg_lin = (uint) (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
     const uint h = ((uint) get_group_id(0));
     const uint s = ((uint) get_group_id(1));
     const uint lane = ((uint) get_local_id(0));
@@ -320,7 +320,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
         const uint rs_head) {
     // Lanes exchange through local memory when the subgroup is narrower than a reduction.
     local float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];
-    const uint kg_lin = (uint) get_local_linear_id();
+    const uint kg_lin = (uint) (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
     const uint h = ((uint) get_group_id(0));
     const uint s = ((uint) get_group_id(1));
     const uint lane = ((uint) get_local_id(0));

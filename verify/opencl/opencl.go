@@ -56,8 +56,11 @@ func source(op *ops.Op) ([]byte, error) {
 // Programs collects the programs a batch builds: one per op and variant
 // (the file holds every contract's kernel).
 type Programs struct {
-	list  []clrun.Program
-	index map[string]int
+	// Sources, when set, holds the .cl files to build by op name (as
+	// `kernelgen build` is about to write them); otherwise Source's.
+	Sources map[string][]byte
+	list    []clrun.Program
+	index   map[string]int
 }
 
 // Add returns the index of the program that holds k's variant v.
@@ -75,9 +78,11 @@ func (p *Programs) Add(k *ir.Kernel, v ops.Variant) (int, error) {
 	if i, ok := p.index[key]; ok {
 		return i, nil
 	}
-	src, err := source(op)
-	if err != nil {
-		return 0, err
+	src, ok := p.Sources[op.Name]
+	if !ok {
+		if src, err = source(op); err != nil {
+			return 0, err
+		}
 	}
 	if p.index == nil {
 		p.index = map[string]int{}
@@ -181,10 +186,48 @@ type Report struct {
 	BitExact, Native int
 }
 
+// BuildAll builds every program of every variant the OpenCL backend builds
+// (both contracts' kernels are in each), split into parts batches run side
+// by side, and returns how many it built.
+func BuildAll(ctx context.Context, r *clrun.Runner, sources map[string][]byte, parts int) (int, error) {
+	progs := Programs{Sources: sources}
+	for _, op := range ops.All() {
+		k, err := op.Kernel(ir.Portable)
+		if err != nil {
+			return 0, err
+		}
+		for _, v := range ops.VariantsFor(op.Name, "opencl") {
+			if _, err := progs.Add(k, v); err != nil {
+				return 0, err
+			}
+		}
+	}
+	list := progs.List()
+	if parts < 1 {
+		parts = 1
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := 0; p < parts; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			_, errs[p] = r.Run(ctx, clrun.Batch{Programs: list[p*len(list)/parts : (p+1)*len(list)/parts]})
+		}(p)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return 0, fmt.Errorf("opencl: %w", err)
+		}
+	}
+	return len(list), nil
+}
+
 // Check builds every program the cases need on the device and runs one
 // random case per op, contract and variant (Variants), split into parts
 // batches run side by side. It fails on the first case that differs.
-func Check(ctx context.Context, r *clrun.Runner, all bool, parts int, progress func(done, total int)) (*Report, error) {
+func Check(ctx context.Context, r *clrun.Runner, sources map[string][]byte, all bool, parts int, progress func(done, total int)) (*Report, error) {
 	var cs []*cases.Case
 	for _, op := range ops.All() {
 		for _, a := range Contracts {
@@ -202,7 +245,7 @@ func Check(ctx context.Context, r *clrun.Runner, all bool, parts int, progress f
 		}
 	}
 	rep := &Report{Cases: len(cs)}
-	if err := RunCases(ctx, r, cs, parts, progress, func(c *cases.Case, got map[string][]byte) error {
+	if err := RunCases(ctx, r, sources, cs, parts, progress, func(c *cases.Case, got map[string][]byte) error {
 		if err := c.Compare(got); err != nil {
 			return err
 		}
@@ -221,7 +264,7 @@ func Check(ctx context.Context, r *clrun.Runner, all bool, parts int, progress f
 // RunCases runs cases in parts batches, grouped by op so that a batch
 // builds each program once, and calls check on each result (one at a time).
 // programs, when not nil, receives the number of programs built.
-func RunCases(ctx context.Context, r *clrun.Runner, cs []*cases.Case, parts int, progress func(done, total int), check func(*cases.Case, map[string][]byte) error, programs *int) error {
+func RunCases(ctx context.Context, r *clrun.Runner, sources map[string][]byte, cs []*cases.Case, parts int, progress func(done, total int), check func(*cases.Case, map[string][]byte) error, programs *int) error {
 	if parts < 1 {
 		parts = 1
 	}
@@ -254,7 +297,7 @@ func RunCases(ctx context.Context, r *clrun.Runner, cs []*cases.Case, parts int,
 				errs = append(errs, err.Error())
 				mu.Unlock()
 			}
-			var progs Programs
+			progs := Programs{Sources: sources}
 			var b clrun.Batch
 			for _, c := range batch {
 				j, err := Job(c, &progs)

@@ -51,7 +51,7 @@ func runner(t *testing.T) *clrun.Runner {
 func TestCasesMatchReference(t *testing.T) {
 	r := runner(t)
 	start := time.Now()
-	rep, err := Check(context.Background(), r, *all, 2, nil)
+	rep, err := Check(context.Background(), r, nil, *all, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 	if len(cs) == 0 {
 		t.Fatal("no fused variant is built on opencl")
 	}
-	err := RunCases(context.Background(), r, cs, 2, nil, func(c *cases.Case, got map[string][]byte) error {
+	err := RunCases(context.Background(), r, nil, cs, 2, nil, func(c *cases.Case, got map[string][]byte) error {
 		if err := checks[c](got); err != nil {
 			return fmt.Errorf("%s: fused and non-fused differ: %v", c.Name, err)
 		}
