@@ -80,11 +80,9 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, err
 // butterfly (kg_shuffle_xor is then never called).
 const subgroupPrelude = `
 #if defined(cl_khr_subgroup_shuffle)
-#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
 #define KG_SUBGROUP_WIDTH get_max_sub_group_size()
 #define kg_shuffle_xor(x, m) sub_group_shuffle_xor((x), (m))
 #elif defined(cl_intel_subgroups)
-#pragma OPENCL EXTENSION cl_intel_subgroups : enable
 #define KG_SUBGROUP_WIDTH get_max_sub_group_size()
 #define kg_shuffle_xor(x, m) intel_sub_group_shuffle_xor((x), (m))
 #elif defined(cl_khr_subgroups) && defined(cl_qcom_subgroup_shuffle)

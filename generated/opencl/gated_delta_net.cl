@@ -5,11 +5,9 @@
 // Variant defines: S_v, KDA, KEEP_RS, NW, CPW, and KG_WG_X/Y/Z (the workgroup size).
 
 #if defined(cl_khr_subgroup_shuffle)
-#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
 #define KG_SUBGROUP_WIDTH get_max_sub_group_size()
 #define kg_shuffle_xor(x, m) sub_group_shuffle_xor((x), (m))
 #elif defined(cl_intel_subgroups)
-#pragma OPENCL EXTENSION cl_intel_subgroups : enable
 #define KG_SUBGROUP_WIDTH get_max_sub_group_size()
 #define kg_shuffle_xor(x, m) intel_sub_group_shuffle_xor((x), (m))
 #elif defined(cl_khr_subgroups) && defined(cl_qcom_subgroup_shuffle)
