@@ -47,6 +47,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
 	}
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
+	if st.lanes != nil {
+		lanes = st.lanes(b, sv)
+	}
 	if st.vectorRows {
 		lanes = b.U32(1) // a lane holds whole columns
 	}

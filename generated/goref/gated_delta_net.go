@@ -1505,7 +1505,7 @@ func GatedDeltaNetNativeOpencl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 	KEEP_RS := kgP.KEEPRS
 	NW := kgP.NW
 	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 32), S_v, 32)
+	W := rt.SelU32((S_v == 128), 8, rt.SelU32((S_v < 32), S_v, 32))
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens

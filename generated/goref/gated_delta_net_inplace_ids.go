@@ -1555,7 +1555,7 @@ func GatedDeltaNetInplaceIdsNativeOpencl(kgP GatedDeltaNetInplaceIdsParams, kgA 
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 32), S_v, 32)
+	W := rt.SelU32((S_v == 128), 8, rt.SelU32((S_v < 32), S_v, 32))
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens

@@ -1723,7 +1723,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	NW := kgP.NW
 	CPW := kgP.CPW
 	NS := kgP.NS
-	W := rt.SelU32((S_v < 32), S_v, 32)
+	W := rt.SelU32((S_v == 128), 8, rt.SelU32((S_v < 32), S_v, 32))
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens

@@ -277,7 +277,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
 
 // gated_delta_net@native-opencl
 #pragma OPENCL FP_CONTRACT ON
-#define W ((S_v < 32u ? S_v : 32u))
+#define W ((S_v == 128u ? 8u : (S_v < 32u ? S_v : 32u)))
 #define R (S_v / W)
 kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void kernel_gated_delta_net(
         global const float * restrict q,
