@@ -2,6 +2,14 @@
 // OpenCL device (PoCL in CI) and compares them with the Go reference:
 // portable bit for bit, native within NMSE (cases.Case.Compare). Only the
 // variants the OpenCL backend builds are run (ops.VariantsFor "opencl").
+//
+// Cost: PoCL compiles a program's kernels at their first launch (LLVM, for
+// the workgroup size) and caches them ($POCL_CACHE_DIR, else
+// ~/.cache/pocl). Warm, the sample runs in seconds; cold, it is minutes of
+// CPU, so CI and `kernelgen build --check` run the sample (Sample) and
+// build, without running, every other variant; go test ./verify/opencl
+// -args -all runs them all. $KERNELGEN_CL_DEVICE picks another device
+// ("#N" or part of its name).
 package opencl
 
 import (
