@@ -5,19 +5,24 @@ package backends
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/clrun"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
+	verifycl "github.com/kernelgen/kernelgen/verify/opencl"
 )
 
 // File is one generated file, its path relative to the output directory.
@@ -66,6 +71,8 @@ var all = []*Backend{
 		Generate: generateVulkan, Verify: verifyVulkan},
 	{Name: "sycl", Dir: "sycl", Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8, Generate: generateSYCL, Verify: verifySYCL},
 	{Name: "cuda", Dir: "cuda", Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6, Generate: generateCUDA, Verify: verifyCUDA},
+	{Name: "opencl", Dir: "opencl", Summary: "OpenCL C kernels for ggml-opencl, compiled and run on an OpenCL device (PoCL in CI)", Issue: 23,
+		Generate: generateOpenCL, Verify: verifyOpenCL},
 }
 
 // All returns every backend, implemented or not, in listing order.
@@ -245,6 +252,25 @@ func generateVulkan() ([]File, error) {
 	})
 }
 
+func generateOpenCL() ([]File, error) {
+	var files []File
+	for _, op := range ops.All() {
+		if !builtOn(op, "opencl") {
+			continue
+		}
+		ks, err := kernelsFor(op, ir.Portable, ir.Native("opencl"))
+		if err != nil {
+			return nil, err
+		}
+		src, err := opencl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: "opencl/" + opencl.FileName(op.Name), Data: src, Op: op.Name})
+	}
+	return files, nil
+}
+
 // withGlue appends the backend's rendered glue under <dir>/glue/.
 func withGlue(files []File, backend string) ([]File, error) {
 	glueFiles, err := templates.Glue(backend)
@@ -400,4 +426,35 @@ func generateIR() ([]File, error) {
 		}
 	}
 	return files, nil
+}
+
+// verifyOpenCL builds every variant's program with the OpenCL device's
+// compiler (PoCL in CI) and runs the sample (verify/opencl.Sample) against
+// the Go reference; go test ./verify/opencl -args -all runs every variant.
+func verifyOpenCL(ctx context.Context, files []File, progress func(done, total int)) (string, error) {
+	sources := map[string][]byte{}
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, ".cl") {
+			sources[f.Op] = f.Data
+		}
+	}
+	r, err := clrun.Build(ctx)
+	if err != nil {
+		return "", err
+	}
+	devs, err := r.Devices(ctx)
+	if err != nil {
+		return "", err
+	}
+	parts := max(1, min(4, runtime.NumCPU()))
+	n, err := verifycl.BuildAll(ctx, r, sources, parts)
+	if err != nil {
+		return "", err
+	}
+	rep, err := verifycl.Check(ctx, r, sources, false, parts, progress)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("opencl: %s (%s) built %d programs (every variant, both contracts, no warnings); ran %d sample cases: %d portable bit for bit, %d native within NMSE %g of the Go reference",
+		devs[0].Name, devs[0].Platform, n, rep.Cases, rep.BitExact, rep.Native, cases.NMSETolerance), nil
 }
