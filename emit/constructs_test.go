@@ -23,6 +23,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/emit/goref/rt"
 	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -254,8 +255,8 @@ func txtar(comment string, files [][2]string) []byte {
 
 // lowering is one construct in every language.
 type lowering struct {
-	k                          *ir.Kernel
-	cuda, glsl, msl, sycl, goS []byte
+	k                                  *ir.Kernel
+	cuda, glsl, msl, sycl, opencl, goS []byte
 }
 
 func lower(t *testing.T, c construct) lowering {
@@ -273,6 +274,9 @@ func lower(t *testing.T, c construct) lowering {
 		t.Fatal(err)
 	}
 	if l.sycl, err = sycl.Emit(c.name, "construct", []*ir.Kernel{k}, false); err != nil {
+		t.Fatal(err)
+	}
+	if l.opencl, err = opencl.Emit(c.name, "construct", []*ir.Kernel{k}, false); err != nil {
 		t.Fatal(err)
 	}
 	if l.goS, err = goref.Emit(goref.Op{Name: c.name, Kernels: []*ir.Kernel{k}}, []ir.Arith{c.arith}); err != nil {
@@ -308,7 +312,7 @@ func TestConstructGoldens(t *testing.T) {
 			}
 			got := txtar("The IR construct "+c.name+" ("+c.arith.String()+") and its lowerings.\n", [][2]string{
 				{"ir", ir.Print(k)}, {"cuda", string(cu)}, {"glsl", string(gl)}, {"msl", string(ms)},
-				{"sycl", string(sy)}, {"go", string(gr)},
+				{"sycl", string(sy)}, {"opencl", string(l.opencl)}, {"go", string(gr)},
 			})
 			path := filepath.Join("testdata", "constructs", c.name+".txtar")
 			if *update {
@@ -346,10 +350,11 @@ func TestBF16Unsupported(t *testing.T) {
 	}
 	variants := []ops.Variant{variant(construct{name: k.Name})}
 	for backend, emit := range map[string]func() ([]byte, error){
-		"cuda": func() ([]byte, error) { return cuda.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
-		"glsl": func() ([]byte, error) { return glsl.Emit(k, "bf16") },
-		"msl":  func() ([]byte, error) { return msl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false, variants) },
-		"sycl": func() ([]byte, error) { return sycl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
+		"cuda":   func() ([]byte, error) { return cuda.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
+		"glsl":   func() ([]byte, error) { return glsl.Emit(k, "bf16") },
+		"msl":    func() ([]byte, error) { return msl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false, variants) },
+		"sycl":   func() ([]byte, error) { return sycl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
+		"opencl": func() ([]byte, error) { return opencl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
 	} {
 		src, err := emit()
 		want := backend + ": " + k.ID() + ": bf16 buffer in is not supported yet"

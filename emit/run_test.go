@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
+	"github.com/kernelgen/kernelgen/verify/clrun"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
@@ -33,7 +35,7 @@ var sentinel = math.Float32frombits(0x7fc0dead)
 
 // Every construct runs in CUDA, MSL and SYCL under host emulation (subgroup
 // widths 8 and 32, so reductions go both through shuffles and through
-// shared memory) and in GLSL on lavapipe, and writes what its expect
+// shared memory), in OpenCL C on PoCL (local memory) and in GLSL on lavapipe, and writes what its expect
 // function says: bit for bit under the portable contract; under a native one
 // (the language's own exp, or simd_sum's order) within a relative 2^-20.
 // This is what the goldens cannot show: the lowering computes the IR.
@@ -83,6 +85,16 @@ func TestConstructsRun(t *testing.T) {
 					}
 				})
 			}
+			t.Run("opencl", func(t *testing.T) {
+				got, err := runOpenCL(ctx, c, l, in)
+				if errors.Is(err, clrun.ErrMissingTool) || errors.Is(err, clrun.ErrNoDevice) {
+					missing(t, err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, got)
+			})
 			t.Run("glsl", func(t *testing.T) {
 				got, err := runGLSL(ctx, c, l, in)
 				if errors.Is(err, spvbuild.ErrMissingTool) || errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, vkrun.ErrNoDevice) {
@@ -125,6 +137,31 @@ func runGLSL(ctx context.Context, c construct, l lowering, in []float32) ([]floa
 		return nil, err
 	}
 	return hostemu.AsF32(out.Buffers[1]), nil
+}
+
+// runOpenCL builds the construct's OpenCL C and runs it on the first
+// OpenCL device (PoCL in CI) with in, out and n as its arguments.
+func runOpenCL(ctx context.Context, c construct, l lowering, in []float32) ([]float32, error) {
+	defs, err := opencl.Defines(l.k, variant(c))
+	if err != nil {
+		return nil, err
+	}
+	runner, err := clrun.Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := runner.Run(ctx, clrun.Batch{
+		Programs: []clrun.Program{{Source: l.opencl, Options: opencl.BuildOptions(defs), Name: c.name + ".cl"}},
+		Jobs: []clrun.Job{{
+			Buffers: [][]byte{f32Bytes(in), f32Bytes(filled(sentinel))},
+			Launches: []clrun.Launch{{Kernel: opencl.KernelName(l.k, false), Args: []clrun.Arg{{Buffer: 0}, {Buffer: 1}, {Buffer: -1, Value: runN}},
+				Groups: [3]uint32{runN, 1, 1}, Local: [3]uint32{32, 1, 1}}},
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hostemu.AsF32(out[0][1]), nil
 }
 
 // compare checks got against want element by element: bits under the

@@ -6,7 +6,7 @@ import (
 )
 
 // Backends with a native contract, in the order kernelgen lists them.
-var NativeBackends = []string{"cuda", "metal", "vulkan", "sycl", "cpu"}
+var NativeBackends = []string{"cuda", "metal", "vulkan", "sycl", "cpu", "opencl"}
 
 // Ariths is every contract each arithmetic op is built under.
 func Ariths() []ir.Arith {
@@ -27,6 +27,13 @@ type style struct {
 	// gateAfterReduce: the scalar gate multiplies the reduced dot of the
 	// undecayed state, (v - g*kv)*beta (CUDA, SYCL); otherwise the state is decayed first.
 	gateAfterReduce bool
+	// gateOnPartial: the scalar gate multiplies each lane's partial dot of
+	// the undecayed state before the reduction, kv = sum_l g*(sum_r S*k),
+	// and the update is S = g*S + k*delta (ggml-opencl's kernel).
+	gateOnPartial bool
+	// lanes, when set, is the GDN reduction width W for S_v (otherwise
+	// min(32, S_v)).
+	lanes func(b *dsl.Builder, sv dsl.Val) dsl.Val
 	// order of the column reductions.
 	order ir.Order
 	// convZero: the plain conv adds a zero bias after the taps (CUDA's `+ b`).
@@ -63,6 +70,16 @@ func styleOf(a ir.Arith) style {
 			convDot4: func(k dsl.Val) dsl.Val { return k.Eq(4) }}
 	case "cpu":
 		return style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true}
+	case "opencl":
+		// ggml-opencl: strided rows over LANES_PER_COLUMN lanes (8 at
+		// S_v 128; min(S_v, 32) below, its Intel subgroup of 32: Adreno's
+		// 64 differs at S_v 64), KDA decays first, the plain conv's taps in
+		// float4 dots where d_conv is a multiple of 4 (its _4 kernel).
+		return style{gateOnPartial: true, order: ir.Butterfly,
+			lanes: func(b *dsl.Builder, sv dsl.Val) dsl.Val {
+				return b.Select(sv.Eq(128), b.U32(8), b.Select(sv.Lt(32), sv, b.U32(32)))
+			},
+			convDot4: func(k dsl.Val) dsl.Val { return k.Rem(4).Eq(0) }}
 	}
 	panic("ops: no arithmetic style for backend " + a.Backend)
 }

@@ -69,7 +69,7 @@
 // each; fma rounds once; madd(x, y, acc) is fma(x, y, acc) under portable and
 // native-cpu and acc + x*y (two roundings, contractible by the backend's
 // compiler) under the other native contracts. Each value column j of a GDN head is reduced over W = min(32, S_v)
-// lanes; lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
+// lanes (native-opencl: 8 at S_v 128, ggml-opencl's LANES_PER_COLUMN); lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
 // but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked), and
 // native-cpu, where W = 1: a lane holds whole columns and each reduction is
 // one VecDot over the column (ggml_vec_dot_f32 in ggml-cpu, whose order is
@@ -80,12 +80,16 @@
 //
 // GDN per token, column j, gate e_i = exp(g_i) (KDA) or e = exp(g) (scalar):
 //
-//	decay first (portable, native-metal, native-vulkan, native-cpu; KDA there too):
+//	decay first (portable, native-metal, native-vulkan, native-cpu; KDA there
+//	and on native-opencl too):
 //	  S'[i][j] = mul(e_i, S[i][j]); kv = reduce(madd(S', k, .));
 //	  delta = mul(sub(v[j], kv), beta); S[i][j] = madd(k[i], delta, S'[i][j])
 //	gate after the reduction (native-cuda and native-sycl, scalar gate):
 //	  kv = reduce(madd(S, k, .)); delta = mul(sub(v[j], mul(e, kv)), beta);
 //	  S[i][j] = add(mul(e, S[i][j]), mul(k[i], delta))
+//	gate on each lane's partial (native-opencl, scalar gate; ggml-opencl's
+//	kv_shard *= g_val): kv = reduce(mul(madd(S, k, .), e));
+//	  delta = mul(sub(v[j], kv), beta); S[i][j] = madd(k[i], delta, mul(e, S[i][j]))
 //	KDA on native-cuda and native-sycl (ggml-cuda's contractions, pinned):
 //	  kv = reduce(fma(mul(e_i, S), k, .)); delta = mul(sub(v[j], kv), beta);
 //	  S[i][j] = fma(k[i], delta, mul(e_i, S[i][j])) when R == 1,
@@ -99,6 +103,7 @@
 //	native-sycl:   as native-cuda without the final + 0.0
 //	native-metal:  d_conv % 4 == 0: y = +0.0; y = add(y, dot4(chunk)) per 4 taps; else as sycl
 //	native-vulkan: d_conv == 4: y = +0.0 + dot4(all); else as sycl
+//	native-opencl: as native-metal (ggml-opencl's float4 kernel where d_conv % 4 == 0)
 //	native-cpu:    as portable without the final + 0.0 (ggml-cpu's plain conv,
 //	               docs/ops.md#conv, whose sumf += s*c GCC and Clang contract on an FMA ISA)
 //

@@ -57,6 +57,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
 	}
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
+	if st.lanes != nil {
+		lanes = st.lanes(b, sv)
+	}
 	if st.vectorRows {
 		lanes = b.U32(1) // a lane holds whole columns
 	}
@@ -407,10 +410,34 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		if st.gateAfterReduce {
 			kdaGate = kdaInDot
 		}
+		// gateOnPartial (ggml-opencl scalar gate): each lane's partial dot of
+		// the undecayed state times g, then the reduction; S = g*S + k*delta.
+		gateOnPart := func(ga dsl.Val) {
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				reg0 := b.Let("reg0", cc.Mul(rows))
+				kv := b.Var("kv_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
+				})
+				kvSum := b.Reduce("kv", kv.Get().Mul(ga), w, st.order)
+				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
+				at := b.Var("attn_part", b.F32(0))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, ga.Mul(shard.At(reg0.Add(r)))))
+					shard.Set(reg0.Add(r), sn)
+					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+				})
+				storeAttn(c, at.Get())
+				snapshot(c, reg0)
+			})
+		}
 		b.IfElse(kda, kdaGate, func() {
 			ga := b.Let("gate", st.exp(b, g.Load(gOff)))
 			if st.gateAfterReduce {
 				gateAfter(ga)
+			} else if st.gateOnPartial {
+				gateOnPart(ga)
 			} else {
 				decayFirst(func(dsl.Val) dsl.Val { return ga })
 			}

@@ -210,7 +210,7 @@ func TestLookupListsValidNames(t *testing.T) {
 		t.Errorf("Lookup error %v should list the valid ops", err)
 	}
 	op, _ := ops.Lookup("ssm_conv")
-	if _, err := op.Kernel(ir.Native("opencl")); err == nil || !strings.Contains(err.Error(), "native-metal") {
+	if _, err := op.Kernel(ir.Native("webgpu")); err == nil || !strings.Contains(err.Error(), "native-metal") {
 		t.Errorf("unknown contract error %v should list the valid ones", err)
 	}
 }

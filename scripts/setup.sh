@@ -8,7 +8,8 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # System packages the tests use. Keep this list in step with `kernelgen doctor`.
-packages=(ca-certificates git g++ glslang-tools spirv-tools clang-22 libvulkan-dev mesa-vulkan-drivers vulkan-tools)
+packages=(ca-certificates git g++ glslang-tools spirv-tools clang-22 libvulkan-dev mesa-vulkan-drivers vulkan-tools
+  pocl-opencl-icd ocl-icd-opencl-dev clinfo)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -16,9 +16,11 @@ import (
 type contract struct {
 	name            string
 	portable        bool
-	blocked         bool // Metal: lane l owns rows l*R..l*R+R-1
-	gateAfterReduce bool // CUDA, SYCL scalar gate
-	convZero        bool // CUDA plain conv: + 0.0f after the taps
+	blocked         bool             // Metal: lane l owns rows l*R..l*R+R-1
+	gateAfterReduce bool             // CUDA, SYCL scalar gate
+	gateOnPartial   bool             // OpenCL scalar gate: each lane's partial times e, then the reduction
+	lanes           func(sv int) int // W where it is not min(32, S_v) (OpenCL: 8 at S_v 128)
+	convZero        bool             // CUDA plain conv: + 0.0f after the taps
 	dot4            func(K int) bool
 	wholeColumns    bool // CPU: one lane holds a whole column (W = 1), so dots run i ascending
 	fusedMadd       bool // CPU: multiply-adds are fmas
@@ -31,6 +33,13 @@ var contracts = []contract{
 	{name: "native-vulkan", dot4: func(K int) bool { return K == 4 }},
 	{name: "native-sycl", gateAfterReduce: true},
 	{name: "native-cpu", wholeColumns: true, fusedMadd: true},
+	{name: "native-opencl", gateOnPartial: true, dot4: func(K int) bool { return K%4 == 0 },
+		lanes: func(sv int) int {
+			if sv == 128 {
+				return 8
+			}
+			return min(sv, 32)
+		}},
 }
 
 func mul(a, b float32) float32 { return float32(a * b) }
@@ -161,6 +170,9 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 	if w > 32 {
 		w = 32
 	}
+	if c.lanes != nil {
+		w = c.lanes(sv)
+	}
 	if c.wholeColumns {
 		w = 1
 	}
@@ -211,6 +223,20 @@ func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResu
 							} else {
 								*at(i, j) = rt.FMA(gate[i], *at(i, j), mul(k[i], delta))
 							}
+						}
+					} else if c.gateOnPartial && !p.kda {
+						ga := gate[0]
+						for l := 0; l < w; l++ {
+							for r := 0; r < rows; r++ {
+								i := lanes(l, r)
+								part[l] = c.madd(*at(i, j), k[i], part[l])
+							}
+							part[l] = mul(part[l], ga)
+						}
+						kv := butterfly(part)
+						delta = mul(p.v(j, h, t, s)-kv, beta)
+						for i := 0; i < sv; i++ {
+							*at(i, j) = c.madd(k[i], delta, mul(ga, *at(i, j)))
 						}
 					} else if c.gateAfterReduce {
 						ga := gate[0]

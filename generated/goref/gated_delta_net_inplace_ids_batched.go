@@ -1716,6 +1716,292 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	return nil
 }
 
+// GatedDeltaNetInplaceIdsBatchedNativeOpencl runs gated_delta_net_inplace_ids_batched@native-opencl.
+func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	NS := kgP.NS
+	W := rt.SelU32((S_v == 128), 8, rt.SelU32((S_v < 32), S_v, 32))
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	rs_head := kgA.RsHead
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	cache := kgB.Cache
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	ids := kgB.Ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	switch NS {
+	case 2, 4, 8, 16, 32:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NS %d is not in [2 4 8 16 32]", NS)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: S_v must be a multiple of NW*CPW")
+	}
+	if !((NW * NS) <= 32) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if W == 0 || W%W != 0 {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: reduction width W must divide the workgroup x size")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
+	h := make([]uint32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
+	col0 := make([]uint32, kgN)
+	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
+	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	g_off := make([]uint32, kgN)
+	beta_t := make([]float32, kgN)
+	v_off := make([]uint32, kgN)
+	attn_off := make([]uint32, kgN)
+	g_regLen := int(R)
+	g_reg := make([]float32, kgN*g_regLen)
+	_ = g_reg
+	col_4 := make([]uint32, kgN)
+	reg0 := make([]uint32, kgN)
+	kv_part := make([]float32, kgN)
+	kv := make([]float32, kgN)
+	attn_part := make([]float32, kgN)
+	attn := make([]float32, kgN)
+	gate := make([]float32, kgN)
+	col_5 := make([]uint32, kgN)
+	reg0_1 := make([]uint32, kgN)
+	kv_part_1 := make([]float32, kgN)
+	kv_1 := make([]float32, kgN)
+	attn_part_1 := make([]float32, kgN)
+	attn_1 := make([]float32, kgN)
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					kgLZ := uint32(kgTid / (kgWX * kgWY))
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					h[kgTid] = uint32(kgGX)
+					var z uint32 = kgLZ
+					stores[kgTid] = (z < n_seqs)
+					s[kgTid] = rt.SelU32(stores[kgTid], z, (n_seqs - 1))
+					lane[kgTid] = kgLX
+					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
+					hq[kgTid] = (h[kgTid] % neq1)
+					sq[kgTid] = (s[kgTid] / rq3)
+					block[kgTid] = (S_v * S_v)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+								}
+							}
+						}
+					}
+				}
+				for t := uint32(0); t < n_tokens; t += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+						for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+							var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
+							k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
+						}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t == 0 {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_3))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+									}
+								}
+							}
+						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// KDA: one gate per key row
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_5 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_5)] = e
+							}
+						}
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+								reg0[kgTid] = (cc_4 * R)
+								kv_part[kgTid] = 0.0
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_6)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e_1
+						}
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+								reg0_1[kgTid] = (cc_5 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// write the final state
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+								var i_5 uint32 = ((r_10 * W) + lane[kgTid])
+								state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GatedDeltaNetInplaceIdsBatched runs gated_delta_net_inplace_ids_batched under the named contract. Buffers are modified in place.
 func GatedDeltaNetInplaceIdsBatched(arith string, p GatedDeltaNetInplaceIdsBatchedParams, a GatedDeltaNetInplaceIdsBatchedArgs, b GatedDeltaNetInplaceIdsBatchedBuffers) error {
 	switch arith {
@@ -1731,7 +2017,9 @@ func GatedDeltaNetInplaceIdsBatched(arith string, p GatedDeltaNetInplaceIdsBatch
 		return GatedDeltaNetInplaceIdsBatchedNativeSycl(p, a, b)
 	case "native-cpu":
 		return GatedDeltaNetInplaceIdsBatchedNativeCpu(p, a, b)
+	case "native-opencl":
+		return GatedDeltaNetInplaceIdsBatchedNativeOpencl(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu", arith)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
 	}
 }

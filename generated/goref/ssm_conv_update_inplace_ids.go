@@ -621,6 +621,101 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 	return nil
 }
 
+// SsmConvUpdateInplaceIdsNativeOpencl runs ssm_conv_update_inplace_ids@native-opencl.
+func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids@native-opencl: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
+					var s uint32 = uint32(kgGY)
+					var taps uint32 = (d_conv - 1)
+					if c < n_ch {
+						// assemble the whole window before any write: cached taps, then the current token
+						var ring_off uint32 = ((s * sd1) + (c * taps))
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
+							for j := uint32(0); j < taps; j += 1 {
+								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
+							}
+						} else {
+							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+								// dep_wait: dispatches are ordered in the Go reference
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+								}
+							}
+						}
+						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+						var y float32 = 0.0
+						if (d_conv % 4) == 0 {
+							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
+								var j_3 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
+							}
+						} else {
+							for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
+							}
+						}
+						var out float32 = y
+						if SILU {
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
+						}
+						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
+						// shift the window by one token into the ring
+						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SsmConvUpdateInplaceIds runs ssm_conv_update_inplace_ids under the named contract. Buffers are modified in place.
 func SsmConvUpdateInplaceIds(arith string, p SsmConvUpdateInplaceIdsParams, a SsmConvUpdateInplaceIdsArgs, b SsmConvUpdateInplaceIdsBuffers) error {
 	switch arith {
@@ -636,7 +731,9 @@ func SsmConvUpdateInplaceIds(arith string, p SsmConvUpdateInplaceIdsParams, a Ss
 		return SsmConvUpdateInplaceIdsNativeSycl(p, a, b)
 	case "native-cpu":
 		return SsmConvUpdateInplaceIdsNativeCpu(p, a, b)
+	case "native-opencl":
+		return SsmConvUpdateInplaceIdsNativeOpencl(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu", arith)
+		return fmt.Errorf("ssm_conv_update_inplace_ids: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
 	}
 }

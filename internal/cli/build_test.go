@@ -206,11 +206,11 @@ func TestBuildBackendList(t *testing.T) {
 	if len(seen) != 2 || !seen["go"] || !seen["ir"] {
 		t.Errorf("backends in the MANIFEST: %v", seen)
 	}
-	if code, _, errs := run(t, "build", "--backend", "go,opencl", "-o", dir); code != 2 || !strings.Contains(errs, `unknown backend "opencl"`) {
+	if code, _, errs := run(t, "build", "--backend", "go,webgpu", "-o", dir); code != 2 || !strings.Contains(errs, `unknown backend "webgpu"`) {
 		t.Errorf("a bad name in the list: %d %q", code, errs)
 	}
 	_, help, _ := run(t, "build", "--help")
-	if !strings.Contains(help, "go, ir, metal, vulkan, sycl, cuda") {
+	if !strings.Contains(help, "go, ir, metal, vulkan, sycl, cuda, opencl") {
 		t.Errorf("build --help does not list every backend:\n%s", help)
 	}
 	_, comp, _ := run(t, "__complete", "build", "--backend", "go,")

@@ -79,12 +79,26 @@ func printDoctor(out io.Writer, d doctorJSON) error {
 	} else {
 		fmt.Fprintf(out, "Build cache (%s; KERNELGEN_CACHE moves it): %s\n", d.Cache.From, d.Cache.root())
 	}
+	printOpenCL(out, d.OpenCL)
 	if len(d.MissingCI) == 0 {
 		fmt.Fprintln(out, "\nEverything CI needs is installed.")
 		return nil
 	}
 	_, err := fmt.Fprintf(out, "\nMissing for CI: %s (bash scripts/setup.sh installs them).\n", strings.Join(d.MissingCI, ", "))
 	return err
+}
+
+func printOpenCL(out io.Writer, o openclJSON) {
+	switch {
+	case o.Error != "":
+		fmt.Fprintf(out, "OpenCL platforms: not listed (%s)\n", o.Error)
+	case len(o.Platforms) == 0:
+		fmt.Fprintln(out, "OpenCL platforms: none found (apt-get install -y pocl-opencl-icd for PoCL, which CI runs the OpenCL kernels on)")
+	default:
+		for _, p := range o.Platforms {
+			fmt.Fprintf(out, "OpenCL platform: %s (%s)\n", p.Name, strings.Join(p.Devices, "; "))
+		}
+	}
 }
 
 func oneLine(s string) string {

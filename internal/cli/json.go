@@ -91,7 +91,22 @@ type doctorJSON struct {
 	Tools     []toolJSON `json:"tools"`
 	CXX       cxxJSON    `json:"cxx"`
 	Cache     cacheJSON  `json:"cache"`
+	OpenCL    openclJSON `json:"opencl"`
 	MissingCI []string   `json:"missing_ci"`
+}
+
+// openclJSON is what the OpenCL ICD loader finds (clinfo -l).
+type openclJSON struct {
+	Platforms []toolchain.OpenCLPlatform `json:"platforms"`
+	Error     string                     `json:"error,omitempty"` // why they could not be listed
+}
+
+func openclData(ctx context.Context) openclJSON {
+	ps, err := toolchain.OpenCLPlatforms(ctx)
+	if err != nil {
+		return openclJSON{Platforms: []toolchain.OpenCLPlatform{}, Error: err.Error()}
+	}
+	return openclJSON{Platforms: ps}
 }
 
 type toolJSON struct {
@@ -149,6 +164,7 @@ func doctorData(ctx context.Context) doctorJSON {
 	}
 	d.CXX = cxxData()
 	d.Cache = cacheData()
+	d.OpenCL = openclData(ctx)
 	return d
 }
 

@@ -52,7 +52,7 @@ func TestPatchCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"patch", "--backend", "vulkan"},
 		{"patch", "--tree", root},
-		{"patch", "--tree", root, "--backend", "opencl"},
+		{"patch", "--tree", root, "--backend", "webgpu"},
 		{"patch", "--tree", t.TempDir(), "--backend", "vulkan"},
 		{"patch", "--tree", root, "--backend", "vulkan", "--check", "--series", t.TempDir()},
 	} {

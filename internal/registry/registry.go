@@ -12,6 +12,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend/goref"
 	"github.com/kernelgen/kernelgen/internal/backend/ir"
 	"github.com/kernelgen/kernelgen/internal/backend/metal"
+	"github.com/kernelgen/kernelgen/internal/backend/opencl"
 	"github.com/kernelgen/kernelgen/internal/backend/sycl"
 	"github.com/kernelgen/kernelgen/internal/backend/vulkan"
 )
@@ -23,6 +24,7 @@ var all = []*backend.Backend{
 	vulkan.Backend,
 	sycl.Backend,
 	cuda.Backend,
+	opencl.Backend,
 }
 
 // All returns every backend, implemented or not, in listing order.

@@ -10,21 +10,21 @@ import (
 func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 	saved := all
 	defer func() { all = saved }()
-	all = append(append([]*backend.Backend{}, saved...), &backend.Backend{Name: "opencl", Dir: "opencl", Issue: 99})
-	if _, err := Resolve("opencl"); err == nil || !strings.Contains(err.Error(), "backend opencl is not implemented yet (issue #99)") {
-		t.Fatalf("Resolve(opencl) = %v", err)
+	all = append(append([]*backend.Backend{}, saved...), &backend.Backend{Name: "webgpu", Dir: "webgpu", Issue: 99})
+	if _, err := Resolve("webgpu"); err == nil || !strings.Contains(err.Error(), "backend webgpu is not implemented yet (issue #99)") {
+		t.Fatalf("Resolve(webgpu) = %v", err)
 	}
 	bs, err := Resolve("all")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range bs {
-		if b.Name == "opencl" {
+		if b.Name == "webgpu" {
 			t.Error("all includes an unimplemented backend")
 		}
 	}
-	if _, err := Resolve("webgpu"); err == nil || !strings.Contains(err.Error(), "valid: all, go, ir, metal, vulkan, sycl, cuda, opencl") {
-		t.Fatalf("Resolve(webgpu) = %v", err)
+	if _, err := Resolve("wgsl"); err == nil || !strings.Contains(err.Error(), "valid: all, go, ir, metal, vulkan, sycl, cuda, opencl") {
+		t.Fatalf("Resolve(wgsl) = %v", err)
 	}
 }
 

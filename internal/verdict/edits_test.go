@@ -44,7 +44,7 @@ var (
 
 // threadPerChannel are the contracts whose conv update runs a channel per
 // thread (native-cpu's runs a block of channels per lane).
-var threadPerChannel = []string{"portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl"}
+var threadPerChannel = []string{"portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-opencl"}
 
 var edits = []edit{
 	// The kinds issue #19 found misjudged.
@@ -74,7 +74,7 @@ var edits = []edit{
 		ops: gdnAll, verdict: verdict.NamesOnly, results: verdict.Identical},
 	{name: "exp routine swapped (native kernels take the portable one)", file: "arith.go",
 		subs: [][2]string{{`return b.Let("e", b.ExpNative(x))`, `return b.ExpPortable(x)`}},
-		ops:  gdnAll, only: []string{"native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu"}, verdict: "arithmetic", someDiffer: true},
+		ops:  gdnAll, only: []string{"native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl"}, verdict: "arithmetic", someDiffer: true},
 	// The kinds that must stay quiet, or be only what they are.
 	{name: "pure rename", file: "conv.go",
 		subs: [][2]string{{`c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`, `c0 = b.Let("channel", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`}},

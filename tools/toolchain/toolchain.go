@@ -104,6 +104,14 @@ var known = []Tool{
 		Required: RequiredCI,
 	},
 	{
+		Name:        "clinfo",
+		Candidates:  []string{"clinfo"},
+		VersionArgs: []string{"--version"},
+		Purpose:     "lists the OpenCL platforms the OpenCL backend's checks can run on (PoCL in CI: pocl-opencl-icd, built against ocl-icd-opencl-dev)",
+		Install:     "apt-get install -y clinfo pocl-opencl-icd ocl-icd-opencl-dev",
+		Required:    RequiredCI,
+	},
+	{
 		Name:        "nvcc",
 		Candidates:  []string{"nvcc"},
 		VersionArgs: []string{"--version"},

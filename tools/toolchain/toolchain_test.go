@@ -57,7 +57,7 @@ func mustLookup(t *testing.T, name string) Tool {
 
 func TestKnown(t *testing.T) {
 	want := []string{"go", "just", "g++", "clang++-22", "glslangValidator", "spirv-val",
-		"vulkaninfo", "lavapipe", "nvcc", "xcrun-metal", "icpx", "acpp"}
+		"vulkaninfo", "lavapipe", "clinfo", "nvcc", "xcrun-metal", "icpx", "acpp"}
 	var got []string
 	for _, tool := range Known() {
 		got = append(got, tool.Name)
