@@ -117,8 +117,8 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     }
 }
 
-// gated_delta_net_gather: phase 1 of op B: copy non-identity prior states to scratch
-static void ggml_compute_forward_gated_delta_net_gather_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// gated_delta_net_gather_rows: op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
+static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[2]->ne[0] * dst->src[2]->ne[0] * dst->src[2]->ne[1];
     const uint32_t n_seqs = dst->src[2]->ne[3];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -126,34 +126,23 @@ static void ggml_compute_forward_gated_delta_net_gather_f32(const ggml_compute_p
     const int32_t * ids = (const int32_t *) dst->src[7]->data;
     float * scratch = (float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
 
-    const int64_t groups_x = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs);
+    const int64_t groups_x = (row_len + 16383u) / 16384u;
     const int64_t groups_y = n_seqs;
     const int64_t n_groups = groups_x * groups_y;
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
         const uint32_t group_y = group / groups_x;
-        for (uint32_t local_x = 0; local_x < 256u; ++local_x) {
-            const uint32_t s = group_y;
-            const int32_t src = ids[s];
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
-                const uint32_t from = (uint32_t) src * row_len;
-                const uint32_t to = s * row_len;
-                const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
-                const uint32_t first = group_x * 2048u + local_x;
-                float vals[8];
-                for (uint32_t c = first; c < row_len; c += stride) {
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            vals[j] = cache[from + (c + j * 256u)];
-                        }
-                    }
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            scratch[to + (c + j * 256u)] = vals[j];
-                        }
-                    }
-                }
+        const uint32_t s = group_y;
+        const int32_t src = ids[s];
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            const uint32_t first = group_x * 16384u;
+            const uint32_t left = row_len - first;
+            const uint32_t last = first + (left < 16384u ? left : 16384u);
+            const uint32_t from = (uint32_t) src * row_len;
+            const uint32_t to = s * row_len;
+            for (uint32_t i = first; i < last; ++i) {
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -297,7 +286,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
 static void ggml_compute_forward_gated_delta_net_inplace_ids(const ggml_compute_params * params, ggml_tensor * dst) {
     // with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[2]->ne[3] >= 2) {
-        ggml_compute_forward_gated_delta_net_gather_f32(params, dst);
+        ggml_compute_forward_gated_delta_net_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_gated_delta_net_inplace_ids_f32(params, dst);
@@ -363,8 +352,8 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
     }
 }
 
-// ssm_conv_gather: phase 1 of op D: copy non-identity taps to scratch
-static void ggml_compute_forward_ssm_conv_gather_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// ssm_conv_gather_rows: op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
+static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[0]->nb[2] / 4;
     const uint32_t n_seqs = dst->src[2]->ne[2];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -372,34 +361,23 @@ static void ggml_compute_forward_ssm_conv_gather_f32(const ggml_compute_params *
     const int32_t * ids = (const int32_t *) dst->src[4]->data;
     float * scratch = (float *) params->wdata;
 
-    const int64_t groups_x = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs);
+    const int64_t groups_x = (row_len + 16383u) / 16384u;
     const int64_t groups_y = n_seqs;
     const int64_t n_groups = groups_x * groups_y;
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
         const uint32_t group_y = group / groups_x;
-        for (uint32_t local_x = 0; local_x < 256u; ++local_x) {
-            const uint32_t s = group_y;
-            const int32_t src = ids[s];
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
-                const uint32_t from = (uint32_t) src * row_len;
-                const uint32_t to = s * row_len;
-                const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
-                const uint32_t first = group_x * 2048u + local_x;
-                float vals[8];
-                for (uint32_t c = first; c < row_len; c += stride) {
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            vals[j] = cache[from + (c + j * 256u)];
-                        }
-                    }
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            scratch[to + (c + j * 256u)] = vals[j];
-                        }
-                    }
-                }
+        const uint32_t s = group_y;
+        const int32_t src = ids[s];
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            const uint32_t first = group_x * 16384u;
+            const uint32_t left = row_len - first;
+            const uint32_t last = first + (left < 16384u ? left : 16384u);
+            const uint32_t from = (uint32_t) src * row_len;
+            const uint32_t to = s * row_len;
+            for (uint32_t i = first; i < last; ++i) {
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -484,7 +462,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
 static void ggml_compute_forward_ssm_conv_update_inplace_ids(const ggml_compute_params * params, ggml_tensor * dst) {
     // with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[2]->ne[2] >= 2) {
-        ggml_compute_forward_ssm_conv_gather_f32(params, dst);
+        ggml_compute_forward_ssm_conv_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_ssm_conv_update_inplace_ids_f32(params, dst);
