@@ -40,6 +40,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     float * dst_data = (float *) dst->data;
     float * state_dst = (float *) dst->src[6]->data;
 
+    GGML_ASSERT((S_v % (NW * CPW)) == 0u && "S_v must be a multiple of NW*CPW");
     GGML_ASSERT(CPW * R <= 512);
     GGML_ASSERT(R <= 128);
     const int64_t groups_x = H;
@@ -187,6 +188,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
     const int32_t * ids = (const int32_t *) dst->src[7]->data;
     const float * scratch = (const float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
 
+    GGML_ASSERT((S_v % (NW * CPW)) == 0u && "S_v must be a multiple of NW*CPW");
     GGML_ASSERT(CPW * R <= 512);
     GGML_ASSERT(R <= 128);
     const int64_t groups_x = H;
