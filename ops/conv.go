@@ -14,7 +14,7 @@ const convThreads = 128
 func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl.Val) dsl.Val) dsl.Val {
 	y := b.Var("y", b.F32(0))
 	ascending := func() {
-		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.madd(b, win.At(j), w(j), y.Get())) })
+		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.convMadd(b, win.At(j), w(j), y.Get())) })
 	}
 	if st.convDot4 == nil {
 		ascending()

@@ -598,7 +598,7 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-							y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c*w1)+j_3)], y)
+							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 						}
 						if SILU {
 							act[kgTid*actLen+int((c-c0))] = y

@@ -336,7 +336,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
             window[taps] = x_cur[s * x2 + c];
             float y = 0.0f;
             for (uint32_t j = 0u; j < d_conv; ++j) {
-                y = fmaf(window[j], conv_kernel[c * w1 + j], y);
+                y = y + window[j] * conv_kernel[c * w1 + j];
             }
             if (SILU) {
                 act[c - c0] = y;
@@ -443,7 +443,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
             window[taps] = x_cur[s * x2 + c];
             float y = 0.0f;
             for (uint32_t j = 0u; j < d_conv; ++j) {
-                y = fmaf(window[j], conv_kernel[c * w1 + j], y);
+                y = y + window[j] * conv_kernel[c * w1 + j];
             }
             if (SILU) {
                 act[c - c0] = y;
