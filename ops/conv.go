@@ -211,7 +211,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			b.IfElse(src.Eq(rsHead.Add(s).I32()),
 				func() { loadTaps(stateDst, ring) },
 				func() {
-					b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
+					b.IfElse(aliasesOtherThanSelf(st, b, src, s, rsHead, nSeqs),
 						func() {
 							b.DepWait() // scratch is the gather's output
 							loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))

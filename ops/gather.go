@@ -76,8 +76,21 @@ func buildGather(name string) (*ir.Kernel, error) {
 // [rs_head, rs_head + n_seqs). Only such sources go through scratch.
 func aliasesDestination(b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
 	identity := src.Eq(rsHead.Add(s).I32())
-	inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
-	return identity.Not().AndAlso(inWindow)
+	return identity.Not().AndAlso(inWindow(src, rsHead, nSeqs))
+}
+
+func inWindow(src, rsHead, nSeqs dsl.Val) dsl.Val {
+	return src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+}
+
+// aliasesOtherThanSelf is aliasesDestination where s is known not to be
+// identity (the else of its test): ggml-cpu's kernels test the window alone;
+// the other backends' kernels keep the full condition as they were reviewed.
+func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
+	if st.vectorRows {
+		return inWindow(src, rsHead, nSeqs)
+	}
+	return aliasesDestination(b, src, s, rsHead, nSeqs)
 }
 
 // gatherRowChunk is how many elements of a row one CPU task copies (64 KiB):

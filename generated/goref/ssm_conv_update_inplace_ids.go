@@ -584,7 +584,7 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]

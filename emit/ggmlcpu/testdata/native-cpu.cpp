@@ -218,7 +218,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
                     }
                 }
             } else {
-                if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                     for (uint32_t cc = 0u; cc < CPW; ++cc) {
                         const uint32_t col = col0 + cc * NW;
                         for (uint32_t r = 0u; r < R; ++r) {
@@ -430,7 +430,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
                     window[j] = conv_state_dst[ring_off + j];
                 }
             } else {
-                if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                     for (uint32_t j = 0u; j < taps; ++j) {
                         window[j] = scratch[s * cs2 + c * cs1 + j];
                     }
