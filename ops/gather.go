@@ -93,9 +93,9 @@ func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Va
 	return aliasesDestination(b, src, s, rsHead, nSeqs)
 }
 
-// gatherRowChunk is how many elements of a row one CPU task copies (64 KiB):
+// GatherRowChunk is how many elements of a row one CPU task copies (64 KiB):
 // a GDN state row (MBs) is split over every thread, a conv row is one task.
-const gatherRowChunk = 16384
+const GatherRowChunk = 16384
 
 // GatherRowsSuffix names the CPU form of a gather: gated_delta_net_gather
 // becomes gated_delta_net_gather_rows.
@@ -123,16 +123,16 @@ func buildGatherRows(name string) (*ir.Kernel, error) {
 	ids := b.Buffer("ids", ir.I32, ir.Read, "ids", "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(1, 1, 1)
-	b.Grid(rowLen.Add(gatherRowChunk-1).Div(gatherRowChunk), nSeqs, 1)
+	b.Grid(rowLen.Add(GatherRowChunk-1).Div(GatherRowChunk), nSeqs, 1)
 
 	b.DepWait()
 	b.DepRelease()
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
 	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
-		first := b.Let("first", b.GroupID(0).Mul(gatherRowChunk))
+		first := b.Let("first", b.GroupID(0).Mul(GatherRowChunk))
 		left := b.Let("left", rowLen.Sub(first))
-		last := b.Let("last", first.Add(b.Select(left.Lt(gatherRowChunk), left, b.U32(gatherRowChunk))))
+		last := b.Let("last", first.Add(b.Select(left.Lt(GatherRowChunk), left, b.U32(GatherRowChunk))))
 		from := b.Let("from", src.U32().Mul(rowLen))
 		to := b.Let("to", s.Mul(rowLen))
 		b.For("i", first, last, func(i dsl.Val) { scratch.Store(to.Add(i), cache.Load(from.Add(i))) })
