@@ -131,8 +131,9 @@ var upstreamFiles = map[string][]struct{ section, name string }{
 // UpstreamGlue renders the glue a backend gets with the upstream kernels
 // (internal/upstream): the files its sources include (fused-ops.cuh,
 // fused-ops.hpp; Metal's fused-ops.h and fused-ops-supports.h) and the
-// sections spliced into its sources, by name.
-func UpstreamGlue(backend string) (out []File, sections map[string]string, err error) {
+// sections spliced into its sources, by name. kernels are kernel sources
+// the glue's header carries itself, beside their launchers (.Kernels).
+func UpstreamGlue(backend string, kernels ...[]byte) (out []File, sections map[string]string, err error) {
 	names, ok := upstreamFiles[backend]
 	if !ok {
 		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
@@ -146,10 +147,15 @@ func UpstreamGlue(backend string) (out []File, sections map[string]string, err e
 	if err != nil {
 		return nil, nil, err
 	}
+	var srcs []string
+	for _, k := range kernels {
+		srcs = append(srcs, strings.TrimRight(string(k), "\n"))
+	}
 	data := struct {
 		Families []glue.FamilyView
 		Rejects  []glue.Check
-	}{fams, glue.Rejects()}
+		Kernels  []string
+	}{fams, glue.Rejects(), srcs}
 	for _, n := range names {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, n.section, data); err != nil {

@@ -47,6 +47,9 @@ func gatherOf(s *ops.Shared) string {
 type File struct {
 	Name string
 	Data []byte
+	// InGlue: the text joins the glue's header beside its launcher instead
+	// of a file of its own (Name is then only its name in tests).
+	InGlue bool
 }
 
 // Kernel returns f's shared kernel under backend's native contract.
@@ -57,8 +60,24 @@ func (f Family) Kernel(backend string) (*ir.Kernel, error) {
 // CUDA returns ggml-cuda's kernel headers, one per family (<name>.cuh).
 func CUDA() ([]File, error) { return render("cuda", ".cuh", cuda.Upstream) }
 
-// SYCL returns ggml-sycl's kernel headers, one per family (<name>.hpp).
-func SYCL() ([]File, error) { return render("sycl", ".hpp", sycl.Upstream) }
+// SYCL returns ggml-sycl's kernel headers, one per family (<name>.hpp),
+// after the gather, which joins the glue's header (InGlue).
+func SYCL() ([]File, error) {
+	files, err := render("sycl", ".hpp", sycl.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := sycl.UpstreamInline(gather)
+	if err != nil {
+		return nil, err
+	}
+	files[0] = File{Name: files[0].Name, Data: src, InGlue: true}
+	return files, nil
+}
 
 // FileName is the header holding f's kernels on a backend with extension ext.
 func FileName(f Family, ext string) string { return f.Shared.Name + ext }
