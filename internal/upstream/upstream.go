@@ -9,6 +9,7 @@ package upstream
 
 import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -141,6 +142,37 @@ func Metal() ([]byte, error) {
 			return nil, err
 		}
 		out = append(append(out, '\n'), src...)
+	}
+	return out, nil
+}
+
+// Vulkan returns ggml-vulkan's shaders: the gather (<SharedGatherName>.comp),
+// then one per family (<name>.comp), each one module for all its variants
+// (specialization constants, glsl.SpecConstants).
+func Vulkan() ([]File, error) {
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := glsl.Upstream(GatherSummary, gather, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []File{{Name: ops.SharedGatherName + ".comp", Data: src}}
+	fams, err := Families()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fams {
+		k, err := f.Kernel("vulkan")
+		if err != nil {
+			return nil, err
+		}
+		src, err := glsl.Upstream(summary(f), k, f.Shared.Variants("vulkan")[0].Values)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Name: FileName(f, ".comp"), Data: src})
 	}
 	return out, nil
 }
