@@ -126,6 +126,8 @@ var upstreamFiles = map[string][]struct{ section, name string }{
 	"cuda":  {{"upstream-file", "fused-ops.cuh"}},
 	"sycl":  {{"upstream-file", "fused-ops.hpp"}},
 	"metal": {{"upstream-file", "fused-ops.h"}, {"upstream-supports-file", SupportsName}},
+	// Vulkan's glue is spliced into ggml-vulkan.cpp whole: sections only
+	"vulkan": nil,
 }
 
 // UpstreamGlue renders the glue a backend gets with the upstream kernels
@@ -142,7 +144,7 @@ func UpstreamGlue(backend string, kernels ...[]byte) (out []File, sections map[s
 	if err != nil {
 		return nil, nil, err
 	}
-	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }}
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join}
 	t, err := template.New("").Funcs(funcs).ParseFS(files, backend+"/upstream.*.tmpl")
 	if err != nil {
 		return nil, nil, err
