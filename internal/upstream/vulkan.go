@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -21,10 +20,11 @@ type VulkanShader struct {
 	Shared *ops.Shared
 }
 
-// VulkanShaders compiles Vulkan()'s shaders with glslang (spirv-val clean)
-// and returns them by the op each runs: a family's plain and ids ops, and
-// the ids op's gather.
-func VulkanShaders(ctx context.Context, tools *spvbuild.Tools) (map[string]*VulkanShader, error) {
+// VulkanShaders compiles Vulkan()'s shaders with build (glslang and
+// spirv-val, or a cache of their modules on a host without them) and
+// returns them by the op each runs: a family's plain and ids ops, and the
+// ids op's gather.
+func VulkanShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*VulkanShader, error) {
 	files, err := Vulkan()
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func VulkanShaders(ctx context.Context, tools *spvbuild.Tools) (map[string]*Vulk
 	for _, f := range files {
 		units = append(units, spvbuild.Unit{File: "vulkan-shaders/" + f.Name, Source: f.Data, Name: "upstream " + f.Name})
 	}
-	res, err := tools.Build(ctx, units, nil)
+	res, err := build(units)
 	if err != nil {
 		return nil, err
 	}
@@ -45,14 +45,14 @@ func VulkanShaders(ctx context.Context, tools *spvbuild.Tools) (map[string]*Vulk
 	if err != nil {
 		return nil, err
 	}
-	g := &VulkanShader{SPIRV: res[0].SPIRV, K: gather}
+	g := &VulkanShader{SPIRV: res[0], K: gather}
 	byOp := map[string]*VulkanShader{}
 	for i, f := range fams {
 		k, err := f.Kernel("vulkan")
 		if err != nil {
 			return nil, err
 		}
-		s := &VulkanShader{SPIRV: res[i+1].SPIRV, K: k, Shared: f.Shared}
+		s := &VulkanShader{SPIRV: res[i+1], K: k, Shared: f.Shared}
 		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = s, s, g
 	}
 	return byOp, nil

@@ -38,7 +38,14 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		skipOrFailVulkan(t, err)
 	}
-	byOp, err := VulkanShaders(ctx, tools)
+	byOp, err := VulkanShaders(func(units []spvbuild.Unit) ([][]byte, error) {
+		res, err := tools.Build(ctx, units, nil)
+		var out [][]byte
+		for _, r := range res {
+			out = append(out, r.SPIRV)
+		}
+		return out, err
+	})
 	if err != nil {
 		t.Fatalf("the upstream shaders do not compile: %v", err)
 	}
