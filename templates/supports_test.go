@@ -48,13 +48,20 @@ func TestSupportsOpAnswers(t *testing.T) {
 	}
 }
 
-// The supports_op header of Metal's upstream glue gives the same answers.
+// The supports_op of Metal's upstream glue (its header) and of Vulkan's (the
+// section spliced into ggml-vulkan.cpp) give the same answers.
 func TestUpstreamSupportsOpAnswers(t *testing.T) {
+	for _, backend := range []string{"metal", "vulkan"} {
+		t.Run(backend, func(t *testing.T) { upstreamSupportsOpAnswers(t, backend) })
+	}
+}
+
+func upstreamSupportsOpAnswers(t *testing.T, backend string) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("g++ not found")
 	}
-	files, _, err := UpstreamGlue("metal")
+	files, sections, err := UpstreamGlue(backend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +71,17 @@ func TestUpstreamSupportsOpAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	prefix := map[string]string{"metal": "ggml_metal", "vulkan": "ggml_vk"}[backend]
+	if backend == "vulkan" {
+		if err := os.WriteFile(filepath.Join(dir, SupportsName), []byte(sections["upstream-supports"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	bin := filepath.Join(dir, "supports")
 	testdata, _ := filepath.Abs("testdata")
 	cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
 		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+SupportsName+`"`,
-		"-DKG_PREFIX=ggml_metal_fused_supports_op", "-DKG_WRITTEN=ggml_metal_fused_written_src",
+		"-DKG_PREFIX="+prefix+"_fused_supports_op", "-DKG_WRITTEN="+prefix+"_fused_written_src",
 		filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling the upstream supports_op: %v\n%s", err, out)

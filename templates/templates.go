@@ -126,13 +126,16 @@ var upstreamFiles = map[string][]struct{ section, name string }{
 	"cuda":  {{"upstream-file", "fused-ops.cuh"}},
 	"sycl":  {{"upstream-file", "fused-ops.hpp"}},
 	"metal": {{"upstream-file", "fused-ops.h"}, {"upstream-supports-file", SupportsName}},
+	// Vulkan's glue is spliced into ggml-vulkan.cpp whole: sections only
+	"vulkan": nil,
 }
 
 // UpstreamGlue renders the glue a backend gets with the upstream kernels
 // (internal/upstream): the files its sources include (fused-ops.cuh,
 // fused-ops.hpp; Metal's fused-ops.h and fused-ops-supports.h) and the
-// sections spliced into its sources, by name.
-func UpstreamGlue(backend string) (out []File, sections map[string]string, err error) {
+// sections spliced into its sources, by name. kernels are kernel sources
+// the glue's header carries itself, beside their launchers (.Kernels).
+func UpstreamGlue(backend string, kernels ...[]byte) (out []File, sections map[string]string, err error) {
 	names, ok := upstreamFiles[backend]
 	if !ok {
 		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
@@ -141,15 +144,20 @@ func UpstreamGlue(backend string) (out []File, sections map[string]string, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }}
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join}
 	t, err := template.New("").Funcs(funcs).ParseFS(files, backend+"/upstream.*.tmpl")
 	if err != nil {
 		return nil, nil, err
 	}
+	var srcs []string
+	for _, k := range kernels {
+		srcs = append(srcs, strings.TrimRight(string(k), "\n"))
+	}
 	data := struct {
 		Families []glue.FamilyView
 		Rejects  []glue.Check
-	}{fams, glue.Rejects()}
+		Kernels  []string
+	}{fams, glue.Rejects(), srcs}
 	for _, n := range names {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, n.section, data); err != nil {

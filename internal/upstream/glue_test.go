@@ -295,7 +295,13 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			glueFiles, _, err := templates.UpstreamGlue(c.backend)
+			var inGlue [][]byte
+			for _, f := range files {
+				if f.InGlue {
+					inGlue = append(inGlue, f.Data)
+				}
+			}
+			glueFiles, _, err := templates.UpstreamGlue(c.backend, inGlue...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +310,9 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 				src[f.Name] = f.Data
 			}
 			for _, f := range files {
-				src[f.Name] = f.Data
+				if !f.InGlue {
+					src[f.Name] = f.Data
+				}
 			}
 			prog := hostemu.Program{Name: "upstream_glue_" + c.backend, Lang: c.lang, Sources: src, Harness: []byte(glueHarness)}
 			bin, err := hostemu.BuildWith(context.Background(), prog, hostemu.Options{Flags: emulate.WarningFlags})
