@@ -255,6 +255,12 @@ func Build(ctx context.Context, p Program) (*Binary, error) { return BuildWith(c
 
 var keyLocks sync.Map // cache key -> *sync.Mutex: one compile per key per process
 
+// compileFailures keeps each key's CompileError for the process: the cases
+// of one program share its build, and a failed one (not cached on disk)
+// would otherwise be recompiled for every case, which with a real SYCL
+// compiler costs minutes.
+var compileFailures sync.Map // cache key -> *CompileError
+
 // BuildWith compiles p into a cached executable. The cache key covers the
 // sources, harness, runtime headers, flags and the compiler's identity (its
 // resolved path, size and modification time), so a warm build runs nothing.
@@ -306,6 +312,9 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 		bin.Cached = true
 		return bin, nil
 	}
+	if ce, ok := compileFailures.Load(key); ok {
+		return nil, ce.(*CompileError)
+	}
 
 	work, err := os.MkdirTemp(root, ".build-")
 	if err != nil {
@@ -335,7 +344,9 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 		if len(bytes.TrimSpace(out)) == 0 {
 			msg = err.Error()
 		}
-		return nil, &CompileError{Program: p.Name, Lang: p.Lang, Output: msg}
+		ce := &CompileError{Program: p.Name, Lang: p.Lang, Output: msg}
+		compileFailures.Store(key, ce)
+		return nil, ce
 	}
 	if err := os.Rename(work, final); err != nil {
 		// Another process may have finished the same entry first; an entry

@@ -1,6 +1,8 @@
 package hostemu
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,5 +42,26 @@ func TestRealSYCLBuildTree(t *testing.T) {
 	}
 	if _, err := flagsFor(CUDA, false, true); err == nil || !strings.Contains(err.Error(), "RealSYCL builds SYCL programs, not cuda") {
 		t.Errorf("RealSYCL for CUDA: %v", err)
+	}
+}
+
+// A program that does not compile is compiled once per process: every case
+// of it gets the same CompileError (with a real SYCL compiler each attempt
+// costs minutes).
+func TestFailedBuildCompilesOnce(t *testing.T) {
+	needCompiler(t, defaultCXX())
+	p := Program{Name: "broken_once", Lang: CUDA,
+		Sources: map[string][]byte{"k.cu": []byte("__global__ void k(float* o) { o[0] = no_such_name; }\n")},
+		Harness: []byte("void hostemu_run(hostemu::Job&) {}\n")}
+	o := Options{CacheDir: t.TempDir()}
+	n0 := compilerRuns.Load()
+	_, err1 := BuildWith(context.Background(), p, o)
+	_, err2 := BuildWith(context.Background(), p, o)
+	var ce *CompileError
+	if !errors.As(err1, &ce) || err2 == nil || err1.Error() != err2.Error() {
+		t.Fatalf("want the same CompileError twice, got %v and %v", err1, err2)
+	}
+	if d := compilerRuns.Load() - n0; d != 1 {
+		t.Errorf("%d compiler runs for two builds of one broken program, want 1", d)
 	}
 }
