@@ -46,10 +46,14 @@ func (s SYCLImpls) Plan() (toolchain.Result, string) {
 	return toolchain.Result{}, "host emulation only (no acpp or icpx on PATH)"
 }
 
-// ACPPTargets is the acpp compilation flow `kernelgen build` uses: its
-// OpenMP host backend (compiler-accelerated where acpp was built with it,
-// else library-only), the one every AdaptiveCpp install can run on a CPU.
-const ACPPTargets = "omp"
+// ACPPTargets is the acpp compilation flow `kernelgen build` uses:
+// AdaptiveCpp's default, the generic single-pass compiler (SSCP), whose
+// kernels are JIT-compiled for the host CPU by its OpenMP backend. Not
+// "omp" (omp.accelerated): on AdaptiveCpp 24.06 with LLVM 16 it returns
+// NaN from every kernel whose reduction goes through local memory and
+// barriers, where generic and omp.library-only return the Go reference's
+// bits from the same source.
+const ACPPTargets = "generic"
 
 // ACPPOptions are the hostemu options that build a program with acpp for
 // the given --acpp-targets, against AdaptiveCpp's own SYCL headers and
