@@ -379,12 +379,28 @@ func verifyMetal(ctx context.Context, files []File, progress func(done, total in
 	return fmt.Sprintf("metal: %s; host emulation (simdgroup %d) ran %d cases, every one equal to the Go reference", tier, metalWidth, n), nil
 }
 
+// verifySYCL runs the real SYCL compiler where there is one (acpp), then
+// the emulation. Both run the same cases, so progress counts them as one
+// list twice as long.
 func verifySYCL(ctx context.Context, _ []File, progress func(done, total int)) (string, error) {
-	n, err := check.Emulated(ctx, hostemu.SYCL, ir.Native("sycl"), syclWidth, progress)
+	impls, err := check.ProbeSYCL(ctx)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("sycl: no SYCL compiler run (kernelgen doctor tells whether icpx or acpp is installed); host emulation (sub-group %d) ran %d cases, every one equal to the Go reference", syclWidth, n), nil
+	first, second := progress, progress
+	if progress != nil && impls.ACPP.Found {
+		first = func(done, total int) { progress(done, 2*total) }
+		second = func(done, total int) { progress(total+done, 2*total) }
+	}
+	tier, err := check.RealSYCL(ctx, impls, first)
+	if err != nil {
+		return "", err
+	}
+	n, err := check.Emulated(ctx, hostemu.SYCL, ir.Native("sycl"), syclWidth, second)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sycl: %s; host emulation (sub-group %d) ran %d cases, every one equal to the Go reference", tier, syclWidth, n), nil
 }
 
 func verifyCUDA(ctx context.Context, _ []File, progress func(done, total int)) (string, error) {
