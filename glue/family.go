@@ -74,6 +74,19 @@ type FamilyView struct {
 	GatherCall string
 	// WrittenSrc is the src slot both ops write in place.
 	WrittenSrc int
+	// Vulkan: the variant table's columns (the switch key, then the other
+	// non-bool params) and rows, the bool params (one pipeline per value
+	// of each), the specialization constants over those names
+	// (glsl.SpecConstants), the push-constant struct's member lines and
+	// initialiser lines, each kernel buffer's binding over the node (dst
+	// and scratch being the launcher's), and the gather's struct lines.
+	VkColumns, VkBools, VkBoolParams   []string
+	VkRows                             []string
+	VkSpec                             string
+	VkPushDecl, VkPushInit, VkBuffers  []string
+	VkGatherPushDecl, VkGatherPushInit []string
+	VkBindings                         int
+	VkGrid                             [3]string
 	// Key is the param the dispatch switches on, Cases its values; the
 	// launcher takes the non-bool params as LaunchParams and the bool ones
 	// as BoolParams (BoolArgs), and Pick chooses the kernel among them.
@@ -491,6 +504,14 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		fv.GatherKargsDef = n.ArgsStructDef(fv.GatherKargsType, gk.Args)
 	}
 	fv.GatherHostName = n.Function(gk, true)
+
+	// Vulkan's fields, for a backend whose upstream shaders take their
+	// variants as specialization constants.
+	if n.SpecConstants != nil {
+		if err := fv.vulkan(n, s, k, compute, gather, plainRoles, exprs); err != nil {
+			return fv, err
+		}
+	}
 
 	// Only the switch key and the bools are chosen over the node.
 	var locals []Local

@@ -179,6 +179,9 @@ type Names struct {
 	// ArgsStructDef, when set, spells that struct's definition for upstream.
 	ArgsStruct    func(op string) string
 	ArgsStructDef func(name string, args []*ir.Arg) string
+	// SpecConstants, when set, are a kernel's specialization constants in
+	// their ids' order (Vulkan's upstream shaders).
+	SpecConstants func(k *ir.Kernel) []*ir.Param
 	// Defines, when set, are the preprocessor defines a variant is built with.
 	Defines func(in ir.Instance) (map[string]string, error)
 	// NoSharedArrays, when set, is why the backend's launcher takes no

@@ -46,10 +46,9 @@ type style struct {
 	// takes its dots with VecDot, nothing crosses lanes; the conv update
 	// runs a block of channels per lane and applies VecSilu to the block.
 	vectorRows bool
-	// fusedMadd: every multiply-add is one FMA, as ggml-cpu's plain path
-	// computes them on an FMA ISA (its vector FMAs; its scalar loops such as
-	// the conv's taps, contracted by GCC and Clang). Spelled out, the sum no
-	// longer depends on how the compiler vectorizes the fused kernel's loop.
+	// fusedMadd: the recurrence's multiply-adds are one FMA each, as
+	// ggml-cpu's vector routines compute them on an FMA ISA
+	// (ggml_vec_mad_f32's vector FMAs). The conv taps are not (convMadd).
 	fusedMadd bool
 }
 
@@ -89,6 +88,20 @@ func styleOf(a ir.Arith) style {
 // under native.
 func (st style) madd(b *dsl.Builder, x, y, acc dsl.Val) dsl.Val {
 	if st.portable || st.fusedMadd {
+		return b.FMA(x, y, acc)
+	}
+	return acc.Add(x.Mul(y))
+}
+
+// convMadd is one conv tap, acc + x*y: one FMA under the portable
+// contract, as written under every native one. ggml-cpu's plain conv writes
+// sumf += s*c and leaves the rest to its compiler, which decides per d_conv
+// (GCC 12 -O3 -march=native: an FMA chain at d_conv 2 and 3, vector
+// products summed in order at 4 and 8, both at 5-7; -O2 and Clang: FMAs):
+// the fused kernels write the same sum, so the same compiler decides the
+// same way for both.
+func (st style) convMadd(b *dsl.Builder, x, y, acc dsl.Val) dsl.Val {
+	if st.portable {
 		return b.FMA(x, y, acc)
 	}
 	return acc.Add(x.Mul(y))

@@ -14,7 +14,7 @@ const convThreads = 128
 func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl.Val) dsl.Val) dsl.Val {
 	y := b.Var("y", b.F32(0))
 	ascending := func() {
-		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.madd(b, win.At(j), w(j), y.Get())) })
+		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.convMadd(b, win.At(j), w(j), y.Get())) })
 	}
 	if st.convDot4 == nil {
 		ascending()
@@ -223,7 +223,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 				b.IfElse(src.Eq(rsHead.Add(s).I32()),
 					func() { loadTaps(stateDst, ring) },
 					func() {
-						b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
+						b.IfElse(aliasesOtherThanSelf(st, b, src, s, rsHead, nSeqs),
 							func() {
 								b.DepWait() // scratch is the gather's output
 								loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))

@@ -62,13 +62,13 @@
 //
 // Every op except the gathers is built under each contract; the contract picks
 // the arithmetic, never the semantics (and, for native-cpu, a shape that runs
-// well one thread at a time). native-cpu's madd is an fma, as ggml-cpu's
-// plain path computes it on an FMA ISA (vector FMAs, contracted scalar
-// loops); on an ISA without FMA ggml-cpu rounds twice and the fused ops
-// differ from it in the last bits. Notation: mul, add, sub round once
-// each; fma rounds once; madd(x, y, acc) is fma(x, y, acc) under portable and
-// native-cpu and acc + x*y (two roundings, contractible by the backend's
-// compiler) under the other native contracts. Each value column j of a GDN head is reduced over W = min(32, S_v)
+// well one thread at a time). native-cpu's GDN madd is an fma, as ggml-cpu's
+// vector routines compute it on an FMA ISA; on an ISA without FMA ggml-cpu
+// rounds twice and the fused ops differ from it in the last bits. Notation:
+// mul, add, sub round once each; fma rounds once; madd(x, y, acc) is
+// fma(x, y, acc) under portable and in native-cpu's GDN and acc + x*y (two
+// roundings, contractible by the backend's compiler) under the other native
+// contracts and native-cpu's conv taps. Each value column j of a GDN head is reduced over W = min(32, S_v)
 // lanes (native-opencl: 8 at S_v 128, ggml-opencl's LANES_PER_COLUMN); lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
 // but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked), and
 // native-cpu, where W = 1: a lane holds whole columns and each reduction is
@@ -104,8 +104,11 @@
 //	native-metal:  d_conv % 4 == 0: y = +0.0; y = add(y, dot4(chunk)) per 4 taps; else as sycl
 //	native-vulkan: d_conv == 4: y = +0.0 + dot4(all); else as sycl
 //	native-opencl: as native-metal (ggml-opencl's float4 kernel where d_conv % 4 == 0)
-//	native-cpu:    as portable without the final + 0.0 (ggml-cpu's plain conv,
-//	               docs/ops.md#conv, whose sumf += s*c GCC and Clang contract on an FMA ISA)
+//	native-cpu:    as native-sycl, as written: ggml-cpu's plain conv (docs/ops.md#conv) writes sumf += s*c and its compiler decides the
+//	               contraction per d_conv (GCC 12 -O3 -march=native: fma chain at
+//	               2-3, products summed in order at 4 and 8, both at 5-7; -O2 and
+//	               Clang: fma chain). The fused kernels write the same sum, for the
+//	               same compiler to decide; the Go reference checks it uncontracted.
 //
 // exp is dsl.ExpPortable under portable and the backend's exp under native;
 // SiLU is dsl.SiluPortable (y / (1 + exp(-y)) from exact operations) or

@@ -79,6 +79,66 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 // [rs_head, rs_head + n_seqs). Only such sources go through scratch.
 func aliasesDestination(b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
 	identity := src.Eq(rsHead.Add(s).I32())
-	inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
-	return identity.Not().AndAlso(inWindow)
+	return identity.Not().AndAlso(inWindow(src, rsHead, nSeqs))
+}
+
+func inWindow(src, rsHead, nSeqs dsl.Val) dsl.Val {
+	return src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+}
+
+// aliasesOtherThanSelf is aliasesDestination where s is known not to be
+// identity (the else of its test): ggml-cpu's kernels test the window alone;
+// the other backends' kernels keep the full condition as they were reviewed.
+func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
+	if st.vectorRows {
+		return inWindow(src, rsHead, nSeqs)
+	}
+	return aliasesDestination(b, src, s, rsHead, nSeqs)
+}
+
+// GatherRowChunk is how many elements of a row one CPU task copies (64 KiB):
+// a GDN state row (MBs) is split over every thread, a conv row is one task.
+const GatherRowChunk = 16384
+
+// GatherRowsSuffix names the CPU form of a gather: gated_delta_net_gather
+// becomes gated_delta_net_gather_rows.
+const GatherRowsSuffix = "_rows"
+
+// GatherFor is the gather op a backend runs for an ids op whose gather is
+// named name: ggml-cpu copies rows as a CPU thread does (buildGatherRows),
+// every other backend runs the lane-parallel chunked gather.
+func GatherFor(name, backend string) string {
+	if backend == "cpu" {
+		return name + GatherRowsSuffix
+	}
+	return name
+}
+
+// buildGatherRows is buildGather as a CPU thread runs it: the same rows
+// (aliasesDestination) copied to the same scratch rows, a task being one
+// chunk of one row, copied element after element (a memcpy to the compiler).
+func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
+	b := dsl.New(name, ir.Portable)
+	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
+	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
+	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
+	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
+	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
+	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
+	b.Workgroup(1, 1, 1)
+	b.Grid(rowLen.Add(GatherRowChunk-1).Div(GatherRowChunk), nSeqs, 1)
+
+	b.DepWait()
+	b.DepRelease()
+	s := b.Let("s", b.GroupID(1))
+	src := b.Let("src", ids.Load(s))
+	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
+		first := b.Let("first", b.GroupID(0).Mul(GatherRowChunk))
+		left := b.Let("left", rowLen.Sub(first))
+		last := b.Let("last", first.Add(b.Select(left.Lt(GatherRowChunk), left, b.U32(GatherRowChunk))))
+		from := b.Let("from", src.U32().Mul(rowLen))
+		to := b.Let("to", s.Mul(rowLen))
+		b.For("i", first, last, func(i dsl.Val) { scratch.Store(to.Add(i), cache.Load(from.Add(i))) })
+	})
+	return b.Build()
 }

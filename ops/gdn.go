@@ -222,7 +222,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		b.IfElse(src.Eq(rsHead.Add(s).I32()),
 			func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
 			func() {
-				b.IfElse(aliasesDestination(b, src, s, rsHead, nSeqs),
+				b.IfElse(aliasesOtherThanSelf(st, b, src, s, rsHead, nSeqs),
 					func() {
 						b.DepWait() // scratch is the gather's output
 						loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block))

@@ -98,13 +98,20 @@ func TestVariantTable(t *testing.T) {
 	}
 	// Every backend builds, per op: S_v {16,32,64,128} x KDA x (KEEP_RS for
 	// the base op); d_conv 2..8 x SiLU. The table holds Vulkan's own S_v 128
-	// tiling besides the shared one. Backends with a batched op B
+	// tiling besides the shared one. A backend with its own form of the
+	// gathers (ggml-cpu's row copies, GatherFor) builds that instead. Backends with a batched op B
 	// (GDNBatch) build it at S_v x KDA, at the shape their glue asks for.
 	for _, be := range ops.NativeBackends {
 		want := map[string]int{
 			"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
 			"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
 			"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
+		}
+		for _, g := range []string{"gated_delta_net_gather", "ssm_conv_gather"} {
+			if own := ops.GatherFor(g, be); own != g {
+				delete(want, g)
+				want[own] = 1
+			}
 		}
 		if _, ok := ops.ConvBatch(be); ok {
 			want["ssm_conv_update_inplace_ids_batched"] = 14

@@ -74,6 +74,9 @@ var registry = []*Op{
 	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("gated_delta_net_gather", "src5", "src7")
 	}},
+	{Name: "gated_delta_net_gather_rows", Fusion: "B", ArithFree: true, Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
+	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildSSMConv("ssm_conv", a)
 	}},
@@ -88,6 +91,9 @@ var registry = []*Op{
 	}},
 	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("ssm_conv_gather", "src0", "src4")
+	}},
+	{Name: "ssm_conv_gather_rows", Fusion: "D", ArithFree: true, Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")
 	}},
 }
 

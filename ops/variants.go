@@ -215,7 +215,8 @@ func table() []Variant {
 			}
 		}
 	}
-	out = append(out, V("gated_delta_net_gather"), V("ssm_conv_gather"))
+	out = append(out, V("gated_delta_net_gather").NotOnBackends("cpu"), V("ssm_conv_gather").NotOnBackends("cpu"),
+		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn("cpu"), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn("cpu"))
 	for dconv := 2; dconv <= 8; dconv++ {
 		out = append(out, V("ssm_conv", "d_conv", dconv))
 		for _, silu := range []bool{false, true} {

@@ -26,14 +26,19 @@ type Target struct {
 	Template string
 	Out      string
 	Prefix   string
-	// Upstream lists the files the backend's upstream glue renders
-	// (templates beside Template named upstream.*.tmpl), by section.
-	Upstream []UpstreamFile
+	// Upstream, when set, is the backend's upstream glue (templates beside
+	// Template named upstream.*.tmpl).
+	Upstream *Upstream
 
 	once sync.Once
 	view *glue.View
 	err  error
 }
+
+// Upstream is a backend's upstream glue: the files it renders, by template
+// section (none where the glue is spliced into the sources whole: sections
+// only).
+type Upstream struct{ Files []UpstreamFile }
 
 // UpstreamFile is one file of a backend's upstream glue: the template
 // section that renders it and its name in the tree.
@@ -138,26 +143,32 @@ func CommonSection(name string) (string, error) {
 // UpstreamGlue renders the glue a backend gets with the upstream kernels
 // (internal/upstream): the files its sources include (fused-ops.cuh,
 // fused-ops.hpp; Metal's fused-ops.h and fused-ops-supports.h) and the
-// sections spliced into its sources, by name.
-func UpstreamGlue(g *Target) (out []File, sections map[string]string, err error) {
-	names, backend := g.Upstream, g.Names.Backend
-	if len(names) == 0 {
+// sections spliced into its sources, by name. kernels are kernel sources
+// the glue's header carries itself, beside their launchers (.Kernels).
+func UpstreamGlue(g *Target, kernels ...[]byte) (out []File, sections map[string]string, err error) {
+	backend := g.Names.Backend
+	if g.Upstream == nil {
 		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
 	}
 	fams, err := glue.NewFamilyViews(g.Names)
 	if err != nil {
 		return nil, nil, err
 	}
-	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }}
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join}
 	t, err := template.New("").Funcs(funcs).ParseFS(files, path.Dir(g.Template)+"/upstream.*.tmpl")
 	if err != nil {
 		return nil, nil, err
 	}
+	var srcs []string
+	for _, k := range kernels {
+		srcs = append(srcs, strings.TrimRight(string(k), "\n"))
+	}
 	data := struct {
 		Families []glue.FamilyView
 		Rejects  []glue.Check
-	}{fams, glue.Rejects()}
-	for _, n := range names {
+		Kernels  []string
+	}{fams, glue.Rejects(), srcs}
+	for _, n := range g.Upstream.Files {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, n.Section, data); err != nil {
 			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, n.Section, err)

@@ -365,6 +365,9 @@ func used(k *ir.Kernel) map[any]bool {
 		expr(k.Grid[d])
 		expr(k.Workgroup[d])
 	}
+	for _, r := range k.Requires {
+		expr(r.Cond)
+	}
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		switch s := s.(type) {
 		case *ir.Store:
@@ -444,9 +447,16 @@ func join(a, b string) string {
 	return a + " + " + b
 }
 
-// asserts bound the runtime sizes of the stack arrays by what the variant
-// table allows.
+// asserts check the kernel's requirements on its params, which ggml-cpu
+// chooses at run time from the node (a GPU backend builds only variants
+// that meet them), then bound the runtime sizes of the stack arrays by what
+// the variant table allows.
 func (f *fn) asserts() {
+	for _, r := range f.k.Requires {
+		if _, isStatic := static(r.Cond); !isStatic {
+			f.p.Line("GGML_ASSERT(%s && %q);", f.p.Expr(r.Cond), r.Msg)
+		}
+	}
 	seen := map[string]bool{}
 	check := func(e ir.Expr, what string) int64 {
 		n, ok := f.b.max(e)

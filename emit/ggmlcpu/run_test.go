@@ -530,3 +530,41 @@ func TestLoweringPhases(t *testing.T) {
 		}
 	}
 }
+
+// ggml-cpu picks a GDN kernel's tiling from the node at run time, so a head
+// size the tiling does not divide (S_v 18: columns 16 and 17 would be left
+// unwritten) must stop the kernel, with the requirement's message.
+func TestGDNRefusesAnUntiledHeadSize(t *testing.T) {
+	u := unit(t, ir.Native("cpu"))
+	bin := build(t, u, "untiled")
+	const S = 18
+	p := &problem{op: 0, threads: 2}
+	vec := func(ne [4]int64) *tensor {
+		n := ne[0] * ne[1] * ne[2] * ne[3]
+		p.blocks = append(p.blocks, make([]byte, 4*n))
+		return &tensor{ne: ne, nb: dense(ne), block: len(p.blocks) - 1}
+	}
+	p.slots[0] = vec([4]int64{S, 1, 1, 1}) // q
+	p.slots[1] = vec([4]int64{S, 1, 1, 1}) // k
+	p.slots[2] = vec([4]int64{S, 1, 1, 1}) // v
+	p.slots[3] = vec([4]int64{1, 1, 1, 1}) // g
+	p.slots[4] = vec([4]int64{1, 1, 1, 1}) // beta
+	p.slots[5] = vec([4]int64{S, S, 1, 1}) // state
+	p.slots[6] = vec([4]int64{S * S, 1, 1, 1})
+	p.slots[10] = vec([4]int64{S, 1 + S, 1, 1})
+	if u.Ops[p.op].Fusion != "A" {
+		t.Fatalf("entry %d is op %s, want A", p.op, u.Ops[p.op].Fusion)
+	}
+	cmd := exec.Command(bin)
+	var in strings.Builder
+	if err := p.write(&in); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin = strings.NewReader(in.String())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err == nil || !strings.Contains(stderr.String(), "S_v must be a multiple of NW*CPW") {
+		t.Errorf("op A at S_v %d: exit %v, stderr %q; want the kernel to stop on its tiling requirement", S, err, stderr.String())
+	}
+}

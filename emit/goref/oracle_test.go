@@ -23,7 +23,7 @@ type contract struct {
 	convZero        bool             // CUDA plain conv: + 0.0f after the taps
 	dot4            func(K int) bool
 	wholeColumns    bool // CPU: one lane holds a whole column (W = 1), so dots run i ascending
-	fusedMadd       bool // CPU: multiply-adds are fmas
+	fusedMadd       bool // CPU: the recurrence's multiply-adds are fmas (the conv taps are not)
 }
 
 var contracts = []contract{
@@ -297,7 +297,11 @@ func oracleConvTaps(c contract, win, w []float32) float32 {
 		}
 	} else {
 		for j := 0; j < K; j++ {
-			y = c.madd(win[j], w[j], y)
+			if c.fusedMadd { // the CPU's taps: as written, uncontracted
+				y = y + mul(win[j], w[j])
+			} else {
+				y = c.madd(win[j], w[j], y)
+			}
 		}
 	}
 	if c.convZero {

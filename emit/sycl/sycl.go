@@ -95,6 +95,17 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	return b.Bytes(), err
 }
 
+// UpstreamInline returns a kernel without reductions as Upstream writes it,
+// but for a header that already includes sycl.hpp (the glue's, beside the
+// kernel's launcher): no prelude, no summary, static inline.
+func UpstreamInline(k *ir.Kernel) ([]byte, error) {
+	if ir.HasReduce(k) {
+		return nil, fmt.Errorf("sycl: %s reduces: it needs Upstream's xor_reduce_sum", k.ID())
+	}
+	src, err := kernel(k, true, true)
+	return []byte(src), err
+}
+
 func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("sycl", k); err != nil {
 		return "", err
@@ -115,6 +126,8 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	tparams := p.TemplateParams()
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
+	} else if upstream {
+		b.WriteString("static inline ")
 	} else {
 		b.WriteString("inline\n")
 	}

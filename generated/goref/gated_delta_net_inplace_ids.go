@@ -1480,7 +1480,7 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0 + (cc_1 * NW))

@@ -997,6 +997,54 @@ func runGatedDeltaNetGather(arith string, params map[string]int64, args map[stri
 	}
 	return GatedDeltaNetGather(arith, p, a, b)
 }
+func runGatedDeltaNetGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetGatherRowsParams
+	var a GatedDeltaNetGatherRowsArgs
+	var b GatedDeltaNetGatherRowsBuffers
+	{
+		v, ok := args["row_len"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_gather_rows: arg row_len not set")
+		}
+		a.RowLen = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_gather_rows: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_gather_rows: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_gather_rows: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_gather_rows: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_gather_rows: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	return GatedDeltaNetGatherRows(arith, p, a, b)
+}
 func runSsmConv(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvParams
 	var a SsmConvArgs
@@ -1510,6 +1558,54 @@ func runSsmConvGather(arith string, params map[string]int64, args map[string]uin
 	}
 	return SsmConvGather(arith, p, a, b)
 }
+func runSsmConvGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p SsmConvGatherRowsParams
+	var a SsmConvGatherRowsArgs
+	var b SsmConvGatherRowsBuffers
+	{
+		v, ok := args["row_len"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_gather_rows: arg row_len not set")
+		}
+		a.RowLen = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_gather_rows: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_gather_rows: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_gather_rows: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_gather_rows: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_gather_rows: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	return SsmConvGatherRows(arith, p, a, b)
+}
 
 // Run maps an op name to an entry point taking the contract name, params and
 // args by IR name (args as 32-bit patterns; f32 as its bits) and buffers by IR
@@ -1517,11 +1613,13 @@ func runSsmConvGather(arith string, params map[string]int64, args map[string]uin
 var Run = map[string]func(string, map[string]int64, map[string]uint32, map[string]any) error{
 	"gated_delta_net":                     runGatedDeltaNet,
 	"gated_delta_net_gather":              runGatedDeltaNetGather,
+	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
 	"gated_delta_net_inplace_ids":         runGatedDeltaNetInplaceIds,
 	"gated_delta_net_inplace_ids_batched": runGatedDeltaNetInplaceIdsBatched,
 	"ssm_conv":                            runSsmConv,
 	"ssm_conv_gather":                     runSsmConvGather,
+	"ssm_conv_gather_rows":                runSsmConvGatherRows,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,
 	"ssm_conv_update_inplace_ids":         runSsmConvUpdateInplaceIds,
 	"ssm_conv_update_inplace_ids_batched": runSsmConvUpdateInplaceIdsBatched,

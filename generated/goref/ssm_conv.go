@@ -361,7 +361,7 @@ func SsmConvNativeCpu(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) er
 						}
 						var y float32 = 0.0
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
-							y = rt.FMA(window[kgTid*windowLen+int(j_1)], conv_kernel[((c*w1)+j_1)], y)
+							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
 						}
 						dst[(((s * d2) + (t * d1)) + c)] = y
 					}

@@ -476,7 +476,7 @@ func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUp
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
-							y = rt.FMA(window[kgTid*windowLen+int(j_1)], conv_kernel[((c*w1)+j_1)], y)
+							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
 						}
 						if SILU {
 							act[kgTid*actLen+int((c-c0))] = y

@@ -584,7 +584,7 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -598,7 +598,7 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-							y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c*w1)+j_3)], y)
+							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 						}
 						if SILU {
 							act[kgTid*actLen+int((c-c0))] = y

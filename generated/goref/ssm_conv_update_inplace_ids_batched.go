@@ -646,7 +646,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedP
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
 						var y float32 = 0.0
 						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-							y = rt.FMA(window[kgTid*windowLen+int(j_2)], conv_kernel[((c[kgTid]*w1)+j_2)], y)
+							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c[kgTid]*w1)+j_2)]))
 						}
 						var out float32 = y
 						if SILU {

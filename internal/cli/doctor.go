@@ -74,6 +74,11 @@ func printDoctor(out io.Writer, d doctorJSON) error {
 	} else {
 		fmt.Fprintf(out, "Host C++ compiler (%s): %s = %s, %s\n", source, d.CXX.Setting, d.CXX.Path, d.CXX.Version)
 	}
+	if d.SYCL.Compiler == "" {
+		fmt.Fprintf(out, "SYCL implementation: none on PATH; kernelgen build --backend sycl: %s\n", d.SYCL.Build)
+	} else {
+		fmt.Fprintf(out, "SYCL implementation: %s = %s, %s; kernelgen build --backend sycl: %s\n", d.SYCL.Compiler, d.SYCL.Path, d.SYCL.Version, d.SYCL.Build)
+	}
 	if d.Cache.Error != "" {
 		fmt.Fprintf(out, "Build cache: %s\n", d.Cache.Error)
 	} else {

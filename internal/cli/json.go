@@ -11,6 +11,7 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -92,6 +93,7 @@ type doctorJSON struct {
 	CXX       cxxJSON    `json:"cxx"`
 	Cache     cacheJSON  `json:"cache"`
 	OpenCL    openclJSON `json:"opencl"`
+	SYCL      syclJSON   `json:"sycl"`
 	MissingCI []string   `json:"missing_ci"`
 }
 
@@ -131,6 +133,14 @@ type cxxJSON struct {
 	Error   string   `json:"error,omitempty"`
 }
 
+// syclJSON is the SYCL implementation kernelgen build --backend sycl uses.
+type syclJSON struct {
+	Compiler string `json:"compiler"` // "acpp", "icpx" or "" when neither is on PATH
+	Path     string `json:"path,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Build    string `json:"build"` // what kernelgen build --backend sycl does with it
+}
+
 type cacheJSON struct {
 	Hostemu string `json:"hostemu"` // compiled emulation programs
 	SPIRV   string `json:"spirv"`   // compiled Vulkan variants
@@ -151,7 +161,14 @@ func toolStatus(r toolchain.Result) (status string, needed bool) {
 
 func doctorData(ctx context.Context) doctorJSON {
 	d := doctorJSON{Schema: jsonSchema, MissingCI: []string{}}
+	var impls emulate.SYCLImpls
 	for _, r := range toolchain.ProbeAll(ctx) {
+		switch r.Tool.Name {
+		case "acpp":
+			impls.ACPP = r
+		case "icpx":
+			impls.ICPX = r
+		}
 		status, needed := toolStatus(r)
 		t := toolJSON{Name: r.Tool.Name, NeededBy: r.Tool.Required, Status: status, Path: r.Path, Version: r.Version, Purpose: r.Tool.Purpose, Install: r.Tool.Install}
 		if r.Err != nil {
@@ -162,10 +179,16 @@ func doctorData(ctx context.Context) doctorJSON {
 		}
 		d.Tools = append(d.Tools, t)
 	}
+	d.SYCL = syclData(impls)
 	d.CXX = cxxData()
 	d.Cache = cacheData()
 	d.OpenCL = openclData(ctx)
 	return d
+}
+
+func syclData(impls emulate.SYCLImpls) syclJSON {
+	r, build := impls.Plan()
+	return syclJSON{Compiler: r.Tool.Name, Path: r.Path, Version: r.Version, Build: build}
 }
 
 func cxxData() cxxJSON {

@@ -144,3 +144,38 @@ func TestListColumnsAligned(t *testing.T) {
 		t.Errorf("the table has %d rows before its first blank line, want %d (one per op)", rows, len(ops.All()))
 	}
 }
+
+// doctor names the SYCL implementation on PATH that build --backend sycl
+// uses (acpp, with AdaptiveCpp's own version line), or says there is none.
+func TestDoctorSYCL(t *testing.T) {
+	doctor := func() syclJSON {
+		t.Helper()
+		code, out, errs := run(t, "doctor", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d %s", code, errs)
+		}
+		var got doctorJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.SYCL
+	}
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	if got := doctor(); got.Compiler != "" || got.Path != "" || got.Build != "host emulation only (no acpp or icpx on PATH)" {
+		t.Errorf("no SYCL implementation: %+v", got)
+	}
+	acpp := filepath.Join(dir, "acpp")
+	script := "#!/bin/sh\n[ \"$1\" = --acpp-version ] && echo '  AdaptiveCpp version: 24.10.0+git.49544a48' && exit 0\necho 'clang version 16.0.6'\n"
+	if err := os.WriteFile(acpp, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := doctor()
+	if got.Compiler != "acpp" || got.Path != acpp || got.Version != "AdaptiveCpp version: 24.10.0+git.49544a48" || !strings.HasPrefix(got.Build, "compiles and runs every SYCL kernel with acpp") {
+		t.Errorf("acpp on PATH: %+v", got)
+	}
+	_, text, _ := run(t, "doctor")
+	if !strings.Contains(text, "SYCL implementation: acpp = "+acpp+", AdaptiveCpp version: 24.10.0+git.49544a48; kernelgen build --backend sycl: compiles and runs") {
+		t.Errorf("doctor text:\n%s", text)
+	}
+}

@@ -19,11 +19,7 @@ var budgets = map[string]int{"ggml": 900, "metal": 600, "sycl": 450, "vulkan": 8
 // overBudget holds backends whose patch is not compact yet, with the size it
 // may not grow past (a ratchet: lower it as the patch shrinks, and take the
 // backend out once it fits its budget).
-var overBudget = map[string]int{
-	"vulkan": 1877,
-	// the chunked gather (issue #21) grew these past their budgets
-	"ggml": 911, "sycl": 461,
-}
+var overBudget = map[string]int{}
 
 func TestSeriesPatchesFitTheirBudgets(t *testing.T) {
 	root := fixture(t, "")

@@ -55,11 +55,17 @@ func upstreamFiles(backend, dir string, kernels func() ([]upkernels.File, error)
 			return nil, nil, err
 		}
 	}
+	var inGlue [][]byte
+	for _, f := range ks {
+		if f.InGlue {
+			inGlue = append(inGlue, f.Data)
+		}
+	}
 	g, err := glueOf(backend)
 	if err != nil {
 		return nil, nil, err
 	}
-	glueFiles, t, err := templates.UpstreamGlue(g)
+	glueFiles, t, err := templates.UpstreamGlue(g, inGlue...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,7 +74,9 @@ func upstreamFiles(backend, dir string, kernels func() ([]upkernels.File, error)
 		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
 	}
 	for _, f := range ks {
-		files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
+		if !f.InGlue {
+			files = append(files, NewFile{Path: dir + f.Name, Data: upstreamText(f.Data)})
+		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	for k, v := range t {

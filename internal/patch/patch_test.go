@@ -281,7 +281,7 @@ func TestPartlyPatchedTreeIsRefused(t *testing.T) {
 	// as if an earlier kernelgen had written a different push-constant block
 	p := filepath.Join(root, "src", "ggml-vulkan", "ggml-vulkan.cpp")
 	src, _ := os.ReadFile(p)
-	src = bytes.Replace(src, []byte("uint32_t rs_head;"), []byte("uint32_t rs_head_old;"), 1)
+	src = bytes.Replace(src, []byte(" rs_head;"), []byte(" rs_head_old;"), 1)
 	if err := os.WriteFile(p, src, 0o644); err != nil {
 		t.Fatal(err)
 	}

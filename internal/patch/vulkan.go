@@ -1,7 +1,7 @@
 package patch
 
 import (
-	"fmt"
+	upkernels "github.com/kernelgen/kernelgen/internal/upstream"
 )
 
 const (
@@ -9,14 +9,19 @@ const (
 	vkGen = "src/ggml-vulkan/vulkan-shaders/vulkan-shaders-gen.cpp"
 )
 
-// vulkanStep adds the fused kernels as new .comp files and splices the glue
-// into ggml-vulkan.cpp and vulkan-shaders-gen.cpp (docs/ggml.md#vulkan).
+// vulkanStep adds the upstream shaders (internal/upstream: one module per
+// family and the gather, variants as specialization constants) and splices
+// the compact glue into ggml-vulkan.cpp and vulkan-shaders-gen.cpp
+// (docs/ggml.md#vulkan). The batched one-dispatch op B of generated/vulkan stays
+// kernelgen's own: it is a speed feature, and the gather then the compute
+// is its fallback.
 func vulkanStep() (*Step, error) {
-	view, err := view("vulkan")
+	files, up, err := upstreamFiles("vulkan", "src/ggml-vulkan/vulkan-shaders/", upkernels.Vulkan)
 	if err != nil {
 		return nil, err
 	}
-	gen, err := generated("vulkan")
+	t, err := sections("vulkan", "vk-build-graph-case", "vk-sync-check", "vk-sync-record", "vk-can-fuse",
+		"vk-alloc-size", "vk-supports-op")
 	if err != nil {
 		return nil, err
 	}
@@ -27,16 +32,12 @@ func vulkanStep() (*Step, error) {
 the final state written in place (src[6]) and its ids variant reading
 the prior state from cache[ids[s]] (src[7]), and SSM_CONV's conv-update
 that writes the shifted taps back in place (src[3]) and its ids variant
-(src[4]). The ids variants first copy the non-identity source slots
-into a scratch (the unused state region of the GDN output; bytes after
-the conv output, added by get_alloc_size), then a barrier, then compute.
-With one sequence no source can be another sequence's destination, so
-the copy and its barrier are left out. For 2..8 sequences, when the
-destination is the cache's own rows from rs_head (as the model builds
-it), both ids nodes run as one dispatch instead: each workgroup holds
-one column (or channel) block of every sequence, reads all prior
-states, passes a workgroup barrier and only then writes (aliasing never
-crosses a block), which saves the copy dispatch and its barrier.
+(src[4]). Each pair is one shader, the ids form picked by a
+specialization constant. The ids variants first copy the non-identity
+source slots into a scratch (the unused state region of the GDN output;
+bytes after the conv output, added by get_alloc_size), then a barrier,
+then compute. With one sequence no source can be another sequence's
+destination, so the copy and its barrier are left out.
 
 supports_op accepts a fused node only when its kernel exists and says no
 to the hybrid per-head state form (src[8]/src[9]) and bf16 state, so such
@@ -45,46 +46,26 @@ them. The in-place targets are recorded as written for the barrier
 tracking in ggml_vk_build_graph, and the SSM_CONV+SILU graph fusion
 leaves conv-update nodes alone (they apply SiLU themselves).
 
-Shaders keep the non-fused path's arithmetic (subgroup reductions, GLSL
-exp) and compile with the same -O rule as the other shaders.
+Shaders keep the non-fused path's arithmetic (subgroup shuffles, GLSL
+exp).
 `,
-	}
-	seen := map[string]bool{}
-	for _, op := range view.Ops {
-		for _, d := range op.Dispatches {
-			if seen[d.Function] {
-				continue
-			}
-			seen[d.Function] = true
-			name := d.Function + ".comp"
-			data, ok := gen[name]
-			if !ok {
-				return nil, fmt.Errorf("no generated shader %s", name)
-			}
-			s.Files = append(s.Files, NewFile{Path: "src/ggml-vulkan/vulkan-shaders/" + name, Data: upstreamText(data)})
-		}
-	}
-	t, err := sections("vulkan", "vk-push-constants", "vk-shader-gen", "vk-pipeline-members",
-		"vk-create-pipelines", "supports", "vk-dispatch", "vk-build-graph-case", "vk-sync-check",
-		"vk-sync-record", "vk-can-fuse", "vk-alloc-size", "vk-supports-op")
-	if err != nil {
-		return nil, err
+		Files: files,
 	}
 	const buildGraph = "static bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph,"
 	s.Edits = []Edit{
 		{Name: "push-constant structs", File: vkCpp, Place: After,
 			Anchor: []string{"struct vk_op_ssm_conv_push_constants {", "};"},
-			Text:   "\n" + t["vk-push-constants"]},
+			Text:   "\n" + up["upstream-push-constants"]},
 		{Name: "pipeline members", File: vkCpp, Place: After,
 			Anchor: []string{"struct vk_device_struct {", "vk_pipeline pipeline_ssm_conv_bias_silu_f32;"},
-			Text:   t["vk-pipeline-members"]},
+			Text:   up["upstream-pipeline-members"]},
 		{Name: "pipeline creation", File: vkCpp, Place: After,
 			Anchor: []string{"static void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {",
 				"ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_bias_silu_f32,"},
-			Text: t["vk-create-pipelines"]},
+			Text: up["upstream-create-pipelines"]},
 		{Name: "supports and dispatch functions", File: vkCpp, Place: Before,
 			Anchor: []string{"static void ggml_vk_ssm_conv(ggml_backend_vk_context * ctx, vk_context& subctx, const struct ggml_cgraph * cgraph, int node_idx) {"},
-			Text:   t["supports"] + "\n" + t["vk-dispatch"] + "\n"},
+			Text:   up["upstream-functions"] + "\n"},
 		{Name: "sync check of the in-place target", File: vkCpp, Place: Before,
 			Anchor: []string{buildGraph, "// For all fused ops, check if the destination node or any of the source", "for (uint32_t j = 0; j < GGML_MAX_SRC; ++j) {"},
 			Text:   t["vk-sync-check"]},
@@ -108,7 +89,7 @@ exp) and compile with the same -O rule as the other shaders.
 			Text:   t["vk-supports-op"] + "\n"},
 		{Name: "shader-gen entries", File: vkGen, Place: After,
 			Anchor: []string{"void process_shaders() {", `string_to_spv("ssm_conv_f32", "ssm_conv.comp",`},
-			Text:   "\n" + t["vk-shader-gen"]},
+			Text:   "\n" + up["upstream-shader-gen"]},
 	}
 	return s, nil
 }

@@ -306,7 +306,13 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, c.backend))
+			var inGlue [][]byte
+			for _, f := range files {
+				if f.InGlue {
+					inGlue = append(inGlue, f.Data)
+				}
+			}
+			glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, c.backend), inGlue...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,7 +321,9 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 				src[f.Name] = f.Data
 			}
 			for _, f := range files {
-				src[f.Name] = f.Data
+				if !f.InGlue {
+					src[f.Name] = f.Data
+				}
 			}
 			prog := hostemu.Program{Name: "upstream_glue_" + c.backend, Lang: c.lang, Sources: src, Harness: []byte(glueHarness)}
 			bin, err := hostemu.BuildWith(context.Background(), prog, hostemu.Options{Flags: emulate.WarningFlags})

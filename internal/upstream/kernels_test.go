@@ -64,7 +64,12 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := build(t, hostemu.SYCL, "sycl", files[0].Name, sycl.FunctionName(gather, true), files[0].Data, gather, nil, fams[0].Gather)
+	if !files[0].InGlue {
+		t.Fatalf("%s: the SYCL gather should join the glue's header", files[0].Name)
+	}
+	// the glue's header includes sycl.hpp before the gather
+	gsrc := append([]byte("#pragma once\n\n#include <sycl/sycl.hpp>\n\n"), files[0].Data...)
+	g := build(t, hostemu.SYCL, "sycl", files[0].Name, sycl.FunctionName(gather, true), gsrc, gather, nil, fams[0].Gather)
 	byOp := map[string]*program{}
 	for i, f := range fams {
 		shared, err := f.Kernel("sycl")

@@ -9,6 +9,7 @@ package upstream
 
 import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -47,6 +48,9 @@ func gatherOf(s *ops.Shared) string {
 type File struct {
 	Name string
 	Data []byte
+	// InGlue: the text joins the glue's header beside its launcher instead
+	// of a file of its own (Name is then only its name in tests).
+	InGlue bool
 }
 
 // Kernel returns f's shared kernel under backend's native contract.
@@ -57,8 +61,24 @@ func (f Family) Kernel(backend string) (*ir.Kernel, error) {
 // CUDA returns ggml-cuda's kernel headers, one per family (<name>.cuh).
 func CUDA() ([]File, error) { return render("cuda", ".cuh", cuda.Upstream) }
 
-// SYCL returns ggml-sycl's kernel headers, one per family (<name>.hpp).
-func SYCL() ([]File, error) { return render("sycl", ".hpp", sycl.Upstream) }
+// SYCL returns ggml-sycl's kernel headers, one per family (<name>.hpp),
+// after the gather, which joins the glue's header (InGlue).
+func SYCL() ([]File, error) {
+	files, err := render("sycl", ".hpp", sycl.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := sycl.UpstreamInline(gather)
+	if err != nil {
+		return nil, err
+	}
+	files[0] = File{Name: files[0].Name, Data: src, InGlue: true}
+	return files, nil
+}
 
 // FileName is the header holding f's kernels on a backend with extension ext.
 func FileName(f Family, ext string) string { return f.Shared.Name + ext }
@@ -122,6 +142,37 @@ func Metal() ([]byte, error) {
 			return nil, err
 		}
 		out = append(append(out, '\n'), src...)
+	}
+	return out, nil
+}
+
+// Vulkan returns ggml-vulkan's shaders: the gather (<SharedGatherName>.comp),
+// then one per family (<name>.comp), each one module for all its variants
+// (specialization constants, glsl.SpecConstants).
+func Vulkan() ([]File, error) {
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := glsl.Upstream(GatherSummary, gather, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []File{{Name: ops.SharedGatherName + ".comp", Data: src}}
+	fams, err := Families()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fams {
+		k, err := f.Kernel("vulkan")
+		if err != nil {
+			return nil, err
+		}
+		src, err := glsl.Upstream(summary(f), k, f.Shared.Variants("vulkan")[0].Values)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Name: FileName(f, ".comp"), Data: src})
 	}
 	return out, nil
 }

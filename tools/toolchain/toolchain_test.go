@@ -174,6 +174,22 @@ func TestProbeVersionOnStderr(t *testing.T) {
 	}
 }
 
+// acpp forwards --version to its clang; AdaptiveCpp's own version comes
+// from --acpp-version.
+func TestProbeACPPVersion(t *testing.T) {
+	dir := fakeDir(t)
+	want := fake(t, dir, "acpp", `case "$1" in
+--acpp-version) echo "acpp [AdaptiveCpp compilation driver], Copyright (C) 2018-2024 Aksel Alpay and the AdaptiveCpp project"
+  echo "  AdaptiveCpp version: 24.10.0+git.49544a48.20241009.branch.develop"
+  echo "  Installation root: /opt/acpp";;
+*) echo "Debian clang version 16.0.6 (15~deb12u1)";;
+esac`)
+	r := Probe(context.Background(), mustLookup(t, "acpp"))
+	if !r.Found || r.Err != nil || r.Path != want || r.Version != "AdaptiveCpp version: 24.10.0+git.49544a48.20241009.branch.develop" {
+		t.Errorf("Probe = %+v", r)
+	}
+}
+
 func TestProbeFailingVersion(t *testing.T) {
 	dir := fakeDir(t)
 	fake(t, dir, "vulkaninfo", `echo "ERROR: Cannot create Vulkan instance." >&2; exit 1`)

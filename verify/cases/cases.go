@@ -254,7 +254,8 @@ func Random(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Varia
 		err = b.conv()
 	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp:
 		err = b.convUpdate(opName)
-	case "gated_delta_net_gather", "ssm_conv_gather":
+	case "gated_delta_net_gather", "ssm_conv_gather",
+		"gated_delta_net_gather" + ops.GatherRowsSuffix, "ssm_conv_gather" + ops.GatherRowsSuffix:
 		err = b.gather(opName)
 	default:
 		err = fmt.Errorf("no case generator for op %s", opName)

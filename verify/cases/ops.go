@@ -1,6 +1,11 @@
 package cases
 
-import "math"
+import (
+	"math"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/ops"
+)
 
 func (b *builder) gdn(op string) error {
 	r, v := b.r, b.vals
@@ -80,7 +85,7 @@ func (b *builder) gdn(op string) error {
 	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
-	if err := b.launch("gated_delta_net_gather", map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.GatherFor("gated_delta_net_gather", b.c.Arith.Backend), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	return b.launch(op, args, nil)
@@ -135,7 +140,7 @@ func (b *builder) convUpdate(op string) error {
 		return b.launch(op, args, nil)
 	}
 	b.untouched("scratch", n*row)
-	if err := b.launch("ssm_conv_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.GatherFor("ssm_conv_gather", b.c.Arith.Backend), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	args["rs_head"] = int64(rsHead)
@@ -145,6 +150,9 @@ func (b *builder) convUpdate(op string) error {
 func (b *builder) gather(op string) error {
 	r := b.r
 	n, rowLen := 1+r.IntN(b.sz.MaxSeqs+2), 1+r.IntN(600)
+	if strings.HasSuffix(op, ops.GatherRowsSuffix) && r.IntN(2) == 0 {
+		rowLen += ops.GatherRowChunk // rows of more than one chunk
+	}
 	slots := n + r.IntN(4)
 	rsHead := r.IntN(slots - n + 1)
 	b.f32("cache", slots*rowLen, -1, 1, true)

@@ -24,6 +24,12 @@ import (
 // interruption (ctx's error), generated code that does not compile or
 // fails to run, and results that differ from the Go reference.
 func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, progress func(done, total int)) (int, error) {
+	return runCases(ctx, lang, native, width, hostemu.Options{}, "under host emulation", progress)
+}
+
+// runCases is Check with the programs built by hostemu options o; where
+// names the tier in errors ("under host emulation", "with acpp").
+func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
 	type job struct {
 		op *ops.Op
 		a  ir.Arith
@@ -70,13 +76,13 @@ func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, p
 			c, err := cases.Random(j.op.Name, j.a, r, cases.Small, &v)
 			if err != nil {
 				fails[i] = &failure{noRun, err}
-			} else if _, err = BuildFor(ctx, lang, c); err != nil {
+			} else if _, err = BuildWith(ctx, lang, c, o); err != nil {
 				var te *hostemu.ToolError
 				if errors.As(err, &te) {
 					stop(te) // the environment's fault: every case would fail alike
 				}
 				fails[i] = &failure{noCompile, err}
-			} else if got, err := Run(ctx, lang, c, width); err != nil {
+			} else if got, err := RunWith(ctx, lang, c, width, o); err != nil {
 				fails[i] = &failure{noRun, err}
 			} else if err := c.Compare(got); err != nil {
 				fails[i] = &failure{differs, err}
@@ -93,9 +99,9 @@ func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, p
 	if cause := context.Cause(ctx); cause != nil {
 		var te *hostemu.ToolError
 		if errors.As(cause, &te) {
-			return len(jobs), fmt.Errorf("%s under host emulation: %w", lang, te)
+			return len(jobs), fmt.Errorf("%s %s: %w", lang, where, te)
 		}
-		return len(jobs), fmt.Errorf("%s under host emulation: interrupted: %w", lang, cause)
+		return len(jobs), fmt.Errorf("%s %s: interrupted: %w", lang, where, cause)
 	}
 	var msgs [3][]string
 	for _, f := range fails {
@@ -127,7 +133,10 @@ func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, p
 		}
 	}
 	if len(parts) > 0 {
-		return len(jobs), fmt.Errorf("%s under host emulation (subgroup %d): %s", lang, width, strings.Join(parts, "\n"))
+		if o.RealSYCL {
+			return len(jobs), fmt.Errorf("%s %s: %s", lang, where, strings.Join(parts, "\n"))
+		}
+		return len(jobs), fmt.Errorf("%s %s (subgroup %d): %s", lang, where, width, strings.Join(parts, "\n"))
 	}
 	return len(jobs), nil
 }

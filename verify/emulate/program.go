@@ -206,8 +206,10 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 		w("  const sycl::nd_range<3> kg_range(sycl::range<3>(size_t(kg_g[2]) * kg_w[2], size_t(kg_g[1]) * kg_w[1], size_t(kg_g[0]) * kg_w[0]),\n")
 		w("                                   sycl::range<3>(kg_w[2], kg_w[1], kg_w[0]));\n")
 		call = append(call, "item")
+		// &acc[0], not get_multi_ptr: AdaptiveCpp's local_accessor has no
+		// get_multi_ptr (24.06), and the emulation skin leaves it out too.
 		if ir.HasReduce(k) {
-			call = append(call, "kg_red.get_multi_ptr<sycl::access::decorated::no>().get()")
+			call = append(call, "&kg_red[0]")
 		}
 	}
 	args := strings.Join(call, ", ")
@@ -238,7 +240,7 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 					return "", fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, v)
 				}
 				w("          sycl::local_accessor<%s, 1> kg_sh_%s(sycl::range<1>(%d), kg_h);\n", ctype(a.Elem), a.Name, n)
-				local += fmt.Sprintf(", kg_sh_%s.get_multi_ptr<sycl::access::decorated::no>().get()", a.Name)
+				local += fmt.Sprintf(", &kg_sh_%s[0]", a.Name)
 			}
 			w("          kg_h.parallel_for(kg_range, [=](sycl::nd_item<3> item) { %s(%s%s); });\n", inst, args, local)
 			w("        }).wait();\n")

@@ -52,13 +52,20 @@ var WarningFlags = []string{"-Wall", "-Werror"}
 // in lang, so a caller can build ahead of running and tell build failures
 // from run failures.
 func BuildFor(ctx context.Context, lang hostemu.Lang, c *cases.Case) ([]*hostemu.Binary, error) {
+	return BuildWith(ctx, lang, c, hostemu.Options{})
+}
+
+// BuildWith is BuildFor with hostemu options (another compiler, a real
+// SYCL implementation); WarningFlags come before o.Flags.
+func BuildWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, o hostemu.Options) ([]*hostemu.Binary, error) {
+	o.Flags = append(append([]string{}, WarningFlags...), o.Flags...)
 	var bins []*hostemu.Binary
 	for _, l := range c.Launches {
 		p, err := cachedProgram(lang, l.Op, c.Arith)
 		if err != nil {
 			return nil, err
 		}
-		bin, err := hostemu.BuildWith(ctx, p, hostemu.Options{Flags: WarningFlags})
+		bin, err := hostemu.BuildWith(ctx, p, o)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +78,14 @@ func BuildFor(ctx context.Context, lang hostemu.Lang, c *cases.Case) ([]*hostemu
 // launch on the buffers the previous one left, and returns every case
 // buffer afterwards, by case buffer name (what cases.Case.Compare takes).
 func Run(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int) (map[string][]byte, error) {
-	bins, err := BuildFor(ctx, lang, c)
+	return RunWith(ctx, lang, c, width, hostemu.Options{})
+}
+
+// RunWith is Run with the programs built by BuildWith(o). Under
+// o.RealSYCL the implementation picks the sub-group width; width only
+// fills the job.
+func RunWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int, o hostemu.Options) (map[string][]byte, error) {
+	bins, err := BuildWith(ctx, lang, c, o)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,12 @@
 // Where a real compiler is available — xcrun metal for MSL, icpx or acpp for
 // SYCL, nvcc for CUDA — it should be used instead of, or in addition to, this
 // package: at least to compile the sources, and on a device to run them.
+// For SYCL, Options.RealSYCL does that with the same Program and job files:
+// the compiler's own <sycl/sycl.hpp> replaces the skin, hostemu/sycl_real.h
+// keeps Job, the guarded buffers and main, and the kernels run on the
+// implementation's default device, which must share host memory (acpp's
+// OpenMP host device). The skin's SYCL is kept to what that path compiles
+// (no local_accessor::get_multi_ptr, which AdaptiveCpp 24.06 lacks).
 //
 // # Build
 //

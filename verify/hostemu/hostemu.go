@@ -109,6 +109,12 @@ type Options struct {
 	CXX      string   // compiler command (split on spaces); default $CXX, else g++ (see Compiler)
 	Flags    []string // appended after the default flags (part of the cache key)
 	CacheDir string   // default CacheDir()
+	// RealSYCL builds a SYCL program with the compiler's own SYCL
+	// implementation (CXX is then acpp or icpx, Flags select its target)
+	// instead of the emulation skin: hostemu/sycl_real.h keeps the job
+	// protocol and the guarded buffers, and the kernels run as the
+	// implementation runs them, on a device that shares host memory.
+	RealSYCL bool
 }
 
 // Binary is a built program.
@@ -183,13 +189,23 @@ func Flags(lang Lang, compiler string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return flagsFor(lang, c.Clang)
+	return flagsFor(lang, c.Clang, false)
 }
 
-func flagsFor(lang Lang, clang bool) ([]string, error) {
+// realSYCLHeader replaces the SYCL skin under Options.RealSYCL.
+const realSYCLHeader = "hostemu/sycl_real.h"
+
+func flagsFor(lang Lang, clang, realSYCL bool) ([]string, error) {
 	skin, err := lang.skin()
 	if err != nil {
 		return nil, err
+	}
+	if realSYCL {
+		if lang != SYCL {
+			return nil, fmt.Errorf("hostemu: Options.RealSYCL builds SYCL programs, not %s", lang)
+		}
+		// Every SYCL implementation kernelgen drives is clang-based.
+		skin, clang = realSYCLHeader, true
 	}
 	f := []string{
 		"-std=c++20", "-O1",
@@ -239,6 +255,12 @@ func Build(ctx context.Context, p Program) (*Binary, error) { return BuildWith(c
 
 var keyLocks sync.Map // cache key -> *sync.Mutex: one compile per key per process
 
+// compileFailures keeps each key's CompileError for the process: the cases
+// of one program share its build, and a failed one (not cached on disk)
+// would otherwise be recompiled for every case, which with a real SYCL
+// compiler costs minutes.
+var compileFailures sync.Map // cache key -> *CompileError
+
 // BuildWith compiles p into a cached executable. The cache key covers the
 // sources, harness, runtime headers, flags and the compiler's identity (its
 // resolved path, size and modification time), so a warm build runs nothing.
@@ -258,7 +280,7 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if err != nil {
 		return nil, err
 	}
-	flags, err := flagsFor(p.Lang, cc.Clang)
+	flags, err := flagsFor(p.Lang, cc.Clang, o.RealSYCL)
 	if err != nil {
 		return nil, err
 	}
@@ -290,13 +312,16 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 		bin.Cached = true
 		return bin, nil
 	}
+	if ce, ok := compileFailures.Load(key); ok {
+		return nil, ce.(*CompileError)
+	}
 
 	work, err := os.MkdirTemp(root, ".build-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work) // a no-op once renamed into place
-	if err := writeTree(work, p, names); err != nil {
+	if err := writeTree(work, p, names, o.RealSYCL); err != nil {
 		return nil, err
 	}
 	args := append(append(append([]string{}, cc.Command[1:]...), flags...), "-o", exeFile, tuFile)
@@ -319,7 +344,9 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 		if len(bytes.TrimSpace(out)) == 0 {
 			msg = err.Error()
 		}
-		return nil, &CompileError{Program: p.Name, Lang: p.Lang, Output: msg}
+		ce := &CompileError{Program: p.Name, Lang: p.Lang, Output: msg}
+		compileFailures.Store(key, ce)
+		return nil, ce
 	}
 	if err := os.Rename(work, final); err != nil {
 		// Another process may have finished the same entry first; an entry
@@ -403,7 +430,9 @@ func cacheKey(p Program, names []string, cc *Compiler, flags []string) (string, 
 	return hex.EncodeToString(h.Sum(nil))[:40], nil
 }
 
-func writeTree(dir string, p Program, names []string) error {
+// writeTree writes the build directory; under realSYCL without the skin's
+// sycl/sycl.hpp, so the include resolves to the implementation's.
+func writeTree(dir string, p Program, names []string, realSYCL bool) error {
 	write := func(rel string, b []byte) error {
 		full := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -414,6 +443,9 @@ func writeTree(dir string, p Program, names []string) error {
 	err := fs.WalkDir(includeFS, "include", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if realSYCL && strings.HasPrefix(name, "include/sycl/") {
+			return nil
 		}
 		b, err := includeFS.ReadFile(name)
 		if err != nil {

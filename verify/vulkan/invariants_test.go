@@ -1,11 +1,17 @@
 package vulkan
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/vkrun"
 )
 
 // The native contract's promise (issue 5): on one driver, a generated fused
@@ -45,4 +51,69 @@ func TestFusedMatchesUnfused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The same promise for the shaders upstream gets (internal/upstream): ops
+// A-D (SILU off) on the upstream modules, their gathers too, against the
+// generated non-fused path on the same inputs, bit for bit, native only
+// (upstream carries no other contract).
+func TestUpstreamFusedMatchesUnfused(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// through e.comp, so a GPU host without glslang runs from the cache
+	byOp, err := upstream.VulkanShaders(func(units []spvbuild.Unit) ([][]byte, error) { return e.comp.Build(ctx, units) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ir.Native("vulkan")
+	n := 0
+	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
+		for _, v := range ops.VariantsFor(fused, "vulkan") {
+			if v.Values["SILU"] == 1 {
+				continue // ggml applies SiLU as a separate op after ssm_conv
+			}
+			name := fmt.Sprintf("upstream %s@%s[%s]", fused, a, v)
+			c, err := cases.Random(fused, a, seed("fused", name), cases.Small, &v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check, err := cases.AddUnfused(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the fused op's launches (and its gather's) on the upstream
+			// shaders, the non-fused path's on the generated ones
+			var job vkrun.Job
+			index := map[string]int{}
+			for i, b := range c.Buffers {
+				index[b.Name] = i
+				job.Buffers = append(job.Buffers, b.Bytes())
+			}
+			for _, l := range c.Launches {
+				if s := byOp[l.Op.Name]; s != nil {
+					if _, err := s.Dispatch(l, &job, index, nil); err != nil {
+						t.Fatalf("%s: %v", c.Name, err)
+					}
+					continue
+				}
+				one := &cases.Case{Name: c.Name, Buffers: c.Buffers, Launches: []cases.Launch{l}}
+				j, err := Job(one, e.spirv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				job.Dispatches = append(job.Dispatches, j.Dispatches...)
+			}
+			job.Device = e.sel
+			res, err := e.runner.Run(ctx, job)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			if err := check(Outputs(c, res)); err != nil {
+				t.Errorf("%s: the upstream shader and the non-fused path differ: %v", c.Name, err)
+			}
+			n++
+		}
+	}
+	t.Logf("%d upstream cases bit for bit equal to the non-fused path", n)
 }

@@ -40,6 +40,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     float * dst_data = (float *) dst->data;
     float * state_dst = (float *) dst->src[6]->data;
 
+    GGML_ASSERT((S_v % (NW * CPW)) == 0u && "S_v must be a multiple of NW*CPW");
     GGML_ASSERT(CPW * R <= 512);
     GGML_ASSERT(R <= 128);
     const int64_t groups_x = H;
@@ -117,8 +118,8 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     }
 }
 
-// gated_delta_net_gather: phase 1 of op B: copy non-identity prior states to scratch
-static void ggml_compute_forward_gated_delta_net_gather_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// gated_delta_net_gather_rows: op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
+static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[2]->ne[0] * dst->src[2]->ne[0] * dst->src[2]->ne[1];
     const uint32_t n_seqs = dst->src[2]->ne[3];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -126,34 +127,23 @@ static void ggml_compute_forward_gated_delta_net_gather_f32(const ggml_compute_p
     const int32_t * ids = (const int32_t *) dst->src[7]->data;
     float * scratch = (float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
 
-    const int64_t groups_x = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs);
+    const int64_t groups_x = (row_len + 16383u) / 16384u;
     const int64_t groups_y = n_seqs;
     const int64_t n_groups = groups_x * groups_y;
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
         const uint32_t group_y = group / groups_x;
-        for (uint32_t local_x = 0; local_x < 256u; ++local_x) {
-            const uint32_t s = group_y;
-            const int32_t src = ids[s];
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
-                const uint32_t from = (uint32_t) src * row_len;
-                const uint32_t to = s * row_len;
-                const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
-                const uint32_t first = group_x * 2048u + local_x;
-                float vals[8];
-                for (uint32_t c = first; c < row_len; c += stride) {
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            vals[j] = cache[from + (c + j * 256u)];
-                        }
-                    }
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            scratch[to + (c + j * 256u)] = vals[j];
-                        }
-                    }
-                }
+        const uint32_t s = group_y;
+        const int32_t src = ids[s];
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            const uint32_t first = group_x * 16384u;
+            const uint32_t left = row_len - first;
+            const uint32_t last = first + (left < 16384u ? left : 16384u);
+            const uint32_t from = (uint32_t) src * row_len;
+            const uint32_t to = s * row_len;
+            for (uint32_t i = first; i < last; ++i) {
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -198,6 +188,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
     const int32_t * ids = (const int32_t *) dst->src[7]->data;
     const float * scratch = (const float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
 
+    GGML_ASSERT((S_v % (NW * CPW)) == 0u && "S_v must be a multiple of NW*CPW");
     GGML_ASSERT(CPW * R <= 512);
     GGML_ASSERT(R <= 128);
     const int64_t groups_x = H;
@@ -227,7 +218,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
                     }
                 }
             } else {
-                if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                     for (uint32_t cc = 0u; cc < CPW; ++cc) {
                         const uint32_t col = col0 + cc * NW;
                         for (uint32_t r = 0u; r < R; ++r) {
@@ -297,7 +288,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
 static void ggml_compute_forward_gated_delta_net_inplace_ids(const ggml_compute_params * params, ggml_tensor * dst) {
     // with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[2]->ne[3] >= 2) {
-        ggml_compute_forward_gated_delta_net_gather_f32(params, dst);
+        ggml_compute_forward_gated_delta_net_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_gated_delta_net_inplace_ids_f32(params, dst);
@@ -345,7 +336,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
             window[taps] = x_cur[s * x2 + c];
             float y = 0.0f;
             for (uint32_t j = 0u; j < d_conv; ++j) {
-                y = fmaf(window[j], conv_kernel[c * w1 + j], y);
+                y = y + window[j] * conv_kernel[c * w1 + j];
             }
             if (SILU) {
                 act[c - c0] = y;
@@ -363,8 +354,8 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
     }
 }
 
-// ssm_conv_gather: phase 1 of op D: copy non-identity taps to scratch
-static void ggml_compute_forward_ssm_conv_gather_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// ssm_conv_gather_rows: op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
+static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[0]->nb[2] / 4;
     const uint32_t n_seqs = dst->src[2]->ne[2];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -372,34 +363,23 @@ static void ggml_compute_forward_ssm_conv_gather_f32(const ggml_compute_params *
     const int32_t * ids = (const int32_t *) dst->src[4]->data;
     float * scratch = (float *) params->wdata;
 
-    const int64_t groups_x = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs);
+    const int64_t groups_x = (row_len + 16383u) / 16384u;
     const int64_t groups_y = n_seqs;
     const int64_t n_groups = groups_x * groups_y;
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
         const uint32_t group_y = group / groups_x;
-        for (uint32_t local_x = 0; local_x < 256u; ++local_x) {
-            const uint32_t s = group_y;
-            const int32_t src = ids[s];
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
-                const uint32_t from = (uint32_t) src * row_len;
-                const uint32_t to = s * row_len;
-                const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
-                const uint32_t first = group_x * 2048u + local_x;
-                float vals[8];
-                for (uint32_t c = first; c < row_len; c += stride) {
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            vals[j] = cache[from + (c + j * 256u)];
-                        }
-                    }
-                    for (uint32_t j = 0u; j < 8u; ++j) {
-                        if ((c + j * 256u) < row_len) {
-                            scratch[to + (c + j * 256u)] = vals[j];
-                        }
-                    }
-                }
+        const uint32_t s = group_y;
+        const int32_t src = ids[s];
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            const uint32_t first = group_x * 16384u;
+            const uint32_t left = row_len - first;
+            const uint32_t last = first + (left < 16384u ? left : 16384u);
+            const uint32_t from = (uint32_t) src * row_len;
+            const uint32_t to = s * row_len;
+            for (uint32_t i = first; i < last; ++i) {
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -450,7 +430,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
                     window[j] = conv_state_dst[ring_off + j];
                 }
             } else {
-                if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                     for (uint32_t j = 0u; j < taps; ++j) {
                         window[j] = scratch[s * cs2 + c * cs1 + j];
                     }
@@ -463,7 +443,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
             window[taps] = x_cur[s * x2 + c];
             float y = 0.0f;
             for (uint32_t j = 0u; j < d_conv; ++j) {
-                y = fmaf(window[j], conv_kernel[c * w1 + j], y);
+                y = y + window[j] * conv_kernel[c * w1 + j];
             }
             if (SILU) {
                 act[c - c0] = y;
@@ -484,7 +464,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
 static void ggml_compute_forward_ssm_conv_update_inplace_ids(const ggml_compute_params * params, ggml_tensor * dst) {
     // with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[2]->ne[2] >= 2) {
-        ggml_compute_forward_ssm_conv_gather_f32(params, dst);
+        ggml_compute_forward_ssm_conv_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_ssm_conv_update_inplace_ids_f32(params, dst);

@@ -134,6 +134,9 @@ func (p *Printer) declare(key any, name string) string {
 		}
 		return false
 	}
+	if p.D.Reserved(base) {
+		base += "_" // a keyword of the language (GLSL's out): out_, not out_1
+	}
 	n := base
 	for i := 1; implementationName(n) || p.D.Reserved(n) || p.taken[n] || visible(n); i++ {
 		n = fmt.Sprintf("%s_%d", base, i)

@@ -64,7 +64,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<16u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<16u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -72,7 +72,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<16u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<16u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -80,7 +80,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<32u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<32u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -88,7 +88,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<32u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<32u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -96,7 +96,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<64u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<64u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -104,7 +104,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<64u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<64u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -112,7 +112,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<128u, false, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<128u, false, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -120,7 +120,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<128u, true, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_f32<128u, true, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -192,7 +192,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<16u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<16u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -200,7 +200,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<16u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<16u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -208,7 +208,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<32u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<32u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -216,7 +216,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<32u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<32u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -224,7 +224,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<64u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<64u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -232,7 +232,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<64u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<64u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -240,7 +240,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<128u, false, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<128u, false, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -248,7 +248,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<128u, true, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, kg_red.get_multi_ptr<sycl::access::decorated::no>().get());
+                            gated_delta_net_inplace_ids_f32<128u, true, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }

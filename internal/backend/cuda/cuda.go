@@ -27,7 +27,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (gg
 var glueTarget = &templates.Target{
 	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
 	Template: "cuda/kernelgen-fused.cu.tmpl", Out: "fused-ops.cuh", Prefix: "ggml_cuda",
-	Upstream: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cuh"}},
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cuh"}}},
 }
 
 // emulationWidth is NVIDIA's warp, the subgroup width kernelgen build

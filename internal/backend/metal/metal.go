@@ -32,7 +32,7 @@ var glueTarget = &templates.Target{
 		},
 		ArgsStruct: msl.KargsName, ArgsStructDef: msl.Kargs},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
-	Upstream: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}},
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}}},
 }
 
 // emulationWidth is Apple's simdgroup, the width kernelgen build emulates

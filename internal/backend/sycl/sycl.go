@@ -21,14 +21,14 @@ const name = "sycl"
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "generated/sycl"}}
+	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "generated/sycl"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: sycl.FunctionName,
 		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
 		NoSharedArrays: "the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first"},
 	Template: "sycl/kernelgen-fused.cpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_sycl",
-	Upstream: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.hpp"}},
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.hpp"}}},
 }
 
 // emulationWidth is ggml-sycl's WARP_SIZE for Intel, the sub-group width
@@ -46,10 +46,26 @@ func generate() ([]backend.File, error) {
 	return backend.WithGlue(files, name, glueTarget)
 }
 
+// verify runs the real SYCL compiler where there is one (acpp), then the
+// emulation. Both run the same cases, so progress counts them as one list
+// twice as long.
 func verify(ctx context.Context, _ []backend.File, progress func(done, total int)) (string, error) {
-	n, err := emulate.Check(ctx, hostemu.SYCL, ir.Native(name), emulationWidth, progress)
+	impls, err := emulate.ProbeSYCL(ctx)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("sycl: no SYCL compiler run (kernelgen doctor tells whether icpx or acpp is installed); host emulation (sub-group %d) ran %d cases, every one equal to the Go reference", emulationWidth, n), nil
+	first, second := progress, progress
+	if progress != nil && impls.ACPP.Found {
+		first = func(done, total int) { progress(done, 2*total) }
+		second = func(done, total int) { progress(total+done, 2*total) }
+	}
+	tier, err := emulate.RealSYCL(ctx, impls, first)
+	if err != nil {
+		return "", err
+	}
+	n, err := emulate.Check(ctx, hostemu.SYCL, ir.Native(name), emulationWidth, second)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sycl: %s; host emulation (sub-group %d) ran %d cases, every one equal to the Go reference", tier, emulationWidth, n), nil
 }

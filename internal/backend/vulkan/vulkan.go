@@ -25,9 +25,11 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute sha
 	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "generated/vulkan"}}
 
 var glueTarget = &templates.Target{
-	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines,
+	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, SpecConstants: glsl.SpecConstants,
 		ArgsStruct: func(op string) string { return "vk_op_" + op + "_push_constants" }},
 	Template: "vulkan/kernelgen-fused.hpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_vk",
+	// The upstream glue is spliced into ggml-vulkan.cpp whole: sections only.
+	Upstream: &templates.Upstream{},
 }
 
 // function is a kernel's shader name: its file's stem.

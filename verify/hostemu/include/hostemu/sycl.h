@@ -596,18 +596,9 @@ class local_accessor {
     for (int d = 0; d < D; d++) n = n * r_[d] + i[d];
     return mem_[n];
   }
-  T* get_pointer() const { return mem_.get(); }
-  // Stands in for multi_ptr: .get() and conversion to a raw pointer.
-  struct raw_ptr {
-    T* p;
-    T* get() const { return p; }
-    T* get_raw() const { return p; }
-    operator T*() const { return p; }
-  };
-  template <access::decorated = access::decorated::no>
-  raw_ptr get_multi_ptr() const {
-    return {mem_.get()};
-  }
+  // No get_pointer / get_multi_ptr: AdaptiveCpp's local_accessor (24.06)
+  // has no get_multi_ptr and DPC++ deprecates get_pointer, so kernelgen's
+  // own SYCL takes local memory as &acc[0], which both have.
   range<D> get_range() const { return r_; }
   size_t size() const { return r_.size(); }
 

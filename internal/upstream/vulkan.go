@@ -1,0 +1,119 @@
+package upstream
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/vkrun"
+)
+
+// VulkanShader is one upstream shader compiled to SPIR-V, the kernel it
+// renders and, for a family, the shared kernel whose flag it takes.
+type VulkanShader struct {
+	SPIRV  []byte
+	K      *ir.Kernel
+	Shared *ops.Shared
+}
+
+// VulkanShaders compiles Vulkan()'s shaders with build (glslang and
+// spirv-val, or a cache of their modules on a host without them) and
+// returns them by the op each runs: a family's plain and ids ops, and the
+// ids op's gather.
+func VulkanShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*VulkanShader, error) {
+	files, err := Vulkan()
+	if err != nil {
+		return nil, err
+	}
+	var units []spvbuild.Unit
+	for _, f := range files {
+		units = append(units, spvbuild.Unit{File: "vulkan-shaders/" + f.Name, Source: f.Data, Name: "upstream " + f.Name})
+	}
+	res, err := build(units)
+	if err != nil {
+		return nil, err
+	}
+	fams, err := Families()
+	if err != nil {
+		return nil, err
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	g := &VulkanShader{SPIRV: res[0], K: gather}
+	byOp := map[string]*VulkanShader{}
+	for i, f := range fams {
+		k, err := f.Kernel("vulkan")
+		if err != nil {
+			return nil, err
+		}
+		s := &VulkanShader{SPIRV: res[i+1], K: k, Shared: f.Shared}
+		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = s, s, g
+	}
+	return byOp, nil
+}
+
+// Dispatch is launch l of a case as the upstream glue dispatches it: the
+// variant's params (and the family's flag) as specialization constants
+// (glsl.SpecConstants), the shader's args as push constants (rs_head 0
+// where the plain op has none), each binding the buffer (index into the
+// job's buffers, by case buffer name) that l's kernel binds to the same
+// node slot. A slot l's op lacks binds a buffer of its own, appended to
+// job's buffers and named in the result: it must stay as it was.
+func (s *VulkanShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string]int, untouched []byte) (extra map[int]string, err error) {
+	params := map[string]int64{}
+	for k, v := range l.Params {
+		params[k] = v
+	}
+	if s.Shared != nil {
+		v, err := s.Shared.Value(l.Op.Name)
+		if err != nil {
+			return nil, err
+		}
+		params[s.Shared.Flag] = v
+	}
+	d := vkrun.Dispatch{SPIRV: s.SPIRV, Groups: l.Grid}
+	for i, p := range glsl.SpecConstants(s.K) {
+		v, ok := params[p.Name]
+		if p.Derived != nil {
+			v, ok = ir.EvalInt(p.Derived, params)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: no value for %s", s.K.Name, p.Name)
+		}
+		d.Spec = append(d.Spec, vkrun.SpecConst{ID: uint32(i), Value: uint32(v)})
+	}
+	for _, a := range s.K.Args {
+		bits, ok := l.Args[a.Name]
+		if !ok && a.Name != "rs_head" {
+			return nil, fmt.Errorf("%s's arg %s has no value in %s", s.K.Name, a.Name, l.Kernel.Name)
+		}
+		d.Push = binary.LittleEndian.AppendUint32(d.Push, bits)
+	}
+	extra = map[int]string{}
+	for _, kb := range s.K.Buffers {
+		bi := -1
+		for j, ob := range l.Kernel.Buffers {
+			if ob.Role == kb.Role {
+				i, ok := index[l.Bind[j]]
+				if !ok {
+					return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, l.Bind[j])
+				}
+				bi = i
+			}
+		}
+		if bi < 0 {
+			bi = len(job.Buffers)
+			job.Buffers = append(job.Buffers, append([]byte(nil), untouched...))
+			extra[bi] = kb.Name
+		}
+		d.Bindings = append(d.Bindings, bi)
+	}
+	job.Dispatches = append(job.Dispatches, d)
+	return extra, nil
+}

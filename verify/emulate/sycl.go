@@ -1,0 +1,107 @@
+package emulate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+// SYCLImpls is what a probe of PATH found of the SYCL implementations
+// kernelgen knows: AdaptiveCpp's acpp, which it drives, and Intel's icpx,
+// which it only reports (no icpx run has been made).
+type SYCLImpls struct {
+	ACPP, ICPX toolchain.Result
+}
+
+// ProbeSYCL looks for acpp and icpx on PATH.
+func ProbeSYCL(ctx context.Context) (SYCLImpls, error) {
+	var s SYCLImpls
+	for _, p := range []struct {
+		name string
+		into *toolchain.Result
+	}{{"acpp", &s.ACPP}, {"icpx", &s.ICPX}} {
+		t, err := toolchain.Lookup(p.name)
+		if err != nil {
+			return s, err
+		}
+		*p.into = toolchain.Probe(ctx, t)
+	}
+	return s, nil
+}
+
+// Plan says which implementation `kernelgen build --backend sycl` uses
+// (the zero Result when none) and what it does with it, for doctor.
+func (s SYCLImpls) Plan() (toolchain.Result, string) {
+	switch a := s.ACPP; {
+	case a.Found && a.Err != nil:
+		return a, "fails: acpp is broken; repair it or take it off PATH"
+	case a.Found:
+		return a, fmt.Sprintf("compiles and runs every SYCL kernel with acpp (--acpp-targets=%s), then host emulation", ACPPTargets)
+	case s.ICPX.Found:
+		return s.ICPX, "host emulation only (kernelgen drives only acpp; icpx is not run)"
+	}
+	return toolchain.Result{}, "host emulation only (no acpp or icpx on PATH)"
+}
+
+// ACPPTargets is the acpp compilation flow `kernelgen build` uses:
+// AdaptiveCpp as a library over its clang with OpenMP, barriers on fibers,
+// run on the OpenMP host device; every AdaptiveCpp install with the OpenMP
+// backend has it. On AdaptiveCpp 24.06 with LLVM 16 it is the one flow that
+// returned the Go reference's results for every case: "omp"
+// (omp.accelerated) returns NaN from every gated_delta_net kernel (their
+// reductions go through local memory and barriers), and "generic" (the
+// SSCP JIT) faults or returns NaN for the S_v=128 KEEP_RS=1 variants.
+const ACPPTargets = "omp.library-only"
+
+// ACPPOptions are the hostemu options that build a program with acpp for
+// the given --acpp-targets, against AdaptiveCpp's own SYCL headers and
+// runtime. Kernels get the emulation's flags (no contraction, IEEE
+// arithmetic) and -Wall -Werror, as every C++ check does, less one
+// warning about AdaptiveCpp's own code: its OpenMP launcher asks for a
+// vectorized work-item loop (omp_kernel_launcher.hpp), and clang warns
+// "loop not vectorized" (-Wpass-failed) for any kernel with a barrier.
+func ACPPOptions(acpp, targets string) hostemu.Options {
+	return hostemu.Options{CXX: acpp, RealSYCL: true, Flags: []string{"--acpp-targets=" + targets, "-Wno-pass-failed"}}
+}
+
+// realSYCLWidth fills the job's sub-group width, which a real
+// implementation does not read: it picks its own.
+const realSYCLWidth = 32
+
+// ACPP compiles every op of the SYCL backend under the portable and
+// native-sycl contracts with acpp for targets and runs one random case per
+// variant on the device the implementation's default queue picks (its host
+// CPU for the omp and generic flows), comparing every buffer with the Go
+// reference as the emulation does. It returns how many cases ran; errors
+// tell a broken acpp (a *hostemu.ToolError) from code that does not compile
+// and from results that differ.
+func ACPP(ctx context.Context, acpp, targets string, progress func(done, total int)) (int, error) {
+	return runCases(ctx, hostemu.SYCL, ir.Native("sycl"), realSYCLWidth, ACPPOptions(acpp, targets),
+		fmt.Sprintf("with acpp --acpp-targets=%s", targets), progress)
+}
+
+// RealSYCL is the real-compiler tier of `kernelgen build --backend sycl`:
+// with acpp on PATH, ACPP with ACPPTargets; otherwise nothing runs and the
+// result says why. It returns one clause for the build's summary line. A
+// found acpp that fails its version probe is an error, not a silent skip:
+// the user put it there to be used.
+func RealSYCL(ctx context.Context, impls SYCLImpls, progress func(done, total int)) (string, error) {
+	a := impls.ACPP
+	switch {
+	case a.Found && a.Err != nil:
+		return "", fmt.Errorf("acpp at %s is broken: %v; repair it or take it off PATH (kernelgen build --backend sycl uses the acpp it finds)", a.Path, a.Err)
+	case a.Found:
+		n, err := ACPP(ctx, a.Path, ACPPTargets, progress)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("acpp (%s, %s) compiled every kernel with -Wall -Werror (--acpp-targets=%s) and ran %d cases on its host device, every one equal to the Go reference",
+			a.Version, a.Path, ACPPTargets, n), nil
+	case impls.ICPX.Found:
+		return fmt.Sprintf("icpx found at %s but not run (kernelgen drives only acpp): no SYCL compiler run", impls.ICPX.Path), nil
+	}
+	return "no SYCL compiler on PATH (acpp or icpx; kernelgen doctor says how to get acpp)", nil
+}
