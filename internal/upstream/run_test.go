@@ -101,10 +101,7 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 		for _, kb := range p.k.Buffers {
 			name := ""
 			for j, ob := range l.Kernel.Buffers {
-				// The shared gather's roles name no slot (its two ops read
-				// the cache and ids from different srcs): its buffers take
-				// those of the op's own gather of the same name.
-				if ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name {
+				if sameSlot(ob, kb) {
 					name = l.Bind[j]
 				}
 			}
