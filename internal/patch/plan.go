@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/templates"
 )
@@ -93,32 +92,6 @@ func glueOf(backend string) (*templates.Target, error) {
 		return nil, fmt.Errorf("backend %s has no ggml glue", backend)
 	}
 	return bs[0].Glue, nil
-}
-
-// view is the backend's glue view (built once per backend).
-func view(backend string) (*glue.View, error) {
-	g, err := glueOf(backend)
-	if err != nil {
-		return nil, err
-	}
-	return g.View()
-}
-
-// generated returns the backend's generated files by path below generated/<dir>/.
-func generated(backend string) (map[string][]byte, error) {
-	bs, err := registry.Resolve(backend)
-	if err != nil {
-		return nil, err
-	}
-	files, err := bs[0].Generate()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]byte{}
-	for _, f := range files {
-		out[strings.TrimPrefix(f.Path, bs[0].Dir+"/")] = f.Data
-	}
-	return out, nil
 }
 
 // upstreamText is text rendered for upstream (a backend's own text, which
