@@ -6,9 +6,10 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
-	"github.com/kernelgen/kernelgen/internal/check"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
+	"github.com/kernelgen/kernelgen/tools/ptx"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -31,7 +32,7 @@ func TestConstructsCompile(t *testing.T) {
 				if err != nil {
 					missing(t, err)
 				}
-				defs, err := glsl.Defines(l.k, variant(c))
+				defs, err := glsl.Defines(variant(c).Of(l.k))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -41,8 +42,8 @@ func TestConstructsCompile(t *testing.T) {
 				}
 			})
 			t.Run("ptx", func(t *testing.T) {
-				n, err := check.CompilePTX(ctx, c.name+".cuh", l.cuda, []string{check.Instantiation(l.k, false, variant(c))})
-				if errors.Is(err, check.ErrNoClang) {
+				n, err := ptx.Compile(ctx, c.name+".cuh", l.cuda, []string{cuda.Instantiation(variant(c).Of(l.k), false)})
+				if errors.Is(err, ptx.ErrNoClang) {
 					missing(t, err)
 				}
 				if err != nil {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/opencl"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/clrun"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
@@ -116,7 +116,7 @@ func runGLSL(ctx context.Context, c construct, l lowering, in []float32) ([]floa
 	if err != nil {
 		return nil, err
 	}
-	defs, err := glsl.Defines(l.k, variant(c))
+	defs, err := glsl.Defines(variant(c).Of(l.k))
 	if err != nil {
 		return nil, err
 	}

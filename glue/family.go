@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/cuda"
-	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -148,7 +146,8 @@ func paren(s string) string {
 
 // NewFamilyViews builds the upstream glue's view for backend's native
 // contract, one family per shared kernel.
-func NewFamilyViews(backend string) ([]FamilyView, error) {
+func NewFamilyViews(n Names) ([]FamilyView, error) {
+	backend := n.Backend
 	a := ir.Native(backend)
 	model, err := Model(a)
 	if err != nil {
@@ -168,7 +167,7 @@ func NewFamilyViews(backend string) ([]FamilyView, error) {
 		if err != nil {
 			return nil, err
 		}
-		fv, err := familyView(backend, s, k, plain, ids)
+		fv, err := familyView(n, s, k, plain, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -177,8 +176,9 @@ func NewFamilyViews(backend string) ([]FamilyView, error) {
 	return out, nil
 }
 
-func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
-	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: cuda.KernelName(k, true)}
+func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
+	backend := n.Backend
+	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: n.Function(k, true)}
 	// The plain op's present slots select the family; the ids op's extra
 	// slot sets the flag.
 	var sel []string
@@ -237,7 +237,7 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 		return fv, err
 	}
 	gather.Kernel = shared
-	gv, err := dispatchView(backend, ids, gather)
+	gv, err := dispatchView(n, ids, gather)
 	if err != nil {
 		return fv, err
 	}
@@ -454,8 +454,10 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 	}
 	fv.AllLocals = fv.Locals
 	// Metal: kargs, buffer ids, pipeline name.
-	fv.KargsType = msl.KargsName(k.Name)
-	fv.KargsDef = msl.Kargs(fv.KargsType, k.Args)
+	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
+		fv.KargsType = n.ArgsStruct(k.Name)
+		fv.KargsDef = n.ArgsStructDef(fv.KargsType, k.Args)
+	}
 	fv.ArgExprs = wrap(argExprs(k, exprs), 92)
 	for _, b := range k.Buffers {
 		var bind *Binding
@@ -483,7 +485,7 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 			fmts, vals = append(fmts, "_"+p.Name+"%d"), append(vals, "(int) "+p.Name)
 		}
 	}
-	fv.HostNameFormat, fv.HostNameArgs = msl.FunctionName(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	fv.HostNameFormat, fv.HostNameArgs = n.Function(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
 	var gcall []string
 	for i, gb := range gather.Bind {
 		switch gb.Tensor {
@@ -497,12 +499,18 @@ func familyView(backend string, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (Fa
 	fv.GatherCall = strings.Join(gcall, ", ")
 	fv.WrittenSrc = ids.InPlace[0]
 	gk := gather.Kernel
-	fv.GatherKargsType = msl.KargsName(gk.Name)
-	fv.GatherKargsDef = msl.Kargs(fv.GatherKargsType, gk.Args)
-	fv.GatherHostName = msl.FunctionName(gk, true)
+	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
+		fv.GatherKargsType = n.ArgsStruct(gk.Name)
+		fv.GatherKargsDef = n.ArgsStructDef(fv.GatherKargsType, gk.Args)
+	}
+	fv.GatherHostName = n.Function(gk, true)
 
-	if err := fv.vulkan(s, k, compute, gather, plainRoles, exprs); err != nil {
-		return fv, err
+	// Vulkan's fields, for a backend whose upstream shaders take their
+	// variants as specialization constants.
+	if n.SpecConstants != nil {
+		if err := fv.vulkan(n, s, k, compute, gather, plainRoles, exprs); err != nil {
+			return fv, err
+		}
 	}
 
 	// Only the switch key and the bools are chosen over the node.

@@ -2,7 +2,7 @@
 // node it is (op enum and discriminator slots), which tensors bind to which
 // kernel buffers, how every kernel argument and variant parameter follows from
 // the node's tensors, what supports_op must check, which src slots are written
-// in place (hazard tracking, GLUE.md 8.1), and where the gather scratch lives.
+// in place (hazard tracking, docs/ggml.md#hazards), and where the gather scratch lives.
 // It is derived from the ops' IR kernels; the templates package renders it for
 // each backend and holds no logic of its own.
 //
@@ -13,6 +13,8 @@ package glue
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -101,7 +103,7 @@ type Value struct {
 // Scratch says where the ids gather writes.
 type Scratch struct {
 	// InDst: the node's own output has an unused state region of exactly the
-	// right size (GDN ops A/B, SPEC.md 8.5), starting at Offset elements.
+	// right size (GDN ops A/B, docs/ops.md#scratch), starting at Offset elements.
 	InDst  bool
 	Offset string
 	// Elements is the scratch size when it is not in dst (a pool allocation).
@@ -147,7 +149,7 @@ func convArgs(nSeqsFrom int) map[string]string {
 
 // stateDstIsWindow: op B's state_dst is the cache (src[5], rows of nb[3]
 // bytes) at rows rs_head.. with the cache's row stride, the layout the model
-// builds (SPEC.md 13 H2) and the batched kernel assumes: it reads sources
+// builds (docs/ops.md#aliasing) and the batched kernel assumes: it reads sources
 // inside the window through state_dst. Tests may pass separate buffers.
 const stateDstIsWindow = "op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && " +
 	"(const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3]"
@@ -168,7 +170,7 @@ var gdnChecks = []Check{
 	{"op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32", "q, k, v, g, beta are f32"},
 	{"op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32", "bf16 state has no kernel yet"},
 	{"(" + ne(2, 0) + " == 16 || " + ne(2, 0) + " == 32 || " + ne(2, 0) + " == 64 || " + ne(2, 0) + " == 128)", "S_v in the variant table"},
-	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v (not asserted by the builder, SPEC.md 13 H7)"},
+	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)"},
 	{ne(3, 0) + " == 1 || " + ne(3, 0) + " == " + ne(2, 0), "scalar gate or KDA"},
 	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4", "rows are contiguous"},
 	{"ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]", "q and k share shape and strides (one set of strides is passed)"},
@@ -191,7 +193,6 @@ func Model(a ir.Arith) ([]*Op, error) {
 	type disp = struct {
 		op      string
 		args    map[string]string
-		bind    map[string]Binding
 		variant []Choice // params chosen differently from the op's
 	}
 	dispatch := func(name string, d disp) (Dispatch, error) {
@@ -212,9 +213,9 @@ func Model(a ir.Arith) ([]*Op, error) {
 			dd.When, dd.WhenWhy = fmt.Sprintf("%s >= %d", e, g.Min), g.Why
 		}
 		for _, b := range k.Buffers {
-			bb, ok := d.bind[b.Name]
-			if !ok {
-				return dd, fmt.Errorf("glue: %s: buffer %s of %s is not bound", name, b.Name, k.ID())
+			bb, err := bindingOf(b)
+			if err != nil {
+				return dd, fmt.Errorf("glue: %s: %s: %v", name, k.ID(), err)
 			}
 			bb.Buffer, bb.Access = b.Name, b.Access
 			dd.Bind = append(dd.Bind, bb)
@@ -243,10 +244,6 @@ func Model(a ir.Arith) ([]*Op, error) {
 		out = append(out, o)
 		return o, nil
 	}
-	src := func(i int) Binding { return Binding{Tensor: fmt.Sprintf("src[%d]", i)} }
-	gdnBind := map[string]Binding{"q": src(0), "k": src(1), "v": src(2), "g": src(3), "beta": src(4),
-		"state": src(5), "cache": src(5), "dst": {Tensor: "op"}, "state_dst": src(6), "ids": src(7),
-		"scratch": {Tensor: "scratch"}}
 	// The backend's tiling (ops.GDNTiling): one for S_v 128, one below.
 	nw128, cpw128 := ops.GDNTiling(a.Backend, 128)
 	nwLow, cpwLow := ops.GDNTiling(a.Backend, 16)
@@ -270,14 +267,14 @@ func Model(a ir.Arith) ([]*Op, error) {
 	gdnScratch := &Scratch{InDst: true, Offset: gdnStateOffset}
 	if _, err := mk("A", "gated_delta_net_inplace", "ggml_gated_delta_net_inplace", "GGML_OP_GATED_DELTA_NET",
 		[]int{6}, []int{7}, []int{6}, gdnChecks, gdnVariant, nil,
-		disp{op: "gated_delta_net_inplace", args: gdnArgs, bind: gdnBind}); err != nil {
+		disp{op: "gated_delta_net_inplace", args: gdnArgs}); err != nil {
 		return nil, err
 	}
 	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " >= " + ne(2, 3), "one source slot per sequence"})
 	opB, err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
 		[]int{6, 7}, nil, []int{6}, idsChecks, gdnVariant, gdnScratch,
-		disp{op: ops.GatherFor("gated_delta_net_gather", a.Backend), args: gdnArgs, bind: map[string]Binding{"cache": src(5), "ids": src(7), "scratch": {Tensor: "scratch"}}},
-		disp{op: "gated_delta_net_inplace_ids", args: gdnArgs, bind: gdnBind})
+		disp{op: ops.GatherFor("gated_delta_net_gather", a.Backend), args: gdnArgs},
+		disp{op: "gated_delta_net_inplace_ids", args: gdnArgs})
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +289,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		if nsLow != ns {
 			return nil, fmt.Errorf("glue: the %s batched NS differs between S_v 128 and below; the schedule's condition names one", a.Backend)
 		}
-		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, bind: gdnBind, variant: []Choice{
+		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: []Choice{
 			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)},
 		}})
 		if err == nil {
@@ -302,24 +299,22 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return nil, err
 		}
 	}
-	convBind := map[string]Binding{"conv_states": src(0), "cache": src(0), "conv_kernel": src(1), "x_cur": src(2),
-		"conv_state_dst": src(3), "ids": src(4), "dst": {Tensor: "op"}, "scratch": {Tensor: "scratch"}}
 	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
 		[]int{3}, []int{4}, []int{3}, convChecks, convVariant, nil,
-		disp{op: "ssm_conv_update_inplace", args: convArgs(0), bind: convBind}); err != nil {
+		disp{op: "ssm_conv_update_inplace", args: convArgs(0)}); err != nil {
 		return nil, err
 	}
 	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
 	opD, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
 		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, &Scratch{Elements: nb(0, 2) + " * " + ne(2, 2)},
-		disp{op: ops.GatherFor("ssm_conv_gather", a.Backend), args: convArgs(2), bind: map[string]Binding{"cache": src(0), "ids": src(4), "scratch": {Tensor: "scratch"}}},
-		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2), bind: convBind})
+		disp{op: ops.GatherFor("ssm_conv_gather", a.Backend), args: convArgs(2)},
+		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2)})
 	if err != nil {
 		return nil, err
 	}
 	// Op D in one dispatch (ops.ConvBatch), where the backend has it.
 	if ns, ok := ops.ConvBatch(a.Backend); ok {
-		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2), bind: convBind,
+		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2),
 			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
 		if err == nil {
 			err = opD.batched(bd, ne(2, 2), ns, convStateDstIsWindow, "conv_state_dst", "window")
@@ -329,6 +324,22 @@ func Model(a ir.Arith) ([]*Op, error) {
 		}
 	}
 	return out, nil
+}
+
+// bindingOf is the tensor a kernel's buffer is bound to, read from its IR
+// role, the one place a binding is stated: "srcN" is the node's src[N],
+// "dst" the node, "scratch" the op's scratch.
+func bindingOf(b *ir.Buffer) (Binding, error) {
+	switch b.Role {
+	case "dst":
+		return Binding{Tensor: "op"}, nil
+	case "scratch":
+		return Binding{Tensor: "scratch"}, nil
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(b.Role, "src")); err == nil && strings.HasPrefix(b.Role, "src") && n >= 0 && n <= 9 {
+		return Binding{Tensor: fmt.Sprintf("src[%d]", n)}, nil
+	}
+	return Binding{}, fmt.Errorf("buffer %s has role %q; a buffer is bound by its role: src0..src9, dst or scratch", b.Name, b.Role)
 }
 
 // batched gives an ids op its one-dispatch schedule d: it runs for 2..ns

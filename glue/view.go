@@ -3,11 +3,8 @@ package glue
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
-	"github.com/kernelgen/kernelgen/emit/cuda"
-	"github.com/kernelgen/kernelgen/emit/glsl"
-	"github.com/kernelgen/kernelgen/emit/msl"
-	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -19,7 +16,7 @@ type View struct {
 	Contract string
 	Ops      []OpView
 	// Rejects are plain nodes no backend has a kernel for, which today's
-	// supports_op functions accept (GLUE.md 1.2, 2.2, 3.2).
+	// supports_op functions accept (docs/ggml.md#supports).
 	Rejects []Check
 	// Headers are the generated kernel headers the glue includes.
 	Headers []string
@@ -73,11 +70,13 @@ type DispatchView struct {
 	CallExprs, Params string
 	CallExprList      []string // CallExprs one by one
 	// Reduces says the kernel reduces across lanes (SYCL passes it local memory).
-	Reduces    bool
-	PushSize   int
-	Bindings   int
-	KargsType  string
-	PushStruct string
+	Reduces  bool
+	PushSize int
+	Bindings int
+	// ArgsStruct is the C struct the host fills with the kernel's args
+	// (Metal's kargs, Vulkan's push constants); "" where they are passed
+	// one by one.
+	ArgsStruct string
 }
 
 // BufferView is one bound buffer.
@@ -166,9 +165,35 @@ func Rejects() []Check {
 	}
 }
 
-// NewView builds the view of backend ("cuda", "metal", "vulkan", "sycl")
-// for its native contract.
-func NewView(backend string) (*View, error) {
+// Names is how a backend names what it compiles, from its emitter: the
+// glue reads these instead of asking which backend it renders for.
+type Names struct {
+	// Backend is the backend's name; its native contract is ir.Native(Backend).
+	Backend string
+	// Function is a kernel's function (or shader) name.
+	Function func(k *ir.Kernel, arithFree bool) string
+	// HostName, when set, is a variant's host-side name (a Metal pipeline,
+	// a Vulkan SPIR-V symbol); function is Function's result.
+	HostName func(function string, in ir.Instance, arithFree bool) string
+	// ArgsStruct, when set, names the struct an op's kernel takes its args in;
+	// ArgsStructDef, when set, spells that struct's definition for upstream.
+	ArgsStruct    func(op string) string
+	ArgsStructDef func(name string, args []*ir.Arg) string
+	// SpecConstants, when set, are a kernel's specialization constants in
+	// their ids' order (Vulkan's upstream shaders).
+	SpecConstants func(k *ir.Kernel) []*ir.Param
+	// Defines, when set, are the preprocessor defines a variant is built with.
+	Defines func(in ir.Instance) (map[string]string, error)
+	// NoSharedArrays, when set, is why the backend's launcher takes no
+	// kernel with a shared array (other than a reduction's) and the fix.
+	NoSharedArrays string
+}
+
+// NewView builds the view of a backend, named by its emitter's names, for
+// its native contract.
+func NewView(n Names) (*View, error) {
+	viewsBuilt.Add(1)
+	backend := n.Backend
 	a := ir.Native(backend)
 	model, err := Model(a)
 	if err != nil {
@@ -199,7 +224,7 @@ func NewView(backend string) (*View, error) {
 		}
 		for gi, group := range groups {
 			for i, d := range group {
-				dv, err := dispatchView(backend, o, d)
+				dv, err := dispatchView(n, o, d)
 				if err != nil {
 					return nil, err
 				}
@@ -289,20 +314,13 @@ func locals(o *Op) (shared []Local, perDispatch map[string][]Local, err error) {
 	return shared, perDispatch, nil
 }
 
-func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
+func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
-		KargsType: msl.KargsName(d.Op.Name), PushStruct: "vk_op_" + d.Op.Name + "_push_constants",
 		When: d.When, WhenWhy: d.WhenWhy}
-	switch backend {
-	case "cuda":
-		dv.Function = cuda.KernelName(k, d.Op.ArithFree)
-	case "metal":
-		dv.Function = msl.FunctionName(k, d.Op.ArithFree)
-	case "sycl":
-		dv.Function = sycl.FunctionName(k, d.Op.ArithFree)
-	case "vulkan":
-		dv.Function = strings.TrimSuffix(glsl.FileName(k, d.Op.ArithFree), ".comp")
+	dv.Function = n.Function(k, d.Op.ArithFree)
+	if n.ArgsStruct != nil {
+		dv.ArgsStruct = n.ArgsStruct(d.Op.Name)
 	}
 	for _, a := range d.Args {
 		dv.Args = append(dv.Args, Local{CType: ctype(a.Type), Name: a.Arg, Expr: a.Expr})
@@ -384,14 +402,14 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		}
 	}
 	dv.Reduces = ir.HasReduce(k)
-	if shared := ir.SharedArrays(k); backend == "sycl" && len(shared) > 0 {
-		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
-		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first", k.ID(), shared[0].Name)
+	if shared := ir.SharedArrays(k); n.NoSharedArrays != "" && len(shared) > 0 {
+		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: %s", k.ID(), shared[0].Name, n.NoSharedArrays)
 	}
-	vars := ops.VariantsFor(d.Op.Name, backend)
+	vars := ops.VariantsFor(d.Op.Name, n.Backend)
 	for _, v := range vars {
 		inst := Instance{}
-		var conds, targs []string
+		in := v.Of(k)
+		var conds []string
 		for _, p := range k.Params {
 			if p.Derived != nil {
 				continue
@@ -399,16 +417,15 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 			val := v.Values[p.Name]
 			if p.Type == ir.Bool {
 				conds = append(conds, fmt.Sprintf("%s == %v", p.Name, val != 0))
-				targs = append(targs, fmt.Sprint(val != 0))
 			} else {
 				conds = append(conds, fmt.Sprintf("%s == %d", p.Name, val))
-				targs = append(targs, fmt.Sprintf("%du", val))
 			}
 		}
 		if len(conds) == 0 {
 			conds = []string{"true"}
 		}
 		inst.Cond = strings.Join(conds, " && ")
+		targs := in.TemplateArgs()
 		inst.TemplateArgs = strings.Join(targs, ", ")
 		inst.Callee = dv.Function
 		if len(targs) > 0 {
@@ -417,12 +434,11 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		if len(dv.Instances) > 0 {
 			inst.Else = "else "
 		}
-		switch backend {
-		case "metal":
-			inst.HostName = msl.HostName(k, d.Op.ArithFree, v)
-		case "vulkan":
-			inst.HostName = vulkanName(dv.Function, k, v)
-			defs, err := glsl.Defines(k, v)
+		if n.HostName != nil {
+			inst.HostName = n.HostName(dv.Function, in, d.Op.ArithFree)
+		}
+		if n.Defines != nil {
+			defs, err := n.Defines(in)
 			if err != nil {
 				return dv, err
 			}
@@ -433,17 +449,6 @@ func dispatchView(backend string, o *Op, d Dispatch) (DispatchView, error) {
 		dv.Instances = append(dv.Instances, inst)
 	}
 	return dv, nil
-}
-
-// vulkanName is a variant's shader name: ggml's SPIR-V symbol stem.
-func vulkanName(fn string, k *ir.Kernel, v ops.Variant) string {
-	name := fn
-	for _, p := range k.Params {
-		if p.Derived == nil {
-			name += fmt.Sprintf("_%s%d", strings.ToLower(p.Name), v.Values[p.Name])
-		}
-	}
-	return name
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -458,3 +463,10 @@ func sortedKeys(m map[string]string) []string {
 	}
 	return out
 }
+
+// viewsBuilt counts NewView calls, so tests can hold a build or a patch
+// plan to building each backend's view once.
+var viewsBuilt atomic.Int64
+
+// ViewsBuilt is how many views NewView has built in this process.
+func ViewsBuilt() int64 { return viewsBuilt.Load() }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -12,7 +11,7 @@ import (
 // vulkan fills the Vulkan fields of fv: one pipeline per variant of the
 // family's one module (specialization constants), created from a table of
 // the variants' non-bool params and indexed by the bools.
-func (fv *FamilyView) vulkan(s *ops.Shared, k *ir.Kernel, compute, gather Dispatch, plainRoles map[string]bool, exprs map[string]string) error {
+func (fv *FamilyView) vulkan(n Names, s *ops.Shared, k *ir.Kernel, compute, gather Dispatch, plainRoles map[string]bool, exprs map[string]string) error {
 	var bools []*ir.Param
 	fv.VkColumns = []string{fv.Key}
 	for _, p := range k.Params {
@@ -33,7 +32,7 @@ func (fv *FamilyView) vulkan(s *ops.Shared, k *ir.Kernel, compute, gather Dispat
 		fv.VkRows = append(fv.VkRows, "{"+c.TemplateArgs+"}")
 	}
 	var spec []string
-	for _, p := range glsl.SpecConstants(k) {
+	for _, p := range n.SpecConstants(k) {
 		switch {
 		case p.Derived != nil:
 			spec = append(spec, cexpr(p.Derived))

@@ -18,7 +18,7 @@ func Ariths() []ir.Arith {
 }
 
 // style is what a contract decides about an op's arithmetic: the knobs
-// SPEC.md section 9 and GLUE.md section 6 list per backend. Op programs read
+// docs/arithmetic.md lists per backend. Op programs read
 // these instead of testing backend names.
 type style struct {
 	portable bool

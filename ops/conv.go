@@ -10,7 +10,7 @@ import (
 const convThreads = 128
 
 // convTaps sums win[j]*w(j) for j ascending (oldest tap first, current token
-// last), in the way the contract's plain conv does (SPEC.md 9.2, 12).
+// last), in the way the contract's plain conv does (docs/arithmetic.md#conv-order).
 func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl.Val) dsl.Val) dsl.Val {
 	y := b.Var("y", b.F32(0))
 	ascending := func() {
@@ -38,7 +38,7 @@ func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl
 	return y.Get()
 }
 
-// buildSSMConv is the plain depthwise causal conv (SPEC.md 3), the non-fused
+// buildSSMConv is the plain depthwise causal conv (docs/ops.md#conv), the non-fused
 // path the update kernels must agree with.
 func buildSSMConv(name string, a ir.Arith) (*ir.Kernel, error) {
 	st := styleOf(a)
@@ -89,7 +89,7 @@ const (
 // buildConvUpdate is op C and op D: the window is the d_conv-1 cached taps
 // of the sequence followed by the current token; the output is the conv
 // (SiLU folded when SILU), and the window shifted by one is written back as
-// the new taps (SPEC.md 6, 7). Batched, op D runs in one dispatch for
+// the new taps (docs/ops.md#fused-ops). Batched, op D runs in one dispatch for
 // n_seqs <= NS where conv_state_dst is the cache's window: a workgroup holds
 // every sequence of its channels (taps alias element for element, like GDN
 // state), reads every window, passes a device barrier, then writes.

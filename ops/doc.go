@@ -1,9 +1,9 @@
-// Package ops holds every kernel of SPEC.md written once in the DSL, the
+// Package ops holds every kernel of docs/ops.md written once in the DSL, the
 // variant table (variants.go), and the registry the CLI and emitters read.
 //
 // # Kernels
 //
-//   - gated_delta_net: the base recurrence (SPEC.md 2.4), scalar gate or KDA,
+//   - gated_delta_net: the base recurrence (docs/ops.md#gdn), scalar gate or KDA,
 //     K = 1 (final state into dst's state region) or KEEP_RS (snapshot slot k
 //     = state after token T-1-k; slots with T-1-k < 0 are left as they are).
 //     GQA and sequence broadcast: value head h reads q/k head h % neq1,
@@ -17,17 +17,17 @@
 //     ssm_conv_gather; ssm_conv_update_inplace_ids_batched, op D in one
 //     dispatch as op B's (ConvBatch; Vulkan).
 //
-// # The ids variants (ops B and D), SPEC.md 8.4 decided
+// # The ids variants (ops B and D), docs/ops.md#aliasing decided
 //
 // Sequence s is identity when ids[s] == rs_head + s. Every read of prior
 // state sees the value from before the op, whatever the order sequences run
 // in. Three sources:
 //
 //   - identity: its own destination row (state_dst / conv_state_dst;
-//     "identity reads the dst view", SPEC.md 13 H2). The workgroup that
+//     "identity reads the dst view", docs/ops.md#aliasing). The workgroup that
 //     writes a row read it into registers first.
 //   - a source inside the destination window [rs_head, rs_head + n_seqs)
-//     (another sequence's destination, the rs_z case of SPEC.md 8.3): the
+//     (another sequence's destination, the shared zeroed cell of docs/ops.md#aliasing): the
 //     gather dispatch, which runs before the compute dispatch, copied the
 //     row into scratch row s; the compute kernel reads scratch.
 //   - any other source: read from the cache directly; nothing in the op
@@ -104,8 +104,7 @@
 //	native-metal:  d_conv % 4 == 0: y = +0.0; y = add(y, dot4(chunk)) per 4 taps; else as sycl
 //	native-vulkan: d_conv == 4: y = +0.0 + dot4(all); else as sycl
 //	native-opencl: as native-metal (ggml-opencl's float4 kernel where d_conv % 4 == 0)
-//	native-cpu:    as native-sycl, as written: ggml-cpu's plain conv (SPEC.md
-//	               3.2) writes sumf += s*c and its compiler decides the
+//	native-cpu:    as native-sycl, as written: ggml-cpu's plain conv (docs/ops.md#conv) writes sumf += s*c and its compiler decides the
 //	               contraction per d_conv (GCC 12 -O3 -march=native: fma chain at
 //	               2-3, products summed in order at 4 and 8, both at 5-7; -O2 and
 //	               Clang: fma chain). The fused kernels write the same sum, for the

@@ -21,22 +21,25 @@ const (
 	gatherMaxGroups = 4096
 )
 
-// buildGather is phase 1 of the ids ops' two-phase semantics (SPEC.md 5, 7,
-// 8.2). A sequence must not read, during the compute dispatch, a cache row
+// buildGather is phase 1 of the ids ops' two-phase semantics (docs/ops.md#fused-ops,
+// docs/ops.md#aliasing). A sequence must not read, during the compute dispatch, a cache row
 // that another sequence of the same dispatch writes: that is exactly a
 // non-identity source inside the destination window [rs_head, rs_head +
-// n_seqs) (the rs_z case of SPEC.md 8.3). Those rows, and only those, are
+// n_seqs) (the shared zeroed cell of docs/ops.md#aliasing). Those rows, and only those, are
 // copied into scratch row s by this earlier dispatch, so the compute kernel
 // sees their pre-op values. Every other source is read by the compute kernel
 // directly: nothing in the op writes it. A pure copy: the same kernel under
 // every contract.
-func buildGather(name string) (*ir.Kernel, error) {
+//
+// cacheRole and idsRole name the node's srcs the gather reads (its op's
+// cache and ids slots): the glue binds the buffers by them.
+func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	cache := b.Buffer("cache", ir.F32, ir.Read, "src0", "the full cache, rows of row_len")
-	ids := b.Buffer("ids", ir.I32, ir.Read, "ids", "source slot of each sequence")
+	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
+	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)
@@ -114,13 +117,13 @@ func GatherFor(name, backend string) string {
 // buildGatherRows is buildGather as a CPU thread runs it: the same rows
 // (aliasesDestination) copied to the same scratch rows, a task being one
 // chunk of one row, copied element after element (a memcpy to the compiler).
-func buildGatherRows(name string) (*ir.Kernel, error) {
+func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	cache := b.Buffer("cache", ir.F32, ir.Read, "src0", "the full cache, rows of row_len")
-	ids := b.Buffer("ids", ir.I32, ir.Read, "ids", "source slot of each sequence")
+	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
+	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(1, 1, 1)
 	b.Grid(rowLen.Add(GatherRowChunk-1).Div(GatherRowChunk), nSeqs, 1)

@@ -12,7 +12,7 @@ const (
 	gdnInplace                   // op A: final state into state_dst (src[6])
 	gdnInplaceIds                // op B: prior state from cache[ids[s]] or state_dst, final into state_dst
 	// gdnInplaceIdsBatched is op B in one dispatch for n_seqs <= NS, where
-	// state_dst is the cache's window (SPEC.md 13 H2). A workgroup owns one
+	// state_dst is the cache's window (docs/ops.md#aliasing). A workgroup owns one
 	// (head, column block) of every sequence, a row of threads per sequence
 	// (z): every thread reads its prior state, a device barrier, and only
 	// then does any thread write final state. A source only ever aliases a
@@ -31,7 +31,7 @@ func (m gdnMode) ids() bool { return m == gdnInplaceIds || m == gdnInplaceIdsBat
 // sharedFlag is the bool param of a Shared kernel that picks the ids op.
 const sharedFlag = "IDS"
 
-// buildGDN is the gated-DeltaNet recurrence (SPEC.md 2.4) for one (head,
+// buildGDN is the gated-DeltaNet recurrence (docs/ops.md#gdn) for one (head,
 // sequence) per workgroup row of columns: each cluster of W = min(32, S_v)
 // lanes owns one value column, each lane R = S_v/W rows of it, held in
 // registers from the first read to the final write.
@@ -308,7 +308,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 		// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
-		// S = S' + k*delta, attn = sum S*q (SPEC.md 2.4 as written).
+		// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
 		decayFirst := func(gate func(r dsl.Val) dsl.Val) {
 			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 				c := b.Let("col", col0.Add(cc.Mul(nw)))
@@ -356,7 +356,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 
 		// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
 		// chooses for the series kernel pinned as explicit fmas (read off its
-		// PTX under -use_fast_math, SPEC.md 13 H17): kv += fma(e_i*S, k, kv) in
+		// PTX under -use_fast_math, docs/arithmetic.md#cuda-kda): kv += fma(e_i*S, k, kv) in
 		// the dot; in the update, with one row per lane (S_v <= 32) nvcc reuses
 		// the dot's e_i*S and fuses k*delta, S = fma(k, delta, e_i*S); with more
 		// rows it recomputes and fuses the gate, S = fma(e_i, S, k*delta). Pinned,

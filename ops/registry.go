@@ -10,7 +10,7 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-// Op is one kernel program of SPEC.md, written once and built under every
+// Op is one kernel program of docs/ops.md, written once and built under every
 // arithmetic contract it has.
 type Op struct {
 	// Name is the kernel's name, as ggml would name it.
@@ -72,10 +72,10 @@ var registry = []*Op{
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
 	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("gated_delta_net_gather")
+		return buildGather("gated_delta_net_gather", "src5", "src7")
 	}},
 	{Name: "gated_delta_net_gather_rows", Fusion: "B", ArithFree: true, Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGatherRows("gated_delta_net_gather_rows")
+		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
 	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildSSMConv("ssm_conv", a)
@@ -90,10 +90,10 @@ var registry = []*Op{
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
 	}},
 	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("ssm_conv_gather")
+		return buildGather("ssm_conv_gather", "src0", "src4")
 	}},
 	{Name: "ssm_conv_gather_rows", Fusion: "D", ArithFree: true, Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGatherRows("ssm_conv_gather_rows")
+		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")
 	}},
 }
 

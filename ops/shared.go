@@ -97,5 +97,7 @@ func (s *Shared) Value(op string) (int64, error) {
 const SharedGatherName = "state_gather"
 
 // SharedGather is that gather: ops B's and D's gathers are one kernel under
-// two names (buildGather), so upstream gets it once, under this name.
-func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName) }
+// two names (buildGather), so upstream gets it once, under this name. Its
+// cache and ids are different srcs for the two ops, so its roles name no
+// slot: the glue binds it as the op's own gather is bound.
+func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName, "cache", "ids") }

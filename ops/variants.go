@@ -38,6 +38,9 @@ func (v Variant) BuiltOn(backend string) bool {
 	return !slices.Contains(v.NotOn, backend)
 }
 
+// Of is the variant as an instance of kernel k (one of its op's kernels).
+func (v Variant) Of(k *ir.Kernel) ir.Instance { return ir.Instance{Kernel: k, Values: v.Values} }
+
 // String renders the values in the kernel's param order, e.g. "S_v=128,KDA=0".
 func (v Variant) String() string {
 	keys := make([]string, 0, len(v.Values))
@@ -91,8 +94,7 @@ func b2i(b bool) int64 {
 }
 
 // GDNTiling is a backend's workgroup shape per S_v: NW column groups of CPW
-// columns each. Column folding never changes a column's arithmetic (SPEC.md
-// 2.6), so backends may differ. S_v 128 uses (16, 4): on the H100 it moved
+// columns each. Column folding never changes a column's arithmetic (docs/ops.md#tiling), so backends may differ. S_v 128 uses (16, 4): on the H100 it moved
 // 90-98% of the copy rate at n_seqs >= 32 where ggml-cuda's default (16, 8)
 // moved 82-87%, and (8, 4) ran 4% slower there at n_seqs >= 128
 // (bench/cuda); on Vulkan (8, 4) ran op B's compute 1-7% faster than

@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/registry"
+	"github.com/kernelgen/kernelgen/templates"
 )
 
 // The generated supports_op answers, compiled and run on nodes built like
@@ -20,21 +23,24 @@ func TestSupportsOpAnswers(t *testing.T) {
 		}
 		t.Skip("g++ not found")
 	}
-	for _, backend := range []string{"cuda", "vulkan", "metal", "sycl"} {
-		t.Run(backend, func(t *testing.T) {
-			files, err := Glue(backend)
+	for _, b := range registry.Implemented() {
+		if b.Glue == nil {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) {
+			files, err := templates.Glue(b.Glue)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, SupportsName), files[0].Data, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, templates.SupportsName), files[0].Data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			prefix := glueFiles[backend].prefix
+			prefix := b.Glue.Prefix
 			bin := filepath.Join(dir, "supports")
 			testdata, _ := filepath.Abs("testdata")
 			cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
-				"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+SupportsName+`"`,
+				"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+templates.SupportsName+`"`,
 				"-DKG_PREFIX="+prefix+"_fused_supports_op", "-DKG_WRITTEN="+prefix+"_fused_written_src",
 				filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -51,17 +57,21 @@ func TestSupportsOpAnswers(t *testing.T) {
 // The supports_op of Metal's upstream glue (its header) and of Vulkan's (the
 // section spliced into ggml-vulkan.cpp) give the same answers.
 func TestUpstreamSupportsOpAnswers(t *testing.T) {
-	for _, backend := range []string{"metal", "vulkan"} {
-		t.Run(backend, func(t *testing.T) { upstreamSupportsOpAnswers(t, backend) })
+	for _, name := range []string{"metal", "vulkan"} {
+		bs, err := registry.Resolve(name)
+		if err != nil || bs[0].Glue == nil || bs[0].Glue.Upstream == nil {
+			t.Fatalf("%s: %v (no upstream glue?)", name, err)
+		}
+		t.Run(name, func(t *testing.T) { upstreamSupportsOpAnswers(t, bs[0].Glue) })
 	}
 }
 
-func upstreamSupportsOpAnswers(t *testing.T, backend string) {
+func upstreamSupportsOpAnswers(t *testing.T, g *templates.Target) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("g++ not found")
 	}
-	files, sections, err := UpstreamGlue(backend)
+	files, sections, err := templates.UpstreamGlue(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,17 +81,17 @@ func upstreamSupportsOpAnswers(t *testing.T, backend string) {
 			t.Fatal(err)
 		}
 	}
-	prefix := map[string]string{"metal": "ggml_metal", "vulkan": "ggml_vk"}[backend]
-	if backend == "vulkan" {
-		if err := os.WriteFile(filepath.Join(dir, SupportsName), []byte(sections["upstream-supports"]), 0o644); err != nil {
+	if s, ok := sections["upstream-supports"]; ok && len(files) == 0 {
+		// spliced whole (Vulkan): the section is the header
+		if err := os.WriteFile(filepath.Join(dir, templates.SupportsName), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bin := filepath.Join(dir, "supports")
 	testdata, _ := filepath.Abs("testdata")
 	cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
-		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+SupportsName+`"`,
-		"-DKG_PREFIX="+prefix+"_fused_supports_op", "-DKG_WRITTEN="+prefix+"_fused_written_src",
+		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+templates.SupportsName+`"`,
+		"-DKG_PREFIX="+g.Prefix+"_fused_supports_op", "-DKG_WRITTEN="+g.Prefix+"_fused_written_src",
 		filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling the upstream supports_op: %v\n%s", err, out)

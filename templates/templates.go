@@ -7,23 +7,47 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"path"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/kernelgen/kernelgen/glue"
 )
 
-//go:embed common/*.tmpl cuda/*.tmpl vulkan/*.tmpl metal/*.tmpl sycl/*.tmpl
+//go:embed */*.tmpl
 var files embed.FS
 
-// glueFiles names each backend's template and the file it renders to.
-type glueFile struct{ tmpl, out, prefix string }
+// Target is a backend's glue: its names (for the view), the template that
+// renders its integration file (a path below templates/), that file's name
+// and the prefix of its functions. The view is built once per Target.
+type Target struct {
+	Names    glue.Names
+	Template string
+	Out      string
+	Prefix   string
+	// Upstream, when set, is the backend's upstream glue (templates beside
+	// Template named upstream.*.tmpl).
+	Upstream *Upstream
 
-var glueFiles = map[string]glueFile{
-	"cuda":   {"cuda/kernelgen-fused.cu.tmpl", "fused-ops.cuh", "ggml_cuda"},
-	"vulkan": {"vulkan/kernelgen-fused.hpp.tmpl", "fused-ops.hpp", "ggml_vk"},
-	"metal":  {"metal/kernelgen-fused.h.tmpl", "fused-ops.h", "ggml_metal"},
-	"sycl":   {"sycl/kernelgen-fused.cpp.tmpl", "fused-ops.hpp", "ggml_sycl"},
+	once sync.Once
+	view *glue.View
+	err  error
+}
+
+// Upstream is a backend's upstream glue: the files it renders, by template
+// section (none where the glue is spliced into the sources whole: sections
+// only).
+type Upstream struct{ Files []UpstreamFile }
+
+// UpstreamFile is one file of a backend's upstream glue: the template
+// section that renders it and its name in the tree.
+type UpstreamFile struct{ Section, Name string }
+
+// View is the target's glue view, built on first use.
+func (g *Target) View() (*glue.View, error) {
+	g.once.Do(func() { g.view, g.err = glue.NewView(g.Names) })
+	return g.view, g.err
 }
 
 // File is one rendered glue file.
@@ -37,13 +61,13 @@ const SupportsName = "fused-ops-supports.h"
 
 // Glue renders the backend's glue files: the supports_op header and the
 // backend's integration file.
-func Glue(backend string) ([]File, error) {
-	f, t, data, err := parse(backend)
+func Glue(g *Target) ([]File, error) {
+	t, data, err := parse(g)
 	if err != nil {
 		return nil, err
 	}
 	var out []File
-	for _, x := range []struct{ name, tmpl string }{{SupportsName, "supports-file"}, {f.out, baseName(f.tmpl)}} {
+	for _, x := range []struct{ name, tmpl string }{{SupportsName, "supports-file"}, {g.Out, baseName(g.Template)}} {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, x.tmpl, data); err != nil {
 			return nil, fmt.Errorf("templates: %s: %v", x.tmpl, err)
@@ -56,13 +80,13 @@ func Glue(backend string) ([]File, error) {
 // Section renders one named section of a backend's glue templates: the text
 // `kernelgen patch` splices into a ggml tree at one anchor. The review copy
 // under generated/<backend>/glue/ is made of the same sections.
-func Section(backend, name string) (string, error) {
-	_, t, data, err := parse(backend)
+func Section(g *Target, name string) (string, error) {
+	t, data, err := parse(g)
 	if err != nil {
 		return "", err
 	}
 	if t.Lookup(name) == nil {
-		return "", fmt.Errorf("templates: backend %q has no section %q", backend, name)
+		return "", fmt.Errorf("templates: %s has no section %q", g.Template, name)
 	}
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, name, data); err != nil {
@@ -78,20 +102,16 @@ type glueData struct {
 	Prefix string
 }
 
-func parse(backend string) (glueFile, *template.Template, glueData, error) {
-	f, ok := glueFiles[backend]
-	if !ok {
-		return f, nil, glueData{}, fmt.Errorf("templates: no glue for backend %q", backend)
-	}
-	view, err := glue.NewView(backend)
+func parse(g *Target) (*template.Template, glueData, error) {
+	view, err := g.View()
 	if err != nil {
-		return f, nil, glueData{}, err
+		return nil, glueData{}, err
 	}
-	t, err := template.New("").ParseFS(files, "common/*.tmpl", f.tmpl)
+	t, err := template.New("").ParseFS(files, "common/*.tmpl", g.Template)
 	if err != nil {
-		return f, nil, glueData{}, err
+		return nil, glueData{}, err
 	}
-	return f, t, glueData{view, f.prefix}, nil
+	return t, glueData{view, g.Prefix}, nil
 }
 
 func baseName(p string) string {
@@ -120,32 +140,22 @@ func CommonSection(name string) (string, error) {
 	return strings.TrimPrefix(b.String(), "\n"), nil
 }
 
-// upstreamFiles names the files each backend's upstream glue renders, by
-// template section.
-var upstreamFiles = map[string][]struct{ section, name string }{
-	"cuda":  {{"upstream-file", "fused-ops.cuh"}},
-	"sycl":  {{"upstream-file", "fused-ops.hpp"}},
-	"metal": {{"upstream-file", "fused-ops.h"}, {"upstream-supports-file", SupportsName}},
-	// Vulkan's glue is spliced into ggml-vulkan.cpp whole: sections only
-	"vulkan": nil,
-}
-
 // UpstreamGlue renders the glue a backend gets with the upstream kernels
 // (internal/upstream): the files its sources include (fused-ops.cuh,
 // fused-ops.hpp; Metal's fused-ops.h and fused-ops-supports.h) and the
 // sections spliced into its sources, by name. kernels are kernel sources
 // the glue's header carries itself, beside their launchers (.Kernels).
-func UpstreamGlue(backend string, kernels ...[]byte) (out []File, sections map[string]string, err error) {
-	names, ok := upstreamFiles[backend]
-	if !ok {
+func UpstreamGlue(g *Target, kernels ...[]byte) (out []File, sections map[string]string, err error) {
+	backend := g.Names.Backend
+	if g.Upstream == nil {
 		return nil, nil, fmt.Errorf("templates: no upstream glue for backend %q yet", backend)
 	}
-	fams, err := glue.NewFamilyViews(backend)
+	fams, err := glue.NewFamilyViews(g.Names)
 	if err != nil {
 		return nil, nil, err
 	}
 	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join}
-	t, err := template.New("").Funcs(funcs).ParseFS(files, backend+"/upstream.*.tmpl")
+	t, err := template.New("").Funcs(funcs).ParseFS(files, path.Dir(g.Template)+"/upstream.*.tmpl")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,12 +168,12 @@ func UpstreamGlue(backend string, kernels ...[]byte) (out []File, sections map[s
 		Rejects  []glue.Check
 		Kernels  []string
 	}{fams, glue.Rejects(), srcs}
-	for _, n := range names {
+	for _, n := range g.Upstream.Files {
 		var b bytes.Buffer
-		if err := t.ExecuteTemplate(&b, n.section, data); err != nil {
-			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, n.section, err)
+		if err := t.ExecuteTemplate(&b, n.Section, data); err != nil {
+			return nil, nil, fmt.Errorf("templates: %s %s: %v", backend, n.Section, err)
 		}
-		out = append(out, File{Name: n.name, Data: b.Bytes()})
+		out = append(out, File{Name: n.Name, Data: b.Bytes()})
 	}
 	sections = map[string]string{}
 	for _, x := range t.Templates() {

@@ -242,7 +242,7 @@ func instances(a ir.Arith) ([]byte, error) {
 		}
 		for _, v := range ops.VariantsFor(op.Name, "cuda") {
 			fmt.Fprintf(&body, "\nstatic void kg_launch_%d(void ** b, const uint32_t * a, dim3 g, dim3 blk, cudaStream_t s) {\n", n)
-			fmt.Fprintf(&body, "    kg_launch_pdl(%s, g, blk, s, %s);\n}\n", callee(k, op.ArithFree, v), callArgs(k))
+			fmt.Fprintf(&body, "    kg_launch_pdl(%s, g, blk, s, %s);\n}\n", callee(v.Of(k), op.ArithFree), callArgs(k))
 			fmt.Fprintf(&body, "static kg_register kg_reg_%d(%q, kg_launch_%d);\n", n, instanceKey(k, v.Values), n)
 			n++
 		}
@@ -251,23 +251,12 @@ func instances(a ir.Arith) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func callee(k *ir.Kernel, arithFree bool, v ops.Variant) string {
-	name := cuda.KernelName(k, arithFree)
-	var targs []string
-	for _, p := range k.Params {
-		if p.Derived != nil {
-			continue
-		}
-		if p.Type == ir.Bool {
-			targs = append(targs, fmt.Sprint(v.Values[p.Name] != 0))
-		} else {
-			targs = append(targs, fmt.Sprintf("%du", v.Values[p.Name]))
-		}
+func callee(in ir.Instance, arithFree bool) string {
+	name := cuda.KernelName(in.Kernel, arithFree)
+	if targs := in.TemplateArgs(); len(targs) > 0 {
+		return name + "<" + strings.Join(targs, ", ") + ">"
 	}
-	if len(targs) == 0 {
-		return name
-	}
-	return name + "<" + strings.Join(targs, ", ") + ">"
+	return name
 }
 
 func callArgs(k *ir.Kernel) string {

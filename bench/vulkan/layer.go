@@ -7,9 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 	"github.com/kernelgen/kernelgen/verify/vulkan"
 )

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	gen "github.com/kernelgen/kernelgen/generated/goref"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 	"github.com/kernelgen/kernelgen/verify/vulkan"

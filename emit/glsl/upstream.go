@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // ReduceSum is the function the upstream shaders reduce with.
@@ -98,7 +99,7 @@ func Upstream(summary string, k *ir.Kernel, defaults map[string]int64) ([]byte, 
 	}
 	p.Indent()
 	p.Stmts(k.Body)
-	if d.uses.fma || d.uses.addZero || d.uses.exact {
+	if n := pass.NeedsOf(k); n.ExactFMA || n.ZeroAdd || n.DenormPreserve {
 		return nil, fmt.Errorf("glsl: %s: upstream shaders carry the native contract only", k.ID())
 	}
 	reduce := ir.HasReduce(k)

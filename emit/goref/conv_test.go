@@ -32,7 +32,7 @@ func TestSSMConvMatchesOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// out[c, t, s] = sum_j sx[t+j, c, s] * w[j, c] (SPEC.md 3.1).
+		// out[c, t, s] = sum_j sx[t+j, c, s] * w[j, c] (docs/ops.md#conv).
 		for s := 0; s < nS; s++ {
 			for tt := 0; tt < nT; tt++ {
 				for ch := 0; ch < C; ch++ {
@@ -111,7 +111,7 @@ func (tc *convCase) String() string {
 	return describe("%s d_conv=%d SILU=%v C=%d n_seqs=%d cs1=%d cs2=%d", tc.c.name, tc.K, tc.silu, tc.C, tc.n, tc.cs1, tc.cs2)
 }
 
-// expect applies SPEC.md 6's per-(c, s) body: taps(s, c, j) gives the prior
+// expect applies docs/ops.md#fused-ops' per-(c, s) body: taps(s, c, j) gives the prior
 // taps; the output and the shifted ring go into dstWant and ringWant.
 func (tc *convCase) expect(taps func(s, c, j int) float32, dstWant, ringWant []float32, sd1 int) {
 	for s := 0; s < tc.n; s++ {
@@ -209,7 +209,7 @@ func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 		if !alias {
 			ringBefore = ring.snapshot()
 		}
-		// Phase 1 (SPEC.md 7): identity reads its own slot, others cache[ids[s]], all pre-op.
+		// Phase 1 (docs/ops.md#aliasing): identity reads its own slot, others cache[ids[s]], all pre-op.
 		prior := make([][]float32, tc.n)
 		for s := range prior {
 			prior[s] = make([]float32, tc.C*(tc.K-1))

@@ -77,7 +77,7 @@ func randGDN(r *rand.Rand, i int, op string) *gdnCase {
 	tc.sb1 = 1 + pad()
 	tc.sb2 = tc.H*tc.sb1 + pad()
 	tc.sb3 = tc.T*tc.sb2 + pad()
-	// SPEC.md 10's initialisation, with -0.0 and denormals sprinkled in.
+	// test-backend-ops' initialisation (docs/arithmetic.md#tolerance), with -0.0 and denormals sprinkled in.
 	tc.q = newGuarded(tc.nq * tc.sq3)
 	tc.q.fill(r, -1, 1, true)
 	tc.k = newGuarded(tc.nq * tc.sq3)
@@ -211,7 +211,7 @@ func TestGDNInplaceMatchesOracle(t *testing.T) {
 				copy(block(sdWant[guard:], sd1, s, h, tc.sv), want.states[s][h][tc.T-1])
 			}
 		}
-		// The op output's state region is left untouched (SPEC.md 13 H4).
+		// The op output's state region is left untouched (docs/ops.md#fused-ops).
 		checkAttn(t, tc, want.attn, dst, dstBefore)
 		checkBits(t, "state_dst", sdWant, stateDst.all, func(i int) string { return describe("row %d offset %d", (i-guard)/sd1, (i-guard)%sd1) })
 		checkBits(t, "state (read-only)", stateBefore, state.all, func(int) string { return "prior state" })
@@ -229,7 +229,7 @@ func aliases(ids []int32, s, rsHead, n int) bool {
 }
 
 // randIds draws source slots: identity, arbitrary slots, and slots that are
-// another sequence's destination (the aliasing case of SPEC.md 8.3).
+// another sequence's destination (the aliasing case of docs/ops.md#aliasing).
 func randIds(r *rand.Rand, n, nSlots, rsHead int) []int32 {
 	ids := make([]int32, n)
 	for s := range ids {

@@ -15,8 +15,6 @@ import (
 // verification code can drive any kernel by name.
 func EmitRegistry(opsList []Op) ([]byte, error) {
 	f := jen.NewFile("goref")
-	f.HeaderComment(Header)
-	f.HeaderComment("To regenerate: kernelgen build --backend go")
 	var entries []jen.Code
 	for _, op := range opsList {
 		k := op.Kernels[0]

@@ -79,7 +79,7 @@ func (g *guarded) fill(r *rand.Rand, lo, hi float32, special bool) {
 	}
 }
 
-// edgeValues drive a conv output to SiLU's ends (SPEC.md 6): sums whose
+// edgeValues drive a conv output to SiLU's ends (docs/ops.md#fused-ops): sums whose
 // e^-y overflows (-0), whose denominator leaves DivPortable's domain, that
 // overflow to an infinity, and infinities themselves.
 var edgeValues = []float32{

@@ -1,7 +1,7 @@
 package goref_test
 
-// The oracle: the ops written straight from SPEC.md's formulas (sections 2.4,
-// 3, 6, 7 and the two-phase rule of 8) in plain matrix form, with the
+// The oracle: the ops written straight from docs/ops.md's formulas (#gdn,
+// #conv, #fused-ops and the two-phase rule of #aliasing) in plain matrix form, with the
 // rounding order of each contract as ops/doc.go states it. It shares no code
 // with the IR, the DSL or the Go lowering; its only helper from the project
 // is rt.FMA, which rt's own tests check against exact math/big arithmetic.
@@ -144,7 +144,7 @@ func butterfly(x []float32) float32 {
 	return cur[0]
 }
 
-// gdnProblem is one GDN call in ggml terms (SPEC.md 2.1).
+// gdnProblem is one GDN call in ggml terms (docs/ops.md#gdn).
 type gdnProblem struct {
 	sv, heads, headsQK, tokens, seqs, seqsQK int
 	kda                                      bool
@@ -162,7 +162,7 @@ type gdnResult struct {
 	states [][][][]float32
 }
 
-// oracleGDN runs SPEC.md 2.4 from prior(s, h), the S_v*S_v block in
+// oracleGDN runs docs/ops.md#gdn from prior(s, h), the S_v*S_v block in
 // transposed layout, for every head and sequence.
 func oracleGDN(c contract, p gdnProblem, prior func(s, h int) []float32) gdnResult {
 	sv := p.sv

@@ -20,8 +20,8 @@ type GatedDeltaNetGatherArgs struct {
 
 // GatedDeltaNetGatherBuffers are the bound buffers; indices are in elements.
 type GatedDeltaNetGatherBuffers struct {
-	Cache   []float32 // cache (src0, read): the full cache, rows of row_len
-	Ids     []int32   // ids (ids, read): source slot of each sequence
+	Cache   []float32 // cache (src5, read): the full cache, rows of row_len
+	Ids     []int32   // ids (src7, read): source slot of each sequence
 	Scratch []float32 // scratch (scratch, write): n_seqs rows of row_len
 }
 

@@ -21,7 +21,7 @@ type SsmConvGatherArgs struct {
 // SsmConvGatherBuffers are the bound buffers; indices are in elements.
 type SsmConvGatherBuffers struct {
 	Cache   []float32 // cache (src0, read): the full cache, rows of row_len
-	Ids     []int32   // ids (ids, read): source slot of each sequence
+	Ids     []int32   // ids (src4, read): source slot of each sequence
 	Scratch []float32 // scratch (scratch, write): n_seqs rows of row_len
 }
 

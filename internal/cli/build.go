@@ -12,10 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelgen/kernelgen/internal/backends"
-	"github.com/kernelgen/kernelgen/internal/fsx"
+	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/gentree"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/internal/udiff"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -47,7 +48,7 @@ writing: exit 0 when up to date, exit 1 with a unified diff when stale (use it
 in CI). -o - writes the files to standard output as a txtar archive.
 
 Backends (one or more, comma-separated or repeated): all (every implemented
-backend), ` + strings.Join(backends.Names(), ", ") + `. Backends that are not
+backend), ` + strings.Join(registry.Names(), ", ") + `. Backends that are not
 implemented yet are refused by name.
 
 Progress goes to standard error: one updated line on a terminal; otherwise a
@@ -77,7 +78,7 @@ line per quarter of each backend's checks and its summary, with the time taken.`
 			rebuilt := map[string][]gentree.File{}
 			nfiles := 0
 			for _, b := range bs {
-				files, err := b.Generate()
+				files, err := b.Written()
 				if err != nil {
 					return fail(ExitError, "backend %s: %v", b.Name, err)
 				}
@@ -167,20 +168,20 @@ line per quarter of each backend's checks and its summary, with the time taken.`
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVar(&backendList, "backend", []string{"all"}, "backends to generate, comma-separated: all, "+strings.Join(backends.Names(), ", "))
+	cmd.Flags().StringSliceVar(&backendList, "backend", []string{"all"}, "backends to generate, comma-separated: all, "+strings.Join(registry.Names(), ", "))
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default: generated/ at the module root; - for a txtar archive on stdout)")
 	cmd.Flags().BoolVar(&check, "check", false, "compare with the output directory instead of writing; exit 1 with a diff when stale")
 	cmd.Flags().BoolVar(&noCompile, "no-compile", false, "skip compiling and validating with the backend's toolchain (vulkan: glslang, spirv-val)")
 	cmd.Flags().BoolVar(&force, "force", false, "delete files in the output directory that kernelgen did not write")
 	cmd.Flags().StringVar(&color, "color", "auto", "color the --check diff: auto, always, never (auto honours NO_COLOR)")
-	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append([]string{"all"}, backends.Names()...)))
+	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append([]string{"all"}, registry.Names()...)))
 	_ = cmd.RegisterFlagCompletionFunc("color", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
 
-func backendNames(bs []*backends.Backend) string {
+func backendNames(bs []*backend.Backend) string {
 	var s []string
 	for _, b := range bs {
 		s = append(s, b.Name)
@@ -283,13 +284,13 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) 
 
 // resolveBackends turns --backend values (names or "all", each possibly a
 // comma-separated list) into backends in table order, each once.
-func resolveBackends(names []string) ([]*backends.Backend, error) {
+func resolveBackends(names []string) ([]*backend.Backend, error) {
 	if len(names) == 0 {
-		return nil, fmt.Errorf("--backend is empty; name one or more of all, %s", strings.Join(backends.Names(), ", "))
+		return nil, fmt.Errorf("--backend is empty; name one or more of all, %s", strings.Join(registry.Names(), ", "))
 	}
-	want := map[*backends.Backend]bool{}
+	want := map[*backend.Backend]bool{}
 	for _, n := range names {
-		bs, err := backends.Resolve(strings.TrimSpace(n))
+		bs, err := registry.Resolve(strings.TrimSpace(n))
 		if err != nil {
 			return nil, err
 		}
@@ -297,8 +298,8 @@ func resolveBackends(names []string) ([]*backends.Backend, error) {
 			want[b] = true
 		}
 	}
-	var out []*backends.Backend
-	for _, b := range backends.All() {
+	var out []*backend.Backend
+	for _, b := range registry.All() {
 		if want[b] {
 			out = append(out, b)
 		}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgen/kernelgen/internal/fsx"
 	"github.com/kernelgen/kernelgen/internal/gentree"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 // checkWhole fails unless dir is a whole generated tree: a MANIFEST listing

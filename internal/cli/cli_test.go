@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/internal/fsx"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelgen/kernelgen/internal/fsx"
 	"github.com/kernelgen/kernelgen/internal/gentree"
 	"github.com/kernelgen/kernelgen/internal/udiff"
 	"github.com/kernelgen/kernelgen/internal/verdict"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 func newDiffCmd() *cobra.Command {

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kernelgen/kernelgen/internal/backends"
-	"github.com/kernelgen/kernelgen/internal/check"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
-	"github.com/kernelgen/kernelgen/internal/toolchain"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -62,7 +62,7 @@ func listData() listJSON {
 				o.Contracts = append(o.Contracts, a.String())
 			}
 		}
-		for _, b := range backends.All() {
+		for _, b := range registry.All() {
 			if b.Builds(op) {
 				o.GeneratedBy = append(o.GeneratedBy, b.Name)
 			}
@@ -72,8 +72,8 @@ func listData() listJSON {
 			for k, x := range v.Values {
 				vj.Params[k] = x
 			}
-			for _, b := range backends.All() {
-				if b.Name != "go" && b.Name != "ir" && b.Implemented() && v.BuiltOn(b.Name) {
+			for _, b := range registry.All() {
+				if !b.Reference && b.Implemented() && v.BuiltOn(b.Name) {
 					vj.BuiltOn = append(vj.BuiltOn, b.Name)
 				}
 			}
@@ -81,7 +81,7 @@ func listData() listJSON {
 		}
 		out.Ops = append(out.Ops, o)
 	}
-	for _, b := range backends.All() {
+	for _, b := range registry.All() {
 		out.Backends = append(out.Backends, backendJSON{Name: b.Name, Dir: b.Dir, Implemented: b.Implemented(), Issue: b.Issue, Summary: b.Summary})
 	}
 	return out
@@ -161,7 +161,7 @@ func toolStatus(r toolchain.Result) (status string, needed bool) {
 
 func doctorData(ctx context.Context) doctorJSON {
 	d := doctorJSON{Schema: jsonSchema, MissingCI: []string{}}
-	var impls check.SYCLImpls
+	var impls emulate.SYCLImpls
 	for _, r := range toolchain.ProbeAll(ctx) {
 		switch r.Tool.Name {
 		case "acpp":
@@ -186,7 +186,7 @@ func doctorData(ctx context.Context) doctorJSON {
 	return d
 }
 
-func syclData(impls check.SYCLImpls) syclJSON {
+func syclData(impls emulate.SYCLImpls) syclJSON {
 	r, build := impls.Plan()
 	return syclJSON{Compiler: r.Tool.Name, Path: r.Path, Version: r.Version, Build: build}
 }

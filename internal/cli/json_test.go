@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/internal/backends"
-	"github.com/kernelgen/kernelgen/internal/toolchain"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 )
 
 // list --json holds every op with its variants, contracts and backends,
@@ -27,7 +27,7 @@ func TestListJSON(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Schema != 1 || len(got.Ops) != len(ops.All()) || len(got.Backends) != len(backends.All()) {
+	if got.Schema != 1 || len(got.Ops) != len(ops.All()) || len(got.Backends) != len(registry.All()) {
 		t.Fatalf("schema %d, %d ops, %d backends", got.Schema, len(got.Ops), len(got.Backends))
 	}
 	for _, o := range got.Ops {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelgen/kernelgen/internal/backends"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -33,7 +33,7 @@ the same as one JSON document (its shape is in the README).`,
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			head := []string{"OP", "FUSION", "VARIANTS", "CONTRACTS"}
-			for _, b := range backends.All() {
+			for _, b := range registry.All() {
 				head = append(head, strings.ToUpper(b.Name))
 			}
 			fmt.Fprintln(w, strings.Join(head, "\t"))
@@ -51,7 +51,7 @@ the same as one JSON document (its shape is in the README).`,
 					contracts = strings.Join(names, ",")
 				}
 				row := []string{op.Name, fusion, fmt.Sprint(len(ops.VariantsOf(op.Name))), contracts}
-				for _, b := range backends.All() {
+				for _, b := range registry.All() {
 					if b.Builds(op) {
 						row = append(row, "yes")
 					} else {
@@ -73,7 +73,7 @@ the same as one JSON document (its shape is in the README).`,
 				}
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
-			for _, b := range backends.All() {
+			for _, b := range registry.All() {
 				state := "generates"
 				if !b.Implemented() {
 					state = fmt.Sprintf("not implemented yet (issue #%d)", b.Issue)

@@ -184,7 +184,7 @@ func runHazard(t *testing.T, root string) (string, bool) {
 	return string(out), err == nil
 }
 
-// GLUE.md 8.1: the fused nodes write src[3] (conv cache) / src[6] (recurrent
+// docs/ggml.md#hazards: the fused nodes write src[3] (conv cache) / src[6] (recurrent
 // state) in place. With the splice, no node that reads such a cache shares a
 // concurrent set with its writer or changes sides in ggml_graph_optimize's
 // reorder, in a decode step (plain and ids variants) and where the reader

@@ -61,7 +61,11 @@ func upstreamFiles(backend, dir string, kernels func() ([]upkernels.File, error)
 			inGlue = append(inGlue, f.Data)
 		}
 	}
-	glueFiles, t, err := templates.UpstreamGlue(backend, inGlue...)
+	g, err := glueOf(backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	glueFiles, t, err := templates.UpstreamGlue(g, inGlue...)
 	if err != nil {
 		return nil, nil, err
 	}

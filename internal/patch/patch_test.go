@@ -386,7 +386,7 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 		if strings.Contains(strings.ToLower(text), "kernelgen") || strings.Contains(text, "DO NOT EDIT") {
 			t.Errorf("%s carries a kernelgen marker", filepath.Base(n))
 		}
-		for _, doc := range []string{"SPEC.md", "GLUE.md", "DESIGN.md"} {
+		for _, doc := range []string{"docs/ops.md", "docs/arithmetic.md", "docs/ggml.md", "docs/architecture.md", "SPEC.md", "GLUE.md"} {
 			if strings.Contains(text, doc) {
 				t.Errorf("%s points into kernelgen's %s, which the target tree does not have", filepath.Base(n), doc)
 			}
@@ -453,6 +453,27 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 	}
 }
 
+// Upstream text carries no generated-file header: the files a plan adds
+// come from the backends' own text, which only build marks.
+func TestUpstreamHasNoGeneratedHeader(t *testing.T) {
+	steps, err := Plan([]string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range steps {
+		for _, f := range s.Files {
+			n++
+			if strings.Contains(string(f.Data), "Code generated") || strings.Contains(string(f.Data), "DO NOT EDIT") {
+				t.Errorf("%s step: %s is marked as generated", s.Backend, f.Path)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the plan adds no files")
+	}
+}
+
 // Edits that share an anchor line keep plan order, and a second locate sees
 // each one applied.
 func TestInsertAllKeepsPlanOrder(t *testing.T) {
@@ -483,13 +504,13 @@ func TestInsertAllKeepsPlanOrder(t *testing.T) {
 // Pointers into kernelgen's documents go, the sentence around them stays.
 func TestStripDocRefs(t *testing.T) {
 	for in, want := range map[string]string{
-		"// S_k == S_v (not asserted by the builder, SPEC.md 13 H7)\n": "// S_k == S_v (not asserted by the builder)\n",
-		"// would lose the in-place write, SPEC.md 11), and -1\n":      "// would lose the in-place write), and -1\n",
-		"// treat that slot as written (GLUE.md 8.1).\n":               "// treat that slot as written.\n",
-		"// Hook points (GLUE.md 4):\n":                                "// Hook points:\n",
-		"//   ranges (ggml-metal-common.cpp, GLUE.md 8.1);\n":          "//   ranges (ggml-metal-common.cpp);\n",
-		"// the gather's size (SPEC.md 8.5).\n":                        "// the gather's size.\n",
-		"// nothing to strip: SPEC is a word, 8.1 a number\n":          "// nothing to strip: SPEC is a word, 8.1 a number\n",
+		"// S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)\n": "// S_k == S_v (not asserted by the builder)\n",
+		"// would lose the in-place write, docs/ggml.md#gate), and -1\n":            "// would lose the in-place write), and -1\n",
+		"// treat that slot as written (docs/ggml.md#hazards).\n":                   "// treat that slot as written.\n",
+		"// Hook points (docs/ggml.md#cuda):\n":                                     "// Hook points:\n",
+		"//   ranges (ggml-metal-common.cpp, docs/ggml.md#hazards);\n":              "//   ranges (ggml-metal-common.cpp);\n",
+		"// the gather's size (docs/ops.md#scratch).\n":                             "// the gather's size.\n",
+		"// nothing to strip: docs is a word, ops.md a name\n":                      "// nothing to strip: docs is a word, ops.md a name\n",
 	} {
 		if got := stripDocRefs(in); got != want {
 			t.Errorf("stripDocRefs(%q) = %q, want %q", in, got, want)

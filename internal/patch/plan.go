@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -68,7 +69,11 @@ var planners = map[string]func() (*Step, error){
 func sections(backend string, names ...string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, n := range names {
-		s, err := templates.Section(backend, n)
+		g, err := glueOf(backend)
+		if err != nil {
+			return nil, err
+		}
+		s, err := templates.Section(g, n)
 		if err != nil {
 			return nil, err
 		}
@@ -77,18 +82,34 @@ func sections(backend string, names ...string) (map[string]string, error) {
 	return out, nil
 }
 
-// upstreamText is text rendered for upstream (no generated-file header):
-// one newline at the end, no pointers into kernelgen's documents.
+// glueOf is the registered backend's glue target.
+func glueOf(backend string) (*templates.Target, error) {
+	bs, err := registry.Resolve(backend)
+	if err != nil {
+		return nil, err
+	}
+	if bs[0].Glue == nil {
+		return nil, fmt.Errorf("backend %s has no ggml glue", backend)
+	}
+	return bs[0].Glue, nil
+}
+
+// upstreamText is text rendered for upstream (a backend's own text, which
+// never carries the generated-file header): one newline at the end (git
+// flags a blank last line as a whitespace error), no pointers into
+// kernelgen's documents.
 func upstreamText(data []byte) []byte {
 	return []byte(stripDocRefs(strings.TrimRight(string(data), "\n") + "\n"))
 }
 
 // docRef matches a comment's pointer into kernelgen's own documents
-// ("SPEC.md 13 H7", "GLUE.md 8.1"), with the ", " or " (...)" around it.
-var docRef = regexp.MustCompile(`(, | \()(SPEC|GLUE|DESIGN)\.md [0-9]+(\.[0-9]+)*( [A-Z][0-9]+)?(\))?`)
+// ("docs/ops.md#builder-checks", "docs/ggml.md"), with the ", " or " (...)"
+// around it.
+var docRef = regexp.MustCompile(`(, | \()docs/[a-z]+\.md(#[a-z0-9-]+)?(\))?`)
 
 // stripDocRefs drops those pointers: the target tree does not have the
-// documents. "(a, SPEC.md 11)" becomes "(a)", "x (GLUE.md 3)." becomes "x.".
+// documents. "(a, docs/ggml.md#gate)" becomes "(a)", "x (docs/ggml.md#sycl)."
+// becomes "x.".
 func stripDocRefs(s string) string {
 	return docRef.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(m, ", ") && strings.HasSuffix(m, ")") {

@@ -11,8 +11,8 @@ const (
 
 // vulkanStep adds the upstream shaders (internal/upstream: one module per
 // family and the gather, variants as specialization constants) and splices
-// the compact glue into ggml-vulkan.cpp and vulkan-shaders-gen.cpp (GLUE.md
-// 2.6, V1-V11). The batched one-dispatch op B of generated/vulkan stays
+// the compact glue into ggml-vulkan.cpp and vulkan-shaders-gen.cpp
+// (docs/ggml.md#vulkan). The batched one-dispatch op B of generated/vulkan stays
 // kernelgen's own: it is a speed feature, and the gather then the compute
 // is its fallback.
 func vulkanStep() (*Step, error) {

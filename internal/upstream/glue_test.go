@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
@@ -16,6 +17,16 @@ import (
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
+
+// glueTarget is the registered backend's glue.
+func glueTarget(t *testing.T, name string) *templates.Target {
+	t.Helper()
+	bs, err := registry.Resolve(name)
+	if err != nil || bs[0].Glue == nil {
+		t.Fatalf("backend %s: %v (no glue?)", name, err)
+	}
+	return bs[0].Glue
+}
 
 // ggmlStandIn is the part of ggml.h the glue reads, written for this test
 // (the names follow ggml's).
@@ -301,7 +312,7 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 					inGlue = append(inGlue, f.Data)
 				}
 			}
-			glueFiles, _, err := templates.UpstreamGlue(c.backend, inGlue...)
+			glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, c.backend), inGlue...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,7 +394,7 @@ func TestMetalGlueCompiles(t *testing.T) {
 	if err != nil {
 		t.Skip("g++ not found")
 	}
-	glueFiles, _, err := templates.UpstreamGlue("metal")
+	glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, "metal"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
-	"github.com/kernelgen/kernelgen/internal/check"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/ptx"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -156,10 +156,10 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 		k := kernels[f.Name]
 		var inst []string
 		for _, v := range variants[f.Name] {
-			inst = append(inst, check.Instantiation(k, true, v))
+			inst = append(inst, cuda.Instantiation(v.Of(k), true))
 		}
-		got, err := check.CompilePTX(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
-		if errors.Is(err, check.ErrNoClang) {
+		got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
+		if errors.Is(err, ptx.ErrNoClang) {
 			t.Skip("clang++-22 not installed")
 		}
 		if err != nil {

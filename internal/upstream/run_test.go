@@ -101,7 +101,7 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 		for _, kb := range p.k.Buffers {
 			name := ""
 			for j, ob := range l.Kernel.Buffers {
-				if ob.Role == kb.Role {
+				if sameSlot(ob, kb) {
 					name = l.Bind[j]
 				}
 			}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 )
@@ -99,7 +99,7 @@ func (s *VulkanShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string
 	for _, kb := range s.K.Buffers {
 		bi := -1
 		for j, ob := range l.Kernel.Buffers {
-			if ob.Role == kb.Role {
+			if sameSlot(ob, kb) {
 				i, ok := index[l.Bind[j]]
 				if !ok {
 					return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, l.Bind[j])
@@ -116,4 +116,12 @@ func (s *VulkanShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string
 	}
 	job.Dispatches = append(job.Dispatches, d)
 	return extra, nil
+}
+
+// sameSlot says whether an op's kernel buffer ob is the upstream kernel's
+// buffer kb: the same node slot, or for the shared gather, whose roles name
+// no slot (its two ops read the cache and ids from different srcs), the
+// buffer of the same name.
+func sameSlot(ob, kb *ir.Buffer) bool {
+	return ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name
 }

@@ -129,7 +129,7 @@ func (b *builder) f32(name string, n int, lo, hi float32, special bool) *Buffer 
 	return buf
 }
 
-// convEdges drive a conv output to SiLU's ends (SPEC.md 6): sums whose
+// convEdges drive a conv output to SiLU's ends (docs/ops.md#fused-ops): sums whose
 // e^-y overflows (-0), whose denominator leaves DivPortable's domain, and
 // that overflow to an infinity. They are finite so that no input makes a
 // NaN, whose payload the hardware picks: portable results stay comparable

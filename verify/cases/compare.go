@@ -7,7 +7,7 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-// NMSETolerance is test-backend-ops' bound for these ops (SPEC.md 10).
+// NMSETolerance is test-backend-ops' bound for these ops (docs/arithmetic.md#tolerance).
 const NMSETolerance = 1e-7
 
 // Compare checks got (the buffers after a backend ran the case) against the

@@ -153,28 +153,14 @@ func argGetter(t ir.Type) string {
 	return "arg_u32"
 }
 
-// templateArgs spells one variant's explicit template arguments (derived
+// templateArgs spells one instance's explicit template arguments (derived
 // params take their defaults), or "" for a kernel without params.
-func templateArgs(k *ir.Kernel, v ops.Variant) string {
-	var out []string
-	for _, p := range k.Params {
-		if p.Derived != nil {
-			continue
-		}
-		val := v.Values[p.Name]
-		switch p.Type {
-		case ir.Bool:
-			out = append(out, fmt.Sprint(val != 0))
-		case ir.I32:
-			out = append(out, fmt.Sprint(val))
-		default:
-			out = append(out, fmt.Sprintf("%du", val))
-		}
-	}
-	if len(out) == 0 {
+func templateArgs(in ir.Instance) string {
+	targs := in.TemplateArgs()
+	if len(targs) == 0 {
 		return ""
 	}
-	return "<" + strings.Join(out, ", ") + ">"
+	return "<" + strings.Join(targs, ", ") + ">"
 }
 
 func (h harness) source(variants []ops.Variant) (string, error) {
@@ -233,7 +219,7 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 		if s := v.String(); s != "" {
 			name += "<" + s + ">"
 		}
-		inst := h.fn + templateArgs(k, v)
+		inst := h.fn + templateArgs(v.Of(k))
 		w("    case %d:\n", i)
 		switch h.lang {
 		case hostemu.CUDA:

@@ -23,7 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kernelgen/kernelgen/internal/fsx"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 //go:embed include

@@ -10,7 +10,7 @@
 // kernel buffer i, the args as push constants in IR order ([Push]), groups =
 // Launch.Grid. SPIR-V comes from a [SPIRVFunc]; [Compiler.SPIRV] builds each
 // variant's [Unit] (glsl.Emit + glsl.Defines, named glsl.FileName) with
-// internal/spvbuild and mirrors it under $KERNELGEN_CACHE/vulkan-spirv,
+// tools/spvbuild and mirrors it under $KERNELGEN_CACHE/vulkan-spirv,
 // keyed without tool versions, so a host without glslang runs from a cache
 // filled elsewhere.
 //

@@ -11,8 +11,8 @@ import (
 	"github.com/kernelgen/kernelgen/dsl"
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/goref/rt"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 )

@@ -12,9 +12,10 @@ import (
 	"sync"
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/pass"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 )
@@ -128,7 +129,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
-	defs, err := glsl.Defines(k, v)
+	defs, err := glsl.Defines(v.Of(k))
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
@@ -139,7 +140,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 // that build (portable kernels with float arithmetic), else Unit itself.
 func DenormUnit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	u, err := Unit(k, v)
-	if err != nil || !glsl.HasDenormMode(u.Source) {
+	if err != nil || !pass.NeedsOf(k).DenormPreserve {
 		return u, err
 	}
 	u.Defines, u.Name = glsl.WithDenormPreserve(u.Defines), u.Name+" denorm-preserve"

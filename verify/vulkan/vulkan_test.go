@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgen/kernelgen/internal/spvbuild"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 )

@@ -2,12 +2,12 @@
 // To regenerate: kernelgen build --backend cuda
 //
 // ggml-cuda glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
-// native-cuda contract. Hook points (GLUE.md 4):
+// native-cuda contract. Hook points (docs/ggml.md#cuda):
 //   ggml_backend_cuda_device_supports_op: a node with ggml_cuda_fused_supports_op(op) >= 0
 //     is answered by it, before the GATED_DELTA_NET and SSM_CONV cases;
 //   ggml_cuda_compute_forward: ggml_cuda_fused_compute_forward(ctx, dst) runs the node
 //     and returns true, before the plain cases; the SSM_CONV(+ADD)+SILU fusion must
-//     skip fused nodes (GLUE.md 4.3).
+//     skip fused nodes (docs/ggml.md#cuda).
 
 #include "common.cuh"
 #include "fused-ops-supports.h"
@@ -110,7 +110,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            // The node's own output has an unused state region of the gather's size (SPEC.md 8.5).
+            // The node's own output has an unused state region of the gather's size (docs/ops.md#scratch).
             float * scratch = (float *) op->data + (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]);
             // with one sequence no source is another sequence's destination: the gather copies nothing
             if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather

@@ -25,7 +25,7 @@ static inline char ggml_metal_fused_kind(const struct ggml_tensor * op) {
 
 // ggml_metal_fused_supports_op is 1 for a fused node this backend runs, 0 for a
 // fused node it cannot run (supports_op must then say no: the scheduler's
-// fallback would lose the in-place write, SPEC.md 11), and -1 for any other
+// fallback would lose the in-place write, docs/ggml.md#gate), and -1 for any other
 // node (the backend's own checks apply). Plain nodes this backend has no
 // kernel for are 0 too.
 static inline int ggml_metal_fused_supports_op(const struct ggml_tensor * op) {
@@ -50,7 +50,7 @@ static inline int ggml_metal_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, SPEC.md 13 H7)
+                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -78,7 +78,7 @@ static inline int ggml_metal_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, SPEC.md 13 H7)
+                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -124,7 +124,7 @@ static inline int ggml_metal_fused_supports_op(const struct ggml_tensor * op) {
 }
 
 // ggml_metal_fused_written_src is the src slot a fused node writes in place, or
-// -1. Dependency tracking must treat that slot as written (GLUE.md 8.1).
+// -1. Dependency tracking must treat that slot as written (docs/ggml.md#hazards).
 static inline int ggml_metal_fused_written_src(const struct ggml_tensor * op) {
     switch (ggml_metal_fused_kind(op)) {
         case 'A': return 6; // src[6]

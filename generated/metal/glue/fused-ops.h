@@ -2,12 +2,12 @@
 // To regenerate: kernelgen build --backend metal
 //
 // ggml-metal glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
-// native-metal contract (GLUE.md 1). Contents, each for its place:
+// native-metal contract (docs/ggml.md#metal). Contents, each for its place:
 //   - the kargs structs (ggml-metal-impl.h; the .metal sources declare the same);
 //   - ggml_metal_fused_supports_op for ggml_metal_device_supports_op, which must also
-//     stop accepting BF16 state and S_v 256 and start accepting S_v 16 (GLUE.md 1.2);
+//     stop accepting BF16 state and S_v 256 and start accepting S_v 16 (docs/ggml.md#metal);
 //     the backend's registry name for the fusion gate is "MTL";
-//   - ggml_metal_fused_written_src for the concurrency ranges (ggml-metal-common.cpp, GLUE.md 8.1);
+//   - ggml_metal_fused_written_src for the concurrency ranges (ggml-metal-common.cpp, docs/ggml.md#hazards);
 //   - ggml_metal_fused_encode for ggml_metal_op_encode_impl, before the plain cases.
 // The pipelines are the kernels' explicit instantiations, found by host name.
 #pragma once

@@ -2,7 +2,7 @@
 // To regenerate: kernelgen build --backend sycl
 //
 // ggml-sycl glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
-// native-sycl contract (GLUE.md 3). Hook points:
+// native-sycl contract (docs/ggml.md#sycl). Hook points:
 //   do_ggml_backend_sycl_device_supports_op: a node with ggml_sycl_fused_supports_op(op) >= 0
 //     is answered by it (today GATED_DELTA_NET is a bare true and BF16 state is misread);
 //   ggml_sycl_compute_forward: ggml_sycl_fused_compute_forward(ctx, dst) before the plain cases.

@@ -1,4 +1,4 @@
-package check
+package emulate
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // are, never as cases that differ from the Go reference.
 func TestEmulatedTellsCausesApart(t *testing.T) {
 	t.Setenv("CXX", "/nonexistent/g++")
-	_, err := Emulated(context.Background(), hostemu.MSL, ir.Native("metal"), 32, nil)
+	_, err := Check(context.Background(), hostemu.MSL, ir.Native("metal"), 32, nil)
 	var te *hostemu.ToolError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), `CXX="/nonexistent/g++" was not found`) || strings.Contains(err.Error(), "differ") {
 		t.Errorf("missing compiler: %v", err)
@@ -23,7 +23,7 @@ func TestEmulatedTellsCausesApart(t *testing.T) {
 	t.Setenv("CXX", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Emulated(ctx, hostemu.SYCL, ir.Native("sycl"), 16, nil)
+	_, err = Check(ctx, hostemu.SYCL, ir.Native("sycl"), 16, nil)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") || strings.Contains(err.Error(), "differ") {
 		t.Errorf("interrupted: %v", err)
 	}

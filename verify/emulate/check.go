@@ -1,17 +1,10 @@
-// Package check runs the verification tiers `kernelgen build` offers for the
-// C-family backends: real compilers where they exist (xcrun metal on macOS,
-// clang-22 for CUDA to PTX) and, everywhere, every variant compiled and run
-// under host emulation against the Go reference.
-package check
+package emulate
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,22 +13,21 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
-	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
-// Emulated compiles every op of a language under its portable and native
+// Check compiles every op of a language under its portable and native
 // contracts and runs one random case per variant at the given subgroup
 // width, comparing every buffer with the Go reference. It returns how many
 // cases ran. Its error tells the causes apart: the host compiler missing or
 // unusable (a *hostemu.ToolError, at once, before the other cases), an
 // interruption (ctx's error), generated code that does not compile or
 // fails to run, and results that differ from the Go reference.
-func Emulated(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, progress func(done, total int)) (int, error) {
+func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, progress func(done, total int)) (int, error) {
 	return runCases(ctx, lang, native, width, hostemu.Options{}, "under host emulation", progress)
 }
 
-// runCases is Emulated with the programs built by hostemu options o; where
+// runCases is Check with the programs built by hostemu options o; where
 // names the tier in errors ("under host emulation", "with acpp").
 func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
 	type job struct {
@@ -84,13 +76,13 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 			c, err := cases.Random(j.op.Name, j.a, r, cases.Small, &v)
 			if err != nil {
 				fails[i] = &failure{noRun, err}
-			} else if _, err = emulate.BuildWith(ctx, lang, c, o); err != nil {
+			} else if _, err = BuildWith(ctx, lang, c, o); err != nil {
 				var te *hostemu.ToolError
 				if errors.As(err, &te) {
 					stop(te) // the environment's fault: every case would fail alike
 				}
 				fails[i] = &failure{noCompile, err}
-			} else if got, err := emulate.RunWith(ctx, lang, c, width, o); err != nil {
+			} else if got, err := RunWith(ctx, lang, c, width, o); err != nil {
 				fails[i] = &failure{noRun, err}
 			} else if err := c.Compare(got); err != nil {
 				fails[i] = &failure{differs, err}
@@ -147,37 +139,4 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 		return len(jobs), fmt.Errorf("%s %s (subgroup %d): %s", lang, where, width, strings.Join(parts, "\n"))
 	}
 	return len(jobs), nil
-}
-
-// MetalLib compiles the generated .metal files into a metallib with warnings
-// as errors, where xcrun metal exists. ok is false when it does not (not
-// macOS, or no Xcode command line tools).
-func MetalLib(ctx context.Context, sources map[string][]byte) (ok bool, err error) {
-	xcrun, lookErr := exec.LookPath("xcrun")
-	if lookErr != nil || runtime.GOOS != "darwin" {
-		return false, nil
-	}
-	dir, err := os.MkdirTemp("", "kernelgen-metal-")
-	if err != nil {
-		return true, err
-	}
-	defer os.RemoveAll(dir)
-	var airs []string
-	for name, src := range sources {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, src, 0o644); err != nil {
-			return true, err
-		}
-		air := strings.TrimSuffix(path, ".metal") + ".air"
-		cmd := exec.CommandContext(ctx, xcrun, "-sdk", "macosx", "metal", "-Werror", "-c", path, "-o", air)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return true, fmt.Errorf("xcrun metal %s: %v\n%s", name, err, out)
-		}
-		airs = append(airs, air)
-	}
-	args := append([]string{"-sdk", "macosx", "metallib", "-o", filepath.Join(dir, "kernelgen.metallib")}, airs...)
-	if out, err := exec.CommandContext(ctx, xcrun, args...).CombinedOutput(); err != nil {
-		return true, fmt.Errorf("xcrun metallib: %v\n%s", err, out)
-	}
-	return true, nil
 }

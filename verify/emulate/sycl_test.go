@@ -1,4 +1,4 @@
-package check
+package emulate
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/internal/toolchain"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 )
 
 var acppTargets = flag.String("acpp-targets", ACPPTargets, "acpp --acpp-targets for TestACPP (omp, generic, omp.library-only, ...)")

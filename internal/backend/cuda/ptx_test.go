@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
-	"github.com/kernelgen/kernelgen/internal/check"
+	backend "github.com/kernelgen/kernelgen/internal/backend/cuda"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/ptx"
 )
 
 // Every CUDA variant of every op, under both CUDA contracts, compiles to
@@ -41,8 +42,8 @@ func TestEveryVariantCompilesToPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := check.PTX(context.Background(), op, src, ks)
-			if errors.Is(err, check.ErrNoClang) && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+			n, err := backend.PTX(context.Background(), op, src, ks)
+			if errors.Is(err, ptx.ErrNoClang) && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
 				t.Skip(err)
 			}
 			if err != nil {

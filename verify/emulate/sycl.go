@@ -1,11 +1,11 @@
-package check
+package emulate
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/kernelgen/kernelgen/internal/toolchain"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 

@@ -1,6 +1,7 @@
-package backends
+package registry
 
 import (
+	"github.com/kernelgen/kernelgen/internal/backend"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 	saved := all
 	defer func() { all = saved }()
-	all = append(append([]*Backend{}, saved...), &Backend{Name: "webgpu", Dir: "webgpu", Issue: 99})
+	all = append(append([]*backend.Backend{}, saved...), &backend.Backend{Name: "webgpu", Dir: "webgpu", Issue: 99})
 	if _, err := Resolve("webgpu"); err == nil || !strings.Contains(err.Error(), "backend webgpu is not implemented yet (issue #99)") {
 		t.Fatalf("Resolve(webgpu) = %v", err)
 	}
@@ -30,7 +31,7 @@ func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 // Every backend's files live under its own directory and carry the header.
 func TestGeneratedFilesAreMarked(t *testing.T) {
 	for _, b := range Implemented() {
-		files, err := b.Generate()
+		files, err := b.Written()
 		if err != nil {
 			t.Fatal(err)
 		}

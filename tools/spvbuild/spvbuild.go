@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kernelgen/kernelgen/internal/fsx"
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 // Flags are glslangValidator's flags for every variant: Vulkan SPIR-V for a

@@ -1,0 +1,33 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Instantiation spells the explicit instantiation of an instance's
+// __global__ template ("" for a kernel without params, whose definition is
+// its one instance).
+func Instantiation(in ir.Instance, arithFree bool) string {
+	k := in.Kernel
+	targs := in.TemplateArgs()
+	if len(targs) == 0 {
+		return ""
+	}
+	var ptypes []string
+	for _, b := range k.Buffers {
+		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[b.Elem]
+		if b.Access == ir.Read {
+			ptypes = append(ptypes, "const "+t+" * __restrict__")
+		} else {
+			ptypes = append(ptypes, t+" * __restrict__")
+		}
+	}
+	for _, a := range k.Args {
+		ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
+	}
+	name := KernelName(k, arithFree) + "<" + strings.Join(targs, ", ") + ">"
+	return fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", "))
+}

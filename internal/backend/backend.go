@@ -1,0 +1,139 @@
+// Package backend is what an output backend is: a value with its name, its
+// directory under generated/, what it generates and how its output is
+// checked. Each backend lives in its own folder below this one
+// (internal/backend/<name>) and is listed once in internal/registry; nothing
+// else names a backend.
+package backend
+
+import (
+	"context"
+
+	"github.com/kernelgen/kernelgen/emit"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/templates"
+)
+
+// File is one generated file, its path relative to the output directory.
+type File struct {
+	Path string
+	Data []byte
+	Op   string
+}
+
+// Backend is one output target.
+type Backend struct {
+	Name    string
+	Dir     string // subdirectory of generated/
+	Summary string
+	// Issue tracks the work for backends not implemented yet.
+	Issue int
+	// Reference: the backend writes every op under every contract (the Go
+	// reference, the IR text); otherwise it builds the variants of each op
+	// the variant table gives it (ops.Variant.BuiltOn).
+	Reference bool
+	// Generate is nil until the backend exists. Its files carry no
+	// generated-file header: Written adds it, upstream text never has it.
+	Generate func() ([]File, error)
+	// Verify, when set, compiles and checks the generated files with the
+	// backend's real toolchain before anything is written. It returns a
+	// one-line summary.
+	Verify func(ctx context.Context, files []File, progress func(done, total int)) (string, error)
+	// Glue, when set, is the backend's ggml glue (templates/<name>).
+	Glue *templates.Target
+	// Owns lists the files and folders outside internal/backend/<name> that
+	// belong to this backend and may therefore name it: its emitter, its
+	// templates, its host-emulation skin, its benchmarks.
+	Owns []string
+}
+
+// Implemented reports whether the backend can generate.
+func (b *Backend) Implemented() bool { return b.Generate != nil }
+
+// Written is what the backend writes under generated/: its files, each
+// with the generated-file header (emit.Mark), the one place it is added.
+func (b *Backend) Written() ([]File, error) {
+	files, err := b.Generate()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]File, len(files))
+	for i, f := range files {
+		out[i] = File{Path: f.Path, Data: emit.Mark(b.Name, f.Path, f.Data), Op: f.Op}
+	}
+	return out, nil
+}
+
+// Builds reports whether the backend generates op.
+func (b *Backend) Builds(op *ops.Op) bool {
+	if !b.Implemented() {
+		return false
+	}
+	return b.Reference || BuiltOn(op, b.Name)
+}
+
+// BuiltOn: some variant of op is built on the named backend.
+func BuiltOn(op *ops.Op, name string) bool { return len(ops.VariantsFor(op.Name, name)) > 0 }
+
+// KernelsFor returns an op's kernels under the given contracts (the one
+// shared kernel for contract-free ops).
+func KernelsFor(op *ops.Op, ariths ...ir.Arith) ([]*ir.Kernel, error) {
+	if op.ArithFree {
+		k, err := op.Kernel(ir.Portable)
+		return []*ir.Kernel{k}, err
+	}
+	var ks []*ir.Kernel
+	for _, a := range ariths {
+		k, err := op.Kernel(a)
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// PerOp emits every op the named backend builds, its portable and native
+// kernels together. emit returns the op's files, paths relative to the
+// backend's directory dir.
+func PerOp(name, dir string, emit func(op *ops.Op, ks []*ir.Kernel) ([]File, error)) ([]File, error) {
+	var files []File
+	for _, op := range ops.All() {
+		if !BuiltOn(op, name) {
+			continue
+		}
+		ks, err := KernelsFor(op, ir.Portable, ir.Native(name))
+		if err != nil {
+			return nil, err
+		}
+		fs, err := emit(op, ks)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			f.Path, f.Op = dir+"/"+f.Path, op.Name
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// One is an op's single source file.
+func One(path string, src []byte, err error) ([]File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []File{{Path: path, Data: src}}, nil
+}
+
+// WithGlue appends the backend's rendered glue under <dir>/glue/.
+func WithGlue(files []File, dir string, g *templates.Target) ([]File, error) {
+	glueFiles, err := templates.Glue(g)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range glueFiles {
+		files = append(files, File{Path: dir + "/glue/" + f.Name, Data: f.Data})
+	}
+	return files, nil
+}

@@ -1,0 +1,81 @@
+// Package cuda is the CUDA backend: ggml-cuda style templates (emit/cuda),
+// checked by clang-22 to PTX and by host emulation.
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/verify/emulate"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+const name = "cuda"
+
+// Backend is CUDA.
+var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
+	Generate: generate, Verify: verify, Glue: glueTarget,
+	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "generated/cuda"}}
+
+var glueTarget = &templates.Target{
+	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
+	Template: "cuda/kernelgen-fused.cu.tmpl", Out: "fused-ops.cuh", Prefix: "ggml_cuda",
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cuh"}}},
+}
+
+// emulationWidth is NVIDIA's warp, the subgroup width kernelgen build
+// emulates at (the test suite covers 8, 16, 32 and 64).
+const emulationWidth = 32
+
+func generate() ([]backend.File, error) {
+	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		return backend.One(op.Name+".cuh", src, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return backend.WithGlue(files, name, glueTarget)
+}
+
+// verify compiles the headers written (files), each op's with every
+// variant CUDA builds instantiated, then runs host emulation.
+func verify(ctx context.Context, files []backend.File, progress func(done, total int)) (string, error) {
+	written := map[string][]byte{}
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, ".cuh") && f.Op != "" {
+			written[f.Op] = f.Data
+		}
+	}
+	kernels := 0
+	for _, op := range ops.All() {
+		if !backend.BuiltOn(op, name) {
+			continue
+		}
+		src, ok := written[op.Name]
+		if !ok {
+			return "", fmt.Errorf("cuda: %s.cuh was not generated", op.Name)
+		}
+		ks, err := backend.KernelsFor(op, ir.Portable, ir.Native(name))
+		if err != nil {
+			return "", err
+		}
+		n, err := PTX(ctx, op, src, ks)
+		if err != nil {
+			return "", err
+		}
+		kernels += n
+	}
+	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), emulationWidth, progress)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("cuda: clang-22 compiled %d kernels to PTX for sm_90; host emulation (warp %d) ran %d cases, every one equal to the Go reference", kernels, emulationWidth, n), nil
+}

@@ -1,0 +1,71 @@
+// Package sycl is the SYCL backend: ggml-sycl style kernels (emit/sycl),
+// checked by host emulation.
+package sycl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/verify/emulate"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+const name = "sycl"
+
+// Backend is SYCL.
+var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
+	Generate: generate, Verify: verify, Glue: glueTarget,
+	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "generated/sycl"}}
+
+var glueTarget = &templates.Target{
+	Names: glue.Names{Backend: name, Function: sycl.FunctionName,
+		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
+		NoSharedArrays: "the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first"},
+	Template: "sycl/kernelgen-fused.cpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_sycl",
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.hpp"}}},
+}
+
+// emulationWidth is ggml-sycl's WARP_SIZE for Intel, the sub-group width
+// kernelgen build emulates at (the test suite covers 8, 16, 32 and 64).
+const emulationWidth = 16
+
+func generate() ([]backend.File, error) {
+	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+		src, err := sycl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		return backend.One(op.Name+".hpp", src, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return backend.WithGlue(files, name, glueTarget)
+}
+
+// verify runs the real SYCL compiler where there is one (acpp), then the
+// emulation. Both run the same cases, so progress counts them as one list
+// twice as long.
+func verify(ctx context.Context, _ []backend.File, progress func(done, total int)) (string, error) {
+	impls, err := emulate.ProbeSYCL(ctx)
+	if err != nil {
+		return "", err
+	}
+	first, second := progress, progress
+	if progress != nil && impls.ACPP.Found {
+		first = func(done, total int) { progress(done, 2*total) }
+		second = func(done, total int) { progress(total+done, 2*total) }
+	}
+	tier, err := emulate.RealSYCL(ctx, impls, first)
+	if err != nil {
+		return "", err
+	}
+	n, err := emulate.Check(ctx, hostemu.SYCL, ir.Native(name), emulationWidth, second)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sycl: %s; host emulation (sub-group %d) ran %d cases, every one equal to the Go reference", tier, emulationWidth, n), nil
+}
