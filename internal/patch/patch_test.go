@@ -53,6 +53,10 @@ func fixture(t *testing.T, sub string) string {
 		copyTree(t, "testdata/llama.cpp", root, nil)
 	}
 	run(t, root, "git", "init", "-q")
+	// the series' commits carry the tree's own identity, as a user's would
+	// (without one they carry a placeholder)
+	run(t, root, "git", "config", "user.name", "A Contributor")
+	run(t, root, "git", "config", "user.email", "contributor@example.com")
 	commitAll(t, root)
 	return root
 }
