@@ -860,8 +860,9 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
     }
 // == ggml-vulkan.cpp, ggml_backend_vk_device_supports_op, before the op switch ==
     if (ggml_vk_fused_supports_op(op) >= 0) {
-        // a fused node runs only where its kernel exists: a CPU fallback would lose the in-place write
-        return ggml_vk_fused_supports_op(op) == 1;
+        // a fused node runs only where its kernel exists (its reductions shuffle within the
+        // subgroup): a CPU fallback would lose the in-place write
+        return device->subgroup_shuffle && ggml_vk_fused_supports_op(op) == 1;
     }
 #endif
 
