@@ -91,9 +91,7 @@ func Upstream(summary string, k *ir.Kernel, defaults map[string]int64) ([]byte, 
 		return nil, fmt.Errorf("glsl: %s: upstream shaders carry the native contract only", k.ID())
 	}
 	d := upstreamDialect{dialect{uses: &helperUse{}}}
-	p := cfamily.New(d, k)
-	p.ScopeNames()
-	p.ElseIf()
+	p := cfamily.NewUpstream(d, k)
 	for _, a := range k.Args {
 		p.SetName(a, "pc."+a.Name)
 	}

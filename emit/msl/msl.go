@@ -187,14 +187,9 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 	if err := cfamily.Unsupported("msl", k); err != nil {
 		return "", err
 	}
-	var d cfamily.Dialect = lang
+	p := cfamily.New(lang, k)
 	if upstream {
-		d = upstreamLang{lang}
-	}
-	p := cfamily.New(d, k)
-	if upstream {
-		p.ScopeNames()
-		p.ElseIf()
+		p = cfamily.NewUpstream(upstreamLang{lang}, k)
 	}
 	for _, a := range k.Args {
 		p.SetName(a, "args."+a.Name)

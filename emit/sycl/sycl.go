@@ -110,14 +110,9 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("sycl", k); err != nil {
 		return "", err
 	}
-	var d cfamily.Dialect = lang
+	p := cfamily.New(lang, k)
 	if upstream {
-		d = upstreamLang{lang}
-	}
-	p := cfamily.New(d, k)
-	if upstream {
-		p.ScopeNames()
-		p.ElseIf()
+		p = cfamily.NewUpstream(upstreamLang{lang}, k)
 	}
 	var b strings.Builder
 	if !upstream {

@@ -105,6 +105,15 @@ func New(d Dialect, k *ir.Kernel) *Printer {
 	return p
 }
 
+// NewUpstream prepares a printer for text handed upstream: locals named by
+// scope (ScopeNames) and else-if chains (ElseIf), as a person writes them.
+func NewUpstream(d Dialect, k *ir.Kernel) *Printer {
+	p := New(d, k)
+	p.ScopeNames()
+	p.ElseIf()
+	return p
+}
+
 // ScopeNames names locals as a person would: each takes its IR name without
 // the builder's numeric suffix (col_3 -> col) wherever no name visible there
 // has it, so every loop over columns has its own col. Nothing is shadowed:
