@@ -8,7 +8,9 @@
 // that runs them with ggml_barrier between, so every prior state is read
 // before any is written whatever the threads do; a gather scratch that does
 // not live in the node's own output is params->wdata, sized by a work-size
-// function for ggml_graph_plan.
+// function for ggml_graph_plan. A family op (glue.Families: ops A and B, or
+// C and D, over their shared kernel) gets one entry function for both
+// forms, which gathers only for the ids form.
 package ggmlcpu
 
 import (
@@ -38,8 +40,8 @@ type Entry struct {
 	WorkSize string
 }
 
-// Emit lowers the kernels of model (glue.Model of one contract) for
-// ggml-cpu. backend names the variant table that bounds the arrays the
+// Emit lowers the kernels of model (glue.Model or glue.Families of one
+// contract) for ggml-cpu. backend names the variant table that bounds the arrays the
 // lowering puts on the stack ("" takes every variant).
 func Emit(model []*glue.Op, backend string) (*Unit, error) {
 	e := &emitter{backend: backend}
@@ -186,7 +188,11 @@ func newBounds(k *ir.Kernel, backend string, shared *ops.Shared) *bounds {
 		return ops.VariantsFor(op, backend)
 	}
 	b := &bounds{k: k}
-	if shared != nil {
+	if shared == nil {
+		for _, v := range variants(k.Name) {
+			b.variants = append(b.variants, v.Values)
+		}
+	} else {
 		// a family's shared kernel: each form's variants, with the flag
 		for i, op := range []string{shared.Plain, shared.Ids} {
 			for _, v := range variants(op) {
@@ -197,12 +203,6 @@ func newBounds(k *ir.Kernel, backend string, shared *ops.Shared) *bounds {
 				b.variants = append(b.variants, values)
 			}
 		}
-	}
-	for _, v := range variants(k.Name) {
-		if shared != nil {
-			break
-		}
-		b.variants = append(b.variants, v.Values)
 	}
 	if len(b.variants) == 0 {
 		b.variants = []map[string]int64{{}}
