@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/kernelgen/kernelgen/emit"
+	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
@@ -41,6 +42,9 @@ type Backend struct {
 	Verify func(ctx context.Context, files []File, progress func(done, total int)) (string, error)
 	// Glue, when set, is the backend's ggml glue (templates/<name>).
 	Glue *templates.Target
+	// Integration, when set, is the backend's integration manifest: what
+	// `kernelgen patch` splices into a ggml tree, and its commit.
+	Integration *integration.Manifest
 	// Owns lists the files and folders outside internal/backend/<name> that
 	// belong to this backend and may therefore name it: its emitter, its
 	// templates, its host-emulation skin, its benchmarks.

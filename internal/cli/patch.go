@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelgen/kernelgen/internal/patch"
+	"github.com/kernelgen/kernelgen/internal/registry"
 )
 
 func newPatchCmd() *cobra.Command {
@@ -54,7 +55,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 				return fail(ExitError, "--tree is required: the root of a ggml or llama.cpp checkout")
 			}
 			if len(backendsFlag) == 0 {
-				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(patch.Backends, ", "))
+				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(patch.Backends(registry.Integrations()), ", "))
 			}
 			if check && series != "" {
 				return fail(ExitError, "--check and --series do not go together: --series never touches the tree")
@@ -63,7 +64,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
-			steps, err := patch.Plan(backendsFlag)
+			steps, err := patch.Plan(registry.Integrations(), backendsFlag)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
@@ -108,10 +109,10 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 		},
 	}
 	cmd.Flags().StringVar(&tree, "tree", "", "root of the ggml or llama.cpp checkout")
-	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(patch.Backends, ", ")+", or all")
+	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(patch.Backends(registry.Integrations()), ", ")+", or all")
 	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
 	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")
-	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(append([]string{}, patch.Backends...), "all")))
+	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(patch.Backends(registry.Integrations()), "all")))
 	_ = cmd.MarkFlagDirname("tree")
 	return cmd
 }

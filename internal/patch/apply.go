@@ -100,23 +100,49 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 				r.Skipped = append(r.Skipped, Skip{e, "llama.cpp trees only"})
 				continue
 			}
-			src, ok := contents[rel]
-			if !ok {
-				have, found, err := t.read(rel)
+			if e.Unless != nil {
+				holds, prel, err := t.holds(contents, *e.Unless)
 				if err != nil {
 					return nil, err
 				}
-				if !found {
-					r.Edits = append(r.Edits, Located{Edit: e, State: Missing, Why: t.notFound(rel)})
+				if holds {
+					r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s has %q: the sections of %s stand in", prel, e.Unless.Text, e.Unless.Revision)})
 					continue
 				}
-				src = have
-				contents[rel] = src
+			}
+			needed := func() (bool, string, error) {
+				if e.Needs == nil {
+					return true, "", nil
+				}
+				holds, prel, err := t.holds(contents, *e.Needs)
+				return holds, fmt.Sprintf("%s has no %q", prel, e.Needs.Text), err
+			}
+			src, found, err := t.cached(contents, rel)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				if ok, why, err := needed(); err != nil {
+					return nil, err
+				} else if !ok {
+					r.Skipped = append(r.Skipped, Skip{e, why})
+					continue
+				}
+				r.Edits = append(r.Edits, Located{Edit: e, State: Missing, Why: t.notFound(rel)})
+				continue
 			}
 			l := locate(e, src)
 			if l.State != Applied && e.OnlyIf != "" && !strings.Contains(src, e.OnlyIf) {
 				r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s has no %q", rel, e.OnlyIf)})
 				continue
+			}
+			if l.State != Applied {
+				if ok, why, err := needed(); err != nil {
+					return nil, err
+				} else if !ok {
+					r.Skipped = append(r.Skipped, Skip{e, why})
+					continue
+				}
 			}
 			r.Edits = append(r.Edits, l)
 		}

@@ -211,7 +211,7 @@ func TestCudaCacheFusionGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))
-	if !strings.Contains(string(cu), "const ggml_tensor * gdn = cgraph->nodes[node_idx];\n"+cudaCacheFusionGuard.Text) {
+	if !strings.Contains(string(cu), "const ggml_tensor * gdn = cgraph->nodes[node_idx];\n"+editOf(t, stepOf(t, "cuda"), "upstream GDN cache fusion leaves the in-place forms alone").Text) {
 		t.Errorf("no guard in ggml_cuda_try_gdn_cache_fusion:\n%s", cu)
 	}
 }

@@ -132,3 +132,26 @@ func (t *Tree) Rel(p string) string {
 	rel, _ := t.path(p)
 	return rel
 }
+
+// cached reads rel through contents, the texts already read.
+func (t *Tree) cached(contents map[string]string, rel string) (string, bool, error) {
+	if src, ok := contents[rel]; ok {
+		return src, true, nil
+	}
+	src, found, err := t.read(rel)
+	if found {
+		contents[rel] = src
+	}
+	return src, found, err
+}
+
+// holds says whether the tree's file holds the probe's text (a missing file
+// does not), and where that file is below Root.
+func (t *Tree) holds(contents map[string]string, p Probe) (bool, string, error) {
+	rel, ok := t.path(p.File)
+	if !ok {
+		return false, rel, nil
+	}
+	src, found, err := t.cached(contents, rel)
+	return found && strings.Contains(src, p.Text), rel, err
+}

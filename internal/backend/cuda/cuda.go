@@ -21,7 +21,7 @@ const name = "cuda"
 
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Glue: glueTarget, Integration: Manifest,
 	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "generated/cuda"}}
 
 var glueTarget = &templates.Target{

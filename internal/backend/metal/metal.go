@@ -22,7 +22,7 @@ const name = "metal"
 
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Glue: glueTarget, Integration: Manifest,
 	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "generated/metal"}}
 
 var glueTarget = &templates.Target{

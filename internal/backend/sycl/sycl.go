@@ -20,7 +20,7 @@ const name = "sycl"
 
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Glue: glueTarget, Integration: Manifest,
 	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "generated/sycl"}}
 
 var glueTarget = &templates.Target{
