@@ -15,6 +15,9 @@ type Step struct {
 	Body    string // what and why
 	Files   []NewFile
 	Edits   []Edit
+	// Manifest: the step is a backend's integration manifest, whose
+	// sections refusals name.
+	Manifest bool
 	// forTree, when set, makes this a placeholder for the steps a given
 	// tree needs (expand).
 	forTree func(*Tree) ([]*Step, error)
@@ -184,7 +187,11 @@ func Apply(t *Tree, steps []*Step) (*Outcome, error) {
 		}
 		for _, l := range r.Edits {
 			if l.State == Missing {
-				problems = append(problems, fmt.Sprintf("%s: %s: %s", mustPath(t, l.Edit.File), l.Edit.Name, l.Why))
+				what := l.Edit.Name
+				if r.Step.Manifest {
+					what = fmt.Sprintf("%s manifest, section %q", r.Step.Backend, l.Edit.Name)
+				}
+				problems = append(problems, fmt.Sprintf("%s: %s: %s", mustPath(t, l.Edit.File), what, l.Why))
 			}
 		}
 		if missing == 0 && pending > 0 && applied > 0 {

@@ -105,7 +105,7 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body}, nil
 	}
 
-	step := &Step{Backend: m.Backend, Subject: m.Subject, Body: m.Body, Files: files}
+	step := &Step{Backend: m.Backend, Subject: m.Subject, Body: m.Body, Files: files, Manifest: true}
 	replaced := map[string]*integration.Revision{}
 	for i := range m.Revisions {
 		r := &m.Revisions[i]
