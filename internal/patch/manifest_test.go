@@ -62,7 +62,7 @@ func TestRevisionReplacesTheSectionOfAMovedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &integration.Manifest{Backend: "moved", Subject: "moved : test", Body: "test\n", Dir: "src/ggml-sycl/", Glue: bs[0].Glue,
+	m := &integration.Manifest{Backend: "moved", Subject: "moved : test", Body: "test\n", Dir: "src/ggml-sycl/", Glue: bs[0].Glue(),
 		Sections: []integration.Section{{Name: "include", File: old, Place: integration.After, Anchor: []string{head}, Text: integration.Text{Literal: text}}},
 		Revisions: []integration.Revision{{Name: "ggml whose sycl backend moved to ggml-sycl-main.cpp",
 			Probe:    integration.Probe{File: moved, Text: head},
@@ -126,7 +126,7 @@ func TestManifestMistakesAreNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec := integration.Section{Name: "include", File: "src/x.cpp", Anchor: []string{"x"}, Text: integration.Text{Section: "upstream-no-such-section"}}
-	m := &integration.Manifest{Backend: "broken", Glue: bs[0].Glue, Sections: []integration.Section{sec}}
+	m := &integration.Manifest{Backend: "broken", Glue: bs[0].Glue(), Sections: []integration.Section{sec}}
 	if _, err := manifestStep(m); err == nil || !strings.Contains(err.Error(), `broken manifest, section "include": the upstream templates of broken have no section "upstream-no-such-section"`) {
 		t.Errorf("a missing template section: %v", err)
 	}

@@ -25,10 +25,10 @@ import (
 func glueTarget(t *testing.T, name string) *templates.Target {
 	t.Helper()
 	bs, err := registry.Resolve(name)
-	if err != nil || bs[0].Glue == nil {
+	if err != nil || bs[0].Glue() == nil {
 		t.Fatalf("backend %s: %v (no glue?)", name, err)
 	}
-	return bs[0].Glue
+	return bs[0].Glue()
 }
 
 // ggmlStandIn is the part of ggml.h the glue reads, written for this test

@@ -18,7 +18,11 @@ const (
 )
 
 // Manifest is Metal's integration with a ggml tree (internal/integration):
-// the commit of the series that carries its kernels and glue.
+// the commit of the series that carries its kernels and glue. The kernels
+// join ggml-metal.metal, which is compiled as one library (host emulation
+// runs the same text, internal/upstream's tests); the memory ranges'
+// written-src splices (the hazard fix) live beside the generated glue's
+// sections.
 var Manifest = &integration.Manifest{
 	Backend: name, Order: 1,
 	Subject: "metal : add fused gated delta net and conv-update kernels",

@@ -13,7 +13,12 @@ const (
 )
 
 // Manifest is Vulkan's integration with a ggml tree (internal/integration):
-// the commit of the series that carries its kernels and glue.
+// the commit of the series that carries its kernels and glue. It adds the
+// upstream shaders (UpstreamKernels: one module per family and the gather,
+// variants as specialization constants) and splices the compact glue into
+// ggml-vulkan.cpp and vulkan-shaders-gen.cpp (docs/ggml.md#vulkan). The
+// batched one-dispatch op B of generated/vulkan stays kernelgen's own: it
+// is a speed feature, and the gather then the compute is its fallback.
 var Manifest = &integration.Manifest{
 	Backend: name, Order: 3,
 	Subject: "vulkan : add fused gated delta net and conv-update kernels",
