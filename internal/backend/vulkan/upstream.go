@@ -13,6 +13,37 @@ import (
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 )
 
+// UpstreamKernels are ggml-vulkan's shaders: the gather
+// (<SharedGatherName>.comp), then one per family (<name>.comp), each one
+// module for all its variants (specialization constants, glsl.SpecConstants).
+func UpstreamKernels() ([]upstream.File, error) {
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := glsl.Upstream(upstream.GatherSummary, gather, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []upstream.File{{Name: ops.SharedGatherName + ".comp", Data: src}}
+	fams, err := upstream.Families()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fams {
+		k, err := f.Kernel(name)
+		if err != nil {
+			return nil, err
+		}
+		src, err := glsl.Upstream(f.Shared.Summary, k, f.Shared.Variants(name)[0].Values)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, upstream.File{Name: upstream.FileName(f, ".comp"), Data: src})
+	}
+	return out, nil
+}
+
 // UpstreamShader is one upstream shader compiled to SPIR-V, the kernel it
 // renders and, for a family, the shared kernel whose flag it takes.
 type UpstreamShader struct {
@@ -117,35 +148,4 @@ func (s *UpstreamShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[stri
 	}
 	job.Dispatches = append(job.Dispatches, d)
 	return extra, nil
-}
-
-// UpstreamKernels are ggml-vulkan's shaders: the gather
-// (<SharedGatherName>.comp), then one per family (<name>.comp), each one
-// module for all its variants (specialization constants, glsl.SpecConstants).
-func UpstreamKernels() ([]upstream.File, error) {
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return nil, err
-	}
-	src, err := glsl.Upstream(upstream.GatherSummary, gather, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := []upstream.File{{Name: ops.SharedGatherName + ".comp", Data: src}}
-	fams, err := upstream.Families()
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fams {
-		k, err := f.Kernel(name)
-		if err != nil {
-			return nil, err
-		}
-		src, err := glsl.Upstream(f.Shared.Summary, k, f.Shared.Variants(name)[0].Values)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, upstream.File{Name: upstream.FileName(f, ".comp"), Data: src})
-	}
-	return out, nil
 }
