@@ -27,6 +27,10 @@ type Manifest struct {
 	Order int
 	// Subject ("module : title", ggml's style) and Body are the commit note.
 	Subject, Body string
+	// Budget is the most lines the commit may insert on the fixture tree
+	// (issue #18: what a reviewer can be asked to read for four ops on one
+	// backend; internal/patch's budget test holds it).
+	Budget int
 	// Dir is where the backend's new files go, below the ggml root.
 	Dir string
 	// Glue is the backend's glue templates: the upstream glue (files and

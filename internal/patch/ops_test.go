@@ -53,7 +53,7 @@ func TestOpsStepBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// its budget is asserted with the backends' (budgets); this guards
+	// its budget is asserted with the backends' (budgets, from their manifests); this guards
 	// against a step that lost its kernels or cases
 	if n := insertions(string(data)); n < 500 {
 		t.Errorf("ops step: %d insertions, want the whole step (more than 500)", n)

@@ -12,7 +12,7 @@ const (
 // Manifest is CUDA's integration with a ggml tree (internal/integration):
 // the commit of the series that carries its kernels and glue.
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 4,
+	Backend: name, Order: 4, Budget: 500,
 	Subject: "cuda : use generated kernels for fused gated delta net and conv-update",
 	Body: `Route the four fused decode nodes to kernels generated from the same
 description as the Metal, SYCL and Vulkan ones. Their results equal the

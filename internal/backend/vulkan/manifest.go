@@ -20,7 +20,7 @@ const (
 // batched one-dispatch op B of generated/vulkan stays kernelgen's own: it
 // is a speed feature, and the gather then the compute is its fallback.
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 3,
+	Backend: name, Order: 3, Budget: 800,
 	Subject: "vulkan : add fused gated delta net and conv-update kernels",
 	Body: `Add Vulkan kernels for the four fused decode nodes: GATED_DELTA_NET with
 the final state written in place (src[6]) and its ids variant reading
