@@ -104,12 +104,12 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 				continue
 			}
 			if e.Unless != nil {
-				holds, prel, err := t.holds(contents, *e.Unless)
+				holds, why, err := t.holds(contents, *e.Unless)
 				if err != nil {
 					return nil, err
 				}
 				if holds {
-					r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s has %q: the sections of %s stand in", prel, e.Unless.Text, e.Unless.Revision)})
+					r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s: the sections of %s stand in", why, e.Unless.Revision)})
 					continue
 				}
 			}
@@ -117,8 +117,7 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 				if e.Needs == nil {
 					return true, "", nil
 				}
-				holds, prel, err := t.holds(contents, *e.Needs)
-				return holds, fmt.Sprintf("%s has no %q", prel, e.Needs.Text), err
+				return t.holds(contents, *e.Needs)
 			}
 			src, found, err := t.cached(contents, rel)
 			if err != nil {

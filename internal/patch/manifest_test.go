@@ -78,10 +78,11 @@ func TestRevisionReplacesTheSectionOfAMovedFile(t *testing.T) {
 		name            string
 		move            bool
 		applies, skips  string
+		why             string
 		patched, absent string
 	}{
-		{"old tree", false, "include", "include (moved)", old, moved},
-		{"new tree", true, "include (moved)", "include", moved, old},
+		{"old tree", false, "include", "include (moved)", "the tree has no " + moved, old, moved},
+		{"new tree", true, "include (moved)", "include", fmt.Sprintf("%s has %q: the sections of ggml whose sycl backend moved to ggml-sycl-main.cpp stand in", moved, head), moved, old},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := fixture(t, "")
@@ -97,8 +98,8 @@ func TestRevisionReplacesTheSectionOfAMovedFile(t *testing.T) {
 			if len(r.Edits) != 1 || r.Edits[0].Edit.Name != tc.applies || r.Edits[0].State != Pending {
 				t.Errorf("want only %q found, got %+v", tc.applies, r.Edits)
 			}
-			if len(r.Skipped) != 1 || r.Skipped[0].Edit.Name != tc.skips {
-				t.Errorf("want %q skipped, got %+v", tc.skips, r.Skipped)
+			if len(r.Skipped) != 1 || r.Skipped[0].Edit.Name != tc.skips || r.Skipped[0].Why != tc.why {
+				t.Errorf("want %q skipped (%s), got %+v", tc.skips, tc.why, r.Skipped)
 			}
 			if _, err := Apply(open(t, root), []*Step{step}); err != nil {
 				t.Fatal(err)

@@ -146,12 +146,20 @@ func (t *Tree) cached(contents map[string]string, rel string) (string, bool, err
 }
 
 // holds says whether the tree's file holds the probe's text (a missing file
-// does not), and where that file is below Root.
+// does not), and if not, why.
 func (t *Tree) holds(contents map[string]string, p Probe) (bool, string, error) {
 	rel, ok := t.path(p.File)
 	if !ok {
-		return false, rel, nil
+		return false, fmt.Sprintf("%s is a llama.cpp file", p.File), nil
 	}
 	src, found, err := t.cached(contents, rel)
-	return found && strings.Contains(src, p.Text), rel, err
+	switch {
+	case err != nil:
+		return false, "", err
+	case !found:
+		return false, fmt.Sprintf("the tree has no %s", rel), nil
+	case !strings.Contains(src, p.Text):
+		return false, fmt.Sprintf("%s has no %q", rel, p.Text), nil
+	}
+	return true, fmt.Sprintf("%s has %q", rel, p.Text), nil
 }
