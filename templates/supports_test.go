@@ -24,11 +24,11 @@ func TestSupportsOpAnswers(t *testing.T) {
 		t.Skip("g++ not found")
 	}
 	for _, b := range registry.Implemented() {
-		if b.Glue == nil {
+		if b.Glue() == nil {
 			continue
 		}
 		t.Run(b.Name, func(t *testing.T) {
-			files, err := templates.Glue(b.Glue)
+			files, err := templates.Glue(b.Glue())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +36,7 @@ func TestSupportsOpAnswers(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, templates.SupportsName), files[0].Data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			prefix := b.Glue.Prefix
+			prefix := b.Glue().Prefix
 			bin := filepath.Join(dir, "supports")
 			testdata, _ := filepath.Abs("testdata")
 			cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
@@ -59,10 +59,10 @@ func TestSupportsOpAnswers(t *testing.T) {
 func TestUpstreamSupportsOpAnswers(t *testing.T) {
 	for _, name := range []string{"metal", "vulkan"} {
 		bs, err := registry.Resolve(name)
-		if err != nil || bs[0].Glue == nil || bs[0].Glue.Upstream == nil {
+		if err != nil || bs[0].Glue() == nil || bs[0].Glue().Upstream == nil {
 			t.Fatalf("%s: %v (no upstream glue?)", name, err)
 		}
-		t.Run(name, func(t *testing.T) { upstreamSupportsOpAnswers(t, bs[0].Glue) })
+		t.Run(name, func(t *testing.T) { upstreamSupportsOpAnswers(t, bs[0].Glue()) })
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/kernelgen/kernelgen/emit"
+	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
@@ -39,12 +40,23 @@ type Backend struct {
 	// backend's real toolchain before anything is written. It returns a
 	// one-line summary.
 	Verify func(ctx context.Context, files []File, progress func(done, total int)) (string, error)
-	// Glue, when set, is the backend's ggml glue (templates/<name>).
-	Glue *templates.Target
+	// Integration, when set, is the backend's integration manifest: what
+	// `kernelgen patch` splices into a ggml tree, its commit, and the glue
+	// templates the review copy under generated/<dir>/glue renders too.
+	Integration *integration.Manifest
 	// Owns lists the files and folders outside internal/backend/<name> that
 	// belong to this backend and may therefore name it: its emitter, its
 	// templates, its host-emulation skin, its benchmarks.
 	Owns []string
+}
+
+// Glue is the backend's ggml glue (templates/<name>), which its
+// integration manifest names; nil for a backend without one.
+func (b *Backend) Glue() *templates.Target {
+	if b.Integration == nil {
+		return nil
+	}
+	return b.Integration.Glue
 }
 
 // Implemented reports whether the backend can generate.
@@ -126,9 +138,10 @@ func One(path string, src []byte, err error) ([]File, error) {
 	return []File{{Path: path, Data: src}}, nil
 }
 
-// WithGlue appends the backend's rendered glue under <dir>/glue/.
-func WithGlue(files []File, dir string, g *templates.Target) ([]File, error) {
-	glueFiles, err := templates.Glue(g)
+// WithGlue appends the review copy of the backend's glue under <dir>/glue/:
+// the glue templates its integration manifest names.
+func WithGlue(files []File, dir string, m *integration.Manifest) ([]File, error) {
+	glueFiles, err := templates.Glue(m.Glue)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelgen/kernelgen/internal/patch"
+	"github.com/kernelgen/kernelgen/internal/registry"
 )
 
 func newPatchCmd() *cobra.Command {
 	var tree, series string
 	var backendsFlag []string
 	var check bool
+	order := patch.Backends(registry.Integrations()) // the series' order, from the manifests
 	cmd := &cobra.Command{
 		Use:   "patch --tree DIR --backend NAME",
 		Short: "Splice the generated kernels and glue into a ggml or llama.cpp tree, or write them as a patch series",
@@ -27,7 +29,7 @@ on a tree without the fused ops, the ops step (the four builders in ggml.h/ggml.
 the CPU kernels lowered from the IR, test-backend-ops cases that also compare the
 state written in place); on a tree with the series' builders, the cases and then
 the CPU fix of the conv-update ids op. Then the selected backends in the order
-metal, sycl, vulkan, cuda, and on a llama.cpp tree whose sched_reserve has the
+` + strings.Join(order, ", ") + `, and on a llama.cpp tree whose sched_reserve has the
 series' backend-name gate, a supports_op probe in its place. A tree with the
 builders under another signature, or only some of them, is refused.
 
@@ -54,7 +56,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 				return fail(ExitError, "--tree is required: the root of a ggml or llama.cpp checkout")
 			}
 			if len(backendsFlag) == 0 {
-				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(patch.Backends, ", "))
+				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(order, ", "))
 			}
 			if check && series != "" {
 				return fail(ExitError, "--check and --series do not go together: --series never touches the tree")
@@ -63,7 +65,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
-			steps, err := patch.Plan(backendsFlag)
+			steps, err := patch.Plan(registry.Integrations(), backendsFlag)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
@@ -108,10 +110,10 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 		},
 	}
 	cmd.Flags().StringVar(&tree, "tree", "", "root of the ggml or llama.cpp checkout")
-	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(patch.Backends, ", ")+", or all")
+	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(order, ", ")+", or all")
 	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
 	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")
-	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(append([]string{}, patch.Backends...), "all")))
+	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(append([]string{}, order...), "all")))
 	_ = cmd.MarkFlagDirname("tree")
 	return cmd
 }

@@ -15,6 +15,9 @@ type Step struct {
 	Body    string // what and why
 	Files   []NewFile
 	Edits   []Edit
+	// Manifest: the step is a backend's integration manifest, whose
+	// sections refusals name.
+	Manifest bool
 	// forTree, when set, makes this a placeholder for the steps a given
 	// tree needs (expand).
 	forTree func(*Tree) ([]*Step, error)
@@ -100,23 +103,48 @@ func Check(t *Tree, steps []*Step) ([]*StepReport, error) {
 				r.Skipped = append(r.Skipped, Skip{e, "llama.cpp trees only"})
 				continue
 			}
-			src, ok := contents[rel]
-			if !ok {
-				have, found, err := t.read(rel)
+			if e.Unless != nil {
+				holds, why, err := t.holds(contents, *e.Unless)
 				if err != nil {
 					return nil, err
 				}
-				if !found {
-					r.Edits = append(r.Edits, Located{Edit: e, State: Missing, Why: t.notFound(rel)})
+				if holds {
+					r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s: the sections of %s stand in", why, e.Unless.Revision)})
 					continue
 				}
-				src = have
-				contents[rel] = src
+			}
+			needed := func() (bool, string, error) {
+				if e.Needs == nil {
+					return true, "", nil
+				}
+				return t.holds(contents, *e.Needs)
+			}
+			src, found, err := t.cached(contents, rel)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				if ok, why, err := needed(); err != nil {
+					return nil, err
+				} else if !ok {
+					r.Skipped = append(r.Skipped, Skip{e, why})
+					continue
+				}
+				r.Edits = append(r.Edits, Located{Edit: e, State: Missing, Why: t.notFound(rel)})
+				continue
 			}
 			l := locate(e, src)
 			if l.State != Applied && e.OnlyIf != "" && !strings.Contains(src, e.OnlyIf) {
 				r.Skipped = append(r.Skipped, Skip{e, fmt.Sprintf("%s has no %q", rel, e.OnlyIf)})
 				continue
+			}
+			if l.State != Applied {
+				if ok, why, err := needed(); err != nil {
+					return nil, err
+				} else if !ok {
+					r.Skipped = append(r.Skipped, Skip{e, why})
+					continue
+				}
 			}
 			r.Edits = append(r.Edits, l)
 		}
@@ -158,7 +186,11 @@ func Apply(t *Tree, steps []*Step) (*Outcome, error) {
 		}
 		for _, l := range r.Edits {
 			if l.State == Missing {
-				problems = append(problems, fmt.Sprintf("%s: %s: %s", mustPath(t, l.Edit.File), l.Edit.Name, l.Why))
+				what := l.Edit.Name
+				if r.Step.Manifest {
+					what = fmt.Sprintf("%s manifest, section %q", r.Step.Backend, l.Edit.Name)
+				}
+				problems = append(problems, fmt.Sprintf("%s: %s: %s", mustPath(t, l.Edit.File), what, l.Why))
 			}
 		}
 		if missing == 0 && pending > 0 && applied > 0 {

@@ -51,6 +51,10 @@ type Edit struct {
 	// OnlyIf, when set, limits the edit to files that hold it (code that only
 	// some revisions of the target have); elsewhere the edit is skipped.
 	OnlyIf string
+	// Needs limits the edit to trees where the probe holds (a revision
+	// family's own section); Unless skips it there (a base section that
+	// revision replaces).
+	Needs, Unless *Probe
 }
 
 // State is what locating an edit in a file found.

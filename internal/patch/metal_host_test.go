@@ -26,13 +26,10 @@ const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
 // the edits to ggml-metal-common.cpp are left out (the tree before the fix).
 func metalHostTree(t *testing.T, ranges bool) string {
 	t.Helper()
-	step, err := metalStep()
-	if err != nil {
-		t.Fatal(err)
-	}
+	step := stepOf(t, "metal")
 	root := t.TempDir()
 	const src = "testdata/metal-host"
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kernelgen/kernelgen/internal/registry"
 )
 
 // gitEnv gives the test repositories an identity and a fixed date, whatever
@@ -121,11 +123,35 @@ func snapshot(t *testing.T, root string) map[string]string {
 
 func plan(t *testing.T) []*Step {
 	t.Helper()
-	steps, err := Plan([]string{"all"})
+	steps, err := Plan(registry.Integrations(), []string{"all"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return steps
+}
+
+// stepOf is the named backend's step of the plan for every backend.
+func stepOf(t *testing.T, backend string) *Step {
+	t.Helper()
+	for _, s := range plan(t) {
+		if s.Backend == backend {
+			return s
+		}
+	}
+	t.Fatalf("no %s step in the plan", backend)
+	return nil
+}
+
+// editOf is the step's edit of the given name.
+func editOf(t *testing.T, s *Step, name string) Edit {
+	t.Helper()
+	for _, e := range s.Edits {
+		if e.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("the %s step has no edit %q", s.Backend, name)
+	return Edit{}
 }
 
 func open(t *testing.T, root string) *Tree {
@@ -460,10 +486,7 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 // Upstream text carries no generated-file header: the files a plan adds
 // come from the backends' own text, which only build marks.
 func TestUpstreamHasNoGeneratedHeader(t *testing.T) {
-	steps, err := Plan([]string{"all"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	steps := plan(t)
 	n := 0
 	for _, s := range steps {
 		for _, f := range s.Files {

@@ -3,35 +3,33 @@ package patch
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/internal/registry"
-	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/internal/integration"
 )
 
-// Backends are the kernel backends a series can carry, in the order the
-// series lists them (the seed's plan: common first, then Metal, SYCL,
-// Vulkan, and CUDA last).
-var Backends = []string{"metal", "sycl", "vulkan", "cuda"}
-
-// Plan returns the steps for the named backends ("all" for every one),
-// led by what the tree needs first (the ops, or on a tree with the series
-// the cases and the CPU fix) and followed by llama.cpp's gate.
-func Plan(names []string) ([]*Step, error) {
+// Plan returns the steps for the named backends ("all" for every one), one
+// per integration manifest in the manifests' order, led by what the tree
+// needs first (the ops, or on a tree with the series the cases and the CPU
+// fix) and followed by llama.cpp's gate.
+func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
+	ms := append([]*integration.Manifest(nil), manifests...)
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
 	want := map[string]bool{}
 	for _, n := range names {
 		if n == "all" {
-			for _, b := range Backends {
-				want[b] = true
+			for _, m := range ms {
+				want[m.Backend] = true
 			}
 			continue
 		}
 		known := false
-		for _, b := range Backends {
-			known = known || b == n
+		for _, m := range ms {
+			known = known || m.Backend == n
 		}
 		if !known {
-			return nil, fmt.Errorf("unknown backend %q: choose from %s, all", n, strings.Join(Backends, ", "))
+			return nil, fmt.Errorf("unknown backend %q: choose from %s, all", n, strings.Join(Backends(ms), ", "))
 		}
 		want[n] = true
 	}
@@ -40,13 +38,13 @@ func Plan(names []string) ([]*Step, error) {
 		return nil, err
 	}
 	steps := []*Step{common}
-	for _, b := range Backends {
-		if !want[b] {
+	for _, m := range ms {
+		if !want[m.Backend] {
 			continue
 		}
-		s, err := planners[b]()
+		s, err := manifestStep(m)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", b, err)
+			return nil, fmt.Errorf("%s: %w", m.Backend, err)
 		}
 		steps = append(steps, s)
 	}
@@ -57,41 +55,15 @@ func Plan(names []string) ([]*Step, error) {
 	return append(steps, gate), nil
 }
 
-var planners = map[string]func() (*Step, error){
-	"vulkan": vulkanStep,
-	"metal":  metalStep,
-	"sycl":   syclStep,
-	"cuda":   cudaStep,
-}
-
-// sections renders the named template sections of a backend, each with a
-// trailing newline so it inserts whole lines.
-func sections(backend string, names ...string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, n := range names {
-		g, err := glueOf(backend)
-		if err != nil {
-			return nil, err
-		}
-		s, err := templates.Section(g, n)
-		if err != nil {
-			return nil, err
-		}
-		out[n] = stripDocRefs(strings.TrimRight(s, "\n") + "\n")
+// Backends names the manifests' backends in series order.
+func Backends(manifests []*integration.Manifest) []string {
+	ms := append([]*integration.Manifest(nil), manifests...)
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Backend)
 	}
-	return out, nil
-}
-
-// glueOf is the registered backend's glue target.
-func glueOf(backend string) (*templates.Target, error) {
-	bs, err := registry.Resolve(backend)
-	if err != nil {
-		return nil, err
-	}
-	if bs[0].Glue == nil {
-		return nil, fmt.Errorf("backend %s has no ggml glue", backend)
-	}
-	return bs[0].Glue, nil
+	return out
 }
 
 // upstreamText is text rendered for upstream (a backend's own text, which

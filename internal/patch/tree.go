@@ -132,3 +132,34 @@ func (t *Tree) Rel(p string) string {
 	rel, _ := t.path(p)
 	return rel
 }
+
+// cached reads rel through contents, the texts already read.
+func (t *Tree) cached(contents map[string]string, rel string) (string, bool, error) {
+	if src, ok := contents[rel]; ok {
+		return src, true, nil
+	}
+	src, found, err := t.read(rel)
+	if found {
+		contents[rel] = src
+	}
+	return src, found, err
+}
+
+// holds says whether the tree's file holds the probe's text (a missing file
+// does not), and if not, why.
+func (t *Tree) holds(contents map[string]string, p Probe) (bool, string, error) {
+	rel, ok := t.path(p.File)
+	if !ok {
+		return false, fmt.Sprintf("%s is a llama.cpp file", p.File), nil
+	}
+	src, found, err := t.cached(contents, rel)
+	switch {
+	case err != nil:
+		return false, "", err
+	case !found:
+		return false, fmt.Sprintf("the tree has no %s", rel), nil
+	case !strings.Contains(src, p.Text):
+		return false, fmt.Sprintf("%s has no %q", rel, p.Text), nil
+	}
+	return true, fmt.Sprintf("%s has %q", rel, p.Text), nil
+}

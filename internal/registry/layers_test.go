@@ -26,6 +26,12 @@ func TestLayers(t *testing.T) {
 		{"emit", []string{"templates", "verify", "bench", "internal"}},
 		{"verify", []string{"bench", "internal"}},
 		{"bench", []string{"internal"}},
+		// the patch engine reads the manifests it is given and names no
+		// backend; what a manifest is and what upstream kernels share sit
+		// below the backends
+		{"internal/patch", []string{"internal/registry", "internal/backend", "internal/cli"}},
+		{"internal/integration", []string{"internal/patch", "internal/registry", "internal/backend", "internal/cli"}},
+		{"internal/upstream", []string{"internal/patch", "internal/integration", "internal/registry", "internal/backend", "internal/cli"}},
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

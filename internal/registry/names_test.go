@@ -16,16 +16,11 @@ import (
 // notYetMoved are the files that still name backends though they are not
 // a backend's own: each with why, so the list can only shrink.
 var notYetMoved = map[string]string{
-	"ops/arith.go":                  "the native contracts' arithmetic styles, per backend (ops.Contract declared by the backends is not built yet)",
-	"ops/variants.go":               "the tilings and batched schedules per backend (ops.Tuning declared by the backends is not built yet)",
-	"internal/patch/plan.go":        "the series' order of backends and their integration steps (the integration manifest is not built yet)",
-	"internal/patch/vulkan.go":      "vulkan's integration step (the integration manifest is not built yet)",
-	"internal/patch/others.go":      "metal's, sycl's and cuda's integration steps (the integration manifest is not built yet)",
-	"tools/toolchain/toolchain.go":  "xcrun's metal tool, a command name",
-	"internal/upstream/upstream.go": "the upstream kernels of metal, sycl and cuda, a function each (they join their backends with the integration manifest)",
-	"internal/upstream/vulkan.go":   "vulkan's upstream shaders (they join the backend with the integration manifest)",
-	"verify/cases/unfused.go":       "the batched op's base tiling is Vulkan's (ops.Tuning declared by the backends is not built yet)",
-	"bench/vulkan/main.go":          "compares its dispatch with bench/cuda's (a flag for cuda's CSV, cuda's tiling)",
+	"ops/arith.go":                 "the native contracts' arithmetic styles, per backend (ops.Contract declared by the backends is not built yet)",
+	"ops/variants.go":              "the tilings and batched schedules per backend (ops.Tuning declared by the backends is not built yet)",
+	"tools/toolchain/toolchain.go": "xcrun's metal tool, a command name",
+	"verify/cases/unfused.go":      "the batched op's base tiling is Vulkan's (ops.Tuning declared by the backends is not built yet)",
+	"bench/vulkan/main.go":         "compares its dispatch with bench/cuda's (a flag for cuda's CSV, cuda's tiling)",
 }
 
 // No file outside a backend's own folder, the files it owns and this

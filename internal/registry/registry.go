@@ -15,6 +15,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend/opencl"
 	"github.com/kernelgen/kernelgen/internal/backend/sycl"
 	"github.com/kernelgen/kernelgen/internal/backend/vulkan"
+	"github.com/kernelgen/kernelgen/internal/integration"
 )
 
 var all = []*backend.Backend{
@@ -45,6 +46,19 @@ func Implemented() []*backend.Backend {
 	for _, b := range all {
 		if b.Implemented() {
 			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Integrations are the integration manifests of the backends that have one
+// (what `kernelgen patch` splices), in listing order; each says its place
+// in the series.
+func Integrations() []*integration.Manifest {
+	var out []*integration.Manifest
+	for _, b := range Implemented() {
+		if b.Integration != nil {
+			out = append(out, b.Integration)
 		}
 	}
 	return out

@@ -1,8 +1,11 @@
-package upstream
+package upstream_test
 
 import (
 	"context"
 	"fmt"
+	backendcuda "github.com/kernelgen/kernelgen/internal/backend/cuda"
+	backendsycl "github.com/kernelgen/kernelgen/internal/backend/sycl"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -22,10 +25,10 @@ import (
 func glueTarget(t *testing.T, name string) *templates.Target {
 	t.Helper()
 	bs, err := registry.Resolve(name)
-	if err != nil || bs[0].Glue == nil {
+	if err != nil || bs[0].Glue() == nil {
 		t.Fatalf("backend %s: %v (no glue?)", name, err)
 	}
-	return bs[0].Glue
+	return bs[0].Glue()
 }
 
 // ggmlStandIn is the part of ggml.h the glue reads, written for this test
@@ -295,11 +298,11 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 	for _, c := range []struct {
 		backend, ext string
 		lang         hostemu.Lang
-		files        func() ([]File, error)
+		files        func() ([]upstream.File, error)
 		width        int
 	}{
-		{"cuda", ".cuh", hostemu.CUDA, CUDA, 32},
-		{"sycl", ".hpp", hostemu.SYCL, SYCL, 16},
+		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamKernels, 32},
+		{"sycl", ".hpp", hostemu.SYCL, backendsycl.UpstreamKernels, 16},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			files, err := c.files()
@@ -334,7 +337,7 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 				}
 				t.Fatalf("the glue does not compile: %v", err)
 			}
-			fams, err := Families()
+			fams, err := upstream.Families()
 			if err != nil {
 				t.Fatal(err)
 			}

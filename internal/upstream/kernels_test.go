@@ -1,8 +1,12 @@
-package upstream
+package upstream_test
 
 import (
 	"context"
 	"errors"
+	backendcuda "github.com/kernelgen/kernelgen/internal/backend/cuda"
+	backendmetal "github.com/kernelgen/kernelgen/internal/backend/metal"
+	backendsycl "github.com/kernelgen/kernelgen/internal/backend/sycl"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
@@ -20,11 +24,11 @@ func asToolError(err error, te **hostemu.ToolError) bool { return errors.As(err,
 // variant of ops A-D, gathers included, like the Go reference, at warp 32
 // and at HIP's 64.
 func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
-	files, err := CUDA()
+	files, err := backendcuda.UpstreamKernels()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +56,11 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 // which takes xor_reduce_sum's local-memory path where W is 32), NVIDIA
 // and AMD (32, 64) and a narrow 8.
 func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
-	files, err := SYCL()
+	files, err := backendsycl.UpstreamKernels()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +92,12 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 // that file's prelude) run every variant of ops A-D, gathers included, like
 // the Go reference at Apple's simdgroup width, 32.
 func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
-	lib, err := Metal()
+	lib, err := backendmetal.UpstreamLibrary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := append([]byte("#include <metal_stdlib>\n\nusing namespace metal;\n\n"), lib...)
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +135,11 @@ static __device__ __forceinline__ float warp_reduce_sum(float x) {
 // -Wall -Werror, every variant instantiated, as kernelgen build compiles
 // generated/cuda.
 func TestCUDAKernelsCompileToPTX(t *testing.T) {
-	files, err := CUDA()
+	files, err := backendcuda.UpstreamKernels()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-package upstream
+package upstream_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"math/rand/v2"
 	"testing"
 
@@ -101,7 +102,7 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 		for _, kb := range p.k.Buffers {
 			name := ""
 			for j, ob := range l.Kernel.Buffers {
-				if sameSlot(ob, kb) {
+				if upstream.SameSlot(ob, kb) {
 					name = l.Bind[j]
 				}
 			}
@@ -145,7 +146,7 @@ func untouched() []byte {
 // bit for bit for contract-free and integer buffers, the native contract's
 // NMSE otherwise).
 func checkFamilies(t *testing.T, backend string, byOp map[string]*program, width int) {
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		t.Fatal(err)
 	}

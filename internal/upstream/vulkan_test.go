@@ -1,9 +1,11 @@
-package upstream
+package upstream_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	backendvulkan "github.com/kernelgen/kernelgen/internal/backend/vulkan"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -38,7 +40,7 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		skipOrFailVulkan(t, err)
 	}
-	byOp, err := VulkanShaders(func(units []spvbuild.Unit) ([][]byte, error) {
+	byOp, err := backendvulkan.UpstreamShaders(func(units []spvbuild.Unit) ([][]byte, error) {
 		res, err := tools.Build(ctx, units, nil)
 		var out [][]byte
 		for _, r := range res {
@@ -74,7 +76,7 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 	if sel == "" {
 		skipOrFailVulkan(t, fmt.Errorf("no Vulkan device matching %q (install mesa-vulkan-drivers for lavapipe)", want))
 	}
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgen/kernelgen/internal/upstream"
+	backendvulkan "github.com/kernelgen/kernelgen/internal/backend/vulkan"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
@@ -62,7 +62,7 @@ func TestUpstreamFusedMatchesUnfused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// through e.comp, so a GPU host without glslang runs from the cache
-	byOp, err := upstream.VulkanShaders(func(units []spvbuild.Unit) ([][]byte, error) { return e.comp.Build(ctx, units) })
+	byOp, err := backendvulkan.UpstreamShaders(func(units []spvbuild.Unit) ([][]byte, error) { return e.comp.Build(ctx, units) })
 	if err != nil {
 		t.Fatal(err)
 	}

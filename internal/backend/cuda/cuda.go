@@ -21,7 +21,7 @@ const name = "cuda"
 
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Integration: Manifest,
 	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "generated/cuda"}}
 
 var glueTarget = &templates.Target{
@@ -42,7 +42,7 @@ func generate() ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backend.WithGlue(files, name, glueTarget)
+	return backend.WithGlue(files, name, Manifest)
 }
 
 // verify compiles the headers written (files), each op's with every

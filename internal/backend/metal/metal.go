@@ -22,7 +22,7 @@ const name = "metal"
 
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Integration: Manifest,
 	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "generated/metal"}}
 
 var glueTarget = &templates.Target{
@@ -47,7 +47,7 @@ func generate() ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backend.WithGlue(files, name, glueTarget)
+	return backend.WithGlue(files, name, Manifest)
 }
 
 func verify(ctx context.Context, files []backend.File, progress func(done, total int)) (string, error) {

@@ -20,7 +20,7 @@ const name = "sycl"
 
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Integration: Manifest,
 	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "generated/sycl"}}
 
 var glueTarget = &templates.Target{
@@ -43,7 +43,7 @@ func generate() ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backend.WithGlue(files, name, glueTarget)
+	return backend.WithGlue(files, name, Manifest)
 }
 
 // verify runs the real SYCL compiler where there is one (acpp), then the

@@ -21,7 +21,7 @@ const name = "vulkan"
 
 // Backend is Vulkan.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
-	Generate: generate, Verify: verify, Glue: glueTarget,
+	Generate: generate, Verify: verify, Integration: Manifest,
 	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "generated/vulkan"}}
 
 var glueTarget = &templates.Target{
@@ -65,7 +65,7 @@ func generate() ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backend.WithGlue(files, name, glueTarget)
+	return backend.WithGlue(files, name, Manifest)
 }
 
 // Units lists every variant of every generated shader as a compile unit,

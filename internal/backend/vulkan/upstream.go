@@ -1,10 +1,11 @@
-package upstream
+package vulkan
 
 import (
 	"encoding/binary"
 	"fmt"
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
@@ -12,20 +13,51 @@ import (
 	"github.com/kernelgen/kernelgen/verify/vkrun"
 )
 
-// VulkanShader is one upstream shader compiled to SPIR-V, the kernel it
+// UpstreamKernels are ggml-vulkan's shaders: the gather
+// (<SharedGatherName>.comp), then one per family (<name>.comp), each one
+// module for all its variants (specialization constants, glsl.SpecConstants).
+func UpstreamKernels() ([]upstream.File, error) {
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	src, err := glsl.Upstream(upstream.GatherSummary, gather, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []upstream.File{{Name: ops.SharedGatherName + ".comp", Data: src}}
+	fams, err := upstream.Families()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fams {
+		k, err := f.Kernel(name)
+		if err != nil {
+			return nil, err
+		}
+		src, err := glsl.Upstream(f.Shared.Summary, k, f.Shared.Variants(name)[0].Values)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, upstream.File{Name: upstream.FileName(f, ".comp"), Data: src})
+	}
+	return out, nil
+}
+
+// UpstreamShader is one upstream shader compiled to SPIR-V, the kernel it
 // renders and, for a family, the shared kernel whose flag it takes.
-type VulkanShader struct {
+type UpstreamShader struct {
 	SPIRV  []byte
 	K      *ir.Kernel
 	Shared *ops.Shared
 }
 
-// VulkanShaders compiles Vulkan()'s shaders with build (glslang and
+// UpstreamShaders compiles UpstreamKernels' shaders with build (glslang and
 // spirv-val, or a cache of their modules on a host without them) and
 // returns them by the op each runs: a family's plain and ids ops, and the
 // ids op's gather.
-func VulkanShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*VulkanShader, error) {
-	files, err := Vulkan()
+func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
+	files, err := UpstreamKernels()
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +69,7 @@ func VulkanShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*V
 	if err != nil {
 		return nil, err
 	}
-	fams, err := Families()
+	fams, err := upstream.Families()
 	if err != nil {
 		return nil, err
 	}
@@ -45,14 +77,14 @@ func VulkanShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*V
 	if err != nil {
 		return nil, err
 	}
-	g := &VulkanShader{SPIRV: res[0], K: gather}
-	byOp := map[string]*VulkanShader{}
+	g := &UpstreamShader{SPIRV: res[0], K: gather}
+	byOp := map[string]*UpstreamShader{}
 	for i, f := range fams {
-		k, err := f.Kernel("vulkan")
+		k, err := f.Kernel(name)
 		if err != nil {
 			return nil, err
 		}
-		s := &VulkanShader{SPIRV: res[i+1], K: k, Shared: f.Shared}
+		s := &UpstreamShader{SPIRV: res[i+1], K: k, Shared: f.Shared}
 		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = s, s, g
 	}
 	return byOp, nil
@@ -65,7 +97,7 @@ func VulkanShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*V
 // job's buffers, by case buffer name) that l's kernel binds to the same
 // node slot. A slot l's op lacks binds a buffer of its own, appended to
 // job's buffers and named in the result: it must stay as it was.
-func (s *VulkanShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string]int, untouched []byte) (extra map[int]string, err error) {
+func (s *UpstreamShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string]int, untouched []byte) (extra map[int]string, err error) {
 	params := map[string]int64{}
 	for k, v := range l.Params {
 		params[k] = v
@@ -99,7 +131,7 @@ func (s *VulkanShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string
 	for _, kb := range s.K.Buffers {
 		bi := -1
 		for j, ob := range l.Kernel.Buffers {
-			if sameSlot(ob, kb) {
+			if upstream.SameSlot(ob, kb) {
 				i, ok := index[l.Bind[j]]
 				if !ok {
 					return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, l.Bind[j])
@@ -116,12 +148,4 @@ func (s *VulkanShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string
 	}
 	job.Dispatches = append(job.Dispatches, d)
 	return extra, nil
-}
-
-// sameSlot says whether an op's kernel buffer ob is the upstream kernel's
-// buffer kb: the same node slot, or for the shared gather, whose roles name
-// no slot (its two ops read the cache and ids from different srcs), the
-// buffer of the same name.
-func sameSlot(ob, kb *ir.Buffer) bool {
-	return ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name
 }

@@ -1,0 +1,53 @@
+package cuda
+
+import (
+	"github.com/kernelgen/kernelgen/internal/integration"
+)
+
+const (
+	cu             = "src/ggml-cuda/ggml-cuda.cu"
+	gdnCacheFusion = "static int ggml_cuda_try_gdn_cache_fusion("
+)
+
+// Manifest is CUDA's integration with a ggml tree (internal/integration):
+// the commit of the series that carries its kernels and glue.
+var Manifest = &integration.Manifest{
+	Backend: name, Order: 4, Budget: 500,
+	Subject: "cuda : use generated kernels for fused gated delta net and conv-update",
+	Body: `Route the four fused decode nodes to kernels generated from the same
+description as the Metal, SYCL and Vulkan ones. Their results equal the
+hand-written kernels bit for bit (same fma order, same warp butterfly,
+same __expf); the ids variants gather only the non-identity slots, and
+the conv-update ids kernel is faster at every batch size measured.
+
+The forms the generated kernels do not cover (hybrid per-head state,
+bf16 state) keep the existing kernels and checks.
+`,
+	Dir:     "src/ggml-cuda/",
+	Glue:    glueTarget,
+	Kernels: UpstreamKernels,
+	Sections: []integration.Section{
+		{Name: "include", File: cu, Place: integration.After,
+			Anchor: []string{`#include "ggml-cuda/gated_delta_net.cuh"`},
+			Text:   integration.Text{Literal: "#include \"ggml-cuda/fused-ops.cuh\"\n"}},
+		{Name: "compute_forward", File: cu, Place: integration.Before,
+			Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {", "switch (dst->op) {"},
+			Text:   integration.Text{Section: "upstream-compute-forward", BlankAfter: true}},
+		{Name: "supports_op", File: cu, Place: integration.Before,
+			Anchor: []string{"static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
+			Text:   integration.Text{Section: "upstream-supports-op", BlankAfter: true}},
+	},
+	Revisions: []integration.Revision{
+		// ggml-cuda's own GDN -> VIEW -> CPY fusion (ggml_cuda_try_gdn_cache_fusion,
+		// llama.cpp#23940) looks at neither src[6] nor src[7] and would run the
+		// plain kernel on an in-place node, writing the state into the cache
+		// view of the following copy: it has to leave those nodes alone.
+		{Name: "ggml with the GDN cache fusion (llama.cpp#23940; d99724f2 has it, d9b30952 not)",
+			Probe: integration.Probe{File: cu, Text: gdnCacheFusion},
+			Sections: []integration.Section{
+				{Name: "upstream GDN cache fusion leaves the in-place forms alone", File: cu, Place: integration.After,
+					Anchor: []string{gdnCacheFusion, "const ggml_tensor * gdn = cgraph->nodes[node_idx];"},
+					Text:   integration.Text{Section: "upstream-gdn-cache-fusion-guard"}},
+			}},
+	},
+}

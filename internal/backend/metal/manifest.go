@@ -1,0 +1,95 @@
+package metal
+
+import (
+	"github.com/kernelgen/kernelgen/internal/integration"
+)
+
+// The files the Metal commit changes, and anchors more than one section uses.
+const (
+	metalLib    = "src/ggml-metal/" + libraryFile
+	opsCpp      = "src/ggml-metal/ggml-metal-ops.cpp"
+	device      = "src/ggml-metal/ggml-metal-device.m"
+	backendCpp  = "src/ggml-metal/ggml-metal.cpp"
+	common      = "src/ggml-metal/ggml-metal-common.cpp"
+	encode      = "static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {"
+	rangesAdd   = "bool ggml_mem_ranges_add(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
+	rangesCheck = "bool ggml_mem_ranges_check(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
+	reorder     = "static std::vector<int> ggml_metal_graph_optimize_reorder("
+)
+
+// Manifest is Metal's integration with a ggml tree (internal/integration):
+// the commit of the series that carries its kernels and glue. The kernels
+// join ggml-metal.metal, which is compiled as one library (host emulation
+// runs the same text, internal/upstream's tests); the memory ranges'
+// written-src splices (the hazard fix) live beside the generated glue's
+// sections.
+var Manifest = &integration.Manifest{
+	Backend: name, Order: 1, Budget: 600,
+	Subject: "metal : add fused gated delta net and conv-update kernels",
+	Body: `Add Metal kernels for the four fused decode nodes (GATED_DELTA_NET with
+src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), with a
+concurrency reset between the gather of the ids variants and their
+compute. The conv ids variant's gather scratch is allocated after its
+output (get_alloc_size); GDN uses the unused state region of its output.
+
+The fused nodes write the conv cache (src[3]) and the recurrent state
+(src[6]) in place. The memory ranges that decide concurrency and the
+graph reorder now record that src as written, so a node reading the
+cache after the update is neither encoded concurrently with it nor
+moved before it.
+
+supports_op answers for these nodes: it accepts them only where a kernel
+exists and says no to the hybrid per-head state (src[8]/src[9]) and to
+bf16 state, which used to be accepted and then hit an assert.
+`,
+	Dir:     "src/ggml-metal/",
+	Glue:    glueTarget,
+	Kernels: UpstreamKernels,
+	Sections: []integration.Section{
+		{Name: "kernels", File: metalLib, Place: integration.After,
+			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<4>;`},
+			Text:   integration.Text{Kernel: libraryFile, BlankBefore: true}},
+		{Name: "include", File: opsCpp, Place: integration.Before,
+			Anchor: []string{encode},
+			Text:   integration.Text{Literal: "#include \"fused-ops.h\"\n\n"}},
+		{Name: "SSM_CONV case", File: opsCpp, Place: integration.Before,
+			Anchor: []string{encode, "case GGML_OP_SSM_CONV:", "n_fuse = ggml_metal_op_ssm_conv(ctx, idx);"},
+			Text:   integration.Text{Section: "upstream-encode-case"}},
+		{Name: "GATED_DELTA_NET case", File: opsCpp, Place: integration.Before,
+			Anchor: []string{encode, "case GGML_OP_GATED_DELTA_NET:", "n_fuse = ggml_metal_op_gated_delta_net(ctx, idx);"},
+			Text:   integration.Text{Section: "upstream-encode-case"}},
+		{Name: "supports include", File: device, Place: integration.After,
+			Anchor: []string{"#include <stdatomic.h>"},
+			Text:   integration.Text{Literal: "\n#include \"fused-ops-supports.h\"\n"}},
+		{Name: "supports_op", File: device, Place: integration.After,
+			Anchor: []string{"bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {", "const bool has_bfloat"},
+			Text:   integration.Text{Section: "upstream-supports-op", BlankBefore: true}},
+		{Name: "ranges include", File: common, Place: integration.After,
+			Anchor: []string{`#include "ggml-backend-impl.h"`},
+			Text:   integration.Text{Literal: "#include \"fused-ops-supports.h\"\n"}},
+		{Name: "written src add helper", File: common, Place: integration.Before,
+			Anchor: []string{rangesAdd},
+			Text:   integration.Text{Section: "metal-ranges-add-written-src", BlankAfter: true}},
+		{Name: "written src in ranges add", File: common, Place: integration.After,
+			Anchor: []string{rangesAdd},
+			Text:   integration.Text{Section: "metal-ranges-add", BlankAfter: true}},
+		{Name: "written src check helper", File: common, Place: integration.Before,
+			Anchor: []string{rangesCheck},
+			Text:   integration.Text{Section: "metal-ranges-check-written-src", BlankAfter: true}},
+		{Name: "written src in ranges check", File: common, Place: integration.After,
+			Anchor: []string{rangesCheck},
+			Text:   integration.Text{Section: "metal-ranges-check", BlankAfter: true}},
+		{Name: "written src in reorder add", File: common, Place: integration.After,
+			Anchor: []string{reorder, "const auto & h_add = [](ggml_mem_ranges_t mrs, const node_info & node) {"},
+			Text:   integration.Text{Section: "metal-reorder-add", BlankAfter: true}},
+		{Name: "written src in reorder check", File: common, Place: integration.After,
+			Anchor: []string{reorder, "const auto & h_check = [](ggml_mem_ranges_t mrs, const node_info & node) {"},
+			Text:   integration.Text{Section: "metal-reorder-check", BlankAfter: true}},
+		{Name: "alloc-size include", File: backendCpp, Place: integration.After,
+			Anchor: []string{`#include "ggml-metal-ops.h"`},
+			Text:   integration.Text{Literal: "#include \"fused-ops-supports.h\"\n"}},
+		{Name: "alloc size with gather scratch", File: backendCpp, Place: integration.After,
+			Anchor: []string{"static size_t ggml_backend_metal_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {", "size_t res = ggml_nbytes(tensor);"},
+			Text:   integration.Text{Section: "upstream-alloc-size", BlankBefore: true}},
+	},
+}

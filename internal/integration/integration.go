@@ -1,0 +1,96 @@
+// Package integration is what a backend declares about its place in a ggml
+// tree: its integration manifest. A manifest says, section by section and
+// side by side, which file of the tree changes, the anchor path that finds
+// the place, where the text goes relative to it and which text that is (a
+// section of the backend's glue templates, its upstream kernels, or a
+// literal line), and the commit that carries it all. `kernelgen patch`
+// (internal/patch, the engine) reads manifests and nothing else about a
+// backend: --check, apply and --series all derive from them, and the review
+// copy under generated/<backend>/glue renders the same glue templates.
+//
+// Trees differ between ggml revisions. Sections that only some revisions
+// need, and sections for a revision whose file moved, are a Revision of
+// their own beside the base sections, found by a probe of the tree: the
+// base entries stay as they are.
+package integration
+
+import (
+	"github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/templates"
+)
+
+// Manifest is one backend's integration: one commit of the series.
+type Manifest struct {
+	Backend string
+	// Order is the commit's place in the series among the backends' commits
+	// (lower first).
+	Order int
+	// Subject ("module : title", ggml's style) and Body are the commit note.
+	Subject, Body string
+	// Budget is the most lines the commit may insert on the fixture tree
+	// (issue #18: what a reviewer can be asked to read for four ops on one
+	// backend; internal/patch's budget test holds it).
+	Budget int
+	// Dir is where the backend's new files go, below the ggml root.
+	Dir string
+	// Glue is the backend's glue templates: the upstream glue (files and
+	// "upstream-*" sections) and the sections it shares with the review copy.
+	Glue *templates.Target
+	// Kernels, when set, renders the backend's upstream kernels: new files
+	// below Dir, or text the glue's header carries (upstream.File.InGlue), or
+	// text a Section splices into an existing source (upstream.File.Spliced).
+	Kernels func() ([]upstream.File, error)
+	// Sections are the changes to the tree's existing files, in the order
+	// the report lists them.
+	Sections []Section
+	// Revisions are the sections of ggml revision families that differ from
+	// the base.
+	Revisions []Revision
+}
+
+// Section is one change to one existing file of the tree.
+type Section struct {
+	Name string // what it adds, for reports and refusals
+	File string // below the ggml root, slash-separated ("llama:" for llama.cpp's own files)
+	// Anchor is a path of literal strings: the first occurs exactly once in
+	// the file (a function signature, a struct head), each next one is the
+	// first occurrence after the previous (a line inside it).
+	Anchor []string
+	Place  Place
+	Text   Text
+}
+
+// Place says where a section's text goes relative to the line holding the
+// last anchor.
+type Place int
+
+const (
+	After  Place = iota // after that line
+	Before              // before that line
+)
+
+// Text is what a section inserts: one of a glue template section (by name:
+// "upstream-*" from the backend's upstream templates, any other from its
+// glue target), a spliced kernel file (by name, upstream.File.Spliced) or
+// literal lines; with a blank line before or after it.
+type Text struct {
+	Section string
+	Kernel  string
+	Literal string
+	// BlankBefore and BlankAfter put an empty line around the text.
+	BlankBefore, BlankAfter bool
+}
+
+// Revision is a ggml revision family whose tree differs from the base: it
+// is recognised by Probe, adds Sections where the probe holds, and stands in
+// for the base sections named in Replaces (a file that moved, a function
+// that was renamed) there.
+type Revision struct {
+	Name     string // which revisions, and since when
+	Probe    Probe
+	Sections []Section
+	Replaces []string
+}
+
+// Probe is a fact of a tree: File holds Text.
+type Probe struct{ File, Text string }

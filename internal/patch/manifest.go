@@ -1,0 +1,151 @@
+package patch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/internal/integration"
+	"github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/templates"
+)
+
+// manifestStep renders a backend's integration manifest into its step: the
+// new files (glue files and kernels below m.Dir) and one edit per section,
+// its text rendered from the templates the section names. A revision's
+// sections apply where its probe holds, and the base sections it replaces
+// only where it does not.
+func manifestStep(m *integration.Manifest) (*Step, error) {
+	where := func(sec string) string { return fmt.Sprintf("%s manifest, section %q", m.Backend, sec) }
+	if m.Glue == nil || m.Glue.Upstream == nil {
+		return nil, fmt.Errorf("%s manifest: no upstream glue templates (templates.Target.Upstream)", m.Backend)
+	}
+	var kernels []upstream.File
+	if m.Kernels != nil {
+		var err error
+		if kernels, err = m.Kernels(); err != nil {
+			return nil, err
+		}
+	}
+	var inGlue [][]byte
+	spliced := map[string]string{}
+	for _, f := range kernels {
+		switch {
+		case f.InGlue:
+			inGlue = append(inGlue, f.Data)
+		case f.Spliced:
+			spliced[f.Name] = string(upstreamText(f.Data))
+		}
+	}
+	glueFiles, up, err := templates.UpstreamGlue(m.Glue, inGlue...)
+	if err != nil {
+		return nil, err
+	}
+	var files []NewFile
+	for _, f := range glueFiles {
+		files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
+	}
+	for _, f := range kernels {
+		if !f.InGlue && !f.Spliced {
+			files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+
+	text := func(s integration.Section) (string, error) {
+		t := s.Text
+		var body string
+		switch {
+		case t.Section != "" && strings.HasPrefix(t.Section, "upstream-"):
+			v, ok := up[t.Section]
+			if !ok {
+				return "", fmt.Errorf("%s: the upstream templates of %s have no section %q", where(s.Name), m.Backend, t.Section)
+			}
+			body = stripDocRefs(strings.TrimRight(v, "\n") + "\n")
+		case t.Section != "":
+			v, err := templates.Section(m.Glue, t.Section)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", where(s.Name), err)
+			}
+			body = stripDocRefs(strings.TrimRight(v, "\n") + "\n")
+		case t.Kernel != "":
+			v, ok := spliced[t.Kernel]
+			if !ok {
+				return "", fmt.Errorf("%s: %s renders no spliced kernel file %q", where(s.Name), m.Backend, t.Kernel)
+			}
+			body = v
+		case t.Literal != "":
+			if !strings.HasSuffix(t.Literal, "\n") {
+				return "", fmt.Errorf("%s: a literal text must end in a newline (it inserts whole lines)", where(s.Name))
+			}
+			body = t.Literal
+		default:
+			return "", fmt.Errorf("%s: no text (name a template section, a kernel file or a literal)", where(s.Name))
+		}
+		if t.BlankBefore {
+			body = "\n" + body
+		}
+		if t.BlankAfter {
+			body += "\n"
+		}
+		return body, nil
+	}
+	edit := func(s integration.Section) (Edit, error) {
+		if s.File == "" || len(s.Anchor) == 0 {
+			return Edit{}, fmt.Errorf("%s: a section needs a file and an anchor path", where(s.Name))
+		}
+		body, err := text(s)
+		if err != nil {
+			return Edit{}, err
+		}
+		place := After
+		if s.Place == integration.Before {
+			place = Before
+		}
+		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body}, nil
+	}
+
+	step := &Step{Backend: m.Backend, Subject: m.Subject, Body: m.Body, Files: files, Manifest: true}
+	replaced := map[string]*integration.Revision{}
+	for i := range m.Revisions {
+		r := &m.Revisions[i]
+		for _, n := range r.Replaces {
+			replaced[n] = r
+		}
+	}
+	for _, s := range m.Sections {
+		e, err := edit(s)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := replaced[s.Name]; ok {
+			e.Unless = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
+			delete(replaced, s.Name)
+		}
+		step.Edits = append(step.Edits, e)
+	}
+	for n, r := range replaced {
+		return nil, fmt.Errorf("%s manifest, revision %q: replaces section %q, which the base does not have", m.Backend, r.Name, n)
+	}
+	for _, r := range m.Revisions {
+		if r.Probe.File == "" || r.Probe.Text == "" {
+			return nil, fmt.Errorf("%s manifest, revision %q: its probe needs a file and a text", m.Backend, r.Name)
+		}
+		for _, s := range r.Sections {
+			e, err := edit(s)
+			if err != nil {
+				return nil, err
+			}
+			e.Needs = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
+			step.Edits = append(step.Edits, e)
+		}
+	}
+	return step, nil
+}
+
+// Probe is a fact of a tree that selects a revision's sections: File holds
+// Text.
+type Probe struct {
+	File, Text string
+	Revision   string // the revision family it recognises, for reports
+}
