@@ -29,7 +29,9 @@ import (
 // sequence's own row), MATH (the token loads and the recurrence; else the
 // state is loaded and stored back), SHUFFLE (the two subgroup reductions
 // per column; else each lane keeps its partial sum), HOIST (the token
-// loads issued before ids[s] and the state, overlapping their latency).
+// loads issued before ids[s] and the state, overlapping their latency),
+// SPEC (the sequence's own slot loaded beside ids[s], the steady-decode
+// source, and reloaded from the row ids names when that is another).
 const probeShader = `#version 450
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable
@@ -61,10 +63,21 @@ void main() {
 #else
     uint row = s;
 #endif
-    uint base = (row * pc.H + h) * block;
     float sh[CPW * R];
+#if SPEC
+    // the own slot loaded beside ids[s], not after it; reloaded when ids
+    // names another row
+    uint own = (s * pc.H + h) * block;
+    [[unroll]] for (uint cc = 0u; cc < CPW; ++cc)
+        [[unroll]] for (uint r = 0u; r < R; ++r) sh[cc * R + r] = state[own + (col0 + cc * NW) * S_v + r * W + lane];
+    if (row != s) {
+#endif
+    uint base = (row * pc.H + h) * block;
     [[unroll]] for (uint cc = 0u; cc < CPW; ++cc)
         [[unroll]] for (uint r = 0u; r < R; ++r) sh[cc * R + r] = state[base + (col0 + cc * NW) * S_v + r * W + lane];
+#if SPEC
+    }
+#endif
 #if MATH
 #if !HOIST
     float q_reg[R], k_reg[R];
@@ -138,12 +151,13 @@ var probeKinds = []probeKind{
 	{"empty grid", emptyGrid, nil},
 	{"stream", streamShader, nil},
 	{"touch", touchShader, nil},
-	{"state", probeShader, map[string]string{"IDS": "0", "MATH": "0", "SHUFFLE": "0", "HOIST": "0"}},
-	{"state ids", probeShader, map[string]string{"IDS": "1", "MATH": "0", "SHUFFLE": "0", "HOIST": "0"}},
-	{"math ids", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "0", "HOIST": "0"}},
-	{"full ids", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "1", "HOIST": "0"}},
-	{"full ids hoist", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "1", "HOIST": "1"}},
-	{"full noids", probeShader, map[string]string{"IDS": "0", "MATH": "1", "SHUFFLE": "1", "HOIST": "0"}},
+	{"state", probeShader, map[string]string{"IDS": "0", "MATH": "0", "SHUFFLE": "0", "HOIST": "0", "SPEC": "0"}},
+	{"state ids", probeShader, map[string]string{"IDS": "1", "MATH": "0", "SHUFFLE": "0", "HOIST": "0", "SPEC": "0"}},
+	{"math ids", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "0", "HOIST": "0", "SPEC": "0"}},
+	{"full ids", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "1", "HOIST": "0", "SPEC": "0"}},
+	{"full ids hoist", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "1", "HOIST": "1", "SPEC": "0"}},
+	{"full ids spec", probeShader, map[string]string{"IDS": "1", "MATH": "1", "SHUFFLE": "1", "HOIST": "0", "SPEC": "1"}},
+	{"full noids", probeShader, map[string]string{"IDS": "0", "MATH": "1", "SHUFFLE": "1", "HOIST": "0", "SPEC": "0"}},
 }
 
 // probeTilings are the tilings the op B probes run at: the glue's small-n
