@@ -51,11 +51,11 @@ double median(std::vector<double> xs) {
 }
 
 // The generated gathers' grid (ops/gather.go, as the glue computes it): a
-// workgroup per 2048-element chunk of a row, at most ceil(4096 / n) per row.
+// workgroup per 2048-element chunk of a row, at most ceil(1024 / n) per row.
 // KG_GATHER_MAX_GROUPS builds the harness for a gather generated with
 // another gatherMaxGroups (experiments).
 #ifndef KG_GATHER_MAX_GROUPS
-#define KG_GATHER_MAX_GROUPS 4096
+#define KG_GATHER_MAX_GROUPS 1024
 #endif
 dim3 gather_grid(size_t row, int n) {
     const size_t chunks = (row + 2047) / 2048, per_row = (n + KG_GATHER_MAX_GROUPS - 1) / n;
