@@ -14,10 +14,11 @@ import (
 // hundreds of workgroups (the whole device), with many the total stays
 // near gatherMaxGroups, so the common case, where nothing aliases and
 // every workgroup exits at once, stays a short launch. 1024 rather than
-// 4096: on the H200 (bench/RESULTS.md, issue #21) the idle workgroups of
-// identity ids delayed the compute kernel, op B by 7-14% at n_seqs 8-32
-// and op D by 10-12% at 256; the gather of every row aliasing ran 7-11%
-// slower, op B with every source aliasing 2-3%.
+// 4096: on the H100 (bench/RESULTS.md, issue #21) the idle workgroups of
+// identity ids delayed the compute kernel, op B by 4-11% at n_seqs 8-32
+// and op D by 9-11% at 256 in graph replay (more on the H200); op B with
+// every source aliasing pays 2-3%. 512 would cost op D with shuffled ids
+// 5-9% for 1-5% more on identity.
 const (
 	gatherThreads   = 256
 	gatherPerThread = 8
