@@ -13,12 +13,17 @@ import (
 // chunks: with few sequences a 2-3 MB GDN state row is spread over
 // hundreds of workgroups (the whole device), with many the total stays
 // near gatherMaxGroups, so the common case, where nothing aliases and
-// every workgroup exits at once, stays a short launch.
+// every workgroup exits at once, stays a short launch. 1024 rather than
+// 4096: on the H100 (bench/RESULTS.md, issue #21) the idle workgroups of
+// identity ids delayed the compute kernel, op B by 4-11% at n_seqs 8-32
+// and op D by 9-11% at 256 in graph replay (more on the H200); op B with
+// every source aliasing pays 2-3%. 512 would cost op D with shuffled ids
+// 5-9% for 1-5% more on identity.
 const (
 	gatherThreads   = 256
 	gatherPerThread = 8
 	gatherChunk     = gatherThreads * gatherPerThread
-	gatherMaxGroups = 4096
+	gatherMaxGroups = 1024
 )
 
 // buildGather is phase 1 of the ids ops' two-phase semantics (docs/ops.md#fused-ops,

@@ -148,7 +148,10 @@ var smallTilingBackends = []string{"cuda", "vulkan"}
 // six, each within 4% of the best at n_seqs 8. At n_seqs 1 a batched
 // workgroup idles all rows but one (12.2 vs 9.2 us for the compute
 // dispatch alone), and at 32 a 32-row batch trailed gather + compute on
-// the H200 (55.6 vs 51.6 us): the schedule is for 2..NS.
+// the H200 (55.6 vs 51.6 us): the schedule is for 2..NS. At two sequences,
+// since the gather's rewrite, it trails gather + compute by 0.15-0.5 us with
+// identity ids and leads by 1.5-1.7 us when every source aliases (H100,
+// bench/RESULTS.md): kept there.
 func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
 	if backend == "vulkan" {
 		return 1, 4, 8

@@ -258,7 +258,7 @@ prepare flags:
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
-	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named)")
+	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named), probe (op B's parts at one sequence, probe.go; only when named)")
 	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
 	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode), shuffled (drawn from the whole pool) or permuted (the window rotated by one: every row gathered)")
 	if err := fs.Parse(args); err != nil {
@@ -297,8 +297,8 @@ prepare flags:
 	}
 	for _, f := range strings.FieldsFunc(*only, func(r rune) bool { return r == ',' }) {
 		f = strings.TrimSpace(f)
-		if f != "gdn" && f != "conv" && f != "layer" {
-			return fmt.Errorf("-only: %q is not a benchmark family (gdn, conv or layer)", f)
+		if f != "gdn" && f != "conv" && f != "layer" && f != "probe" {
+			return fmt.Errorf("-only: %q is not a benchmark family (gdn, conv, layer or probe)", f)
 		}
 		cfg.only = append(cfg.only, f)
 	}
@@ -876,6 +876,12 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 					return nil, nil, err
 				}
 			}
+		}
+	}
+	// Op B's parts at one sequence, only when asked for (-only probe).
+	if slices.Contains(cfg.only, "probe") {
+		if err := probeJobs(cfg, comp, add); err != nil {
+			return nil, nil, err
 		}
 	}
 	// One layer's decode step, only when asked for (-only layer).

@@ -144,6 +144,60 @@ func TestLayerJobsRunOnLavapipe(t *testing.T) {
 	}
 }
 
+// The probes of op B at one sequence build and run: a row per probe, head
+// count and tiling, each timed.
+func TestProbeJobsRunOnLavapipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "probe")
+	err := prepare([]string{"-smoke", "-only", "probe", "-device", "llvmpipe", "-o", dir})
+	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(0 failed)") {
+		if strings.Contains(string(out), "no Vulkan device") && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+			t.Skip(string(out))
+		}
+		t.Fatalf("run.sh: %v\n%s", err, out)
+	}
+	files, err := readResults(filepath.Join(dir, "results.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := measure(string(files[planFile]), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := 0
+	for _, r := range rows {
+		if r.bench != "gdn_probe" {
+			continue
+		}
+		probes++
+		if r.err != "" || !(r.us > 0) {
+			t.Errorf("%s: %+v", r.name, r)
+		}
+	}
+	want := 0
+	for _, p := range probeKinds {
+		if p.src == streamShader || p.src == touchShader {
+			want++
+		} else {
+			want += len(probeTilings())
+		}
+	}
+	if want *= len(smoke.heads); probes != want {
+		t.Errorf("%d probe rows, want %d", probes, want)
+	}
+}
+
 // The device runs the benchmark's jobs as the Go reference does: each smoke
 // job, read back, against the reference replaying the same dispatches over
 // the same memory, binding ranges aliasing the pool as on the device
@@ -315,7 +369,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv or layer)`},
+		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv, layer or probe)`},
 		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is not identity, shuffled or permuted`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},

@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
     if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
         const uint32_t from = (uint32_t) src * row_len;
         const uint32_t to = s * row_len;
-        const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
+        const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;
         const uint32_t first = blockIdx.x * 2048u + threadIdx.x;
         float vals[8u];
         for (uint32_t c = first; c < row_len; c += stride) {

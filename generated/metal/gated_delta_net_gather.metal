@@ -37,7 +37,7 @@ kernel void kernel_gated_delta_net_gather_f32(
     if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
         const uint from = (uint) src * args.row_len;
         const uint to = s * args.row_len;
-        const uint stride = (((args.row_len + 2047u) / 2048u) < ((args.n_seqs + 4095u) / args.n_seqs) ? (args.row_len + 2047u) / 2048u : (args.n_seqs + 4095u) / args.n_seqs) * 2048u;
+        const uint stride = (((args.row_len + 2047u) / 2048u) < ((args.n_seqs + 1023u) / args.n_seqs) ? (args.row_len + 2047u) / 2048u : (args.n_seqs + 1023u) / args.n_seqs) * 2048u;
         const uint first = tgpig.x * 2048u + tpitg.x;
         float vals[8u];
         for (uint c = first; c < args.row_len; c += stride) {

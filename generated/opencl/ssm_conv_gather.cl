@@ -18,7 +18,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
     if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
         const uint from = (uint) src * row_len;
         const uint to = s * row_len;
-        const uint stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 4095u) / n_seqs) * 2048u;
+        const uint stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;
         const uint first = ((uint) get_group_id(0)) * 2048u + ((uint) get_local_id(0));
         float vals[8u];
         for (uint c = first; c < row_len; c += stride) {

@@ -26,7 +26,7 @@ void main() {
     if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
         uint from = uint(src) * pc.row_len;
         uint to = s * pc.row_len;
-        uint stride = (((pc.row_len + 2047u) / 2048u) < ((pc.n_seqs + 4095u) / pc.n_seqs) ? (pc.row_len + 2047u) / 2048u : (pc.n_seqs + 4095u) / pc.n_seqs) * 2048u;
+        uint stride = (((pc.row_len + 2047u) / 2048u) < ((pc.n_seqs + 1023u) / pc.n_seqs) ? (pc.row_len + 2047u) / 2048u : (pc.n_seqs + 1023u) / pc.n_seqs) * 2048u;
         uint first = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
         float vals[8u];
         for (uint c = first; c < pc.row_len; c += stride) {

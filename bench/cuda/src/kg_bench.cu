@@ -51,9 +51,14 @@ double median(std::vector<double> xs) {
 }
 
 // The generated gathers' grid (ops/gather.go, as the glue computes it): a
-// workgroup per 2048-element chunk of a row, at most ceil(4096 / n) per row.
+// workgroup per 2048-element chunk of a row, at most ceil(1024 / n) per row.
+// KG_GATHER_MAX_GROUPS builds the harness for a gather generated with
+// another gatherMaxGroups (experiments).
+#ifndef KG_GATHER_MAX_GROUPS
+#define KG_GATHER_MAX_GROUPS 1024
+#endif
 dim3 gather_grid(size_t row, int n) {
-    const size_t chunks = (row + 2047) / 2048, per_row = (n + 4095) / n;
+    const size_t chunks = (row + 2047) / 2048, per_row = (n + KG_GATHER_MAX_GROUPS - 1) / n;
     return dim3((unsigned) std::min(chunks, per_row), n);
 }
 constexpr int kSv = 128;
@@ -250,6 +255,131 @@ bool gather_check(const gdn_problem & p) {
     return true;
 }
 
+
+// Experiment (issue #21, every source aliasing): op B where each sequence
+// reads another's destination (the window rotated by one). Today's schedule
+// copies every aliasing row to scratch first (2x the op's bytes). The
+// schedule modelled here copies one row per permutation cycle and orders
+// the rest: a block takes a ticket (atomicAdd, so every smaller ticket's
+// block has started, the forward-progress argument of decoupled look-back),
+// tickets run sequence-major, a block flags its source slice read once its
+// state is in registers and used, and waits, before storing, for the flag
+// of the block that reads its destination slice (sequence s - 1, same head
+// and columns; sequence n - 1 reads the cycle's one copied row). kg_gdn_model
+// is a timing model of the generated kernel's work (S_v 128, KDA off, the
+// same loads, recurrence and reductions, (NW, CPW) as the glue's tiling),
+// not a checked kernel; CYCLE false is its identity-ids baseline.
+__device__ __forceinline__ unsigned long long kg_ld_acquire(const unsigned long long * p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void kg_st_release(unsigned long long * p, unsigned long long v) {
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+template <int NW, int CPW, bool CYCLE>
+__global__ void __launch_bounds__(32 * NW, 2) kg_gdn_model(const float * q, const float * k, const float * v, const float * g,
+        const float * beta, float * cache, const int32_t * ids, const float * scratch, float * dst, uint32_t H, uint32_t n,
+        uint32_t rs, unsigned long long * ticket, unsigned long long * flags) {
+    constexpr uint32_t S_v = 128, W = 32, R = 4, Z = S_v / (NW * CPW), block = S_v * S_v;
+    const uint32_t total = H * n * Z;
+    __shared__ unsigned long long t_sh;
+    unsigned long long t = blockIdx.x;
+    if (CYCLE) {
+        if (threadIdx.x == 0 && threadIdx.y == 0) t_sh = atomicAdd(ticket, 1ull);
+        __syncthreads();
+        t = t_sh;
+    }
+    const uint32_t local = (uint32_t) (t % total);
+    const unsigned long long launch = t / total + 1;
+    const uint32_t s = local / (H * Z), h = (local / Z) % H, z = local % Z;
+    const uint32_t lane = threadIdx.x, col0 = z * (NW * CPW) + threadIdx.y;
+    const float * from = cache + ((size_t) ids[s] * H + h) * block;
+    if (CYCLE && s == n - 1) from = scratch + (size_t) h * block; // the cycle's one copied row
+    float sh[CPW * R];
+#pragma unroll
+    for (uint32_t cc = 0; cc < CPW; cc++)
+#pragma unroll
+        for (uint32_t r = 0; r < R; r++) sh[cc * R + r] = from[(col0 + cc * NW) * S_v + r * W + lane];
+    const uint32_t qk = (s * H + h) * S_v;
+    float q_reg[R], k_reg[R];
+#pragma unroll
+    for (uint32_t r = 0; r < R; r++) {
+        q_reg[r] = q[qk + r * W + lane];
+        k_reg[r] = k[qk + r * W + lane];
+    }
+    const float gate = expf(g[s * H + h]), beta_t = beta[s * H + h];
+#pragma unroll
+    for (uint32_t cc = 0; cc < CPW; cc++) {
+        const uint32_t col = col0 + cc * NW;
+        float kv = 0;
+#pragma unroll
+        for (uint32_t r = 0; r < R; r++) {
+            sh[cc * R + r] *= gate;
+            kv += sh[cc * R + r] * k_reg[r];
+        }
+#pragma unroll
+        for (uint32_t o = W / 2; o > 0; o >>= 1) kv += __shfl_xor_sync(0xffffffffu, kv, o);
+        const float delta = (v[qk + col] - kv) * beta_t;
+        float attn = 0;
+#pragma unroll
+        for (uint32_t r = 0; r < R; r++) {
+            sh[cc * R + r] += k_reg[r] * delta;
+            attn += sh[cc * R + r] * q_reg[r];
+        }
+#pragma unroll
+        for (uint32_t o = W / 2; o > 0; o >>= 1) attn += __shfl_xor_sync(0xffffffffu, attn, o);
+        if (lane == 0) dst[qk + col] = attn * 0.08838835f;
+    }
+    if (CYCLE) {
+        __syncthreads(); // every warp has read (and used) its slice of the source
+        if (threadIdx.x == 0 && threadIdx.y == 0) {
+            __threadfence();
+            kg_st_release(&flags[local], launch);
+            if (s > 0) { // sequence s - 1 reads this block's destination slice
+                const unsigned long long * f = &flags[local - H * Z];
+                while (kg_ld_acquire(f) < launch) __nanosleep(20);
+            }
+        }
+        __syncthreads();
+    }
+    float * to = cache + ((size_t) (rs + s) * H + h) * block;
+#pragma unroll
+    for (uint32_t cc = 0; cc < CPW; cc++)
+#pragma unroll
+        for (uint32_t r = 0; r < R; r++) to[(col0 + cc * NW) * S_v + r * W + lane] = sh[cc * R + r];
+}
+
+struct cycle_state {
+    unsigned long long *ticket, *flags;
+    explicit cycle_state(const gdn_problem & p) {
+        KG_CHECK(cudaMalloc(&ticket, 8));
+        KG_CHECK(cudaMalloc(&flags, size_t(p.H) * p.n * kSv * 8));
+        KG_CHECK(cudaMemset(ticket, 0, 8));
+        KG_CHECK(cudaMemset(flags, 0, size_t(p.H) * p.n * kSv * 8));
+    }
+    ~cycle_state() { cudaFree(ticket); cudaFree(flags); }
+};
+
+// gdn_model: the model at (16, 4), the glue's tiling above one sequence;
+// cycle: permuted ids, the one copy (row rs_head, read by sequence n - 1)
+// then the ordered compute; else identity ids.
+void gdn_model(const gdn_problem & p, int rep, bool cycle, const cycle_state & cs) {
+    constexpr int NW = 16, CPW = 4;
+    const int rs = p.rep_head(rep);
+    const dim3 grid(p.H * p.n * (kSv / (NW * CPW))), blk(32, NW);
+    if (cycle) {
+        KG_CHECK(cudaMemcpyAsync(p.scratch, p.cache + size_t(rs) * p.D, p.D * 4, cudaMemcpyDeviceToDevice, kg_stream));
+        kg_gdn_model<NW, CPW, true><<<grid, blk, 0, kg_stream>>>(p.q, p.k, p.v, p.g, p.beta, p.cache, p.permuted[rep], p.scratch, p.dst,
+            (uint32_t) p.H, (uint32_t) p.n, (uint32_t) rs, cs.ticket, cs.flags);
+    } else {
+        kg_gdn_model<NW, CPW, false><<<grid, blk, 0, kg_stream>>>(p.q, p.k, p.v, p.g, p.beta, p.cache, p.ids[rep], p.scratch, p.dst,
+            (uint32_t) p.H, (uint32_t) p.n, (uint32_t) rs, cs.ticket, cs.flags);
+    }
+}
+
 #ifdef KG_WITH_REFERENCE
 void gdn_reference(const gdn_problem & p, int rep, const char * pattern = "identity") {
     const int rs = p.rep_head(rep);
@@ -427,6 +557,53 @@ void layer_fused(const layer_problem & l, int rep) {
     else gdn_generated<16, 4>(l.g, rep);
 }
 
+
+// experiments: `kg_bench CSV exp`: the gather's workgroup cap
+// (KG_GATHER_MAX_GROUPS, named in each row) on ops B and D under every ids
+// pattern, and the one-copy-per-cycle model against its identity baseline.
+int experiments(FILE * csv, double copy) {
+    char cap[48];
+    snprintf(cap, sizeof cap, "cap %d", KG_GATHER_MAX_GROUPS);
+    auto row = [&](const char * bench, const char * shape, int n, std::string impl, double us, double bytes) {
+        const double pct = 100.0 * bytes / (us * 1e3) / copy;
+        fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl.c_str(), us, pct);
+        printf("%-10s %-8s n=%-4d %-36s %9.2f us %6.1f%% of copy\n", bench, shape, n, impl.c_str(), us, pct);
+    };
+    timer t;
+    for (int H : {32, 48}) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "H=%d", H);
+        for (int n : {2, 8, 32, 128, 256}) {
+            gdn_problem p(H, n);
+            cycle_state cs(p);
+            const std::string c = cap;
+            row("gdn_ids", shape, n, "generated 16,4 " + c, t.us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
+            row("gdn_ids", shape, n, "generated 16,4 permuted " + c, t.us([&](int r) { gdn_generated<16, 4>(p, r, true, "permuted"); }), p.bytes());
+            row("gdn_ids", shape, n, "generated 16,4 graph " + c, t.graph_us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
+            row("gdn_ids", shape, n, "generated 16,4 permuted graph " + c, t.graph_us([&](int r) { gdn_generated<16, 4>(p, r, true, "permuted"); }), p.bytes());
+            row("gather", shape, n, "generated, every row aliasing " + c, t.us([&](int r) { gdn_gather_only(p, r); }), p.bytes());
+            if (!gather_check(p)) return 1;
+            row("gdn_ids", shape, n, "model identity graph", t.graph_us([&](int r) { gdn_model(p, r, false, cs); }), p.bytes());
+            row("gdn_ids", shape, n, "model permuted one copy graph", t.graph_us([&](int r) { gdn_model(p, r, true, cs); }), p.bytes());
+            row("gdn_ids", shape, n, "model identity", t.us([&](int r) { gdn_model(p, r, false, cs); }), p.bytes());
+            row("gdn_ids", shape, n, "model permuted one copy", t.us([&](int r) { gdn_model(p, r, true, cs); }), p.bytes());
+        }
+    }
+    for (int C : {8192, 10240}) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "C=%d", C);
+        for (int n : {8, 32, 128, 256}) {
+            conv_problem p(C, n);
+            for (const char * pat : {"identity", "shuffled", "permuted"}) {
+                const std::string c = std::string(pat) + " " + cap;
+                row("conv_ids", shape, n, "generated " + c, t.us([&](int r) { conv_ids_generated(p, r, pat); }), p.bytes());
+                row("conv_ids", shape, n, "generated graph " + c, t.graph_us([&](int r) { conv_ids_generated(p, r, pat); }), p.bytes());
+            }
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char ** argv) {
@@ -437,6 +614,11 @@ int main(int argc, char ** argv) {
     printf("device: %s, %d SMs, L2 %d MB; device-to-device copy %.0f GB/s (read+write)\n", prop.name, prop.multiProcessorCount,
            prop.l2CacheSize >> 20, copy);
     fprintf(csv, "bench,shape,n_seqs,impl,us,pct_copy\n");
+    if (argc > 2 && !strcmp(argv[2], "exp")) {
+        const int rc = experiments(csv, copy);
+        if (csv != stdout) fclose(csv);
+        return rc;
+    }
     auto row = [&](const char * bench, const char * shape, int n, const char * impl, double us, double bytes) {
         const double pct = 100.0 * bytes / (us * 1e3) / copy;
         // impl is quoted: it may hold commas ("generated NW=16,CPW=4"); a

@@ -224,7 +224,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 ggml_metal_encoder_set_buffer(enc, ggml_metal_get_buffer_id(op->src[5]), 0 + 1); // cache
                 ggml_metal_encoder_set_buffer(enc, ggml_metal_get_buffer_id(op->src[7]), 1 + 1); // ids
                 ggml_metal_encoder_set_buffer(enc, scratch, 2 + 1); // scratch
-                ggml_metal_encoder_dispatch_threadgroups(enc, ((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs)), n_seqs, 1u, 256u, 1u, 1u);
+                ggml_metal_encoder_dispatch_threadgroups(enc, ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u, 256u, 1u, 1u);
                 ggml_metal_op_concurrency_reset(ctx); // the next launch reads what this one wrote
             }
             { // gated_delta_net_inplace_ids
@@ -361,7 +361,7 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 ggml_metal_encoder_set_buffer(enc, ggml_metal_get_buffer_id(op->src[0]), 0 + 1); // cache
                 ggml_metal_encoder_set_buffer(enc, ggml_metal_get_buffer_id(op->src[4]), 1 + 1); // ids
                 ggml_metal_encoder_set_buffer(enc, scratch, 2 + 1); // scratch
-                ggml_metal_encoder_dispatch_threadgroups(enc, ((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs)), n_seqs, 1u, 256u, 1u, 1u);
+                ggml_metal_encoder_dispatch_threadgroups(enc, ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u, 256u, 1u, 1u);
                 ggml_metal_op_concurrency_reset(ctx); // the next launch reads what this one wrote
             }
             { // ssm_conv_update_inplace_ids

@@ -163,7 +163,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const int32_t * ids = (const int32_t *) op->src[7]->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, 1u, 256u);
-                const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs))) * local[2]);
+                const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs))) * local[2]);
                 if (true) {
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
@@ -438,7 +438,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const int32_t * ids = (const int32_t *) op->src[4]->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, 1u, 256u);
-                const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs))) * local[2]);
+                const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs))) * local[2]);
                 if (true) {
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);

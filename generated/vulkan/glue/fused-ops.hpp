@@ -604,7 +604,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[5]), // cache
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                     scratch_buf, // scratch
-                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs)), n_seqs, 1u });
+                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
             // otherwise the gather, then the compute dispatch
@@ -781,7 +781,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[0]), // cache
                     ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
                     scratch_buf, // scratch
-                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs)), n_seqs, 1u });
+                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
             // otherwise the gather, then the compute dispatch
