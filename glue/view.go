@@ -171,10 +171,10 @@ type Names struct {
 	// Backend is the backend's name; its native contract is ir.Native(Backend).
 	Backend string
 	// Function is a kernel's function (or shader) name.
-	Function func(k *ir.Kernel, arithFree bool) string
+	Function func(k *ir.Kernel) string
 	// HostName, when set, is a variant's host-side name (a Metal pipeline,
 	// a Vulkan SPIR-V symbol); function is Function's result.
-	HostName func(function string, in ir.Instance, arithFree bool) string
+	HostName func(function string, in ir.Instance) string
 	// ArgsStruct, when set, names the struct an op's kernel takes its args in;
 	// ArgsStructDef, when set, spells that struct's definition for upstream.
 	ArgsStruct    func(op string) string
@@ -318,7 +318,7 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
 		When: d.When, WhenWhy: d.WhenWhy}
-	dv.Function = n.Function(k, d.Op.ArithFree)
+	dv.Function = n.Function(k)
 	if n.ArgsStruct != nil {
 		dv.ArgsStruct = n.ArgsStruct(d.Op.Name)
 	}
@@ -435,7 +435,7 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 			inst.Else = "else "
 		}
 		if n.HostName != nil {
-			inst.HostName = n.HostName(dv.Function, in, d.Op.ArithFree)
+			inst.HostName = n.HostName(dv.Function, in)
 		}
 		if n.Defines != nil {
 			defs, err := n.Defines(in)

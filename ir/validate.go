@@ -135,6 +135,47 @@ func (v *validator) run() {
 		}
 	}
 	v.block(k.Body, root, false)
+	if k.ArithFree {
+		v.arithFree()
+	}
+}
+
+// arithFree checks that a kernel marked ArithFree is what the mark says:
+// portable, with no f32 arithmetic (its f32 values are only moved).
+func (v *validator) arithFree() {
+	k := v.k
+	if k.Arith.Native {
+		v.errs.add(k.At, "kernel %s is marked arith-free but built under %s; an arith-free kernel is built portable once", k.Name, k.Arith)
+	}
+	WalkStmts(k.Body, func(s Stmt) {
+		switch s.(type) {
+		case *Reduce, *VecSilu:
+			v.errs.add(s.Pos(), "arith-free kernel %s reduces or vectorises (arithmetic a contract decides); drop the arith-free mark", k.Name)
+		}
+		for _, e := range StmtExprs(s) {
+			WalkExpr(e, func(x Expr) {
+				if floatArith(x) {
+					v.errs.add(x.Pos(), "arith-free kernel %s computes with f32 values (%s); drop the arith-free mark", k.Name, ExprString(x))
+				}
+			})
+		}
+	})
+}
+
+// floatArith reports whether e itself is an f32 computation: an operator
+// or intrinsic whose result or operands are f32 (a load or a move is not).
+func floatArith(e Expr) bool {
+	switch e := e.(type) {
+	case *Binary:
+		return e.X.Type() == F32
+	case *Unary:
+		return e.X.Type() == F32 || e.To == F32
+	case *Call:
+		return e.Type() == F32 || len(e.Args) > 0 && e.Args[0].Type() == F32
+	case *VecDot:
+		return true
+	}
+	return false
 }
 
 // varyingExpr reports whether e may differ between threads of a workgroup.

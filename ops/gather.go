@@ -35,6 +35,7 @@ const (
 // cache and ids slots): the glue binds the buffers by them.
 func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
+	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
@@ -119,6 +120,7 @@ func GatherFor(name, backend string) string {
 // chunk of one row, copied element after element (a memcpy to the compiler).
 func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
+	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")

@@ -24,18 +24,18 @@ import (
 // KernelName is the __global__ function's name for a kernel: ggml's
 // <op>_f32 for the native contract (and the contract-free gathers), with a
 // _portable suffix for the portable one.
-func KernelName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func KernelName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return k.Name + "_f32"
 	}
 	return k.Name + "_f32_portable"
 }
 
 // Emit returns one op's header: its kernels under the contracts CUDA uses.
-func Emit(op string, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
+func Emit(op string, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree, false) }); err != nil {
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -59,11 +59,11 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 			return nil, fmt.Errorf("cuda: %s is another backend's contract", k.ID())
 		}
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true, true) })
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
 	return b.Bytes(), err
 }
 
-func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
+func kernel(k *ir.Kernel, upstream bool) (string, error) {
 	var err error
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		for _, e := range ir.StmtExprs(s) {
@@ -100,7 +100,7 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	if k.MinWorkgroupsPerCore > 0 {
 		bounds += fmt.Sprintf(", %d", k.MinWorkgroupsPerCore)
 	}
-	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
+	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k))
 	if upstream {
 		p.WritePackedParams(&b)
 	} else {

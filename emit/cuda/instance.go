@@ -10,7 +10,7 @@ import (
 // Instantiation spells the explicit instantiation of an instance's
 // __global__ template ("" for a kernel without params, whose definition is
 // its one instance).
-func Instantiation(in ir.Instance, arithFree bool) string {
+func Instantiation(in ir.Instance) string {
 	k := in.Kernel
 	targs := in.TemplateArgs()
 	if len(targs) == 0 {
@@ -28,6 +28,6 @@ func Instantiation(in ir.Instance, arithFree bool) string {
 	for _, a := range k.Args {
 		ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
 	}
-	name := KernelName(k, arithFree) + "<" + strings.Join(targs, ", ") + ">"
+	name := KernelName(k) + "<" + strings.Join(targs, ", ") + ">"
 	return fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", "))
 }

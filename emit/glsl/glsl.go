@@ -25,8 +25,8 @@ import (
 
 // FileName is the shader file of a kernel: ggml's <op>.comp for the native
 // contract and contract-free kernels, <op>_portable.comp for portable.
-func FileName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func FileName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return k.Name + ".comp"
 	}
 	return k.Name + "_portable.comp"

@@ -24,8 +24,8 @@ import (
 func KargsName(op string) string { return "ggml_metal_kargs_" + op }
 
 // FunctionName is the kernel template of a kernel.
-func FunctionName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func FunctionName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return "kernel_" + k.Name + "_f32"
 	}
 	return "kernel_" + k.Name + "_f32_portable"
@@ -33,8 +33,8 @@ func FunctionName(k *ir.Kernel, arithFree bool) string {
 
 // HostName is the pipeline name of one variant: the function name followed
 // by each param's name and value.
-func HostName(k *ir.Kernel, arithFree bool, v ops.Variant) string {
-	name := FunctionName(k, arithFree)
+func HostName(k *ir.Kernel, v ops.Variant) string {
+	name := FunctionName(k)
 	for _, x := range k.Params {
 		if x.Derived == nil {
 			name += fmt.Sprintf("_%s%d", x.Name, v.Values[x.Name])
@@ -45,13 +45,13 @@ func HostName(k *ir.Kernel, arithFree bool, v ops.Variant) string {
 
 // Emit returns one op's Metal source: the kargs struct, the kernels under the
 // contracts Metal uses, and their instantiations for every variant.
-func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
+func Emit(op, summary string, kernels []*ir.Kernel, variants []ops.Variant) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", op, summary)
-	return appendOp(&b, op, kernels, arithFree, variants)
+	return appendOp(&b, op, kernels, variants)
 }
 
-func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
+func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, variants []ops.Variant) ([]byte, error) {
 	first := kernels[0]
 	if len(first.Args) > 0 {
 		// The same struct goes into ggml-metal-impl.h (the glue); the guard
@@ -63,7 +63,7 @@ func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, 
 		}
 		fmt.Fprintf(b, "} %s;\n#endif\n", KargsName(op))
 	}
-	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants, false) })
+	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, variants, false) })
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 		b.WriteString(reduceSum)
 	}
 	for _, u := range kernels {
-		src, err := kernelText(u.Kargs, u.K, true, u.Variants, true)
+		src, err := kernelText(u.Kargs, u.K, u.Variants, true)
 		if err != nil {
 			return nil, err
 		}
@@ -179,11 +179,11 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant, upstream bool) (string, error) {
-	return kernelText(KargsName(op), k, arithFree, variants, upstream)
+func kernel(op string, k *ir.Kernel, variants []ops.Variant, upstream bool) (string, error) {
+	return kernelText(KargsName(op), k, variants, upstream)
 }
 
-func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Variant, upstream bool) (string, error) {
+func kernelText(kargs string, k *ir.Kernel, variants []ops.Variant, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("msl", k); err != nil {
 		return "", err
 	}
@@ -202,7 +202,7 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
 	}
-	fn := FunctionName(k, arithFree)
+	fn := FunctionName(k)
 	fmt.Fprintf(&b, "kernel void %s(\n", fn)
 	var params []string
 	if len(k.Args) > 0 {
@@ -257,7 +257,7 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 	typ := fn + "_t"
 	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(k, variants[0]), typ)
 	for _, v := range variants {
-		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(k, arithFree, v), typ, fn, targs(k, v))
+		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(k, v), typ, fn, targs(k, v))
 	}
 	return b.String(), nil
 }

@@ -35,8 +35,8 @@ func FileName(op string) string { return op + ".cl" }
 // KernelName is a kernel's entry point: ggml-opencl's kernel_<op> for the
 // native contract and the contract-free gathers, with a _portable suffix
 // for the portable one.
-func KernelName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func KernelName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return "kernel_" + k.Name
 	}
 	return "kernel_" + k.Name + "_portable"
@@ -44,7 +44,7 @@ func KernelName(k *ir.Kernel, arithFree bool) string {
 
 // Emit returns one op's OpenCL C source: its kernels under the contracts
 // OpenCL uses.
-func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
+func Emit(op, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n", op, summary)
 	var params []string
@@ -64,7 +64,7 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, err
 			break
 		}
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree) })
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k) })
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ const subgroupPrelude = `
 #endif
 `
 
-func kernel(k *ir.Kernel, arithFree bool) (string, error) {
+func kernel(k *ir.Kernel) (string, error) {
 	if err := cfamily.Unsupported("opencl", k); err != nil {
 		return "", err
 	}
@@ -118,7 +118,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 			fmt.Fprintf(&b, "#define %s (%s)\n", name, p.Expr(x.Derived))
 		}
 	}
-	fmt.Fprintf(&b, "kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void %s(\n", KernelName(k, arithFree))
+	fmt.Fprintf(&b, "kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void %s(\n", KernelName(k))
 	var params []string
 	for _, buf := range k.Buffers {
 		c := ""

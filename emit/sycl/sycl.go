@@ -21,18 +21,18 @@ import (
 )
 
 // FunctionName is the device function of a kernel.
-func FunctionName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func FunctionName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return k.Name + "_f32"
 	}
 	return k.Name + "_f32_portable"
 }
 
 // Emit returns one op's header with its kernels under the contracts SYCL uses.
-func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
+func Emit(op, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n\n#include <sycl/sycl.hpp>\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree, false) }); err != nil {
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -91,7 +91,7 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	if reduces {
 		b.WriteString(reduceSum)
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true, true) })
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
 	return b.Bytes(), err
 }
 
@@ -102,11 +102,11 @@ func UpstreamInline(k *ir.Kernel) ([]byte, error) {
 	if ir.HasReduce(k) {
 		return nil, fmt.Errorf("sycl: %s reduces: it needs Upstream's xor_reduce_sum", k.ID())
 	}
-	src, err := kernel(k, true, true)
+	src, err := kernel(k, true)
 	return []byte(src), err
 }
 
-func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
+func kernel(k *ir.Kernel, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("sycl", k); err != nil {
 		return "", err
 	}
@@ -126,7 +126,7 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	} else {
 		b.WriteString("inline\n")
 	}
-	fmt.Fprintf(&b, "void %s(\n", FunctionName(k, arithFree))
+	fmt.Fprintf(&b, "void %s(\n", FunctionName(k))
 	params := p.PointerParams()
 	params = append(params, "const sycl::nd_item<3> & item")
 	reduce := ir.HasReduce(k)

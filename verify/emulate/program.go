@@ -51,7 +51,7 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 		return hostemu.Program{}, fmt.Errorf("emulate: op %s has no variants", op.Name)
 	}
 	name := fmt.Sprintf("%s_%s_%s", lang, op.Name, contractName(op, a))
-	return KernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k, ArithFree: op.ArithFree}, variants)
+	return KernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k}, variants)
 }
 
 // Kernel is one kernel as an emitter takes it: op, summary and kernel name
@@ -59,7 +59,6 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 type Kernel struct {
 	Op, Summary string
 	K           *ir.Kernel
-	ArithFree   bool
 }
 
 // KernelProgram returns the host-emulation program of any kernel (an op's,
@@ -78,14 +77,14 @@ func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []op
 	var err error
 	switch lang {
 	case hostemu.CUDA:
-		src, err = cuda.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree)
-		file, fn = kern.Op+".cuh", cuda.KernelName(k, kern.ArithFree)
+		src, err = cuda.Emit(kern.Op, kern.Summary, kernels)
+		file, fn = kern.Op+".cuh", cuda.KernelName(k)
 	case hostemu.MSL:
-		src, err = msl.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree, variants)
-		file, fn = kern.Op+".metal", msl.FunctionName(k, kern.ArithFree)
+		src, err = msl.Emit(kern.Op, kern.Summary, kernels, variants)
+		file, fn = kern.Op+".metal", msl.FunctionName(k)
 	case hostemu.SYCL:
-		src, err = sycl.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree)
-		file, fn = kern.Op+".hpp", sycl.FunctionName(k, kern.ArithFree)
+		src, err = sycl.Emit(kern.Op, kern.Summary, kernels)
+		file, fn = kern.Op+".hpp", sycl.FunctionName(k)
 	default:
 		return hostemu.Program{}, fmt.Errorf("emulate: unknown language %v", lang)
 	}
@@ -114,7 +113,7 @@ func SourceProgram(program string, lang hostemu.Lang, op string, k *ir.Kernel, f
 // contractName is the program's contract in names: "any" for ArithFree ops,
 // whose one kernel serves every contract.
 func contractName(op *ops.Op, a ir.Arith) string {
-	if op.ArithFree {
+	if op.ArithFree() {
 		return "any"
 	}
 	return strings.ReplaceAll(a.String(), "-", "_")
