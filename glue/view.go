@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	ctypes "github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -104,17 +105,7 @@ type Instance struct {
 // Define is a preprocessor define of a Vulkan variant.
 type Define struct{ Name, Value string }
 
-func ctype(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.I32:
-		return "int32_t"
-	case ir.Bool:
-		return "bool"
-	}
-	return "uint32_t"
-}
+func ctype(t ir.Type) string { return ctypes.C.Of(t) }
 
 // cexpr prints a launch-geometry or derived-param expression as C over the
 // locals (params and args keep their IR names).

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -262,7 +263,7 @@ func callee(in ir.Instance) string {
 func callArgs(k *ir.Kernel) string {
 	var out []string
 	for i, buf := range k.Buffers {
-		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[buf.Elem]
+		t := ctype.C.Of(buf.Elem)
 		if buf.Access == ir.Read {
 			out = append(out, fmt.Sprintf("(const %s *) b[%d]", t, i))
 		} else {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 )
@@ -123,7 +124,7 @@ func kernel(k *ir.Kernel, upstream bool) (string, error) {
 // dialect is CUDA's spelling of the C-family constructs.
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.C}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	switch {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
 )
 
@@ -18,7 +19,7 @@ func Instantiation(in ir.Instance) string {
 	}
 	var ptypes []string
 	for _, b := range k.Buffers {
-		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[b.Elem]
+		t := ctype.C.Of(b.Elem)
 		if b.Access == ir.Read {
 			ptypes = append(ptypes, "const "+t+" * __restrict__")
 		} else {
@@ -26,7 +27,7 @@ func Instantiation(in ir.Instance) string {
 		}
 	}
 	for _, a := range k.Args {
-		ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
+		ptypes = append(ptypes, "const "+ctype.C.Of(a.Type))
 	}
 	name := KernelName(k) + "<" + strings.Join(targs, ", ") + ">"
 	return fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", "))

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/pass"
@@ -236,19 +237,7 @@ float kg_add_zero(float x) {
 }
 `
 
-func (dialect) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint"
-	case ir.I32:
-		return "int"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
+func (dialect) Type(t ir.Type) string { return ctype.GLSL.Of(t) }
 
 func (dialect) FloatLit(f float32) string { return cfamily.FloatDigits(f) }
 func (dialect) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -59,7 +60,7 @@ func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, variants []ops.V
 		fmt.Fprintf(b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
 		b.WriteString("typedef struct {\n")
 		for _, a := range first.Args {
-			fmt.Fprintf(b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
+			fmt.Fprintf(b, "    %s %s;\n", ctype.C.Of(a.Type), a.Name)
 		}
 		fmt.Fprintf(b, "} %s;\n#endif\n", KargsName(op))
 	}
@@ -81,7 +82,7 @@ func Kargs(name string, args []*ir.Arg) string {
 		for ; j < len(args) && args[j].Type == args[i].Type; j++ {
 			names = append(names, args[j].Name)
 		}
-		t := map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[args[i].Type]
+		t := ctype.C.Of(args[i].Type)
 		for n, l := range wrapNames(names, 88) {
 			if n == 0 {
 				fmt.Fprintf(&b, "    %s %s", t, l)
@@ -302,7 +303,7 @@ func (upstreamLang) Reserved(name string) bool {
 
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint", I32: "int"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.MSL}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("as_type<%s>(%s)", d.Type(to), x)

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -196,7 +197,7 @@ func BuildOptions(defs map[string]string) string {
 // dialect is OpenCL C's spelling of the C-family constructs.
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint", I32: "int"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.OpenCL}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	switch {

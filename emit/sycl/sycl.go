@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 )
@@ -160,7 +161,7 @@ func kernel(k *ir.Kernel, upstream bool) (string, error) {
 
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.C}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("sycl::bit_cast<%s>(%s)", d.Type(to), x)
@@ -198,7 +199,7 @@ func (dialect) Barrier(bool) string { return "sycl::group_barrier(item.get_group
 // width (ggml-sycl's warp_reduce_sum is one), otherwise local memory.
 func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
 	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if (kg_sgw >= %s) {", width)}
-	lines = append(lines, cfamily.ShuffleLoop("uint32_t", width, fmt.Sprintf("%s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out))...)
+	lines = append(lines, cfamily.ShuffleLoop(lang.Type(ir.U32), width, fmt.Sprintf("%s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out))...)
 	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
 }
 

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	ctypes "github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
@@ -128,19 +129,7 @@ type harness struct {
 
 // ctype is the C++ type every skin accepts for an IR scalar or element type
 // (MSL's uint and int are the same types under the skin).
-func ctype(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint32_t"
-	case ir.I32:
-		return "int32_t"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
+func ctype(t ir.Type) string { return ctypes.C.Of(t) }
 
 func argGetter(t ir.Type) string {
 	switch t {

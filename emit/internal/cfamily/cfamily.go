@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
 )
 
@@ -497,24 +498,12 @@ func (p *Printer) WorkgroupSize() string {
 }
 
 // CStyle spells the constructs on which CUDA, SYCL and MSL agree: scalar
-// types (named per language), literals with an f suffix, C casts, subscripted
+// types (named per language by ctype), literals with an f suffix, C casts, subscripted
 // buffer access and const locals. Those dialects embed it and add what
 // differs; GLSL spells literals, casts and declarations its own way.
-type CStyle struct{ F32, U32, I32 string }
+type CStyle struct{ Types ctype.Dialect }
 
-func (c CStyle) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return c.F32
-	case ir.U32:
-		return c.U32
-	case ir.I32:
-		return c.I32
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
+func (c CStyle) Type(t ir.Type) string { return c.Types.Of(t) }
 
 func (CStyle) FloatLit(f float32) string { return FloatDigits(f) + "f" }
 func (CStyle) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
