@@ -234,6 +234,8 @@ func ConstString(c *Const) string {
 		return strconv.FormatBool(c.B)
 	case U32:
 		return strconv.FormatInt(c.I, 10) + "u"
+	case U64:
+		return strconv.FormatUint(uint64(c.I), 10) + "ul"
 	}
 	return strconv.FormatInt(c.I, 10)
 }

@@ -56,7 +56,7 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
 	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
-		from := b.Let("from", src.U32().Mul(rowLen))
+		from := b.Let("from", cacheRow(src, rowLen))
 		to := b.Let("to", s.Mul(rowLen))
 		stride := b.Let("stride", groups.Mul(gatherChunk))
 		first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
@@ -64,7 +64,7 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 		b.ForStep("c", first, rowLen, stride, func(c dsl.Val) {
 			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
 				e := c.Add(j.Mul(gatherThreads))
-				b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e))) })
+				b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e.U64()))) })
 			})
 			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
 				e := c.Add(j.Mul(gatherThreads))
@@ -138,9 +138,9 @@ func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 		first := b.Let("first", b.GroupID(0).Mul(GatherRowChunk))
 		left := b.Let("left", rowLen.Sub(first))
 		last := b.Let("last", first.Add(b.Select(left.Lt(GatherRowChunk), left, b.U32(GatherRowChunk))))
-		from := b.Let("from", src.U32().Mul(rowLen))
+		from := b.Let("from", cacheRow(src, rowLen))
 		to := b.Let("to", s.Mul(rowLen))
-		b.For("i", first, last, func(i dsl.Val) { scratch.Store(to.Add(i), cache.Load(from.Add(i))) })
+		b.For("i", first, last, func(i dsl.Val) { scratch.Store(to.Add(i), cache.Load(from.Add(i.U64()))) })
 	})
 	return b.Build()
 }

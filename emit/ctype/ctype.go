@@ -18,6 +18,7 @@ var c = map[ir.Type]string{
 	ir.F32:  "float",
 	ir.U32:  "uint32_t",
 	ir.I32:  "int32_t",
+	ir.U64:  "uint64_t",
 	ir.Bool: "bool",
 }
 
@@ -26,11 +27,16 @@ var (
 	C = Dialect{}
 	// MSL names 32-bit integers by their short names (uint32_t is a
 	// typedef there too, but kernels are written with uint and int).
-	MSL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int"}}
-	// OpenCL C has no <stdint.h>: its integers are uint and int.
-	OpenCL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int"}}
-	// GLSL's integers are uint and int.
-	GLSL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int"}}
+	MSL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "ulong"}}
+	// OpenCL C has no <stdint.h>: its integers are uint, int and ulong.
+	OpenCL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "ulong"}}
+	// GLSL's integers are uint and int. The IR's u64 is an element offset
+	// (ir.U64), and GLSL spells it uint: a Vulkan storage-buffer binding
+	// spans at most maxStorageBufferRange bytes, a uint32_t, so every
+	// offset inside one fits 32 bits and 64-bit integers, an optional
+	// device feature (shaderInt64), buy nothing. This is the one place
+	// that decides it.
+	GLSL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "uint"}}
 )
 
 // Of is the dialect's name of t; a type the dialect cannot spell prints

@@ -33,6 +33,7 @@ func TestOverrides(t *testing.T) {
 		{C, ir.U32, "uint32_t"}, {C, ir.I32, "int32_t"}, {C, ir.F32, "float"}, {C, ir.Bool, "bool"},
 		{MSL, ir.U32, "uint"}, {MSL, ir.F32, "float"},
 		{OpenCL, ir.I32, "int"}, {GLSL, ir.U32, "uint"},
+		{C, ir.U64, "uint64_t"}, {MSL, ir.U64, "ulong"}, {OpenCL, ir.U64, "ulong"}, {GLSL, ir.U64, "uint"},
 		{C, ir.BF16, "<bf16>"},
 	}
 	for _, c := range cases {

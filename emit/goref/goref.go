@@ -136,6 +136,8 @@ func goType(t ir.Type) string {
 		return "int32"
 	case ir.U32:
 		return "uint32"
+	case ir.U64:
+		return "uint64"
 	case ir.Bool:
 		return "bool"
 	case ir.BF16:
@@ -189,7 +191,7 @@ func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 // reservedGo are names an IR identifier must not shadow in generated code.
 var reservedGo = map[string]bool{
 	"rt": true, "fmt": true, "math": true, "len": true, "cap": true, "make": true, "new": true,
-	"copy": true, "append": true, "min": true, "max": true, "int": true, "uint32": true,
+	"copy": true, "append": true, "min": true, "max": true, "int": true, "uint32": true, "uint64": true,
 	"int32": true, "float32": true, "float64": true, "bool": true, "true": true, "false": true,
 	"nil": true, "panic": true, "error": true, "string": true, "byte": true, "uint16": true,
 	"iota": true, "clear": true, "close": true, "complex": true, "real": true, "imag": true,

@@ -164,7 +164,8 @@ func TestBadTextNamesTheLine(t *testing.T) {
 		t.Fatalf("the good text: %v", err)
 	}
 	cases := []struct{ from, to, want string }{
-		{"let i: u32", "let i: u64", "k.ir:7: unknown type \"u64\""},
+		{"let i: u32", "let i: u16", "k.ir:7: unknown type \"u16\""},
+		{"let i: u32", "let i: u64", "k.ir:7: let i: value has type u32, variable has type u64"},
 		{"f32(i)", "f32(j)", "k.ir:8: unknown name \"j\""},
 		{"store out", "store outt", "k.ir:8: store to \"outt\", which is not a buffer"},
 		{"    store out[i] = f32(i)\n", "    if i < n {\n    store out[i] = f32(i)\n", "k.ir:9: want \"    }\""},

@@ -344,6 +344,17 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 			return p.D.FloatLit(e.F), 100
 		case ir.U32:
 			return p.D.UintLit(uint32(e.I)), 100
+		case ir.U64:
+			// A u64 literal is a u32 one widened: the dialects' 32-bit
+			// literals are enough for the offsets u64 is for.
+			if e.I < 0 || e.I > 0xffffffff {
+				panic(fmt.Sprintf("cfamily: %s: u64 literal %d does not fit 32 bits", e.At, e.I))
+			}
+			lit := p.D.UintLit(uint32(e.I))
+			if p.D.Type(ir.U32) == p.D.Type(ir.U64) {
+				return lit, 100
+			}
+			return p.D.Convert(ir.U32, ir.U64, lit), 100
 		case ir.I32:
 			s := p.D.IntLit(int32(e.I))
 			if e.I < 0 {
@@ -366,6 +377,11 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 	case *ir.Load:
 		return p.D.Load(e.Buf, p.names[e.Buf], p.Expr(e.Index)), 100
 	case *ir.Unary:
+		if e.Op == ir.Convert && p.D.Type(e.X.Type()) == p.D.Type(e.To) {
+			// One type in this language (GLSL's u32 and u64, ctype.GLSL):
+			// nothing to convert.
+			return p.expr(e.X)
+		}
 		x, xp := p.expr(e.X)
 		if xp < 100 {
 			x = "(" + x + ")"
