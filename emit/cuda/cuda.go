@@ -20,6 +20,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // KernelName is the __global__ function's name for a kernel: ggml's
@@ -108,10 +109,10 @@ func kernel(k *ir.Kernel, upstream bool) (string, error) {
 		cfamily.WriteParams(&b, p.PointerParams())
 	}
 	p.Indent()
-	if ir.HasReduce(k) && !upstream {
+	if x := lowerReduce(p, upstream); x != nil {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")
-		p.Line("__shared__ float kg_red[%s];", p.WorkgroupSize())
-		p.Line("const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);")
+		p.Line("__shared__ %s %s[%s];", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name), p.Expr(x.Shared.Len))
+		p.Line("const %s %s = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);", lang.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	for _, a := range ir.SharedArrays(k) {
 		p.Line("__shared__ %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
@@ -171,25 +172,33 @@ func (dialect) Barrier(bool) string { return "__syncthreads();" }
 // Reduce is the xor butterfly (CUDA's warp_reduce_sum is one, so native and
 // portable agree): shuffles within the warp when it is at least width lanes,
 // otherwise the same butterfly through shared memory.
-func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
 	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if ((uint32_t) warpSize >= %s) {", width)}
-	lines = append(lines, cfamily.ShuffleLoop("int", width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width))...)
-	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
+	lines = append(lines, cfamily.ShuffleLoop("int", ex.Off, width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, %s, %s);", out, out, ex.Off, width))...)
+	return append(lines, cfamily.SharedButterfly(lang, ex, out, width, "")...)
+}
+
+// lowerReduce: the generated kernels reduce through the exchange
+// (pass.LowerReduce); ggml's own take warps as wide as every reduction.
+func lowerReduce(p *cfamily.Printer, upstream bool) *pass.Exchange {
+	if upstream {
+		return nil
+	}
+	return p.LowerReduce()
 }
 
 // upstreamLang is CUDA as ggml-cuda's own kernels write it: reductions
 // through common.cuh's warp_reduce_sum.
 type upstreamLang struct{ dialect }
 
-func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = warp_reduce_sum<%s>(%s);", out, width, x)}
 }
 
 func (upstreamLang) Reserved(name string) bool { return reserved[name] || name == "warp_reduce_sum" }
 
 var reserved = cfamily.CPPReserved(`int32_t uint32_t int64_t uint64_t size_t
-	threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf
-	kg_red kg_lin kg_off`)
+	threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf`)
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
 

@@ -802,7 +802,7 @@ func (d *dialect) VecDot(n, x, y string) string {
 	return fmt.Sprintf("dot_f32(%s, %s, %s)", n, x, y)
 }
 
-func (d *dialect) Reduce(string, string, string, ir.Order, bool) []string {
+func (d *dialect) Reduce(string, string, string, ir.Order, bool, cfamily.Exchange) []string {
 	d.f.fail("a reduction inside a lane loop")
 	return nil
 }

@@ -239,9 +239,10 @@ func kernelText(kargs string, k *ir.Kernel, variants []ops.Variant, upstream boo
 		p.Line("#endif")
 	}
 	if ir.HasReduce(k) && !upstream {
+		x := p.LowerReduce()
 		p.Line("// Lanes exchange through threadgroup memory when the simdgroup is narrower than a reduction.")
-		p.Line("threadgroup float kg_red[%s];", p.WorkgroupSize())
-		p.Line("const uint kg_lin = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);")
+		p.Line("threadgroup %s %s[%s];", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name), p.Expr(x.Shared.Len))
+		p.Line("const %s %s = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);", lang.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	for _, a := range ir.SharedArrays(k) {
 		p.Line("threadgroup %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
@@ -293,7 +294,7 @@ func writeUpstreamParams(b *strings.Builder, params []string) {
 // call of xor_reduce_sum.
 type upstreamLang struct{ dialect }
 
-func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = %s<%s>(%s, sgw);", out, ReduceSum, width, x)}
 }
 
@@ -344,12 +345,12 @@ func (dialect) Barrier(device bool) string {
 // Reduce: simd_shuffle_xor butterflies (or, native with the width equal to
 // the simdgroup, simd_sum as ggml's kernels use) when the simdgroup covers the
 // width; otherwise the butterfly through threadgroup memory.
-func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
+func (dialect) Reduce(out, x, width string, order ir.Order, _ bool, ex cfamily.Exchange) []string {
 	lines := []string{
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (kg_sgw >= %s) {", width),
 	}
-	shuffle := cfamily.ShuffleLoop("ushort", width, fmt.Sprintf("%s += simd_shuffle_xor(%s, kg_off);", out, out))
+	shuffle := cfamily.ShuffleLoop("ushort", ex.Off, width, fmt.Sprintf("%s += simd_shuffle_xor(%s, %s);", out, out, ex.Off))
 	if order == ir.NativeOrder {
 		lines = append(lines, fmt.Sprintf("    if (kg_sgw == %s) {", width), fmt.Sprintf("        %s = simd_sum(%s);", out, out), "    } else {")
 		for _, l := range shuffle {
@@ -359,12 +360,12 @@ func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
 	} else {
 		lines = append(lines, shuffle...)
 	}
-	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
+	return append(lines, cfamily.SharedButterfly(lang, ex, out, width, "")...)
 }
 
 var reserved = cfamily.CPPReserved(`kernel vertex fragment device constant threadgroup thread
 	half float2 float3 float4 uint2 uint3 uint4 int2 int3 int4 uint ushort uchar
-	exp fma min max dot select sqrt abs clamp mix args tgpig tpitg ntg kg_red kg_lin kg_off kg_sgw`)
+	exp fma min max dot select sqrt abs clamp mix args tgpig tpitg ntg kg_sgw`)
 
 func (dialect) Reserved(name string) bool {
 	return reserved[name] || strings.HasPrefix(name, "simd_") || strings.HasPrefix(name, "as_type")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // Dialect is what one language spells differently.
@@ -54,8 +55,10 @@ type Dialect interface {
 	// the workgroup's buffer accesses (ir.Barrier.Device).
 	Barrier(device bool) string
 	// Reduce returns the lines that declare out (type f32) as the cluster sum
-	// of x (see ir.Reduce); width is a compile-time expression.
-	Reduce(out, x, width string, order ir.Order, portable bool) []string
+	// of x (see ir.Reduce); width is a compile-time expression. ex names
+	// the reduction lowering's entities (Printer.LowerReduce; zero where
+	// the emitter took none).
+	Reduce(out, x, width string, order ir.Order, portable bool, ex Exchange) []string
 	// Reserved reports names that cannot be used as identifiers.
 	Reserved(name string) bool
 	// DepSync spells a dispatch dependency point ("" where dispatches are
@@ -85,6 +88,34 @@ type Printer struct {
 	scopes []map[string]bool
 	// elseIf: an else block that is one if prints as else if (ElseIf).
 	elseIf bool
+	// ex is the reduction lowering the kernel's Reduces print through
+	// (LowerReduce), nil where the emitter took none.
+	ex *pass.Exchange
+}
+
+// Exchange is what a dialect's Reduce prints of the reduction lowering
+// (pass.Exchange): the names its entities have in this kernel.
+type Exchange struct{ Shared, Lin, Off string }
+
+// LowerReduce takes the lowering of k's reductions for a target whose
+// subgroup may be narrower than a reduction (pass.LowerReduce): its
+// entities are named before the body, and every Reduce prints through
+// them. The emitter declares Shared and Lin; nil when k does not reduce.
+func (p *Printer) LowerReduce() *pass.Exchange {
+	p.ex = pass.LowerReduce(p.K)
+	if p.ex != nil {
+		p.Name(p.ex.Shared, p.ex.Shared.Name)
+		p.Name(p.ex.Lin, p.ex.Lin.Name)
+		p.Name(p.ex.Off, p.ex.Off.Name)
+	}
+	return p.ex
+}
+
+func (p *Printer) exchange() Exchange {
+	if p.ex == nil {
+		return Exchange{}
+	}
+	return Exchange{Shared: p.names[p.ex.Shared], Lin: p.names[p.ex.Lin], Off: p.names[p.ex.Off]}
 }
 
 // ElseIf prints an else block that holds a single if statement as an
@@ -286,7 +317,7 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		p.Line("%s", p.D.Barrier(s.Device))
 	case *ir.Reduce:
 		x := p.Expr(s.X)
-		for _, l := range p.D.Reduce(p.declare(s.Var, s.Var.Name), x, p.Expr(s.Width), s.Order, p.portable) {
+		for _, l := range p.D.Reduce(p.declare(s.Var, s.Var.Name), x, p.Expr(s.Width), s.Order, p.portable, p.exchange()) {
 			p.Line("%s", l)
 		}
 	case *ir.VecSilu:
@@ -546,17 +577,17 @@ func (c CStyle) ArrayDecl(a *ir.Array, name, length string) string {
 }
 
 // SharedButterfly is the branch every dialect's Reduce ends with: for a
-// subgroup narrower than width, the same xor butterfly over the workgroup's
-// kg_red array indexed by kg_lin, a barrier around each exchange. suffix is
-// the dialect's unsigned-literal suffix in the loop ("u" for GLSL, where
+// subgroup narrower than width, the same xor butterfly through the
+// lowering's workgroup array (ex), a barrier around each exchange. suffix
+// is the dialect's unsigned-literal suffix in the loop ("u" for GLSL, where
 // mixing signedness is an error; "" for the C++ dialects).
-func SharedButterfly(d Dialect, out, width, suffix string) []string {
+func SharedButterfly(d Dialect, ex Exchange, out, width, suffix string) []string {
 	return []string{
 		"} else {",
-		fmt.Sprintf("    for (%s kg_off = %s / 2%s; kg_off > 0%s; kg_off >>= 1%s) {", d.Type(ir.U32), width, suffix, suffix, suffix),
-		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
+		fmt.Sprintf("    for (%s %s = %s / 2%s; %s > 0%s; %s >>= 1%s) {", d.Type(ir.U32), ex.Off, width, suffix, ex.Off, suffix, ex.Off, suffix),
+		fmt.Sprintf("        %s[%s] = %s;", ex.Shared, ex.Lin, out),
 		"        " + d.Barrier(false),
-		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
+		fmt.Sprintf("        %s += %s[%s ^ %s];", out, ex.Shared, ex.Lin, ex.Off),
 		"        " + d.Barrier(false),
 		"    }",
 		"}",
