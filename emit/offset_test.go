@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 

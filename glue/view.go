@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	ctypes "github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 )
 
 // Instantiation spells the explicit instantiation of an instance's

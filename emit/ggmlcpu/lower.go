@@ -5,10 +5,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 )
 
 // reserved are the lowering's own names and what ggml-cpu declares.

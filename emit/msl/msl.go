@@ -15,9 +15,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 

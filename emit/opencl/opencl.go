@@ -24,9 +24,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 

@@ -22,11 +22,11 @@ import (
 	"slices"
 	"strings"
 
-	ctypes "github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )

@@ -11,8 +11,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/ctype"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/pass"
 )
 
