@@ -76,14 +76,15 @@ func (p *parser) kernel(lines []string) (*ir.Kernel, error) {
 	}
 	p.line = i + 1
 	head := strings.Fields(lines[i])
-	if len(head) != 3 || head[0] != "kernel" || !strings.HasPrefix(head[2], "arith=") {
-		return nil, p.errf("want \"kernel NAME arith=CONTRACT\", got %q", lines[i])
+	arithFree := len(head) == 4 && head[3] == "arith-free"
+	if len(head) != 3 && !arithFree || head[0] != "kernel" || !strings.HasPrefix(head[2], "arith=") {
+		return nil, p.errf("want \"kernel NAME arith=CONTRACT\" (and \"arith-free\" for a copy), got %q", lines[i])
 	}
 	arith, err := ir.ParseArith(strings.TrimPrefix(head[2], "arith="))
 	if err != nil {
 		return nil, p.errf("%v", err)
 	}
-	k := &ir.Kernel{Name: head[1], Arith: arith, At: p.pos()}
+	k := &ir.Kernel{Name: head[1], Arith: arith, ArithFree: arithFree, At: p.pos()}
 	p.k = k
 	i++
 	var doc []string

@@ -52,6 +52,9 @@ func TestEveryKernelRoundTrips(t *testing.T) {
 			}
 			text := ir.Print(k)
 			back := roundTrip(t, k.ID(), text)
+			if back.ArithFree != k.ArithFree {
+				t.Errorf("%s: arith-free %v, read back as %v", k.ID(), k.ArithFree, back.ArithFree)
+			}
 			lines := strings.Split(text, "\n")
 			ir.WalkStmts(back.Body, func(s ir.Stmt) {
 				if l := s.Pos().Line; l < 1 || l > len(lines) || !strings.Contains(lines[l-1], stmtWord(s)) {
