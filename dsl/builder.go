@@ -351,6 +351,10 @@ func (b *Builder) DepWait() { b.emit(&ir.DepSync{Kind: ir.DepWait, At: callerPos
 // DepRelease lets the op's next dispatch start (up to its DepWait).
 func (b *Builder) DepRelease() { b.emit(&ir.DepSync{Kind: ir.DepRelease, At: callerPos()}) }
 
+// ArithFree marks the kernel as doing no arithmetic a contract decides
+// (ir.Kernel.ArithFree): one portable kernel serves every contract.
+func (b *Builder) ArithFree() { b.k.ArithFree = true }
+
 // Occupancy sets the kernel's MinWorkgroupsPerCore hint.
 func (b *Builder) Occupancy(minWorkgroupsPerCore int) {
 	b.k.MinWorkgroupsPerCore = minWorkgroupsPerCore

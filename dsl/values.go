@@ -53,6 +53,11 @@ func (b *Builder) lit(x any, want ir.Type) Val {
 				return bad("literal %d does not fit u32", x)
 			}
 			return b.val(&ir.Const{T: ir.U32, I: int64(x), At: at})
+		case ir.U64:
+			if x < 0 {
+				return bad("literal %d does not fit u64", x)
+			}
+			return b.val(&ir.Const{T: ir.U64, I: int64(x), At: at})
 		case ir.I32:
 			if x < math.MinInt32 || x > math.MaxInt32 {
 				return bad("literal %d does not fit i32", x)
@@ -119,9 +124,11 @@ func (v Val) OrElse(y any) Val  { return v.bin(ir.LogOr, y) }
 func (v Val) Neg() Val { return v.b.val(&ir.Unary{Op: ir.Neg, X: v.e, At: callerPos()}) }
 func (v Val) Not() Val { return v.b.val(&ir.Unary{Op: ir.Not, X: v.e, At: callerPos()}) }
 
-// F32, U32 and I32 convert the value (float to int truncates).
+// F32, U32, U64 and I32 convert the value (float to int truncates; an i32
+// widens to u64 as C converts it: a negative one wraps).
 func (v Val) F32() Val { return v.conv(ir.F32) }
 func (v Val) U32() Val { return v.conv(ir.U32) }
+func (v Val) U64() Val { return v.conv(ir.U64) }
 func (v Val) I32() Val { return v.conv(ir.I32) }
 
 func (v Val) conv(t ir.Type) Val {

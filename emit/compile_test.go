@@ -42,7 +42,7 @@ func TestConstructsCompile(t *testing.T) {
 				}
 			})
 			t.Run("ptx", func(t *testing.T) {
-				n, err := ptx.Compile(ctx, c.name+".cuh", l.cuda, []string{cuda.Instantiation(variant(c).Of(l.k), false)})
+				n, err := ptx.Compile(ctx, c.name+".cuh", l.cuda, []string{cuda.Instantiation(variant(c).Of(l.k))})
 				if errors.Is(err, ptx.ErrNoClang) {
 					missing(t, err)
 				}

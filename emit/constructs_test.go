@@ -264,19 +264,19 @@ func lower(t *testing.T, c construct) lowering {
 	l := lowering{k: build(t, c)}
 	k := l.k
 	var err error
-	if l.cuda, err = cuda.Emit(c.name, "construct", []*ir.Kernel{k}, false); err != nil {
+	if l.cuda, err = cuda.Emit(c.name, "construct", []*ir.Kernel{k}); err != nil {
 		t.Fatal(err)
 	}
 	if l.glsl, err = glsl.Emit(k, "construct"); err != nil {
 		t.Fatal(err)
 	}
-	if l.msl, err = msl.Emit(c.name, "construct", []*ir.Kernel{k}, false, []ops.Variant{variant(c)}); err != nil {
+	if l.msl, err = msl.Emit(c.name, "construct", []*ir.Kernel{k}, []ops.Variant{variant(c)}); err != nil {
 		t.Fatal(err)
 	}
-	if l.sycl, err = sycl.Emit(c.name, "construct", []*ir.Kernel{k}, false); err != nil {
+	if l.sycl, err = sycl.Emit(c.name, "construct", []*ir.Kernel{k}); err != nil {
 		t.Fatal(err)
 	}
-	if l.opencl, err = opencl.Emit(c.name, "construct", []*ir.Kernel{k}, false); err != nil {
+	if l.opencl, err = opencl.Emit(c.name, "construct", []*ir.Kernel{k}); err != nil {
 		t.Fatal(err)
 	}
 	if l.goS, err = goref.Emit(goref.Op{Name: c.name, Kernels: []*ir.Kernel{k}}, []ir.Arith{c.arith}); err != nil {
@@ -350,11 +350,11 @@ func TestBF16Unsupported(t *testing.T) {
 	}
 	variants := []ops.Variant{variant(construct{name: k.Name})}
 	for backend, emit := range map[string]func() ([]byte, error){
-		"cuda":   func() ([]byte, error) { return cuda.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
+		"cuda":   func() ([]byte, error) { return cuda.Emit(k.Name, "bf16", []*ir.Kernel{k}) },
 		"glsl":   func() ([]byte, error) { return glsl.Emit(k, "bf16") },
-		"msl":    func() ([]byte, error) { return msl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false, variants) },
-		"sycl":   func() ([]byte, error) { return sycl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
-		"opencl": func() ([]byte, error) { return opencl.Emit(k.Name, "bf16", []*ir.Kernel{k}, false) },
+		"msl":    func() ([]byte, error) { return msl.Emit(k.Name, "bf16", []*ir.Kernel{k}, variants) },
+		"sycl":   func() ([]byte, error) { return sycl.Emit(k.Name, "bf16", []*ir.Kernel{k}) },
+		"opencl": func() ([]byte, error) { return opencl.Emit(k.Name, "bf16", []*ir.Kernel{k}) },
 	} {
 		src, err := emit()
 		want := backend + ": " + k.ID() + ": bf16 buffer in is not supported yet"

@@ -154,7 +154,7 @@ func runOpenCL(ctx context.Context, c construct, l lowering, in []float32) ([]fl
 		Programs: []clrun.Program{{Source: l.opencl, Options: opencl.BuildOptions(defs), Name: c.name + ".cl"}},
 		Jobs: []clrun.Job{{
 			Buffers: [][]byte{f32Bytes(in), f32Bytes(filled(sentinel))},
-			Launches: []clrun.Launch{{Kernel: opencl.KernelName(l.k, false), Args: []clrun.Arg{{Buffer: 0}, {Buffer: 1}, {Buffer: -1, Value: runN}},
+			Launches: []clrun.Launch{{Kernel: opencl.KernelName(l.k), Args: []clrun.Arg{{Buffer: 0}, {Buffer: 1}, {Buffer: -1, Value: runN}},
 				Groups: [3]uint32{runN, 1, 1}, Local: [3]uint32{32, 1, 1}}},
 		}},
 	})

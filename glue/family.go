@@ -178,7 +178,7 @@ func NewFamilyViews(n Names) ([]FamilyView, error) {
 
 func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
 	backend := n.Backend
-	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: n.Function(k, true)}
+	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: n.Function(k)}
 	// The plain op's present slots select the family; the ids op's extra
 	// slot sets the flag.
 	var sel []string
@@ -485,7 +485,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 			fmts, vals = append(fmts, "_"+p.Name+"%d"), append(vals, "(int) "+p.Name)
 		}
 	}
-	fv.HostNameFormat, fv.HostNameArgs = n.Function(k, true)+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	fv.HostNameFormat, fv.HostNameArgs = n.Function(k)+strings.Join(fmts, ""), strings.Join(vals, ", ")
 	var gcall []string
 	for i, gb := range gather.Bind {
 		switch gb.Tensor {
@@ -503,7 +503,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		fv.GatherKargsType = n.ArgsStruct(gk.Name)
 		fv.GatherKargsDef = n.ArgsStructDef(fv.GatherKargsType, gk.Args)
 	}
-	fv.GatherHostName = n.Function(gk, true)
+	fv.GatherHostName = n.Function(gk)
 
 	// Vulkan's fields, for a backend whose upstream shaders take their
 	// variants as specialization constants.

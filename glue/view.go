@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -110,17 +111,7 @@ type Instance struct {
 // Define is a preprocessor define of a Vulkan variant.
 type Define struct{ Name, Value string }
 
-func ctype(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.I32:
-		return "int32_t"
-	case ir.Bool:
-		return "bool"
-	}
-	return "uint32_t"
-}
+func ctype(t ir.Type) string { return ctypes.C.Of(t) }
 
 // cexpr prints a launch-geometry or derived-param expression as C over the
 // locals (params and args keep their IR names).
@@ -177,10 +168,10 @@ type Names struct {
 	// Backend is the backend's name; its native contract is ir.Native(Backend).
 	Backend string
 	// Function is a kernel's function (or shader) name.
-	Function func(k *ir.Kernel, arithFree bool) string
+	Function func(k *ir.Kernel) string
 	// HostName, when set, is a variant's host-side name (a Metal pipeline,
 	// a Vulkan SPIR-V symbol); function is Function's result.
-	HostName func(function string, in ir.Instance, arithFree bool) string
+	HostName func(function string, in ir.Instance) string
 	// ArgsStruct, when set, names the struct an op's kernel takes its args in;
 	// ArgsStructDef, when set, spells that struct's definition for upstream.
 	ArgsStruct    func(op string) string
@@ -324,7 +315,7 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
 		When: d.When, WhenWhy: d.WhenWhy}
-	dv.Function = n.Function(k, d.Op.ArithFree)
+	dv.Function = n.Function(k)
 	if n.ArgsStruct != nil {
 		dv.ArgsStruct = n.ArgsStruct(d.Op.Name)
 	}
@@ -451,7 +442,7 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 			inst.Else = "else "
 		}
 		if n.HostName != nil {
-			inst.HostName = n.HostName(dv.Function, in, d.Op.ArithFree)
+			inst.HostName = n.HostName(dv.Function, in)
 		}
 		if n.Defines != nil {
 			defs, err := n.Defines(in)

@@ -30,6 +30,14 @@
 // Neg is exact; Bitcast reinterprets bits; Convert from f32 to an integer
 // truncates toward zero and is only defined for values in range.
 //
+// Integer arithmetic wraps at its type's width: i32 and u32 at 2^32, u64 at
+// 2^64. u64 is for element offsets into a whole cache (2^32 elements or
+// more); params, args, buffers, arrays and loop variables are 32-bit.
+// Convert between integer types keeps the value modulo the target's width
+// (an i32 widens to u64 sign-extended, as C converts it). A target whose
+// buffers cannot span 2^32 elements may print u64 as a 32-bit type
+// (ir/ctype says which and why).
+//
 // # Contracts
 //
 // Kernel.Arith says which contract a kernel was built under:
@@ -48,6 +56,10 @@
 //     a3*b3 with every product and sum rounded, NativeOrder as Butterfly,
 //     VecDot i ascending from +0.0, VecSilu per element), so native results
 //     on a device are compared with it under a tolerance, not bit for bit.
+//
+// Kernel.ArithFree marks a kernel that does no f32 arithmetic at all (a
+// copy): built portable once, it is every contract's kernel, and Validate
+// holds it to that.
 //
 // A Reduce in Butterfly order is: for off = W/2, W/4, ..., 1, every lane l
 // replaces x[l] by x[l] + x[l xor off], all lanes reading the values of the

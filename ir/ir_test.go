@@ -34,6 +34,10 @@ func TestValidateRejects(t *testing.T) {
 		k.Arith, k.Buffers = ir.Native("cpu"), []*ir.Buffer{in}
 		return k
 	}
+	arithFree := func(k *ir.Kernel) *ir.Kernel {
+		k.ArithFree = true
+		return k
+	}
 	cases := []struct {
 		name string
 		k    *ir.Kernel
@@ -68,6 +72,13 @@ func TestValidateRejects(t *testing.T) {
 		{"span offset of f32", native(&ir.DeclArray{Array: arr, At: here},
 			&ir.Let{Var: x, Value: &ir.VecDot{X: ir.Span{Array: arr, Off: f32(0)}, Y: ir.Span{Array: arr, Off: u32(0)}, N: u32(4), At: here}, At: here}),
 			"span offset has type f32"},
+		{"arith-free kernel adding floats", arithFree(kernel(&ir.Let{Var: x, Value: &ir.Binary{Op: ir.Add, X: f32(1), Y: f32(2), At: here}, At: here})),
+			"arith-free kernel k computes with f32 values (1.0 + 2.0)"},
+		{"arith-free kernel with an fma", arithFree(kernel(&ir.Let{Var: x, Value: &ir.Call{Fn: ir.FMA, Args: []ir.Expr{f32(1), f32(2), f32(3)}, At: here}, At: here})),
+			"arith-free kernel k computes with f32 values"},
+		{"arith-free kernel reducing", arithFree(kernel(&ir.Reduce{Var: x, X: f32(1), Width: u32(32), Order: ir.Butterfly, At: here})),
+			"arith-free kernel k reduces"},
+		{"arith-free kernel under a native contract", arithFree(native()), "marked arith-free but built under native-cpu"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

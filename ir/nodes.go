@@ -120,6 +120,12 @@ type Kernel struct {
 	// registers low enough for this many workgroups per core (CUDA's
 	// __launch_bounds__ second argument). 0 means no hint.
 	MinWorkgroupsPerCore int
+
+	// ArithFree marks a kernel that does no arithmetic a contract decides
+	// (a pure copy: integer indexing, loads, stores): built once under the
+	// portable contract, it serves every contract and every backend, and
+	// backends name it without a contract suffix. Validate holds it to that.
+	ArithFree bool
 }
 
 // Param returns the parameter called name, or nil.

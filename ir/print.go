@@ -28,7 +28,11 @@ func (p *printer) line(format string, args ...any) {
 }
 
 func (p *printer) kernel(k *Kernel) {
-	p.line("kernel %s arith=%s", k.Name, k.Arith)
+	if k.ArithFree {
+		p.line("kernel %s arith=%s arith-free", k.Name, k.Arith)
+	} else {
+		p.line("kernel %s arith=%s", k.Name, k.Arith)
+	}
 	if k.Doc != "" {
 		for _, l := range strings.Split(strings.TrimSpace(k.Doc), "\n") {
 			p.line("// %s", strings.TrimSpace(l))
@@ -234,6 +238,8 @@ func ConstString(c *Const) string {
 		return strconv.FormatBool(c.B)
 	case U32:
 		return strconv.FormatInt(c.I, 10) + "u"
+	case U64:
+		return strconv.FormatUint(uint64(c.I), 10) + "ul"
 	}
 	return strconv.FormatInt(c.I, 10)
 }

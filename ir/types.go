@@ -14,6 +14,10 @@ const (
 	// BF16 is a storage type only: buffers may hold it, values never do.
 	// A load widens exactly to F32, a store rounds to nearest even.
 	BF16
+	// U64 is a value type for element offsets into a buffer that may hold
+	// 2^32 elements or more (a whole state cache): arithmetic wraps at 2^64.
+	// Params, args, buffers, arrays and loop variables stay 32-bit.
+	U64
 )
 
 func (t Type) String() string {
@@ -28,15 +32,17 @@ func (t Type) String() string {
 		return "bool"
 	case BF16:
 		return "bf16"
+	case U64:
+		return "u64"
 	}
 	return "invalid"
 }
 
-// IsInt reports whether t is I32 or U32.
-func (t Type) IsInt() bool { return t == I32 || t == U32 }
+// IsInt reports whether t is an integer type: I32, U32 or U64.
+func (t Type) IsInt() bool { return t == I32 || t == U32 || t == U64 }
 
 // IsValue reports whether t can be the type of a value (not a storage-only type).
-func (t Type) IsValue() bool { return t == F32 || t == I32 || t == U32 || t == Bool }
+func (t Type) IsValue() bool { return t == F32 || t == I32 || t == U32 || t == U64 || t == Bool }
 
 // ValueType is the type a load of an element of type t produces.
 func (t Type) ValueType() Type {

@@ -92,7 +92,7 @@ func (v *validator) run() {
 	for _, a := range k.Args {
 		v.declare(a.Name, a.At)
 		v.args[a] = true
-		if !a.Type.IsValue() || a.Type == Bool {
+		if !a.Type.IsValue() || a.Type == Bool || a.Type == U64 {
 			v.errs.add(a.At, "arg %s has type %s; args are f32, i32 or u32", a.Name, a.Type)
 		}
 	}
@@ -102,7 +102,7 @@ func (v *validator) run() {
 		if b.Access == 0 {
 			v.errs.add(b.At, "buffer %s has no access mode", b.Name)
 		}
-		if b.Elem == Bool || b.Elem == Invalid {
+		if b.Elem == Bool || b.Elem == Invalid || b.Elem == U64 {
 			v.errs.add(b.At, "buffer %s has element type %s; use f32, bf16, i32 or u32", b.Name, b.Elem)
 		}
 	}
@@ -135,6 +135,47 @@ func (v *validator) run() {
 		}
 	}
 	v.block(k.Body, root, false)
+	if k.ArithFree {
+		v.arithFree()
+	}
+}
+
+// arithFree checks that a kernel marked ArithFree is what the mark says:
+// portable, with no f32 arithmetic (its f32 values are only moved).
+func (v *validator) arithFree() {
+	k := v.k
+	if k.Arith.Native {
+		v.errs.add(k.At, "kernel %s is marked arith-free but built under %s; an arith-free kernel is built portable once", k.Name, k.Arith)
+	}
+	WalkStmts(k.Body, func(s Stmt) {
+		switch s.(type) {
+		case *Reduce, *VecSilu:
+			v.errs.add(s.Pos(), "arith-free kernel %s reduces or vectorises (arithmetic a contract decides); drop the arith-free mark", k.Name)
+		}
+		for _, e := range StmtExprs(s) {
+			WalkExpr(e, func(x Expr) {
+				if floatArith(x) {
+					v.errs.add(x.Pos(), "arith-free kernel %s computes with f32 values (%s); drop the arith-free mark", k.Name, ExprString(x))
+				}
+			})
+		}
+	})
+}
+
+// floatArith reports whether e itself is an f32 computation: an operator
+// or intrinsic whose result or operands are f32 (a load or a move is not).
+func floatArith(e Expr) bool {
+	switch e := e.(type) {
+	case *Binary:
+		return e.X.Type() == F32
+	case *Unary:
+		return e.X.Type() == F32 || e.To == F32
+	case *Call:
+		return e.Type() == F32 || len(e.Args) > 0 && e.Args[0].Type() == F32
+	case *VecDot:
+		return true
+	}
+	return false
 }
 
 // varyingExpr reports whether e may differ between threads of a workgroup.
@@ -227,8 +268,8 @@ func (v *validator) stmt(s Stmt, sc *scope, divergent bool) {
 		if !IsCompileTime(a.Len) || !a.Len.Type().IsInt() {
 			v.errs.add(a.At, "array %s length must be a compile-time integer (constants and params only)", a.Name)
 		}
-		if !a.Elem.IsValue() {
-			v.errs.add(a.At, "array %s has element type %s", a.Name, a.Elem)
+		if !a.Elem.IsValue() || a.Elem == U64 {
+			v.errs.add(a.At, "array %s has element type %s; arrays hold f32, i32, u32 or bool", a.Name, a.Elem)
 		}
 	case *ArrayStore:
 		v.expr(s.Index, sc)
@@ -263,8 +304,8 @@ func (v *validator) stmt(s Stmt, sc *scope, divergent bool) {
 		v.expr(s.Start, sc)
 		v.expr(s.End, sc)
 		v.expr(s.Step, sc)
-		if !s.Var.Type.IsInt() {
-			v.errs.add(s.At, "loop variable %s has type %s; use an integer", s.Var.Name, s.Var.Type)
+		if !s.Var.Type.IsInt() || s.Var.Type == U64 {
+			v.errs.add(s.At, "loop variable %s has type %s; use i32 or u32 (u64 is for offsets)", s.Var.Name, s.Var.Type)
 		}
 		for _, e := range []Expr{s.Start, s.End, s.Step} {
 			if e.Type() != s.Var.Type {
@@ -395,7 +436,7 @@ func (v *validator) unary(x *Unary) {
 			v.errs.add(x.At, "conversion from %s to %s", t, x.To)
 		}
 	case Bitcast:
-		if t == Bool || x.To == Bool || !t.IsValue() || !x.To.IsValue() {
+		if t == Bool || x.To == Bool || t == U64 || x.To == U64 || !t.IsValue() || !x.To.IsValue() {
 			v.errs.add(x.At, "bitcast from %s to %s; both sides must be 32-bit numbers", t, x.To)
 		}
 	default:

@@ -205,7 +205,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			ring = ringOff(c)
 		}
 		loadTaps := func(buf dsl.Buf, base dsl.Val) {
-			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(j))) })
+			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(along(base, j)))) })
 		}
 		if batched {
 			// A source inside the window is read through conv_state_dst,
@@ -214,7 +214,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
 			b.IfElse(inWindow,
 				func() { loadTaps(stateDst, src.U32().Sub(rsHead).Mul(sd1).Add(c.Mul(taps))) },
-				func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
+				func() { loadTaps(states, cacheRow(src, cs2).Add(c.Mul(cs1).U64())) })
 		} else {
 			// Identity reads its own ring; a source another sequence writes
 			// was gathered into scratch; any other source is read in place.
@@ -228,7 +228,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 								b.DepWait() // scratch is the gather's output
 								loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))
 							},
-							func() { loadTaps(states, src.U32().Mul(cs2).Add(c.Mul(cs1))) })
+							func() { loadTaps(states, cacheRow(src, cs2).Add(c.Mul(cs1).U64())) })
 					})
 			}
 			loadOwn := func() { loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1))) }

@@ -40,6 +40,7 @@ const (
 // cache and ids slots): the glue binds the buffers by them.
 func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
+	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
@@ -60,7 +61,7 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
 	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
-		from := b.Let("from", src.U32().Mul(rowLen))
+		from := b.Let("from", cacheRow(src, rowLen))
 		to := b.Let("to", s.Mul(rowLen))
 		stride := b.Let("stride", groups.Mul(gatherChunk))
 		first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
@@ -68,7 +69,7 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 		b.ForStep("c", first, rowLen, stride, func(c dsl.Val) {
 			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
 				e := c.Add(j.Mul(gatherThreads))
-				b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e))) })
+				b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e.U64()))) })
 			})
 			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
 				e := c.Add(j.Mul(gatherThreads))
@@ -124,6 +125,7 @@ func GatherFor(name, backend string) string {
 // chunk of one row, copied element after element (a memcpy to the compiler).
 func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
+	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
@@ -141,9 +143,9 @@ func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 		first := b.Let("first", b.GroupID(0).Mul(GatherRowChunk))
 		left := b.Let("left", rowLen.Sub(first))
 		last := b.Let("last", first.Add(b.Select(left.Lt(GatherRowChunk), left, b.U32(GatherRowChunk))))
-		from := b.Let("from", src.U32().Mul(rowLen))
+		from := b.Let("from", cacheRow(src, rowLen))
 		to := b.Let("to", s.Mul(rowLen))
-		b.For("i", first, last, func(i dsl.Val) { scratch.Store(to.Add(i), cache.Load(from.Add(i))) })
+		b.For("i", first, last, func(i dsl.Val) { scratch.Store(to.Add(i), cache.Load(from.Add(i.U64()))) })
 	})
 	return b.Build()
 }

@@ -212,7 +212,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		b.Comment("read the prior state once; it stays in registers for every token")
 	}
 	loadFrom := func(buf dsl.Buf, base dsl.Val) {
-		forShard(func(c, i, reg dsl.Val) { shard.Set(reg, buf.Load(base.Add(c.Mul(sv)).Add(i))) })
+		forShard(func(c, i, reg dsl.Val) {
+			shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
+		})
 	}
 	loadIds := func() {
 		// Identity reads its own slot; a source that another sequence of this
@@ -227,7 +229,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 						b.DepWait() // scratch is the gather's output
 						loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block))
 					},
-					func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
+					func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 			})
 	}
 	switch mode {
@@ -246,7 +248,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
 		b.IfElse(inWindow,
 			func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-			func() { loadFrom(state, src.U32().Mul(nHeads).Add(h).Mul(block)) })
+			func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 	}
 
 	if batched {

@@ -65,8 +65,16 @@ func TestEveryOpBuildsUnderEveryContract(t *testing.T) {
 			if err := ir.Validate(k); err != nil {
 				t.Errorf("%s: %v", k.ID(), err)
 			}
-			if !op.ArithFree && k.Arith != a {
+			if !op.ArithFree() && k.Arith != a {
 				t.Errorf("%s built as %s", op.Name, k.Arith)
+			}
+			// The mark lives in the IR: an arith-free op's one kernel carries
+			// it, whatever contract was asked for; no other kernel does.
+			if k.ArithFree != op.ArithFree() || op.ArithFree() && k.Arith != ir.Portable {
+				t.Errorf("%s@%s: kernel marked arith-free %v (%s), op says %v", op.Name, a, k.ArithFree, k.Arith, op.ArithFree())
+			}
+			if gather := strings.Contains(op.Name, "_gather"); k.ArithFree != gather {
+				t.Errorf("%s: arith-free %v; exactly the gathers (pure copies) are", op.Name, k.ArithFree)
 			}
 		}
 	}

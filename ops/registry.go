@@ -20,9 +20,6 @@ type Op struct {
 	Fusion string
 	// Summary is one line for listings.
 	Summary string
-	// ArithFree ops (pure copies) have one portable kernel that every
-	// backend uses whatever its contract.
-	ArithFree bool
 	// Guard, when set, says when a launch of this op can be left out: it
 	// would change nothing.
 	Guard *Guard
@@ -71,10 +68,10 @@ var registry = []*Op{
 	{Name: "gated_delta_net_inplace_ids_batched", Fusion: "B", Summary: "op B in one dispatch for n_seqs <= NS, state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
-	{Name: "gated_delta_net_gather", Fusion: "B", ArithFree: true, Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+	{Name: "gated_delta_net_gather", Fusion: "B", Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("gated_delta_net_gather", "src5", "src7")
 	}},
-	{Name: "gated_delta_net_gather_rows", Fusion: "B", ArithFree: true, Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+	{Name: "gated_delta_net_gather_rows", Fusion: "B", Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
 	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
@@ -89,10 +86,10 @@ var registry = []*Op{
 	{Name: "ssm_conv_update_inplace_ids_batched", Fusion: "D", Summary: "op D in one dispatch for n_seqs <= NS, conv_state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
 	}},
-	{Name: "ssm_conv_gather", Fusion: "D", ArithFree: true, Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+	{Name: "ssm_conv_gather", Fusion: "D", Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather("ssm_conv_gather", "src0", "src4")
 	}},
-	{Name: "ssm_conv_gather_rows", Fusion: "D", ArithFree: true, Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+	{Name: "ssm_conv_gather_rows", Fusion: "D", Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")
 	}},
 }
@@ -119,9 +116,17 @@ func Lookup(name string) (*Op, error) {
 	return nil, fmt.Errorf("unknown op %q; valid ops: %s", name, strings.Join(Names(), ", "))
 }
 
+// ArithFree reports whether the op's kernel is marked arith-free in its IR
+// (ir.Kernel.ArithFree): one portable kernel that every backend uses
+// whatever its contract.
+func (op *Op) ArithFree() bool {
+	k, err := op.Kernel(ir.Portable)
+	return err == nil && k.ArithFree
+}
+
 // Ariths lists the contracts this op has its own kernel for.
 func (op *Op) Ariths() []ir.Arith {
-	if op.ArithFree {
+	if op.ArithFree() {
 		return []ir.Arith{ir.Portable}
 	}
 	return Ariths()
@@ -137,10 +142,10 @@ var (
 	cache   = map[string]built{}
 )
 
-// Kernel returns the op's kernel under contract a (ArithFree ops ignore a).
+// Kernel returns the op's kernel under contract a (arith-free ops ignore a).
 // Kernels are built once and shared; callers must not modify them.
 func (op *Op) Kernel(a ir.Arith) (*ir.Kernel, error) {
-	if op.ArithFree {
+	if a != ir.Portable && op.ArithFree() {
 		a = ir.Portable
 	}
 	if a.Native && !knownBackend(a.Backend) {
@@ -192,7 +197,7 @@ func arithNames() string {
 
 // Rebuild builds an op's kernel afresh, bypassing the cache (for tests of determinism).
 func Rebuild(op *Op, a ir.Arith) (*ir.Kernel, error) {
-	if op.ArithFree {
+	if op.ArithFree() {
 		a = ir.Portable
 	}
 	return op.build(a)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
 )
@@ -63,7 +64,7 @@ func buildCases(seed uint64, perVariant int) ([]*cases.Case, error) {
 	var out []*cases.Case
 	for _, op := range ops.All() {
 		for _, a := range contracts {
-			if op.ArithFree && a.Native {
+			if op.ArithFree() && a.Native {
 				continue
 			}
 			for vi, v := range ops.VariantsFor(op.Name, "cuda") {
@@ -228,7 +229,7 @@ func instances(a ir.Arith) ([]byte, error) {
 	var body bytes.Buffer
 	n := 0
 	for _, op := range ops.All() {
-		if op.ArithFree && a.Native != true {
+		if op.ArithFree() && a.Native != true {
 			// Contract-free kernels (the gathers) live in the native unit only.
 			continue
 		}
@@ -242,7 +243,7 @@ func instances(a ir.Arith) ([]byte, error) {
 		}
 		for _, v := range ops.VariantsFor(op.Name, "cuda") {
 			fmt.Fprintf(&body, "\nstatic void kg_launch_%d(void ** b, const uint32_t * a, dim3 g, dim3 blk, cudaStream_t s) {\n", n)
-			fmt.Fprintf(&body, "    kg_launch_pdl(%s, g, blk, s, %s);\n}\n", callee(v.Of(k), op.ArithFree), callArgs(k))
+			fmt.Fprintf(&body, "    kg_launch_pdl(%s, g, blk, s, %s);\n}\n", callee(v.Of(k)), callArgs(k))
 			fmt.Fprintf(&body, "static kg_register kg_reg_%d(%q, kg_launch_%d);\n", n, instanceKey(k, v.Values), n)
 			n++
 		}
@@ -251,8 +252,8 @@ func instances(a ir.Arith) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func callee(in ir.Instance, arithFree bool) string {
-	name := cuda.KernelName(in.Kernel, arithFree)
+func callee(in ir.Instance) string {
+	name := cuda.KernelName(in.Kernel)
 	if targs := in.TemplateArgs(); len(targs) > 0 {
 		return name + "<" + strings.Join(targs, ", ") + ">"
 	}
@@ -262,7 +263,7 @@ func callee(in ir.Instance, arithFree bool) string {
 func callArgs(k *ir.Kernel) string {
 	var out []string
 	for i, buf := range k.Buffers {
-		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[buf.Elem]
+		t := ctype.C.Of(buf.Elem)
 		if buf.Access == ir.Read {
 			out = append(out, fmt.Sprintf("(const %s *) b[%d]", t, i))
 		} else {

@@ -19,23 +19,25 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // KernelName is the __global__ function's name for a kernel: ggml's
 // <op>_f32 for the native contract (and the contract-free gathers), with a
 // _portable suffix for the portable one.
-func KernelName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func KernelName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return k.Name + "_f32"
 	}
 	return k.Name + "_f32_portable"
 }
 
 // Emit returns one op's header: its kernels under the contracts CUDA uses.
-func Emit(op string, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
+func Emit(op string, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree, false) }); err != nil {
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -59,11 +61,11 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 			return nil, fmt.Errorf("cuda: %s is another backend's contract", k.ID())
 		}
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true, true) })
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
 	return b.Bytes(), err
 }
 
-func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
+func kernel(k *ir.Kernel, upstream bool) (string, error) {
 	var err error
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		for _, e := range ir.StmtExprs(s) {
@@ -100,17 +102,17 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	if k.MinWorkgroupsPerCore > 0 {
 		bounds += fmt.Sprintf(", %d", k.MinWorkgroupsPerCore)
 	}
-	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k, arithFree))
+	fmt.Fprintf(&b, "__global__ void __launch_bounds__(%s) %s(\n", bounds, KernelName(k))
 	if upstream {
 		p.WritePackedParams(&b)
 	} else {
 		cfamily.WriteParams(&b, p.PointerParams())
 	}
 	p.Indent()
-	if ir.HasReduce(k) && !upstream {
+	if x := lowerReduce(p, upstream); x != nil {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")
-		p.Line("__shared__ float kg_red[%s];", p.WorkgroupSize())
-		p.Line("const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);")
+		p.Line("__shared__ %s %s[%s];", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name), p.Expr(x.Shared.Len))
+		p.Line("const %s %s = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);", lang.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	for _, a := range ir.SharedArrays(k) {
 		p.Line("__shared__ %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
@@ -123,7 +125,7 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 // dialect is CUDA's spelling of the C-family constructs.
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.C}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	switch {
@@ -170,25 +172,33 @@ func (dialect) Barrier(bool) string { return "__syncthreads();" }
 // Reduce is the xor butterfly (CUDA's warp_reduce_sum is one, so native and
 // portable agree): shuffles within the warp when it is at least width lanes,
 // otherwise the same butterfly through shared memory.
-func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
 	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if ((uint32_t) warpSize >= %s) {", width)}
-	lines = append(lines, cfamily.ShuffleLoop("int", width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, kg_off, %s);", out, out, width))...)
-	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
+	lines = append(lines, cfamily.ShuffleLoop("int", ex.Off, width, fmt.Sprintf("%s += __shfl_xor_sync(0xffffffff, %s, %s, %s);", out, out, ex.Off, width))...)
+	return append(lines, cfamily.SharedButterfly(lang, ex, out, width, "")...)
+}
+
+// lowerReduce: the generated kernels reduce through the exchange
+// (pass.LowerReduce); ggml's own take warps as wide as every reduction.
+func lowerReduce(p *cfamily.Printer, upstream bool) *pass.Exchange {
+	if upstream {
+		return nil
+	}
+	return p.LowerReduce()
 }
 
 // upstreamLang is CUDA as ggml-cuda's own kernels write it: reductions
 // through common.cuh's warp_reduce_sum.
 type upstreamLang struct{ dialect }
 
-func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = warp_reduce_sum<%s>(%s);", out, width, x)}
 }
 
 func (upstreamLang) Reserved(name string) bool { return reserved[name] || name == "warp_reduce_sum" }
 
 var reserved = cfamily.CPPReserved(`int32_t uint32_t int64_t uint64_t size_t
-	threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf
-	kg_red kg_lin kg_off`)
+	threadIdx blockIdx blockDim gridDim warpSize exp expf fma fmaf min max div dot select sqrt sqrtf`)
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
 

@@ -5,12 +5,13 @@ import (
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 )
 
 // Instantiation spells the explicit instantiation of an instance's
 // __global__ template ("" for a kernel without params, whose definition is
 // its one instance).
-func Instantiation(in ir.Instance, arithFree bool) string {
+func Instantiation(in ir.Instance) string {
 	k := in.Kernel
 	targs := in.TemplateArgs()
 	if len(targs) == 0 {
@@ -18,7 +19,7 @@ func Instantiation(in ir.Instance, arithFree bool) string {
 	}
 	var ptypes []string
 	for _, b := range k.Buffers {
-		t := map[ir.Type]string{ir.F32: "float", ir.I32: "int32_t"}[b.Elem]
+		t := ctype.C.Of(b.Elem)
 		if b.Access == ir.Read {
 			ptypes = append(ptypes, "const "+t+" * __restrict__")
 		} else {
@@ -26,8 +27,8 @@ func Instantiation(in ir.Instance, arithFree bool) string {
 		}
 	}
 	for _, a := range k.Args {
-		ptypes = append(ptypes, "const "+map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type])
+		ptypes = append(ptypes, "const "+ctype.C.Of(a.Type))
 	}
-	name := KernelName(k, arithFree) + "<" + strings.Join(targs, ", ") + ">"
+	name := KernelName(k) + "<" + strings.Join(targs, ", ") + ">"
 	return fmt.Sprintf("template __global__ void %s(%s);", name, strings.Join(ptypes, ", "))
 }

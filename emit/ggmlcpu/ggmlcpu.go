@@ -168,11 +168,6 @@ static void butterfly_sum(float * x, uint32_t n, uint32_t width) {
 `},
 }
 
-// ctype is the C type of an IR value type.
-func ctype(t ir.Type) string {
-	return map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t", ir.Bool: "bool"}[t]
-}
-
 // bounds evaluates compile-time expressions of a kernel over the variants
 // of its op: the stack arrays take the largest length any variant needs.
 type bounds struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -62,7 +63,7 @@ func (e *emitter) kernel(op *glue.Op, d glue.Dispatch) (string, error) {
 			f.grid[dim] = true
 		}
 	}
-	dia := &dialect{CStyle: cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}, f: f}
+	dia := &dialect{CStyle: cfamily.CStyle{Types: ctype.C}, f: f}
 	f.p = cfamily.New(dia, k)
 	for dim := 0; dim < 3; dim++ {
 		if n, ok := static(k.Workgroup[dim]); !ok || n != 1 {
@@ -402,11 +403,11 @@ func (f *fn) bindings() {
 		} else if val = node(f.op.Choice(f.d, x.Name)); val == "" {
 			f.fail("param %s has no choice in the glue", x.Name)
 		}
-		p.Line("const %s %s = %s;", ctype(x.Type), p.Name(x, x.Name), val)
+		p.Line("const %s %s = %s;", ctype.C.Of(x.Type), p.Name(x, x.Name), val)
 	}
 	for i, x := range k.Args {
 		if u[x] {
-			p.Line("const %s %s = %s;", ctype(x.Type), p.Name(x, x.Name), node(f.d.Args[i].Expr))
+			p.Line("const %s %s = %s;", ctype.C.Of(x.Type), p.Name(x, x.Name), node(f.d.Args[i].Expr))
 		}
 	}
 	for i, x := range k.Buffers {
@@ -419,9 +420,9 @@ func (f *fn) bindings() {
 
 func qualified(b *ir.Buffer) string {
 	if b.Access.CanWrite() {
-		return ctype(b.Elem.ValueType())
+		return ctype.C.Of(b.Elem.ValueType())
 	}
-	return "const " + ctype(b.Elem.ValueType())
+	return "const " + ctype.C.Of(b.Elem.ValueType())
 }
 
 // pointer is the C pointer to a bound buffer's first element.
@@ -567,7 +568,7 @@ func (f *fn) groupLoop() {
 		f.declareStorage(key)
 	}
 	for _, a := range f.shared {
-		p.Line("%s %s[%d];", ctype(a.Elem), f.storage(a), f.bound(a.Len))
+		p.Line("%s %s[%d];", ctype.C.Of(a.Elem), f.storage(a), f.bound(a.Len))
 	}
 	f.block(k.Body)
 	p.Dedent()
@@ -588,9 +589,9 @@ func (f *fn) declareStorage(key any) {
 	}
 	switch x := key.(type) {
 	case *ir.Var:
-		f.p.Line("%s %s%s;", ctype(x.Type), f.storage(x), lanes)
+		f.p.Line("%s %s%s;", ctype.C.Of(x.Type), f.storage(x), lanes)
 	case *ir.Array:
-		f.p.Line("%s %s%s[%d];", ctype(x.Elem), f.storage(x), lanes, f.bound(x.Len))
+		f.p.Line("%s %s%s[%d];", ctype.C.Of(x.Elem), f.storage(x), lanes, f.bound(x.Len))
 	}
 }
 
@@ -635,7 +636,7 @@ func (f *fn) block(body []ir.Stmt) {
 			if c, ok := s.Step.(*ir.Const); !ok || c.I != 1 {
 				step = v + " += " + f.groupExpr(s.Step)
 			}
-			p.Line("for (%s %s = %s; %s < %s; %s) {", ctype(s.Var.Type), v, f.groupExpr(s.Start), v, f.groupExpr(s.End), step)
+			p.Line("for (%s %s = %s; %s < %s; %s) {", ctype.C.Of(s.Var.Type), v, f.groupExpr(s.Start), v, f.groupExpr(s.End), step)
 			p.Indent()
 			f.block(s.Body)
 			p.Dedent()
@@ -751,7 +752,7 @@ func (d *dialect) Bitcast(from, to ir.Type, x string) string {
 		d.f.e.use("bits_f32")
 		return "bits_f32((uint32_t) " + x + ")"
 	}
-	return fmt.Sprintf("(%s) %s", ctype(to), x)
+	return fmt.Sprintf("(%s) %s", ctype.C.Of(to), x)
 }
 
 func (d *dialect) Call(fn ir.Intrinsic, args []string) string {
@@ -793,7 +794,7 @@ func (d *dialect) ArrayDecl(a *ir.Array, name, _ string) string {
 	if d.f.isLane[a] {
 		return ""
 	}
-	return fmt.Sprintf("%s %s[%d];", ctype(a.Elem), name, d.f.bound(a.Len))
+	return fmt.Sprintf("%s %s[%d];", ctype.C.Of(a.Elem), name, d.f.bound(a.Len))
 }
 
 func (*dialect) Unroll() string            { return "" }
@@ -809,7 +810,7 @@ func (d *dialect) VecDot(n, x, y string) string {
 	return fmt.Sprintf("dot_f32(%s, %s, %s)", n, x, y)
 }
 
-func (d *dialect) Reduce(string, string, string, ir.Order, bool) []string {
+func (d *dialect) Reduce(string, string, string, ir.Order, bool, cfamily.Exchange) []string {
 	d.f.fail("a reduction inside a lane loop")
 	return nil
 }

@@ -20,13 +20,14 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/pass"
 )
 
 // FileName is the shader file of a kernel: ggml's <op>.comp for the native
 // contract and contract-free kernels, <op>_portable.comp for portable.
-func FileName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func FileName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return k.Name + ".comp"
 	}
 	return k.Name + "_portable.comp"
@@ -46,10 +47,11 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	// declared only where a barrier used it. The helpers follow the IR's
 	// needs (pass.NeedsOf): kg_fma needs shaderFloat64, which gathers must
 	// not require.
-	reduce := ir.HasReduce(k)
+	x := p.LowerReduce()
+	reduce := x != nil
 	p.Indent()
 	if reduce {
-		p.Line("const uint kg_lin = gl_LocalInvocationIndex;")
+		p.Line("const %s %s = gl_LocalInvocationIndex;", d.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	p.Stmts(k.Body)
 	var b bytes.Buffer
@@ -109,7 +111,9 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	}
 	if reduce {
 		b.WriteString("\n// Lanes exchange through shared memory when the subgroup is narrower than a reduction.\n")
-		b.WriteString("shared float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];\n")
+		// The size is the KG_WG_* defines, as the layout's (one SPIR-V per
+		// variant), not the workgroup's IR expression.
+		fmt.Fprintf(&b, "shared %s %s[KG_WG_X * KG_WG_Y * KG_WG_Z];\n", d.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name))
 	}
 	if shared := ir.SharedArrays(k); len(shared) > 0 {
 		b.WriteString("\n")
@@ -236,19 +240,7 @@ float kg_add_zero(float x) {
 }
 `
 
-func (dialect) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint"
-	case ir.I32:
-		return "int"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
+func (dialect) Type(t ir.Type) string { return ctype.GLSL.Of(t) }
 
 func (dialect) FloatLit(f float32) string { return cfamily.FloatDigits(f) }
 func (dialect) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
@@ -341,7 +333,7 @@ func (d dialect) Barrier(device bool) string {
 // could take the driver's subgroupClusteredAdd, but on the H100 that ran op
 // B's compute 3-8% slower than the shuffles (bench/RESULTS.md), and lavapipe
 // does not offer the clustered class at all.
-func (dialect) Reduce(out, x, width string, _ ir.Order, portable bool) []string {
+func (dialect) Reduce(out, x, width string, _ ir.Order, portable bool, ex cfamily.Exchange) []string {
 	decl := "float"
 	if portable {
 		decl = "precise float"
@@ -350,11 +342,11 @@ func (dialect) Reduce(out, x, width string, _ ir.Order, portable bool) []string 
 		fmt.Sprintf("%s %s = %s;", decl, out, x),
 		fmt.Sprintf("if (gl_SubgroupSize >= %s) {", width),
 		"    [[unroll]]",
-		fmt.Sprintf("    for (uint kg_off = %s / 2u; kg_off > 0u; kg_off >>= 1u) {", width),
-		fmt.Sprintf("        %s += subgroupShuffleXor(%s, kg_off);", out, out),
+		fmt.Sprintf("    for (uint %s = %s / 2u; %s > 0u; %s >>= 1u) {", ex.Off, width, ex.Off, ex.Off),
+		fmt.Sprintf("        %s += subgroupShuffleXor(%s, %s);", out, out, ex.Off),
 		"    }",
 	}
-	return append(lines, cfamily.SharedButterfly(dialect{}, out, width, "u")...)
+	return append(lines, cfamily.SharedButterfly(dialect{}, ex, out, width, "u")...)
 }
 
 func trimOuter(s string) string {
@@ -388,7 +380,7 @@ func init() {
 		static extern external interface long short half fixed unsigned superp input output hvec2 hvec3
 		hvec4 fvec2 fvec3 fvec4 sampler3DRect filter sizeof cast namespace using texture
 		exp fma min max dot mix step clamp abs sign floor ceil fract mod pow log sqrt length barrier
-		kg_red kg_lin kg_off kg_fma kg_add_zero pc main`) {
+		kg_fma kg_add_zero pc main`) {
 		reserved[w] = true
 	}
 }

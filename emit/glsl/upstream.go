@@ -68,7 +68,7 @@ func workgroupNames(k *ir.Kernel, p *ir.Param) bool {
 
 type upstreamDialect struct{ dialect }
 
-func (upstreamDialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (upstreamDialect) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = %s(%s, %s);", out, ReduceSum, x, width)}
 }
 

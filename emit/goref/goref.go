@@ -26,9 +26,11 @@ type Op struct {
 	Name    string
 	Doc     string
 	Kernels []*ir.Kernel
-	// ArithFree ops have one kernel that every contract uses.
-	ArithFree bool
 }
+
+// arithFree: the op's one kernel is marked arith-free in its IR, and every
+// contract uses it.
+func (op Op) arithFree() bool { return len(op.Kernels) == 1 && op.Kernels[0].ArithFree }
 
 // Emit returns the Go source of one op's kernels: exported Params, Args and
 // Buffers types, one function per contract, and a dispatcher by contract name.
@@ -49,7 +51,7 @@ func Emit(op Op, ariths []ir.Arith) ([]byte, error) {
 	var cases []jen.Code
 	for _, k := range op.Kernels {
 		fn := typ + goName(strings.ReplaceAll(k.Arith.String(), "-", "_"))
-		if op.ArithFree {
+		if op.arithFree() {
 			fn = lowerFirst(typ)
 		}
 		body, err := lowerKernel(k, typ)
@@ -62,13 +64,13 @@ func Emit(op Op, ariths []ir.Arith) ([]byte, error) {
 			jen.Id("kgA").Id(typ+"Args"),
 			jen.Id("kgB").Id(typ+"Buffers"),
 		).Error().Block(body...)
-		if !op.ArithFree {
+		if !op.arithFree() {
 			cases = append(cases, jen.Case(jen.Lit(k.Arith.String())).Block(
 				jen.Return(jen.Id(fn).Call(jen.Id("p"), jen.Id("a"), jen.Id("b")))))
 		}
 	}
 	doc := fmt.Sprintf("%s runs %s under the named contract", typ, op.Name)
-	if op.ArithFree {
+	if op.arithFree() {
 		doc = fmt.Sprintf("%s runs %s, a pure copy that every contract shares", typ, op.Name)
 		cases = append(cases, jen.Case(arithLits(ariths)...).Block(
 			jen.Return(jen.Id(lowerFirst(typ)).Call(jen.Id("p"), jen.Id("a"), jen.Id("b")))))
@@ -134,6 +136,8 @@ func goType(t ir.Type) string {
 		return "int32"
 	case ir.U32:
 		return "uint32"
+	case ir.U64:
+		return "uint64"
 	case ir.Bool:
 		return "bool"
 	case ir.BF16:
@@ -187,7 +191,7 @@ func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 // reservedGo are names an IR identifier must not shadow in generated code.
 var reservedGo = map[string]bool{
 	"rt": true, "fmt": true, "math": true, "len": true, "cap": true, "make": true, "new": true,
-	"copy": true, "append": true, "min": true, "max": true, "int": true, "uint32": true,
+	"copy": true, "append": true, "min": true, "max": true, "int": true, "uint32": true, "uint64": true,
 	"int32": true, "float32": true, "float64": true, "bool": true, "true": true, "false": true,
 	"nil": true, "panic": true, "error": true, "string": true, "byte": true, "uint16": true,
 	"iota": true, "clear": true, "close": true, "complex": true, "real": true, "imag": true,

@@ -469,7 +469,7 @@ func (l *lowerer) expr(e ir.Expr, tid string) *jen.Statement {
 		fn := map[ir.Intrinsic]string{ir.FMA: "FMA", ir.ExpNative: "ExpNative", ir.Min: "MinF32", ir.Max: "MaxF32", ir.Dot4: "Dot4"}[e.Fn]
 		return jen.Qual(rtPath, fn).Call(args...)
 	case *ir.Select:
-		fn := map[ir.Type]string{ir.F32: "SelF32", ir.U32: "SelU32", ir.I32: "SelI32", ir.Bool: "SelBool"}[e.Type()]
+		fn := map[ir.Type]string{ir.F32: "SelF32", ir.U32: "SelU32", ir.U64: "SelU64", ir.I32: "SelI32", ir.Bool: "SelBool"}[e.Type()]
 		return jen.Qual(rtPath, fn).Call(l.expr(e.Cond, tid), l.expr(e.X, tid), l.expr(e.Y, tid))
 	case *ir.VecDot:
 		return jen.Qual(rtPath, "VecDot").Call(l.slice(e.X, e.N, tidOr0(tid)), l.slice(e.Y, e.N, tidOr0(tid)))

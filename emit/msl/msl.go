@@ -17,6 +17,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -24,8 +25,8 @@ import (
 func KargsName(op string) string { return "ggml_metal_kargs_" + op }
 
 // FunctionName is the kernel template of a kernel.
-func FunctionName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func FunctionName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return "kernel_" + k.Name + "_f32"
 	}
 	return "kernel_" + k.Name + "_f32_portable"
@@ -33,8 +34,8 @@ func FunctionName(k *ir.Kernel, arithFree bool) string {
 
 // HostName is the pipeline name of one variant: the function name followed
 // by each param's name and value.
-func HostName(k *ir.Kernel, arithFree bool, v ops.Variant) string {
-	name := FunctionName(k, arithFree)
+func HostName(k *ir.Kernel, v ops.Variant) string {
+	name := FunctionName(k)
 	for _, x := range k.Params {
 		if x.Derived == nil {
 			name += fmt.Sprintf("_%s%d", x.Name, v.Values[x.Name])
@@ -45,13 +46,13 @@ func HostName(k *ir.Kernel, arithFree bool, v ops.Variant) string {
 
 // Emit returns one op's Metal source: the kargs struct, the kernels under the
 // contracts Metal uses, and their instantiations for every variant.
-func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
+func Emit(op, summary string, kernels []*ir.Kernel, variants []ops.Variant) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", op, summary)
-	return appendOp(&b, op, kernels, arithFree, variants)
+	return appendOp(&b, op, kernels, variants)
 }
 
-func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, variants []ops.Variant) ([]byte, error) {
+func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, variants []ops.Variant) ([]byte, error) {
 	first := kernels[0]
 	if len(first.Args) > 0 {
 		// The same struct goes into ggml-metal-impl.h (the glue); the guard
@@ -59,11 +60,11 @@ func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, arithFree bool, 
 		fmt.Fprintf(b, "#ifndef KG_KARGS_%s\n#define KG_KARGS_%s\n", op, op)
 		b.WriteString("typedef struct {\n")
 		for _, a := range first.Args {
-			fmt.Fprintf(b, "    %s %s;\n", map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[a.Type], a.Name)
+			fmt.Fprintf(b, "    %s %s;\n", ctype.C.Of(a.Type), a.Name)
 		}
 		fmt.Fprintf(b, "} %s;\n#endif\n", KargsName(op))
 	}
-	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, arithFree, variants, false) })
+	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, variants, false) })
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func Kargs(name string, args []*ir.Arg) string {
 		for ; j < len(args) && args[j].Type == args[i].Type; j++ {
 			names = append(names, args[j].Name)
 		}
-		t := map[ir.Type]string{ir.F32: "float", ir.U32: "uint32_t", ir.I32: "int32_t"}[args[i].Type]
+		t := ctype.C.Of(args[i].Type)
 		for n, l := range wrapNames(names, 88) {
 			if n == 0 {
 				fmt.Fprintf(&b, "    %s %s", t, l)
@@ -170,7 +171,7 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 		b.WriteString(reduceSum)
 	}
 	for _, u := range kernels {
-		src, err := kernelText(u.Kargs, u.K, true, u.Variants, true)
+		src, err := kernelText(u.Kargs, u.K, u.Variants, true)
 		if err != nil {
 			return nil, err
 		}
@@ -179,11 +180,11 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func kernel(op string, k *ir.Kernel, arithFree bool, variants []ops.Variant, upstream bool) (string, error) {
-	return kernelText(KargsName(op), k, arithFree, variants, upstream)
+func kernel(op string, k *ir.Kernel, variants []ops.Variant, upstream bool) (string, error) {
+	return kernelText(KargsName(op), k, variants, upstream)
 }
 
-func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Variant, upstream bool) (string, error) {
+func kernelText(kargs string, k *ir.Kernel, variants []ops.Variant, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("msl", k); err != nil {
 		return "", err
 	}
@@ -202,7 +203,7 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
 	}
-	fn := FunctionName(k, arithFree)
+	fn := FunctionName(k)
 	fmt.Fprintf(&b, "kernel void %s(\n", fn)
 	var params []string
 	if len(k.Args) > 0 {
@@ -238,9 +239,10 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 		p.Line("#endif")
 	}
 	if ir.HasReduce(k) && !upstream {
+		x := p.LowerReduce()
 		p.Line("// Lanes exchange through threadgroup memory when the simdgroup is narrower than a reduction.")
-		p.Line("threadgroup float kg_red[%s];", p.WorkgroupSize())
-		p.Line("const uint kg_lin = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);")
+		p.Line("threadgroup %s %s[%s];", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name), p.Expr(x.Shared.Len))
+		p.Line("const %s %s = tpitg.x + ntg.x * (tpitg.y + ntg.y * tpitg.z);", lang.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	for _, a := range ir.SharedArrays(k) {
 		p.Line("threadgroup %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
@@ -257,7 +259,7 @@ func kernelText(kargs string, k *ir.Kernel, arithFree bool, variants []ops.Varia
 	typ := fn + "_t"
 	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(k, variants[0]), typ)
 	for _, v := range variants {
-		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(k, arithFree, v), typ, fn, targs(k, v))
+		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(k, v), typ, fn, targs(k, v))
 	}
 	return b.String(), nil
 }
@@ -292,7 +294,7 @@ func writeUpstreamParams(b *strings.Builder, params []string) {
 // call of xor_reduce_sum.
 type upstreamLang struct{ dialect }
 
-func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = %s<%s>(%s, sgw);", out, ReduceSum, width, x)}
 }
 
@@ -302,7 +304,7 @@ func (upstreamLang) Reserved(name string) bool {
 
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint", I32: "int"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.MSL}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("as_type<%s>(%s)", d.Type(to), x)
@@ -343,12 +345,12 @@ func (dialect) Barrier(device bool) string {
 // Reduce: simd_shuffle_xor butterflies (or, native with the width equal to
 // the simdgroup, simd_sum as ggml's kernels use) when the simdgroup covers the
 // width; otherwise the butterfly through threadgroup memory.
-func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
+func (dialect) Reduce(out, x, width string, order ir.Order, _ bool, ex cfamily.Exchange) []string {
 	lines := []string{
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (kg_sgw >= %s) {", width),
 	}
-	shuffle := cfamily.ShuffleLoop("ushort", width, fmt.Sprintf("%s += simd_shuffle_xor(%s, kg_off);", out, out))
+	shuffle := cfamily.ShuffleLoop("ushort", ex.Off, width, fmt.Sprintf("%s += simd_shuffle_xor(%s, %s);", out, out, ex.Off))
 	if order == ir.NativeOrder {
 		lines = append(lines, fmt.Sprintf("    if (kg_sgw == %s) {", width), fmt.Sprintf("        %s = simd_sum(%s);", out, out), "    } else {")
 		for _, l := range shuffle {
@@ -358,12 +360,12 @@ func (dialect) Reduce(out, x, width string, order ir.Order, _ bool) []string {
 	} else {
 		lines = append(lines, shuffle...)
 	}
-	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
+	return append(lines, cfamily.SharedButterfly(lang, ex, out, width, "")...)
 }
 
 var reserved = cfamily.CPPReserved(`kernel vertex fragment device constant threadgroup thread
 	half float2 float3 float4 uint2 uint3 uint4 int2 int3 int4 uint ushort uchar
-	exp fma min max dot select sqrt abs clamp mix args tgpig tpitg ntg kg_red kg_lin kg_off kg_sgw`)
+	exp fma min max dot select sqrt abs clamp mix args tgpig tpitg ntg kg_sgw`)
 
 func (dialect) Reserved(name string) bool {
 	return reserved[name] || strings.HasPrefix(name, "simd_") || strings.HasPrefix(name, "as_type")

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -35,8 +36,8 @@ func FileName(op string) string { return op + ".cl" }
 // KernelName is a kernel's entry point: ggml-opencl's kernel_<op> for the
 // native contract and the contract-free gathers, with a _portable suffix
 // for the portable one.
-func KernelName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func KernelName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return "kernel_" + k.Name
 	}
 	return "kernel_" + k.Name + "_portable"
@@ -44,7 +45,7 @@ func KernelName(k *ir.Kernel, arithFree bool) string {
 
 // Emit returns one op's OpenCL C source: its kernels under the contracts
 // OpenCL uses.
-func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
+func Emit(op, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n", op, summary)
 	var params []string
@@ -64,7 +65,7 @@ func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, err
 			break
 		}
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree) })
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k) })
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ const subgroupPrelude = `
 #endif
 `
 
-func kernel(k *ir.Kernel, arithFree bool) (string, error) {
+func kernel(k *ir.Kernel) (string, error) {
 	if err := cfamily.Unsupported("opencl", k); err != nil {
 		return "", err
 	}
@@ -118,7 +119,7 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 			fmt.Fprintf(&b, "#define %s (%s)\n", name, p.Expr(x.Derived))
 		}
 	}
-	fmt.Fprintf(&b, "kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void %s(\n", KernelName(k, arithFree))
+	fmt.Fprintf(&b, "kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void %s(\n", KernelName(k))
 	var params []string
 	for _, buf := range k.Buffers {
 		c := ""
@@ -132,10 +133,12 @@ func kernel(k *ir.Kernel, arithFree bool) (string, error) {
 	}
 	cfamily.WriteParams(&b, params)
 	p.Indent()
-	if ir.HasReduce(k) {
+	if x := p.LowerReduce(); x != nil {
+		// The workgroup's size is the KG_WG_* defines here, not its IR
+		// expression (the program is built once per variant from them).
 		p.Line("// Lanes exchange through local memory when the subgroup is narrower than a reduction.")
-		p.Line("local float kg_red[KG_WG_X * KG_WG_Y * KG_WG_Z];")
-		p.Line("const uint kg_lin = (uint) (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));")
+		p.Line("local %s %s[KG_WG_X * KG_WG_Y * KG_WG_Z];", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name))
+		p.Line("const %s %s = (uint) (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));", lang.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	for _, a := range ir.SharedArrays(k) {
 		p.Line("local %s %s[%s];", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len))
@@ -196,7 +199,7 @@ func BuildOptions(defs map[string]string) string {
 // dialect is OpenCL C's spelling of the C-family constructs.
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint", I32: "int"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.OpenCL}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	switch {
@@ -246,15 +249,15 @@ func (dialect) Barrier(device bool) string {
 // reduce_add_shmem is one): shuffles when the subgroup covers the width,
 // otherwise through local memory. KG_SUBGROUP_WIDTH is uniform, so every
 // lane of the workgroup takes the same branch and reaches its barriers.
-func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
 	return append([]string{
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (KG_SUBGROUP_WIDTH >= %s) {", width),
 		"    #pragma unroll",
-		fmt.Sprintf("    for (uint kg_off = %s / 2u; kg_off > 0u; kg_off >>= 1u) {", width),
-		fmt.Sprintf("        %s += kg_shuffle_xor(%s, kg_off);", out, out),
+		fmt.Sprintf("    for (uint %s = %s / 2u; %s > 0u; %s >>= 1u) {", ex.Off, width, ex.Off, ex.Off),
+		fmt.Sprintf("        %s += kg_shuffle_xor(%s, %s);", out, out, ex.Off),
 		"    }",
-	}, cfamily.SharedButterfly(lang, out, width, "u")...)
+	}, cfamily.SharedButterfly(lang, ex, out, width, "u")...)
 }
 
 // reserved: OpenCL C's keywords and the builtins and macros a kernel here
@@ -265,7 +268,7 @@ var reserved = cfamily.CPPReserved(`kernel __kernel global __global local __loca
 	reqd_work_group_size get_group_id get_local_id get_global_id get_local_size
 	get_num_groups get_sub_group_id get_max_sub_group_size barrier exp fma dot min max mad select sqrt
 	as_int as_uint as_float convert_int convert_uint convert_float
-	KG_WG_X KG_WG_Y KG_WG_Z KG_SUBGROUP_WIDTH kg_shuffle_xor kg_red kg_lin kg_off`)
+	KG_WG_X KG_WG_Y KG_WG_Z KG_SUBGROUP_WIDTH kg_shuffle_xor`)
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
 

@@ -42,7 +42,7 @@ func TestSubgroupBranchesCompile(t *testing.T) {
 				var ks []*ir.Kernel
 				reduces := false
 				for _, a := range []ir.Arith{ir.Portable, ir.Native("opencl")} {
-					if op.ArithFree && a.Native {
+					if op.ArithFree() && a.Native {
 						continue
 					}
 					k, err := op.Kernel(a)
@@ -52,7 +52,7 @@ func TestSubgroupBranchesCompile(t *testing.T) {
 					reduces = reduces || ir.HasReduce(k)
 					ks = append(ks, k)
 				}
-				src, err := opencl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+				src, err := opencl.Emit(op.Name, op.Summary, ks)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,21 +18,23 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // FunctionName is the device function of a kernel.
-func FunctionName(k *ir.Kernel, arithFree bool) string {
-	if k.Arith.Native || arithFree {
+func FunctionName(k *ir.Kernel) string {
+	if k.Arith.Native || k.ArithFree {
 		return k.Name + "_f32"
 	}
 	return k.Name + "_f32_portable"
 }
 
 // Emit returns one op's header with its kernels under the contracts SYCL uses.
-func Emit(op, summary string, kernels []*ir.Kernel, arithFree bool) ([]byte, error) {
+func Emit(op, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n\n#include <sycl/sycl.hpp>\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, arithFree, false) }); err != nil {
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -91,7 +93,7 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	if reduces {
 		b.WriteString(reduceSum)
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true, true) })
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
 	return b.Bytes(), err
 }
 
@@ -102,11 +104,11 @@ func UpstreamInline(k *ir.Kernel) ([]byte, error) {
 	if ir.HasReduce(k) {
 		return nil, fmt.Errorf("sycl: %s reduces: it needs Upstream's xor_reduce_sum", k.ID())
 	}
-	src, err := kernel(k, true, true)
+	src, err := kernel(k, true)
 	return []byte(src), err
 }
 
-func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
+func kernel(k *ir.Kernel, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("sycl", k); err != nil {
 		return "", err
 	}
@@ -126,14 +128,16 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	} else {
 		b.WriteString("inline\n")
 	}
-	fmt.Fprintf(&b, "void %s(\n", FunctionName(k, arithFree))
+	fmt.Fprintf(&b, "void %s(\n", FunctionName(k))
 	params := p.PointerParams()
 	params = append(params, "const sycl::nd_item<3> & item")
 	reduce := ir.HasReduce(k)
+	var x *pass.Exchange
 	if reduce && upstream {
 		params = append(params, "float * red")
 	} else if reduce {
-		params = append(params, "float * kg_red /* local memory, one float per work-item */")
+		x = p.LowerReduce()
+		params = append(params, fmt.Sprintf("%s * %s /* local memory, one float per work-item */", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name)))
 	}
 	for _, a := range ir.SharedArrays(k) {
 		params = append(params, fmt.Sprintf("%s * %s /* local memory: %s elements */", lang.Type(a.Elem), p.Name(a, a.Name), p.Expr(a.Len)))
@@ -147,11 +151,11 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 	if !k.Arith.Native && !upstream {
 		p.Line("#pragma clang fp contract(off) reassociate(off)")
 	}
-	if reduce && !upstream {
+	if x != nil {
 		p.Line("// Work-items exchange through local memory when the sub-group is narrower than a reduction.")
 		p.Line("const sycl::sub_group kg_sg = item.get_sub_group();")
 		p.Line("const uint32_t kg_sgw = kg_sg.get_max_local_range()[0];")
-		p.Line("const uint32_t kg_lin = item.get_local_linear_id();")
+		p.Line("const %s %s = item.get_local_linear_id();", lang.Type(x.Lin.Type), p.Name(x.Lin, x.Lin.Name))
 	}
 	p.Stmts(k.Body)
 	p.WriteBody(&b)
@@ -160,7 +164,7 @@ func kernel(k *ir.Kernel, arithFree, upstream bool) (string, error) {
 
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{F32: "float", U32: "uint32_t", I32: "int32_t"}}
+var lang = dialect{cfamily.CStyle{Types: ctype.C}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("sycl::bit_cast<%s>(%s)", d.Type(to), x)
@@ -196,17 +200,17 @@ func (dialect) Barrier(bool) string { return "sycl::group_barrier(item.get_group
 
 // Reduce: permute_group_by_xor butterflies when the sub-group covers the
 // width (ggml-sycl's warp_reduce_sum is one), otherwise local memory.
-func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
 	lines := []string{fmt.Sprintf("float %s = %s;", out, x), fmt.Sprintf("if (kg_sgw >= %s) {", width)}
-	lines = append(lines, cfamily.ShuffleLoop("uint32_t", width, fmt.Sprintf("%s += sycl::permute_group_by_xor(kg_sg, %s, kg_off);", out, out))...)
-	return append(lines, cfamily.SharedButterfly(lang, out, width, "")...)
+	lines = append(lines, cfamily.ShuffleLoop(lang.Type(ir.U32), ex.Off, width, fmt.Sprintf("%s += sycl::permute_group_by_xor(kg_sg, %s, %s);", out, out, ex.Off))...)
+	return append(lines, cfamily.SharedButterfly(lang, ex, out, width, "")...)
 }
 
 // upstreamLang is SYCL as the upstream kernels write it: a reduction is a
 // call of xor_reduce_sum.
 type upstreamLang struct{ dialect }
 
-func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool) []string {
+func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = %s<%s>(%s, item, red);", out, ReduceSum, width, x)}
 }
 
@@ -215,7 +219,7 @@ func (upstreamLang) Reserved(name string) bool {
 }
 
 var reserved = cfamily.CPPReserved(`int32_t uint32_t size_t sycl item
-	exp fma min max dot select sqrt kg_red kg_lin kg_off kg_sg kg_sgw`)
+	exp fma min max dot select sqrt kg_sg kg_sgw`)
 
 func (dialect) Reserved(name string) bool { return reserved[name] }
 

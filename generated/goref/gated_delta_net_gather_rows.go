@@ -49,10 +49,10 @@ func gatedDeltaNetGatherRows(kgP GatedDeltaNetGatherRowsParams, kgA GatedDeltaNe
 						var first uint32 = (uint32(kgGX) * 16384)
 						var left uint32 = (row_len - first)
 						var last uint32 = (first + rt.SelU32((left < 16384), left, 16384))
-						var from uint32 = (uint32(src) * row_len)
+						var from uint64 = (uint64(src) * uint64(row_len))
 						var to uint32 = (s * row_len)
 						for i := uint32(first); i < last; i += 1 {
-							scratch[(to + i)] = cache[(from + i)]
+							scratch[(to + i)] = cache[(from + uint64(i))]
 						}
 					}
 				}

@@ -195,7 +195,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 								}
 							}
 						}
@@ -489,7 +489,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 								}
 							}
 						}
@@ -747,7 +747,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 									var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 								}
 							}
 						}
@@ -1008,7 +1008,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 								}
 							}
 						}
@@ -1266,7 +1266,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 								}
 							}
 						}
@@ -1492,7 +1492,7 @@ func GatedDeltaNetInplaceIdsNativeCpu(kgP GatedDeltaNetInplaceIdsParams, kgA Gat
 							for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 								var col_2 uint32 = (col0 + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h) * block) + (col_2 * S_v)) + r_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h)) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
 								}
 							}
 						}
@@ -1690,7 +1690,7 @@ func GatedDeltaNetInplaceIdsNativeOpencl(kgP GatedDeltaNetInplaceIdsParams, kgA 
 								var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 									var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_2 * S_v)) + i_2)]
+									s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 								}
 							}
 						}

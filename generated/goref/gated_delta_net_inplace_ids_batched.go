@@ -196,7 +196,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
 								}
 							}
 						}
@@ -228,7 +228,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
 									}
 								}
 							}
@@ -517,7 +517,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
 								}
 							}
 						}
@@ -549,7 +549,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
 									}
 								}
 							}
@@ -802,7 +802,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 									var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
 								}
 							}
 						}
@@ -834,7 +834,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 										var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
 									}
 								}
 							}
@@ -1090,7 +1090,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
 								}
 							}
 						}
@@ -1122,7 +1122,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
 									}
 								}
 							}
@@ -1375,7 +1375,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
 								}
 							}
 						}
@@ -1407,7 +1407,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
 									}
 								}
 							}
@@ -1633,7 +1633,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + r_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(r_1))]
 								}
 							}
 						}
@@ -1660,7 +1660,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + r_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(r_4))]
 									}
 								}
 							}
@@ -1858,7 +1858,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 								for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 									var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint32(src) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
+									s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
 								}
 							}
 						}
@@ -1890,7 +1890,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 										var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint32(src_1) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
+										s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
 									}
 								}
 							}

@@ -50,14 +50,14 @@ func ssmConvGather(kgP SsmConvGatherParams, kgA SsmConvGatherArgs, kgB SsmConvGa
 					var s uint32 = uint32(kgGY)
 					var src int32 = ids[s]
 					if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
-						var from uint32 = (uint32(src) * row_len)
+						var from uint64 = (uint64(src) * uint64(row_len))
 						var to uint32 = (s * row_len)
 						var stride uint32 = (rt.SelU32((((row_len+2047)/2048) < ((n_seqs+1023)/n_seqs)), ((row_len+2047)/2048), ((n_seqs+1023)/n_seqs)) * 2048)
 						var first uint32 = ((uint32(kgGX) * 2048) + kgLX)
 						for c := uint32(first); c < row_len; c += stride {
 							for j := uint32(0); j < 8; j += 1 {
 								if (c + (j * 256)) < row_len {
-									vals[kgTid*valsLen+int(j)] = cache[(from + (c + (j * 256)))]
+									vals[kgTid*valsLen+int(j)] = cache[(from + uint64((c + (j * 256))))]
 								}
 							}
 							for j_1 := uint32(0); j_1 < 8; j_1 += 1 {

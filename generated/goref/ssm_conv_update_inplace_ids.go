@@ -98,7 +98,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}
@@ -220,7 +220,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}
@@ -309,7 +309,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}
@@ -404,7 +404,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}
@@ -499,7 +499,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}
@@ -591,7 +591,7 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}
@@ -681,7 +681,7 @@ func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA 
 								}
 							} else {
 								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint32(src) * cs2) + (c * cs1)) + j_2)]
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 								}
 							}
 						}

@@ -101,7 +101,7 @@ func SsmConvUpdateInplaceIdsBatchedPortable(kgP SsmConvUpdateInplaceIdsBatchedPa
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
@@ -233,7 +233,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeCuda(kgP SsmConvUpdateInplaceIdsBatched
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
@@ -332,7 +332,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeMetal(kgP SsmConvUpdateInplaceIdsBatche
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
@@ -437,7 +437,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeVulkan(kgP SsmConvUpdateInplaceIdsBatch
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
@@ -542,7 +542,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeSycl(kgP SsmConvUpdateInplaceIdsBatched
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
@@ -640,7 +640,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedP
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
@@ -738,7 +738,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeOpencl(kgP SsmConvUpdateInplaceIdsBatch
 							}
 						} else {
 							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint32(src) * cs2) + (c[kgTid] * cs1)) + j_1)]
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
 							}
 						}
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]

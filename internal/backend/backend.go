@@ -88,10 +88,9 @@ func (b *Backend) Builds(op *ops.Op) bool {
 func BuiltOn(op *ops.Op, name string) bool { return len(ops.VariantsFor(op.Name, name)) > 0 }
 
 // KernelsFor returns an op's kernels under the given contracts (the one
-// shared kernel for contract-free ops).
+// shared kernel for ops whose IR is marked arith-free).
 func KernelsFor(op *ops.Op, ariths ...ir.Arith) ([]*ir.Kernel, error) {
-	if op.ArithFree {
-		k, err := op.Kernel(ir.Portable)
+	if k, err := op.Kernel(ir.Portable); err != nil || k.ArithFree {
 		return []*ir.Kernel{k}, err
 	}
 	var ks []*ir.Kernel

@@ -62,7 +62,7 @@ NAME is an op from 'kernelgen list'. --arith picks the contract: portable
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
-			if op.ArithFree && a != ir.Portable {
+			if op.ArithFree() && a != ir.Portable {
 				fmt.Fprintf(out, "// %s is a pure copy: every contract uses its portable kernel\n", op.Name)
 			}
 			fmt.Fprint(out, ir.Print(k))

@@ -54,8 +54,8 @@ type backendJSON struct {
 func listData() listJSON {
 	out := listJSON{Schema: jsonSchema, Ops: []opJSON{}}
 	for _, op := range ops.All() {
-		o := opJSON{Name: op.Name, Fusion: op.Fusion, Summary: op.Summary, Shared: op.ArithFree, GeneratedBy: []string{}, Variants: []variantJSON{}}
-		if op.ArithFree {
+		o := opJSON{Name: op.Name, Fusion: op.Fusion, Summary: op.Summary, Shared: op.ArithFree(), GeneratedBy: []string{}, Variants: []variantJSON{}}
+		if op.ArithFree() {
 			o.Contracts = []string{"portable"}
 		} else {
 			for _, a := range op.Ariths() {

@@ -43,7 +43,7 @@ the same as one JSON document (its shape is in the README).`,
 					fusion = "-"
 				}
 				contracts := "portable (shared)"
-				if !op.ArithFree {
+				if !op.ArithFree() {
 					var names []string
 					for _, a := range op.Ariths() {
 						names = append(names, a.String())

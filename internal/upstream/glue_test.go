@@ -174,7 +174,7 @@ type tensor struct {
 func node(c *cases.Case) (srcs map[int]tensor, dst tensor, conv bool, params [2]int64, attn int64, err error) {
 	var compute cases.Launch
 	for _, l := range c.Launches {
-		if l.Op.Fusion != "" && !l.Op.ArithFree {
+		if l.Op.Fusion != "" && !l.Op.ArithFree() {
 			compute = l
 		}
 	}

@@ -36,14 +36,14 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := build(t, hostemu.CUDA, "cuda", files[0].Name, cuda.KernelName(gather, true), files[0].Data, gather, nil, fams[0].Gather)
+	g := build(t, hostemu.CUDA, "cuda", files[0].Name, cuda.KernelName(gather), files[0].Data, gather, nil, fams[0].Gather)
 	byOp := map[string]*program{}
 	for i, f := range fams {
 		shared, err := f.Kernel("cuda")
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := build(t, hostemu.CUDA, "cuda", files[i+1].Name, cuda.KernelName(shared, true), files[i+1].Data, shared, f.Shared, nil)
+		p := build(t, hostemu.CUDA, "cuda", files[i+1].Name, cuda.KernelName(shared), files[i+1].Data, shared, f.Shared, nil)
 		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	for _, width := range []int{32, 64} {
@@ -73,14 +73,14 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 	// the glue's header includes sycl.hpp before the gather
 	gsrc := append([]byte("#pragma once\n\n#include <sycl/sycl.hpp>\n\n"), files[0].Data...)
-	g := build(t, hostemu.SYCL, "sycl", files[0].Name, sycl.FunctionName(gather, true), gsrc, gather, nil, fams[0].Gather)
+	g := build(t, hostemu.SYCL, "sycl", files[0].Name, sycl.FunctionName(gather), gsrc, gather, nil, fams[0].Gather)
 	byOp := map[string]*program{}
 	for i, f := range fams {
 		shared, err := f.Kernel("sycl")
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := build(t, hostemu.SYCL, "sycl", files[i+1].Name, sycl.FunctionName(shared, true), files[i+1].Data, shared, f.Shared, nil)
+		p := build(t, hostemu.SYCL, "sycl", files[i+1].Name, sycl.FunctionName(shared), files[i+1].Data, shared, f.Shared, nil)
 		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	for _, width := range []int{8, 16, 32, 64} {
@@ -106,14 +106,14 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	const file = "ggml-metal.metal"
-	g := build(t, hostemu.MSL, "metal", file, msl.FunctionName(gather, true), src, gather, nil, fams[0].Gather)
+	g := build(t, hostemu.MSL, "metal", file, msl.FunctionName(gather), src, gather, nil, fams[0].Gather)
 	byOp := map[string]*program{}
 	for _, f := range fams {
 		shared, err := f.Kernel("metal")
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := build(t, hostemu.MSL, "metal", file, msl.FunctionName(shared, true), src, shared, f.Shared, nil)
+		p := build(t, hostemu.MSL, "metal", file, msl.FunctionName(shared), src, shared, f.Shared, nil)
 		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	checkFamilies(t, "metal", byOp, 32)
@@ -160,7 +160,7 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 		k := kernels[f.Name]
 		var inst []string
 		for _, v := range variants[f.Name] {
-			inst = append(inst, cuda.Instantiation(v.Of(k), true))
+			inst = append(inst, cuda.Instantiation(v.Of(k)))
 		}
 		got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
 		if errors.Is(err, ptx.ErrNoClang) {

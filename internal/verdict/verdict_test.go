@@ -39,7 +39,7 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("a rename: %q", s)
 	}
 	vs, _ = Compare(base, gatherTree(t, func(s string) string {
-		return strings.Replace(s, "load cache[from + (c + j * 256u)]", "load cache[from + (c + j * 256u) + 1u]", 1)
+		return strings.Replace(s, "load cache[from + u64(c + j * 256u)]", "load cache[from + u64(c + j * 256u) + 1ul]", 1)
 	}), Options{Problems: 1})
 	if len(vs) != 1 || strings.Join(vs[0].Categories, ",") != "memory" || vs[0].Execution.Result != Differ {
 		t.Errorf("a load index: %+v", vs)
@@ -60,7 +60,7 @@ func TestExecutionContradictingTheFormsIsAnError(t *testing.T) {
 	defer func(f func(a, b *canon.Form) []canon.Difference) { compareForms = f }(compareForms)
 	compareForms = func(a, b *canon.Form) []canon.Difference { return nil } // a form blind to everything
 	vs, err := Compare(gatherTree(t, same), gatherTree(t, func(s string) string {
-		return strings.Replace(s, "load cache[from + (c + j * 256u)]", "load cache[from + (c + j * 256u) + 1u]", 1)
+		return strings.Replace(s, "load cache[from + u64(c + j * 256u)]", "load cache[from + u64(c + j * 256u) + 1ul]", 1)
 	}), Options{Problems: 1})
 	var bug *BugError
 	if !errors.As(err, &bug) || len(bug.Kernels) != 1 || !strings.Contains(err.Error(), "kernelgen bug") {

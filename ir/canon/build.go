@@ -69,6 +69,9 @@ func (b *builder) constNode(c *ir.Const) *node {
 	case ir.Bool:
 		return b.t.make("const", ir.Bool, strconv.FormatBool(c.B))
 	}
+	if c.T == ir.U64 {
+		return b.t.make("const", ir.U64, strconv.FormatUint(uint64(c.I), 10))
+	}
 	return b.intConst(c.T, uint32(c.I))
 }
 
@@ -99,13 +102,13 @@ func (b *builder) value(e ir.Expr, st *state) *node {
 	case *ir.Unary:
 		x := b.value(e.X, st)
 		switch {
-		case e.Op == ir.Neg && x.typ.IsInt():
+		case e.Op == ir.Neg && ring32(x.typ):
 			return b.mkPoly(x.typ, poly{}.add(b.polyOf(x), ^uint32(0)))
 		case e.Op == ir.Neg && x.op == "const" && x.typ == ir.F32:
 			// Neg is exact: -c is the constant -c.
 			bits, _ := strconv.ParseUint(x.attr, 16, 32)
 			return t.make("const", ir.F32, strconv.FormatUint(bits^0x80000000, 16))
-		case (e.Op == ir.Convert || e.Op == ir.Bitcast) && x.typ.IsInt() && e.To.IsInt():
+		case (e.Op == ir.Convert || e.Op == ir.Bitcast) && ring32(x.typ) && ring32(e.To):
 			// u32 <-> i32 keeps the 32 bits: the same ring element.
 			return b.mkPoly(e.To, b.polyOf(x))
 		case e.Op == ir.Convert || e.Op == ir.Bitcast:
@@ -117,7 +120,7 @@ func (b *builder) value(e ir.Expr, st *state) *node {
 		return t.make(e.Op.String(), x.typ, "", x)
 	case *ir.Binary:
 		x, y := b.value(e.X, st), b.value(e.Y, st)
-		if x.typ.IsInt() {
+		if ring32(x.typ) {
 			switch e.Op {
 			case ir.Add:
 				return b.mkPoly(x.typ, b.polyOf(x).add(b.polyOf(y), 1))

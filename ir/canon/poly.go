@@ -14,6 +14,12 @@ import (
 // integer operation): a*b + c and c + b*a are one node, and an index
 // computed through a Let is the same as the index written inline.
 
+// ring32 reports whether t's +, - and * are those of the 32-bit ring. U64
+// arithmetic is another ring, and widening a u32 into it is no ring map
+// (u64(a*b) is not u64(a)*u64(b) once a*b wraps), so u64 operations and
+// conversions stay opaque nodes, compared as written.
+func ring32(t ir.Type) bool { return t == ir.I32 || t == ir.U32 }
+
 // term is coeff * atoms[0] * atoms[1] * ...; atoms sorted by digest.
 type term struct {
 	coeff uint32

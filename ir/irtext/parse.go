@@ -76,14 +76,15 @@ func (p *parser) kernel(lines []string) (*ir.Kernel, error) {
 	}
 	p.line = i + 1
 	head := strings.Fields(lines[i])
-	if len(head) != 3 || head[0] != "kernel" || !strings.HasPrefix(head[2], "arith=") {
-		return nil, p.errf("want \"kernel NAME arith=CONTRACT\", got %q", lines[i])
+	arithFree := len(head) == 4 && head[3] == "arith-free"
+	if len(head) != 3 && !arithFree || head[0] != "kernel" || !strings.HasPrefix(head[2], "arith=") {
+		return nil, p.errf("want \"kernel NAME arith=CONTRACT\" (and \"arith-free\" for a copy), got %q", lines[i])
 	}
 	arith, err := ir.ParseArith(strings.TrimPrefix(head[2], "arith="))
 	if err != nil {
 		return nil, p.errf("%v", err)
 	}
-	k := &ir.Kernel{Name: head[1], Arith: arith, At: p.pos()}
+	k := &ir.Kernel{Name: head[1], Arith: arith, ArithFree: arithFree, At: p.pos()}
 	p.k = k
 	i++
 	var doc []string
@@ -249,12 +250,12 @@ func (p *parser) triple(s string) ([3]ir.Expr, error) {
 }
 
 func (p *parser) typ(s string) (ir.Type, error) {
-	for _, t := range []ir.Type{ir.F32, ir.I32, ir.U32, ir.Bool, ir.BF16} {
+	for _, t := range []ir.Type{ir.F32, ir.I32, ir.U32, ir.U64, ir.Bool, ir.BF16} {
 		if t.String() == s {
 			return t, nil
 		}
 	}
-	return ir.Invalid, p.errf("unknown type %q: want f32, i32, u32, bool or bf16", s)
+	return ir.Invalid, p.errf("unknown type %q: want f32, i32, u32, u64, bool or bf16", s)
 }
 
 // block parses statements at the given depth from lines[i] until a line
@@ -600,7 +601,7 @@ func (p *parser) lexer(s string) *lexer {
 		case isDigit(c):
 			j := i
 			// A span's offset ends in "..": 0u.. is 0u, then "..".
-			for j < len(s) && !strings.HasPrefix(s[j:], "..") && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'u' ||
+			for j < len(s) && !strings.HasPrefix(s[j:], "..") && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'u' || s[j] == 'l' ||
 				(s[j] == '+' || s[j] == '-') && s[j-1] == 'e') {
 				j++
 			}
@@ -863,7 +864,7 @@ func (lx *lexer) primary() (ir.Expr, error) {
 			return nil, err
 		}
 		return &ir.Call{Fn: intrinsics[name], Args: a, At: at}, nil
-	case call && (name == "f32" || name == "i32" || name == "u32" || name == "bool"):
+	case call && (name == "f32" || name == "i32" || name == "u32" || name == "u64" || name == "bool"):
 		to, _ := p.typ(name)
 		a, err := lx.args()
 		if err != nil {
@@ -944,10 +945,17 @@ func (lx *lexer) index() (ir.Expr, error) {
 	return e, lx.expect("]")
 }
 
-// number parses a literal as ir.ConstString writes it: 12u (u32), 12 (i32),
-// 1.5, 1e-05 or 1.0 (f32).
+// number parses a literal as ir.ConstString writes it: 12ul (u64), 12u
+// (u32), 12 (i32), 1.5, 1e-05 or 1.0 (f32).
 func (p *parser) number(s string) (ir.Expr, error) {
 	at := p.pos()
+	if u, ok := strings.CutSuffix(s, "ul"); ok {
+		v, err := strconv.ParseUint(u, 10, 64)
+		if err != nil {
+			return nil, p.errf("bad u64 literal %q", s)
+		}
+		return &ir.Const{T: ir.U64, I: int64(v), At: at}, nil
+	}
 	if u, ok := strings.CutSuffix(s, "u"); ok {
 		v, err := strconv.ParseUint(u, 10, 32)
 		if err != nil {

@@ -52,6 +52,9 @@ func TestEveryKernelRoundTrips(t *testing.T) {
 			}
 			text := ir.Print(k)
 			back := roundTrip(t, k.ID(), text)
+			if back.ArithFree != k.ArithFree {
+				t.Errorf("%s: arith-free %v, read back as %v", k.ID(), k.ArithFree, back.ArithFree)
+			}
 			lines := strings.Split(text, "\n")
 			ir.WalkStmts(back.Body, func(s ir.Stmt) {
 				if l := s.Pos().Line; l < 1 || l > len(lines) || !strings.Contains(lines[l-1], stmtWord(s)) {
@@ -164,7 +167,8 @@ func TestBadTextNamesTheLine(t *testing.T) {
 		t.Fatalf("the good text: %v", err)
 	}
 	cases := []struct{ from, to, want string }{
-		{"let i: u32", "let i: u64", "k.ir:7: unknown type \"u64\""},
+		{"let i: u32", "let i: u16", "k.ir:7: unknown type \"u16\""},
+		{"let i: u32", "let i: u64", "k.ir:7: let i: value has type u32, variable has type u64"},
 		{"f32(i)", "f32(j)", "k.ir:8: unknown name \"j\""},
 		{"store out", "store outt", "k.ir:8: store to \"outt\", which is not a buffer"},
 		{"    store out[i] = f32(i)\n", "    if i < n {\n    store out[i] = f32(i)\n", "k.ir:9: want \"    }\""},

@@ -12,6 +12,7 @@
 
 typedef unsigned int uint32_t;
 typedef int int32_t;
+typedef unsigned long long uint64_t;
 
 static __device__ __forceinline__ float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width) {
     return __nvvm_shfl_sync_bfly_f32(mask, v, lane_mask, ((32 - width) << 8) | 0x1f);

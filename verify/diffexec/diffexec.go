@@ -186,7 +186,7 @@ func aliases(c *cases.Case) bool {
 
 // kernelID is the kernel a launch runs in a revision.
 func kernelID(c *cases.Case, l cases.Launch) string {
-	if l.Op.ArithFree {
+	if l.Op.ArithFree() {
 		return l.Op.Name + "@" + ir.Portable.String()
 	}
 	return l.Op.Name + "@" + c.Arith.String()

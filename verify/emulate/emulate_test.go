@@ -72,7 +72,7 @@ func needCompiler(t *testing.T) {
 // contracts are the contracts lang builds op under: portable and its own
 // native one; the gathers' one kernel once.
 func contracts(l language, op *ops.Op) []ir.Arith {
-	if op.ArithFree {
+	if op.ArithFree() {
 		return []ir.Arith{ir.Portable}
 	}
 	return []ir.Arith{ir.Portable, l.native}
@@ -97,7 +97,7 @@ var builds sync.Map // programKey -> *buildResult
 func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) {
 	t.Helper()
 	key := programKey{lang, op.Name, a.String()}
-	if op.ArithFree {
+	if op.ArithFree() {
 		key.arith = ""
 	}
 	v, _ := builds.LoadOrStore(key, new(buildResult))
@@ -242,13 +242,13 @@ func TestProgramsCarryTheirContract(t *testing.T) {
 					t.Errorf("%s %s@%s: source lacks kernel %s", l.lang, op.Name, a, k.ID())
 				}
 				portable := strings.Contains(src, "_f32_portable")
-				if portable != (!a.Native && !op.ArithFree) {
+				if portable != (!a.Native && !op.ArithFree()) {
 					t.Errorf("%s %s@%s: portable kernel present: %v", l.lang, op.Name, a, portable)
 				}
 				if n := strings.Count(string(p.Harness), "    case "); n != len(ops.VariantsOf(op.Name)) {
 					t.Errorf("%s %s@%s: harness dispatches %d variants, the table has %d", l.lang, op.Name, a, n, len(ops.VariantsOf(op.Name)))
 				}
-				if op.ArithFree {
+				if op.ArithFree() {
 					q, err := Program(l.lang, op, l.native)
 					if err != nil || q.Name != p.Name || string(q.Harness) != string(p.Harness) {
 						t.Errorf("%s %s: the native contract does not reuse the one program (%v)", l.lang, op.Name, err)

@@ -26,6 +26,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -51,7 +52,7 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 		return hostemu.Program{}, fmt.Errorf("emulate: op %s has no variants", op.Name)
 	}
 	name := fmt.Sprintf("%s_%s_%s", lang, op.Name, contractName(op, a))
-	return KernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k, ArithFree: op.ArithFree}, variants)
+	return KernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k}, variants)
 }
 
 // Kernel is one kernel as an emitter takes it: op, summary and kernel name
@@ -59,7 +60,6 @@ func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error)
 type Kernel struct {
 	Op, Summary string
 	K           *ir.Kernel
-	ArithFree   bool
 }
 
 // KernelProgram returns the host-emulation program of any kernel (an op's,
@@ -78,14 +78,14 @@ func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []op
 	var err error
 	switch lang {
 	case hostemu.CUDA:
-		src, err = cuda.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree)
-		file, fn = kern.Op+".cuh", cuda.KernelName(k, kern.ArithFree)
+		src, err = cuda.Emit(kern.Op, kern.Summary, kernels)
+		file, fn = kern.Op+".cuh", cuda.KernelName(k)
 	case hostemu.MSL:
-		src, err = msl.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree, variants)
-		file, fn = kern.Op+".metal", msl.FunctionName(k, kern.ArithFree)
+		src, err = msl.Emit(kern.Op, kern.Summary, kernels, variants)
+		file, fn = kern.Op+".metal", msl.FunctionName(k)
 	case hostemu.SYCL:
-		src, err = sycl.Emit(kern.Op, kern.Summary, kernels, kern.ArithFree)
-		file, fn = kern.Op+".hpp", sycl.FunctionName(k, kern.ArithFree)
+		src, err = sycl.Emit(kern.Op, kern.Summary, kernels)
+		file, fn = kern.Op+".hpp", sycl.FunctionName(k)
 	default:
 		return hostemu.Program{}, fmt.Errorf("emulate: unknown language %v", lang)
 	}
@@ -114,7 +114,7 @@ func SourceProgram(program string, lang hostemu.Lang, op string, k *ir.Kernel, f
 // contractName is the program's contract in names: "any" for ArithFree ops,
 // whose one kernel serves every contract.
 func contractName(op *ops.Op, a ir.Arith) string {
-	if op.ArithFree {
+	if op.ArithFree() {
 		return "any"
 	}
 	return strings.ReplaceAll(a.String(), "-", "_")
@@ -129,19 +129,7 @@ type harness struct {
 
 // ctype is the C++ type every skin accepts for an IR scalar or element type
 // (MSL's uint and int are the same types under the skin).
-func ctype(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.U32:
-		return "uint32_t"
-	case ir.I32:
-		return "int32_t"
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
+func ctype(t ir.Type) string { return ctypes.C.Of(t) }
 
 func argGetter(t ir.Type) string {
 	switch t {

@@ -33,7 +33,7 @@ var programs sync.Map // programKey -> *programOnce
 
 func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error) {
 	key := programKey{lang, op.Name, a.String()}
-	if op.ArithFree {
+	if op.ArithFree() {
 		key.arith = "" // one kernel for every contract
 	}
 	v, _ := programs.LoadOrStore(key, new(programOnce))

@@ -13,6 +13,7 @@ type val struct {
 	f func(*thread) float32
 	i func(*thread) int32
 	u func(*thread) uint32
+	w func(*thread) uint64
 	b func(*thread) bool
 }
 
@@ -60,6 +61,9 @@ func (c *compiler) expr(e ir.Expr) val {
 		case ir.U32:
 			x := uint32(e.I)
 			return val{t: ir.U32, u: func(*thread) uint32 { return x }}
+		case ir.U64:
+			x := uint64(e.I)
+			return val{t: ir.U64, w: func(*thread) uint64 { return x }}
 		case ir.Bool:
 			x := e.B
 			return val{t: ir.Bool, b: func(*thread) bool { return x }}
@@ -86,6 +90,8 @@ func (c *compiler) expr(e ir.Expr) val {
 			return val{t: ir.U32, u: func(t *thread) uint32 { return t.regs[slot] }}
 		case ir.I32:
 			return val{t: ir.I32, i: func(t *thread) int32 { return int32(t.regs[slot]) }}
+		case ir.U64:
+			return val{t: ir.U64, w: func(t *thread) uint64 { return uint64(t.regs[slot]) | uint64(t.regs[slot+1])<<32 }}
 		}
 		return fromBits(e.Var.Type, func(t *thread) uint32 { return t.regs[slot] })
 	case *ir.ArrayLoad:
@@ -128,6 +134,8 @@ func (c *compiler) expr(e ir.Expr) val {
 			return val{t: x.t, i: func(t *thread) int32 { return rt.SelI32(cond(t), x.i(t), y.i(t)) }}
 		case ir.U32:
 			return val{t: x.t, u: func(t *thread) uint32 { return rt.SelU32(cond(t), x.u(t), y.u(t)) }}
+		case ir.U64:
+			return val{t: x.t, w: func(t *thread) uint64 { return rt.SelU64(cond(t), x.w(t), y.w(t)) }}
 		case ir.Bool:
 			return val{t: x.t, b: func(t *thread) bool { return rt.SelBool(cond(t), x.b(t), y.b(t)) }}
 		}
@@ -220,6 +228,8 @@ func (c *compiler) unary(e *ir.Unary) val {
 			return val{t: x.t, i: func(t *thread) int32 { return -x.i(t) }}
 		case ir.U32:
 			return val{t: x.t, u: func(t *thread) uint32 { return -x.u(t) }}
+		case ir.U64:
+			return val{t: x.t, w: func(t *thread) uint64 { return -x.w(t) }}
 		}
 	case ir.Not:
 		return val{t: ir.Bool, b: func(t *thread) bool { return !x.b(t) }}
@@ -245,6 +255,8 @@ func convert(x val, to ir.Type) val {
 			return val{t: to, f: func(t *thread) float32 { return float32(x.i(t)) }}
 		case ir.U32:
 			return val{t: to, f: func(t *thread) float32 { return float32(x.u(t)) }}
+		case ir.U64:
+			return val{t: to, f: func(t *thread) float32 { return float32(x.w(t)) }}
 		}
 	case ir.I32:
 		switch x.t {
@@ -252,6 +264,8 @@ func convert(x val, to ir.Type) val {
 			return val{t: to, i: func(t *thread) int32 { return int32(x.f(t)) }}
 		case ir.U32:
 			return val{t: to, i: func(t *thread) int32 { return int32(x.u(t)) }}
+		case ir.U64:
+			return val{t: to, i: func(t *thread) int32 { return int32(x.w(t)) }}
 		}
 	case ir.U32:
 		switch x.t {
@@ -259,6 +273,17 @@ func convert(x val, to ir.Type) val {
 			return val{t: to, u: func(t *thread) uint32 { return uint32(x.f(t)) }}
 		case ir.I32:
 			return val{t: to, u: func(t *thread) uint32 { return uint32(x.i(t)) }}
+		case ir.U64:
+			return val{t: to, u: func(t *thread) uint32 { return uint32(x.w(t)) }}
+		}
+	case ir.U64:
+		switch x.t {
+		case ir.F32:
+			return val{t: to, w: func(t *thread) uint64 { return uint64(x.f(t)) }}
+		case ir.I32:
+			return val{t: to, w: func(t *thread) uint64 { return uint64(x.i(t)) }}
+		case ir.U32:
+			return val{t: to, w: func(t *thread) uint64 { return uint64(x.u(t)) }}
 		}
 	}
 	return zero(to)
@@ -316,6 +341,10 @@ func (c *compiler) binary(e *ir.Binary) val {
 		if v, ok := intBinary(e.Op, x.u, y.u, func(f func(*thread) uint32) val { return val{t: ir.U32, u: f} }); ok {
 			return v
 		}
+	case x.t == ir.U64:
+		if v, ok := intBinary(e.Op, x.w, y.w, func(f func(*thread) uint64) val { return val{t: ir.U64, w: f} }); ok {
+			return v
+		}
 	}
 	c.fail(e.At, "cannot run %s", ir.ExprString(e))
 	return zero(e.Type())
@@ -352,7 +381,7 @@ func floatBinary(op ir.BinOp, x, y func(*thread) float32) (val, bool) {
 
 // intBinary is Go's arithmetic on T: wrap-around, truncating division that
 // faults on zero, shifts by the count as Go defines them.
-func intBinary[T int32 | uint32](op ir.BinOp, x, y func(*thread) T, mk func(func(*thread) T) val) (val, bool) {
+func intBinary[T int32 | uint32 | uint64](op ir.BinOp, x, y func(*thread) T, mk func(func(*thread) T) val) (val, bool) {
 	num := func(f func(*thread) T) (val, bool) { return mk(f), true }
 	cmp := func(f func(*thread) bool) (val, bool) { return val{t: ir.Bool, b: f}, true }
 	switch op {

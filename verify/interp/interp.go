@@ -70,6 +70,7 @@ type compiler struct {
 	args   map[*ir.Arg]int
 	bufs   map[*ir.Buffer]int
 	arrays map[*ir.Array]int
+	nregs  int
 	err    error
 }
 
@@ -116,7 +117,7 @@ func Compile(k *ir.Kernel) (*Program, error) {
 	if c.err != nil {
 		return nil, fmt.Errorf("interp: %s: %v", k.ID(), c.err)
 	}
-	p.nregs = len(c.slots)
+	p.nregs = c.nregs
 	return p, nil
 }
 
@@ -124,7 +125,12 @@ func (c *compiler) slot(v *ir.Var) int {
 	if i, ok := c.slots[v]; ok {
 		return i
 	}
-	c.slots[v] = len(c.slots)
+	// A u64 takes two registers: low half, then high half.
+	c.slots[v] = c.nregs
+	c.nregs++
+	if v.Type == ir.U64 {
+		c.nregs++
+	}
 	return c.slots[v]
 }
 
@@ -518,6 +524,9 @@ func (c *compiler) set(slot int, v val) func(*thread) {
 	case ir.U32:
 		f := v.u
 		return func(t *thread) { t.regs[slot] = f(t) }
+	case ir.U64:
+		f := v.w
+		return func(t *thread) { x := f(t); t.regs[slot], t.regs[slot+1] = uint32(x), uint32(x>>32) }
 	}
 	bits := c.asBits(v)
 	return func(t *thread) { t.regs[slot] = bits(t) }
@@ -527,8 +536,11 @@ func (c *compiler) set(slot int, v val) func(*thread) {
 // index of either integer type (a negative one then faults on use).
 func (c *compiler) index(e ir.Expr) func(*thread) int {
 	v := c.expr(e)
-	if e.Type() == ir.I32 {
+	switch e.Type() {
+	case ir.I32:
 		return func(t *thread) int { return int(v.i(t)) }
+	case ir.U64:
+		return func(t *thread) int { return int(v.w(t)) }
 	}
 	return func(t *thread) int { return int(v.u(t)) }
 }

@@ -35,7 +35,7 @@ var Contracts = []ir.Arith{ir.Portable, ir.Native("opencl")}
 func Source(op *ops.Op) ([]byte, error) {
 	var ks []*ir.Kernel
 	for _, a := range Contracts {
-		if op.ArithFree && a.Native {
+		if op.ArithFree() && a.Native {
 			continue
 		}
 		k, err := op.Kernel(a)
@@ -44,7 +44,7 @@ func Source(op *ops.Op) ([]byte, error) {
 		}
 		ks = append(ks, k)
 	}
-	return emit.Emit(op.Name, op.Summary, ks, op.ArithFree)
+	return emit.Emit(op.Name, op.Summary, ks)
 }
 
 var sources sync.Map // op name -> []byte
@@ -122,7 +122,7 @@ func Job(c *cases.Case, progs *Programs) (clrun.Job, error) {
 		if err != nil {
 			return job, err
 		}
-		cl := clrun.Launch{Program: pi, Kernel: emit.KernelName(k, l.Op.ArithFree), Groups: l.Grid, Local: l.Workgroup}
+		cl := clrun.Launch{Program: pi, Kernel: emit.KernelName(k), Groups: l.Grid, Local: l.Workgroup}
 		for i, name := range l.Bind {
 			bi, ok := index[name]
 			if !ok {
@@ -239,7 +239,7 @@ func Check(ctx context.Context, r *clrun.Runner, sources map[string][]byte, all 
 	var cs []*cases.Case
 	for _, op := range ops.All() {
 		for _, a := range Contracts {
-			if op.ArithFree && a.Native {
+			if op.ArithFree() && a.Native {
 				continue
 			}
 			for _, v := range Variants(op, all) {

@@ -133,7 +133,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
-	return spvbuild.Unit{File: "generated/vulkan/" + glsl.FileName(k, op.ArithFree), Source: src, Defines: defs, Name: k.ID() + " " + v.String()}, nil
+	return spvbuild.Unit{File: "generated/vulkan/" + glsl.FileName(k), Source: src, Defines: defs, Name: k.ID() + " " + v.String()}, nil
 }
 
 // DenormUnit is Unit built with glsl.DenormPreserve where the shader has
@@ -297,7 +297,7 @@ func allUnits(unit func(*ir.Kernel, ops.Variant) (spvbuild.Unit, error), ariths 
 	var units []spvbuild.Unit
 	for _, op := range ops.All() {
 		for _, a := range ariths {
-			if op.ArithFree && a.Native {
+			if op.ArithFree() && a.Native {
 				continue
 			}
 			k, err := op.Kernel(a)

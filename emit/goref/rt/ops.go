@@ -20,6 +20,13 @@ func SelU32(c bool, x, y uint32) uint32 {
 	return y
 }
 
+func SelU64(c bool, x, y uint64) uint64 {
+	if c {
+		return x
+	}
+	return y
+}
+
 func SelI32(c bool, x, y int32) int32 {
 	if c {
 		return x

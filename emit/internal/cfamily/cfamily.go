@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ir/ctype"
+	"github.com/kernelgen/kernelgen/pass"
 )
 
 // Dialect is what one language spells differently.
@@ -53,8 +55,10 @@ type Dialect interface {
 	// the workgroup's buffer accesses (ir.Barrier.Device).
 	Barrier(device bool) string
 	// Reduce returns the lines that declare out (type f32) as the cluster sum
-	// of x (see ir.Reduce); width is a compile-time expression.
-	Reduce(out, x, width string, order ir.Order, portable bool) []string
+	// of x (see ir.Reduce); width is a compile-time expression. ex names
+	// the reduction lowering's entities (Printer.LowerReduce; zero where
+	// the emitter took none).
+	Reduce(out, x, width string, order ir.Order, portable bool, ex Exchange) []string
 	// Reserved reports names that cannot be used as identifiers.
 	Reserved(name string) bool
 	// DepSync spells a dispatch dependency point ("" where dispatches are
@@ -84,6 +88,34 @@ type Printer struct {
 	scopes []map[string]bool
 	// elseIf: an else block that is one if prints as else if (ElseIf).
 	elseIf bool
+	// ex is the reduction lowering the kernel's Reduces print through
+	// (LowerReduce), nil where the emitter took none.
+	ex *pass.Exchange
+}
+
+// Exchange is what a dialect's Reduce prints of the reduction lowering
+// (pass.Exchange): the names its entities have in this kernel.
+type Exchange struct{ Shared, Lin, Off string }
+
+// LowerReduce takes the lowering of k's reductions for a target whose
+// subgroup may be narrower than a reduction (pass.LowerReduce): its
+// entities are named before the body, and every Reduce prints through
+// them. The emitter declares Shared and Lin; nil when k does not reduce.
+func (p *Printer) LowerReduce() *pass.Exchange {
+	p.ex = pass.LowerReduce(p.K)
+	if p.ex != nil {
+		p.Name(p.ex.Shared, p.ex.Shared.Name)
+		p.Name(p.ex.Lin, p.ex.Lin.Name)
+		p.Name(p.ex.Off, p.ex.Off.Name)
+	}
+	return p.ex
+}
+
+func (p *Printer) exchange() Exchange {
+	if p.ex == nil {
+		return Exchange{}
+	}
+	return Exchange{Shared: p.names[p.ex.Shared], Lin: p.names[p.ex.Lin], Off: p.names[p.ex.Off]}
 }
 
 // ElseIf prints an else block that holds a single if statement as an
@@ -285,7 +317,7 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		p.Line("%s", p.D.Barrier(s.Device))
 	case *ir.Reduce:
 		x := p.Expr(s.X)
-		for _, l := range p.D.Reduce(p.declare(s.Var, s.Var.Name), x, p.Expr(s.Width), s.Order, p.portable) {
+		for _, l := range p.D.Reduce(p.declare(s.Var, s.Var.Name), x, p.Expr(s.Width), s.Order, p.portable, p.exchange()) {
 			p.Line("%s", l)
 		}
 	case *ir.VecSilu:
@@ -343,6 +375,17 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 			return p.D.FloatLit(e.F), 100
 		case ir.U32:
 			return p.D.UintLit(uint32(e.I)), 100
+		case ir.U64:
+			// A u64 literal is a u32 one widened: the dialects' 32-bit
+			// literals are enough for the offsets u64 is for.
+			if e.I < 0 || e.I > 0xffffffff {
+				panic(fmt.Sprintf("cfamily: %s: u64 literal %d does not fit 32 bits", e.At, e.I))
+			}
+			lit := p.D.UintLit(uint32(e.I))
+			if p.D.Type(ir.U32) == p.D.Type(ir.U64) {
+				return lit, 100
+			}
+			return p.D.Convert(ir.U32, ir.U64, lit), 100
 		case ir.I32:
 			s := p.D.IntLit(int32(e.I))
 			if e.I < 0 {
@@ -365,6 +408,11 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 	case *ir.Load:
 		return p.D.Load(e.Buf, p.names[e.Buf], p.Expr(e.Index)), 100
 	case *ir.Unary:
+		if e.Op == ir.Convert && p.D.Type(e.X.Type()) == p.D.Type(e.To) {
+			// One type in this language (GLSL's u32 and u64, ctype.GLSL):
+			// nothing to convert.
+			return p.expr(e.X)
+		}
 		x, xp := p.expr(e.X)
 		if xp < 100 {
 			x = "(" + x + ")"
@@ -497,24 +545,12 @@ func (p *Printer) WorkgroupSize() string {
 }
 
 // CStyle spells the constructs on which CUDA, SYCL and MSL agree: scalar
-// types (named per language), literals with an f suffix, C casts, subscripted
+// types (named per language by ctype), literals with an f suffix, C casts, subscripted
 // buffer access and const locals. Those dialects embed it and add what
 // differs; GLSL spells literals, casts and declarations its own way.
-type CStyle struct{ F32, U32, I32 string }
+type CStyle struct{ Types ctype.Dialect }
 
-func (c CStyle) Type(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return c.F32
-	case ir.U32:
-		return c.U32
-	case ir.I32:
-		return c.I32
-	case ir.Bool:
-		return "bool"
-	}
-	return "<" + t.String() + ">"
-}
+func (c CStyle) Type(t ir.Type) string { return c.Types.Of(t) }
 
 func (CStyle) FloatLit(f float32) string { return FloatDigits(f) + "f" }
 func (CStyle) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
@@ -541,17 +577,17 @@ func (c CStyle) ArrayDecl(a *ir.Array, name, length string) string {
 }
 
 // SharedButterfly is the branch every dialect's Reduce ends with: for a
-// subgroup narrower than width, the same xor butterfly over the workgroup's
-// kg_red array indexed by kg_lin, a barrier around each exchange. suffix is
-// the dialect's unsigned-literal suffix in the loop ("u" for GLSL, where
+// subgroup narrower than width, the same xor butterfly through the
+// lowering's workgroup array (ex), a barrier around each exchange. suffix
+// is the dialect's unsigned-literal suffix in the loop ("u" for GLSL, where
 // mixing signedness is an error; "" for the C++ dialects).
-func SharedButterfly(d Dialect, out, width, suffix string) []string {
+func SharedButterfly(d Dialect, ex Exchange, out, width, suffix string) []string {
 	return []string{
 		"} else {",
-		fmt.Sprintf("    for (%s kg_off = %s / 2%s; kg_off > 0%s; kg_off >>= 1%s) {", d.Type(ir.U32), width, suffix, suffix, suffix),
-		fmt.Sprintf("        kg_red[kg_lin] = %s;", out),
+		fmt.Sprintf("    for (%s %s = %s / 2%s; %s > 0%s; %s >>= 1%s) {", d.Type(ir.U32), ex.Off, width, suffix, ex.Off, suffix, ex.Off, suffix),
+		fmt.Sprintf("        %s[%s] = %s;", ex.Shared, ex.Lin, out),
 		"        " + d.Barrier(false),
-		fmt.Sprintf("        %s += kg_red[kg_lin ^ kg_off];", out),
+		fmt.Sprintf("        %s += %s[%s ^ %s];", out, ex.Shared, ex.Lin, ex.Off),
 		"        " + d.Barrier(false),
 		"    }",
 		"}",

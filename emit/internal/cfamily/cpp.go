@@ -147,12 +147,13 @@ func (p *Printer) WriteBody(b *strings.Builder) {
 }
 
 // ShuffleLoop is the subgroup half of a C++ dialect's Reduce: an unrolled
-// xor butterfly over offsets width/2 .. 1 (a variable kg_off of type
-// offType), each step the dialect's statement step.
-func ShuffleLoop(offType, width, step string) []string {
+// xor butterfly over offsets width/2 .. 1 (the lowering's offset off, of
+// type offType: the shuffle intrinsic's), each step the dialect's
+// statement step.
+func ShuffleLoop(offType, off, width, step string) []string {
 	return []string{
 		"#pragma unroll",
-		fmt.Sprintf("    for (%s kg_off = %s / 2; kg_off > 0; kg_off >>= 1) {", offType, width),
+		fmt.Sprintf("    for (%s %s = %s / 2; %s > 0; %s >>= 1) {", offType, off, width, off, off),
 		"        " + step,
 		"    }",
 	}

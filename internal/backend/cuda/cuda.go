@@ -36,7 +36,7 @@ const emulationWidth = 32
 
 func generate() ([]backend.File, error) {
 	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		src, err := cuda.Emit(op.Name, op.Summary, ks)
 		return backend.One(op.Name+".cuh", src, err)
 	})
 	if err != nil {

@@ -31,7 +31,7 @@ func PTX(ctx context.Context, op *ops.Op, header []byte, kernels []*ir.Kernel) (
 func Instantiations(op *ops.Op, k *ir.Kernel) []string {
 	var out []string
 	for _, v := range ops.VariantsFor(op.Name, name) {
-		out = append(out, cuda.Instantiation(v.Of(k), op.ArithFree))
+		out = append(out, cuda.Instantiation(v.Of(k)))
 	}
 	return out
 }

@@ -38,7 +38,7 @@ func TestEveryVariantCompilesToPTX(t *testing.T) {
 					ks = append(ks, k)
 				}
 			}
-			src, err := cuda.Emit(op.Name, op.Summary, ks, op.ArithFree)
+			src, err := cuda.Emit(op.Name, op.Summary, ks)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ func generate() ([]backend.File, error) {
 	var files []backend.File
 	var all []goref.Op
 	for _, op := range ops.All() {
-		g := goref.Op{Name: op.Name, ArithFree: op.ArithFree}
+		g := goref.Op{Name: op.Name}
 		for _, a := range op.Ariths() {
 			k, err := op.Kernel(a)
 			if err != nil {

@@ -27,8 +27,8 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading La
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
-		HostName: func(_ string, in ir.Instance, arithFree bool) string {
-			return msl.HostName(in.Kernel, arithFree, ops.Variant{Values: in.Values})
+		HostName: func(_ string, in ir.Instance) string {
+			return msl.HostName(in.Kernel, ops.Variant{Values: in.Values})
 		},
 		ArgsStruct: msl.KargsName, ArgsStructDef: msl.Kargs},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
@@ -41,7 +41,7 @@ const emulationWidth = 32
 
 func generate() ([]backend.File, error) {
 	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := msl.Emit(op.Name, op.Summary, ks, op.ArithFree, ops.VariantsFor(op.Name, name))
+		src, err := msl.Emit(op.Name, op.Summary, ks, ops.VariantsFor(op.Name, name))
 		return backend.One(op.Name+".metal", src, err)
 	})
 	if err != nil {

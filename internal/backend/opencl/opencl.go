@@ -27,7 +27,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "OpenCL C kernels
 
 func generate() ([]backend.File, error) {
 	return backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := opencl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		src, err := opencl.Emit(op.Name, op.Summary, ks)
 		return backend.One(opencl.FileName(op.Name), src, err)
 	})
 }

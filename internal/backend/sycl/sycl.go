@@ -37,7 +37,7 @@ const emulationWidth = 16
 
 func generate() ([]backend.File, error) {
 	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := sycl.Emit(op.Name, op.Summary, ks, op.ArithFree)
+		src, err := sycl.Emit(op.Name, op.Summary, ks)
 		return backend.One(op.Name+".hpp", src, err)
 	})
 	if err != nil {

@@ -33,12 +33,12 @@ var glueTarget = &templates.Target{
 }
 
 // function is a kernel's shader name: its file's stem.
-func function(k *ir.Kernel, arithFree bool) string {
-	return strings.TrimSuffix(glsl.FileName(k, arithFree), ".comp")
+func function(k *ir.Kernel) string {
+	return strings.TrimSuffix(glsl.FileName(k), ".comp")
 }
 
 // hostName is a variant's shader name: ggml's SPIR-V symbol stem.
-func hostName(fn string, in ir.Instance, _ bool) string {
+func hostName(fn string, in ir.Instance) string {
 	name := fn
 	for _, p := range in.Kernel.Params {
 		if p.Derived == nil {
@@ -58,7 +58,7 @@ func generate() ([]backend.File, error) {
 			if err != nil {
 				return nil, err
 			}
-			files = append(files, backend.File{Path: glsl.FileName(k, op.ArithFree), Data: src})
+			files = append(files, backend.File{Path: glsl.FileName(k), Data: src})
 		}
 		return files, nil
 	})
@@ -85,7 +85,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 			return nil, err
 		}
 		for _, k := range ks {
-			path := name + "/" + glsl.FileName(k, op.ArithFree)
+			path := name + "/" + glsl.FileName(k)
 			src, ok := byPath[path]
 			if !ok {
 				return nil, fmt.Errorf("%s was not generated", path)
