@@ -107,7 +107,7 @@ func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) {
 		defer cancel()
 		p, err := cachedProgram(lang, op, a)
 		if err == nil {
-			_, err = hostemu.Build(ctx, p)
+			_, err = hostemu.Build(ctx, p.Program)
 		}
 		r.err = err
 	})

@@ -73,7 +73,7 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 		}
 		kernels += n
 	}
-	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), backend.Emulated(files, ".cuh"), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}

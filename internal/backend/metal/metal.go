@@ -61,7 +61,7 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 	if err != nil {
 		return "", err
 	}
-	n, err := emulate.Check(ctx, hostemu.MSL, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.MSL, ir.Native(name), backend.Emulated(files, ".metal"), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}
