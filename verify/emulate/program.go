@@ -1,20 +1,24 @@
 // Package emulate runs the generated CUDA, Metal Shading Language and SYCL
 // kernels under host emulation (verify/hostemu) on the random problems of
-// verify/cases, so CI checks every emitted kernel against the Go reference
-// without a GPU.
+// verify/cases, so CI checks every kernel against the Go reference without
+// a GPU.
 //
-// Program builds one hostemu program per (language, op, contract): the
-// emitter's source for that op's kernel plus a generated harness that
-// instantiates every variant of the variant table and picks one per job.
-// Run replays a case's launches (gather, then compute, for the ids ops) on
-// the same buffers and returns every buffer afterwards.
+// Check, what kernelgen build runs, builds one hostemu program per file a
+// backend wrote, byte for byte as written: the file plus a generated
+// harness over every instance of it the backend builds (each variant under
+// each kernel the file holds). Program, for the emitters' tests, builds one
+// per (language, op, contract) from the IR: that one kernel under every
+// variant of the table. Run replays a case's launches (gather, then
+// compute, for the ids ops) on the same buffers and returns every buffer
+// afterwards.
 //
 // # Job protocol of the generated harness
 //
-// Args: kg_variant (index into ops.VariantsOf(op)), kg_grid_x/y/z and
-// kg_wg_x/y/z (workgroups and threads per workgroup, IR order: x fastest),
-// and the kernel's args by their IR names. Buffers: the kernel's buffers by
-// their IR names.
+// Args: kg_variant (index into the program's instances: for Program and
+// KernelProgram, the variants given), kg_grid_x/y/z and kg_wg_x/y/z
+// (workgroups and threads per workgroup, IR order: x fastest), and the
+// kernel's args by their IR names. Buffers: the kernel's buffers by their
+// IR names.
 package emulate
 
 import (
