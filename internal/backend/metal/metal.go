@@ -27,9 +27,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading La
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
-		HostName: func(_ string, in ir.Instance, arithFree bool) string {
-			return msl.HostName(in.Kernel, arithFree, ops.Variant{Values: in.Values})
-		},
+		HostName:   func(_ string, in ir.Instance, arithFree bool) string { return msl.HostName(in, arithFree) },
 		ArgsStruct: msl.KargsName, ArgsStructDef: msl.Kargs},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
 	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}}},
