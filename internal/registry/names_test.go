@@ -23,7 +23,6 @@ var notYetMoved = map[string]string{
 	"internal/patch/others.go":      "metal's, sycl's and cuda's integration steps (the integration manifest is not built yet)",
 	"internal/upstream/upstream.go": "the upstream kernels of metal, sycl and cuda, a function each (they join their backends with the integration manifest)",
 	"internal/upstream/vulkan.go":   "vulkan's upstream shaders (they join the backend with the integration manifest)",
-	"bench/vulkan/main.go":          "compares its dispatch with bench/cuda's (a flag for cuda's CSV, cuda's tiling)",
 }
 
 // homonyms are strings that spell a backend's name but mean something
