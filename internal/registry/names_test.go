@@ -16,8 +16,6 @@ import (
 // notYetMoved are the files that still name backends though they are not
 // a backend's own: each with why, so the list can only shrink.
 var notYetMoved = map[string]string{
-	"ops/arith.go":                  "the native contracts' arithmetic styles, per backend (ops.Contract declared by the backends is not built yet)",
-	"ops/variants.go":               "the tilings and batched schedules per backend (ops.Tuning declared by the backends is not built yet)",
 	"internal/patch/plan.go":        "the series' order of backends and their integration steps (the integration manifest is not built yet)",
 	"internal/patch/vulkan.go":      "vulkan's integration step (the integration manifest is not built yet)",
 	"internal/patch/others.go":      "metal's, sycl's and cuda's integration steps (the integration manifest is not built yet)",

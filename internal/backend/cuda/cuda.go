@@ -22,7 +22,7 @@ const name = "cuda"
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "bench/vulkan/cuda.go", "generated/cuda"}}
+	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "bench/vulkan/cuda.go", "ops/backend_cuda.go", "generated/cuda"}}
 
 var glueTarget = &templates.Target{
 	Names:    glue.Names{Backend: name, Function: cuda.KernelName},

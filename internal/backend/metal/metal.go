@@ -23,7 +23,7 @@ const name = "metal"
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "generated/metal"}}
+	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "ops/backend_metal.go", "generated/metal"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,

@@ -21,7 +21,7 @@ const name = "sycl"
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "generated/sycl"}}
+	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: sycl.FunctionName,
