@@ -18,10 +18,7 @@ func TestVerifyRunsTheWrittenBytes(t *testing.T) {
 		return err
 	}
 	files := backendtest.Written(t, Backend)
-	if err := check(files); err != nil {
-		backendtest.SkipWithoutTool(t, err, ptx.ErrNoClang)
-		t.Fatalf("as written: %v", err)
-	}
+	backendtest.MustPass(t, check, files, ptx.ErrNoClang)
 	backendtest.MustFail(t, "a kernel changed after generation", check,
 		backendtest.Altered(t, files, name+"/ssm_conv.cuh", "float y = 0.0f;", "float y = 1.0f;"),
 		"differ from the Go reference", "ssm_conv@portable[d_conv=2]", "ssm_conv@native-"+name)

@@ -21,10 +21,7 @@ func TestVerifyRunsTheWrittenBytes(t *testing.T) {
 		return err
 	}
 	files := backendtest.Written(t, Backend)
-	if err := check(files); err != nil {
-		backendtest.SkipWithoutTool(t, err)
-		t.Fatalf("as written: %v", err)
-	}
+	backendtest.MustPass(t, check, files)
 	const file = name + "/ssm_conv.metal"
 	backendtest.MustFail(t, "a kernel changed after generation", check,
 		backendtest.Altered(t, files, file, "float y = 0.0f;", "float y = 1.0f;"),

@@ -20,10 +20,7 @@ func TestVerifyRunsTheWrittenBytes(t *testing.T) {
 		return err
 	}
 	files := backendtest.Written(t, Backend)
-	if err := check(files); err != nil {
-		backendtest.SkipWithoutTool(t, err)
-		t.Fatalf("as written: %v", err)
-	}
+	backendtest.MustPass(t, check, files)
 	backendtest.MustFail(t, "a kernel changed after generation", check,
 		backendtest.Altered(t, files, name+"/ssm_conv.hpp", "float y = 0.0f;", "float y = 1.0f;"),
 		"differ from the Go reference", "ssm_conv@portable[d_conv=2]", "ssm_conv@native-"+name)
