@@ -75,7 +75,7 @@ type program struct {
 // instance finds the harness's number of the instance of k at params.
 func (p program) instance(k *ir.Kernel, params map[string]int64) (int, error) {
 	for i, in := range p.instances {
-		if in.Kernel != k {
+		if in.Kernel.ID() != k.ID() {
 			continue
 		}
 		match := true
