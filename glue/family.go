@@ -363,22 +363,24 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	}
 	fv.LaunchParams, fv.BoolParams, fv.BoolArgs = strings.Join(lparams, ", "), strings.Join(bparams, ", "), strings.Join(bargs, ", ")
 	// the kernel for each combination of the bools, as nested conditionals
-	var pick func(i int, vals map[string]bool) string
-	pick = func(i int, vals map[string]bool) string {
+	// the bools' values spelled by the instance, the other params by name
+	var pick func(i int, vals map[string]int64) string
+	pick = func(i int, vals map[string]int64) string {
 		if i == len(bools) {
+			in := ir.Instance{Kernel: k, Values: vals}
 			var targs []string
 			for _, p := range k.Params {
 				switch {
 				case p.Derived != nil:
 				case p.Type == ir.Bool:
-					targs = append(targs, fmt.Sprint(vals[p.Name]))
+					targs = append(targs, in.Bare(p))
 				default:
 					targs = append(targs, p.Name)
 				}
 			}
 			return fmt.Sprintf("%s<%s>", fv.Function, strings.Join(targs, ", "))
 		}
-		t, f := map[string]bool{bools[i].Name: true}, map[string]bool{bools[i].Name: false}
+		t, f := map[string]int64{bools[i].Name: 1}, map[string]int64{bools[i].Name: 0}
 		for n, v := range vals {
 			t[n], f[n] = v, v
 		}
@@ -388,7 +390,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		}
 		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(pick(i+1, t)), sep, paren(pick(i+1, f)))
 	}
-	fv.Pick = pick(0, map[string]bool{})
+	fv.Pick = pick(0, map[string]int64{})
 	var tp, ta, bt []string
 	for _, p := range k.Params {
 		if p.Derived == nil {
@@ -423,9 +425,10 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		if nw, cpw, _, ok := ops.GDNSmallTiling(backend, int(v.Values["S_v"])); ok && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
 			continue
 		}
+		in := v.Of(k)
 		var targs []string
 		for _, p := range append([]*ir.Param{key}, rest...) {
-			targs = append(targs, fmt.Sprint(v.Values[p.Name]))
+			targs = append(targs, in.Bare(p))
 		}
 		t := strings.Join(targs, ", ")
 		var all []string
@@ -435,15 +438,15 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 			case p.Type == ir.Bool:
 				all = append(all, strings.ToLower(p.Name))
 			default:
-				all = append(all, fmt.Sprint(v.Values[p.Name]))
+				all = append(all, in.Bare(p))
 			}
 		}
-		kv := v.Values[key.Name]
+		kv := in.Values[key.Name]
 		if prev, ok := seen[kv]; ok && prev != t {
 			return fv, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
 		} else if !ok {
 			seen[kv] = t
-			fv.Cases = append(fv.Cases, Case{Value: fmt.Sprint(kv), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
+			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
 		}
 		combos[kv]++
 	}

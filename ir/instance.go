@@ -16,23 +16,36 @@ type Instance struct {
 // or false, 16u for a U32, 16 for an I32. Every backend, check and bench
 // spells a variant's template arguments and defines with it.
 func (in Instance) Literal(p *Param) string {
+	if p.Type == U32 {
+		return fmt.Sprintf("%du", in.Values[p.Name])
+	}
+	return in.Bare(p)
+}
+
+// Bare spells param p's value without a type suffix: true or false, else
+// the number (16 for a U32 too). Metal's instantiations and the upstream
+// glue's dispatch tables write a variant so; the template parameter's type
+// converts it.
+func (in Instance) Bare(p *Param) string {
 	v := in.Values[p.Name]
-	switch p.Type {
-	case Bool:
+	if p.Type == Bool {
 		return fmt.Sprint(v != 0)
-	case U32:
-		return fmt.Sprintf("%du", v)
 	}
 	return fmt.Sprint(v)
 }
 
 // TemplateArgs are the non-derived params' literals in the kernel's param
 // order: a template's arguments.
-func (in Instance) TemplateArgs() []string {
+func (in Instance) TemplateArgs() []string { return in.args(in.Literal) }
+
+// BareTemplateArgs are TemplateArgs spelled by Bare.
+func (in Instance) BareTemplateArgs() []string { return in.args(in.Bare) }
+
+func (in Instance) args(spell func(*Param) string) []string {
 	var out []string
 	for _, p := range in.Kernel.Params {
 		if p.Derived == nil {
-			out = append(out, in.Literal(p))
+			out = append(out, spell(p))
 		}
 	}
 	return out

@@ -5,21 +5,20 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-// Backends with a native contract, in the order kernelgen lists them.
-var NativeBackends = []string{"cuda", "metal", "vulkan", "sycl", "cpu", "opencl"}
-
-// Ariths is every contract each arithmetic op is built under.
+// Ariths is every contract each arithmetic op is built under: portable,
+// then each backend's native one (ops/backend_<name>.go).
 func Ariths() []ir.Arith {
 	out := []ir.Arith{ir.Portable}
-	for _, be := range NativeBackends {
+	for _, be := range NativeBackends() {
 		out = append(out, ir.Native(be))
 	}
 	return out
 }
 
 // style is what a contract decides about an op's arithmetic: the knobs
-// docs/arithmetic.md lists per backend. Op programs read
-// these instead of testing backend names.
+// docs/arithmetic.md lists per backend, each backend's set in its
+// ops/backend_<name>.go. Op programs read these instead of testing backend
+// names.
 type style struct {
 	portable bool
 	// blockedRows: lane l owns rows l*R .. l*R+R-1 (Metal); otherwise rows r*W+l (strided).
@@ -50,37 +49,6 @@ type style struct {
 	// ggml-cpu's vector routines compute them on an FMA ISA
 	// (ggml_vec_mad_f32's vector FMAs). The conv taps are not (convMadd).
 	fusedMadd bool
-}
-
-func styleOf(a ir.Arith) style {
-	if !a.Native {
-		return style{portable: true, order: ir.Butterfly, convZero: true}
-	}
-	switch a.Backend {
-	case "cuda":
-		return style{gateAfterReduce: true, order: ir.Butterfly, convZero: true}
-	case "sycl":
-		return style{gateAfterReduce: true, order: ir.Butterfly}
-	case "metal":
-		return style{blockedRows: true, order: ir.NativeOrder,
-			convDot4: func(k dsl.Val) dsl.Val { return k.Rem(4).Eq(0) }}
-	case "vulkan":
-		return style{order: ir.NativeOrder,
-			convDot4: func(k dsl.Val) dsl.Val { return k.Eq(4) }}
-	case "cpu":
-		return style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true}
-	case "opencl":
-		// ggml-opencl: strided rows over LANES_PER_COLUMN lanes (8 at
-		// S_v 128; min(S_v, 32) below, its Intel subgroup of 32: Adreno's
-		// 64 differs at S_v 64), KDA decays first, the plain conv's taps in
-		// float4 dots where d_conv is a multiple of 4 (its _4 kernel).
-		return style{gateOnPartial: true, order: ir.Butterfly,
-			lanes: func(b *dsl.Builder, sv dsl.Val) dsl.Val {
-				return b.Select(sv.Eq(128), b.U32(8), b.Select(sv.Lt(32), sv, b.U32(32)))
-			},
-			convDot4: func(k dsl.Val) dsl.Val { return k.Rem(4).Eq(0) }}
-	}
-	panic("ops: no arithmetic style for backend " + a.Backend)
 }
 
 // madd is acc + x*y: one FMA under the portable contract (and where the

@@ -109,7 +109,7 @@ func TestVariantTable(t *testing.T) {
 	// tiling besides the shared one. A backend with its own form of the
 	// gathers (ggml-cpu's row copies, GatherFor) builds that instead. Backends with a batched op B
 	// (GDNBatch) build it at S_v x KDA, at the shape their glue asks for.
-	for _, be := range ops.NativeBackends {
+	for _, be := range ops.NativeBackends() {
 		want := map[string]int{
 			"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
 			"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,

@@ -179,7 +179,7 @@ func Kernels() ([]*ir.Kernel, error) {
 }
 
 func knownBackend(be string) bool {
-	for _, x := range NativeBackends {
+	for _, x := range NativeBackends() {
 		if x == be {
 			return true
 		}

@@ -93,89 +93,77 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// GDNTiling is a backend's workgroup shape per S_v: NW column groups of CPW
-// columns each. Column folding never changes a column's arithmetic (docs/ops.md#tiling), so backends may differ. S_v 128 uses (16, 4): on the H100 it moved
-// 90-98% of the copy rate at n_seqs >= 32 where ggml-cuda's default (16, 8)
-// moved 82-87%, and (8, 4) ran 4% slower there at n_seqs >= 128
-// (bench/cuda); on Vulkan (8, 4) ran op B's compute 1-7% faster than
-// (16, 4) at every n_seqs (bench/vulkan -tilings, bench/RESULTS.md).
-func GDNTiling(backend string, sv int) (nw, cpw int) {
-	switch {
-	case sv == 128 && backend == "vulkan":
-		return 8, 4
-	case sv == 128:
+// Tuning is what a backend tunes of the variant table, declared in its
+// ops/backend_<name>.go. Column folding never changes a column's arithmetic
+// (docs/ops.md#tiling), so backends may differ; each choice's measurements
+// are beside it there. A zero field: the backend takes the shared choice.
+type Tuning struct {
+	// GDN is the backend's own workgroup shape (NW column groups of CPW
+	// columns) for S_v; ok false: the shared one (sharedGDNTiling).
+	GDN func(sv int) (nw, cpw int, ok bool)
+	// GDNSmall is a tiling of the in-place ops (A and B) for n_seqs <=
+	// maxSeqs, chosen by the glue at dispatch time; ok false: none at sv.
+	GDNSmall func(sv int) (nw, cpw, maxSeqs int, ok bool)
+	// GDNBatch is op B's one-dispatch schedule
+	// (gated_delta_net_inplace_ids_batched): its tiling and NS, the most
+	// sequences one dispatch takes.
+	GDNBatch func(sv int) (nw, cpw, ns int)
+	// ConvBatch is op D's NS for its one-dispatch schedule
+	// (ssm_conv_update_inplace_ids_batched, 32 channels x NS sequences
+	// per workgroup).
+	ConvBatch int
+}
+
+// sharedGDNTiling is the GDN workgroup shape of every backend without one
+// of its own. S_v 128 uses (16, 4): on the H100 it moved 90-98% of the
+// copy rate at n_seqs >= 32 where ggml-cuda's default (16, 8) moved
+// 82-87%, and (8, 4) ran 4% slower there at n_seqs >= 128 (bench/cuda).
+func sharedGDNTiling(sv int) (nw, cpw int) {
+	if sv == 128 {
 		return 16, 4
 	}
 	return 4, 1
 }
 
-// GDNSmallTiling is a backend's tiling of the in-place ops (A and B) at S_v
-// 128 for n_seqs <= maxSeqs, chosen by the glue at dispatch time; ok false:
-// the backend has none and always runs GDNTiling's. With few sequences a
-// tiling of fewer columns per workgroup spreads a head's state over more
-// workgroups. On the H100 at one sequence (bench/RESULTS.md, issue #21):
-// CUDA op B replayed from a CUDA graph took 3.13 / 3.86 us at (8, 2)
-// against 4.11 / 4.99 at (16, 4) (H 32 / 48); at two sequences (16, 4) and
-// (8, 2) were within 0.4 us of each other. Vulkan's compute dispatch took
-// 5.20 / 5.97 us at (4, 1) against 6.22 / 6.87 at (8, 4); at two, (4, 1)
-// was 0.4 us faster at H 32 and 0.4 us slower at H 48.
-func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
-	if sv != 128 {
-		return 0, 0, 0, false
+// GDNTiling is a backend's workgroup shape per S_v: NW column groups of CPW
+// columns each, its own (Tuning.GDN) or the shared one.
+func GDNTiling(backend string, sv int) (nw, cpw int) {
+	if t := tuningOf(backend); t.GDN != nil {
+		if nw, cpw, ok := t.GDN(sv); ok {
+			return nw, cpw
+		}
 	}
-	switch backend {
-	case "cuda":
-		return 8, 2, 1, true
-	case "vulkan":
-		return 4, 1, 1, true
+	return sharedGDNTiling(sv)
+}
+
+// GDNSmallTiling is a backend's tiling of the in-place ops (A and B) for
+// n_seqs <= maxSeqs, chosen by the glue at dispatch time; ok false: the
+// backend has none and always runs GDNTiling's. With few sequences a
+// tiling of fewer columns per workgroup spreads a head's state over more
+// workgroups.
+func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
+	if t := tuningOf(backend); t.GDNSmall != nil {
+		return t.GDNSmall(sv)
 	}
 	return 0, 0, 0, false
 }
 
-// smallTilingBackends are the backends with a GDNSmallTiling.
-var smallTilingBackends = []string{"cuda", "vulkan"}
-
-// GDNBatch is a backend's one-dispatch schedule of op B
-// (gated_delta_net_inplace_ids_batched): its tiling and NS, the most
-// sequences one dispatch takes. ns 0: the backend has none and always runs
-// the gather and the compute dispatch.
-//
-// Vulkan: (1, 4, 8), one warp of four columns per sequence. On the H100
-// (bench/vulkan -batched, S_v 128, H 32 / 48) it ran op B at n_seqs 2, 4, 8
-// in 13.2/15.1, 15.1/18.0, 20.6/26.9 us where gather + compute took
-// 15.6/17.4, 18.7/21.7, 25.5/32.3 (bench/RESULTS.md); of the shapes timed
-// beside it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the lowest sum over those
-// six, each within 4% of the best at n_seqs 8. At n_seqs 1 a batched
-// workgroup idles all rows but one (12.2 vs 9.2 us for the compute
-// dispatch alone), and at 32 a 32-row batch trailed gather + compute on
-// the H200 (55.6 vs 51.6 us): the schedule is for 2..NS. At two sequences,
-// since the gather's rewrite, it trails gather + compute by 0.15-0.5 us with
-// identity ids and leads by 1.5-1.7 us when every source aliases (H100,
-// bench/RESULTS.md): kept there.
+// GDNBatch is a backend's one-dispatch schedule of op B: its tiling and
+// NS. ns 0: the backend has none and always runs the gather and the
+// compute dispatch.
 func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
-	if backend == "vulkan" {
-		return 1, 4, 8
+	if t := tuningOf(backend); t.GDNBatch != nil {
+		return t.GDNBatch(sv)
 	}
 	return 0, 0, 0
 }
 
-// ConvBatch is a backend's NS for op D's one-dispatch schedule
-// (ssm_conv_update_inplace_ids_batched, 32 channels x NS sequences per
-// workgroup); ok false: none, the gather and the compute dispatch always.
-// Vulkan: 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 / 8.0 us
-// at n_seqs 8 where gather + compute took 12.9 / 12.6 (bench/RESULTS.md).
+// ConvBatch is a backend's NS for op D's one-dispatch schedule; ok false:
+// none, the gather and the compute dispatch always.
 func ConvBatch(backend string) (ns int, ok bool) {
-	if backend == "vulkan" {
-		return 8, true
-	}
-	return 0, false
+	ns = tuningOf(backend).ConvBatch
+	return ns, ns > 0
 }
-
-// batchBackends are the backends with a batched schedule.
-var batchBackends = []string{"vulkan"}
-
-// tilingBackends are the backends with a GDN tiling of their own.
-var tilingBackends = []string{"vulkan"}
 
 // table is the one list of supported variants: S_v in {16, 32, 64, 128},
 // KDA on/off, snapshots on/off for the base op, d_conv 2..8, SiLU on/off;
@@ -185,7 +173,7 @@ func table() []Variant {
 	for _, sv := range []int{16, 32, 64, 128} {
 		// The shared tiling, on every backend without one of its own; then
 		// each backend whose tiling differs gets its own variants.
-		nw, cpw := GDNTiling("", sv)
+		nw, cpw := sharedGDNTiling(sv)
 		gdn := func(nw, cpw int, on func(Variant) Variant) {
 			for _, kda := range []bool{false, true} {
 				for _, keep := range []bool{false, true} {
@@ -196,14 +184,14 @@ func table() []Variant {
 			}
 		}
 		var own []string
-		for _, be := range tilingBackends {
+		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDN != nil }) {
 			if bnw, bcpw := GDNTiling(be, sv); bnw != nw || bcpw != cpw {
 				own = append(own, be)
 				gdn(bnw, bcpw, func(v Variant) Variant { return v.OnlyOn(be) })
 			}
 		}
 		gdn(nw, cpw, func(v Variant) Variant { return v.NotOnBackends(own...) })
-		for _, be := range smallTilingBackends {
+		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNSmall != nil }) {
 			if snw, scpw, _, ok := GDNSmallTiling(be, sv); ok {
 				for _, kda := range []bool{false, true} {
 					out = append(out, V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(be))
@@ -211,7 +199,7 @@ func table() []Variant {
 				}
 			}
 		}
-		for _, be := range batchBackends {
+		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBatch != nil }) {
 			nw, cpw, ns := GDNBatch(be, sv)
 			for _, kda := range []bool{false, true} {
 				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw, "NS", ns).OnlyOn(be))
@@ -225,7 +213,7 @@ func table() []Variant {
 		for _, silu := range []bool{false, true} {
 			out = append(out, V("ssm_conv_update_inplace", "d_conv", dconv, "SILU", silu))
 			out = append(out, V("ssm_conv_update_inplace_ids", "d_conv", dconv, "SILU", silu))
-			for _, be := range batchBackends {
+			for _, be := range tunedBackends(func(t Tuning) bool { return t.ConvBatch > 0 }) {
 				if ns, ok := ConvBatch(be); ok {
 					out = append(out, V("ssm_conv_update_inplace_ids_batched", "d_conv", dconv, "SILU", silu, "NS", ns).OnlyOn(be))
 				}

@@ -115,6 +115,8 @@ func Upstream(summary string, k *ir.Kernel, defaults map[string]int64) ([]byte, 
 	b.WriteString("\n")
 	spec := SpecConstants(k)
 	id := map[*ir.Param]int{}
+	// The defaults as an instance, derived params included, spell the values.
+	def := ir.Instance{Kernel: k, Values: map[string]int64{}}
 	for i, x := range spec {
 		id[x] = i
 		v, ok := defaults[x.Name]
@@ -124,10 +126,8 @@ func Upstream(summary string, k *ir.Kernel, defaults map[string]int64) ([]byte, 
 		if !ok {
 			return nil, fmt.Errorf("glsl: %s: no default value for %s", k.ID(), x.Name)
 		}
-		val := fmt.Sprintf("%du", v)
-		if x.Type == ir.Bool {
-			val = fmt.Sprint(v != 0)
-		}
+		def.Values[x.Name] = v
+		val := def.Literal(x)
 		note := ""
 		if x.Derived != nil {
 			note = " // " + p.Expr(x.Derived) + ", set by the host for the workgroup size"

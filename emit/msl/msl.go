@@ -32,13 +32,13 @@ func FunctionName(k *ir.Kernel) string {
 	return "kernel_" + k.Name + "_f32_portable"
 }
 
-// HostName is the pipeline name of one variant: the function name followed
-// by each param's name and value.
-func HostName(k *ir.Kernel, v ops.Variant) string {
-	name := FunctionName(k)
-	for _, x := range k.Params {
+// HostName is the pipeline name of one instance: the function name
+// followed by each param's name and value.
+func HostName(in ir.Instance) string {
+	name := FunctionName(in.Kernel)
+	for _, x := range in.Kernel.Params {
 		if x.Derived == nil {
-			name += fmt.Sprintf("_%s%d", x.Name, v.Values[x.Name])
+			name += fmt.Sprintf("_%s%d", x.Name, in.Values[x.Name])
 		}
 	}
 	return name
@@ -257,28 +257,17 @@ func kernelText(kargs string, k *ir.Kernel, variants []ops.Variant, upstream boo
 		return b.String(), nil
 	}
 	typ := fn + "_t"
-	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(k, variants[0]), typ)
+	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(variants[0].Of(k)), typ)
 	for _, v := range variants {
-		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(k, v), typ, fn, targs(k, v))
+		in := v.Of(k)
+		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(in), typ, fn, targs(in))
 	}
 	return b.String(), nil
 }
 
-func targs(k *ir.Kernel, v ops.Variant) string {
-	var out []string
-	for _, x := range k.Params {
-		if x.Derived != nil {
-			continue
-		}
-		val := v.Values[x.Name]
-		if x.Type == ir.Bool {
-			out = append(out, fmt.Sprint(val != 0))
-		} else {
-			out = append(out, fmt.Sprint(val))
-		}
-	}
-	return strings.Join(out, ", ")
-}
+// targs are an instance's template arguments as Metal's instantiations
+// write them: bare values (ir.Instance.Bare).
+func targs(in ir.Instance) string { return strings.Join(in.BareTemplateArgs(), ", ") }
 
 // writeUpstreamParams writes a kernel's parameter list as ggml-metal.metal's
 // kernels do: one per line, the position attributes on one line at the end.

@@ -7,6 +7,7 @@ package backend
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/kernelgen/kernelgen/emit"
 	"github.com/kernelgen/kernelgen/internal/integration"
@@ -34,7 +35,7 @@ type Backend struct {
 	// the variant table gives it (ops.Variant.BuiltOn).
 	Reference bool
 	// Generate is nil until the backend exists. Its files carry no
-	// generated-file header: Written adds it, upstream text never has it.
+	// generated-file header: Generation adds it, upstream text never has it.
 	Generate func() ([]File, error)
 	// Verify, when set, compiles and checks the generated files with the
 	// backend's real toolchain before anything is written. It returns a
@@ -62,9 +63,26 @@ func (b *Backend) Glue() *templates.Target {
 // Implemented reports whether the backend can generate.
 func (b *Backend) Implemented() bool { return b.Generate != nil }
 
-// Written is what the backend writes under generated/: its files, each
-// with the generated-file header (emit.Mark), the one place it is added.
-func (b *Backend) Written() ([]File, error) {
+// Generation is what one build generates for one backend, built once:
+// the files build writes (Written, each with its header) are the files
+// --check compares and the files Verify compiles and runs, so what is
+// checked is, byte for byte, what is written.
+type Generation struct {
+	Backend *Backend
+	written []File
+}
+
+// generations counts Generation calls, so tests can hold a build to one
+// per backend.
+var generations atomic.Int64
+
+// Generations is how many generations this process has built.
+func Generations() int64 { return generations.Load() }
+
+// Generation runs the backend's generator once and marks its files with
+// the generated-file header (emit.Mark), the one place it is added.
+func (b *Backend) Generation() (*Generation, error) {
+	generations.Add(1)
 	files, err := b.Generate()
 	if err != nil {
 		return nil, err
@@ -73,7 +91,29 @@ func (b *Backend) Written() ([]File, error) {
 	for i, f := range files {
 		out[i] = File{Path: f.Path, Data: emit.Mark(b.Name, f.Path, f.Data), Op: f.Op}
 	}
-	return out, nil
+	return &Generation{Backend: b, written: out}, nil
+}
+
+// Written is what the build writes under generated/ for the backend.
+// Callers must not modify it.
+func (g *Generation) Written() []File { return g.written }
+
+// Verify runs the backend's toolchain checks on the written files and
+// returns their summary; "" for a backend without checks.
+func (g *Generation) Verify(ctx context.Context, progress func(done, total int)) (string, error) {
+	if g.Backend.Verify == nil {
+		return "", nil
+	}
+	return g.Backend.Verify(ctx, g.written, progress)
+}
+
+// Written is the files of a fresh Generation.
+func (b *Backend) Written() ([]File, error) {
+	g, err := b.Generation()
+	if err != nil {
+		return nil, err
+	}
+	return g.Written(), nil
 }
 
 // Builds reports whether the backend generates op.

@@ -78,17 +78,20 @@ line per quarter of each backend's checks and its summary, with the time taken.`
 			rebuilt := map[string][]gentree.File{}
 			nfiles := 0
 			for _, b := range bs {
-				files, err := b.Written()
+				// One generation per backend: the files written and
+				// compared are the files the checks compile and run.
+				gen, err := b.Generation()
 				if err != nil {
 					return fail(ExitError, "backend %s: %v", b.Name, err)
 				}
+				files := gen.Written()
 				for _, f := range files {
 					rebuilt[b.Name] = append(rebuilt[b.Name], gentree.File{Path: f.Path, Op: f.Op, Data: f.Data})
 				}
 				nfiles += len(files)
 				if b.Verify != nil && !noCompile {
 					start := time.Now()
-					summary, err := b.Verify(ctx, files, progressLine(stderr, b.Name, start))
+					summary, err := gen.Verify(ctx, progressLine(stderr, b.Name, start))
 					if ctx.Err() != nil {
 						return fail(ExitError, "interrupted during the %s checks; nothing was written", b.Name)
 					}

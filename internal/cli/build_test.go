@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/gentree"
+	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
@@ -271,5 +273,24 @@ func TestBuildInterrupted(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("an interrupted build wrote %s", dir)
+	}
+}
+
+// A build, and a --check, generate each backend once: the files written or
+// compared are the files its checks run (internal/backend.Generation).
+func TestBuildGeneratesEachBackendOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gen")
+	want := int64(len(registry.Implemented()))
+	for _, args := range [][]string{
+		{"build", "--backend", "all", "--no-compile", "-o", dir},
+		{"build", "--backend", "all", "--no-compile", "--check", "-o", dir},
+	} {
+		n0 := backend.Generations()
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errs)
+		}
+		if n := backend.Generations() - n0; n != want {
+			t.Errorf("%s: %d generations, want one per backend (%d)", strings.Join(args, " "), n, want)
+		}
 	}
 }

@@ -12,6 +12,10 @@ import (
 	"strings"
 )
 
+// Compiler is xcrun's Metal compiler: the tool xcrun runs as
+// `xcrun -sdk macosx metal` (tools/toolchain probes its version so).
+const Compiler = "metal"
+
 // Build compiles the generated .metal files into a metallib with warnings
 // as errors, where xcrun metal exists. ok is false when it does not (not
 // macOS, or no Xcode command line tools).
@@ -32,9 +36,9 @@ func Build(ctx context.Context, sources map[string][]byte) (ok bool, err error) 
 			return true, err
 		}
 		air := strings.TrimSuffix(path, ".metal") + ".air"
-		cmd := exec.CommandContext(ctx, xcrun, "-sdk", "macosx", "metal", "-Werror", "-c", path, "-o", air)
+		cmd := exec.CommandContext(ctx, xcrun, "-sdk", "macosx", Compiler, "-Werror", "-c", path, "-o", air)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return true, fmt.Errorf("xcrun metal %s: %v\n%s", name, err, out)
+			return true, fmt.Errorf("xcrun %s %s: %v\n%s", Compiler, name, err, out)
 		}
 		airs = append(airs, air)
 	}

@@ -8,6 +8,8 @@ package toolchain
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kernelgen/kernelgen/tools/metallib"
 )
 
 // Tool describes an external program kernelgen may use.
@@ -122,7 +124,7 @@ var known = []Tool{
 	{
 		Name:        "xcrun-metal",
 		Candidates:  []string{"xcrun"},
-		VersionArgs: []string{"metal", "--version"},
+		VersionArgs: []string{metallib.Compiler, "--version"},
 		Purpose:     "compiles the Metal backend's shaders",
 		Install:     "Xcode command line tools (macOS only)",
 		Required:    Optional,

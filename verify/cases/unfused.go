@@ -19,9 +19,11 @@ import (
 //	C: ssm_conv_update_inplace (SILU off) vs ssm_conv over [taps, x] (n_t = 1)
 //	D: ssm_conv_update_inplace_ids (SILU off) vs ssm_conv over the gathered
 //	   windows; the same for op D's batched kernel
-func AddUnfused(c *Case) (func(got map[string][]byte) error, error) {
+//
+// backend runs both: the non-fused op runs a variant it builds.
+func AddUnfused(c *Case, backend string) (func(got map[string][]byte) error, error) {
 	if c.Op[0] == 'g' {
-		return addBaseGDN(c)
+		return addBaseGDN(c, backend)
 	}
 	return addPlainConv(c)
 }
@@ -84,6 +86,21 @@ func tableVariant(op string, want map[string]int64) (map[string]int64, error) {
 	return nil, fmt.Errorf("%s has no variant %v", op, want)
 }
 
+// builtVariant is the first variant of op that backend builds with the
+// given values (others free).
+func builtVariant(op, backend string, want map[string]int64) (map[string]int64, error) {
+	for _, v := range ops.VariantsFor(op, backend) {
+		match := true
+		for k, x := range want {
+			match = match && v.Values[k] == x
+		}
+		if match {
+			return v.Values, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no variant %v on %s", op, want, backend)
+}
+
 func addBuffer(c *Case, name string, elem ir.Type, f32 []float32) {
 	c.Buffers = append(c.Buffers, &Buffer{Name: name, Elem: elem, F32: f32})
 }
@@ -112,7 +129,7 @@ func preRow(c *Case, dstName string, s int, rowLen int) []float32 {
 
 // addBaseGDN appends gated_delta_net (K = 1) on the fused op's inputs (op A)
 // or on the gathered pre-op states (op B), writing dst_base.
-func addBaseGDN(c *Case) (func(map[string][]byte) error, error) {
+func addBaseGDN(c *Case, backend string) (func(map[string][]byte) error, error) {
 	fl := c.Launches[len(c.Launches)-1]
 	sv, H := int(fl.Params["S_v"]), int(fl.Args["H"])
 	T, n := int(fl.Args["n_tokens"]), int(fl.Args["n_seqs"])
@@ -120,16 +137,13 @@ func addBaseGDN(c *Case) (func(map[string][]byte) error, error) {
 	if int(fl.Args["sd1"]) != D {
 		return nil, fmt.Errorf("sd1 %d, want %d: the comparison assumes packed rows", fl.Args["sd1"], D)
 	}
-	base := func(nw, cpw int64) (map[string]int64, error) {
-		return tableVariant("gated_delta_net", map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": nw, "CPW": cpw})
-	}
-	params, err := base(fl.Params["NW"], fl.Params["CPW"])
+	want := map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": fl.Params["NW"], "CPW": fl.Params["CPW"]}
+	params, err := tableVariant("gated_delta_net", want)
 	if err != nil {
 		// A shape only the in-place ops have (the batched schedule, a
-		// small-n tiling): the base op at Vulkan's own tiling, as tilings
-		// do not change a column's arithmetic.
-		w, c := ops.GDNTiling("vulkan", sv)
-		params, err = base(int64(w), int64(c))
+		// small-n tiling): the base op at the backend's own tiling, as
+		// tilings do not change a column's arithmetic.
+		params, err = builtVariant("gated_delta_net", backend, map[string]int64{"S_v": want["S_v"], "KDA": want["KDA"], "KEEP_RS": 0})
 	}
 	if err != nil {
 		return nil, err

@@ -16,20 +16,26 @@ import (
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
-// Check compiles every op of a language under its portable and native
-// contracts and runs one random case per variant at the given subgroup
-// width, comparing every buffer with the Go reference. It returns how many
-// cases ran. Its error tells the causes apart: the host compiler missing or
-// unusable (a *hostemu.ToolError, at once, before the other cases), an
-// interruption (ctx's error), generated code that does not compile or
-// fails to run, and results that differ from the Go reference.
-func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, progress func(done, total int)) (int, error) {
-	return runCases(ctx, lang, native, width, hostemu.Options{}, "under host emulation", progress)
+// Check compiles the files a backend wrote (written: by op name, the bytes
+// kernelgen build writes, header included), each as it is, in lang, and
+// runs one random case per variant the backend builds, under its portable
+// and native contracts, at the given subgroup width, comparing every
+// buffer with the Go reference. The backend is native's. It returns how
+// many cases ran. Its error tells the causes apart: the host compiler
+// missing or unusable (a *hostemu.ToolError, at once, before the other
+// cases), an interruption (ctx's error), generated code that does not
+// compile or fails to run, and results that differ from the Go reference.
+func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, width int, progress func(done, total int)) (int, error) {
+	return runCases(ctx, lang, native, written, width, hostemu.Options{}, "under host emulation", progress)
 }
 
 // runCases is Check with the programs built by hostemu options o; where
 // names the tier in errors ("under host emulation", "with acpp").
-func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
+func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, width int, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
+	src, err := writtenSource(lang, native.Backend, written)
+	if err != nil {
+		return 0, err
+	}
 	type job struct {
 		op *ops.Op
 		a  ir.Arith
@@ -37,10 +43,7 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 	}
 	var jobs []job
 	for _, op := range ops.All() {
-		for _, a := range []ir.Arith{ir.Portable, native} {
-			if op.ArithFree() && a.Native {
-				continue
-			}
+		for _, a := range contractsOn(op, native) {
 			for _, v := range ops.VariantsFor(op.Name, native.Backend) {
 				jobs = append(jobs, job{op, a, v})
 			}
@@ -76,13 +79,13 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, width int
 			c, err := cases.Random(j.op.Name, j.a, r, cases.Small, &v)
 			if err != nil {
 				fails[i] = &failure{noRun, err}
-			} else if _, err = BuildWith(ctx, lang, c, o); err != nil {
+			} else if _, _, err = buildLaunches(ctx, src, c, o); err != nil {
 				var te *hostemu.ToolError
 				if errors.As(err, &te) {
 					stop(te) // the environment's fault: every case would fail alike
 				}
 				fails[i] = &failure{noCompile, err}
-			} else if got, err := RunWith(ctx, lang, c, width, o); err != nil {
+			} else if got, err := runLaunches(ctx, src, c, width, o); err != nil {
 				fails[i] = &failure{noRun, err}
 			} else if err := c.Compare(got); err != nil {
 				fails[i] = &failure{differs, err}

@@ -107,7 +107,7 @@ func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) {
 		defer cancel()
 		p, err := cachedProgram(lang, op, a)
 		if err == nil {
-			_, err = hostemu.Build(ctx, p)
+			_, err = hostemu.Build(ctx, p.Program)
 		}
 		r.err = err
 	})
@@ -351,4 +351,45 @@ func TestNativeUsesTolerance(t *testing.T) {
 func putF32(b []byte, i int, x float32) {
 	u := math.Float32bits(x)
 	b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+}
+
+// Check's programs are the written files byte for byte, whatever they
+// hold, with a harness over every instance the backend builds: each of
+// its variants under each kernel of the file. A missing file is an error
+// naming the op.
+func TestWrittenProgramsAreTheFilesAsWritten(t *testing.T) {
+	for _, l := range languages {
+		backend := l.native.Backend
+		written := map[string]File{}
+		for _, op := range ops.All() {
+			written[op.Name] = File{Name: op.Name + ext(l.lang), Data: []byte("// as written: " + op.Name + "\n")}
+		}
+		for _, op := range ops.All() {
+			variants := ops.VariantsFor(op.Name, backend)
+			if len(variants) == 0 {
+				continue
+			}
+			p, err := writtenProgram(l.lang, backend, op, written[op.Name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Sources) != 1 || string(p.Sources[written[op.Name].Name]) != string(written[op.Name].Data) {
+				t.Errorf("%s %s: the program's sources are not the written file: %q", l.lang, op.Name, p.Sources)
+			}
+			want := len(contracts(l, op)) * len(variants)
+			if len(p.instances) != want || strings.Count(string(p.Harness), "    case ") != want {
+				t.Errorf("%s %s: %d instances, %d harness cases; want %d", l.lang, op.Name, len(p.instances), strings.Count(string(p.Harness), "    case "), want)
+			}
+			for _, a := range contracts(l, op) {
+				k, _ := op.Kernel(a)
+				if _, err := p.instance(k, variants[0].Values); err != nil {
+					t.Errorf("%s %s@%s: %v", l.lang, op.Name, a, err)
+				}
+			}
+		}
+		delete(written, "ssm_conv")
+		if _, err := writtenSource(l.lang, backend, written); err == nil || !strings.Contains(err.Error(), "op ssm_conv") {
+			t.Errorf("%s: a missing file: %v", l.lang, err)
+		}
+	}
 }

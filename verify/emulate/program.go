@@ -1,20 +1,24 @@
 // Package emulate runs the generated CUDA, Metal Shading Language and SYCL
 // kernels under host emulation (verify/hostemu) on the random problems of
-// verify/cases, so CI checks every emitted kernel against the Go reference
-// without a GPU.
+// verify/cases, so CI checks every kernel against the Go reference without
+// a GPU.
 //
-// Program builds one hostemu program per (language, op, contract): the
-// emitter's source for that op's kernel plus a generated harness that
-// instantiates every variant of the variant table and picks one per job.
-// Run replays a case's launches (gather, then compute, for the ids ops) on
-// the same buffers and returns every buffer afterwards.
+// Check, what kernelgen build runs, builds one hostemu program per file a
+// backend wrote, byte for byte as written: the file plus a generated
+// harness over every instance of it the backend builds (each variant under
+// each kernel the file holds). Program, for the emitters' tests, builds one
+// per (language, op, contract) from the IR: that one kernel under every
+// variant of the table. Run replays a case's launches (gather, then
+// compute, for the ids ops) on the same buffers and returns every buffer
+// afterwards.
 //
 // # Job protocol of the generated harness
 //
-// Args: kg_variant (index into ops.VariantsOf(op)), kg_grid_x/y/z and
-// kg_wg_x/y/z (workgroups and threads per workgroup, IR order: x fastest),
-// and the kernel's args by their IR names. Buffers: the kernel's buffers by
-// their IR names.
+// Args: kg_variant (index into the program's instances: for Program and
+// KernelProgram, the variants given), kg_grid_x/y/z and kg_wg_x/y/z
+// (workgroups and threads per workgroup, IR order: x fastest), and the
+// kernel's args by their IR names. Buffers: the kernel's buffers by their
+// IR names.
 package emulate
 
 import (
@@ -39,20 +43,59 @@ const (
 // geometryArgs are the launch geometry args, grid then workgroup, x y z.
 var geometryArgs = [6]string{"kg_grid_x", "kg_grid_y", "kg_grid_z", "kg_wg_x", "kg_wg_y", "kg_wg_z"}
 
-// Program returns the host-emulation program of op under contract a in lang:
-// the emitted source of that one kernel (the shared kernel for ArithFree
-// ops, whatever a is) and a harness dispatching on kg_variant.
+// Program returns the host-emulation program of op under contract a in lang,
+// emitted here from the IR: that one kernel (the shared kernel for
+// ArithFree ops, whatever a is) and a harness dispatching on kg_variant over
+// every variant of the table, whichever backend builds it. The emitters'
+// tests run it; kernelgen build runs the files it writes instead (Check).
 func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error) {
+	p, err := emittedProgram(lang, op, a)
+	return p.Program, err
+}
+
+func emittedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
 	k, err := op.Kernel(a)
 	if err != nil {
-		return hostemu.Program{}, err
+		return program{}, err
 	}
 	variants := ops.VariantsOf(op.Name)
 	if len(variants) == 0 {
-		return hostemu.Program{}, fmt.Errorf("emulate: op %s has no variants", op.Name)
+		return program{}, fmt.Errorf("emulate: op %s has no variants", op.Name)
 	}
 	name := fmt.Sprintf("%s_%s_%s", lang, op.Name, contractName(op, a))
-	return KernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k}, variants)
+	return kernelProgram(name, lang, Kernel{Op: op.Name, Summary: op.Summary, K: k}, variants)
+}
+
+// program is a hostemu program and the instances its harness runs,
+// numbered by kg_variant.
+type program struct {
+	hostemu.Program
+	instances []ir.Instance
+}
+
+// instance finds the harness's number of the instance of k at params.
+func (p program) instance(k *ir.Kernel, params map[string]int64) (int, error) {
+	for i, in := range p.instances {
+		if in.Kernel.ID() != k.ID() {
+			continue
+		}
+		match := true
+		for _, prm := range k.Params {
+			if prm.Derived == nil && in.Values[prm.Name] != params[prm.Name] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return i, nil
+		}
+	}
+	keys := make([]string, 0, len(params))
+	for n, v := range params {
+		keys = append(keys, fmt.Sprintf("%s=%d", n, v))
+	}
+	slices.Sort(keys)
+	return 0, fmt.Errorf("emulate: %s: params %s are not among the instances of program %s", k.ID(), strings.Join(keys, ","), p.Name)
 }
 
 // Kernel is one kernel as an emitter takes it: op, summary and kernel name
@@ -66,48 +109,115 @@ type Kernel struct {
 // or a test's own) in lang for the given variants, which the harness
 // numbers as kg_variant; program names the cached executable.
 func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []ops.Variant) (hostemu.Program, error) {
+	p, err := kernelProgram(program, lang, kern, variants)
+	return p.Program, err
+}
+
+func kernelProgram(name string, lang hostemu.Lang, kern Kernel, variants []ops.Variant) (program, error) {
 	k := kern.K
-	for _, b := range k.Buffers {
-		if b.Elem != ir.F32 && b.Elem != ir.I32 {
-			return hostemu.Program{}, fmt.Errorf("emulate: %s: buffer %s has element type %s; only f32 and i32 are supported", k.ID(), b.Name, b.Elem)
-		}
-	}
 	kernels := []*ir.Kernel{k}
 	var src []byte
-	var file, fn string
 	var err error
 	switch lang {
 	case hostemu.CUDA:
 		src, err = cuda.Emit(kern.Op, kern.Summary, kernels)
-		file, fn = kern.Op+".cuh", cuda.KernelName(k)
 	case hostemu.MSL:
 		src, err = msl.Emit(kern.Op, kern.Summary, kernels, variants)
-		file, fn = kern.Op+".metal", msl.FunctionName(k)
 	case hostemu.SYCL:
 		src, err = sycl.Emit(kern.Op, kern.Summary, kernels)
-		file, fn = kern.Op+".hpp", sycl.FunctionName(k)
 	default:
-		return hostemu.Program{}, fmt.Errorf("emulate: unknown language %v", lang)
+		return program{}, fmt.Errorf("emulate: unknown language %v", lang)
 	}
 	if err != nil {
-		return hostemu.Program{}, err
+		return program{}, err
 	}
-	return SourceProgram(program, lang, kern.Op, k, file, fn, src, variants)
+	return newProgram(name, lang, kern.Op, File{Name: kern.Op + ext(lang), Data: src}, instancesOf(k, variants))
 }
 
 // SourceProgram is KernelProgram for a source the caller emitted: function
 // fn of file src runs k (for MSL, with op's kargs struct).
 func SourceProgram(program string, lang hostemu.Lang, op string, k *ir.Kernel, file, fn string, src []byte, variants []ops.Variant) (hostemu.Program, error) {
-	h := harness{lang: lang, kargs: msl.KargsName(op), k: k, fn: fn}
-	hsrc, err := h.source(variants)
+	h := harness{lang: lang, kargs: msl.KargsName(op), fn: func(*ir.Kernel) string { return fn }}
+	hsrc, err := h.source(instancesOf(k, variants))
 	if err != nil {
 		return hostemu.Program{}, err
 	}
-	return hostemu.Program{
-		Name:    program,
-		Lang:    lang,
-		Sources: map[string][]byte{file: src},
-		Harness: []byte(hsrc),
+	return hostemu.Program{Name: program, Lang: lang, Sources: map[string][]byte{file: src}, Harness: []byte(hsrc)}, nil
+}
+
+// File is a file a backend writes for one op, as kernelgen build writes it
+// (its header included): what Check compiles and runs, byte for byte.
+type File struct {
+	Name string // its name in compiler messages, e.g. ssm_conv.metal
+	Data []byte
+}
+
+// writtenProgram is the program of the file written for op in lang: the
+// file as written, and a harness over every instance of it the backend
+// builds (its variants under each kernel it holds).
+func writtenProgram(lang hostemu.Lang, backend string, op *ops.Op, f File) (program, error) {
+	var kernels []*ir.Kernel
+	for _, a := range contractsOn(op, ir.Native(backend)) {
+		k, err := op.Kernel(a)
+		if err != nil {
+			return program{}, err
+		}
+		kernels = append(kernels, k)
+	}
+	var instances []ir.Instance
+	for _, k := range kernels {
+		instances = append(instances, instancesOf(k, ops.VariantsFor(op.Name, backend))...)
+	}
+	name := fmt.Sprintf("%s_%s_written", lang, op.Name)
+	return newProgram(name, lang, op.Name, f, instances)
+}
+
+// contractsOn are the contracts a backend with contract native builds op
+// under: portable and native, the one kernel of an ArithFree op once.
+func contractsOn(op *ops.Op, native ir.Arith) []ir.Arith {
+	if op.ArithFree() {
+		return []ir.Arith{ir.Portable}
+	}
+	return []ir.Arith{ir.Portable, native}
+}
+
+func instancesOf(k *ir.Kernel, variants []ops.Variant) []ir.Instance {
+	out := make([]ir.Instance, len(variants))
+	for i, v := range variants {
+		out[i] = v.Of(k)
+	}
+	return out
+}
+
+// newProgram is file f and a harness running instances, each by the
+// function lang's emitter names for its kernel.
+func newProgram(name string, lang hostemu.Lang, op string, f File, instances []ir.Instance) (program, error) {
+	for _, in := range instances {
+		for _, b := range in.Kernel.Buffers {
+			if b.Elem != ir.F32 && b.Elem != ir.I32 {
+				return program{}, fmt.Errorf("emulate: %s: buffer %s has element type %s; only f32 and i32 are supported", in.Kernel.ID(), b.Name, b.Elem)
+			}
+		}
+	}
+	var fn func(*ir.Kernel) string
+	switch lang {
+	case hostemu.CUDA:
+		fn = func(k *ir.Kernel) string { return cuda.KernelName(k) }
+	case hostemu.MSL:
+		fn = func(k *ir.Kernel) string { return msl.FunctionName(k) }
+	case hostemu.SYCL:
+		fn = func(k *ir.Kernel) string { return sycl.FunctionName(k) }
+	default:
+		return program{}, fmt.Errorf("emulate: unknown language %v", lang)
+	}
+	h := harness{lang: lang, kargs: msl.KargsName(op), fn: fn}
+	hsrc, err := h.source(instances)
+	if err != nil {
+		return program{}, err
+	}
+	return program{
+		Program:   hostemu.Program{Name: name, Lang: lang, Sources: map[string][]byte{f.Name: f.Data}, Harness: []byte(hsrc)},
+		instances: instances,
 	}, nil
 }
 
@@ -122,9 +232,19 @@ func contractName(op *ops.Op, a ir.Arith) string {
 
 type harness struct {
 	lang  hostemu.Lang
-	kargs string // MSL's kargs struct
-	k     *ir.Kernel
-	fn    string
+	kargs string                  // MSL's kargs struct
+	fn    func(*ir.Kernel) string // a kernel's function in the source
+}
+
+// ext is the extension of lang's files.
+func ext(lang hostemu.Lang) string {
+	switch lang {
+	case hostemu.CUDA:
+		return ".cuh"
+	case hostemu.MSL:
+		return ".metal"
+	}
+	return ".hpp"
 }
 
 // ctype is the C++ type every skin accepts for an IR scalar or element type
@@ -151,20 +271,49 @@ func templateArgs(in ir.Instance) string {
 	return "<" + strings.Join(targs, ", ") + ">"
 }
 
-func (h harness) source(variants []ops.Variant) (string, error) {
+// source is the harness: job kg_variant runs instances[kg_variant]. The
+// instances of one kernel are consecutive; each kernel's block reads its
+// buffers and args.
+func (h harness) source(instances []ir.Instance) (string, error) {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	k := h.k
-	w("// Generated by verify/emulate: runs %s (%s) in %s under host emulation.\n", k.ID(), h.fn, h.lang)
+	var ids []string
+	for i, in := range instances {
+		if i == 0 || in.Kernel != instances[i-1].Kernel {
+			ids = append(ids, fmt.Sprintf("%s (%s)", in.Kernel.ID(), h.fn(in.Kernel)))
+		}
+	}
+	w("// Generated by verify/emulate: runs %s in %s under host emulation.\n", strings.Join(ids, ", "), h.lang)
 	w("void hostemu_run(hostemu::Job& job) {\n")
 	w("  const uint32_t kg_g[3] = {job.arg_u32(%q), job.arg_u32(%q), job.arg_u32(%q)};\n", geometryArgs[0], geometryArgs[1], geometryArgs[2])
 	w("  const uint32_t kg_w[3] = {job.arg_u32(%q), job.arg_u32(%q), job.arg_u32(%q)};\n", geometryArgs[3], geometryArgs[4], geometryArgs[5])
+	w("  const uint32_t kg_i = job.arg_u32(%q);\n", ArgVariant)
+	for first := 0; first < len(instances); {
+		last := first
+		for last+1 < len(instances) && instances[last+1].Kernel == instances[first].Kernel {
+			last++
+		}
+		if err := h.kernelBlock(w, instances, first, last); err != nil {
+			return "", err
+		}
+		first = last + 1
+	}
+	w("  hostemu::detail::fail(\"kg_variant %%u is not an instance of this program (%d instances)\", kg_i);\n", len(instances))
+	w("}\n")
+	return b.String(), nil
+}
+
+// kernelBlock runs instances first..last, all of one kernel.
+func (h harness) kernelBlock(w func(string, ...any), instances []ir.Instance, first, last int) error {
+	k := instances[first].Kernel
+	fn := h.fn(k)
+	w("  if (kg_i >= %du && kg_i <= %du) {\n", first, last)
 	// Locals are prefixed so no IR name can clash with the harness's or the skin's.
 	var call []string
 	if h.lang == hostemu.MSL && len(k.Args) > 0 {
-		w("  %s kg_args;\n", h.kargs)
+		w("    %s kg_args;\n", h.kargs)
 		for _, a := range k.Args {
-			w("  kg_args.%s = job.%s(%q);\n", a.Name, argGetter(a.Type), a.Name)
+			w("    kg_args.%s = job.%s(%q);\n", a.Name, argGetter(a.Type), a.Name)
 		}
 		call = append(call, "kg_args")
 	}
@@ -173,26 +322,26 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 		if buf.Access == ir.Read {
 			c = "const "
 		}
-		w("  %s%s* const b_%s = job.buffer<%s>(%q);\n", c, ctype(buf.Elem), buf.Name, ctype(buf.Elem), buf.Name)
+		w("    %s%s* const b_%s = job.buffer<%s>(%q);\n", c, ctype(buf.Elem), buf.Name, ctype(buf.Elem), buf.Name)
 		call = append(call, "b_"+buf.Name)
 	}
 	if h.lang != hostemu.MSL {
 		for _, a := range k.Args {
-			w("  const %s a_%s = job.%s(%q);\n", ctype(a.Type), a.Name, argGetter(a.Type), a.Name)
+			w("    const %s a_%s = job.%s(%q);\n", ctype(a.Type), a.Name, argGetter(a.Type), a.Name)
 			call = append(call, "a_"+a.Name)
 		}
 	}
 	switch h.lang {
 	case hostemu.CUDA:
-		w("  const dim3 kg_grid(kg_g[0], kg_g[1], kg_g[2]), kg_block(kg_w[0], kg_w[1], kg_w[2]);\n")
+		w("    const dim3 kg_grid(kg_g[0], kg_g[1], kg_g[2]), kg_block(kg_w[0], kg_w[1], kg_w[2]);\n")
 	case hostemu.MSL:
-		w("  const uint3 kg_grid(kg_g[0], kg_g[1], kg_g[2]), kg_tg(kg_w[0], kg_w[1], kg_w[2]);\n")
+		w("    const uint3 kg_grid(kg_g[0], kg_g[1], kg_g[2]), kg_tg(kg_w[0], kg_w[1], kg_w[2]);\n")
 		call = append(call, "p.tgpig", "p.tpitg", "p.ntg", "p.tpsg")
 	case hostemu.SYCL:
-		w("  sycl::queue kg_q;\n")
+		w("    sycl::queue kg_q;\n")
 		// SYCL lists dimensions slowest first: the IR's x is dimension 2.
-		w("  const sycl::nd_range<3> kg_range(sycl::range<3>(size_t(kg_g[2]) * kg_w[2], size_t(kg_g[1]) * kg_w[1], size_t(kg_g[0]) * kg_w[0]),\n")
-		w("                                   sycl::range<3>(kg_w[2], kg_w[1], kg_w[0]));\n")
+		w("    const sycl::nd_range<3> kg_range(sycl::range<3>(size_t(kg_g[2]) * kg_w[2], size_t(kg_g[1]) * kg_w[1], size_t(kg_g[0]) * kg_w[0]),\n")
+		w("                                     sycl::range<3>(kg_w[2], kg_w[1], kg_w[0]));\n")
 		call = append(call, "item")
 		// &acc[0], not get_multi_ptr: AdaptiveCpp's local_accessor has no
 		// get_multi_ptr (24.06), and the emulation skin leaves it out too.
@@ -201,13 +350,14 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 		}
 	}
 	args := strings.Join(call, ", ")
-	w("  switch (job.arg_u32(%q)) {\n", ArgVariant)
-	for i, v := range variants {
-		name := h.fn
-		if s := v.String(); s != "" {
+	w("    switch (kg_i) {\n")
+	for i := first; i <= last; i++ {
+		in := instances[i]
+		name := fn
+		if s := in.String(); s != "" {
 			name += "<" + s + ">"
 		}
-		inst := h.fn + templateArgs(v.Of(k))
+		inst := fn + templateArgs(in)
 		w("    case %d:\n", i)
 		switch h.lang {
 		case hostemu.CUDA:
@@ -220,12 +370,12 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 			if ir.HasReduce(k) {
 				w("          sycl::local_accessor<float, 1> kg_red(sycl::range<1>(size_t(kg_w[0]) * kg_w[1] * kg_w[2]), kg_h);\n")
 			}
-			// Shared arrays are local memory the launcher sizes, per variant.
+			// Shared arrays are local memory the launcher sizes, per instance.
 			local := ""
 			for _, a := range ir.SharedArrays(k) {
-				n, ok := ir.EvalInt(a.Len, v.Values)
+				n, ok := ir.EvalInt(a.Len, in.Values)
 				if !ok {
-					return "", fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, v)
+					return fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, in)
 				}
 				w("          sycl::local_accessor<%s, 1> kg_sh_%s(sycl::range<1>(%d), kg_h);\n", ctype(a.Elem), a.Name, n)
 				local += fmt.Sprintf(", &kg_sh_%s[0]", a.Name)
@@ -234,32 +384,8 @@ func (h harness) source(variants []ops.Variant) (string, error) {
 			w("        }).wait();\n")
 			w("      });\n")
 		}
-		w("      break;\n")
+		w("      return;\n")
 	}
-	w("    default:\n")
-	w("      hostemu::detail::fail(\"%s: kg_variant %%u is not in the variant table (%d variants)\", job.arg_u32(%q));\n", h.fn, len(variants), ArgVariant)
-	w("  }\n}\n")
-	return b.String(), nil
-}
-
-// variantIndex finds the variant of op whose param values a launch uses.
-func variantIndex(op *ops.Op, k *ir.Kernel, params map[string]int64) (int, error) {
-	for i, v := range ops.VariantsOf(op.Name) {
-		match := true
-		for _, p := range k.Params {
-			if p.Derived == nil && v.Values[p.Name] != params[p.Name] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return i, nil
-		}
-	}
-	keys := make([]string, 0, len(params))
-	for n, v := range params {
-		keys = append(keys, fmt.Sprintf("%s=%d", n, v))
-	}
-	slices.Sort(keys)
-	return 0, fmt.Errorf("emulate: %s: params %s are not in the variant table", k.ID(), strings.Join(keys, ","))
+	w("    }\n  }\n")
+	return nil
 }

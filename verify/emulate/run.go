@@ -23,23 +23,58 @@ type programKey struct {
 
 type programOnce struct {
 	once sync.Once
-	p    hostemu.Program
+	p    program
 	err  error
 }
 
-// programs memoizes Program: emitting is deterministic, and the build cache
-// key hashes the whole source anyway.
+// programs memoizes emittedProgram: emitting is deterministic, and the
+// build cache key hashes the whole source anyway.
 var programs sync.Map // programKey -> *programOnce
 
-func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error) {
+func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
 	key := programKey{lang, op.Name, a.String()}
 	if op.ArithFree() {
 		key.arith = "" // one kernel for every contract
 	}
 	v, _ := programs.LoadOrStore(key, new(programOnce))
 	e := v.(*programOnce)
-	e.once.Do(func() { e.p, e.err = Program(lang, op, a) })
+	e.once.Do(func() { e.p, e.err = emittedProgram(lang, op, a) })
 	return e.p, e.err
+}
+
+// source is the program a launch of op under contract a runs in.
+type source func(op *ops.Op, a ir.Arith) (program, error)
+
+// emitted runs every launch in the program emitted here from the IR.
+func emitted(lang hostemu.Lang) source {
+	return func(op *ops.Op, a ir.Arith) (program, error) { return cachedProgram(lang, op, a) }
+}
+
+// writtenSource runs every launch in the program of the file written for
+// its op (written: by op name). Every op the backend builds needs one.
+func writtenSource(lang hostemu.Lang, backend string, written map[string]File) (source, error) {
+	progs := map[string]program{}
+	for _, op := range ops.All() {
+		if len(ops.VariantsFor(op.Name, backend)) == 0 {
+			continue
+		}
+		f, ok := written[op.Name]
+		if !ok {
+			return nil, fmt.Errorf("emulate: no %s file was written for op %s", backend, op.Name)
+		}
+		p, err := writtenProgram(lang, backend, op, f)
+		if err != nil {
+			return nil, err
+		}
+		progs[op.Name] = p
+	}
+	return func(op *ops.Op, _ ir.Arith) (program, error) {
+		p, ok := progs[op.Name]
+		if !ok {
+			return program{}, fmt.Errorf("emulate: %s does not build op %s", backend, op.Name)
+		}
+		return p, nil
+	}, nil
 }
 
 // WarningFlags make every warning of -Wall an error when the generated
@@ -58,20 +93,27 @@ func BuildFor(ctx context.Context, lang hostemu.Lang, c *cases.Case) ([]*hostemu
 // BuildWith is BuildFor with hostemu options (another compiler, a real
 // SYCL implementation); WarningFlags come before o.Flags.
 func BuildWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, o hostemu.Options) ([]*hostemu.Binary, error) {
+	bins, _, err := buildLaunches(ctx, emitted(lang), c, o)
+	return bins, err
+}
+
+// buildLaunches builds the program of each of c's launches, from src.
+func buildLaunches(ctx context.Context, src source, c *cases.Case, o hostemu.Options) ([]*hostemu.Binary, []program, error) {
 	o.Flags = append(append([]string{}, WarningFlags...), o.Flags...)
 	var bins []*hostemu.Binary
+	var progs []program
 	for _, l := range c.Launches {
-		p, err := cachedProgram(lang, l.Op, c.Arith)
+		p, err := src(l.Op, c.Arith)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		bin, err := hostemu.BuildWith(ctx, p, o)
+		bin, err := hostemu.BuildWith(ctx, p.Program, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		bins = append(bins, bin)
+		bins, progs = append(bins, bin), append(progs, p)
 	}
-	return bins, nil
+	return bins, progs, nil
 }
 
 // Run replays c's launches in order in lang at subgroup width width, each
@@ -85,7 +127,12 @@ func Run(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int) (map[
 // o.RealSYCL the implementation picks the sub-group width; width only
 // fills the job.
 func RunWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int, o hostemu.Options) (map[string][]byte, error) {
-	bins, err := BuildWith(ctx, lang, c, o)
+	return runLaunches(ctx, emitted(lang), c, width, o)
+}
+
+// runLaunches is RunWith on the programs of src.
+func runLaunches(ctx context.Context, src source, c *cases.Case, width int, o hostemu.Options) (map[string][]byte, error) {
+	bins, progs, err := buildLaunches(ctx, src, c, o)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +144,7 @@ func RunWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int, o
 		state[b.Name] = b.Bytes()
 	}
 	for i, l := range c.Launches {
-		job, err := launchJob(l, state, width)
+		job, err := launchJob(progs[i], l, state, width)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
@@ -130,12 +177,12 @@ func LaunchJob(variant int, grid, workgroup [3]uint32, width int) hostemu.Job {
 
 // launchJob is one launch's job: the kernel's buffers bound to the case's,
 // its args, the variant and the geometry.
-func launchJob(l cases.Launch, state map[string][]byte, width int) (hostemu.Job, error) {
+func launchJob(p program, l cases.Launch, state map[string][]byte, width int) (hostemu.Job, error) {
 	k := l.Kernel
 	if len(l.Bind) != len(k.Buffers) {
 		return hostemu.Job{}, fmt.Errorf("%s: %d bindings for %d buffers", k.ID(), len(l.Bind), len(k.Buffers))
 	}
-	vi, err := variantIndex(l.Op, k, l.Params)
+	vi, err := p.instance(k, l.Params)
 	if err != nil {
 		return hostemu.Job{}, err
 	}

@@ -71,15 +71,15 @@ func ACPPOptions(acpp, targets string) hostemu.Options {
 // implementation does not read: it picks its own.
 const realSYCLWidth = 32
 
-// ACPP compiles every op of the SYCL backend under the portable and
-// native-sycl contracts with acpp for targets and runs one random case per
+// ACPP compiles the files the SYCL backend wrote (written, as Check takes
+// them) with acpp for targets and runs one random case per
 // variant on the device the implementation's default queue picks (its host
 // CPU for the omp and generic flows), comparing every buffer with the Go
 // reference as the emulation does. It returns how many cases ran; errors
 // tell a broken acpp (a *hostemu.ToolError) from code that does not compile
 // and from results that differ.
-func ACPP(ctx context.Context, acpp, targets string, progress func(done, total int)) (int, error) {
-	return runCases(ctx, hostemu.SYCL, ir.Native("sycl"), realSYCLWidth, ACPPOptions(acpp, targets),
+func ACPP(ctx context.Context, acpp, targets string, written map[string]File, progress func(done, total int)) (int, error) {
+	return runCases(ctx, hostemu.SYCL, ir.Native("sycl"), written, realSYCLWidth, ACPPOptions(acpp, targets),
 		fmt.Sprintf("with acpp --acpp-targets=%s", targets), progress)
 }
 
@@ -88,13 +88,13 @@ func ACPP(ctx context.Context, acpp, targets string, progress func(done, total i
 // result says why. It returns one clause for the build's summary line. A
 // found acpp that fails its version probe is an error, not a silent skip:
 // the user put it there to be used.
-func RealSYCL(ctx context.Context, impls SYCLImpls, progress func(done, total int)) (string, error) {
+func RealSYCL(ctx context.Context, impls SYCLImpls, written map[string]File, progress func(done, total int)) (string, error) {
 	a := impls.ACPP
 	switch {
 	case a.Found && a.Err != nil:
 		return "", fmt.Errorf("acpp at %s is broken: %v; repair it or take it off PATH (kernelgen build --backend sycl uses the acpp it finds)", a.Path, a.Err)
 	case a.Found:
-		n, err := ACPP(ctx, a.Path, ACPPTargets, progress)
+		n, err := ACPP(ctx, a.Path, ACPPTargets, written, progress)
 		if err != nil {
 			return "", err
 		}

@@ -82,7 +82,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if checks[c], err = cases.AddUnfused(c); err != nil {
+				if checks[c], err = cases.AddUnfused(c, "opencl"); err != nil {
 					t.Fatal(err)
 				}
 				cs = append(cs, c)

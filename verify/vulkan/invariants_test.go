@@ -34,7 +34,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					check, err := cases.AddUnfused(c)
+					check, err := cases.AddUnfused(c, "vulkan")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -78,7 +78,7 @@ func TestUpstreamFusedMatchesUnfused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			check, err := cases.AddUnfused(c)
+			check, err := cases.AddUnfused(c, "vulkan")
 			if err != nil {
 				t.Fatal(err)
 			}

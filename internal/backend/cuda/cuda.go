@@ -22,7 +22,7 @@ const name = "cuda"
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "generated/cuda"}}
+	Owns: []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "bench/cuda", "bench/vulkan/cuda.go", "ops/backend_cuda.go", "generated/cuda"}}
 
 var glueTarget = &templates.Target{
 	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
@@ -73,7 +73,7 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 		}
 		kernels += n
 	}
-	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), backend.Emulated(files, ".cuh"), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}

@@ -23,13 +23,11 @@ const name = "metal"
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "generated/metal"}}
+	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "ops/backend_metal.go", "generated/metal"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
-		HostName: func(_ string, in ir.Instance) string {
-			return msl.HostName(in.Kernel, ops.Variant{Values: in.Values})
-		},
+		HostName:   func(_ string, in ir.Instance) string { return msl.HostName(in) },
 		ArgsStruct: msl.KargsName, ArgsStructDef: msl.Kargs},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
 	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}}},
@@ -61,7 +59,7 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 	if err != nil {
 		return "", err
 	}
-	n, err := emulate.Check(ctx, hostemu.MSL, ir.Native(name), emulationWidth, progress)
+	n, err := emulate.Check(ctx, hostemu.MSL, ir.Native(name), backend.Emulated(files, ".metal"), emulationWidth, progress)
 	if err != nil {
 		return "", err
 	}

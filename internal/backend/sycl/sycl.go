@@ -21,7 +21,7 @@ const name = "sycl"
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "generated/sycl"}}
+	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: sycl.FunctionName,
@@ -46,10 +46,11 @@ func generate() ([]backend.File, error) {
 	return backend.WithGlue(files, name, Manifest)
 }
 
-// verify runs the real SYCL compiler where there is one (acpp), then the
-// emulation. Both run the same cases, so progress counts them as one list
+// verify runs the files written (files) with the real SYCL compiler where
+// there is one (acpp), then under emulation. Both run the same cases, so progress counts them as one list
 // twice as long.
-func verify(ctx context.Context, _ []backend.File, progress func(done, total int)) (string, error) {
+func verify(ctx context.Context, files []backend.File, progress func(done, total int)) (string, error) {
+	written := backend.Emulated(files, ".hpp")
 	impls, err := emulate.ProbeSYCL(ctx)
 	if err != nil {
 		return "", err
@@ -59,11 +60,11 @@ func verify(ctx context.Context, _ []backend.File, progress func(done, total int
 		first = func(done, total int) { progress(done, 2*total) }
 		second = func(done, total int) { progress(total+done, 2*total) }
 	}
-	tier, err := emulate.RealSYCL(ctx, impls, first)
+	tier, err := emulate.RealSYCL(ctx, impls, written, first)
 	if err != nil {
 		return "", err
 	}
-	n, err := emulate.Check(ctx, hostemu.SYCL, ir.Native(name), emulationWidth, second)
+	n, err := emulate.Check(ctx, hostemu.SYCL, ir.Native(name), written, emulationWidth, second)
 	if err != nil {
 		return "", err
 	}

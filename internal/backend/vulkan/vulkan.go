@@ -22,7 +22,7 @@ const name = "vulkan"
 // Backend is Vulkan.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "generated/vulkan"}}
+	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, SpecConstants: glsl.SpecConstants,

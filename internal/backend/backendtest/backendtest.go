@@ -1,0 +1,84 @@
+// Package backendtest is what the backends' tests share: files as build
+// writes them, altered after generation, to show that a backend's checks
+// compile and run exactly those bytes.
+package backendtest
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
+)
+
+// Written is b's generation's files (build's bytes, headers included).
+func Written(t *testing.T, b *backend.Backend) []backend.File {
+	t.Helper()
+	g, err := b.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Written()
+}
+
+// Altered is a copy of files in which the file at path has every old
+// replaced by new; it fails t when the file or old is not there, so an
+// alteration that no longer applies cannot pass unnoticed.
+func Altered(t *testing.T, files []backend.File, path, old, new string) []backend.File {
+	t.Helper()
+	out := append([]backend.File(nil), files...)
+	for i, f := range out {
+		if f.Path != path {
+			continue
+		}
+		if !strings.Contains(string(f.Data), old) {
+			t.Fatalf("%s does not contain %q", path, old)
+		}
+		out[i].Data = []byte(strings.ReplaceAll(string(f.Data), old, new))
+		return out
+	}
+	t.Fatalf("no file %s was generated", path)
+	return nil
+}
+
+// MustPass runs check on files (as written) and fails t unless it passes;
+// it skips t when a tool the check needs is missing (the host C++
+// compiler, or one of missing), and fails it instead where
+// KERNELGEN_REQUIRE_TOOLS is set (CI).
+func MustPass(t *testing.T, check func([]backend.File) error, files []backend.File, missing ...error) {
+	t.Helper()
+	err := check(files)
+	if err == nil {
+		return
+	}
+	var te *hostemu.ToolError
+	absent := errors.As(err, &te)
+	for _, m := range missing {
+		absent = absent || errors.Is(err, m)
+	}
+	if absent && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+		t.Skip(err)
+	}
+	t.Fatalf("as written: %v", err)
+}
+
+// MustFail runs check on files and fails t unless it fails with an error
+// containing every one of want. Run it after MustPass, so a missing tool
+// cannot pass for a failure.
+func MustFail(t *testing.T, what string, check func([]backend.File) error, files []backend.File, want ...string) {
+	t.Helper()
+	err := check(files)
+	if err == nil {
+		t.Errorf("%s: the check passed", what)
+		return
+	}
+	t.Logf("%s: %v", what, err)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: the check failed, but its error lacks %q:\n%v", what, w, err)
+			return
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package sycl
+
+import (
+	"context"
+	"flag"
+	"os/exec"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/backend/backendtest"
+	"github.com/kernelgen/kernelgen/verify/emulate"
+)
+
+// The checks run the bytes build writes, not a second emission: the
+// written ssm_conv.hpp with its sums started at 1 instead of 0 gives
+// results that differ from the Go reference.
+func TestVerifyRunsTheWrittenBytes(t *testing.T) {
+	check := func(files []backend.File) error {
+		_, err := verify(context.Background(), files, nil)
+		return err
+	}
+	files := backendtest.Written(t, Backend)
+	backendtest.MustPass(t, check, files)
+	backendtest.MustFail(t, "a kernel changed after generation", check,
+		backendtest.Altered(t, files, name+"/ssm_conv.hpp", "float y = 0.0f;", "float y = 1.0f;"),
+		"differ from the Go reference", "ssm_conv@portable[d_conv=2]", "ssm_conv@native-"+name)
+}
+
+var acppTargets = flag.String("acpp-targets", emulate.ACPPTargets, "acpp --acpp-targets for TestACPP (omp, generic, omp.library-only, ...)")
+
+// TestACPP is the real-compiler tier itself: every SYCL file build writes
+// compiled by acpp and run against the Go reference. It needs AdaptiveCpp
+// on PATH (never in CI; README, section SYCL, says how it was run here).
+func TestACPP(t *testing.T) {
+	path, err := exec.LookPath("acpp")
+	if err != nil {
+		t.Skip("acpp not on PATH: the real SYCL tier is run by hand (README, section SYCL)")
+	}
+	written := backend.Emulated(backendtest.Written(t, Backend), ".hpp")
+	n, err := emulate.ACPP(context.Background(), path, *acppTargets, written, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("acpp --acpp-targets=%s: %d cases, every one equal to the Go reference", *acppTargets, n)
+}

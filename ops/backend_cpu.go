@@ -1,0 +1,10 @@
+package ops
+
+import "github.com/kernelgen/kernelgen/ir"
+
+// ggml-cpu (the ops step of kernelgen patch; not a backend of generated/
+// yet): its vector routines' arithmetic.
+func init() {
+	declare(native{backend: "cpu", listed: 5,
+		style: style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true}})
+}

@@ -1,0 +1,13 @@
+package ops
+
+import (
+	"github.com/kernelgen/kernelgen/dsl"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// Metal (the metal backend): ggml-metal's arithmetic.
+func init() {
+	declare(native{backend: "metal", listed: 2,
+		style: style{blockedRows: true, order: ir.NativeOrder,
+			convDot4: func(k dsl.Val) dsl.Val { return k.Rem(4).Eq(0) }}})
+}
