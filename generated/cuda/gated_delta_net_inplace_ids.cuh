@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
                 #pragma unroll
                 for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
                     const uint32_t i_2 = r_2 * W + lane;
-                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * (uint64_t) H + (uint64_t) h) * (uint64_t) block + (uint64_t) (col_2 * S_v) + (uint64_t) i_2];
+                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                 }
             }
         }
@@ -347,7 +347,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
                 #pragma unroll
                 for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
                     const uint32_t i_2 = r_2 * W + lane;
-                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * (uint64_t) H + (uint64_t) h) * (uint64_t) block + (uint64_t) (col_2 * S_v) + (uint64_t) i_2];
+                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                 }
             }
         }

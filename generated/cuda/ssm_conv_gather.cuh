@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
     const uint32_t s = blockIdx.y;
     const int32_t src = ids[s];
     if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
-        const uint64_t from = (uint64_t) src * (uint64_t) row_len;
+        const uint64_t from = (uint64_t) src * row_len;
         const uint32_t to = s * row_len;
         const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;
         const uint32_t first = blockIdx.x * 2048u + threadIdx.x;
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
             #pragma unroll
             for (uint32_t j = 0u; j < 8u; ++j) {
                 if ((c + j * 256u) < row_len) {
-                    vals[j] = cache[from + (uint64_t) (c + j * 256u)];
+                    vals[j] = cache[from + (c + j * 256u)];
                 }
             }
             #pragma unroll

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
             } else {
                 #pragma unroll
                 for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(uint64_t) src * (uint64_t) cs2 + (uint64_t) (c * cs1) + (uint64_t) j_2];
+                    window[j_2] = cache[(uint64_t) src * cs2 + c * cs1 + j_2];
                 }
             }
         }
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
             } else {
                 #pragma unroll
                 for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(uint64_t) src * (uint64_t) cs2 + (uint64_t) (c * cs1) + (uint64_t) j_2];
+                    window[j_2] = cache[(uint64_t) src * cs2 + c * cs1 + j_2];
                 }
             }
         }

@@ -35,7 +35,7 @@ kernel void kernel_gated_delta_net_gather_f32(
     const uint s = tgpig.y;
     const int src = ids[s];
     if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
-        const ulong from = (ulong) src * (ulong) args.row_len;
+        const ulong from = (ulong) src * args.row_len;
         const uint to = s * args.row_len;
         const uint stride = (((args.row_len + 2047u) / 2048u) < ((args.n_seqs + 1023u) / args.n_seqs) ? (args.row_len + 2047u) / 2048u : (args.n_seqs + 1023u) / args.n_seqs) * 2048u;
         const uint first = tgpig.x * 2048u + tpitg.x;
@@ -44,7 +44,7 @@ kernel void kernel_gated_delta_net_gather_f32(
             #pragma unroll
             for (uint j = 0u; j < 8u; ++j) {
                 if ((c + j * 256u) < args.row_len) {
-                    vals[j] = cache[from + (ulong) (c + j * 256u)];
+                    vals[j] = cache[from + (c + j * 256u)];
                 }
             }
             #pragma unroll

@@ -98,7 +98,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32_portable(
                 #pragma unroll
                 for (uint r_2 = 0u; r_2 < R; ++r_2) {
                     const uint i_2 = r_2 * W + lane;
-                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * (ulong) args.H + (ulong) h) * (ulong) block + (ulong) (col_2 * S_v) + (ulong) i_2];
+                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * args.H + h) * block + col_2 * S_v + i_2];
                 }
             }
         }
@@ -353,7 +353,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
                 #pragma unroll
                 for (uint r_2 = 0u; r_2 < R; ++r_2) {
                     const uint i_2 = lane * R + r_2;
-                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * (ulong) args.H + (ulong) h) * (ulong) block + (ulong) (col_2 * S_v) + (ulong) i_2];
+                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * args.H + h) * block + col_2 * S_v + i_2];
                 }
             }
         }

@@ -65,7 +65,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
             } else {
                 #pragma unroll
                 for (uint j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(ulong) src * (ulong) args.cs2 + (ulong) (c * args.cs1) + (ulong) j_2];
+                    window[j_2] = cache[(ulong) src * args.cs2 + c * args.cs1 + j_2];
                 }
             }
         }
@@ -179,7 +179,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32(
             } else {
                 #pragma unroll
                 for (uint j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(ulong) src * (ulong) args.cs2 + (ulong) (c * args.cs1) + (ulong) j_2];
+                    window[j_2] = cache[(ulong) src * args.cs2 + c * args.cs1 + j_2];
                 }
             }
         }

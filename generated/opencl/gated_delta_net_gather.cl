@@ -16,7 +16,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
     const uint s = ((uint) get_group_id(1));
     const int src = ids[s];
     if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
-        const ulong from = (ulong) src * (ulong) row_len;
+        const ulong from = (ulong) src * row_len;
         const uint to = s * row_len;
         const uint stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;
         const uint first = ((uint) get_group_id(0)) * 2048u + ((uint) get_local_id(0));
@@ -25,7 +25,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             #pragma unroll
             for (uint j = 0u; j < 8u; ++j) {
                 if ((c + j * 256u) < row_len) {
-                    vals[j] = cache[from + (ulong) (c + j * 256u)];
+                    vals[j] = cache[from + (c + j * 256u)];
                 }
             }
             #pragma unroll

@@ -96,7 +96,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 #pragma unroll
                 for (uint r_2 = 0u; r_2 < R; ++r_2) {
                     const uint i_2 = r_2 * W + lane;
-                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * (ulong) H + (ulong) h) * (ulong) block + (ulong) (col_2 * S_v) + (ulong) i_2];
+                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * H + h) * block + col_2 * S_v + i_2];
                 }
             }
         }
@@ -357,7 +357,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 #pragma unroll
                 for (uint r_2 = 0u; r_2 < R; ++r_2) {
                     const uint i_2 = r_2 * W + lane;
-                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * (ulong) H + (ulong) h) * (ulong) block + (ulong) (col_2 * S_v) + (ulong) i_2];
+                    s_shard[cc_2 * R + r_2] = cache[((ulong) src * H + h) * block + col_2 * S_v + i_2];
                 }
             }
         }

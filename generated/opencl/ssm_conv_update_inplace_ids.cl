@@ -45,7 +45,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             } else {
                 #pragma unroll
                 for (uint j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(ulong) src * (ulong) cs2 + (ulong) (c * cs1) + (ulong) j_2];
+                    window[j_2] = cache[(ulong) src * cs2 + c * cs1 + j_2];
                 }
             }
         }
@@ -144,7 +144,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             } else {
                 #pragma unroll
                 for (uint j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(ulong) src * (ulong) cs2 + (ulong) (c * cs1) + (ulong) j_2];
+                    window[j_2] = cache[(ulong) src * cs2 + c * cs1 + j_2];
                 }
             }
         }

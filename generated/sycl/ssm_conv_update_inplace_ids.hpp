@@ -50,7 +50,7 @@ void ssm_conv_update_inplace_ids_f32_portable(
             } else {
                 #pragma unroll
                 for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(uint64_t) src * (uint64_t) cs2 + (uint64_t) (c * cs1) + (uint64_t) j_2];
+                    window[j_2] = cache[(uint64_t) src * cs2 + c * cs1 + j_2];
                 }
             }
         }
@@ -150,7 +150,7 @@ void ssm_conv_update_inplace_ids_f32(
             } else {
                 #pragma unroll
                 for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
-                    window[j_2] = cache[(uint64_t) src * (uint64_t) cs2 + (uint64_t) (c * cs1) + (uint64_t) j_2];
+                    window[j_2] = cache[(uint64_t) src * cs2 + c * cs1 + j_2];
                 }
             }
         }

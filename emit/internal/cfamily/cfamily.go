@@ -429,8 +429,7 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 		}
 		return op + x, 99
 	case *ir.Binary:
-		x, xp := p.expr(e.X)
-		y, yp := p.expr(e.Y)
+		x, xp, y, yp := p.operands(e)
 		if p.portable && e.X.Type() == ir.F32 && (e.Op == ir.Add || e.Op == ir.Sub || e.Op == ir.Mul) {
 			if s := p.D.ExactBinary(e.Op, x, y); s != "" {
 				return s, 100
@@ -470,6 +469,72 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 		return p.vectors(e).VecDot(p.Expr(e.N), p.Span(e.X), p.Span(e.Y)), 100
 	}
 	panic(fmt.Sprintf("cfamily: unknown expression %T", e))
+}
+
+// UsualConversions is the optional part of a Dialect whose binary
+// arithmetic operators convert a 32-bit integer operand to the other
+// operand's 64-bit unsigned type by themselves, as C does (CStyle: C, CUDA,
+// SYCL, MSL, OpenCL C). The printer then leaves out casts to u64 a person
+// would not write (Printer.operands).
+type UsualConversions interface{ UsualConversions() }
+
+// operands prints a binary operation's operands with their precedences. In
+// u64 arithmetic where the dialect converts as C does, a widening operand
+// (a u32 or i32 converted to u64, or a u64 literal, which prints as a
+// widened u32 one) prints without its cast wherever the other operand is
+// u64 as printed: the right one first, so in (u64) a * (u64) b the first
+// cast stays. This is exact: under C's usual arithmetic conversions (C11
+// 6.3.1.8, C++ [expr.arith.conv]; MSL keeps C++14's and OpenCL C C99's for
+// scalars) a uint32_t or int32_t operand meeting a 64-bit unsigned one is
+// converted to that type, modulo 2^64 (C11 6.3.1.3), as the cast converts
+// it, i32 sign-extended; and the operand itself is still evaluated in its
+// own type first (C types flow up, never down), so a u32 product the IR
+// wraps at 2^32 wraps there in C too, cast or not. Shifts (whose type is
+// the left operand's alone), comparisons (where -Wsign-compare objects to
+// i32 against u64) and every other dialect (GLSL) keep their casts; the IR
+// keeps its conversions either way.
+func (p *Printer) operands(e *ir.Binary) (x string, xp int, y string, yp int) {
+	if _, ok := p.D.(UsualConversions); ok && e.Type() == ir.U64 && usualArithmetic(e.Op) {
+		if narrow, ok := widening(e.Y); ok {
+			x, xp = p.expr(e.X)
+			y, yp = p.expr(narrow)
+			return
+		}
+		if narrow, ok := widening(e.X); ok {
+			x, xp = p.expr(narrow)
+			y, yp = p.expr(e.Y)
+			return
+		}
+	}
+	x, xp = p.expr(e.X)
+	y, yp = p.expr(e.Y)
+	return
+}
+
+// usualArithmetic reports whether C converts op's operands to a common type.
+func usualArithmetic(op ir.BinOp) bool {
+	switch op {
+	case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Rem, ir.BitAnd, ir.BitOr, ir.BitXor:
+		return true
+	}
+	return false
+}
+
+// widening returns the 32-bit integer e converts to u64, and whether e is
+// such a conversion: a Convert from u32 or i32, or a u64 literal that fits
+// a u32 one (the only u64 literals the printer takes).
+func widening(e ir.Expr) (ir.Expr, bool) {
+	switch e := e.(type) {
+	case *ir.Unary:
+		if e.Op == ir.Convert && e.To == ir.U64 && (e.X.Type() == ir.U32 || e.X.Type() == ir.I32) {
+			return e.X, true
+		}
+	case *ir.Const:
+		if e.T == ir.U64 && e.I >= 0 && e.I <= 0xffffffff {
+			return &ir.Const{T: ir.U32, I: e.I, At: e.At}, true
+		}
+	}
+	return nil, false
 }
 
 // Span is a pointer expression for a vector operand: the array or buffer
@@ -551,6 +616,10 @@ func (p *Printer) WorkgroupSize() string {
 type CStyle struct{ Types ctype.Dialect }
 
 func (c CStyle) Type(t ir.Type) string { return c.Types.Of(t) }
+
+// UsualConversions: C, C++, MSL and OpenCL C convert mixed integer
+// operands alike (see Printer.operands).
+func (CStyle) UsualConversions() {}
 
 func (CStyle) FloatLit(f float32) string { return FloatDigits(f) + "f" }
 func (CStyle) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }
