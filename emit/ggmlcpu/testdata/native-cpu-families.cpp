@@ -26,10 +26,10 @@ static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_comp
             const uint32_t first = group_x * 16384u;
             const uint32_t left = row_len - first;
             const uint32_t last = first + (left < 16384u ? left : 16384u);
-            const uint64_t from = (uint64_t) src * (uint64_t) row_len;
+            const uint64_t from = (uint64_t) src * row_len;
             const uint32_t to = s * row_len;
             for (uint32_t i = first; i < last; ++i) {
-                scratch[to + i] = cache[from + (uint64_t) i];
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -112,7 +112,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
                     } else {
                         for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
                             const uint32_t col = col0 + reg / R * NW;
-                            s_shard[reg] = state[((uint64_t) src * (uint64_t) H + (uint64_t) h) * (uint64_t) block + (uint64_t) (col * S_v) + (uint64_t) (reg % R)];
+                            s_shard[reg] = state[((uint64_t) src * H + h) * block + col * S_v + reg % R];
                         }
                     }
                 }
@@ -202,10 +202,10 @@ static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_par
             const uint32_t first = group_x * 16384u;
             const uint32_t left = row_len - first;
             const uint32_t last = first + (left < 16384u ? left : 16384u);
-            const uint64_t from = (uint64_t) src * (uint64_t) row_len;
+            const uint64_t from = (uint64_t) src * row_len;
             const uint32_t to = s * row_len;
             for (uint32_t i = first; i < last; ++i) {
-                scratch[to + i] = cache[from + (uint64_t) i];
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -264,7 +264,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
                         }
                     } else {
                         for (uint32_t j = 0u; j < taps; ++j) {
-                            window[j] = conv_states[(uint64_t) src * (uint64_t) cs2 + (uint64_t) (c * cs1) + (uint64_t) j];
+                            window[j] = conv_states[(uint64_t) src * cs2 + c * cs1 + j];
                         }
                     }
                 }

@@ -140,10 +140,10 @@ static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_comp
             const uint32_t first = group_x * 16384u;
             const uint32_t left = row_len - first;
             const uint32_t last = first + (left < 16384u ? left : 16384u);
-            const uint64_t from = (uint64_t) src * (uint64_t) row_len;
+            const uint64_t from = (uint64_t) src * row_len;
             const uint32_t to = s * row_len;
             for (uint32_t i = first; i < last; ++i) {
-                scratch[to + i] = cache[from + (uint64_t) i];
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -229,7 +229,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
                     for (uint32_t cc = 0u; cc < CPW; ++cc) {
                         const uint32_t col = col0 + cc * NW;
                         for (uint32_t r = 0u; r < R; ++r) {
-                            s_shard[cc * R + r] = cache[((uint64_t) src * (uint64_t) H + (uint64_t) h) * (uint64_t) block + (uint64_t) (col * S_v) + (uint64_t) r];
+                            s_shard[cc * R + r] = cache[((uint64_t) src * H + h) * block + col * S_v + r];
                         }
                     }
                 }
@@ -376,10 +376,10 @@ static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_par
             const uint32_t first = group_x * 16384u;
             const uint32_t left = row_len - first;
             const uint32_t last = first + (left < 16384u ? left : 16384u);
-            const uint64_t from = (uint64_t) src * (uint64_t) row_len;
+            const uint64_t from = (uint64_t) src * row_len;
             const uint32_t to = s * row_len;
             for (uint32_t i = first; i < last; ++i) {
-                scratch[to + i] = cache[from + (uint64_t) i];
+                scratch[to + i] = cache[from + i];
             }
         }
     }
@@ -436,7 +436,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
                     }
                 } else {
                     for (uint32_t j = 0u; j < taps; ++j) {
-                        window[j] = cache[(uint64_t) src * (uint64_t) cs2 + (uint64_t) (c * cs1) + (uint64_t) j];
+                        window[j] = cache[(uint64_t) src * cs2 + c * cs1 + j];
                     }
                 }
             }
