@@ -483,7 +483,8 @@ type UsualConversions interface{ UsualConversions() }
 // (a u32 or i32 converted to u64, or a u64 literal, which prints as a
 // widened u32 one) prints without its cast wherever the other operand is
 // u64 as printed: the right one first, so in (u64) a * (u64) b the first
-// cast stays. This is exact: under C's usual arithmetic conversions (C11
+// cast stays. (Every other u64 expression prints in the 64-bit type: a
+// local declared so, a cast that stays, or such an operation.) This is exact: under C's usual arithmetic conversions (C11
 // 6.3.1.8, C++ [expr.arith.conv]; MSL keeps C++14's and OpenCL C C99's for
 // scalars) a uint32_t or int32_t operand meeting a 64-bit unsigned one is
 // converted to that type, modulo 2^64 (C11 6.3.1.3), as the cast converts
@@ -511,7 +512,8 @@ func (p *Printer) operands(e *ir.Binary) (x string, xp int, y string, yp int) {
 	return
 }
 
-// usualArithmetic reports whether C converts op's operands to a common type.
+// usualArithmetic reports whether op is a C operator whose operands the usual
+// arithmetic conversions bring to one type, which is its result's.
 func usualArithmetic(op ir.BinOp) bool {
 	switch op {
 	case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Rem, ir.BitAnd, ir.BitOr, ir.BitXor:
