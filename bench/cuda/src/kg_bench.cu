@@ -615,6 +615,17 @@ int offsets(FILE * csv, double copy) {
         fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl, us, pct);
         printf("%-10s %-8s n=%-4d %-32s %9.2f us %6.1f%% of copy\n", bench, shape, n, impl, us, pct);
     };
+    // The registers each kernel takes: where wider offsets would show first.
+    auto regs = [](const char * name, const void * f) {
+        cudaFuncAttributes a;
+        KG_CHECK(cudaFuncGetAttributes(&a, f));
+        printf("regs %-40s %d registers, %zu bytes local\n", name, a.numRegs, a.localSizeBytes);
+    };
+    regs("gated_delta_net_gather_f32", (const void *) gated_delta_net_gather_f32);
+    regs("gated_delta_net_inplace_ids_f32<128,0,16,4>", (const void *) gated_delta_net_inplace_ids_f32<kSv, false, 16, 4>);
+    regs("gated_delta_net_inplace_ids_f32<128,0,8,2>", (const void *) gated_delta_net_inplace_ids_f32<kSv, false, 8, 2>);
+    regs("ssm_conv_gather_f32", (const void *) ssm_conv_gather_f32);
+    regs("ssm_conv_update_inplace_ids_f32<4,1>", (const void *) ssm_conv_update_inplace_ids_f32<4u, true>);
     timer t;
     for (int H : {32, 48}) {
         char shape[32];
