@@ -296,11 +296,17 @@ func Model(a ir.Arith) ([]*Op, error) {
 		if nsLow != ns {
 			return nil, fmt.Errorf("glue: the %s batched NS differs between S_v 128 and below; the schedule's condition names one", a.Backend)
 		}
+		fromLow := ops.GDNBatchFrom(a.Backend, 16)
+		for _, sv := range []int{32, 64} {
+			if from := ops.GDNBatchFrom(a.Backend, sv); from != fromLow {
+				return nil, fmt.Errorf("glue: the %s batched schedule's first n_seqs at S_v %d differs from S_v 16's; the condition below assumes one below 128", a.Backend, sv)
+			}
+		}
 		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: []Choice{
 			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)},
 		}})
 		if err == nil {
-			err = opB.batched(bd, ne(2, 3), ns, stateDstIsWindow, "state_dst", "prior state")
+			err = opB.batched(bd, ne(2, 3), ops.GDNBatchFrom(a.Backend, 128), fromLow, ns, stateDstIsWindow, "state_dst", "prior state")
 		}
 		if err != nil {
 			return nil, err
@@ -324,7 +330,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2),
 			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
 		if err == nil {
-			err = opD.batched(bd, ne(2, 2), ns, convStateDstIsWindow, "conv_state_dst", "window")
+			err = opD.batched(bd, ne(2, 2), 2, 2, ns, convStateDstIsWindow, "conv_state_dst", "window")
 		}
 		if err != nil {
 			return nil, err
@@ -349,12 +355,17 @@ func bindingOf(b *ir.Buffer) (Binding, error) {
 	return Binding{}, fmt.Errorf("buffer %s has role %q; a buffer is bound by its role: src0..src9, dst or scratch", b.Name, b.Role)
 }
 
-// batched gives an ids op its one-dispatch schedule d: it runs for 2..ns
-// sequences (nSeqs, a C expression) where window (a C condition) says the
-// destination (dstName) is the cache's window; what names what it reads.
-func (o *Op) batched(d Dispatch, nSeqs string, ns int, window, dstName, what string) error {
-	o.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= 2 && %s <= %d && %s", nSeqs, nSeqs, ns, window),
-		Why:        fmt.Sprintf("2..%d sequences, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", ns, dstName, what),
+// batched gives an ids op its one-dispatch schedule d: it runs for from..ns
+// sequences (nSeqs, a C expression; from at S_v 128, fromLow below, where
+// the op has S_v) where window (a C condition) says the destination
+// (dstName) is the cache's window; what names what it reads.
+func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, dstName, what string) error {
+	seqs := fmt.Sprintf("%d..%d sequences", from, ns)
+	if from != fromLow {
+		seqs = fmt.Sprintf("%d..%d sequences (%d..%d below S_v 128)", from, ns, fromLow, ns)
+	}
+	o.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= %s && %s <= %d && %s", nSeqs, bySv(from, fromLow), nSeqs, ns, window),
+		Why:        fmt.Sprintf("%s, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", seqs, dstName, what),
 		Otherwise:  "otherwise the gather, then the compute dispatch",
 		Dispatches: []Dispatch{d}}
 	return o.checkVariant()

@@ -21,15 +21,18 @@ func init() {
 				}
 				return 0, 0, false
 			},
-			// At one sequence, S_v 128, the compute dispatch took 5.20 /
-			// 5.97 us at (4, 1) against 6.22 / 6.87 at (8, 4) (H 32 /
-			// 48, H100); at two, (4, 1) was 0.4 us faster at H 32 and
-			// 0.4 us slower at H 48.
+			// (4, 2) for one and two sequences, S_v 128 (H 32 / 48,
+			// bench/RESULTS.md): at two the gather and the compute dispatch
+			// at (4, 2) took 8.9 / 10.6 us on the H200 where the batched
+			// dispatch took 9.9 / 11.8, the compute alone 6.3 / 7.9 at
+			// (4, 2) against 6.5 / 8.4 at (4, 1) and 6.8 / 8.0 at (8, 4);
+			// at one (4, 2) is within 0.1 us of (4, 1) there (0.2 on the
+			// H100), against 0.9 / 0.7 us for (8, 4).
 			GDNSmall: func(sv int) (nw, cpw, maxSeqs int, ok bool) {
 				if sv != 128 {
 					return 0, 0, 0, false
 				}
-				return 4, 1, 1, true
+				return 4, 2, 2, true
 			},
 			// (1, 4, 8), one warp of four columns per sequence. On the
 			// H100 (bench/vulkan -batched, S_v 128, H 32 / 48) it ran op
@@ -41,10 +44,11 @@ func init() {
 			// batched workgroup idles all rows but one (12.2 vs 9.2 us
 			// for the compute dispatch alone), and at 32 a 32-row batch
 			// trailed gather + compute on the H200 (55.6 vs 51.6 us): the
-			// schedule is for 2..NS. At two sequences, since the gather's
-			// rewrite, it trails gather + compute by 0.15-0.5 us with
-			// identity ids and leads by 1.5-1.7 us when every source
-			// aliases (H100, bench/RESULTS.md): kept there.
+			// schedule is for 2..NS; it starts past the small-n tiling
+			// (ops.GDNBatchFrom: three sequences at S_v 128). At two it
+			// trails gather + compute at (4, 2) by 0.9 / 1.2 us with identity
+			// ids and leads it by 0.5 / 0.8 us when every source aliases
+			// (H200, bench/RESULTS.md): steady decode is the common case.
 			GDNBatch: func(int) (nw, cpw, ns int) { return 1, 4, 8 },
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6

@@ -10,8 +10,9 @@
 //     sequence s reads q/k sequence s / rq3.
 //   - gated_delta_net_inplace (op A): the same, final state into state_dst row s.
 //   - gated_delta_net_inplace_ids (op B) and gated_delta_net_gather: two-phase.
-//   - gated_delta_net_inplace_ids_batched: op B in one dispatch, for 2..NS
-//     sequences where state_dst is the cache's window (GDNBatch; Vulkan).
+//   - gated_delta_net_inplace_ids_batched: op B in one dispatch, for
+//     GDNBatchFrom..NS sequences where state_dst is the cache's window
+//     (GDNBatch; Vulkan).
 //   - ssm_conv: the plain conv, the non-fused path of ops C and D.
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
 //     ssm_conv_gather; ssm_conv_update_inplace_ids_batched, op D in one

@@ -360,3 +360,33 @@ func checkReadsBeforeBarrier(t *testing.T, name, dstName string) {
 		}
 	}
 }
+
+// Op B's one-dispatch schedule starts past the small-n tiling's sequences:
+// were they to overlap, the glue would run the batched kernel there and the
+// small tiling would never reach op B.
+func TestGDNBatchStartsPastTheSmallTiling(t *testing.T) {
+	checked := 0
+	for _, be := range ops.NativeBackends() {
+		for _, sv := range []int{16, 32, 64, 128} {
+			from := ops.GDNBatchFrom(be, sv)
+			if from < 2 {
+				t.Errorf("%s S_v %d: batched from %d sequences; one sequence has no aliasing to batch", be, sv, from)
+			}
+			_, _, ns := ops.GDNBatch(be, sv)
+			_, _, maxSeqs, ok := ops.GDNSmallTiling(be, sv)
+			if ns == 0 || !ok {
+				continue
+			}
+			checked++
+			if from <= maxSeqs {
+				t.Errorf("%s S_v %d: the batched schedule takes %d sequences, where the small-n tiling runs up to %d", be, sv, from, maxSeqs)
+			}
+			if from > ns {
+				t.Errorf("%s S_v %d: batched from %d sequences, past its NS %d", be, sv, from, ns)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no backend has both a batched op B and a small-n tiling: the test checks nothing")
+	}
+}

@@ -158,6 +158,16 @@ func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
 	return 0, 0, 0
 }
 
+// GDNBatchFrom is the fewest sequences op B's one-dispatch schedule takes
+// at S_v: one past the small-n tiling's maxSeqs, whose sequences run the
+// gather and the compute dispatch at that tiling, else 2.
+func GDNBatchFrom(backend string, sv int) int {
+	if _, _, maxSeqs, ok := GDNSmallTiling(backend, sv); ok && maxSeqs >= 2 {
+		return maxSeqs + 1
+	}
+	return 2
+}
+
 // ConvBatch is a backend's NS for op D's one-dispatch schedule; ok false:
 // none, the gather and the compute dispatch always.
 func ConvBatch(backend string) (ns int, ok bool) {

@@ -233,7 +233,7 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 		}
 		gBind := map[string]bind{"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(gCache),
 			"dst": whole(gDst), "state_dst": gWindow, "ids": gIDsRep, "scratch": whole(gScratch)}
-		if bnw, bcpw, ns := ops.GDNBatch("vulkan", sv); ns > 0 && n >= 2 && n <= ns {
+		if bnw, bcpw, ns := ops.GDNBatch("vulkan", sv); ns > 0 && n >= ops.GDNBatchFrom("vulkan", sv) && n <= ns {
 			err = b.dispatch("gated_delta_net_inplace_ids_batched", native,
 				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bnw), "CPW": int64(bcpw), "NS": int64(ns)}, gArgs, gBind)
 		} else {

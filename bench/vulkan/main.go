@@ -1000,13 +1000,14 @@ func report(args []string, w io.Writer) error {
 
 // glueImpl is the Vulkan row that times what the glue dispatches for an
 // ids op at n sequences (identity sources, state_dst the cache's window):
-// the batched kernel at the table's shape for 2..NS, otherwise the gather
+// the batched kernel at the table's shape for its n_seqs (ops.GDNBatchFrom
+// to NS; op D's 2..NS), otherwise the gather
 // (left out at one sequence) and the compute dispatch.
 func glueImpl(bench string, n int) string {
 	native := ir.Native("vulkan").String()
 	switch bench {
 	case "gdn_ids":
-		if nw, cpw, ns := ops.GDNBatch("vulkan", sv); n >= 2 && n <= ns {
+		if nw, cpw, ns := ops.GDNBatch("vulkan", sv); n >= ops.GDNBatchFrom("vulkan", sv) && n <= ns {
 			return fmt.Sprintf("%s batched %dx%dx%d", native, nw, cpw, ns)
 		}
 	case "conv_ids":

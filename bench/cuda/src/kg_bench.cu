@@ -604,6 +604,60 @@ int experiments(FILE * csv, double copy) {
     return 0;
 }
 
+// offsets: `kg_bench CSV offsets`: the rows the 64-bit cache offsets touch
+// (issue #21), to run from two builds of the same harness (the kernels of
+// two commits) side by side: op B at the glue's tilings (16,4; the small-n
+// one at one sequence) and op D, identity and every source aliasing
+// (permuted), stream order and graph replay, and the gather alone.
+int offsets(FILE * csv, double copy) {
+    auto row = [&](const char * bench, const char * shape, int n, const char * impl, double us, double bytes) {
+        const double pct = 100.0 * bytes / (us * 1e3) / copy;
+        fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl, us, pct);
+        printf("%-10s %-8s n=%-4d %-32s %9.2f us %6.1f%% of copy\n", bench, shape, n, impl, us, pct);
+    };
+    // The registers each kernel takes: where wider offsets would show first.
+    auto regs = [](const char * name, const void * f) {
+        cudaFuncAttributes a;
+        KG_CHECK(cudaFuncGetAttributes(&a, f));
+        printf("regs %-40s %d registers, %zu bytes local\n", name, a.numRegs, a.localSizeBytes);
+    };
+    regs("gated_delta_net_gather_f32", (const void *) gated_delta_net_gather_f32);
+    regs("gated_delta_net_inplace_ids_f32<128,0,16,4>", (const void *) gated_delta_net_inplace_ids_f32<kSv, false, 16, 4>);
+    regs("gated_delta_net_inplace_ids_f32<128,0,8,2>", (const void *) gated_delta_net_inplace_ids_f32<kSv, false, 8, 2>);
+    regs("ssm_conv_gather_f32", (const void *) ssm_conv_gather_f32);
+    regs("ssm_conv_update_inplace_ids_f32<4,1>", (const void *) ssm_conv_update_inplace_ids_f32<4u, true>);
+    timer t;
+    for (int H : {32, 48}) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "H=%d", H);
+        for (int n : {1, 2, 4, 8, 32, 128, 256}) {
+            gdn_problem p(H, n);
+            row("gdn_ids", shape, n, "identity", t.us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
+            row("gdn_ids", shape, n, "identity graph", t.graph_us([&](int r) { gdn_generated<16, 4>(p, r); }), p.bytes());
+            if (n == 1) row("gdn_ids", shape, n, "identity 8,2 graph", t.graph_us([&](int r) { gdn_generated<8, 2>(p, r); }), p.bytes());
+            if (n < 2) continue;
+            row("gdn_ids", shape, n, "permuted", t.us([&](int r) { gdn_generated<16, 4>(p, r, true, "permuted"); }), p.bytes());
+            row("gdn_ids", shape, n, "permuted graph", t.graph_us([&](int r) { gdn_generated<16, 4>(p, r, true, "permuted"); }), p.bytes());
+            row("gather", shape, n, "every row aliasing", t.us([&](int r) { gdn_gather_only(p, r); }), p.bytes());
+            if (!gather_check(p)) return 1;
+        }
+    }
+    for (int C : {8192, 10240}) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "C=%d", C);
+        for (int n : {1, 2, 4, 8, 32, 128, 256}) {
+            conv_problem p(C, n);
+            for (const char * pat : {"identity", "permuted"}) {
+                if (n < 2 && pat[0] == 'p') continue;
+                const std::string g = std::string(pat) + " graph";
+                row("conv_ids", shape, n, pat, t.us([&](int r) { conv_ids_generated(p, r, pat); }), p.bytes());
+                row("conv_ids", shape, n, g.c_str(), t.graph_us([&](int r) { conv_ids_generated(p, r, pat); }), p.bytes());
+            }
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char ** argv) {
@@ -614,6 +668,11 @@ int main(int argc, char ** argv) {
     printf("device: %s, %d SMs, L2 %d MB; device-to-device copy %.0f GB/s (read+write)\n", prop.name, prop.multiProcessorCount,
            prop.l2CacheSize >> 20, copy);
     fprintf(csv, "bench,shape,n_seqs,impl,us,pct_copy\n");
+    if (argc > 2 && !strcmp(argv[2], "offsets")) {
+        const int rc = offsets(csv, copy);
+        if (csv != stdout) fclose(csv);
+        return rc;
+    }
     if (argc > 2 && !strcmp(argv[2], "exp")) {
         const int rc = experiments(csv, copy);
         if (csv != stdout) fclose(csv);

@@ -142,8 +142,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_s_v128_kda0_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_s_v128_kda1_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_s_v128_kda0_nw4_cpw2", "gated_delta_net_inplace.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_s_v128_kda1_nw4_cpw2", "gated_delta_net_inplace.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "32u"}});
@@ -161,8 +161,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace_ids.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace_ids.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw2", "gated_delta_net_inplace_ids.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
+    string_to_spv("gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw2", "gated_delta_net_inplace_ids.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "128u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv2_silu0", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv2_silu1", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_d_conv3_silu0", "ssm_conv_update_inplace.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "3u"}});
@@ -227,8 +227,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[5], "gated_delta_net_inplace_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_s_v64_kda1_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[6], "gated_delta_net_inplace_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_s_v128_kda0_nw8_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[7], "gated_delta_net_inplace_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_s_v128_kda1_nw8_cpw4_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[8], "gated_delta_net_inplace_s_v128_kda0_nw4_cpw1", gated_delta_net_inplace_s_v128_kda0_nw4_cpw1_len, gated_delta_net_inplace_s_v128_kda0_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[9], "gated_delta_net_inplace_s_v128_kda1_nw4_cpw1", gated_delta_net_inplace_s_v128_kda1_nw4_cpw1_len, gated_delta_net_inplace_s_v128_kda1_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[8], "gated_delta_net_inplace_s_v128_kda0_nw4_cpw2", gated_delta_net_inplace_s_v128_kda0_nw4_cpw2_len, gated_delta_net_inplace_s_v128_kda0_nw4_cpw2_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[9], "gated_delta_net_inplace_s_v128_kda1_nw4_cpw2", gated_delta_net_inplace_s_v128_kda1_nw4_cpw2_len, gated_delta_net_inplace_s_v128_kda1_nw4_cpw2_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[0], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[1], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[2], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
@@ -246,8 +246,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[5], "gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v64_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[6], "gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_ids_s_v128_kda0_nw8_cpw4_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[7], "gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_ids_s_v128_kda1_nw8_cpw4_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[8], "gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[9], "gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[8], "gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw2", gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw2_len, gated_delta_net_inplace_ids_s_v128_kda0_nw4_cpw2_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[9], "gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw2", gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw2_len, gated_delta_net_inplace_ids_s_v128_kda1_nw4_cpw2_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[0], "ssm_conv_update_inplace_d_conv2_silu0", ssm_conv_update_inplace_d_conv2_silu0_len, ssm_conv_update_inplace_d_conv2_silu0_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[1], "ssm_conv_update_inplace_d_conv2_silu1", ssm_conv_update_inplace_d_conv2_silu1_len, ssm_conv_update_inplace_d_conv2_silu1_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace[2], "ssm_conv_update_inplace_d_conv3_silu0", ssm_conv_update_inplace_d_conv3_silu0_len, ssm_conv_update_inplace_d_conv3_silu0_data, "main", 5, sizeof(vk_op_ssm_conv_update_inplace_push_constants), {1, 1, 1}, {}, 1);
@@ -459,9 +459,9 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(S_v);
             const bool KDA = op->src[3]->ne[0] == op->src[2]->ne[0];
             GGML_UNUSED(KDA);
-            const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 4 : 8) : 4);
+            const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
             GGML_UNUSED(NW);
-            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 1 : 4) : 1);
+            const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 2 : 4) : 1);
             GGML_UNUSED(CPW);
             const uint32_t W = ((S_v < 32u) ? S_v : 32u);
             GGML_UNUSED(W);
@@ -501,8 +501,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[5]; }
                 else if (S_v == 128 && KDA == false && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[6]; }
                 else if (S_v == 128 && KDA == true && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[7]; }
-                else if (S_v == 128 && KDA == false && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[8]; }
-                else if (S_v == 128 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[9]; }
+                else if (S_v == 128 && KDA == false && NW == 4 && CPW == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[8]; }
+                else if (S_v == 128 && KDA == true && NW == 4 && CPW == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace[9]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_inplace pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
@@ -527,13 +527,13 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = op->src[2]->ne[3] >= 2 && op->src[2]->ne[3] <= 8 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 8 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
             scratch_buf.offset += GGML_PAD((op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float), GGML_VK_FUSED_SCRATCH_ALIGN);
             scratch_buf.size = ggml_nbytes(op) - (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float);
-            // 2..8 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            // 3..8 sequences (2..8 below S_v 128), state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
@@ -609,9 +609,9 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             }
             // otherwise the gather, then the compute dispatch
             if (!one_dispatch) { // gated_delta_net_inplace_ids
-                const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 4 : 8) : 4);
+                const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
                 GGML_UNUSED(NW);
-                const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 1 : 4) : 1);
+                const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 2 : 4) : 1);
                 GGML_UNUSED(CPW);
                 const vk_op_gated_delta_net_inplace_ids_push_constants pc = {
                     /* .H = */ (uint32_t) (op->src[2]->ne[1]),
@@ -646,8 +646,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[5]; }
                 else if (S_v == 128 && KDA == false && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[6]; }
                 else if (S_v == 128 && KDA == true && NW == 8 && CPW == 4) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[7]; }
-                else if (S_v == 128 && KDA == false && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[8]; }
-                else if (S_v == 128 && KDA == true && NW == 4 && CPW == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[9]; }
+                else if (S_v == 128 && KDA == false && NW == 4 && CPW == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[8]; }
+                else if (S_v == 128 && KDA == true && NW == 4 && CPW == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids[9]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_inplace_ids pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {

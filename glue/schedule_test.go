@@ -1,0 +1,40 @@
+package glue
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// Vulkan's op B runs its one-dispatch schedule from ops.GDNBatchFrom
+// sequences (past the small-n tiling at S_v 128), op D's from two.
+func TestBatchedScheduleFirstSeqs(t *testing.T) {
+	model, err := Model(ir.Native("vulkan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"gated_delta_net_inplace_ids": ne(2, 3) + " >= " + bySv(ops.GDNBatchFrom("vulkan", 128), ops.GDNBatchFrom("vulkan", 16)) + " && ",
+		"ssm_conv_update_inplace_ids": ne(2, 2) + " >= 2 && ",
+	}
+	if _, _, maxSeqs, ok := ops.GDNSmallTiling("vulkan", 128); !ok || maxSeqs < 2 || ops.GDNBatchFrom("vulkan", 128) != maxSeqs+1 {
+		t.Errorf("Vulkan's small-n tiling (up to %d sequences, %v) and batched op B (from %d) do not meet", maxSeqs, ok, ops.GDNBatchFrom("vulkan", 128))
+	}
+	for _, o := range model {
+		w, ok := want[o.Name]
+		if !ok {
+			continue
+		}
+		delete(want, o.Name)
+		if o.Schedule == nil {
+			t.Errorf("%s: no one-dispatch schedule", o.Name)
+		} else if !strings.HasPrefix(o.Schedule.Cond, w) {
+			t.Errorf("%s: schedule condition %q, want it to begin %q", o.Name, o.Schedule.Cond, w)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s: not in Vulkan's glue model", name)
+	}
+}
