@@ -14,7 +14,12 @@ import (
 // from the pristine fixture tree. They are what a reviewer can be asked to
 // read for four ops on one backend.
 // "ggml" is the ops step (builders, ggml-cpu kernels, test cases).
-var budgets = map[string]int{"ggml": 900, "metal": 600, "sycl": 450, "vulkan": 800, "cuda": 500}
+// OpenCL (issue #23, 697 at its first series) sits near Vulkan's: like
+// Vulkan it carries whole kernel sources (three .cl files, about 330 lines)
+// beside a glue that binds each scalar with its own clSetKernelArg, as
+// ggml-opencl does everywhere (about 60 lines of it); 750 leaves no room
+// for a second copy of either.
+var budgets = map[string]int{"ggml": 900, "metal": 600, "sycl": 450, "vulkan": 800, "cuda": 500, "opencl": 750}
 
 // overBudget holds backends whose patch is not compact yet, with the size it
 // may not grow past (a ratchet: lower it as the patch shrinks, and take the

@@ -11,8 +11,8 @@ import (
 
 // Backends are the kernel backends a series can carry, in the order the
 // series lists them (the seed's plan: common first, then Metal, SYCL,
-// Vulkan, and CUDA last).
-var Backends = []string{"metal", "sycl", "vulkan", "cuda"}
+// Vulkan, and CUDA; OpenCL, the fifth, after them).
+var Backends = []string{"metal", "sycl", "vulkan", "cuda", "opencl"}
 
 // Plan returns the steps for the named backends ("all" for every one),
 // led by what the tree needs first (the ops, or on a tree with the series
@@ -62,6 +62,7 @@ var planners = map[string]func() (*Step, error){
 	"metal":  metalStep,
 	"sycl":   syclStep,
 	"cuda":   cudaStep,
+	"opencl": openclStep,
 }
 
 // sections renders the named template sections of a backend, each with a
