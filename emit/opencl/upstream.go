@@ -15,12 +15,9 @@ import (
 // and every reduction takes the local-memory butterfly.
 const upstreamSubgroups = `
 #if defined(cl_khr_subgroup_shuffle)
-#pragma OPENCL EXTENSION cl_khr_subgroups : enable
-#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
 #define SUBGROUP_SIZE get_max_sub_group_size()
 #define SUBGROUP_SHUFFLE_XOR(x, m) sub_group_shuffle_xor((x), (m))
 #elif defined(cl_intel_subgroups)
-#pragma OPENCL EXTENSION cl_intel_subgroups : enable
 #define SUBGROUP_SIZE get_max_sub_group_size()
 #define SUBGROUP_SHUFFLE_XOR(x, m) intel_sub_group_shuffle_xor((x), (m))
 #elif defined(cl_khr_subgroups) && defined(cl_qcom_subgroup_shuffle)

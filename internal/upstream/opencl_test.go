@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -270,4 +271,73 @@ func nmse(c *cases.Case, got map[string][]byte) float64 {
 		}
 	}
 	return worst
+}
+
+// PoCL offers no subgroups, so there the reductions take the local-memory
+// butterfly. The subgroup branches of the kernels ggml-opencl gets are
+// compiled here by clang-22 (OpenCL C 3.0 for SPIR-V, ggml-opencl's
+// options) with each extension switched on, for every variant, and the
+// preprocessed source must call that extension's shuffle. Qualcomm's
+// cl_qcom_subgroup_shuffle has no declarations in clang and is not
+// compiled here.
+func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
+	clang, err := exec.LookPath("clang-22")
+	if err != nil {
+		skipOrFailOpenCL(t, err)
+	}
+	byOp, err := openCLPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []struct{ name, clExt, shuffle string }{
+		{"cl_khr_subgroup_shuffle", "+cl_khr_subgroups,+cl_khr_subgroup_shuffle", " sub_group_shuffle_xor("},
+		{"cl_intel_subgroups", "-cl_khr_subgroup_shuffle,+cl_intel_subgroups", "intel_sub_group_shuffle_xor("},
+	} {
+		for i, f := range fams {
+			p := byOp[f.Shared.Plain]
+			reduces := ir.HasReduce(p.k)
+			if !reduces && i > 0 {
+				continue // no subgroup branch: compiled once, with the first extension
+			}
+			t.Run(ext.name+"/"+p.file, func(t *testing.T) {
+				t.Parallel()
+				// each value of the switch key once, and the last variant (every bool set)
+				vs := f.Shared.Variants("opencl")
+				seen := map[int64]bool{}
+				var pick []ops.Variant
+				for _, v := range vs {
+					if kv := v.Values[p.k.Params[0].Name]; !seen[kv] {
+						seen[kv] = true
+						pick = append(pick, v)
+					}
+				}
+				for _, v := range append(pick, vs[len(vs)-1]) {
+					args := []string{"--target=spir64", "-x", "cl", "-cl-std=CL3.0", "-Xclang", "-cl-ext=" + ext.clExt, "-Wall", "-Werror"}
+					args = append(args, strings.Fields(ggmlOpenCLFlags)...)
+					for _, name := range emit.UpstreamDefines(p.k) {
+						args = append(args, fmt.Sprintf("-D%s=%d", name, v.Values[name]))
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					run := func(mode ...string) string {
+						cmd := exec.CommandContext(ctx, clang, append(append(append([]string{}, args...), mode...), "-")...)
+						cmd.Stdin = strings.NewReader(string(p.src))
+						out, err := cmd.CombinedOutput()
+						if err != nil {
+							t.Fatalf("clang-22 %s %s: %v\n%s", strings.Join(args, " "), mode, err, out)
+						}
+						return string(out)
+					}
+					run("-include", "opencl-c.h", "-fsyntax-only")
+					if pre := run("-E"); reduces && !strings.Contains(pre, ext.shuffle) {
+						t.Errorf("with %s the reductions do not call %s", ext.name, ext.shuffle)
+					}
+					cancel()
+				}
+			})
+		}
+	}
 }
