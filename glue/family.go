@@ -585,3 +585,103 @@ func gatherExprs(d Dispatch) map[string]string {
 	}
 	return out
 }
+
+// Families are the shared kernels' ops (ops.Shared) under contract a, each
+// one glue op that runs both forms, as ggml-cpu takes them: the plain op's
+// variant choices and the flag, set where the ids op's own slot is; the ids
+// op's gather, run only there; then the shared kernel, each buffer bound
+// as the ids op's compute kernel binds its role, the ids op's own tensors
+// only where the flag is set.
+func Families(a ir.Arith) ([]*Op, error) {
+	model, err := Model(a)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*Op{}
+	for _, o := range model {
+		byName[o.Name] = o
+	}
+	var out []*Op
+	for _, s := range ops.SharedKernels() {
+		plain, ids := byName[s.Plain], byName[s.Ids]
+		if plain == nil || ids == nil {
+			return nil, fmt.Errorf("glue: shared kernel %s: no glue for %s or %s", s.Name, s.Plain, s.Ids)
+		}
+		o, err := familyOp(a, s, plain, ids)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
+	if ids.Schedule != nil || len(plain.Dispatches) != 1 || len(ids.Dispatches) != 2 {
+		return nil, fmt.Errorf("glue: %s: a family op runs the ids op's gather, then one compute dispatch", s.Name)
+	}
+	flag := ""
+	for _, i := range ids.Present {
+		if !containsInt(plain.Present, i) {
+			flag = fmt.Sprintf("op->src[%d] != NULL", i)
+		}
+	}
+	if flag == "" || len(ids.Present) != len(plain.Present)+1 {
+		return nil, fmt.Errorf("glue: %s: the ids op must differ from the plain op by one present slot", s.Name)
+	}
+	k, err := s.Kernel(a)
+	if err != nil {
+		return nil, err
+	}
+	o := &Op{Fusion: plain.Fusion + ids.Fusion, Name: s.Name, GGMLOp: plain.GGMLOp, Present: plain.Present,
+		InPlace: plain.InPlace, Checks: plain.Checks, Scratch: ids.Scratch, Forms: []*Op{plain, ids}, Shared: s}
+	gather, compute := ids.Dispatches[0], ids.Dispatches[1]
+	for _, c := range ids.Variant {
+		if plain.Choice(plain.Dispatches[0], c.Param) != c.Expr {
+			return nil, fmt.Errorf("glue: %s: param %s is chosen differently by %s and %s", s.Name, c.Param, plain.Name, ids.Name)
+		}
+		o.Variant = append(o.Variant, c)
+	}
+	o.Variant = append(o.Variant, Choice{s.Flag, flag})
+	gather.When, gather.WhenWhy = flag, "only the ids form gathers"
+	if g := ids.Dispatches[0]; g.When != "" {
+		gather.When += " && " + g.When
+		gather.WhenWhy += "; " + g.WhenWhy
+	}
+	fam := Dispatch{Op: &ops.Op{Name: s.Name, Summary: s.Summary}, Kernel: k}
+	plainRoles := map[string]bool{}
+	for _, b := range plain.Dispatches[0].Kernel.Buffers {
+		plainRoles[b.Role] = true
+	}
+	for _, b := range k.Buffers {
+		var bind *Binding
+		for i, cb := range compute.Kernel.Buffers {
+			if cb.Role == b.Role {
+				bind = &compute.Bind[i]
+			}
+		}
+		if bind == nil {
+			return nil, fmt.Errorf("glue: %s: buffer %s (%s) has no binding in %s", s.Name, b.Name, b.Role, ids.Name)
+		}
+		bb := *bind
+		bb.Buffer, bb.Access = b.Name, b.Access
+		if !plainRoles[b.Role] && bb.Tensor != "scratch" {
+			bb.OnlyIf = s.Flag
+		}
+		fam.Bind = append(fam.Bind, bb)
+	}
+	for _, arg := range k.Args {
+		e := ""
+		for _, v := range compute.Args {
+			if v.Arg == arg.Name {
+				e = v.Expr
+			}
+		}
+		if e == "" {
+			return nil, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, arg.Name, ids.Name)
+		}
+		fam.Args = append(fam.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e})
+	}
+	o.Dispatches = []Dispatch{gather, fam}
+	return o, o.checkVariant()
+}

@@ -47,6 +47,10 @@ type Op struct {
 	Dispatches []Dispatch
 	// Scratch is the gather's scratch, when the op has one.
 	Scratch *Scratch
+	// Forms, on a family op (Families), are the plain op and the ids op it
+	// runs; Shared is their shared kernel.
+	Forms  []*Op
+	Shared *ops.Shared
 }
 
 // Check is one supports_op condition with the reason it exists.
@@ -91,6 +95,9 @@ type Binding struct {
 	// Offset in elements from the tensor's data (a C expression, "" for none).
 	Offset string
 	Access ir.Access
+	// OnlyIf, when set, is a bool param of the kernel: the tensor exists
+	// only where it is true (a family op's ids, null on the plain form).
+	OnlyIf string
 }
 
 // Value is a kernel argument's C expression.

@@ -65,6 +65,12 @@ type DispatchView struct {
 	// CallArgs are the kernel call's arguments (CUDA, SYCL): pointers, then
 	// args; CallNames the same by the kernel's names for them.
 	CallArgs, CallNames string
+	// Pointers are the buffers but the scratch as typed device pointers
+	// declared on the host, and LocalCallArgs the call over them, the
+	// scratch and the args by name: a SYCL kernel lambda copies these,
+	// never the node, whose ggml_tensor structs a discrete GPU cannot read.
+	Pointers      []Local
+	LocalCallArgs string
 	// CallExprs are the arguments as expressions over the node, Params the
 	// parameter list of a function that takes them by CallNames.
 	CallExprs, Params string
@@ -352,14 +358,24 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 		}
 		dv.Buffers = append(dv.Buffers, bv)
 	}
-	var call []string
+	var call, local []string
 	for _, b := range dv.Buffers {
 		call = append(call, b.Ptr)
+		if b.Tensor == "scratch" {
+			local = append(local, "scratch")
+			continue
+		}
+		c := ""
+		if b.Const {
+			c = "const "
+		}
+		dv.Pointers = append(dv.Pointers, Local{CType: c + b.CType + " * ", Name: b.Name, Expr: b.Ptr})
+		local = append(local, b.Name)
 	}
 	for _, a := range dv.Args {
-		call = append(call, a.Name)
+		call, local = append(call, a.Name), append(local, a.Name)
 	}
-	dv.CallArgs = strings.Join(call, ", ")
+	dv.CallArgs, dv.LocalCallArgs = strings.Join(call, ", "), strings.Join(local, ", ")
 	var names []string
 	for _, b := range dv.Buffers {
 		names = append(names, b.Name)

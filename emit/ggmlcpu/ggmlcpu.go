@@ -8,7 +8,9 @@
 // that runs them with ggml_barrier between, so every prior state is read
 // before any is written whatever the threads do; a gather scratch that does
 // not live in the node's own output is params->wdata, sized by a work-size
-// function for ggml_graph_plan.
+// function for ggml_graph_plan. A family op (glue.Families: ops A and B, or
+// C and D, over their shared kernel) gets one entry function for both
+// forms, which gathers only for the ids form.
 package ggmlcpu
 
 import (
@@ -38,8 +40,8 @@ type Entry struct {
 	WorkSize string
 }
 
-// Emit lowers the kernels of model (glue.Model of one contract) for
-// ggml-cpu. backend names the variant table that bounds the arrays the
+// Emit lowers the kernels of model (glue.Model or glue.Families of one
+// contract) for ggml-cpu. backend names the variant table that bounds the arrays the
 // lowering puts on the stack ("" takes every variant).
 func Emit(model []*glue.Op, backend string) (*Unit, error) {
 	e := &emitter{backend: backend}
@@ -49,7 +51,6 @@ func Emit(model []*glue.Op, backend string) (*Unit, error) {
 		if op.Schedule != nil {
 			return nil, fmt.Errorf("ggmlcpu: %s: one-dispatch schedules (%s) are not lowered for ggml-cpu", op.Name, op.Schedule.Local)
 		}
-		entry := Entry{Op: op.Name, Fusion: op.Fusion}
 		var calls []string
 		for _, d := range op.Dispatches {
 			text, err := e.kernel(op, d)
@@ -59,16 +60,28 @@ func Emit(model []*glue.Op, backend string) (*Unit, error) {
 			funcs = append(funcs, text)
 			calls = append(calls, kernelFunc(d.Kernel))
 		}
-		entry.Compute = calls[0]
+		compute, workSize := calls[0], ""
 		if len(op.Dispatches) > 1 {
-			entry.Compute = "ggml_compute_forward_" + op.Name
-			funcs = append(funcs, entryFunc(entry.Compute, op, calls))
+			compute = "ggml_compute_forward_" + op.Name
+			funcs = append(funcs, entryFunc(compute, op, calls))
 		}
 		if s := op.Scratch; s != nil && !s.InDst {
-			entry.WorkSize = "ggml_" + op.Name + "_work_size"
-			funcs = append(funcs, fmt.Sprintf("size_t %s(const ggml_tensor * dst) {\n    return %s * sizeof(float);\n}\n", entry.WorkSize, node(s.Elements)))
+			workSize = "ggml_" + op.Name + "_work_size"
+			funcs = append(funcs, fmt.Sprintf("size_t %s(const ggml_tensor * dst) {\n    return %s * sizeof(float);\n}\n", workSize, node(s.Elements)))
 		}
-		u.Ops = append(u.Ops, entry)
+		// a family op (glue.Families) is the entry point of both its forms;
+		// only a form with a scratch outside dst needs the work size
+		forms := op.Forms
+		if forms == nil {
+			forms = []*glue.Op{op}
+		}
+		for _, f := range forms {
+			entry := Entry{Op: f.Name, Fusion: f.Fusion, Compute: compute}
+			if f.Scratch != nil && !f.Scratch.InDst {
+				entry.WorkSize = workSize
+			}
+			u.Ops = append(u.Ops, entry)
+		}
 	}
 	var b strings.Builder
 	for _, h := range helpers {
@@ -167,16 +180,29 @@ type bounds struct {
 	variants []map[string]int64
 }
 
-func newBounds(k *ir.Kernel, backend string) *bounds {
-	var vs []ops.Variant
-	if backend == "" {
-		vs = ops.VariantsOf(k.Name)
-	} else {
-		vs = ops.VariantsFor(k.Name, backend)
+func newBounds(k *ir.Kernel, backend string, shared *ops.Shared) *bounds {
+	variants := func(op string) []ops.Variant {
+		if backend == "" {
+			return ops.VariantsOf(op)
+		}
+		return ops.VariantsFor(op, backend)
 	}
 	b := &bounds{k: k}
-	for _, v := range vs {
-		b.variants = append(b.variants, v.Values)
+	if shared == nil {
+		for _, v := range variants(k.Name) {
+			b.variants = append(b.variants, v.Values)
+		}
+	} else {
+		// a family's shared kernel: each form's variants, with the flag
+		for i, op := range []string{shared.Plain, shared.Ids} {
+			for _, v := range variants(op) {
+				values := map[string]int64{shared.Flag: int64(i)}
+				for n, x := range v.Values {
+					values[n] = x
+				}
+				b.variants = append(b.variants, values)
+			}
+		}
 	}
 	if len(b.variants) == 0 {
 		b.variants = []map[string]int64{{}}

@@ -13,36 +13,51 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/native-cpu.cpp, the lowered source (review the diff)")
+var update = flag.Bool("update", false, "rewrite testdata/native-cpu*.cpp, the lowered sources (review the diff)")
 
-// The native-cpu source, the text upstream gets, is reviewed as a golden file.
+// The native-cpu sources are reviewed as golden files: one function per op
+// (what a tree with the series' op D gets in its place), and one per family,
+// the text upstream gets.
 func TestSourceGolden(t *testing.T) {
-	u := unit(t, ir.Native("cpu"))
-	path := filepath.Join("testdata", "native-cpu.cpp")
-	if *update {
-		if err := os.WriteFile(path, []byte(u.Source), 0o644); err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		file    string
+		unit    func(*testing.T, ir.Arith) *Unit
+		entries []string
+	}{
+		{"native-cpu.cpp", unit, []string{
+			"A ggml_compute_forward_gated_delta_net_inplace_f32 ",
+			"B ggml_compute_forward_gated_delta_net_inplace_ids ",
+			"C ggml_compute_forward_ssm_conv_update_inplace_f32 ",
+			"D ggml_compute_forward_ssm_conv_update_inplace_ids ggml_ssm_conv_update_inplace_ids_work_size",
+		}},
+		{"native-cpu-families.cpp", familyUnit, []string{
+			"A ggml_compute_forward_gated_delta_net_inplace ",
+			"B ggml_compute_forward_gated_delta_net_inplace ",
+			"C ggml_compute_forward_ssm_conv_update_inplace ",
+			"D ggml_compute_forward_ssm_conv_update_inplace ggml_ssm_conv_update_inplace_work_size",
+		}},
+	} {
+		u := c.unit(t, ir.Native("cpu"))
+		path := filepath.Join("testdata", c.file)
+		if *update {
+			if err := os.WriteFile(path, []byte(u.Source), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./emit/ggmlcpu -update)", err)
-	}
-	if d := cmp.Diff(string(want), u.Source); d != "" {
-		t.Errorf("%s is stale (-golden +now); review and run go test ./emit/ggmlcpu -update:\n%s", path, d)
-	}
-	var entries []string
-	for _, e := range u.Ops {
-		entries = append(entries, e.Fusion+" "+e.Compute+" "+e.WorkSize)
-	}
-	want2 := []string{
-		"A ggml_compute_forward_gated_delta_net_inplace_f32 ",
-		"B ggml_compute_forward_gated_delta_net_inplace_ids ",
-		"C ggml_compute_forward_ssm_conv_update_inplace_f32 ",
-		"D ggml_compute_forward_ssm_conv_update_inplace_ids ggml_ssm_conv_update_inplace_ids_work_size",
-	}
-	if d := cmp.Diff(want2, entries); d != "" {
-		t.Errorf("entry points (-want +got):\n%s", d)
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./emit/ggmlcpu -update)", err)
+		}
+		if d := cmp.Diff(string(want), u.Source); d != "" {
+			t.Errorf("%s is stale (-golden +now); review and run go test ./emit/ggmlcpu -update:\n%s", path, d)
+		}
+		var entries []string
+		for _, e := range u.Ops {
+			entries = append(entries, e.Fusion+" "+e.Compute+" "+e.WorkSize)
+		}
+		if d := cmp.Diff(c.entries, entries); d != "" {
+			t.Errorf("%s: entry points (-want +got):\n%s", c.file, d)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 )
 
 // reserved are the lowering's own names and what ggml-cpu declares.
@@ -47,7 +48,11 @@ func (e *emitter) kernel(op *glue.Op, d glue.Dispatch) (string, error) {
 	if err := cfamily.Unsupported("ggml-cpu", k); err != nil {
 		return "", err
 	}
-	f := &fn{e: e, op: op, d: d, k: k, b: newBounds(k, e.backend), isLane: map[any]bool{}, groupVars: map[*ir.Var]bool{}}
+	var shared *ops.Shared
+	if op.Shared != nil && k.Name == op.Shared.Name {
+		shared = op.Shared
+	}
+	f := &fn{e: e, op: op, d: d, k: k, b: newBounds(k, e.backend, shared), isLane: map[any]bool{}, groupVars: map[*ir.Var]bool{}}
 	f.single = true
 	for dim := 0; dim < 3; dim++ {
 		if n, ok := static(k.Workgroup[dim]); !ok || n != 1 {
@@ -433,6 +438,9 @@ func (f *fn) pointer(b glue.Binding, buf *ir.Buffer) string {
 	s := fmt.Sprintf("(%s *) %s", qualified(buf), base)
 	if off != "" {
 		s += " + " + off
+	}
+	if b.OnlyIf != "" {
+		s = fmt.Sprintf("%s ? %s : nullptr", b.OnlyIf, s)
 	}
 	return s
 }

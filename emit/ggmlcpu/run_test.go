@@ -370,10 +370,16 @@ func word(b []byte) string {
 	return fmt.Sprintf("%v (0x%08x)", math.Float32frombits(u), u)
 }
 
-// unit emits the fused ops of contract a.
-func unit(t *testing.T, a ir.Arith) *Unit {
+// unit emits the fused ops of contract a, one entry point per op.
+func unit(t *testing.T, a ir.Arith) *Unit { return emitUnit(t, a, glue.Model) }
+
+// familyUnit emits them as upstream gets them: one entry point per family
+// (glue.Families), its shared kernel taking the ids form's path by IDS.
+func familyUnit(t *testing.T, a ir.Arith) *Unit { return emitUnit(t, a, glue.Families) }
+
+func emitUnit(t *testing.T, a ir.Arith, model func(ir.Arith) ([]*glue.Op, error)) *Unit {
 	t.Helper()
-	m, err := glue.Model(a)
+	m, err := model(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,57 +395,64 @@ func unit(t *testing.T, a ir.Arith) *Unit {
 }
 
 // TestLoweredOpsMatchTheGoReference runs the four fused ops, lowered for
-// ggml-cpu under native-cpu and portable, on random problems at 1, 2, 3 and
-// 4 threads, with the destination rows separate and (ids ops) a view of the
+// ggml-cpu under native-cpu and portable, one function per op and one per
+// family (what upstream gets), on random problems at 1, 2, 3 and 4
+// threads, with the destination rows separate and (ids ops) a view of the
 // cache with aliasing ids, and compares every byte with the Go reference's
-// lowering of the same IR.
+// lowering of each op's own IR.
 func TestLoweredOpsMatchTheGoReference(t *testing.T) {
 	n := *numCases
 	if testing.Short() {
 		n = 8
 	}
 	for _, a := range []ir.Arith{ir.Native("cpu"), ir.Portable} {
-		t.Run(a.String(), func(t *testing.T) {
-			u := unit(t, a)
-			r := start(t, build(t, u, a.String()))
-			rnd := rand.New(rand.NewPCG(18, uint64(len(a.String()))))
-			size := cases.Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 4, MaxChannels: 300}
-			for op, e := range u.Ops {
-				aliasing := 0
-				for i := 0; i < n; i++ {
-					c, err := cases.Random(e.Op, a, rnd, size, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ids := c.Buffer("ids") != nil
-					aliased := ids && i%2 == 0
-					if aliased {
-						aliasWindow(c)
-					}
-					want, err := reference(c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if ids {
-						aliasing += countAliasing(c)
-					}
-					for threads := 1; threads <= 4; threads++ {
-						p, block := layout(c, op, aliased)
-						p.threads = threads
-						got, err := r.run(p)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if err := compare(c, got, block, aliased, want); err != nil {
-							t.Fatalf("%s, %d threads, destination rows %s: %v", c.Name, threads, map[bool]string{true: "in the cache", false: "separate"}[aliased], err)
-						}
-					}
+		for _, form := range []struct {
+			name string
+			unit func(*testing.T, ir.Arith) *Unit
+		}{{"ops", unit}, {"families", familyUnit}} {
+			t.Run(a.String()+"/"+form.name, func(t *testing.T) { matchTheGoReference(t, a, form.unit(t, a), n) })
+		}
+	}
+}
+
+func matchTheGoReference(t *testing.T, a ir.Arith, u *Unit, n int) {
+	r := start(t, build(t, u, a.String()))
+	rnd := rand.New(rand.NewPCG(18, uint64(len(a.String()))))
+	size := cases.Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 4, MaxChannels: 300}
+	for op, e := range u.Ops {
+		aliasing := 0
+		for i := 0; i < n; i++ {
+			c, err := cases.Random(e.Op, a, rnd, size, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := c.Buffer("ids") != nil
+			aliased := ids && i%2 == 0
+			if aliased {
+				aliasWindow(c)
+			}
+			want, err := reference(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids {
+				aliasing += countAliasing(c)
+			}
+			for threads := 1; threads <= 4; threads++ {
+				p, block := layout(c, op, aliased)
+				p.threads = threads
+				got, err := r.run(p)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if strings.HasSuffix(e.Op, "_ids") && aliasing == 0 {
-					t.Errorf("%s: no case read another sequence's destination", e.Op)
+				if err := compare(c, got, block, aliased, want); err != nil {
+					t.Fatalf("%s, %d threads, destination rows %s: %v", c.Name, threads, map[bool]string{true: "in the cache", false: "separate"}[aliased], err)
 				}
 			}
-		})
+		}
+		if strings.HasSuffix(e.Op, "_ids") && aliasing == 0 {
+			t.Errorf("%s: no case read another sequence's destination", e.Op)
+		}
 	}
 }
 

@@ -50,11 +50,11 @@ func convTypes(more ...string) []string {
 // the CPU kernels (lowered from the IR, two-phase for the ids forms) with
 // their dispatch and work size, and test-backend-ops cases.
 func opsStep() (*Step, error) {
-	gdn, err := cpuUnit("A", "B")
+	gdn, err := cpuFamily("AB")
 	if err != nil {
 		return nil, err
 	}
-	conv, err := cpuUnit("C", "D")
+	conv, err := cpuFamily("CD")
 	if err != nil {
 		return nil, err
 	}
@@ -87,14 +87,14 @@ func opsStep() (*Step, error) {
 			Defines: []string{"static void " + conv.Ops[1].Compute + "("}},
 		{Name: "conv-update dispatch", File: cpuOps, Place: Before,
 			Anchor: []string{"void ggml_compute_forward_ssm_conv(\n", "switch (dst->src[0]->type) {"},
-			Text:   dispatch(conv, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
+			Text:   dispatch(conv.Ops[0].Compute, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
 		{Name: "GDN kernels", File: cpuOps, Place: Before,
 			Anchor:  []string{"void ggml_compute_forward_gated_delta_net(\n"},
 			Text:    source(gdn) + "\n",
 			Defines: []string{"static void " + gdn.Ops[1].Compute + "("}},
 		{Name: "GDN dispatch", File: cpuOps, Place: Before,
 			Anchor: []string{"void ggml_compute_forward_gated_delta_net(\n", "switch (src0->type) {"},
-			Text:   dispatch(gdn, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
+			Text:   dispatch(gdn.Ops[0].Compute, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
 	}
 	edits = append(edits, workSizeEdits(conv.Ops[1])...)
 	return &Step{
@@ -127,20 +127,16 @@ registered for perf mode.
 	}, nil
 }
 
-// dispatch routes a node whose src[slot] is set (the in-place form; with
-// src[slot+1] too, the ids form) to the unit's two entry points.
-func dispatch(u *ggmlcpu.Unit, slot int, why string) string {
+// dispatch routes a node whose src[slot] is set (the in-place forms, ids
+// or not) to its family's entry point.
+func dispatch(compute string, slot int, why string) string {
 	return fmt.Sprintf(`    // %s
     if (dst->src[%d] != nullptr) {
-        if (dst->src[%d] != nullptr) {
-            %s(params, dst);
-        } else {
-            %s(params, dst);
-        }
+        %s(params, dst);
         return;
     }
 
-`, why, slot, slot+1, u.Ops[1].Compute, u.Ops[0].Compute)
+`, why, slot, compute)
 }
 
 // workSizeEdits declare an op's work size and count it in ggml_graph_plan
@@ -185,6 +181,21 @@ func cpuUnit(fusions ...string) (*ggmlcpu.Unit, error) {
 		return nil, fmt.Errorf("the native-cpu glue model lacks one of the fusions %v", fusions)
 	}
 	return ggmlcpu.Emit(ops, "cpu")
+}
+
+// cpuFamily lowers the native-cpu family op (glue.Families) of the two
+// fusions ("AB": ops A and B) as one entry point for both.
+func cpuFamily(fusions string) (*ggmlcpu.Unit, error) {
+	fams, err := glue.Families(ir.Native("cpu"))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fams {
+		if f.Fusion == fusions {
+			return ggmlcpu.Emit([]*glue.Op{f}, "cpu")
+		}
+	}
+	return nil, fmt.Errorf("the native-cpu glue has no family of the fusions %s", fusions)
 }
 
 // commonSections renders sections of the backend-independent templates.

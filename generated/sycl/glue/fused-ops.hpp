@@ -57,6 +57,15 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const uint32_t sb3 = op->src[4]->nb[3] / 4;
                 const float scale = 1.0f / sqrtf((float) op->src[2]->ne[0]);
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
+                // the kernel copies these pointers: on a discrete GPU it cannot read the node
+                const float * q = (const float *) op->src[0]->data;
+                const float * k = (const float *) op->src[1]->data;
+                const float * v = (const float *) op->src[2]->data;
+                const float * g = (const float *) op->src[3]->data;
+                const float * beta = (const float *) op->src[4]->data;
+                const float * state = (const float *) op->src[5]->data;
+                float * dst = (float *) op->data;
+                float * state_dst = (float *) op->src[6]->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, NW, W);
                 const sycl::range<3> global(((S_v / (NW * CPW))) * local[0], (n_seqs) * local[1], (H) * local[2]);
@@ -64,7 +73,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<16u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<16u, false, 4u, 1u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -72,7 +81,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<16u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<16u, true, 4u, 1u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -80,7 +89,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<32u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<32u, false, 4u, 1u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -88,7 +97,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<32u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<32u, true, 4u, 1u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -96,7 +105,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<64u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<64u, false, 4u, 1u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -104,7 +113,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<64u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<64u, true, 4u, 1u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -112,7 +121,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<128u, false, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<128u, false, 16u, 4u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -120,7 +129,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_f32<128u, true, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
+                            gated_delta_net_inplace_f32<128u, true, 16u, 4u>(q, k, v, g, beta, state, dst, state_dst, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, item, &kg_red[0]);
                         });
                     });
                 }
@@ -149,6 +158,9 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
+                // the kernel copies these pointers: on a discrete GPU it cannot read the node
+                const float * cache = (const float *) op->src[5]->data;
+                const int32_t * ids = (const int32_t *) op->src[7]->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, 1u, 256u);
                 const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs))) * local[2]);
@@ -156,7 +168,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_gather_f32((const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, scratch, row_len, n_seqs, rs_head, item);
+                            gated_delta_net_gather_f32(cache, ids, scratch, row_len, n_seqs, rs_head, item);
                         });
                     });
                 }
@@ -185,6 +197,16 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const float scale = 1.0f / sqrtf((float) op->src[2]->ne[0]);
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
+                // the kernel copies these pointers: on a discrete GPU it cannot read the node
+                const float * q = (const float *) op->src[0]->data;
+                const float * k = (const float *) op->src[1]->data;
+                const float * v = (const float *) op->src[2]->data;
+                const float * g = (const float *) op->src[3]->data;
+                const float * beta = (const float *) op->src[4]->data;
+                const float * cache = (const float *) op->src[5]->data;
+                float * dst = (float *) op->data;
+                float * state_dst = (float *) op->src[6]->data;
+                const int32_t * ids = (const int32_t *) op->src[7]->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, NW, W);
                 const sycl::range<3> global(((S_v / (NW * CPW))) * local[0], (n_seqs) * local[1], (H) * local[2]);
@@ -192,7 +214,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<16u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<16u, false, 4u, 1u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -200,7 +222,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<16u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<16u, true, 4u, 1u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -208,7 +230,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<32u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<32u, false, 4u, 1u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -216,7 +238,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<32u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<32u, true, 4u, 1u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -224,7 +246,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<64u, false, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<64u, false, 4u, 1u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -232,7 +254,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<64u, true, 4u, 1u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<64u, true, 4u, 1u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -240,7 +262,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<128u, false, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<128u, false, 16u, 4u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -248,7 +270,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            gated_delta_net_inplace_ids_f32<128u, true, 16u, 4u>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
+                            gated_delta_net_inplace_ids_f32<128u, true, 16u, 4u>(q, k, v, g, beta, cache, dst, state_dst, ids, scratch, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, item, &kg_red[0]);
                         });
                     });
                 }
@@ -272,6 +294,12 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const uint32_t x2 = op->src[2]->nb[2] / 4;
                 const uint32_t sd1 = op->src[3]->nb[1] / 4;
                 const uint32_t d2 = op->nb[2] / 4;
+                // the kernel copies these pointers: on a discrete GPU it cannot read the node
+                const float * conv_states = (const float *) op->src[0]->data;
+                const float * conv_kernel = (const float *) op->src[1]->data;
+                const float * x_cur = (const float *) op->src[2]->data;
+                float * conv_state_dst = (float *) op->src[3]->data;
+                float * dst = (float *) op->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, 1u, 128u);
                 const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((n_ch + 127u) / 128u)) * local[2]);
@@ -279,7 +307,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<2u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<2u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -287,7 +315,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<2u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<2u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -295,7 +323,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<3u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<3u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -303,7 +331,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<3u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<3u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -311,7 +339,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<4u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<4u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -319,7 +347,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<4u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<4u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -327,7 +355,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<5u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<5u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -335,7 +363,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<5u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<5u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -343,7 +371,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<6u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<6u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -351,7 +379,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<6u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<6u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -359,7 +387,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<7u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<7u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -367,7 +395,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<7u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<7u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -375,7 +403,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<8u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<8u, false>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -383,7 +411,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_f32<8u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
+                            ssm_conv_update_inplace_f32<8u, true>(conv_states, conv_kernel, x_cur, conv_state_dst, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, item);
                         });
                     });
                 }
@@ -405,6 +433,9 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const uint32_t row_len = op->src[0]->nb[2] / 4;
                 const uint32_t n_seqs = op->src[2]->ne[2];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
+                // the kernel copies these pointers: on a discrete GPU it cannot read the node
+                const float * cache = (const float *) op->src[0]->data;
+                const int32_t * ids = (const int32_t *) op->src[4]->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, 1u, 256u);
                 const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((((row_len + 2047u) / 2048u) < ((n_seqs + 4095u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 4095u) / n_seqs))) * local[2]);
@@ -412,7 +443,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_gather_f32((const float *) op->src[0]->data, (const int32_t *) op->src[4]->data, scratch, row_len, n_seqs, rs_head, item);
+                            ssm_conv_gather_f32(cache, ids, scratch, row_len, n_seqs, rs_head, item);
                         });
                     });
                 }
@@ -430,6 +461,13 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                 const uint32_t sd1 = op->src[3]->nb[1] / 4;
                 const uint32_t d2 = op->nb[2] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
+                // the kernel copies these pointers: on a discrete GPU it cannot read the node
+                const float * cache = (const float *) op->src[0]->data;
+                const float * conv_kernel = (const float *) op->src[1]->data;
+                const float * x_cur = (const float *) op->src[2]->data;
+                float * conv_state_dst = (float *) op->src[3]->data;
+                const int32_t * ids = (const int32_t *) op->src[4]->data;
+                float * dst = (float *) op->data;
                 // SYCL lists dimensions slowest first: the kernels' x is dimension 2.
                 const sycl::range<3> local(1u, 1u, 128u);
                 const sycl::range<3> global((1u) * local[0], (n_seqs) * local[1], (((n_ch + 127u) / 128u)) * local[2]);
@@ -437,7 +475,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<2u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<2u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -445,7 +483,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<2u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<2u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -453,7 +491,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<3u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<3u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -461,7 +499,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<3u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<3u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -469,7 +507,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<4u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<4u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -477,7 +515,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<4u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<4u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -485,7 +523,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<5u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<5u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -493,7 +531,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<5u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<5u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -501,7 +539,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<6u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<6u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -509,7 +547,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<6u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<6u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -517,7 +555,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<7u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<7u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -525,7 +563,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<7u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<7u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -533,7 +571,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<8u, false>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<8u, false>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }
@@ -541,7 +579,7 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
                     stream->submit([&](sycl::handler & cgh) {
                         sycl::local_accessor<float, 1> kg_red(sycl::range<1>(local.size()), cgh);
                         cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {
-                            ssm_conv_update_inplace_ids_f32<8u, true>((const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
+                            ssm_conv_update_inplace_ids_f32<8u, true>(cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, item);
                         });
                     });
                 }

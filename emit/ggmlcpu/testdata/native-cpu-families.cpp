@@ -1,0 +1,308 @@
+static float dot_f32(int n, const float * x, const float * y) {
+    float sum;
+    ggml_vec_dot_f32(n, &sum, 0, x, 0, y, 0, 1);
+    return sum;
+}
+
+// gated_delta_net_gather_rows: op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
+static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+    const uint32_t row_len = dst->src[2]->ne[0] * dst->src[2]->ne[0] * dst->src[2]->ne[1];
+    const uint32_t n_seqs = dst->src[2]->ne[3];
+    const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
+    const float * cache = (const float *) dst->src[5]->data;
+    const int32_t * ids = (const int32_t *) dst->src[7]->data;
+    float * scratch = (float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
+
+    const int64_t groups_x = (row_len + 16383u) / 16384u;
+    const int64_t groups_y = n_seqs;
+    const int64_t n_groups = groups_x * groups_y;
+
+    for (int64_t group = params->ith; group < n_groups; group += params->nth) {
+        const uint32_t group_x = group % groups_x;
+        const uint32_t group_y = group / groups_x;
+        const uint32_t s = group_y;
+        const int32_t src = ids[s];
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            const uint32_t first = group_x * 16384u;
+            const uint32_t left = row_len - first;
+            const uint32_t last = first + (left < 16384u ? left : 16384u);
+            const uint32_t from = (uint32_t) src * row_len;
+            const uint32_t to = s * row_len;
+            for (uint32_t i = first; i < last; ++i) {
+                scratch[to + i] = cache[from + i];
+            }
+        }
+    }
+}
+
+// gated_delta_net_inplace: gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it
+static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+    const uint32_t S_v = dst->src[2]->ne[0];
+    const bool KDA = dst->src[3]->ne[0] == dst->src[2]->ne[0];
+    const bool IDS = dst->src[7] != NULL;
+    const uint32_t NW = (dst->src[2]->ne[0] == 128 ? 16 : 4);
+    const uint32_t CPW = (dst->src[2]->ne[0] == 128 ? 4 : 1);
+    const uint32_t W = 1u;
+    const uint32_t R = S_v / W;
+    const uint32_t H = dst->src[2]->ne[1];
+    const uint32_t n_tokens = dst->src[2]->ne[2];
+    const uint32_t n_seqs = dst->src[2]->ne[3];
+    const uint32_t neq1 = dst->src[0]->ne[1];
+    const uint32_t rq3 = dst->src[2]->ne[3] / dst->src[0]->ne[3];
+    const uint32_t sq1 = dst->src[0]->nb[1] / 4;
+    const uint32_t sq2 = dst->src[0]->nb[2] / 4;
+    const uint32_t sq3 = dst->src[0]->nb[3] / 4;
+    const uint32_t sv1 = dst->src[2]->nb[1] / 4;
+    const uint32_t sv2 = dst->src[2]->nb[2] / 4;
+    const uint32_t sv3 = dst->src[2]->nb[3] / 4;
+    const uint32_t sg1 = dst->src[3]->nb[1] / 4;
+    const uint32_t sg2 = dst->src[3]->nb[2] / 4;
+    const uint32_t sg3 = dst->src[3]->nb[3] / 4;
+    const uint32_t sb1 = dst->src[4]->nb[1] / 4;
+    const uint32_t sb2 = dst->src[4]->nb[2] / 4;
+    const uint32_t sb3 = dst->src[4]->nb[3] / 4;
+    const float scale = 1.0f / sqrtf((float) dst->src[2]->ne[0]);
+    const uint32_t sd1 = dst->src[6]->nb[1] / 4;
+    const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
+    const float * q = (const float *) dst->src[0]->data;
+    const float * k = (const float *) dst->src[1]->data;
+    const float * v = (const float *) dst->src[2]->data;
+    const float * g = (const float *) dst->src[3]->data;
+    const float * beta = (const float *) dst->src[4]->data;
+    const float * state = (const float *) dst->src[5]->data;
+    float * dst_data = (float *) dst->data;
+    float * state_dst = (float *) dst->src[6]->data;
+    const int32_t * ids = IDS ? (const int32_t *) dst->src[7]->data : nullptr;
+    const float * scratch = (const float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
+
+    GGML_ASSERT((S_v % (NW * CPW)) == 0u && "S_v must be a multiple of NW*CPW");
+    GGML_ASSERT(CPW * R <= 512);
+    GGML_ASSERT(R <= 128);
+    const int64_t groups_x = H;
+    const int64_t groups_y = n_seqs;
+    const int64_t groups_z = S_v / (NW * CPW);
+    const int64_t n_groups = groups_x * groups_y * groups_z;
+
+    for (int64_t group = params->ith; group < n_groups; group += params->nth) {
+        const uint32_t group_x = group % groups_x;
+        const uint32_t group_y = group / groups_x % groups_y;
+        const uint32_t group_z = group / (groups_x * groups_y);
+        for (uint32_t local_y = 0; local_y < NW; ++local_y) {
+            const uint32_t h = group_x;
+            const uint32_t s = group_y;
+            const uint32_t col0 = group_z * (NW * CPW) + local_y;
+            const uint32_t hq = h % neq1;
+            const uint32_t sq = s / rq3;
+            const uint32_t block = S_v * S_v;
+            float s_shard[512];
+            // read the prior state once; it stays in registers for every token
+            if (IDS) {
+                const int32_t src = ids[s];
+                if (src == (int32_t) (rs_head + s)) {
+                    for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                        const uint32_t col = col0 + reg / R * NW;
+                        s_shard[reg] = state_dst[s * sd1 + h * block + col * S_v + reg % R];
+                    }
+                } else {
+                    if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                        for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                            const uint32_t col = col0 + reg / R * NW;
+                            s_shard[reg] = scratch[(s * H + h) * block + col * S_v + reg % R];
+                        }
+                    } else {
+                        for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                            const uint32_t col = col0 + reg / R * NW;
+                            s_shard[reg] = state[((uint32_t) src * H + h) * block + col * S_v + reg % R];
+                        }
+                    }
+                }
+            } else {
+                for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                    const uint32_t col = col0 + reg / R * NW;
+                    s_shard[reg] = state[(s * H + h) * block + col * S_v + reg % R];
+                }
+            }
+            for (uint32_t t = 0u; t < n_tokens; ++t) {
+                float q_reg[128];
+                float k_reg[128];
+                const uint32_t qk_off = sq * sq3 + t * sq2 + hq * sq1;
+                for (uint32_t r = 0u; r < R; ++r) {
+                    q_reg[r] = q[qk_off + r];
+                    k_reg[r] = k[qk_off + r];
+                }
+                const uint32_t g_off = s * sg3 + t * sg2 + h * sg1;
+                const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
+                const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
+                const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
+                float gates[128];
+                if (KDA) {
+                    for (uint32_t r = 0u; r < R; ++r) {
+                        const float e = expf(g[g_off + r]);
+                        gates[r] = e;
+                    }
+                } else {
+                    const float e = expf(g[g_off]);
+                    for (uint32_t r = 0u; r < R; ++r) {
+                        gates[r] = e;
+                    }
+                }
+                for (uint32_t cc = 0u; cc < CPW; ++cc) {
+                    const uint32_t col = col0 + cc * NW;
+                    const uint32_t reg0 = cc * R;
+                    for (uint32_t r = 0u; r < R; ++r) {
+                        s_shard[reg0 + r] = gates[r] * s_shard[reg0 + r];
+                    }
+                    const float kv = dot_f32(R, s_shard + reg0, k_reg);
+                    const float delta = (v[v_off + col] - kv) * beta_t;
+                    for (uint32_t r = 0u; r < R; ++r) {
+                        s_shard[reg0 + r] = fmaf(k_reg[r], delta, s_shard[reg0 + r]);
+                    }
+                    const float attn = dot_f32(R, s_shard + reg0, q_reg);
+                    dst_data[attn_off + col] = attn * scale;
+                }
+            }
+            // write the final state
+            const uint32_t final_off = s * sd1 + h * block;
+            for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                const uint32_t col = col0 + reg / R * NW;
+                state_dst[final_off + col * S_v + reg % R] = s_shard[reg];
+            }
+        }
+    }
+}
+
+static void ggml_compute_forward_gated_delta_net_inplace(const ggml_compute_params * params, ggml_tensor * dst) {
+    // only the ids form gathers; with one sequence no source is another sequence's destination: the gather copies nothing
+    if (dst->src[7] != NULL && dst->src[2]->ne[3] >= 2) {
+        ggml_compute_forward_gated_delta_net_gather_rows_f32(params, dst);
+        ggml_barrier(params->threadpool);
+    }
+    ggml_compute_forward_gated_delta_net_inplace_f32(params, dst);
+}
+
+// ssm_conv_gather_rows: op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
+static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+    const uint32_t row_len = dst->src[0]->nb[2] / 4;
+    const uint32_t n_seqs = dst->src[2]->ne[2];
+    const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
+    const float * cache = (const float *) dst->src[0]->data;
+    const int32_t * ids = (const int32_t *) dst->src[4]->data;
+    float * scratch = (float *) params->wdata;
+
+    const int64_t groups_x = (row_len + 16383u) / 16384u;
+    const int64_t groups_y = n_seqs;
+    const int64_t n_groups = groups_x * groups_y;
+
+    for (int64_t group = params->ith; group < n_groups; group += params->nth) {
+        const uint32_t group_x = group % groups_x;
+        const uint32_t group_y = group / groups_x;
+        const uint32_t s = group_y;
+        const int32_t src = ids[s];
+        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            const uint32_t first = group_x * 16384u;
+            const uint32_t left = row_len - first;
+            const uint32_t last = first + (left < 16384u ? left : 16384u);
+            const uint32_t from = (uint32_t) src * row_len;
+            const uint32_t to = s * row_len;
+            for (uint32_t i = first; i < last; ++i) {
+                scratch[to + i] = cache[from + i];
+            }
+        }
+    }
+}
+
+// ssm_conv_update_inplace: conv over the cached taps and the new token (SiLU folded), the taps shifted in place (src[3]); with IDS, sequence s reads its taps from row ids[s] (src[4]), which the gather first copied to scratch where another sequence overwrites it
+static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+    const uint32_t d_conv = dst->src[1]->ne[0];
+    const bool SILU = ggml_get_op_params_i32(dst, 0) != 0;
+    const bool IDS = dst->src[4] != NULL;
+    const uint32_t n_ch = dst->src[1]->ne[1];
+    const uint32_t n_seqs = dst->src[2]->ne[2];
+    const uint32_t cs1 = dst->src[0]->nb[1] / 4;
+    const uint32_t cs2 = dst->src[0]->nb[2] / 4;
+    const uint32_t w1 = dst->src[1]->nb[1] / 4;
+    const uint32_t x2 = dst->src[2]->nb[2] / 4;
+    const uint32_t sd1 = dst->src[3]->nb[1] / 4;
+    const uint32_t d2 = dst->nb[2] / 4;
+    const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
+    const float * conv_states = (const float *) dst->src[0]->data;
+    const float * conv_kernel = (const float *) dst->src[1]->data;
+    const float * x_cur = (const float *) dst->src[2]->data;
+    float * conv_state_dst = (float *) dst->src[3]->data;
+    const int32_t * ids = IDS ? (const int32_t *) dst->src[4]->data : nullptr;
+    const float * scratch = (const float *) params->wdata;
+    float * dst_data = (float *) dst->data;
+
+    GGML_ASSERT(d_conv <= 8);
+    const int64_t groups_x = (n_ch + 127u) / 128u;
+    const int64_t groups_y = n_seqs;
+    const int64_t n_groups = groups_x * groups_y;
+
+    for (int64_t group = params->ith; group < n_groups; group += params->nth) {
+        const uint32_t group_x = group % groups_x;
+        const uint32_t group_y = group / groups_x;
+        const uint32_t c0 = group_x * 128u;
+        const uint32_t s = group_y;
+        const uint32_t taps = d_conv - 1u;
+        const uint32_t left = n_ch - c0;
+        const uint32_t block_len = (left < 128u ? left : 128u);
+        float act[128];
+        for (uint32_t c = c0; c < c0 + block_len; ++c) {
+            float window[8];
+            // assemble the whole window before any write: cached taps, then the current token
+            const uint32_t ring_off = s * sd1 + c * taps;
+            if (IDS) {
+                const int32_t src = ids[s];
+                if (src == (int32_t) (rs_head + s)) {
+                    for (uint32_t j = 0u; j < taps; ++j) {
+                        window[j] = conv_state_dst[ring_off + j];
+                    }
+                } else {
+                    if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                        for (uint32_t j = 0u; j < taps; ++j) {
+                            window[j] = scratch[s * cs2 + c * cs1 + j];
+                        }
+                    } else {
+                        for (uint32_t j = 0u; j < taps; ++j) {
+                            window[j] = conv_states[(uint32_t) src * cs2 + c * cs1 + j];
+                        }
+                    }
+                }
+            } else {
+                for (uint32_t j = 0u; j < taps; ++j) {
+                    window[j] = conv_states[s * cs2 + c * cs1 + j];
+                }
+            }
+            window[taps] = x_cur[s * x2 + c];
+            float y = 0.0f;
+            for (uint32_t j = 0u; j < d_conv; ++j) {
+                y = y + window[j] * conv_kernel[c * w1 + j];
+            }
+            if (SILU) {
+                act[c - c0] = y;
+            } else {
+                dst_data[s * d2 + c] = y;
+            }
+            // shift the window by one token into the ring
+            for (uint32_t j = 0u; j < taps; ++j) {
+                conv_state_dst[ring_off + j] = window[j + 1u];
+            }
+        }
+        if (SILU) {
+            ggml_vec_silu_f32(block_len, dst_data + (s * d2 + c0), act);
+        }
+    }
+}
+
+static void ggml_compute_forward_ssm_conv_update_inplace(const ggml_compute_params * params, ggml_tensor * dst) {
+    // only the ids form gathers; with one sequence no source is another sequence's destination: the gather copies nothing
+    if (dst->src[4] != NULL && dst->src[2]->ne[2] >= 2) {
+        ggml_compute_forward_ssm_conv_gather_rows_f32(params, dst);
+        ggml_barrier(params->threadpool);
+    }
+    ggml_compute_forward_ssm_conv_update_inplace_f32(params, dst);
+}
+
+size_t ggml_ssm_conv_update_inplace_work_size(const ggml_tensor * dst) {
+    return dst->src[0]->nb[2] / 4 * dst->src[2]->ne[2] * sizeof(float);
+}

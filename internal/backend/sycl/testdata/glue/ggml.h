@@ -1,0 +1,39 @@
+// A stand-in for the part of ggml.h the generated SYCL glue reads, written
+// for glue_test.go (the names follow ggml's).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+enum ggml_type { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_I32 };
+enum ggml_op { GGML_OP_NONE, GGML_OP_GATED_DELTA_NET, GGML_OP_SSM_CONV };
+
+struct ggml_tensor {
+    ggml_type type = GGML_TYPE_F32;
+    int64_t ne[4] = {1, 1, 1, 1};
+    size_t nb[4] = {4, 4, 4, 4};
+    ggml_op op = GGML_OP_NONE;
+    int32_t op_params[16] = {};
+    ggml_tensor * src[10] = {};
+    void * data = nullptr;
+};
+
+static inline int32_t ggml_get_op_params_i32(const ggml_tensor * t, uint32_t i) { return t->op_params[i]; }
+
+static inline bool ggml_is_contiguous(const ggml_tensor * t) {
+    size_t next = t->nb[0];
+    for (int i = 0; i < 4; i++) {
+        if (t->ne[i] != 1 && t->nb[i] != next) return false;
+        next = t->nb[i] * t->ne[i];
+    }
+    return true;
+}
+
+static inline bool ggml_are_same_shape(const ggml_tensor * a, const ggml_tensor * b) {
+    for (int i = 0; i < 4; i++) if (a->ne[i] != b->ne[i]) return false;
+    return true;
+}
+
+#define GGML_UNUSED(x) (void) (x)
+#define GGML_ABORT(...) (fprintf(stderr, __VA_ARGS__), abort())
