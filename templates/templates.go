@@ -168,7 +168,8 @@ func UpstreamGlue(g *Target, kernels ...[]byte) (out []File, sections map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join}
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join,
+		"list": func(xs ...any) []any { return xs }}
 	dir := g.Upstream.Dir
 	if dir == "" {
 		dir = path.Dir(g.Template)

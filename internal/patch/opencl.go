@@ -10,11 +10,16 @@ const (
 	clLoad  = "static void load_cl_kernels(ggml_backend_opencl_context *backend_ctx) {"
 )
 
+// clLoadAnchor is where the kernels load: after gated_delta_net's.
+var clLoadAnchor = []string{clLoad, "// gated_delta_net: one kernel per (S_V, KDA, tgpp) triple.", "// mul_mv_id_q4_0_f32_8x_flat"}
+
 // openclStep adds ggml-opencl's kernels (internal/upstream: the gather and
 // one .cl per family, built per variant with defines) to its kernel list,
 // and splices the glue (templates/opencl) into ggml-opencl.cpp: the kernel
 // handles in the context, their loading beside gated_delta_net's (embedded
-// or from file), supports_op and the dispatch ahead of the plain kernels.
+// or from file; build_program_from_source takes the cl_context and device
+// at the series pin, the backend context in newer trees), supports_op and
+// the dispatch ahead of the plain kernels.
 func openclStep() (*Step, error) {
 	files, up, err := upstreamFiles("opencl", "src/ggml-opencl/kernels/", upkernels.OpenCL)
 	if err != nil {
@@ -50,8 +55,11 @@ local memory otherwise.
 				Anchor: []string{clLoad},
 				Text:   up["upstream-declarations"] + "\n"},
 			{Name: "kernel loading", File: clCpp, Place: Before,
-				Anchor: []string{clLoad, "// gated_delta_net: one kernel per (S_V, KDA, tgpp) triple.", "// mul_mv_id_q4_0_f32_8x_flat"},
-				Text:   up["upstream-load-kernels"] + "\n"},
+				Anchor: clLoadAnchor, Text: up["upstream-load-kernels"] + "\n",
+				OnlyIf: "static cl_program build_program_from_source(cl_context ctx, cl_device_id dev,"},
+			{Name: "kernel loading (programs built from the backend context)", File: clCpp, Place: Before,
+				Anchor: clLoadAnchor, Text: up["upstream-load-kernels-backend-ctx"] + "\n",
+				OnlyIf: "static cl_program build_program_from_source(ggml_backend_opencl_context * backend_ctx,"},
 			{Name: "supports_op", File: clCpp, Place: Before,
 				Anchor: []string{"static bool ggml_opencl_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {", "switch (op->op) {"},
 				Text:   up["upstream-supports-op"] + "\n"},
