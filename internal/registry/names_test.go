@@ -24,6 +24,8 @@ var notYetMoved = map[string]string{
 	"tools/toolchain/toolchain.go":  "xcrun's metal tool, a command name",
 	"internal/upstream/upstream.go": "the upstream kernels of metal, sycl and cuda, a function each (they join their backends with the integration manifest)",
 	"internal/upstream/vulkan.go":   "vulkan's upstream shaders (they join the backend with the integration manifest)",
+	"internal/patch/opencl.go":      "opencl's integration step (the integration manifest is not built yet)",
+	"internal/upstream/opencl.go":   "opencl's upstream kernels (they join the backend with the integration manifest)",
 	"verify/cases/unfused.go":       "the batched op's base tiling is Vulkan's (ops.Tuning declared by the backends is not built yet)",
 	"bench/vulkan/main.go":          "compares its dispatch with bench/cuda's (a flag for cuda's CSV, cuda's tiling)",
 }

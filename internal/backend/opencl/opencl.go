@@ -23,7 +23,7 @@ const name = "opencl"
 // Backend is OpenCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "OpenCL C kernels for ggml-opencl, compiled and run on an OpenCL device (PoCL in CI)", Issue: 23,
 	Generate: generate, Verify: verify, Glue: glueTarget,
-	Owns: []string{"emit/opencl", "templates/opencl", "glue/opencl_family.go", "internal/upstream/opencl.go", "verify/clrun", "verify/opencl", "generated/opencl"}}
+	Owns: []string{"emit/opencl", "templates/opencl", "verify/clrun", "verify/opencl", "generated/opencl"}}
 
 func generate() ([]backend.File, error) {
 	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
