@@ -14,7 +14,7 @@ import (
 // from the pristine fixture tree. They are what a reviewer can be asked to
 // read for four ops on one backend.
 // "ggml" is the ops step (builders, ggml-cpu kernels, test cases).
-// OpenCL (issue #23, 694 at its first series) sits near Vulkan's: like
+// OpenCL (issue #23, 693 at its first series) sits near Vulkan's: like
 // Vulkan it carries whole kernel sources (three .cl files, about 330 lines)
 // beside a glue that binds each scalar with its own clSetKernelArg, as
 // ggml-opencl does everywhere (about 60 lines of it); 750 leaves no room

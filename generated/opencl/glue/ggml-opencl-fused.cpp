@@ -17,7 +17,6 @@ static const uint32_t ggml_cl_gated_delta_net_inplace_variants[4][3] = {{16, 4, 
 // the variants ssm_conv_update_inplace.cl is built for: d_conv (defines, with SILU and IDS)
 static const uint32_t ggml_cl_ssm_conv_update_inplace_variants[7][1] = {{2}, {3}, {4}, {5}, {6}, {7}, {8}};
 
-
 // 1 where a fused kernel runs op; 0 where op is a fused node, or a GDN form,
 // they cannot run, which supports_op must refuse (the plain kernel would lose
 // the in-place write); -1 for any other node
