@@ -73,11 +73,11 @@ func Glue(g *Target) ([]File, error) {
 		return nil, err
 	}
 	var out []File
-	files := []struct{ name, tmpl string }{{SupportsName, "supports-file"}}
+	rendered := []struct{ name, tmpl string }{{SupportsName, "supports-file"}}
 	if g.Template != "" {
-		files = append(files, struct{ name, tmpl string }{g.Out, baseName(g.Template)})
+		rendered = append(rendered, struct{ name, tmpl string }{g.Out, baseName(g.Template)})
 	}
-	for _, x := range files {
+	for _, x := range rendered {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, x.tmpl, data); err != nil {
 			return nil, fmt.Errorf("templates: %s: %v", x.tmpl, err)
