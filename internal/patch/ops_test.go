@@ -64,7 +64,7 @@ func TestOpsStepBudget(t *testing.T) {
 // backends; applying twice changes nothing; the series equals Apply.
 func TestTreeWithTheSeries(t *testing.T) {
 	root := withSeries(t)
-	if diff := cmp.Diff([]string{"common", "cpu", "metal", "sycl", "vulkan", "cuda", "llama"}, stepNames(t, open(t, root))); diff != "" {
+	if diff := cmp.Diff([]string{"common", "cpu", "metal", "sycl", "vulkan", "cuda", "opencl", "llama"}, stepNames(t, open(t, root))); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
 	names := series(t, root)
