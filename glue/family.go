@@ -87,6 +87,9 @@ type FamilyView struct {
 	VkGatherPushDecl, VkGatherPushInit []string
 	VkBindings                         int
 	VkGrid                             [3]string
+	// OpenCL: ggml-opencl's fields, for a backend whose kernels take each
+	// buffer as a cl_mem and an offset (Names.BufferOffsets).
+	OpenCL *OpenCLFamily
 	// Key is the param the dispatch switches on, Cases its values; the
 	// launcher takes the non-bool params as LaunchParams and the bool ones
 	// as BoolParams (BoolArgs), and Pick chooses the kernel among them.
@@ -512,6 +515,12 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	// variants as specialization constants.
 	if n.SpecConstants != nil {
 		if err := fv.vulkan(n, s, k, compute, gather, plainRoles, exprs); err != nil {
+			return fv, err
+		}
+	}
+
+	if n.BufferOffsets {
+		if err := fv.opencl(s, k, compute, gather, plainRoles); err != nil {
 			return fv, err
 		}
 	}

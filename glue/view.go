@@ -181,6 +181,9 @@ type Names struct {
 	SpecConstants func(k *ir.Kernel) []*ir.Param
 	// Defines, when set, are the preprocessor defines a variant is built with.
 	Defines func(in ir.Instance) (map[string]string, error)
+	// BufferOffsets: the upstream kernels take each buffer as a cl_mem and
+	// a byte offset (ggml-opencl), and are built per variant with defines.
+	BufferOffsets bool
 	// NoSharedArrays, when set, is why the backend's launcher takes no
 	// kernel with a shared array (other than a reduction's) and the fix.
 	NoSharedArrays string

@@ -54,10 +54,11 @@ func TestSupportsOpAnswers(t *testing.T) {
 	}
 }
 
-// The supports_op of Metal's upstream glue (its header) and of Vulkan's (the
-// section spliced into ggml-vulkan.cpp) give the same answers.
+// The supports_op of Metal's upstream glue (its header) and of Vulkan's and
+// OpenCL's (the section spliced into ggml-vulkan.cpp, ggml-opencl.cpp) give
+// the same answers.
 func TestUpstreamSupportsOpAnswers(t *testing.T) {
-	for _, name := range []string{"metal", "vulkan"} {
+	for _, name := range []string{"metal", "vulkan", "opencl"} {
 		bs, err := registry.Resolve(name)
 		if err != nil || bs[0].Glue() == nil || bs[0].Glue().Upstream == nil {
 			t.Fatalf("%s: %v (no upstream glue?)", name, err)
@@ -81,18 +82,26 @@ func upstreamSupportsOpAnswers(t *testing.T, g *templates.Target) {
 			t.Fatal(err)
 		}
 	}
+	header := ""
+	for _, f := range files {
+		header += string(f.Data)
+	}
 	if s, ok := sections["upstream-supports"]; ok && len(files) == 0 {
-		// spliced whole (Vulkan): the section is the header
+		// spliced whole (Vulkan, OpenCL): the section is the header
+		header = s
 		if err := os.WriteFile(filepath.Join(dir, templates.SupportsName), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bin := filepath.Join(dir, "supports")
 	testdata, _ := filepath.Abs("testdata")
-	cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
-		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+templates.SupportsName+`"`,
-		"-DKG_PREFIX="+g.Prefix+"_fused_supports_op", "-DKG_WRITTEN="+g.Prefix+"_fused_written_src",
-		filepath.Join(testdata, "supports_main.cpp"), "-o", bin)
+	args := []string{"-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
+		"-I", testdata, "-I", dir, `-DKG_SUPPORTS="` + templates.SupportsName + `"`,
+		"-DKG_PREFIX=" + g.Prefix + "_fused_supports_op"}
+	if written := g.Prefix + "_fused_written_src"; strings.Contains(header, written) {
+		args = append(args, "-DKG_WRITTEN="+written)
+	}
+	cmd := exec.Command(cxx, append(args, filepath.Join(testdata, "supports_main.cpp"), "-o", bin)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling the upstream supports_op: %v\n%s", err, out)
 	}

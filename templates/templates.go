@@ -19,8 +19,9 @@ import (
 var files embed.FS
 
 // Target is a backend's glue: its names (for the view), the template that
-// renders its integration file (a path below templates/), that file's name
-// and the prefix of its functions. The view is built once per Target.
+// renders its integration file (a path below templates/; none where the
+// backend has only the supports_op header and its upstream glue), that
+// file's name and the prefix of its functions. The view is built once per Target.
 type Target struct {
 	Names    glue.Names
 	Template string
@@ -38,7 +39,12 @@ type Target struct {
 // Upstream is a backend's upstream glue: the files it renders, by template
 // section (none where the glue is spliced into the sources whole: sections
 // only).
-type Upstream struct{ Files []UpstreamFile }
+type Upstream struct {
+	Files []UpstreamFile
+	// Dir holds the upstream.*.tmpl templates where the target has no
+	// Template beside them.
+	Dir string
+}
 
 // UpstreamFile is one file of a backend's upstream glue: the template
 // section that renders it and its name in the tree.
@@ -67,7 +73,11 @@ func Glue(g *Target) ([]File, error) {
 		return nil, err
 	}
 	var out []File
-	for _, x := range []struct{ name, tmpl string }{{SupportsName, "supports-file"}, {g.Out, baseName(g.Template)}} {
+	rendered := []struct{ name, tmpl string }{{SupportsName, "supports-file"}}
+	if g.Template != "" {
+		rendered = append(rendered, struct{ name, tmpl string }{g.Out, baseName(g.Template)})
+	}
+	for _, x := range rendered {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, x.tmpl, data); err != nil {
 			return nil, fmt.Errorf("templates: %s: %v", x.tmpl, err)
@@ -107,7 +117,11 @@ func parse(g *Target) (*template.Template, glueData, error) {
 	if err != nil {
 		return nil, glueData{}, err
 	}
-	t, err := template.New("").ParseFS(files, "common/*.tmpl", g.Template)
+	patterns := []string{"common/*.tmpl"}
+	if g.Template != "" {
+		patterns = append(patterns, g.Template)
+	}
+	t, err := template.New("").ParseFS(files, patterns...)
 	if err != nil {
 		return nil, glueData{}, err
 	}
@@ -154,8 +168,13 @@ func UpstreamGlue(g *Target, kernels ...[]byte) (out []File, sections map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join}
-	t, err := template.New("").Funcs(funcs).ParseFS(files, path.Dir(g.Template)+"/upstream.*.tmpl")
+	funcs := template.FuncMap{"inc": func(i int) int { return i + 1 }, "join": strings.Join,
+		"list": func(xs ...any) []any { return xs }}
+	dir := g.Upstream.Dir
+	if dir == "" {
+		dir = path.Dir(g.Template)
+	}
+	t, err := template.New("").Funcs(funcs).ParseFS(files, dir+"/upstream.*.tmpl")
 	if err != nil {
 		return nil, nil, err
 	}

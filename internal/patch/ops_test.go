@@ -64,7 +64,7 @@ func TestOpsStepBudget(t *testing.T) {
 // backends; applying twice changes nothing; the series equals Apply.
 func TestTreeWithTheSeries(t *testing.T) {
 	root := withSeries(t)
-	if diff := cmp.Diff([]string{"common", "cpu", "metal", "sycl", "vulkan", "cuda", "llama"}, stepNames(t, open(t, root))); diff != "" {
+	if diff := cmp.Diff([]string{"common", "cpu", "metal", "sycl", "vulkan", "cuda", "opencl", "llama"}, stepNames(t, open(t, root))); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
 	names := series(t, root)
@@ -214,6 +214,46 @@ func TestCudaCacheFusionGuard(t *testing.T) {
 	if !strings.Contains(string(cu), "const ggml_tensor * gdn = cgraph->nodes[node_idx];\n"+editOf(t, stepOf(t, "cuda"), "upstream GDN cache fusion leaves the in-place forms alone").Text) {
 		t.Errorf("no guard in ggml_cuda_try_gdn_cache_fusion:\n%s", cu)
 	}
+}
+
+// The OpenCL step loads its kernels in the spelling of the tree's
+// build_program_from_source: the cl_context and device at the series pin
+// (the fixture), the backend context in newer trees; a tree with neither is
+// refused.
+func TestOpenCLLoadingFollowsBuildProgramSignature(t *testing.T) {
+	const (
+		cpp        = "src/ggml-opencl/ggml-opencl.cpp"
+		fromDevice = "static cl_program build_program_from_source(cl_context ctx, cl_device_id dev, const char* program_buffer,"
+		fromCtx    = "static cl_program build_program_from_source(ggml_backend_opencl_context * backend_ctx, const char* program_buffer,"
+	)
+	step := stepOf(t, "opencl")
+	device := editOf(t, step, "kernel loading").Text
+	backendCtx := editOf(t, step, "kernel loading (programs built from the backend context)").Text
+	if device == backendCtx || !strings.Contains(device, "backend_ctx->context") || strings.Contains(backendCtx, "backend_ctx->context") {
+		t.Fatalf("the two loading blocks do not differ in how they build programs:\n%s\n----\n%s", device, backendCtx)
+	}
+	loaded := func(root string) string {
+		t.Helper()
+		if _, err := Apply(open(t, root), plan(t)); err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(cpp)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(src)
+	}
+	if src := loaded(fixture(t, "")); !strings.Contains(src, device) || strings.Contains(src, backendCtx) {
+		t.Errorf("the series pin's tree does not get the cl_context loading block alone")
+	}
+	root := fixture(t, "")
+	rewrite(t, root, cpp, fromDevice, fromCtx)
+	if src := loaded(root); !strings.Contains(src, backendCtx) || strings.Contains(src, device) {
+		t.Errorf("a tree building from the backend context does not get its loading block alone")
+	}
+	root = fixture(t, "")
+	rewrite(t, root, cpp, fromDevice, "static cl_program build_program(cl_context ctx, cl_device_id dev, const char* program_buffer,")
+	refused(t, root, cpp+`: opencl manifest, section "kernel loading": anchor "static cl_program build_program_from_source(cl_context ctx, cl_device_id dev," not found`)
 }
 
 // Replace edits: the lines from the anchor through Until give way to the

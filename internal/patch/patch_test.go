@@ -186,7 +186,7 @@ func TestCheckFindsEveryAnchorInTheFixture(t *testing.T) {
 		}
 	}
 	// the series order of the seed's plan
-	if diff := cmp.Diff([]string{"ops", "metal", "sycl", "vulkan", "cuda", "llama"}, backends); diff != "" {
+	if diff := cmp.Diff([]string{"ops", "metal", "sycl", "vulkan", "cuda", "opencl", "llama"}, backends); diff != "" {
 		t.Errorf("step order (-want +got):\n%s", diff)
 	}
 }
@@ -433,11 +433,12 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 		}
 	}
 	want := []string{
-		"[PATCH 1/5] ggml : add in-place gated delta net and conv-update ops",
-		"[PATCH 2/5] metal : add fused gated delta net and conv-update kernels",
-		"[PATCH 3/5] sycl : add fused gated delta net and conv-update kernels",
-		"[PATCH 4/5] vulkan : add fused gated delta net and conv-update kernels",
-		"[PATCH 5/5] cuda : use generated kernels for fused gated delta net and conv-update",
+		"[PATCH 1/6] ggml : add in-place gated delta net and conv-update ops",
+		"[PATCH 2/6] metal : add fused gated delta net and conv-update kernels",
+		"[PATCH 3/6] sycl : add fused gated delta net and conv-update kernels",
+		"[PATCH 4/6] vulkan : add fused gated delta net and conv-update kernels",
+		"[PATCH 5/6] cuda : use generated kernels for fused gated delta net and conv-update",
+		"[PATCH 6/6] opencl : add fused gated delta net and conv-update kernels",
 	}
 	if diff := cmp.Diff(want, subjects); diff != "" {
 		t.Errorf("subjects (-want +got):\n%s", diff)

@@ -91,9 +91,11 @@ int main() {
     ggml_tensor * d = conv(4, 256, 3, 'D');
     d->src[4] = t(GGML_TYPE_I32, 5);
     expect("op D with 5 ids for 3 sequences", S(d), 0);
+#ifdef KG_WRITTEN // a glue with no dependency tracking (ggml-opencl's in-order queue) has none
     expect("written slot of op A", KG_WRITTEN(gdn(128, 4, 1, 2, false, GGML_TYPE_F32, 'A')), 6);
     expect("written slot of op D", KG_WRITTEN(conv(4, 256, 3, 'D')), 3);
     expect("written slot of a plain node", KG_WRITTEN(conv(4, 256, 3, 'P')), -1);
+#endif
     printf("%d failures\n", failures);
     return failures != 0;
 }

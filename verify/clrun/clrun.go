@@ -9,7 +9,8 @@
 //	u32 programs, each: str source, str build options, str name
 //	u32 jobs, each: u32 buffers, each str contents;
 //	                u32 launches, each: u32 program, str kernel,
-//	                    u32 args, each: u32 kind (0 buffer index, 1 4-byte scalar), u32 value;
+//	                    u32 args, each: u32 kind (0 buffer index, 1 4-byte scalar,
+//	                    2 8-byte scalar), u32 value (kind 2: low half, then a u32 high half);
 //	                    3 x (u32 groups, u32 local size)
 //
 // Output: "KGCLOUT1", u32 jobs, each: u32 buffers, each str contents.
@@ -51,10 +52,13 @@ type Program struct {
 	Name    string // for messages
 }
 
-// Arg is one kernel argument: a buffer of the job, or a 32-bit scalar.
+// Arg is one kernel argument: a buffer of the job, or a 32-bit scalar, or
+// with Wide a 64-bit one (a ulong, as ggml-opencl passes buffer offsets).
 type Arg struct {
 	Buffer int // index into Job.Buffers; -1 for a scalar
 	Value  uint32
+	Wide   bool
+	High   uint32 // the high half of a Wide scalar
 }
 
 // Launch is one clEnqueueNDRangeKernel: Groups workgroups of Local work-items.
@@ -237,6 +241,10 @@ func Encode(b Batch) []byte {
 				if a.Buffer >= 0 {
 					u(0)
 					u(uint32(a.Buffer))
+				} else if a.Wide {
+					u(2)
+					u(a.Value)
+					u(a.High)
 				} else {
 					u(1)
 					u(a.Value)

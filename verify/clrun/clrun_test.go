@@ -85,3 +85,25 @@ func TestBuildFailuresAreReported(t *testing.T) {
 		}
 	}
 }
+
+// A Wide scalar arrives as a ulong, both halves (ggml-opencl's buffer offsets).
+func TestWideScalarsArriveAsUlong(t *testing.T) {
+	r, ctx := runner(t)
+	const src = `kernel void pick(global const char * x, ulong off, global float * y) {
+    y[0] = *(global const float *) (x + (off & 0xffffffffUL));
+    y[1] = (float) (off >> 32);
+}
+`
+	l := Launch{Program: 0, Kernel: "pick", Args: []Arg{{Buffer: 0}, {Buffer: -1, Wide: true, Value: 8, High: 3}, {Buffer: 1}},
+		Groups: [3]uint32{1, 1, 1}, Local: [3]uint32{1, 1, 1}}
+	out, err := r.Run(ctx, Batch{
+		Programs: []Program{{Source: []byte(src), Name: "pick"}},
+		Jobs:     []Job{{Buffers: [][]byte{f32s(1, 2, 7, 4), f32s(0, 0)}, Launches: []Launch{l}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f32s(7, 3); string(out[0][1]) != string(want) {
+		t.Errorf("y = %x, want %x", out[0][1], want)
+	}
+}

@@ -22,14 +22,18 @@ const name = "opencl"
 
 // Backend is OpenCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "OpenCL C kernels for ggml-opencl, compiled and run on an OpenCL device (PoCL in CI)", Issue: 23,
-	Generate: generate, Verify: verify,
-	Owns: []string{"emit/opencl", "verify/clrun", "verify/opencl", "ops/backend_opencl.go", "generated/opencl"}}
+	Generate: generate, Verify: verify, Integration: Manifest,
+	Owns: []string{"emit/opencl", "templates/opencl", "verify/clrun", "verify/opencl", "ops/backend_opencl.go", "generated/opencl"}}
 
 func generate() ([]backend.File, error) {
-	return backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
 		src, err := opencl.Emit(op.Name, op.Summary, ks)
 		return backend.One(opencl.FileName(op.Name), src, err)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return withGlue(files)
 }
 
 // verify builds every variant's program with the OpenCL device's compiler

@@ -318,6 +318,10 @@ int main(int argc, char **argv)
 					if (v >= nbuf)
 						die(1, "job %u: buffer %u of %u", j, v, nbuf);
 					err = p_clSetKernelArg(k, a, sizeof(cl_mem), &mems[v]);
+				} else if (kind == 2) {
+					/* 8-byte scalar: v is the low half, the next u32 the high half */
+					cl_ulong w = (cl_ulong)v | (cl_ulong)u32(&r) << 32;
+					err = p_clSetKernelArg(k, a, 8, &w);
 				} else {
 					err = p_clSetKernelArg(k, a, 4, &v);
 				}

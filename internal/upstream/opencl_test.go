@@ -1,0 +1,345 @@
+package upstream_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	emit "github.com/kernelgen/kernelgen/emit/opencl"
+	backendopencl "github.com/kernelgen/kernelgen/internal/backend/opencl"
+	"github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
+	"github.com/kernelgen/kernelgen/verify/clrun"
+)
+
+// ggmlOpenCLFlags are the options ggml-opencl's load_cl_kernels builds
+// every kernel with, after -cl-std=CL<device's OpenCL C version>.
+const ggmlOpenCLFlags = "-cl-mad-enable -cl-unsafe-math-optimizations -cl-finite-math-only -cl-fast-relaxed-math"
+
+// clPad is the bytes before each tensor in its cl_mem: every buffer is
+// bound at a nonzero offset, as ggml-opencl binds a tensor (extra->offset
+// + view_offs), so a kernel that ignores its offset reads the pad.
+const clPad = 64
+
+// clProgram is one upstream .cl file and the kernel it defines.
+type clProgram struct {
+	file   string
+	src    []byte
+	k      *ir.Kernel
+	shared *ops.Shared // nil for the gather
+	fn     string
+}
+
+// The kernels ggml-opencl gets build with ggml-opencl's own options and
+// the variant defines its glue passes, and run every variant of ops A-D
+// (the gather included) on PoCL like the Go reference: each launch of a
+// case runs its family's kernel with IDS set as the op needs, each buffer
+// bound at an offset.
+func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	r, err := clrun.Build(ctx)
+	if errors.Is(err, clrun.ErrMissingTool) {
+		skipOrFailOpenCL(t, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	devs, err := r.Devices(ctx)
+	if errors.Is(err, clrun.ErrNoDevice) {
+		skipOrFailOpenCL(t, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	std := "CL1.2"
+	if m := regexp.MustCompile(`OpenCL C (\d+)\.(\d+)`).FindStringSubmatch(devs[0].CVersion); m != nil {
+		std = "CL" + m[1] + "." + m[2]
+	}
+	opts := "-cl-std=" + std + " " + ggmlOpenCLFlags
+	byOp, err := openCLPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := upstream.Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		batch   clrun.Batch
+		all     []*cases.Case
+		index   = map[string]int{}
+		maxNMSE float64
+		worst   string
+	)
+	for _, f := range fams {
+		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
+			for i, v := range ops.VariantsFor(op, "opencl") {
+				v := v
+				rng := rand.New(rand.NewPCG(uint64(i), 23))
+				c, err := cases.Random(op, ir.Native("opencl"), rng, cases.Small, &v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				job, err := openCLJob(c, byOp, opts, &batch, index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				batch.Jobs = append(batch.Jobs, job)
+				all = append(all, c)
+			}
+		}
+	}
+	out, err := r.Run(ctx, batch)
+	if err != nil {
+		t.Fatalf("on %s: %v", devs[0].Name, err)
+	}
+	for i, c := range all {
+		got := map[string][]byte{}
+		for j, b := range c.Buffers {
+			data := out[i][j]
+			if string(data[:clPad]) != string(untouchedPad()) {
+				t.Errorf("%s: the bytes before %s were written (a buffer offset was not applied)", c.Name, b.Name)
+			}
+			got[b.Name] = data[clPad:]
+		}
+		for j := len(c.Buffers); j < len(out[i]); j++ {
+			if string(out[i][j]) != string(untouched()) {
+				t.Errorf("%s: the kernel wrote a buffer its op does not have", c.Name)
+			}
+		}
+		if err := c.Compare(got); err != nil {
+			t.Error(err)
+		}
+		if n := nmse(c, got); n > maxNMSE {
+			maxNMSE, worst = n, c.Name
+		}
+	}
+	t.Logf("%s (%s, %s): %d cases, %d programs built with %q; largest NMSE against the Go reference %.3g (%s), tolerance %g",
+		devs[0].Name, devs[0].Platform, devs[0].CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
+}
+
+func skipOrFailOpenCL(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+		t.Fatal(err)
+	}
+	t.Skip(err)
+}
+
+// openCLPrograms are UpstreamKernels' files by the op each runs: a family's
+// plain and ids ops, and the ids op's gather.
+func openCLPrograms() (map[string]*clProgram, error) {
+	files, err := backendopencl.UpstreamKernels()
+	if err != nil {
+		return nil, err
+	}
+	fams, err := upstream.Families()
+	if err != nil {
+		return nil, err
+	}
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return nil, err
+	}
+	g := &clProgram{file: files[0].Name, src: files[0].Data, k: gather, fn: emit.KernelName(gather)}
+	byOp := map[string]*clProgram{}
+	for i, f := range fams {
+		k, err := f.Kernel("opencl")
+		if err != nil {
+			return nil, err
+		}
+		p := &clProgram{file: files[i+1].Name, src: files[i+1].Data, k: k, shared: f.Shared, fn: emit.KernelName(k)}
+		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
+	}
+	return byOp, nil
+}
+
+// openCLJob is case c as the glue launches it: per launch, the program of
+// its variant (the variant's params and the family's flag as defines, as
+// ggml-opencl's load_cl_kernels passes them), each kernel buffer the case
+// buffer the op binds to the same node slot (one of its own, untouched,
+// where the op has none) as a cl_mem and a byte offset, then the args.
+func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.Batch, index map[string]int) (clrun.Job, error) {
+	var job clrun.Job
+	bufIndex := map[string]int{}
+	for i, buf := range c.Buffers {
+		bufIndex[buf.Name] = i
+		job.Buffers = append(job.Buffers, append(untouchedPad(), buf.Bytes()...))
+	}
+	for _, l := range c.Launches {
+		p := byOp[l.Op.Name]
+		if p == nil {
+			return job, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
+		}
+		params := map[string]int64{}
+		for k, v := range l.Params {
+			params[k] = v
+		}
+		if p.shared != nil {
+			v, err := p.shared.Value(l.Op.Name)
+			if err != nil {
+				return job, err
+			}
+			params[p.shared.Flag] = v
+		}
+		var defs []string
+		for _, name := range emit.UpstreamDefines(p.k) {
+			v, ok := params[name]
+			if !ok {
+				return job, fmt.Errorf("%s: no value for %s", c.Name, name)
+			}
+			defs = append(defs, fmt.Sprintf("-D%s=%d", name, v))
+		}
+		sort.Strings(defs)
+		o := strings.TrimSpace(opts + " " + strings.Join(defs, " "))
+		key := p.file + " " + o
+		pi, ok := index[key]
+		if !ok {
+			pi = len(b.Programs)
+			index[key] = pi
+			b.Programs = append(b.Programs, clrun.Program{Source: p.src, Options: o, Name: p.file + " [" + strings.Join(defs, " ") + "]"})
+		}
+		cl := clrun.Launch{Program: pi, Kernel: p.fn, Groups: l.Grid, Local: l.Workgroup}
+		for _, kb := range p.k.Buffers {
+			bi := -1
+			for j, ob := range l.Kernel.Buffers {
+				if upstream.SameSlot(ob, kb) {
+					i, ok := bufIndex[l.Bind[j]]
+					if !ok {
+						return job, fmt.Errorf("%s binds %s, which the case lacks", l.Kernel.Name, l.Bind[j])
+					}
+					bi = i
+				}
+			}
+			off := uint32(clPad)
+			if bi < 0 {
+				bi, off = len(job.Buffers), 0
+				job.Buffers = append(job.Buffers, untouched())
+			}
+			cl.Args = append(cl.Args, clrun.Arg{Buffer: bi}, clrun.Arg{Buffer: -1, Wide: true, Value: off})
+		}
+		for _, a := range p.k.Args {
+			bits, ok := l.Args[a.Name]
+			if !ok && a.Name != "rs_head" {
+				return job, fmt.Errorf("%s: %s's arg %s has no value in %s", c.Name, p.k.Name, a.Name, l.Kernel.Name)
+			}
+			cl.Args = append(cl.Args, clrun.Arg{Buffer: -1, Value: bits}) // rs_head 0 where the plain op has none
+		}
+		job.Launches = append(job.Launches, cl)
+	}
+	return job, nil
+}
+
+// untouchedPad is the bytes before every bound tensor: NaNs.
+func untouchedPad() []byte {
+	b := make([]byte, clPad)
+	for i := 0; i < clPad; i += 4 {
+		binary.LittleEndian.PutUint32(b[i:], 0x7fc00101)
+	}
+	return b
+}
+
+// nmse is the largest NMSE of c's f32 buffers in got against the reference.
+func nmse(c *cases.Case, got map[string][]byte) float64 {
+	worst := 0.0
+	for _, want := range c.Expected {
+		if want.Elem != ir.F32 {
+			continue
+		}
+		wb, g := want.Bytes(), got[want.Name]
+		var num, den float64
+		for i := 0; i+4 <= len(wb) && i+4 <= len(g); i += 4 {
+			w := float64(math.Float32frombits(binary.LittleEndian.Uint32(wb[i:])))
+			x := float64(math.Float32frombits(binary.LittleEndian.Uint32(g[i:])))
+			if math.IsNaN(w) || math.IsNaN(x) {
+				continue
+			}
+			num += (x - w) * (x - w)
+			den += w * w
+		}
+		if den > 0 && num/den > worst {
+			worst = num / den
+		}
+	}
+	return worst
+}
+
+// PoCL offers no subgroups, so there the reductions take the local-memory
+// butterfly. The subgroup branches of the kernels ggml-opencl gets are
+// compiled here by clang-22 (OpenCL C 3.0 for SPIR-V, ggml-opencl's
+// options) with each extension switched on, for every variant, and the
+// preprocessed source must call that extension's shuffle. Qualcomm's
+// cl_qcom_subgroup_shuffle has no declarations in clang and is not
+// compiled here.
+func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
+	clang, err := exec.LookPath("clang-22")
+	if err != nil {
+		skipOrFailOpenCL(t, err)
+	}
+	byOp, err := openCLPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := upstream.Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []struct{ name, clExt, shuffle string }{
+		{"cl_khr_subgroup_shuffle", "+cl_khr_subgroups,+cl_khr_subgroup_shuffle", " sub_group_shuffle_xor("},
+		{"cl_intel_subgroups", "-cl_khr_subgroup_shuffle,+cl_intel_subgroups", "intel_sub_group_shuffle_xor("},
+	} {
+		for i, f := range fams {
+			p := byOp[f.Shared.Plain]
+			reduces := ir.HasReduce(p.k)
+			if !reduces && i > 0 {
+				continue // no subgroup branch: compiled once, with the first extension
+			}
+			t.Run(ext.name+"/"+p.file, func(t *testing.T) {
+				t.Parallel()
+				// each value of the switch key once, and the last variant (every bool set)
+				vs := f.Shared.Variants("opencl")
+				seen := map[int64]bool{}
+				var pick []ops.Variant
+				for _, v := range vs {
+					if kv := v.Values[p.k.Params[0].Name]; !seen[kv] {
+						seen[kv] = true
+						pick = append(pick, v)
+					}
+				}
+				for _, v := range append(pick, vs[len(vs)-1]) {
+					args := []string{"--target=spir64", "-x", "cl", "-cl-std=CL3.0", "-Xclang", "-cl-ext=" + ext.clExt, "-Wall", "-Werror"}
+					args = append(args, strings.Fields(ggmlOpenCLFlags)...)
+					for _, name := range emit.UpstreamDefines(p.k) {
+						args = append(args, fmt.Sprintf("-D%s=%d", name, v.Values[name]))
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					run := func(mode ...string) string {
+						cmd := exec.CommandContext(ctx, clang, append(append(append([]string{}, args...), mode...), "-")...)
+						cmd.Stdin = strings.NewReader(string(p.src))
+						out, err := cmd.CombinedOutput()
+						if err != nil {
+							t.Fatalf("clang-22 %s %s: %v\n%s", strings.Join(args, " "), mode, err, out)
+						}
+						return string(out)
+					}
+					run("-include", "opencl-c.h", "-fsyntax-only")
+					if pre := run("-E"); reduces && !strings.Contains(pre, ext.shuffle) {
+						t.Errorf("with %s the reductions do not call %s", ext.name, ext.shuffle)
+					}
+					cancel()
+				}
+			})
+		}
+	}
+}
