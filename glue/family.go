@@ -74,22 +74,8 @@ type FamilyView struct {
 	GatherCall string
 	// WrittenSrc is the src slot both ops write in place.
 	WrittenSrc int
-	// Vulkan: the variant table's columns (the switch key, then the other
-	// non-bool params) and rows, the bool params (one pipeline per value
-	// of each), the specialization constants over those names
-	// (glsl.SpecConstants), the push-constant struct's member lines and
-	// initialiser lines, each kernel buffer's binding over the node (dst
-	// and scratch being the launcher's), and the gather's struct lines.
-	VkColumns, VkBools, VkBoolParams   []string
-	VkRows                             []string
-	VkSpec                             string
-	VkPushDecl, VkPushInit, VkBuffers  []string
-	VkGatherPushDecl, VkGatherPushInit []string
-	VkBindings                         int
-	VkGrid                             [3]string
-	// OpenCL: ggml-opencl's fields, for a backend whose kernels take each
-	// buffer as a cl_mem and an offset (Names.BufferOffsets).
-	OpenCL *OpenCLFamily
+	// Own is the backend's own part, from Names.Family (nil without it).
+	Own any
 	// Key is the param the dispatch switches on, Cases its values; the
 	// launcher takes the non-bool params as LaunchParams and the bool ones
 	// as BoolParams (BoolArgs), and Pick chooses the kernel among them.
@@ -97,6 +83,33 @@ type FamilyView struct {
 	Cases                              []Case
 	LaunchParams, BoolParams, BoolArgs string
 	Pick                               string
+}
+
+// FamilyParts are what a backend's own part of a family's view
+// (Names.Family) is built from: the common view, filled but for Own, and
+// the facts beneath it.
+type FamilyParts struct {
+	View *FamilyView
+	// Kernel is the shared kernel under the backend's native contract.
+	Kernel *ir.Kernel
+	// Compute is the ids op's compute dispatch, whose buffers the shared
+	// kernel's bind by role (Bind); Gather is the gather both forms share.
+	Compute, Gather Dispatch
+	// Args are the kernel's args as C over the node, GatherArgs the gather's.
+	Args, GatherArgs map[string]string
+	plainRoles       map[string]bool
+}
+
+// Bind is how the shared kernel's buffer b binds (nil where the ids op's
+// compute kernel has no buffer of its role) and whether the plain form
+// has that tensor too (if not, only the ids form's node does).
+func (p FamilyParts) Bind(b *ir.Buffer) (bind *Binding, inPlain bool) {
+	for i, cb := range p.Compute.Kernel.Buffers {
+		if cb.Role == b.Role {
+			bind = &p.Compute.Bind[i]
+		}
+	}
+	return bind, p.plainRoles[b.Role]
 }
 
 // declarations declares locals, consecutive ones of a type in one
@@ -115,7 +128,7 @@ func declarations(locals []Local, width int) []string {
 		for ; j < len(locals) && locals[j].CType == locals[i].CType; j++ {
 			parts = append(parts, decl+locals[j].Name+" = "+locals[j].Expr)
 		}
-		lines := wrap(parts, width)
+		lines := Wrap(parts, width)
 		for n, l := range lines {
 			if n == 0 {
 				l = base + " " + l
@@ -245,7 +258,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		return fv, err
 	}
 	fv.Gather = gv
-	fv.GatherArgs = wrap(gv.CallExprList, 92)
+	fv.GatherArgs = Wrap(gv.CallExprList, 92)
 
 	// Variant params: the plain op's choices, then the flag.
 	for _, p := range k.Params {
@@ -315,10 +328,10 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	}
 	fv.ArgDecls = declarations(fv.Args, 100)
 	fv.PointerDecls = declarations(fv.Pointers, 100)
-	fv.CallArgs, fv.CallNames = wrap(call, 100), wrap(names, 100)
+	fv.CallArgs, fv.CallNames = Wrap(call, 100), Wrap(names, 100)
 	used := map[string]bool{}
 	for i := 0; i < 3; i++ {
-		fv.Grid[i], fv.Workgroup[i] = cexprOver(k.Grid[i], exprs), cexprOver(k.Workgroup[i], exprs)
+		fv.Grid[i], fv.Workgroup[i] = CExpr(k.Grid[i], exprs), CExpr(k.Workgroup[i], exprs)
 		for _, e := range []ir.Expr{k.Grid[i], k.Workgroup[i]} {
 			ir.WalkExpr(e, func(x ir.Expr) {
 				if r, ok := x.(*ir.ParamRef); ok {
@@ -464,7 +477,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		fv.KargsType = n.ArgsStruct(k.Name)
 		fv.KargsDef = n.ArgsStructDef(fv.KargsType, k.Args)
 	}
-	fv.ArgExprs = wrap(argExprs(k, exprs), 92)
+	fv.ArgExprs = Wrap(argExprs(k, exprs), 92)
 	for _, b := range k.Buffers {
 		var bind *Binding
 		for i, cb := range compute.Kernel.Buffers {
@@ -511,20 +524,6 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	}
 	fv.GatherHostName = n.Function(gk)
 
-	// Vulkan's fields, for a backend whose upstream shaders take their
-	// variants as specialization constants.
-	if n.SpecConstants != nil {
-		if err := fv.vulkan(n, s, k, compute, gather, plainRoles, exprs); err != nil {
-			return fv, err
-		}
-	}
-
-	if n.BufferOffsets {
-		if err := fv.opencl(s, k, compute, gather, plainRoles); err != nil {
-			return fv, err
-		}
-	}
-
 	// Only the switch key and the bools are chosen over the node.
 	var locals []Local
 	for _, l := range fv.Locals {
@@ -533,6 +532,15 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		}
 	}
 	fv.Locals = locals
+
+	if n.Family != nil {
+		own, err := n.Family(FamilyParts{View: &fv, Kernel: k, Compute: compute, Gather: gather,
+			Args: exprs, GatherArgs: gatherExprs(gather), plainRoles: plainRoles})
+		if err != nil {
+			return fv, err
+		}
+		fv.Own = own
+	}
 	return fv, nil
 }
 
@@ -545,8 +553,8 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// wrap joins items with ", " into lines of at most about width columns.
-func wrap(items []string, width int) []string {
+// Wrap joins items with ", " into lines of at most about width columns.
+func Wrap(items []string, width int) []string {
 	var lines []string
 	cur := ""
 	for i, it := range items {

@@ -115,12 +115,12 @@ func ctype(t ir.Type) string { return ctypes.C.Of(t) }
 
 // cexpr prints a launch-geometry or derived-param expression as C over the
 // locals (params and args keep their IR names).
-func cexpr(e ir.Expr) string { return cexprOver(e, nil) }
+func cexpr(e ir.Expr) string { return CExpr(e, nil) }
 
-// cexprOver is cexpr with each arg named in args printed as its C
-// expression over the node.
-func cexprOver(e ir.Expr, args map[string]string) string {
-	cexpr := func(e ir.Expr) string { return cexprOver(e, args) }
+// CExpr is cexpr with each arg named in args printed as its C expression
+// over the node.
+func CExpr(e ir.Expr, args map[string]string) string {
+	cexpr := func(e ir.Expr) string { return CExpr(e, args) }
 	switch e := e.(type) {
 	case *ir.Const:
 		switch e.T {
@@ -176,14 +176,11 @@ type Names struct {
 	// ArgsStructDef, when set, spells that struct's definition for upstream.
 	ArgsStruct    func(op string) string
 	ArgsStructDef func(name string, args []*ir.Arg) string
-	// SpecConstants, when set, are a kernel's specialization constants in
-	// their ids' order (Vulkan's upstream shaders).
-	SpecConstants func(k *ir.Kernel) []*ir.Param
 	// Defines, when set, are the preprocessor defines a variant is built with.
 	Defines func(in ir.Instance) (map[string]string, error)
-	// BufferOffsets: the upstream kernels take each buffer as a cl_mem and
-	// a byte offset (ggml-opencl), and are built per variant with defines.
-	BufferOffsets bool
+	// Family, when set, builds the backend's own part of a shared kernel's
+	// upstream glue (FamilyView.Own), which only its templates read.
+	Family func(p FamilyParts) (any, error)
 	// NoSharedArrays, when set, is why the backend's launcher takes no
 	// kernel with a shared array (other than a reduction's) and the fix.
 	NoSharedArrays string

@@ -14,7 +14,7 @@ import (
 // upstream glue spliced into ggml-opencl.cpp and its CMakeLists.txt
 // (templates/opencl/upstream.cpp.tmpl, sections only).
 var glueTarget = &templates.Target{
-	Names:    glue.Names{Backend: name, Function: opencl.KernelName, BufferOffsets: true},
+	Names:    glue.Names{Backend: name, Function: opencl.KernelName, Family: newFamily},
 	Prefix:   "ggml_cl",
 	Upstream: &templates.Upstream{Dir: "opencl"},
 }

@@ -25,7 +25,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute sha
 	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan"}}
 
 var glueTarget = &templates.Target{
-	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, SpecConstants: glsl.SpecConstants,
+	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, Family: newFamily,
 		ArgsStruct: func(op string) string { return "vk_op_" + op + "_push_constants" }},
 	Template: "vulkan/kernelgen-fused.hpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_vk",
 	// The upstream glue is spliced into ggml-vulkan.cpp whole: sections only.

@@ -1,0 +1,79 @@
+package opencl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/ir"
+)
+
+// family is what ggml-opencl's upstream glue (templates/opencl/
+// upstream.cpp.tmpl) renders of a shared kernel beyond the common fields
+// (glue.FamilyView.Own): one program per variant of the family's .cl
+// file, built with the variant's params as defines (the table's columns
+// over its rows, the bools by the loops' indices), and each kernel buffer
+// as the tensor whose cl_mem and offset it takes.
+type family struct {
+	// Columns are the switch key, then the other non-bool params; Rows
+	// the variants' values of them, one C initialiser each.
+	Columns, Rows []string
+	// Bools are the bool params, BoolIndex their lower-case loop indices.
+	Bools, BoolIndex []string
+	// Buffers are the kernel's buffers in order: the node's tensor each
+	// binds (a C expression), or "" for the gather's scratch.
+	Buffers []string
+	// GatherBuffers are the gather's, the same way.
+	GatherBuffers []string
+}
+
+// newFamily builds a shared kernel's OpenCL part (glue.Names.Family).
+func newFamily(p glue.FamilyParts) (any, error) {
+	fv, k := p.View, p.Kernel
+	f := &family{Columns: []string{fv.Key}}
+	for _, q := range k.Params {
+		switch {
+		case q.Derived != nil:
+		case q.Type == ir.Bool:
+			f.Bools = append(f.Bools, q.Name)
+			f.BoolIndex = append(f.BoolIndex, strings.ToLower(q.Name))
+		case q.Name != fv.Key:
+			f.Columns = append(f.Columns, q.Name)
+		}
+	}
+	if len(f.Bools) != 2 {
+		return nil, fmt.Errorf("opencl: %s: the upstream glue indexes kernels by two bools, the kernel has %d", fv.Name, len(f.Bools))
+	}
+	for _, c := range fv.Cases {
+		f.Rows = append(f.Rows, "{"+c.TemplateArgs+"}")
+	}
+	tensor := func(bind *glue.Binding, inPlain bool) (string, error) {
+		switch {
+		case bind == nil || bind.Offset != "":
+			return "", fmt.Errorf("opencl: %s: a buffer binds no whole tensor", fv.Name)
+		case bind.Tensor == "scratch":
+			return "", nil
+		case bind.Tensor == "op":
+			return "op", nil
+		case !inPlain:
+			// the plain form has no such tensor: the node stands in, never read
+			return fmt.Sprintf("%s ? op->%s : op", fv.Flag, bind.Tensor), nil
+		}
+		return "op->" + bind.Tensor, nil
+	}
+	for _, b := range k.Buffers {
+		t, err := tensor(p.Bind(b))
+		if err != nil {
+			return nil, err
+		}
+		f.Buffers = append(f.Buffers, t)
+	}
+	for i := range p.Gather.Kernel.Buffers {
+		t, err := tensor(&p.Gather.Bind[i], true)
+		if err != nil {
+			return nil, err
+		}
+		f.GatherBuffers = append(f.GatherBuffers, t)
+	}
+	return f, nil
+}
