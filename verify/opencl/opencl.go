@@ -5,10 +5,10 @@
 //
 // Cost: PoCL compiles a program's kernels at their first launch (LLVM, for
 // the workgroup size) and caches them ($POCL_CACHE_DIR, else
-// ~/.cache/pocl). Warm, the sample runs in seconds; cold, it is minutes of
-// CPU, so CI and `kernelgen build --check` run the sample (Sample) and
-// build, without running, every other variant; go test ./verify/opencl
-// -args -all runs them all. $KERNELGEN_CL_DEVICE picks another device
+// ~/.cache/pocl). Warm, the sample runs in seconds; cold, every variant
+// takes ~2 minutes of CPU. `kernelgen build --check` runs the sample
+// (Sample) and builds, without running, every other variant; go test
+// ./verify/opencl (CI) runs them all, -args -sample the sample. $KERNELGEN_CL_DEVICE picks another device
 // ("#N" or part of its name).
 package opencl
 

@@ -38,7 +38,7 @@ func generate() ([]backend.File, error) {
 
 // verify builds every variant's program with the OpenCL device's compiler
 // (PoCL in CI) and runs the sample (verify/opencl.Sample) against the Go
-// reference; go test ./verify/opencl -args -all runs every variant.
+// reference; go test ./verify/opencl (CI) runs every variant.
 func verify(ctx context.Context, files []backend.File, progress func(done, total int)) (string, error) {
 	sources := map[string][]byte{}
 	for _, f := range files {
