@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/backend/backendtest"
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/templates"
@@ -36,10 +37,7 @@ func TestReviewHeadingsFollowTheManifest(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				moved := edited(m, n, func(s *integration.Section) {
-					s.Anchor = append(append([]string(nil), s.Anchor[:len(s.Anchor)-1]...), s.Anchor[len(s.Anchor)-1]+" /* moved */")
-					s.Place = 1 - s.Place
-				})
+				moved := backendtest.EditedManifest(m, n, backendtest.Moved)
 				now, err := moved.Heading(n)
 				if err != nil {
 					t.Fatal(err)
@@ -52,7 +50,7 @@ func TestReviewHeadingsFollowTheManifest(t *testing.T) {
 					t.Errorf("section %q moved in the manifest changed more of the review copy than its heading", n)
 				}
 
-				gone := edited(m, n, func(s *integration.Section) { s.Name += " (renamed)" })
+				gone := backendtest.EditedManifest(m, n, func(s *integration.Section) { s.Name += " (renamed)" })
 				_, err = templates.Glue(m.Glue, gone.Heading)
 				if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", n)) {
 					t.Errorf("a heading naming %q, which the manifest lacks: got %v, want an error naming it", n, err)
@@ -73,24 +71,4 @@ func review(t *testing.T, m *integration.Manifest, place templates.Placement) st
 		b.Write(f.Data)
 	}
 	return b.String()
-}
-
-// edited is a copy of m whose section name (base or revision) edit changed.
-func edited(m *integration.Manifest, name string, edit func(*integration.Section)) *integration.Manifest {
-	c := *m
-	c.Sections = append([]integration.Section(nil), m.Sections...)
-	c.Revisions = append([]integration.Revision(nil), m.Revisions...)
-	sections := [][]integration.Section{c.Sections}
-	for i := range c.Revisions {
-		c.Revisions[i].Sections = append([]integration.Section(nil), c.Revisions[i].Sections...)
-		sections = append(sections, c.Revisions[i].Sections)
-	}
-	for _, ss := range sections {
-		for i := range ss {
-			if ss[i].Name == name {
-				edit(&ss[i])
-			}
-		}
-	}
-	return &c
 }
