@@ -9,16 +9,19 @@ import (
 // Heading is the review copy's heading of the named sections (Section.Name,
 // base or revision), one line each: the file they change and their place,
 // as the manifest says, so that the review copy cannot name another place
-// than the one `kernelgen patch` splices into. A name the manifest lacks is
-// an error naming it.
+// than the one `kernelgen patch` splices into. A name the manifest lacks, or
+// has twice, is an error naming it.
 func (m *Manifest) Heading(names ...string) (string, error) {
 	if len(names) == 0 {
 		return "", fmt.Errorf("integration: %s: a review heading names no manifest section", m.Backend)
 	}
 	var lines []string
 	for _, n := range names {
-		s, ok := m.section(n)
-		if !ok {
+		s, count := m.section(n)
+		if count > 1 {
+			return "", fmt.Errorf("integration: %s: the review copy's heading names section %q, which the manifest has %d times: give each section a name of its own", m.Backend, n, count)
+		}
+		if count == 0 {
 			return "", fmt.Errorf("integration: %s: the review copy's heading names section %q, which the manifest lacks: name one of %s, or give review-only text a heading of its own",
 				m.Backend, n, strings.Join(m.sectionNames(), ", "))
 		}
@@ -51,13 +54,14 @@ func (p Place) String() string {
 	return "after"
 }
 
-func (m *Manifest) section(name string) (Section, bool) {
+// section is the section named name, and how many sections have that name.
+func (m *Manifest) section(name string) (found Section, count int) {
 	for _, s := range m.allSections() {
 		if s.Name == name {
-			return s, true
+			found, count = s, count+1
 		}
 	}
-	return Section{}, false
+	return found, count
 }
 
 func (m *Manifest) sectionNames() []string {

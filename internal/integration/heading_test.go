@@ -6,7 +6,8 @@ import (
 )
 
 // A heading says the section's file (base name) and place, every anchor as
-// the manifest writes it; a name the manifest lacks is an error naming it.
+// the manifest writes it; a name the manifest lacks, or has twice, is an
+// error naming it.
 func TestHeading(t *testing.T) {
 	m := &Manifest{Backend: "example",
 		Sections: []Section{
@@ -36,6 +37,10 @@ func TestHeading(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `"two"`) || !strings.Contains(err.Error(), `"one", "three", "moved"`) {
 			t.Errorf("Heading(%q): got %v, want an error naming \"two\" and the sections there are", names, err)
 		}
+	}
+	m.Sections = append(m.Sections, Section{Name: "one", File: "src/d.cpp", Anchor: []string{"x"}})
+	if _, err := m.Heading("one"); err == nil || !strings.Contains(err.Error(), `"one", which the manifest has 2 times`) {
+		t.Errorf("Heading of a name two sections have: got %v, want an error naming it", err)
 	}
 	if _, err := m.Heading(); err == nil {
 		t.Error("Heading(): got no error for a heading naming no section")
