@@ -28,7 +28,7 @@ func TestSupportsOpAnswers(t *testing.T) {
 			continue
 		}
 		t.Run(b.Name, func(t *testing.T) {
-			files, err := templates.Glue(b.Glue())
+			files, err := templates.Glue(b.Glue(), b.Integration.Heading)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -65,10 +65,16 @@ type File struct {
 // SupportsName is the supports_op header every backend's glue includes.
 const SupportsName = "fused-ops-supports.h"
 
+// Placement is the review copy's heading of sections of the backend's
+// integration manifest, by their names (integration.Manifest.Heading): the
+// review templates print it with {{placement "name" ...}}, so that where a
+// section goes is written once, in the manifest.
+type Placement func(sections ...string) (string, error)
+
 // Glue renders the backend's glue files: the supports_op header and the
-// backend's integration file.
-func Glue(g *Target) ([]File, error) {
-	t, data, err := parse(g)
+// backend's integration file, its headings placed by place.
+func Glue(g *Target, place Placement) ([]File, error) {
+	t, data, err := parse(g, place)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +97,7 @@ func Glue(g *Target) ([]File, error) {
 // `kernelgen patch` splices into a ggml tree at one anchor. The review copy
 // under generated/<backend>/glue/ is made of the same sections.
 func Section(g *Target, name string) (string, error) {
-	t, data, err := parse(g)
+	t, data, err := parse(g, nil)
 	if err != nil {
 		return "", err
 	}
@@ -112,16 +118,23 @@ type glueData struct {
 	Prefix string
 }
 
-func parse(g *Target) (*template.Template, glueData, error) {
+// parse parses the target's templates; place prints their headings (nil
+// where no heading is rendered: an error if one is).
+func parse(g *Target, place Placement) (*template.Template, glueData, error) {
 	view, err := g.View()
 	if err != nil {
 		return nil, glueData{}, err
+	}
+	if place == nil {
+		place = func(...string) (string, error) {
+			return "", fmt.Errorf("templates: %s: a heading is rendered without the integration manifest that places it", g.Template)
+		}
 	}
 	patterns := []string{"common/*.tmpl"}
 	if g.Template != "" {
 		patterns = append(patterns, g.Template)
 	}
-	t, err := template.New("").ParseFS(files, patterns...)
+	t, err := template.New("").Funcs(template.FuncMap{"placement": place}).ParseFS(files, patterns...)
 	if err != nil {
 		return nil, glueData{}, err
 	}

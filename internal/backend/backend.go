@@ -178,9 +178,10 @@ func One(path string, src []byte, err error) ([]File, error) {
 }
 
 // WithGlue appends the review copy of the backend's glue under <dir>/glue/:
-// the glue templates its integration manifest names.
+// the glue templates its integration manifest names, headed by the places
+// the manifest gives its sections.
 func WithGlue(files []File, dir string, m *integration.Manifest) ([]File, error) {
-	glueFiles, err := templates.Glue(m.Glue)
+	glueFiles, err := templates.Glue(m.Glue, m.Heading)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,26 @@
 // To regenerate: kernelgen build --backend metal
 //
 // ggml-metal glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
-// native-metal contract (docs/ggml.md#metal). Contents, each for its place:
-//   - the kargs structs (ggml-metal-impl.h; the .metal sources declare the same);
-//   - ggml_metal_fused_supports_op for ggml_metal_device_supports_op, which must also
-//     stop accepting BF16 state and S_v 256 and start accepting S_v 16 (docs/ggml.md#metal);
-//     the backend's registry name for the fusion gate is "MTL";
-//   - ggml_metal_fused_written_src for the concurrency ranges (ggml-metal-common.cpp, docs/ggml.md#hazards);
-//   - ggml_metal_fused_encode for ggml_metal_op_encode_impl, before the plain cases.
+// native-metal contract (docs/ggml.md#metal). Contents, each under its place (the
+// integration manifest's, but for the kargs structs: they have none):
+// == ggml-metal-impl.h ==
+//   the kargs structs (the .metal sources declare the same);
+// == ggml-metal-device.m, in `bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {`, after `const bool has_bfloat` ==
+//   ggml_metal_fused_supports_op for ggml_metal_device_supports_op, which must also
+//   stop accepting BF16 state and S_v 256 and start accepting S_v 16 (docs/ggml.md#metal);
+//   the backend's registry name for the fusion gate is "MTL";
+// == ggml-metal-common.cpp, before `bool ggml_mem_ranges_add(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {` ==
+// == ggml-metal-common.cpp, after `bool ggml_mem_ranges_add(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {` ==
+// == ggml-metal-common.cpp, before `bool ggml_mem_ranges_check(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {` ==
+// == ggml-metal-common.cpp, after `bool ggml_mem_ranges_check(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {` ==
+// == ggml-metal-common.cpp, in `static std::vector<int> ggml_metal_graph_optimize_reorder(`, after `const auto & h_add = [](ggml_mem_ranges_t mrs, const node_info & node) {` ==
+// == ggml-metal-common.cpp, in `static std::vector<int> ggml_metal_graph_optimize_reorder(`, after `const auto & h_check = [](ggml_mem_ranges_t mrs, const node_info & node) {` ==
+//   ggml_metal_fused_written_src for the concurrency ranges (docs/ggml.md#hazards);
+// == ggml-metal-ops.cpp, in `static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {`, after `case GGML_OP_SSM_CONV:`, before `n_fuse = ggml_metal_op_ssm_conv(ctx, idx);` ==
+// == ggml-metal-ops.cpp, in `static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {`, after `case GGML_OP_GATED_DELTA_NET:`, before `n_fuse = ggml_metal_op_gated_delta_net(ctx, idx);` ==
+//   ggml_metal_fused_encode for ggml_metal_op_encode_impl;
+// == ggml-metal.cpp, in `static size_t ggml_backend_metal_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {`, after `size_t res = ggml_nbytes(tensor);` ==
+//   ggml_metal_fused_scratch_bytes for the allocation of a node with a gather scratch.
 // The pipelines are the kernels' explicit instantiations, found by host name.
 #pragma once
 

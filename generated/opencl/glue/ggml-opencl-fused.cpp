@@ -4,13 +4,13 @@
 // The sections kernelgen patch --backend opencl splices into ggml-opencl's
 // ggml-opencl.cpp and CMakeLists.txt, for review.
 
-// ---- upstream-kernel-members
+// == ggml-opencl.cpp, in `struct ggml_backend_opencl_context {`, after `cl_kernel kernel_gated_delta_net_f32[4][2][2] = {};` ==
     cl_kernel kernel_state_gather = nullptr;
     cl_kernel kernel_gated_delta_net_inplace[4][2][2] = {}; // [variant][kda][ids]
     cl_kernel kernel_ssm_conv_update_inplace[7][2][2] = {}; // [variant][silu][ids]
     ggml_cl_buffer prealloc_state_gather; // the ids nodes' gather scratch, where not in the node's output
 
-// ---- upstream-declarations
+// == ggml-opencl.cpp, before `static void load_cl_kernels(ggml_backend_opencl_context *backend_ctx) {` ==
 // the variants gated_delta_net_inplace.cl is built for: S_v, NW, CPW (defines, with KDA and IDS)
 static const uint32_t ggml_cl_gated_delta_net_inplace_variants[4][3] = {{16, 4, 1}, {32, 4, 1}, {64, 4, 1}, {128, 16, 4}};
 
@@ -59,7 +59,7 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
     return -1;
 }
 
-// ---- upstream-load-kernels
+// == ggml-opencl.cpp, in `static cl_program build_program_from_source(cl_context ctx, cl_device_id dev,`, after `static void load_cl_kernels(ggml_backend_opencl_context *backend_ctx) {`, after `// gated_delta_net: one kernel per (S_V, KDA, tgpp) triple.`, before `// mul_mv_id_q4_0_f32_8x_flat` ==
     // state_gather: copies the rows a sequence reads that another sequence overwrites
     {
 #ifdef GGML_OPENCL_EMBED_KERNELS
@@ -135,12 +135,12 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
         GGML_LOG_CONT(".");
     }
 
-// ---- upstream-supports-op
+// == ggml-opencl.cpp, in `static bool ggml_opencl_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {`, before `switch (op->op) {` ==
     if (ggml_cl_fused_supports_op(op) >= 0) {
         return ggml_cl_fused_supports_op(op) == 1;
     }
 
-// ---- upstream-functions
+// == ggml-opencl.cpp, before `static void ggml_cl_gated_delta_net(ggml_backend_t backend, ggml_tensor * dst) {` ==
 // binds tensor t as a kernel's (buffer, offset) argument pair
 static void ggml_cl_fused_set_tensor_arg(cl_kernel kernel, cl_uint & idx, const ggml_tensor * t) {
     ggml_tensor_extra_cl * extra = (ggml_tensor_extra_cl *) t->extra;
@@ -350,7 +350,7 @@ static void ggml_cl_fused_compute_forward(ggml_backend_t backend, ggml_tensor * 
     GGML_ABORT("not a fused node");
 }
 
-// ---- upstream-compute-forward
+// == ggml-opencl.cpp, in `bool ggml_cl_compute_forward(ggml_backend_t backend, struct ggml_tensor * tensor) {`, before `switch (tensor->op) {` ==
     if (ggml_cl_fused_supports_op(tensor) == 1) {
         if (!any_on_device) {
             return false;
@@ -359,7 +359,7 @@ static void ggml_cl_fused_compute_forward(ggml_backend_t backend, ggml_tensor * 
         return true;
     }
 
-// ---- upstream-cmake-kernels
+// == CMakeLists.txt, in `set(GGML_OPENCL_KERNELS`, after `    gated_delta_net` ==
     state_gather
     gated_delta_net_inplace
     ssm_conv_update_inplace

@@ -2,12 +2,16 @@
 // To regenerate: kernelgen build --backend sycl
 //
 // ggml-sycl glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
-// native-sycl contract (docs/ggml.md#sycl). Hook points:
-//   do_ggml_backend_sycl_device_supports_op: a node with ggml_sycl_fused_supports_op(op) >= 0
-//     is answered by it (today GATED_DELTA_NET is a bare true and BF16 state is misread);
-//   ggml_sycl_compute_forward: ggml_sycl_fused_compute_forward(ctx, dst) before the plain cases.
+// native-sycl contract (docs/ggml.md#sycl). Hook points, each under its place (the
+// integration manifest's):
+// == ggml-sycl.cpp, after `#include "ggml-sycl/gated_delta_net.hpp"` ==
+//   ggml-sycl.cpp includes this header once;
+// == ggml-sycl.cpp, in `static bool do_ggml_backend_sycl_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {`, before `switch (op->op) {` ==
+//   a node with ggml_sycl_fused_supports_op(op) >= 0 is answered by it (today
+//   GATED_DELTA_NET is a bare true and BF16 state is misread);
+// == ggml-sycl.cpp, in `static bool ggml_sycl_compute_forward(ggml_backend_sycl_context & ctx, struct ggml_tensor * dst) try {`, before `switch (dst->op) {` ==
+//   ggml_sycl_fused_compute_forward(ctx, dst) runs the node.
 // Work goes in order on ctx.stream(), so the gather finishes before the compute starts.
-// ggml-sycl.cpp includes this header once.
 #pragma once
 
 #include "common.hpp"

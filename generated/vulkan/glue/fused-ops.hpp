@@ -4,9 +4,9 @@
 // ggml-vulkan glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
 // native-vulkan contract (docs/ggml.md#vulkan). This file is for review: each section below
 // is what `kernelgen patch --backend vulkan` splices into ggml-vulkan.cpp or
-// vulkan-shaders-gen.cpp at the place its heading names.
+// vulkan-shaders-gen.cpp at the place its heading names (the integration manifest's).
 #if 0 // review copy, not a header
-// == ggml-vulkan.cpp, after vk_op_ssm_conv_push_constants ==
+// == ggml-vulkan.cpp, in `struct vk_op_ssm_conv_push_constants {`, after `};` ==
 
 struct vk_op_gated_delta_net_inplace_push_constants {
     uint32_t H;
@@ -131,7 +131,7 @@ struct vk_op_ssm_conv_update_inplace_ids_push_constants {
 };
 static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_push_constants must match the shader's push constants");
 
-// == vulkan-shaders-gen.cpp, process_shaders(), after the ssm_conv_f32 entry ==
+// == vulkan-shaders-gen.cpp, in `void process_shaders() {`, after `string_to_spv("ssm_conv_f32", "ssm_conv.comp",` ==
     // fused gated-DeltaNet / conv-update kernels (ops A-D) and their gathers: one
     // module per variant. The names contain no "bf16", "rope" or "_dot2", so -O applies.
     string_to_spv("gated_delta_net_inplace_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -206,7 +206,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("ssm_conv_update_inplace_ids_d_conv7_silu1", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "7u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv8_silu0", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv8_silu1", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "8u"}});
-// == ggml-vulkan.cpp, struct vk_device_struct ==
+// == ggml-vulkan.cpp, in `struct vk_device_struct {`, after `vk_pipeline pipeline_ssm_conv_bias_silu_f32;` ==
     // fused gated-DeltaNet / conv-update pipelines, one per variant
     vk_pipeline pipeline_gated_delta_net_inplace[10];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[8];
@@ -216,7 +216,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     vk_pipeline pipeline_ssm_conv_update_inplace_ids_batched[14];
     vk_pipeline pipeline_ssm_conv_gather[1];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids[14];
-// == ggml-vulkan.cpp, ggml_vk_load_shaders ==
+// == ggml-vulkan.cpp, in `static void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {`, after `ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_bias_silu_f32,` ==
     // fused gated-DeltaNet / conv-update: dispatches pass group counts, so the
     // workgroup denominators are {1, 1, 1}
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace[0], "gated_delta_net_inplace_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_s_v16_kda0_nw4_cpw1_data, "main", 8, sizeof(vk_op_gated_delta_net_inplace_push_constants), {1, 1, 1}, {}, 1);
@@ -291,7 +291,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[11], "ssm_conv_update_inplace_ids_d_conv7_silu1", ssm_conv_update_inplace_ids_d_conv7_silu1_len, ssm_conv_update_inplace_ids_d_conv7_silu1_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[12], "ssm_conv_update_inplace_ids_d_conv8_silu0", ssm_conv_update_inplace_ids_d_conv8_silu0_len, ssm_conv_update_inplace_ids_d_conv8_silu0_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[13], "ssm_conv_update_inplace_ids_d_conv8_silu1", ssm_conv_update_inplace_ids_d_conv8_silu1_len, ssm_conv_update_inplace_ids_d_conv8_silu1_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
-// == ggml-vulkan.cpp, before ggml_vk_ssm_conv ==
+// == ggml-vulkan.cpp, before `static void ggml_vk_ssm_conv(ggml_backend_vk_context * ctx, vk_context& subctx, const struct ggml_cgraph * cgraph, int node_idx) {` ==
 // ggml_vk_fused_kind says which fused node op is: 'A'..'D' (the series' op
 // letters), or 0 for a node that is not one of the fused ops.
 static inline char ggml_vk_fused_kind(const struct ggml_tensor * op) {
@@ -832,11 +832,12 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             return false;
     }
 }
-// == ggml-vulkan.cpp, ggml_vk_build_graph, first statement of the GATED_DELTA_NET and SSM_CONV cases ==
+// == ggml-vulkan.cpp, in `static bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph,`, after `case GGML_OP_GATED_DELTA_NET:`, before `ggml_vk_gated_delta_net(ctx, compute_ctx, node);` ==
+// == ggml-vulkan.cpp, in `static bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph,`, after `case GGML_OP_SSM_CONV:`, before `ggml_vk_ssm_conv(ctx, compute_ctx, cgraph, node_idx);` ==
         if (ggml_vk_fused_dispatch(ctx, compute_ctx, node)) {
             break;
         }
-// == ggml-vulkan.cpp, ggml_vk_build_graph, in the loop that decides whether to sync ==
+// == ggml-vulkan.cpp, in `static bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph,`, after `// For all fused ops, check if the destination node or any of the source`, before `for (uint32_t j = 0; j < GGML_MAX_SRC; ++j) {` ==
             // a fused node writes one src in place: a pending read or write of it needs a sync
             if (ggml_vk_fused_written_src(cur_node) >= 0) {
                 const ggml_tensor * written = cur_node->src[ggml_vk_fused_written_src(cur_node)];
@@ -845,20 +846,20 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     break;
                 }
             }
-// == ggml-vulkan.cpp, ggml_vk_build_graph, in the loop that records unsynced nodes ==
+// == ggml-vulkan.cpp, in `static bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph,`, after `// Add all fused nodes to the unsynchronized lists.`, before `for (uint32_t j = 0; j < GGML_MAX_SRC; ++j) {` ==
             if (ggml_vk_fused_written_src(cur_node) >= 0) {
                 ctx->unsynced_nodes_written.push_back(cur_node->src[ggml_vk_fused_written_src(cur_node)]);
             }
-// == ggml-vulkan.cpp, ggml_vk_can_fuse_ssm_conv ==
+// == ggml-vulkan.cpp, in `static bool ggml_vk_can_fuse_ssm_conv(`, after `if (conv->op != GGML_OP_SSM_CONV) {`, before `const ggml_tensor * silu = nullptr;` ==
     if (conv->src[3] != nullptr) {
         // the conv-update node applies SiLU itself and writes its ring in place
         return false;
     }
-// == ggml-vulkan.cpp, ggml_backend_vk_buffer_type_get_alloc_size ==
+// == ggml-vulkan.cpp, after `static size_t ggml_backend_vk_buffer_type_get_alloc_size(ggml_backend_buffer_type_t buft, const ggml_tensor * tensor) {` ==
     if (ggml_vk_fused_alloc_size(tensor) != 0) {
         return ggml_vk_fused_alloc_size(tensor);
     }
-// == ggml-vulkan.cpp, ggml_backend_vk_device_supports_op, before the op switch ==
+// == ggml-vulkan.cpp, in `static bool ggml_backend_vk_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {`, before `switch (op->op) {` ==
     if (ggml_vk_fused_supports_op(op) >= 0) {
         // a fused node runs only where its kernel exists (its reductions shuffle within the
         // subgroup): a CPU fallback would lose the in-place write

@@ -1,6 +1,7 @@
 // Package backendtest is what the backends' tests share: files as build
 // writes them, altered after generation, to show that a backend's checks
-// compile and run exactly those bytes.
+// compile and run exactly those bytes; manifests with a section edited, to
+// show that what derives from a manifest follows it.
 package backendtest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -81,4 +83,32 @@ func MustFail(t *testing.T, what string, check func([]backend.File) error, files
 			return
 		}
 	}
+}
+
+// EditedManifest is a copy of m whose section name (base or revision) edit
+// changed; m is left as it is.
+func EditedManifest(m *integration.Manifest, name string, edit func(*integration.Section)) *integration.Manifest {
+	c := *m
+	c.Sections = append([]integration.Section(nil), m.Sections...)
+	c.Revisions = append([]integration.Revision(nil), m.Revisions...)
+	sections := [][]integration.Section{c.Sections}
+	for i := range c.Revisions {
+		c.Revisions[i].Sections = append([]integration.Section(nil), c.Revisions[i].Sections...)
+		sections = append(sections, c.Revisions[i].Sections)
+	}
+	for _, ss := range sections {
+		for i := range ss {
+			if ss[i].Name == name {
+				edit(&ss[i])
+			}
+		}
+	}
+	return &c
+}
+
+// Moved is a section moved: its last anchor another line, its place the
+// other side of it.
+func Moved(s *integration.Section) {
+	s.Anchor = append(append([]string(nil), s.Anchor[:len(s.Anchor)-1]...), s.Anchor[len(s.Anchor)-1]+" /* moved */")
+	s.Place = 1 - s.Place
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -19,31 +20,34 @@ var glueTarget = &templates.Target{
 	Upstream: &templates.Upstream{Dir: "opencl"},
 }
 
-// reviewSections are the upstream glue's sections in the order of
-// ggml-opencl.cpp (the CMake list last), for the review copy.
-var reviewSections = []string{"upstream-kernel-members", "upstream-declarations", "upstream-load-kernels",
-	"upstream-supports-op", "upstream-functions", "upstream-compute-forward", "upstream-cmake-kernels"}
-
 // withGlue adds the supports_op header and the review copy of the
-// upstream glue (glue/ggml-opencl-fused.cpp: every section `kernelgen
-// patch --backend opencl` splices, under its name).
-func withGlue(files []backend.File) ([]backend.File, error) {
-	files, err := backend.WithGlue(files, name, Manifest)
+// upstream glue (glue/ggml-opencl-fused.cpp): every section of m's base
+// sections that splices a glue section, in the manifest's order, under the
+// place the manifest gives it.
+func withGlue(files []backend.File, m *integration.Manifest) ([]backend.File, error) {
+	files, err := backend.WithGlue(files, name, m)
 	if err != nil {
 		return nil, err
 	}
-	_, sections, err := templates.UpstreamGlue(glueTarget)
+	_, sections, err := templates.UpstreamGlue(m.Glue)
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
 	b.WriteString("// The sections kernelgen patch --backend opencl splices into ggml-opencl's\n// ggml-opencl.cpp and CMakeLists.txt, for review.\n")
-	for _, n := range reviewSections {
-		s, ok := sections[n]
-		if !ok {
-			return nil, fmt.Errorf("opencl: the upstream glue has no section %s", n)
+	for _, x := range m.Sections {
+		if x.Text.Section == "" {
+			continue
 		}
-		fmt.Fprintf(&b, "\n// ---- %s\n%s\n", n, strings.TrimRight(s, "\n"))
+		s, ok := sections[x.Text.Section]
+		if !ok {
+			return nil, fmt.Errorf("opencl: the upstream glue has no section %s", x.Text.Section)
+		}
+		heading, err := m.Heading(x.Name)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "\n%s\n%s\n", heading, strings.TrimRight(s, "\n"))
 	}
 	return append(files, backend.File{Path: name + "/glue/ggml-opencl-fused.cpp", Data: []byte(b.String())}), nil
 }

@@ -33,7 +33,7 @@ func generate() ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withGlue(files)
+	return withGlue(files, Manifest)
 }
 
 // verify builds every variant's program with the OpenCL device's compiler
