@@ -22,7 +22,6 @@
 #include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
 
-
 // ggml_cuda_fused_compute_forward runs a fused node and returns true, or returns
 // false for any other node.
 static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggml_tensor * op) {
@@ -342,7 +341,3 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             return false;
     }
 }
-
-
-
-

@@ -428,9 +428,3 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             return 0;
     }
 }
-
-
-
-
-
-

@@ -24,7 +24,6 @@
 #include "ssm_conv_gather.hpp"
 #include "ssm_conv_update_inplace_ids.hpp"
 
-
 static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggml_tensor * op) {
     dpct::queue_ptr stream = ctx.stream();
     switch (ggml_sycl_fused_kind(op)) {
@@ -597,7 +596,3 @@ static bool ggml_sycl_fused_compute_forward(ggml_backend_sycl_context & ctx, ggm
             return false;
     }
 }
-
-
-
-
