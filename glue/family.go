@@ -83,6 +83,18 @@ type FamilyView struct {
 	Cases                              []Case
 	LaunchParams, BoolParams, BoolArgs string
 	Pick                               string
+	// Table is the variants as the table that backends building one
+	// kernel per variant index (Vulkan's pipelines, OpenCL's programs).
+	Table VariantTable
+}
+
+// VariantTable is a shared kernel's variants as a table: Columns are the
+// switch key, then the other non-bool params, Rows their values, one C
+// initialiser per dispatch case (Cases); Bools are the bool params, which
+// index the kernels beside the row, BoolIndex their lower-case loop indices.
+type VariantTable struct {
+	Columns, Rows    []string
+	Bools, BoolIndex []string
 }
 
 // FamilyParts are what a backend's own part of a family's view
@@ -470,6 +482,16 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		if n != 1<<len(bools) {
 			return fv, fmt.Errorf("glue: %s: %s %d has %d variants, not one per combination of %s", s.Name, key.Name, kv, n, fv.BoolArgs)
 		}
+	}
+	for _, p := range append([]*ir.Param{key}, rest...) {
+		fv.Table.Columns = append(fv.Table.Columns, p.Name)
+	}
+	for _, c := range fv.Cases {
+		fv.Table.Rows = append(fv.Table.Rows, "{"+c.TemplateArgs+"}")
+	}
+	for _, p := range bools {
+		fv.Table.Bools = append(fv.Table.Bools, p.Name)
+		fv.Table.BoolIndex = append(fv.Table.BoolIndex, strings.ToLower(p.Name))
 	}
 	fv.AllLocals = fv.Locals
 	// Metal: kargs, buffer ids, pipeline name.

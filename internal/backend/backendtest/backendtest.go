@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -80,5 +82,40 @@ func MustFail(t *testing.T, what string, check func([]backend.File) error, files
 			t.Errorf("%s: the check failed, but its error lacks %q:\n%v", what, w, err)
 			return
 		}
+	}
+}
+
+// Families is each shared kernel's upstream view under n (its Own part
+// built by n.Family), failing t on an error; each has one table row per
+// dispatch case, keyed as the dispatch is, and the two bools the
+// backends' pipeline and kernel arrays are indexed by.
+func Families(t *testing.T, n glue.Names) []glue.FamilyView {
+	t.Helper()
+	fams, err := glue.NewFamilyViews(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fams) == 0 {
+		t.Fatal("no shared kernel has a view")
+	}
+	for _, fv := range fams {
+		tb := fv.Table
+		if len(tb.Rows) != len(fv.Cases) || len(tb.Columns) == 0 || tb.Columns[0] != fv.Key || len(tb.Bools) != 2 {
+			t.Errorf("%s: %d rows for %d cases, columns %v keyed by %s, bools %v", fv.Name, len(tb.Rows), len(fv.Cases), tb.Columns, fv.Key, tb.Bools)
+		}
+	}
+	return fams
+}
+
+// RefusesOneBool shows that newFamily (a backend's Names.Family) refuses a
+// kernel whose variants its two-bool table cannot index, with an error
+// containing want.
+func RefusesOneBool(t *testing.T, newFamily func(glue.FamilyParts) (any, error), want string) {
+	t.Helper()
+	k := &ir.Kernel{Name: "k", Params: []*ir.Param{{Name: "S", Type: ir.I32}, {Name: "IDS", Type: ir.Bool}}}
+	fv := &glue.FamilyView{Name: "k", Key: "S", Table: glue.VariantTable{Columns: []string{"S"}, Bools: []string{"IDS"}, BoolIndex: []string{"ids"}}}
+	_, err := newFamily(glue.FamilyParts{View: fv, Kernel: k})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("one bool: got %v, want an error containing %q", err, want)
 	}
 }
