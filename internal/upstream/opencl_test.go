@@ -144,25 +144,9 @@ func openCLPrograms() (map[string]*clProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	fams, err := upstream.Families()
-	if err != nil {
-		return nil, err
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return nil, err
-	}
-	g := &clProgram{file: files[0].Name, src: files[0].Data, k: gather, fn: emit.KernelName(gather)}
-	byOp := map[string]*clProgram{}
-	for i, f := range fams {
-		k, err := f.Kernel("opencl")
-		if err != nil {
-			return nil, err
-		}
-		p := &clProgram{file: files[i+1].Name, src: files[i+1].Data, k: k, shared: f.Shared, fn: emit.KernelName(k)}
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
-	}
-	return byOp, nil
+	return upstream.ByOp("opencl", func(i int, k upstream.Kernel) *clProgram {
+		return &clProgram{file: files[i].Name, src: files[i].Data, k: k.K, shared: k.Shared, fn: emit.KernelName(k.K)}
+	})
 }
 
 // openCLJob is case c as the glue launches it: per launch, the program of
@@ -182,16 +166,9 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 		if p == nil {
 			return job, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
 		}
-		params := map[string]int64{}
-		for k, v := range l.Params {
-			params[k] = v
-		}
-		if p.shared != nil {
-			v, err := p.shared.Value(l.Op.Name)
-			if err != nil {
-				return job, err
-			}
-			params[p.shared.Flag] = v
+		params, err := upstream.Params(p.shared, l.Op.Name, l.Params)
+		if err != nil {
+			return job, err
 		}
 		var defs []string
 		for _, name := range emit.UpstreamDefines(p.k) {

@@ -23,15 +23,16 @@ type program struct {
 	shared   *ops.Shared // nil for a gather
 }
 
-// build compiles kernel k, function fn of the upstream file src, for
-// every variant it has on backend.
-func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte, k *ir.Kernel, s *ops.Shared, op *ops.Op) *program {
+// build compiles upstream kernel uk, function fn of the upstream file src,
+// for every variant it has on backend.
+func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte, uk upstream.Kernel) *program {
 	t.Helper()
-	p := &program{k: k, shared: s}
-	if s != nil {
-		p.variants = s.Variants(backend)
+	k := uk.K
+	p := &program{k: k, shared: uk.Shared}
+	if uk.Shared != nil {
+		p.variants = uk.Shared.Variants(backend)
 	} else {
-		p.variants = ops.VariantsFor(op.Name, backend)
+		p.variants = ops.VariantsFor(uk.Ops[0], backend) // the gather's: one kernel under each family's gather name
 	}
 	prog, err := emulate.SourceProgram(fmt.Sprintf("upstream_%s_%s", lang, fn), lang, k.Name, k, file, fn, src, p.variants)
 	if err != nil {
@@ -60,16 +61,9 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 		if p == nil {
 			return nil, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
 		}
-		params := map[string]int64{}
-		for k, v := range l.Params {
-			params[k] = v
-		}
-		if p.shared != nil {
-			v, err := p.shared.Value(l.Op.Name)
-			if err != nil {
-				return nil, err
-			}
-			params[p.shared.Flag] = v
+		params, err := upstream.Params(p.shared, l.Op.Name, l.Params)
+		if err != nil {
+			return nil, err
 		}
 		vi := -1
 		for j, v := range p.variants {
