@@ -190,14 +190,12 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 		cl := clrun.Launch{Program: pi, Kernel: p.fn, Groups: l.Grid, Local: l.Workgroup}
 		for _, kb := range p.k.Buffers {
 			bi := -1
-			for j, ob := range l.Kernel.Buffers {
-				if upstream.SameSlot(ob, kb) {
-					i, ok := bufIndex[l.Bind[j]]
-					if !ok {
-						return job, fmt.Errorf("%s binds %s, which the case lacks", l.Kernel.Name, l.Bind[j])
-					}
-					bi = i
+			if name := upstream.Bound(l, kb); name != "" {
+				i, ok := bufIndex[name]
+				if !ok {
+					return job, fmt.Errorf("%s binds %s, which the case lacks", l.Kernel.Name, name)
 				}
+				bi = i
 			}
 			off := uint32(clPad)
 			if bi < 0 {
@@ -206,12 +204,12 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 			}
 			cl.Args = append(cl.Args, clrun.Arg{Buffer: bi}, clrun.Arg{Buffer: -1, Wide: true, Value: off})
 		}
-		for _, a := range p.k.Args {
-			bits, ok := l.Args[a.Name]
-			if !ok && a.Name != "rs_head" {
-				return job, fmt.Errorf("%s: %s's arg %s has no value in %s", c.Name, p.k.Name, a.Name, l.Kernel.Name)
-			}
-			cl.Args = append(cl.Args, clrun.Arg{Buffer: -1, Value: bits}) // rs_head 0 where the plain op has none
+		args, err := upstream.Args(l, p.k)
+		if err != nil {
+			return job, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		for _, bits := range args {
+			cl.Args = append(cl.Args, clrun.Arg{Buffer: -1, Value: bits})
 		}
 		job.Launches = append(job.Launches, cl)
 	}

@@ -82,24 +82,19 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 			return nil, fmt.Errorf("%s: %s has no variant %v", c.Name, p.k.Name, params)
 		}
 		job := emulate.LaunchJob(vi, l.Grid, l.Workgroup, width)
-		for _, a := range p.k.Args {
-			bits, ok := l.Args[a.Name]
-			if !ok && a.Name != "rs_head" {
-				return nil, fmt.Errorf("%s: %s's arg %s has no value in %s", c.Name, p.k.Name, a.Name, l.Kernel.Name)
-			}
-			job.Args = append(job.Args, hostemu.Arg{Name: a.Name, Bits: bits}) // rs_head 0 where the plain op has none
+		args, err := upstream.Args(l, p.k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		for j, a := range p.k.Args {
+			job.Args = append(job.Args, hostemu.Arg{Name: a.Name, Bits: args[j]})
 		}
 		// Each upstream buffer takes the case buffer the op's kernel binds to
 		// the same node slot; slots the op lacks get a buffer of their own
 		// that the kernel must not touch (checked below).
 		bound := map[string]string{}
 		for _, kb := range p.k.Buffers {
-			name := ""
-			for j, ob := range l.Kernel.Buffers {
-				if upstream.SameSlot(ob, kb) {
-					name = l.Bind[j]
-				}
-			}
+			name := upstream.Bound(l, kb)
 			if name == "" {
 				name = "unbound_" + kb.Name
 				if _, ok := state[name]; !ok {

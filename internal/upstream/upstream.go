@@ -9,8 +9,11 @@
 package upstream
 
 import (
+	"fmt"
+
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
 )
 
 // Family is one shared kernel and the gather its ids op runs first.
@@ -166,4 +169,30 @@ func Params(s *ops.Shared, op string, params map[string]int64) (map[string]int64
 // buffer of the same name.
 func SameSlot(ob, kb *ir.Buffer) bool {
 	return ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name
+}
+
+// Bound is the case buffer launch l's kernel binds to the node slot of
+// upstream kernel buffer kb (SameSlot), "" where l's op has no such slot.
+func Bound(l cases.Launch, kb *ir.Buffer) string {
+	name := ""
+	for j, ob := range l.Kernel.Buffers {
+		if SameSlot(ob, kb) {
+			name = l.Bind[j]
+		}
+	}
+	return name
+}
+
+// Args are upstream kernel k's args (as bits, in k's order) over launch
+// l's: rs_head is 0 where the plain op has none.
+func Args(l cases.Launch, k *ir.Kernel) ([]uint32, error) {
+	var out []uint32
+	for _, a := range k.Args {
+		bits, ok := l.Args[a.Name]
+		if !ok && a.Name != "rs_head" {
+			return nil, fmt.Errorf("%s's arg %s has no value in %s", k.Name, a.Name, l.Kernel.Name)
+		}
+		out = append(out, bits)
+	}
+	return out, nil
 }

@@ -89,24 +89,22 @@ func (s *UpstreamShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[stri
 		}
 		d.Spec = append(d.Spec, vkrun.SpecConst{ID: uint32(i), Value: uint32(v)})
 	}
-	for _, a := range s.K.Args {
-		bits, ok := l.Args[a.Name]
-		if !ok && a.Name != "rs_head" {
-			return nil, fmt.Errorf("%s's arg %s has no value in %s", s.K.Name, a.Name, l.Kernel.Name)
-		}
+	args, err := upstream.Args(l, s.K)
+	if err != nil {
+		return nil, err
+	}
+	for _, bits := range args {
 		d.Push = binary.LittleEndian.AppendUint32(d.Push, bits)
 	}
 	extra = map[int]string{}
 	for _, kb := range s.K.Buffers {
 		bi := -1
-		for j, ob := range l.Kernel.Buffers {
-			if upstream.SameSlot(ob, kb) {
-				i, ok := index[l.Bind[j]]
-				if !ok {
-					return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, l.Bind[j])
-				}
-				bi = i
+		if name := upstream.Bound(l, kb); name != "" {
+			i, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, name)
 			}
+			bi = i
 		}
 		if bi < 0 {
 			bi = len(job.Buffers)
