@@ -3,11 +3,9 @@ package upstream_test
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -51,17 +49,9 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	r, err := clrun.Build(ctx)
-	if errors.Is(err, clrun.ErrMissingTool) {
-		skipOrFailOpenCL(t, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	needTool(t, err, clrun.ErrMissingTool)
 	devs, err := r.Devices(ctx)
-	if errors.Is(err, clrun.ErrNoDevice) {
-		skipOrFailOpenCL(t, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	needTool(t, err, clrun.ErrNoDevice)
 	std := "CL1.2"
 	if m := regexp.MustCompile(`OpenCL C (\d+)\.(\d+)`).FindStringSubmatch(devs[0].CVersion); m != nil {
 		std = "CL" + m[1] + "." + m[2]
@@ -127,14 +117,6 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 	t.Logf("%s (%s, %s): %d cases, %d programs built with %q; largest NMSE against the Go reference %.3g (%s), tolerance %g",
 		devs[0].Name, devs[0].Platform, devs[0].CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
-}
-
-func skipOrFailOpenCL(t *testing.T, err error) {
-	t.Helper()
-	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
-		t.Fatal(err)
-	}
-	t.Skip(err)
 }
 
 // openCLPrograms are UpstreamKernels' files by the op each runs: a family's
@@ -260,7 +242,7 @@ func nmse(c *cases.Case, got map[string][]byte) float64 {
 func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 	clang, err := exec.LookPath("clang-22")
 	if err != nil {
-		skipOrFailOpenCL(t, err)
+		skipOrFail(t, err)
 	}
 	byOp, err := openCLPrograms()
 	if err != nil {

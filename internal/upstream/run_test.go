@@ -2,11 +2,13 @@ package upstream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/kernelgen/kernelgen/internal/upstream"
 	"math/rand/v2"
+	"os"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
@@ -21,6 +23,27 @@ type program struct {
 	k        *ir.Kernel
 	variants []ops.Variant
 	shared   *ops.Shared // nil for a gather
+}
+
+// skipOrFail skips t for err, a tool or device this machine lacks, or
+// fails it where KERNELGEN_REQUIRE_TOOLS is set (CI).
+func skipOrFail(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+		t.Fatal(err)
+	}
+	t.Skip(err)
+}
+
+// needTool fails t on err, but where err is missing (a tool or device
+// this machine lacks) hands it to skipOrFail.
+func needTool(t *testing.T, err, missing error) {
+	t.Helper()
+	if errors.Is(err, missing) {
+		skipOrFail(t, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // build compiles upstream kernel uk, function fn of the upstream file src,
