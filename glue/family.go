@@ -116,12 +116,28 @@ type FamilyParts struct {
 // compute kernel has no buffer of its role) and whether the plain form
 // has that tensor too (if not, only the ids form's node does).
 func (p FamilyParts) Bind(b *ir.Buffer) (bind *Binding, inPlain bool) {
-	for i, cb := range p.Compute.Kernel.Buffers {
-		if cb.Role == b.Role {
-			bind = &p.Compute.Bind[i]
+	return bindOf(p.Compute, b), p.plainRoles[b.Role]
+}
+
+// bindOf is d's binding of the buffer of b's role (node slot), nil where
+// d's kernel has none.
+func bindOf(d Dispatch, b *ir.Buffer) *Binding {
+	var bind *Binding
+	for i, db := range d.Kernel.Buffers {
+		if db.Role == b.Role {
+			bind = &d.Bind[i]
 		}
 	}
-	return bind, p.plainRoles[b.Role]
+	return bind
+}
+
+// roles are the roles (node slots) of k's buffers.
+func roles(k *ir.Kernel) map[string]bool {
+	out := map[string]bool{}
+	for _, b := range k.Buffers {
+		out[b.Role] = true
+	}
+	return out
 }
 
 // declarations declares locals, consecutive ones of a type in one
@@ -291,18 +307,10 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 
 	// Buffers bind as the ids op's compute kernel binds the buffer of the
 	// same node slot; one the plain op lacks is null there.
-	plainRoles := map[string]bool{}
-	for _, b := range plain.Dispatches[0].Kernel.Buffers {
-		plainRoles[b.Role] = true
-	}
+	plainRoles := roles(plain.Dispatches[0].Kernel)
 	var call, names []string
 	for _, b := range k.Buffers {
-		var bind *Binding
-		for i, cb := range compute.Kernel.Buffers {
-			if cb.Role == b.Role {
-				bind = &compute.Bind[i]
-			}
-		}
+		bind := bindOf(compute, b)
 		if bind == nil {
 			return fv, fmt.Errorf("glue: %s: buffer %s (%s) has no binding in %s", s.Name, b.Name, b.Role, ids.Name)
 		}
@@ -501,12 +509,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	}
 	fv.ArgExprs = Wrap(argExprs(k, exprs), 92)
 	for _, b := range k.Buffers {
-		var bind *Binding
-		for i, cb := range compute.Kernel.Buffers {
-			if cb.Role == b.Role {
-				bind = &compute.Bind[i]
-			}
-		}
+		bind := bindOf(compute, b)
 		id := "scratch"
 		switch {
 		case bind.Tensor == "op":
@@ -682,17 +685,9 @@ func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
 		gather.WhenWhy += "; " + g.WhenWhy
 	}
 	fam := Dispatch{Op: &ops.Op{Name: s.Name, Summary: s.Summary}, Kernel: k}
-	plainRoles := map[string]bool{}
-	for _, b := range plain.Dispatches[0].Kernel.Buffers {
-		plainRoles[b.Role] = true
-	}
+	plainRoles := roles(plain.Dispatches[0].Kernel)
 	for _, b := range k.Buffers {
-		var bind *Binding
-		for i, cb := range compute.Kernel.Buffers {
-			if cb.Role == b.Role {
-				bind = &compute.Bind[i]
-			}
-		}
+		bind := bindOf(compute, b)
 		if bind == nil {
 			return nil, fmt.Errorf("glue: %s: buffer %s (%s) has no binding in %s", s.Name, b.Name, b.Role, ids.Name)
 		}
