@@ -83,6 +83,18 @@ type FamilyView struct {
 	Cases                              []Case
 	LaunchParams, BoolParams, BoolArgs string
 	Pick                               string
+	// Table is the variants as the table that backends building one
+	// kernel per variant index (Vulkan's pipelines, OpenCL's programs).
+	Table VariantTable
+}
+
+// VariantTable is a shared kernel's variants as a table: Columns are the
+// switch key, then the other non-bool params, Rows their values, one C
+// initialiser per dispatch case (Cases); Bools are the bool params, which
+// index the kernels beside the row, BoolIndex their lower-case loop indices.
+type VariantTable struct {
+	Columns, Rows    []string
+	Bools, BoolIndex []string
 }
 
 // FamilyParts are what a backend's own part of a family's view
@@ -104,12 +116,28 @@ type FamilyParts struct {
 // compute kernel has no buffer of its role) and whether the plain form
 // has that tensor too (if not, only the ids form's node does).
 func (p FamilyParts) Bind(b *ir.Buffer) (bind *Binding, inPlain bool) {
-	for i, cb := range p.Compute.Kernel.Buffers {
-		if cb.Role == b.Role {
-			bind = &p.Compute.Bind[i]
+	return bindOf(p.Compute, b), p.plainRoles[b.Role]
+}
+
+// bindOf is d's binding of the buffer of b's role (node slot), nil where
+// d's kernel has none.
+func bindOf(d Dispatch, b *ir.Buffer) *Binding {
+	var bind *Binding
+	for i, db := range d.Kernel.Buffers {
+		if db.Role == b.Role {
+			bind = &d.Bind[i]
 		}
 	}
-	return bind, p.plainRoles[b.Role]
+	return bind
+}
+
+// roles are the roles (node slots) of k's buffers.
+func roles(k *ir.Kernel) map[string]bool {
+	out := map[string]bool{}
+	for _, b := range k.Buffers {
+		out[b.Role] = true
+	}
+	return out
 }
 
 // declarations declares locals, consecutive ones of a type in one
@@ -279,18 +307,10 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 
 	// Buffers bind as the ids op's compute kernel binds the buffer of the
 	// same node slot; one the plain op lacks is null there.
-	plainRoles := map[string]bool{}
-	for _, b := range plain.Dispatches[0].Kernel.Buffers {
-		plainRoles[b.Role] = true
-	}
+	plainRoles := roles(plain.Dispatches[0].Kernel)
 	var call, names []string
 	for _, b := range k.Buffers {
-		var bind *Binding
-		for i, cb := range compute.Kernel.Buffers {
-			if cb.Role == b.Role {
-				bind = &compute.Bind[i]
-			}
-		}
+		bind := bindOf(compute, b)
 		if bind == nil {
 			return fv, fmt.Errorf("glue: %s: buffer %s (%s) has no binding in %s", s.Name, b.Name, b.Role, ids.Name)
 		}
@@ -471,6 +491,16 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 			return fv, fmt.Errorf("glue: %s: %s %d has %d variants, not one per combination of %s", s.Name, key.Name, kv, n, fv.BoolArgs)
 		}
 	}
+	for _, p := range append([]*ir.Param{key}, rest...) {
+		fv.Table.Columns = append(fv.Table.Columns, p.Name)
+	}
+	for _, c := range fv.Cases {
+		fv.Table.Rows = append(fv.Table.Rows, "{"+c.TemplateArgs+"}")
+	}
+	for _, p := range bools {
+		fv.Table.Bools = append(fv.Table.Bools, p.Name)
+		fv.Table.BoolIndex = append(fv.Table.BoolIndex, strings.ToLower(p.Name))
+	}
 	fv.AllLocals = fv.Locals
 	// Metal: kargs, buffer ids, pipeline name.
 	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
@@ -479,12 +509,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	}
 	fv.ArgExprs = Wrap(argExprs(k, exprs), 92)
 	for _, b := range k.Buffers {
-		var bind *Binding
-		for i, cb := range compute.Kernel.Buffers {
-			if cb.Role == b.Role {
-				bind = &compute.Bind[i]
-			}
-		}
+		bind := bindOf(compute, b)
 		id := "scratch"
 		switch {
 		case bind.Tensor == "op":
@@ -660,17 +685,9 @@ func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
 		gather.WhenWhy += "; " + g.WhenWhy
 	}
 	fam := Dispatch{Op: &ops.Op{Name: s.Name, Summary: s.Summary}, Kernel: k}
-	plainRoles := map[string]bool{}
-	for _, b := range plain.Dispatches[0].Kernel.Buffers {
-		plainRoles[b.Role] = true
-	}
+	plainRoles := roles(plain.Dispatches[0].Kernel)
 	for _, b := range k.Buffers {
-		var bind *Binding
-		for i, cb := range compute.Kernel.Buffers {
-			if cb.Role == b.Role {
-				bind = &compute.Bind[i]
-			}
-		}
+		bind := bindOf(compute, b)
 		if bind == nil {
 			return nil, fmt.Errorf("glue: %s: buffer %s (%s) has no binding in %s", s.Name, b.Name, b.Role, ids.Name)
 		}

@@ -74,3 +74,41 @@ func TestFamilyOwnPart(t *testing.T) {
 		}
 	}
 }
+
+// The variant table holds one row per dispatch case, in the dispatch's
+// order and spelling, under the launcher's non-bool params (the switch key
+// first), and the bools the launcher picks the kernel by.
+func TestFamilyTable(t *testing.T) {
+	for _, backend := range []string{"vulkan", "opencl"} {
+		fams, err := NewFamilyViews(Names{Backend: backend, Function: func(k *ir.Kernel) string { return k.Name }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fv := range fams {
+			tb := fv.Table
+			if len(tb.Rows) != len(fv.Cases) {
+				t.Fatalf("%s/%s: %d rows for %d cases", backend, fv.Name, len(tb.Rows), len(fv.Cases))
+			}
+			for i, c := range fv.Cases {
+				if want := "{" + c.TemplateArgs + "}"; tb.Rows[i] != want {
+					t.Errorf("%s/%s: row %d is %s, the case %s", backend, fv.Name, i, tb.Rows[i], want)
+				}
+			}
+			var launch []string
+			for _, p := range strings.Split(fv.LaunchParams, ", ") {
+				launch = append(launch, p[strings.LastIndex(p, " ")+1:])
+			}
+			if got := strings.Join(tb.Columns, ", "); len(tb.Columns) == 0 || tb.Columns[0] != fv.Key || got != strings.Join(launch, ", ") {
+				t.Errorf("%s/%s: columns %s, key %s, launcher params %s", backend, fv.Name, got, fv.Key, fv.LaunchParams)
+			}
+			if got := strings.Join(tb.Bools, ", "); got != fv.BoolArgs || len(tb.BoolIndex) != len(tb.Bools) {
+				t.Fatalf("%s/%s: bools %s (indices %v), the launcher's %s", backend, fv.Name, got, tb.BoolIndex, fv.BoolArgs)
+			}
+			for i, b := range tb.Bools {
+				if tb.BoolIndex[i] != strings.ToLower(b) {
+					t.Errorf("%s/%s: bool %s is indexed by %s", backend, fv.Name, b, tb.BoolIndex[i])
+				}
+			}
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
-	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/ptx"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
@@ -28,23 +27,11 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := upstream.Families()
+	byOp, err := upstream.ByOp("cuda", func(i int, k upstream.Kernel) *program {
+		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), files[i].Data, k)
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := build(t, hostemu.CUDA, "cuda", files[0].Name, cuda.KernelName(gather), files[0].Data, gather, nil, fams[0].Gather)
-	byOp := map[string]*program{}
-	for i, f := range fams {
-		shared, err := f.Kernel("cuda")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := build(t, hostemu.CUDA, "cuda", files[i+1].Name, cuda.KernelName(shared), files[i+1].Data, shared, f.Shared, nil)
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
 	}
 	for _, width := range []int{32, 64} {
 		checkFamilies(t, "cuda", byOp, width)
@@ -60,28 +47,20 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := upstream.Families()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !files[0].InGlue {
 		t.Fatalf("%s: the SYCL gather should join the glue's header", files[0].Name)
 	}
 	// the glue's header includes sycl.hpp before the gather
 	gsrc := append([]byte("#pragma once\n\n#include <sycl/sycl.hpp>\n\n"), files[0].Data...)
-	g := build(t, hostemu.SYCL, "sycl", files[0].Name, sycl.FunctionName(gather), gsrc, gather, nil, fams[0].Gather)
-	byOp := map[string]*program{}
-	for i, f := range fams {
-		shared, err := f.Kernel("sycl")
-		if err != nil {
-			t.Fatal(err)
+	byOp, err := upstream.ByOp("sycl", func(i int, k upstream.Kernel) *program {
+		src := files[i].Data
+		if k.Shared == nil {
+			src = gsrc
 		}
-		p := build(t, hostemu.SYCL, "sycl", files[i+1].Name, sycl.FunctionName(shared), files[i+1].Data, shared, f.Shared, nil)
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
+		return build(t, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), src, k)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, width := range []int{8, 16, 32, 64} {
 		checkFamilies(t, "sycl", byOp, width)
@@ -97,24 +76,12 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := append([]byte("#include <metal_stdlib>\n\nusing namespace metal;\n\n"), lib...)
-	fams, err := upstream.Families()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const file = "ggml-metal.metal"
-	g := build(t, hostemu.MSL, "metal", file, msl.FunctionName(gather), src, gather, nil, fams[0].Gather)
-	byOp := map[string]*program{}
-	for _, f := range fams {
-		shared, err := f.Kernel("metal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := build(t, hostemu.MSL, "metal", file, msl.FunctionName(shared), src, shared, f.Shared, nil)
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
+	byOp, err := upstream.ByOp("metal", func(i int, k upstream.Kernel) *program {
+		return build(t, hostemu.MSL, "metal", file, msl.FunctionName(k.K), src, k)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	checkFamilies(t, "metal", byOp, 32)
 }
@@ -139,28 +106,18 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := upstream.Families()
+	ks, err := upstream.Kernels("cuda")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kernels := map[string]*ir.Kernel{files[0].Name: gather}
-	variants := map[string][]ops.Variant{files[0].Name: {{}}}
-	for i, f := range fams {
-		k, err := f.Kernel("cuda")
-		if err != nil {
-			t.Fatal(err)
+	for i, f := range files {
+		k, variants := ks[i], []ops.Variant{{}} // the gather has one
+		if k.Shared != nil {
+			variants = k.Shared.Variants("cuda")
 		}
-		kernels[files[i+1].Name], variants[files[i+1].Name] = k, f.Shared.Variants("cuda")
-	}
-	for _, f := range files {
-		k := kernels[f.Name]
 		var inst []string
-		for _, v := range variants[f.Name] {
-			inst = append(inst, cuda.Instantiation(v.Of(k)))
+		for _, v := range variants {
+			inst = append(inst, cuda.Instantiation(v.Of(k.K)))
 		}
 		got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
 		if errors.Is(err, ptx.ErrNoClang) {

@@ -3,11 +3,9 @@ package upstream_test
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -51,17 +49,9 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	r, err := clrun.Build(ctx)
-	if errors.Is(err, clrun.ErrMissingTool) {
-		skipOrFailOpenCL(t, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	needTool(t, err, clrun.ErrMissingTool)
 	devs, err := r.Devices(ctx)
-	if errors.Is(err, clrun.ErrNoDevice) {
-		skipOrFailOpenCL(t, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	needTool(t, err, clrun.ErrNoDevice)
 	std := "CL1.2"
 	if m := regexp.MustCompile(`OpenCL C (\d+)\.(\d+)`).FindStringSubmatch(devs[0].CVersion); m != nil {
 		std = "CL" + m[1] + "." + m[2]
@@ -129,14 +119,6 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 		devs[0].Name, devs[0].Platform, devs[0].CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
 }
 
-func skipOrFailOpenCL(t *testing.T, err error) {
-	t.Helper()
-	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
-		t.Fatal(err)
-	}
-	t.Skip(err)
-}
-
 // openCLPrograms are UpstreamKernels' files by the op each runs: a family's
 // plain and ids ops, and the ids op's gather.
 func openCLPrograms() (map[string]*clProgram, error) {
@@ -144,25 +126,9 @@ func openCLPrograms() (map[string]*clProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	fams, err := upstream.Families()
-	if err != nil {
-		return nil, err
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return nil, err
-	}
-	g := &clProgram{file: files[0].Name, src: files[0].Data, k: gather, fn: emit.KernelName(gather)}
-	byOp := map[string]*clProgram{}
-	for i, f := range fams {
-		k, err := f.Kernel("opencl")
-		if err != nil {
-			return nil, err
-		}
-		p := &clProgram{file: files[i+1].Name, src: files[i+1].Data, k: k, shared: f.Shared, fn: emit.KernelName(k)}
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = p, p, g
-	}
-	return byOp, nil
+	return upstream.ByOp("opencl", func(i int, k upstream.Kernel) *clProgram {
+		return &clProgram{file: files[i].Name, src: files[i].Data, k: k.K, shared: k.Shared, fn: emit.KernelName(k.K)}
+	})
 }
 
 // openCLJob is case c as the glue launches it: per launch, the program of
@@ -182,16 +148,9 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 		if p == nil {
 			return job, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
 		}
-		params := map[string]int64{}
-		for k, v := range l.Params {
-			params[k] = v
-		}
-		if p.shared != nil {
-			v, err := p.shared.Value(l.Op.Name)
-			if err != nil {
-				return job, err
-			}
-			params[p.shared.Flag] = v
+		params, err := upstream.Params(p.shared, l.Op.Name, l.Params)
+		if err != nil {
+			return job, err
 		}
 		var defs []string
 		for _, name := range emit.UpstreamDefines(p.k) {
@@ -213,14 +172,12 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 		cl := clrun.Launch{Program: pi, Kernel: p.fn, Groups: l.Grid, Local: l.Workgroup}
 		for _, kb := range p.k.Buffers {
 			bi := -1
-			for j, ob := range l.Kernel.Buffers {
-				if upstream.SameSlot(ob, kb) {
-					i, ok := bufIndex[l.Bind[j]]
-					if !ok {
-						return job, fmt.Errorf("%s binds %s, which the case lacks", l.Kernel.Name, l.Bind[j])
-					}
-					bi = i
+			if name := upstream.Bound(l, kb); name != "" {
+				i, ok := bufIndex[name]
+				if !ok {
+					return job, fmt.Errorf("%s binds %s, which the case lacks", l.Kernel.Name, name)
 				}
+				bi = i
 			}
 			off := uint32(clPad)
 			if bi < 0 {
@@ -229,12 +186,12 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 			}
 			cl.Args = append(cl.Args, clrun.Arg{Buffer: bi}, clrun.Arg{Buffer: -1, Wide: true, Value: off})
 		}
-		for _, a := range p.k.Args {
-			bits, ok := l.Args[a.Name]
-			if !ok && a.Name != "rs_head" {
-				return job, fmt.Errorf("%s: %s's arg %s has no value in %s", c.Name, p.k.Name, a.Name, l.Kernel.Name)
-			}
-			cl.Args = append(cl.Args, clrun.Arg{Buffer: -1, Value: bits}) // rs_head 0 where the plain op has none
+		args, err := upstream.Args(l, p.k)
+		if err != nil {
+			return job, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		for _, bits := range args {
+			cl.Args = append(cl.Args, clrun.Arg{Buffer: -1, Value: bits})
 		}
 		job.Launches = append(job.Launches, cl)
 	}
@@ -285,7 +242,7 @@ func nmse(c *cases.Case, got map[string][]byte) float64 {
 func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 	clang, err := exec.LookPath("clang-22")
 	if err != nil {
-		skipOrFailOpenCL(t, err)
+		skipOrFail(t, err)
 	}
 	byOp, err := openCLPrograms()
 	if err != nil {

@@ -2,11 +2,13 @@ package upstream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/kernelgen/kernelgen/internal/upstream"
 	"math/rand/v2"
+	"os"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
@@ -23,15 +25,37 @@ type program struct {
 	shared   *ops.Shared // nil for a gather
 }
 
-// build compiles kernel k, function fn of the upstream file src, for
-// every variant it has on backend.
-func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte, k *ir.Kernel, s *ops.Shared, op *ops.Op) *program {
+// skipOrFail skips t for err, a tool or device this machine lacks, or
+// fails it where KERNELGEN_REQUIRE_TOOLS is set (CI).
+func skipOrFail(t *testing.T, err error) {
 	t.Helper()
-	p := &program{k: k, shared: s}
-	if s != nil {
-		p.variants = s.Variants(backend)
+	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+		t.Fatal(err)
+	}
+	t.Skip(err)
+}
+
+// needTool fails t on err, but where err is missing (a tool or device
+// this machine lacks) hands it to skipOrFail.
+func needTool(t *testing.T, err, missing error) {
+	t.Helper()
+	if errors.Is(err, missing) {
+		skipOrFail(t, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// build compiles upstream kernel uk, function fn of the upstream file src,
+// for every variant it has on backend.
+func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte, uk upstream.Kernel) *program {
+	t.Helper()
+	k := uk.K
+	p := &program{k: k, shared: uk.Shared}
+	if uk.Shared != nil {
+		p.variants = uk.Shared.Variants(backend)
 	} else {
-		p.variants = ops.VariantsFor(op.Name, backend)
+		p.variants = ops.VariantsFor(uk.Ops[0], backend) // the gather's: one kernel under each family's gather name
 	}
 	prog, err := emulate.SourceProgram(fmt.Sprintf("upstream_%s_%s", lang, fn), lang, k.Name, k, file, fn, src, p.variants)
 	if err != nil {
@@ -60,16 +84,9 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 		if p == nil {
 			return nil, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
 		}
-		params := map[string]int64{}
-		for k, v := range l.Params {
-			params[k] = v
-		}
-		if p.shared != nil {
-			v, err := p.shared.Value(l.Op.Name)
-			if err != nil {
-				return nil, err
-			}
-			params[p.shared.Flag] = v
+		params, err := upstream.Params(p.shared, l.Op.Name, l.Params)
+		if err != nil {
+			return nil, err
 		}
 		vi := -1
 		for j, v := range p.variants {
@@ -88,24 +105,19 @@ func run(c *cases.Case, byOp map[string]*program, width int) (map[string][]byte,
 			return nil, fmt.Errorf("%s: %s has no variant %v", c.Name, p.k.Name, params)
 		}
 		job := emulate.LaunchJob(vi, l.Grid, l.Workgroup, width)
-		for _, a := range p.k.Args {
-			bits, ok := l.Args[a.Name]
-			if !ok && a.Name != "rs_head" {
-				return nil, fmt.Errorf("%s: %s's arg %s has no value in %s", c.Name, p.k.Name, a.Name, l.Kernel.Name)
-			}
-			job.Args = append(job.Args, hostemu.Arg{Name: a.Name, Bits: bits}) // rs_head 0 where the plain op has none
+		args, err := upstream.Args(l, p.k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		for j, a := range p.k.Args {
+			job.Args = append(job.Args, hostemu.Arg{Name: a.Name, Bits: args[j]})
 		}
 		// Each upstream buffer takes the case buffer the op's kernel binds to
 		// the same node slot; slots the op lacks get a buffer of their own
 		// that the kernel must not touch (checked below).
 		bound := map[string]string{}
 		for _, kb := range p.k.Buffers {
-			name := ""
-			for j, ob := range l.Kernel.Buffers {
-				if upstream.SameSlot(ob, kb) {
-					name = l.Bind[j]
-				}
-			}
+			name := upstream.Bound(l, kb)
 			if name == "" {
 				name = "unbound_" + kb.Name
 				if _, ok := state[name]; !ok {

@@ -9,8 +9,11 @@
 package upstream
 
 import (
+	"fmt"
+
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/cases"
 )
 
 // Family is one shared kernel and the gather its ids op runs first.
@@ -58,16 +61,33 @@ func (f Family) Kernel(backend string) (*ir.Kernel, error) {
 	return f.Shared.Kernel(ir.Native(backend))
 }
 
-// FileName is the header holding f's kernels on a backend with extension ext.
-func FileName(f Family, ext string) string { return f.Shared.Name + ext }
-
 // GatherSummary heads the gather's file.
 const GatherSummary = "copies into scratch the rows a sequence reads that another sequence of the same node overwrites"
 
-// Render renders one header per family (<name><ext>) after the gather's
-// (<SharedGatherName><ext>), each by emit, the families' kernels under
-// backend's native contract.
-func Render(backend, ext string, emit func(summary string, ks []*ir.Kernel) ([]byte, error)) ([]File, error) {
+// Kernel is one of a backend's upstream kernels: the gather, or a
+// family's shared kernel under the backend's native contract.
+type Kernel struct {
+	Summary string // heads its file
+	K       *ir.Kernel
+	// Shared is the family's shared kernel, nil for the gather.
+	Shared *ops.Shared
+	// Ops are the ops it runs: a family's plain and ids ops, or every
+	// family's gather (in Families' order).
+	Ops []string
+}
+
+// FileName is k's file on a backend with extension ext: <name><ext>, the
+// gather's <SharedGatherName><ext>.
+func (k Kernel) FileName(ext string) string {
+	if k.Shared == nil {
+		return ops.SharedGatherName + ext
+	}
+	return k.Shared.Name + ext
+}
+
+// Kernels are backend's upstream kernels in the order of their files: the
+// gather, then each family's.
+func Kernels(backend string) ([]Kernel, error) {
 	fams, err := Families()
 	if err != nil {
 		return nil, err
@@ -76,21 +96,69 @@ func Render(backend, ext string, emit func(summary string, ks []*ir.Kernel) ([]b
 	if err != nil {
 		return nil, err
 	}
-	src, err := emit(GatherSummary, []*ir.Kernel{gather})
-	if err != nil {
-		return nil, err
-	}
-	out := []File{{Name: ops.SharedGatherName + ext, Data: src}}
+	out := []Kernel{{Summary: GatherSummary, K: gather}}
 	for _, f := range fams {
 		k, err := f.Kernel(backend)
 		if err != nil {
 			return nil, err
 		}
-		src, err := emit(f.Shared.Summary, []*ir.Kernel{k})
+		out[0].Ops = append(out[0].Ops, f.Gather.Name)
+		out = append(out, Kernel{Summary: f.Shared.Summary, K: k, Shared: f.Shared, Ops: []string{f.Shared.Plain, f.Shared.Ids}})
+	}
+	return out, nil
+}
+
+// ByOp is backend's upstream kernels (Kernels) by the op each runs, each
+// made once by mk from the kernel and its index among Kernels (and so
+// among Render's files).
+func ByOp[T any](backend string, mk func(i int, k Kernel) T) (map[string]T, error) {
+	ks, err := Kernels(backend)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]T{}
+	for i, k := range ks {
+		v := mk(i, k)
+		for _, op := range k.Ops {
+			out[op] = v
+		}
+	}
+	return out, nil
+}
+
+// Render renders one header per family (<name><ext>) after the gather's
+// (<SharedGatherName><ext>), each by emit, the families' kernels under
+// backend's native contract.
+func Render(backend, ext string, emit func(summary string, ks []*ir.Kernel) ([]byte, error)) ([]File, error) {
+	ks, err := Kernels(backend)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, k := range ks {
+		src, err := emit(k.Summary, []*ir.Kernel{k.K})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Name: FileName(f, ext), Data: src})
+		out = append(out, File{Name: k.FileName(ext), Data: src})
+	}
+	return out, nil
+}
+
+// Params are a launch's variant params (params) as an upstream kernel
+// takes them: for a family's kernel (s non-nil), with its flag set as op
+// needs it.
+func Params(s *ops.Shared, op string, params map[string]int64) (map[string]int64, error) {
+	out := map[string]int64{}
+	for k, v := range params {
+		out[k] = v
+	}
+	if s != nil {
+		v, err := s.Value(op)
+		if err != nil {
+			return nil, err
+		}
+		out[s.Flag] = v
 	}
 	return out, nil
 }
@@ -101,4 +169,30 @@ func Render(backend, ext string, emit func(summary string, ks []*ir.Kernel) ([]b
 // buffer of the same name.
 func SameSlot(ob, kb *ir.Buffer) bool {
 	return ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name
+}
+
+// Bound is the case buffer launch l's kernel binds to the node slot of
+// upstream kernel buffer kb (SameSlot), "" where l's op has no such slot.
+func Bound(l cases.Launch, kb *ir.Buffer) string {
+	name := ""
+	for j, ob := range l.Kernel.Buffers {
+		if SameSlot(ob, kb) {
+			name = l.Bind[j]
+		}
+	}
+	return name
+}
+
+// Args are upstream kernel k's args (as bits, in k's order) over launch
+// l's: rs_head is 0 where the plain op has none.
+func Args(l cases.Launch, k *ir.Kernel) ([]uint32, error) {
+	var out []uint32
+	for _, a := range k.Args {
+		bits, ok := l.Args[a.Name]
+		if !ok && a.Name != "rs_head" {
+			return nil, fmt.Errorf("%s's arg %s has no value in %s", k.Name, a.Name, l.Kernel.Name)
+		}
+		out = append(out, bits)
+	}
+	return out, nil
 }

@@ -2,7 +2,6 @@ package upstream_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	backendvulkan "github.com/kernelgen/kernelgen/internal/backend/vulkan"
 	"github.com/kernelgen/kernelgen/internal/upstream"
@@ -20,14 +19,6 @@ import (
 	"github.com/kernelgen/kernelgen/verify/vulkan"
 )
 
-func skipOrFailVulkan(t *testing.T, err error) {
-	t.Helper()
-	if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
-		t.Fatal(err)
-	}
-	t.Skip(err)
-}
-
 // The Vulkan shaders upstream gets compile with glslang (one module each,
 // spirv-val clean) and run every variant of ops A-D, gathers included, on
 // lavapipe (or $KERNELGEN_VK_DEVICE) like the Go reference: each launch of
@@ -38,7 +29,7 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 	defer cancel()
 	tools, err := spvbuild.FindTools(ctx)
 	if err != nil {
-		skipOrFailVulkan(t, err)
+		skipOrFail(t, err)
 	}
 	byOp, err := backendvulkan.UpstreamShaders(func(units []spvbuild.Unit) ([][]byte, error) {
 		res, err := tools.Build(ctx, units, nil)
@@ -52,17 +43,9 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 		t.Fatalf("the upstream shaders do not compile: %v", err)
 	}
 	r, err := vkrun.Build(ctx)
-	if errors.Is(err, vkrun.ErrMissingTool) {
-		skipOrFailVulkan(t, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	needTool(t, err, vkrun.ErrMissingTool)
 	devs, err := r.Devices(ctx)
-	if errors.Is(err, vkrun.ErrNoDevice) {
-		skipOrFailVulkan(t, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	needTool(t, err, vkrun.ErrNoDevice)
 	want := os.Getenv("KERNELGEN_VK_DEVICE")
 	if want == "" {
 		want = "llvmpipe"
@@ -74,7 +57,7 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 		}
 	}
 	if sel == "" {
-		skipOrFailVulkan(t, fmt.Errorf("no Vulkan device matching %q (install mesa-vulkan-drivers for lavapipe)", want))
+		skipOrFail(t, fmt.Errorf("no Vulkan device matching %q (install mesa-vulkan-drivers for lavapipe)", want))
 	}
 	fams, err := upstream.Families()
 	if err != nil {

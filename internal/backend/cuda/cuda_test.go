@@ -1,10 +1,8 @@
 package cuda
 
 import (
-	"context"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/backend/backendtest"
 	"github.com/kernelgen/kernelgen/tools/ptx"
 )
@@ -13,13 +11,9 @@ import (
 // written ssm_conv.cuh with its sums started at 1 instead of 0 gives
 // results that differ from the Go reference.
 func TestVerifyRunsTheWrittenBytes(t *testing.T) {
-	check := func(files []backend.File) error {
-		_, err := verify(context.Background(), files, nil)
-		return err
-	}
-	files := backendtest.Written(t, Backend)
+	check, files := backendtest.Check(Backend), backendtest.Written(t, Backend)
 	backendtest.MustPass(t, check, files, ptx.ErrNoClang)
 	backendtest.MustFail(t, "a kernel changed after generation", check,
-		backendtest.Altered(t, files, name+"/ssm_conv.cuh", "float y = 0.0f;", "float y = 1.0f;"),
+		backendtest.SumsFromOne(t, files, name+"/ssm_conv.cuh"),
 		"differ from the Go reference", "ssm_conv@portable[d_conv=2]", "ssm_conv@native-"+name)
 }

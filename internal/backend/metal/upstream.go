@@ -3,7 +3,6 @@ package metal
 import (
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/internal/upstream"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
 // libraryFile is the library source the kernels join: ggml-metal.metal is
@@ -23,28 +22,24 @@ func UpstreamKernels() ([]upstream.File, error) {
 
 // UpstreamLibrary is UpstreamKernels' text.
 func UpstreamLibrary() ([]byte, error) {
-	fams, err := upstream.Families()
+	ks, err := upstream.Kernels(name)
 	if err != nil {
 		return nil, err
 	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return nil, err
-	}
-	out, err := msl.UpstreamLibrary(upstream.GatherSummary, []msl.Upstream{{K: gather, Kargs: msl.KargsName(gather.Name)}})
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fams {
-		k, err := f.Kernel(name)
+	var out []byte
+	for i, k := range ks {
+		u := msl.Upstream{K: k.K, Kargs: msl.KargsName(k.K.Name)}
+		if k.Shared != nil {
+			u.Variants = k.Shared.Variants(name)
+		}
+		src, err := msl.UpstreamLibrary(k.Summary, []msl.Upstream{u})
 		if err != nil {
 			return nil, err
 		}
-		src, err := msl.UpstreamLibrary(f.Shared.Summary, []msl.Upstream{{K: k, Kargs: msl.KargsName(k.Name), Variants: f.Shared.Variants(name)}})
-		if err != nil {
-			return nil, err
+		if i > 0 {
+			out = append(out, '\n')
 		}
-		out = append(append(out, '\n'), src...)
+		out = append(out, src...)
 	}
 	return out, nil
 }

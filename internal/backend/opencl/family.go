@@ -2,24 +2,17 @@ package opencl
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
-	"github.com/kernelgen/kernelgen/ir"
 )
 
 // family is what ggml-opencl's upstream glue (templates/opencl/
 // upstream.cpp.tmpl) renders of a shared kernel beyond the common fields
 // (glue.FamilyView.Own): one program per variant of the family's .cl
-// file, built with the variant's params as defines (the table's columns
-// over its rows, the bools by the loops' indices), and each kernel buffer
-// as the tensor whose cl_mem and offset it takes.
+// file, built with the variant's params as defines (FamilyView.Table's
+// columns over its rows, the bools by the loops' indices), and each
+// kernel buffer as the tensor whose cl_mem and offset it takes.
 type family struct {
-	// Columns are the switch key, then the other non-bool params; Rows
-	// the variants' values of them, one C initialiser each.
-	Columns, Rows []string
-	// Bools are the bool params, BoolIndex their lower-case loop indices.
-	Bools, BoolIndex []string
 	// Buffers are the kernel's buffers in order: the node's tensor each
 	// binds (a C expression), or "" for the gather's scratch.
 	Buffers []string
@@ -30,23 +23,10 @@ type family struct {
 // newFamily builds a shared kernel's OpenCL part (glue.Names.Family).
 func newFamily(p glue.FamilyParts) (any, error) {
 	fv, k := p.View, p.Kernel
-	f := &family{Columns: []string{fv.Key}}
-	for _, q := range k.Params {
-		switch {
-		case q.Derived != nil:
-		case q.Type == ir.Bool:
-			f.Bools = append(f.Bools, q.Name)
-			f.BoolIndex = append(f.BoolIndex, strings.ToLower(q.Name))
-		case q.Name != fv.Key:
-			f.Columns = append(f.Columns, q.Name)
-		}
+	if n := len(fv.Table.Bools); n != 2 {
+		return nil, fmt.Errorf("opencl: %s: the upstream glue indexes kernels by two bools, the kernel has %d", fv.Name, n)
 	}
-	if len(f.Bools) != 2 {
-		return nil, fmt.Errorf("opencl: %s: the upstream glue indexes kernels by two bools, the kernel has %d", fv.Name, len(f.Bools))
-	}
-	for _, c := range fv.Cases {
-		f.Rows = append(f.Rows, "{"+c.TemplateArgs+"}")
-	}
+	f := &family{}
 	tensor := func(bind *glue.Binding, inPlain bool) (string, error) {
 		switch {
 		case bind == nil || bind.Offset != "":

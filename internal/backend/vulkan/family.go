@@ -16,14 +16,8 @@ import (
 // module (specialization constants), created from a table of the
 // variants' non-bool params and indexed by the bools.
 type family struct {
-	// Columns are the switch key, then the other non-bool params; Rows the
-	// variants' values of them, one C initialiser each.
-	Columns, Rows []string
-	// Bools are the bool params (one pipeline per value of each),
-	// BoolIndex their lower-case loop indices.
-	Bools, BoolIndex []string
-	// Spec is the specialization constants over those names
-	// (glsl.SpecConstants).
+	// Spec is the specialization constants over the names of
+	// FamilyView.Table (glsl.SpecConstants).
 	Spec string
 	// PushDecl and PushInit are the push-constant struct's member lines and
 	// initialiser lines, GatherPushDecl and GatherPushInit the gather's.
@@ -39,23 +33,10 @@ type family struct {
 // newFamily builds a shared kernel's Vulkan part (glue.Names.Family).
 func newFamily(p glue.FamilyParts) (any, error) {
 	fv, k := p.View, p.Kernel
-	f := &family{Columns: []string{fv.Key}}
-	for _, q := range k.Params {
-		switch {
-		case q.Derived != nil:
-		case q.Type == ir.Bool:
-			f.Bools = append(f.Bools, q.Name)
-			f.BoolIndex = append(f.BoolIndex, strings.ToLower(q.Name))
-		case q.Name != fv.Key:
-			f.Columns = append(f.Columns, q.Name)
-		}
+	if n := len(fv.Table.Bools); n != 2 {
+		return nil, fmt.Errorf("vulkan: %s: the upstream glue indexes pipelines by two bools, the kernel has %d", fv.Name, n)
 	}
-	if len(f.Bools) != 2 {
-		return nil, fmt.Errorf("vulkan: %s: the upstream glue indexes pipelines by two bools, the kernel has %d", fv.Name, len(f.Bools))
-	}
-	for _, c := range fv.Cases {
-		f.Rows = append(f.Rows, "{"+c.TemplateArgs+"}")
-	}
+	f := &family{}
 	var spec []string
 	for _, q := range glsl.SpecConstants(k) {
 		switch {

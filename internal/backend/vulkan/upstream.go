@@ -17,29 +17,21 @@ import (
 // (<SharedGatherName>.comp), then one per family (<name>.comp), each one
 // module for all its variants (specialization constants, glsl.SpecConstants).
 func UpstreamKernels() ([]upstream.File, error) {
-	gather, err := ops.SharedGather()
+	ks, err := upstream.Kernels(name)
 	if err != nil {
 		return nil, err
 	}
-	src, err := glsl.Upstream(upstream.GatherSummary, gather, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := []upstream.File{{Name: ops.SharedGatherName + ".comp", Data: src}}
-	fams, err := upstream.Families()
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fams {
-		k, err := f.Kernel(name)
+	var out []upstream.File
+	for _, k := range ks {
+		var values map[string]int64
+		if k.Shared != nil {
+			values = k.Shared.Variants(name)[0].Values
+		}
+		src, err := glsl.Upstream(k.Summary, k.K, values)
 		if err != nil {
 			return nil, err
 		}
-		src, err := glsl.Upstream(f.Shared.Summary, k, f.Shared.Variants(name)[0].Values)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, upstream.File{Name: upstream.FileName(f, ".comp"), Data: src})
+		out = append(out, upstream.File{Name: k.FileName(".comp"), Data: src})
 	}
 	return out, nil
 }
@@ -69,25 +61,9 @@ func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	fams, err := upstream.Families()
-	if err != nil {
-		return nil, err
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return nil, err
-	}
-	g := &UpstreamShader{SPIRV: res[0], K: gather}
-	byOp := map[string]*UpstreamShader{}
-	for i, f := range fams {
-		k, err := f.Kernel(name)
-		if err != nil {
-			return nil, err
-		}
-		s := &UpstreamShader{SPIRV: res[i+1], K: k, Shared: f.Shared}
-		byOp[f.Shared.Plain], byOp[f.Shared.Ids], byOp[f.Gather.Name] = s, s, g
-	}
-	return byOp, nil
+	return upstream.ByOp(name, func(i int, k upstream.Kernel) *UpstreamShader {
+		return &UpstreamShader{SPIRV: res[i], K: k.K, Shared: k.Shared}
+	})
 }
 
 // Dispatch is launch l of a case as the upstream glue dispatches it: the
@@ -98,16 +74,9 @@ func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]
 // node slot. A slot l's op lacks binds a buffer of its own, appended to
 // job's buffers and named in the result: it must stay as it was.
 func (s *UpstreamShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[string]int, untouched []byte) (extra map[int]string, err error) {
-	params := map[string]int64{}
-	for k, v := range l.Params {
-		params[k] = v
-	}
-	if s.Shared != nil {
-		v, err := s.Shared.Value(l.Op.Name)
-		if err != nil {
-			return nil, err
-		}
-		params[s.Shared.Flag] = v
+	params, err := upstream.Params(s.Shared, l.Op.Name, l.Params)
+	if err != nil {
+		return nil, err
 	}
 	d := vkrun.Dispatch{SPIRV: s.SPIRV, Groups: l.Grid}
 	for i, p := range glsl.SpecConstants(s.K) {
@@ -120,24 +89,22 @@ func (s *UpstreamShader) Dispatch(l cases.Launch, job *vkrun.Job, index map[stri
 		}
 		d.Spec = append(d.Spec, vkrun.SpecConst{ID: uint32(i), Value: uint32(v)})
 	}
-	for _, a := range s.K.Args {
-		bits, ok := l.Args[a.Name]
-		if !ok && a.Name != "rs_head" {
-			return nil, fmt.Errorf("%s's arg %s has no value in %s", s.K.Name, a.Name, l.Kernel.Name)
-		}
+	args, err := upstream.Args(l, s.K)
+	if err != nil {
+		return nil, err
+	}
+	for _, bits := range args {
 		d.Push = binary.LittleEndian.AppendUint32(d.Push, bits)
 	}
 	extra = map[int]string{}
 	for _, kb := range s.K.Buffers {
 		bi := -1
-		for j, ob := range l.Kernel.Buffers {
-			if upstream.SameSlot(ob, kb) {
-				i, ok := index[l.Bind[j]]
-				if !ok {
-					return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, l.Bind[j])
-				}
-				bi = i
+		if name := upstream.Bound(l, kb); name != "" {
+			i, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("%s binds %s, which the job lacks", l.Kernel.Name, name)
 			}
+			bi = i
 		}
 		if bi < 0 {
 			bi = len(job.Buffers)
