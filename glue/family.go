@@ -47,31 +47,14 @@ type FamilyView struct {
 	CallNames      []string
 	// ArgDecls and PointerDecls declare Args and Pointers, several to a line.
 	ArgDecls, PointerDecls []string
-	// Reduces: the kernel takes local memory for its reductions (SYCL).
-	Reduces bool
 	// TemplateParams are the kernel's non-derived params as a template
 	// parameter list, TemplateArgs as its arguments.
 	TemplateParams, TemplateArgs string
-	// BoolTypes are the bool params as a generic lambda's parameters (each
-	// a std::bool_constant, named in lower case), BoolValues the calls of
-	// that lambda, run, for the bools' values, as nested conditionals.
-	BoolTypes, BoolValues string
 	// AllLocals are every variant param chosen over the node (Locals keeps
 	// the switch key and the bools).
 	AllLocals []Local
-	// Metal: the kargs struct (KargsType, its definition KargsDef, its
-	// initialiser ArgExprs), the buffer id of each kernel buffer, the
-	// pipeline name as a printf format over the params, and the gather's
-	// kargs and pipeline.
-	KargsType, KargsDef                             string
-	ArgExprs                                        []string
-	BufferIDs                                       []Local
-	HostNameFormat, HostNameArgs                    string
-	GatherKargsType, GatherKargsDef, GatherHostName string
 	// GatherArgs are the gather's arguments over the node, in lines.
 	GatherArgs []string
-	// GatherCall is the gather's buffer ids and args over the node (Metal).
-	GatherCall string
 	// WrittenSrc is the src slot both ops write in place.
 	WrittenSrc int
 	// Own is the backend's own part, from Names.Family (nil without it).
@@ -180,8 +163,8 @@ func declarations(locals []Local, width int) []string {
 // arguments there.
 type Case struct{ Value, TemplateArgs, WithBools string }
 
-// paren wraps a conditional expression that is an operand of another.
-func paren(s string) string {
+// Paren wraps a conditional expression that is an operand of another.
+func Paren(s string) string {
 	if strings.Contains(s, " ? ") {
 		return "(" + s + ")"
 	}
@@ -424,34 +407,16 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		if i == 0 {
 			sep = "\n        : " // the two halves on two lines
 		}
-		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(pick(i+1, t)), sep, paren(pick(i+1, f)))
+		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, Paren(pick(i+1, t)), sep, Paren(pick(i+1, f)))
 	}
 	fv.Pick = pick(0, map[string]int64{})
-	var tp, ta, bt []string
+	var tp, ta []string
 	for _, p := range k.Params {
 		if p.Derived == nil {
 			tp, ta = append(tp, ctype(p.Type)+" "+p.Name), append(ta, p.Name)
 		}
 	}
-	for _, p := range bools {
-		bt = append(bt, "auto "+strings.ToLower(p.Name))
-	}
-	fv.TemplateParams, fv.TemplateArgs, fv.BoolTypes = strings.Join(tp, ", "), strings.Join(ta, ", "), strings.Join(bt, ", ")
-	var fan func(i int, vals []string) string
-	fan = func(i int, vals []string) string {
-		if i == len(bools) {
-			return "run(" + strings.Join(vals, ", ") + ")"
-		}
-		t := fan(i+1, append(append([]string{}, vals...), "std::true_type()"))
-		f := fan(i+1, append(append([]string{}, vals...), "std::false_type()"))
-		sep := " : "
-		if i == 0 {
-			sep = "\n        : " // the two halves on two lines
-		}
-		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, paren(t), sep, paren(f))
-	}
-	fv.BoolValues = fan(0, nil)
-	fv.Reduces = ir.HasReduce(k)
+	fv.TemplateParams, fv.TemplateArgs = strings.Join(tp, ", "), strings.Join(ta, ", ")
 	seen := map[int64]string{}
 	combos := map[int64]int{}
 	for _, v := range s.Variants(backend) {
@@ -502,52 +467,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		fv.Table.BoolIndex = append(fv.Table.BoolIndex, strings.ToLower(p.Name))
 	}
 	fv.AllLocals = fv.Locals
-	// Metal: kargs, buffer ids, pipeline name.
-	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
-		fv.KargsType = n.ArgsStruct(k.Name)
-		fv.KargsDef = n.ArgsStructDef(fv.KargsType, k.Args)
-	}
-	fv.ArgExprs = Wrap(argExprs(k, exprs), 92)
-	for _, b := range k.Buffers {
-		bind := bindOf(compute, b)
-		id := "scratch"
-		switch {
-		case bind.Tensor == "op":
-			id = "ggml_metal_get_buffer_id(op)"
-		case bind.Tensor != "scratch":
-			id = fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", bind.Tensor)
-		}
-		if !plainRoles[b.Role] && bind.Tensor != "scratch" {
-			// the plain op has no such tensor: its own output stands in, never read
-			id = fmt.Sprintf("%s ? %s : ggml_metal_get_buffer_id(op)", s.Flag, id)
-		}
-		fv.BufferIDs = append(fv.BufferIDs, Local{Name: b.Name, Expr: id})
-	}
-	var fmts, vals []string
-	for _, p := range k.Params {
-		if p.Derived == nil {
-			fmts, vals = append(fmts, "_"+p.Name+"%d"), append(vals, "(int) "+p.Name)
-		}
-	}
-	fv.HostNameFormat, fv.HostNameArgs = n.Function(k)+strings.Join(fmts, ""), strings.Join(vals, ", ")
-	var gcall []string
-	for i, gb := range gather.Bind {
-		switch gb.Tensor {
-		case "scratch":
-			gcall = append(gcall, "scratch")
-		default:
-			gcall = append(gcall, fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", gather.Bind[i].Tensor))
-		}
-	}
-	gcall = append(gcall, argExprs(gather.Kernel, gatherExprs(gather))...)
-	fv.GatherCall = strings.Join(gcall, ", ")
 	fv.WrittenSrc = ids.InPlace[0]
-	gk := gather.Kernel
-	if n.ArgsStruct != nil && n.ArgsStructDef != nil {
-		fv.GatherKargsType = n.ArgsStruct(gk.Name)
-		fv.GatherKargsDef = n.ArgsStructDef(fv.GatherKargsType, gk.Args)
-	}
-	fv.GatherHostName = n.Function(gk)
 
 	// Only the switch key and the bools are chosen over the node.
 	var locals []Local
@@ -601,16 +521,6 @@ func Wrap(items []string, width int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
-}
-
-// argExprs are a kernel's args as expressions over the node, in order,
-// each cast to its type (a braced initialiser does not narrow).
-func argExprs(k *ir.Kernel, exprs map[string]string) []string {
-	var out []string
-	for _, a := range k.Args {
-		out = append(out, fmt.Sprintf("(%s) (%s)", ctype(a.Type), exprs[a.Name]))
-	}
-	return out
 }
 
 // gatherExprs are a dispatch's args by name.

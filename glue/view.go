@@ -173,9 +173,7 @@ type Names struct {
 	// a Vulkan SPIR-V symbol); function is Function's result.
 	HostName func(function string, in ir.Instance) string
 	// ArgsStruct, when set, names the struct an op's kernel takes its args in;
-	// ArgsStructDef, when set, spells that struct's definition for upstream.
-	ArgsStruct    func(op string) string
-	ArgsStructDef func(name string, args []*ir.Arg) string
+	ArgsStruct func(op string) string
 	// Defines, when set, are the preprocessor defines a variant is built with.
 	Defines func(in ir.Instance) (map[string]string, error)
 	// Family, when set, builds the backend's own part of a shared kernel's

@@ -28,7 +28,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading La
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
 		HostName:   func(_ string, in ir.Instance) string { return msl.HostName(in) },
-		ArgsStruct: msl.KargsName, ArgsStructDef: msl.Kargs},
+		ArgsStruct: msl.KargsName, Family: newFamily},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
 	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}}},
 }

@@ -24,7 +24,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels
 	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl"}}
 
 var glueTarget = &templates.Target{
-	Names: glue.Names{Backend: name, Function: sycl.FunctionName,
+	Names: glue.Names{Backend: name, Function: sycl.FunctionName, Family: newFamily,
 		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
 		NoSharedArrays: "the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first"},
 	Template: "sycl/kernelgen-fused.cpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_sycl",

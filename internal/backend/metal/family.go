@@ -1,0 +1,87 @@
+package metal
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/emit/msl"
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
+)
+
+// family is what ggml-metal's upstream glue (templates/metal/upstream.h.tmpl)
+// renders of a shared kernel beyond the common fields (glue.FamilyView.Own):
+// the kargs structs, each buffer's id and the pipeline's name.
+type family struct {
+	// KargsType is the kernel's kargs struct, KargsDef its definition and
+	// ArgExprs its initialiser over the node, in lines.
+	KargsType, KargsDef string
+	ArgExprs            []string
+	// BufferIDs are the buffer id of each kernel buffer over the node.
+	BufferIDs []glue.Local
+	// HostNameFormat is the pipeline's name as a printf format over the
+	// params, HostNameArgs its arguments.
+	HostNameFormat, HostNameArgs string
+	// GatherKargsType and GatherKargsDef are the gather's kargs struct,
+	// GatherHostName its pipeline and GatherCall its buffer ids and args
+	// over the node.
+	GatherKargsType, GatherKargsDef, GatherHostName, GatherCall string
+}
+
+// newFamily builds a shared kernel's Metal part (glue.Names.Family).
+func newFamily(p glue.FamilyParts) (any, error) {
+	fv, k := p.View, p.Kernel
+	f := &family{KargsType: msl.KargsName(k.Name)}
+	f.KargsDef = msl.Kargs(f.KargsType, k.Args)
+	f.ArgExprs = glue.Wrap(argExprs(k, p.Args), 92)
+	for _, b := range k.Buffers {
+		bind, inPlain := p.Bind(b)
+		if bind == nil {
+			return nil, fmt.Errorf("metal: %s: buffer %s has no binding", fv.Name, b.Name)
+		}
+		id := "scratch"
+		switch {
+		case bind.Tensor == "op":
+			id = "ggml_metal_get_buffer_id(op)"
+		case bind.Tensor != "scratch":
+			id = fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", bind.Tensor)
+			if !inPlain {
+				// the plain op has no such tensor: its own output stands in, never read
+				id = fmt.Sprintf("%s ? %s : ggml_metal_get_buffer_id(op)", fv.Flag, id)
+			}
+		}
+		f.BufferIDs = append(f.BufferIDs, glue.Local{Name: b.Name, Expr: id})
+	}
+	var fmts, vals []string
+	for _, q := range k.Params {
+		if q.Derived == nil {
+			fmts, vals = append(fmts, "_"+q.Name+"%d"), append(vals, "(int) "+q.Name)
+		}
+	}
+	f.HostNameFormat, f.HostNameArgs = fv.Function+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	gk := p.Gather.Kernel
+	f.GatherKargsType = msl.KargsName(gk.Name)
+	f.GatherKargsDef = msl.Kargs(f.GatherKargsType, gk.Args)
+	f.GatherHostName = msl.FunctionName(gk)
+	var call []string
+	for _, gb := range p.Gather.Bind {
+		if gb.Tensor == "scratch" {
+			call = append(call, "scratch")
+		} else {
+			call = append(call, fmt.Sprintf("ggml_metal_get_buffer_id(op->%s)", gb.Tensor))
+		}
+	}
+	f.GatherCall = strings.Join(append(call, argExprs(gk, p.GatherArgs)...), ", ")
+	return f, nil
+}
+
+// argExprs are a kernel's args over the node, in order, each cast to its
+// type (a braced initialiser does not narrow).
+func argExprs(k *ir.Kernel, exprs map[string]string) []string {
+	var out []string
+	for _, a := range k.Args {
+		out = append(out, fmt.Sprintf("(%s) (%s)", ctypes.C.Of(a.Type), exprs[a.Name]))
+	}
+	return out
+}
