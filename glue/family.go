@@ -47,9 +47,8 @@ type FamilyView struct {
 	CallNames      []string
 	// ArgDecls and PointerDecls declare Args and Pointers, several to a line.
 	ArgDecls, PointerDecls []string
-	// TemplateParams are the kernel's non-derived params as a template
-	// parameter list, TemplateArgs as its arguments.
-	TemplateParams, TemplateArgs string
+	// TemplateArgs are the kernel's non-derived params as template arguments.
+	TemplateArgs string
 	// AllLocals are every variant param chosen over the node (Locals keeps
 	// the switch key and the bools).
 	AllLocals []Local
@@ -410,13 +409,13 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, Paren(pick(i+1, t)), sep, Paren(pick(i+1, f)))
 	}
 	fv.Pick = pick(0, map[string]int64{})
-	var tp, ta []string
+	var ta []string
 	for _, p := range k.Params {
 		if p.Derived == nil {
-			tp, ta = append(tp, ctype(p.Type)+" "+p.Name), append(ta, p.Name)
+			ta = append(ta, p.Name)
 		}
 	}
-	fv.TemplateParams, fv.TemplateArgs = strings.Join(tp, ", "), strings.Join(ta, ", ")
+	fv.TemplateArgs = strings.Join(ta, ", ")
 	seen := map[int64]string{}
 	combos := map[int64]int{}
 	for _, v := range s.Variants(backend) {

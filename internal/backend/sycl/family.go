@@ -6,13 +6,17 @@ import (
 
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 )
 
 // family is what ggml-sycl's upstream glue (templates/sycl/upstream.hpp.tmpl)
 // renders of a shared kernel beyond the common fields (glue.FamilyView.Own):
-// the bools turned template arguments through std::bool_constant, and
-// whether the launch allocates local memory.
+// the launcher's template parameters, the bools turned template arguments
+// through std::bool_constant, and whether the launch allocates local memory.
 type family struct {
+	// TemplateParams are the kernel's non-derived params as the launcher's
+	// template parameter list.
+	TemplateParams string
 	// Reduces: the kernel takes local memory for its reductions.
 	Reduces bool
 	// BoolTypes are the bool params as a generic lambda's parameters (each
@@ -24,7 +28,12 @@ type family struct {
 // newFamily builds a shared kernel's SYCL part (glue.Names.Family).
 func newFamily(p glue.FamilyParts) (any, error) {
 	bools := p.View.Table.Bools
-	var bt []string
+	var tp, bt []string
+	for _, q := range p.Kernel.Params {
+		if q.Derived == nil {
+			tp = append(tp, ctypes.C.Of(q.Type)+" "+q.Name)
+		}
+	}
 	for _, b := range bools {
 		bt = append(bt, "auto "+strings.ToLower(b))
 	}
@@ -41,5 +50,5 @@ func newFamily(p glue.FamilyParts) (any, error) {
 		}
 		return fmt.Sprintf("%s ? %s%s%s", bools[i], glue.Paren(t), sep, glue.Paren(f))
 	}
-	return &family{Reduces: ir.HasReduce(p.Kernel), BoolTypes: strings.Join(bt, ", "), BoolValues: fan(0, nil)}, nil
+	return &family{TemplateParams: strings.Join(tp, ", "), Reduces: ir.HasReduce(p.Kernel), BoolTypes: strings.Join(bt, ", "), BoolValues: fan(0, nil)}, nil
 }

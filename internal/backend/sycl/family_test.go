@@ -8,7 +8,8 @@ import (
 )
 
 // Each shared kernel's view carries the sycl part its upstream template
-// reads: one lambda parameter per bool and a call of it per combination.
+// reads: a template parameter per variant param, one lambda parameter per
+// bool and a call of that lambda per combination.
 func TestFamilyOwnPart(t *testing.T) {
 	for _, fv := range backendtest.Families(t, glueTarget.Names) {
 		f, ok := fv.Own.(*family)
@@ -17,6 +18,9 @@ func TestFamilyOwnPart(t *testing.T) {
 			continue
 		}
 		n := len(fv.Table.Bools)
+		if got, want := len(strings.Split(f.TemplateParams, ", ")), len(fv.Table.Columns)+n; got != want {
+			t.Errorf("%s: TemplateParams %q has %d params, the table %d", fv.Name, f.TemplateParams, got, want)
+		}
 		if got := strings.Count(f.BoolTypes, "auto "); got != n {
 			t.Errorf("%s: BoolTypes %q has %d params for %d bools", fv.Name, f.BoolTypes, got, n)
 		}
