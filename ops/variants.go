@@ -116,6 +116,10 @@ type Tuning struct {
 	// and D in the chained schedule (ops/chain.go: plan, chain gather,
 	// chained compute); 0: never.
 	ChainFrom int
+	// ChainSplit is how many segments a chain of n_seqs is cut into at
+	// most: the plan's seg is ceil(n_seqs / ChainSplit) (ChainSeg). More
+	// segments run in parallel; each costs one copied row.
+	ChainSplit int
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -184,6 +188,17 @@ func ConvBatch(backend string) (ns int, ok bool) {
 func ChainFrom(backend string) (n int, ok bool) {
 	n = tuningOf(backend).ChainFrom
 	return n, n > 0
+}
+
+// ChainSeg is the plan's seg (the most sequences a segment runs) at
+// n_seqs on a backend: ceil(n_seqs / ChainSplit), 4 segments where the
+// backend sets none.
+func ChainSeg(backend string, nSeqs int) int {
+	split := tuningOf(backend).ChainSplit
+	if split <= 0 {
+		split = 4
+	}
+	return max(1, (nSeqs+split-1)/split)
 }
 
 // table is the one list of supported variants: S_v in {16, 32, 64, 128},

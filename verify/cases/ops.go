@@ -142,8 +142,11 @@ func (b *builder) chain(family string, row, n, rsHead int, args map[string]int64
 func (b *builder) chainPlan(family string, gather bool) error {
 	r := b.r
 	n := 1 + r.IntN(300)
-	if r.IntN(8) == 0 {
+	switch r.IntN(8) {
+	case 0:
 		n = 1025 + r.IntN(100) // past what one workgroup plans
+	case 1, 2:
+		n = 1 + r.IntN(3) // one sequence among them: the guarded gather
 	}
 	slots := n + r.IntN(4)
 	rsHead := r.IntN(slots - n + 1)
