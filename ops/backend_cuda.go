@@ -19,5 +19,8 @@ func init() {
 				}
 				return 8, 2, 1, true
 			},
+			// The chained schedule where every source may alias: to be
+			// measured (issue #21).
+			ChainFrom: 16,
 		}})
 }

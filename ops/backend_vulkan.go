@@ -54,5 +54,8 @@ func init() {
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
 			// (bench/RESULTS.md).
 			ConvBatch: 8,
+			// The chained schedule where every source may alias: to be
+			// measured (issue #21).
+			ChainFrom: 16,
 		}})
 }

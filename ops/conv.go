@@ -84,6 +84,7 @@ const (
 	convIds                        // op D: gather, then this
 	convIdsBatched                 // op D in one dispatch (as gdnInplaceIdsBatched)
 	convShared                     // ops C and D in one kernel, picked by IDS (as gdnShared)
+	convIdsChained                 // op D's compute kernel in the chained schedule (as gdnInplaceIdsChained)
 )
 
 // buildConvUpdate is op C and op D: the window is the d_conv-1 cached taps
@@ -97,7 +98,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	st := styleOf(a)
 	b := dsl.New(name, a)
 	shared := mode == convShared
-	withIds, batched := mode != convPlain, mode == convIdsBatched
+	withIds, batched, chained := mode != convPlain, mode == convIdsBatched, mode == convIdsChained
 	dconv := b.Param("d_conv", ir.U32, 2, 3, 4, 5, 6, 7, 8)
 	silu := b.Param("SILU", ir.Bool)
 	var idsFlag dsl.Val // the ids op's parts of a Shared kernel run where this is true
@@ -141,6 +142,11 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	if mode == convIds || shared {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of sequences whose source is another's destination, rows of cs2")
 	}
+	var plan dsl.Buf
+	if chained {
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "taps of the sequences the plan marks, copied by the chain gather, rows of cs2")
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: 2*len + copy per sequence")
+	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
 	if batched {
 		b.Workgroup(convBatchChannels, ns, 1)
@@ -161,6 +167,8 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	case convShared:
 		b.If(idsFlag.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
 	default:
+		// the chained kernel: its plan, its scratch and every ring its
+		// segment reads are ready once the gather is done
 		b.DepWait()
 	}
 	// vectorRows (ggml-cpu): one lane runs a block of convThreads channels,
@@ -176,9 +184,11 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
 	} else if rowBlock {
 		c0 = b.Let("c0", b.GroupID(0).Mul(convThreads))
-		s = b.Let("s", b.GroupID(1))
 	} else {
 		c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
+	}
+	var member dsl.Mut // the chained kernel's current sequence
+	if !batched && !chained {
 		s = b.Let("s", b.GroupID(1))
 	}
 	taps := b.Let("taps", dconv.Sub(1))
@@ -232,7 +242,19 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 					})
 			}
 			loadOwn := func() { loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1))) }
+			loadChained := func() {
+				b.IfElse(readsScratch(b, plan, s),
+					func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) },
+					func() {
+						src := b.Let("src", ids.Load(s))
+						b.IfElse(inWindow(src, rsHead, nSeqs),
+							func() { loadTaps(stateDst, src.U32().Sub(rsHead).Mul(sd1).Add(c.Mul(taps))) },
+							func() { loadTaps(states, cacheRow(src, cs2).Add(c.Mul(cs1).U64())) })
+					})
+			}
 			switch {
+			case chained:
+				loadChained()
 			case shared:
 				b.IfElse(idsFlag, loadIds, loadOwn)
 			case withIds:
@@ -260,18 +282,34 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		case shared:
 			// With IDS the gather may still be reading this ring as another sequence's source.
 			b.If(idsFlag, func() { b.DepWait() })
-		case withIds:
+		case withIds && !chained:
 			// The gather may still be reading this ring as another sequence's source.
 			b.DepWait()
 		}
 		b.Comment("shift the window by one token into the ring")
 		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
 	}
-	if rowBlock {
-		b.For("c", c0, c0.Add(blockLen), channel)
-		b.If(silu, func() { b.VecSilu(dst.From(s.Mul(d2).Add(c0)), act.From(0), blockLen) })
+	sequence := func() {
+		if chained {
+			s = b.Let("s", member.Get())
+		}
+		if rowBlock {
+			b.For("c", c0, c0.Add(blockLen), channel)
+			b.If(silu, func() { b.VecSilu(dst.From(s.Mul(d2).Add(c0)), act.From(0), blockLen) })
+		} else {
+			b.If(c0.Lt(nCh), func() { channel(c0) })
+		}
+	}
+	if chained {
+		b.Comment("run the segment this sequence starts, if any: each member reads the ring the next one writes")
+		first := b.Let("first", b.GroupID(1))
+		member = b.Var("member", first)
+		b.For("m", b.U32(0), plan.Load(first).U32().Shr(1), func(dsl.Val) {
+			sequence()
+			member.Set(ids.Load(s).U32().Sub(rsHead))
+		})
 	} else {
-		b.If(c0.Lt(nCh), func() { channel(c0) })
+		sequence()
 	}
 	if batched {
 		b.Comment("every thread of the workgroup has read its window")

@@ -38,7 +38,10 @@ const (
 //
 // cacheRole and idsRole name the node's srcs the gather reads (its op's
 // cache and ids slots): the glue binds the buffers by them.
-func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
+//
+// planned: the chain gather (ops/chain.go), which copies the rows the plan
+// marks instead.
+func buildGather(name, cacheRole, idsRole string, planned bool) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
@@ -46,6 +49,10 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
 	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
 	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
+	var plan dsl.Buf
+	if planned {
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: 2*len + copy per sequence")
+	}
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)
@@ -60,7 +67,11 @@ func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b.DepRelease()
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
-	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
+	copies := aliasesDestination(b, src, s, rsHead, nSeqs)
+	if planned {
+		copies = readsScratch(b, plan, s)
+	}
+	b.If(copies, func() {
 		from := b.Let("from", cacheRow(src, rowLen))
 		to := b.Let("to", s.Mul(rowLen))
 		stride := b.Let("stride", groups.Mul(gatherChunk))

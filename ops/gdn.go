@@ -21,12 +21,20 @@ const (
 	// window are read through state_dst, the binding the writes go through
 	// (SPIR-V lets a compiler assume two bindings never alias).
 	gdnInplaceIdsBatched
+	// gdnInplaceIdsChained is op B's compute kernel in the chained schedule
+	// (ops/chain.go): the workgroup of sequence s0 runs the segment s0
+	// starts, member after member, each reading the row the next writes;
+	// a sequence the plan marks reads scratch, any other source is read
+	// through state_dst where it lies in the window, else the cache.
+	gdnInplaceIdsChained
 	// gdnShared is ops A and B in one kernel, picked by the IDS param: what
 	// upstream gets (Shared), one template for both ops.
 	gdnShared
 )
 
-func (m gdnMode) ids() bool { return m == gdnInplaceIds || m == gdnInplaceIdsBatched }
+func (m gdnMode) ids() bool {
+	return m == gdnInplaceIds || m == gdnInplaceIdsBatched || m == gdnInplaceIdsChained
+}
 
 // sharedFlag is the bool param of a Shared kernel that picks the ids op.
 const sharedFlag = "IDS"
@@ -111,7 +119,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	switch mode {
 	case gdnBase, gdnInplace:
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
-	case gdnInplaceIds, gdnInplaceIdsBatched:
+	case gdnInplaceIds, gdnInplaceIdsBatched, gdnInplaceIdsChained:
 		state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
 	case gdnShared:
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]; with IDS the full cache, rows of S_v*S_v*H")
@@ -124,9 +132,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination")
-	case gdnInplaceIdsBatched:
+	case gdnInplaceIdsBatched, gdnInplaceIdsChained:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "the cache's rows [rs_head, rs_head+n_seqs): sources there are read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
+	}
+	var plan dsl.Buf
+	if mode == gdnInplaceIdsChained {
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather")
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: 2*len + copy per sequence")
 	}
 
 	if batched {
@@ -148,330 +161,361 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	case gdnShared:
 		b.If(withIds.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
 	default:
+		// the chained kernel: its plan, its scratch and every row its
+		// segment reads are ready once the gather is done
 		b.DepWait()
 	}
 	h := b.Let("h", b.GroupID(0))
 	var s dsl.Val
-	if !batched {
-		s = b.Let("s", b.GroupID(1))
-	}
-	// In a batched workgroup, rows of threads past n_seqs run the last
-	// sequence again, so that every thread reaches every barrier of the
-	// reductions, and store nothing.
-	stores := b.Bool(true)
-	if batched {
-		z := b.Let("z", b.LocalID(2))
-		stores = b.Let("stores", z.Lt(nSeqs))
-		s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
-	}
-	var lane dsl.Val
-	if !st.vectorRows {
-		lane = b.Let("lane", b.LocalID(0))
-	}
-	col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
-	hq := b.Let("hq", h.Rem(neq1))
-	sq := b.Let("sq", s.Div(rq3))
-	block := b.Let("block", sv.Mul(sv)) // one head's state
-	row := func(r dsl.Val) dsl.Val {
-		if st.vectorRows {
-			return r
+	var member dsl.Mut // the chained kernel's current sequence
+	sequence := func() {
+		switch {
+		case mode == gdnInplaceIdsChained:
+			s = b.Let("s", member.Get())
+		case !batched:
+			s = b.Let("s", b.GroupID(1))
 		}
-		if st.blockedRows {
-			return lane.Mul(rows).Add(r)
-		}
-		return r.Mul(w).Add(lane)
-	}
-	// rowVar is row r's key index as a variable (r itself where a lane holds whole columns).
-	rowVar := func(r dsl.Val) dsl.Val {
-		if st.vectorRows {
-			return r
-		}
-		return b.Let("i", row(r))
-	}
-	// forShard runs f for each register of the shard: column c, row i, register index.
-	forShard := func(f func(c, i, reg dsl.Val)) {
-		if mode == gdnShared {
-			// one loop over the registers, in the same order: upstream's
-			// shorter text
-			b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) {
-				c := b.Let("col", col0.Add(reg.Div(rows).Mul(nw)))
-				f(c, rowVar(reg.Rem(rows)), reg)
-			})
-			return
-		}
-		b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-			c := b.Let("col", col0.Add(cc.Mul(nw)))
-			b.Unrolled("r", 0, rows, func(r dsl.Val) {
-				f(c, rowVar(r), cc.Mul(rows).Add(r))
-			})
-		})
-	}
-
-	shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
-	if !batched {
-		b.Comment("read the prior state once; it stays in registers for every token")
-	}
-	loadFrom := func(buf dsl.Buf, base dsl.Val) {
-		forShard(func(c, i, reg dsl.Val) {
-			shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
-		})
-	}
-	loadIds := func() {
-		// Identity reads its own slot; a source that another sequence of this
-		// op writes was gathered into scratch; any other source is read from
-		// the cache directly, since nothing in the op writes it.
-		src := b.Let("src", ids.Load(s))
-		b.IfElse(src.Eq(rsHead.Add(s).I32()),
-			func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
-			func() {
-				b.IfElse(aliasesOtherThanSelf(st, b, src, s, rsHead, nSeqs),
-					func() {
-						b.DepWait() // scratch is the gather's output
-						loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block))
-					},
-					func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-			})
-	}
-	switch mode {
-	case gdnBase, gdnInplace:
-		loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
-	case gdnInplaceIds:
-		loadIds()
-	case gdnShared:
-		b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
-	}
-	// The batched kernel reads its prior state in the first token, after
-	// that token's inputs: loads behind the branch on src would otherwise
-	// wait for it (one memory latency more per workgroup).
-	loadBatched := func() {
-		src := b.Let("src", ids.Load(s))
-		inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
-		b.IfElse(inWindow,
-			func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-			func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-	}
-
-	if batched {
-		b.Comment("no tokens: the final state is the prior state")
-		b.If(nTok.Eq(0), loadBatched)
-	}
-	b.For("t", 0, nTok, func(t dsl.Val) {
-		qReg := b.Array("q_reg", ir.F32, rows)
-		kReg := b.Array("k_reg", ir.F32, rows)
-		qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
-		b.Unrolled("r", 0, rows, func(r dsl.Val) {
-			i := rowVar(r)
-			qReg.Set(r, q.Load(qk.Add(i)))
-			kReg.Set(r, k.Load(qk.Add(i)))
-		})
-		gOff := b.Let("g_off", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))
-		betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
+		// In a batched workgroup, rows of threads past n_seqs run the last
+		// sequence again, so that every thread reaches every barrier of the
+		// reductions, and store nothing.
+		stores := b.Bool(true)
 		if batched {
-			b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
-			b.If(t.Eq(0), loadBatched)
+			z := b.Let("z", b.LocalID(2))
+			stores = b.Let("stores", z.Lt(nSeqs))
+			s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
 		}
-		vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))
-		attnOff := b.Let("attn_off", s.Mul(nTok).Add(t).Mul(nHeads).Add(h).Mul(sv))
-
-		storeAttn := func(c, partial dsl.Val) {
-			attn := b.Reduce("attn", partial, w, st.order)
-			b.If(and(lane.Eq(0), stores), func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+		var lane dsl.Val
+		if !st.vectorRows {
+			lane = b.Let("lane", b.LocalID(0))
 		}
-		snapshot := func(c, reg dsl.Val) {
-			if mode != gdnBase {
+		col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
+		hq := b.Let("hq", h.Rem(neq1))
+		sq := b.Let("sq", s.Div(rq3))
+		block := b.Let("block", sv.Mul(sv)) // one head's state
+		row := func(r dsl.Val) dsl.Val {
+			if st.vectorRows {
+				return r
+			}
+			if st.blockedRows {
+				return lane.Mul(rows).Add(r)
+			}
+			return r.Mul(w).Add(lane)
+		}
+		// rowVar is row r's key index as a variable (r itself where a lane holds whole columns).
+		rowVar := func(r dsl.Val) dsl.Val {
+			if st.vectorRows {
+				return r
+			}
+			return b.Let("i", row(r))
+		}
+		// forShard runs f for each register of the shard: column c, row i, register index.
+		forShard := func(f func(c, i, reg dsl.Val)) {
+			if mode == gdnShared {
+				// one loop over the registers, in the same order: upstream's
+				// shorter text
+				b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) {
+					c := b.Let("col", col0.Add(reg.Div(rows).Mul(nw)))
+					f(c, rowVar(reg.Rem(rows)), reg)
+				})
 				return
 			}
-			b.If(keepRS, func() {
-				slot := b.Let("slot", nTok.Sub(1).Sub(t))
-				b.If(slot.Lt(nSnap), func() {
-					base := b.Let("snap_off", stateOff.Add(slot.Mul(nSeqs).Mul(nHeads).Mul(block)))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						dst.Store(base.Add(s.Mul(nHeads).Add(h).Mul(block)).Add(c.Mul(sv)).Add(row(r)), shard.At(reg.Add(r)))
+			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					f(c, rowVar(r), cc.Mul(rows).Add(r))
+				})
+			})
+		}
+
+		shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
+		if !batched {
+			b.Comment("read the prior state once; it stays in registers for every token")
+		}
+		loadFrom := func(buf dsl.Buf, base dsl.Val) {
+			forShard(func(c, i, reg dsl.Val) {
+				shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
+			})
+		}
+		loadIds := func() {
+			// Identity reads its own slot; a source that another sequence of this
+			// op writes was gathered into scratch; any other source is read from
+			// the cache directly, since nothing in the op writes it.
+			src := b.Let("src", ids.Load(s))
+			b.IfElse(src.Eq(rsHead.Add(s).I32()),
+				func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
+				func() {
+					b.IfElse(aliasesOtherThanSelf(st, b, src, s, rsHead, nSeqs),
+						func() {
+							b.DepWait() // scratch is the gather's output
+							loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block))
+						},
+						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+				})
+		}
+		loadChained := func() {
+			b.IfElse(readsScratch(b, plan, s),
+				func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) },
+				func() {
+					src := b.Let("src", ids.Load(s))
+					b.IfElse(inWindow(src, rsHead, nSeqs),
+						func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+				})
+		}
+		switch mode {
+		case gdnBase, gdnInplace:
+			loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
+		case gdnInplaceIds:
+			loadIds()
+		case gdnInplaceIdsChained:
+			loadChained()
+		case gdnShared:
+			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
+		}
+		// The batched kernel reads its prior state in the first token, after
+		// that token's inputs: loads behind the branch on src would otherwise
+		// wait for it (one memory latency more per workgroup).
+		loadBatched := func() {
+			src := b.Let("src", ids.Load(s))
+			inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+			b.IfElse(inWindow,
+				func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+				func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+		}
+
+		if batched {
+			b.Comment("no tokens: the final state is the prior state")
+			b.If(nTok.Eq(0), loadBatched)
+		}
+		b.For("t", 0, nTok, func(t dsl.Val) {
+			qReg := b.Array("q_reg", ir.F32, rows)
+			kReg := b.Array("k_reg", ir.F32, rows)
+			qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
+			b.Unrolled("r", 0, rows, func(r dsl.Val) {
+				i := rowVar(r)
+				qReg.Set(r, q.Load(qk.Add(i)))
+				kReg.Set(r, k.Load(qk.Add(i)))
+			})
+			gOff := b.Let("g_off", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))
+			betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
+			if batched {
+				b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
+				b.If(t.Eq(0), loadBatched)
+			}
+			vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))
+			attnOff := b.Let("attn_off", s.Mul(nTok).Add(t).Mul(nHeads).Add(h).Mul(sv))
+
+			storeAttn := func(c, partial dsl.Val) {
+				attn := b.Reduce("attn", partial, w, st.order)
+				b.If(and(lane.Eq(0), stores), func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+			}
+			snapshot := func(c, reg dsl.Val) {
+				if mode != gdnBase {
+					return
+				}
+				b.If(keepRS, func() {
+					slot := b.Let("slot", nTok.Sub(1).Sub(t))
+					b.If(slot.Lt(nSnap), func() {
+						base := b.Let("snap_off", stateOff.Add(slot.Mul(nSeqs).Mul(nHeads).Mul(block)))
+						b.Unrolled("r", 0, rows, func(r dsl.Val) {
+							dst.Store(base.Add(s.Mul(nHeads).Add(h).Mul(block)).Add(c.Mul(sv)).Add(row(r)), shard.At(reg.Add(r)))
+						})
 					})
 				})
-			})
-		}
-
-		// vectorRows: a lane holds its columns whole, so each dot is one
-		// VecDot over the column and the row of k or q.
-		vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
-			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
-				reg0 := b.Let("reg0", cc.Mul(rows))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
-				kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
-				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					shard.Set(reg0.Add(r), st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
-				})
-				attn := b.Let("attn", b.VecDot(shard.From(reg0), qReg.From(0), rows))
-				storeIf(b, stores, func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
-				snapshot(c, reg0)
-			})
-		}
-		// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
-		// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
-		decayFirst := func(gate func(r dsl.Val) dsl.Val) {
-			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
-				reg0 := b.Let("reg0", cc.Mul(rows))
-				kv := b.Var("kv_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
-					shard.Set(reg0.Add(r), sd)
-					kv.Set(st.madd(b, sd, kReg.At(r), kv.Get()))
-				})
-				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
-				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
-				at := b.Var("attn_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
-					shard.Set(reg0.Add(r), sn)
-					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
-				})
-				storeAttn(c, at.Get())
-				snapshot(c, reg0)
-			})
-		}
-		// gateAfterReduce (CUDA/SYCL scalar gate): kv on the undecayed state,
-		// delta = (v - g*kv)*beta, S = g*S + k*delta.
-		gateAfter := func(ga dsl.Val) {
-			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
-				reg0 := b.Let("reg0", cc.Mul(rows))
-				kv := b.Var("kv_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
-				})
-				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
-				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(ga.Mul(kvSum)).Mul(betaT))
-				at := b.Var("attn_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sn := b.Let("s_new", ga.Mul(shard.At(reg0.Add(r))).Add(kReg.At(r).Mul(delta)))
-					shard.Set(reg0.Add(r), sn)
-					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
-				})
-				storeAttn(c, at.Get())
-				snapshot(c, reg0)
-			})
-		}
-
-		// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
-		// chooses for the series kernel pinned as explicit fmas (read off its
-		// PTX under -use_fast_math, docs/arithmetic.md#cuda-kda): kv += fma(e_i*S, k, kv) in
-		// the dot; in the update, with one row per lane (S_v <= 32) nvcc reuses
-		// the dot's e_i*S and fuses k*delta, S = fma(k, delta, e_i*S); with more
-		// rows it recomputes and fuses the gate, S = fma(e_i, S, k*delta). Pinned,
-		// the generated kernel's bits no longer depend on nvcc's scheduling.
-		kdaInDot := func() {
-			b.Comment("KDA: one gate per key row, applied inside the dot and the update")
-			gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
-			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
-				reg0 := b.Let("reg0", cc.Mul(rows))
-				kv := b.Var("kv_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
-				})
-				kvSum := b.Reduce("kv", kv.Get(), w, st.order)
-				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
-				at := b.Var("attn_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sn := b.Var("s_new", b.F32(0))
-					b.IfElse(rows.Eq(1),
-						func() { sn.Set(b.FMA(kReg.At(r), delta, gate(r).Mul(shard.At(reg0.Add(r))))) },
-						func() { sn.Set(b.FMA(gate(r), shard.At(reg0.Add(r)), kReg.At(r).Mul(delta))) })
-					shard.Set(reg0.Add(r), sn.Get())
-					at.Set(st.madd(b, sn.Get(), qReg.At(r), at.Get()))
-				})
-				storeAttn(c, at.Get())
-				snapshot(c, reg0)
-			})
-		}
-		if st.vectorRows {
-			// One decay loop for both gates: the scalar gate fills every
-			// row's slot (the products are the same).
-			gates := b.Array("gates", ir.F32, rows)
-			b.IfElse(kda, func() {
-				b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.Load(gOff.Add(r)))) })
-			}, func() {
-				e := st.exp(b, g.Load(gOff))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, e) })
-			})
-			vecDecayFirst(func(r dsl.Val) dsl.Val { return gates.At(r) })
-			return
-		}
-		kdaGate := func() {
-			gReg := b.Array("g_reg", ir.F32, rows)
-			b.Comment("KDA: one gate per key row")
-			b.Unrolled("r", 0, rows, func(r dsl.Val) {
-				gReg.Set(r, st.exp(b, g.Load(gOff.Add(row(r)))))
-			})
-			decayFirst(func(r dsl.Val) dsl.Val { return gReg.At(r) })
-		}
-		if st.gateAfterReduce {
-			kdaGate = kdaInDot
-		}
-		// gateOnPartial (ggml-opencl scalar gate): each lane's partial dot of
-		// the undecayed state times g, then the reduction; S = g*S + k*delta.
-		gateOnPart := func(ga dsl.Val) {
-			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
-				reg0 := b.Let("reg0", cc.Mul(rows))
-				kv := b.Var("kv_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
-				})
-				kvSum := b.Reduce("kv", kv.Get().Mul(ga), w, st.order)
-				delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
-				at := b.Var("attn_part", b.F32(0))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, ga.Mul(shard.At(reg0.Add(r)))))
-					shard.Set(reg0.Add(r), sn)
-					at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
-				})
-				storeAttn(c, at.Get())
-				snapshot(c, reg0)
-			})
-		}
-		b.IfElse(kda, kdaGate, func() {
-			ga := b.Let("gate", st.exp(b, g.Load(gOff)))
-			if st.gateAfterReduce {
-				gateAfter(ga)
-			} else if st.gateOnPartial {
-				gateOnPart(ga)
-			} else {
-				decayFirst(func(dsl.Val) dsl.Val { return ga })
 			}
-		})
-	})
 
-	b.Comment("write the final state")
-	switch mode {
-	case gdnBase:
-		b.If(keepRS.Not(), func() {
-			base := b.Let("final_off", stateOff.Add(s.Mul(nHeads).Add(h).Mul(block)))
-			forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+			// vectorRows: a lane holds its columns whole, so each dot is one
+			// VecDot over the column and the row of k or q.
+			vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
+				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
+					kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
+					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						shard.Set(reg0.Add(r), st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
+					})
+					attn := b.Let("attn", b.VecDot(shard.From(reg0), qReg.From(0), rows))
+					storeIf(b, stores, func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
+					snapshot(c, reg0)
+				})
+			}
+			// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
+			// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
+			decayFirst := func(gate func(r dsl.Val) dsl.Val) {
+				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
+					kv := b.Var("kv_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
+						shard.Set(reg0.Add(r), sd)
+						kv.Set(st.madd(b, sd, kReg.At(r), kv.Get()))
+					})
+					kvSum := b.Reduce("kv", kv.Get(), w, st.order)
+					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
+					at := b.Var("attn_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
+						shard.Set(reg0.Add(r), sn)
+						at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+					})
+					storeAttn(c, at.Get())
+					snapshot(c, reg0)
+				})
+			}
+			// gateAfterReduce (CUDA/SYCL scalar gate): kv on the undecayed state,
+			// delta = (v - g*kv)*beta, S = g*S + k*delta.
+			gateAfter := func(ga dsl.Val) {
+				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
+					kv := b.Var("kv_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
+					})
+					kvSum := b.Reduce("kv", kv.Get(), w, st.order)
+					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(ga.Mul(kvSum)).Mul(betaT))
+					at := b.Var("attn_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						sn := b.Let("s_new", ga.Mul(shard.At(reg0.Add(r))).Add(kReg.At(r).Mul(delta)))
+						shard.Set(reg0.Add(r), sn)
+						at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+					})
+					storeAttn(c, at.Get())
+					snapshot(c, reg0)
+				})
+			}
+
+			// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
+			// chooses for the series kernel pinned as explicit fmas (read off its
+			// PTX under -use_fast_math, docs/arithmetic.md#cuda-kda): kv += fma(e_i*S, k, kv) in
+			// the dot; in the update, with one row per lane (S_v <= 32) nvcc reuses
+			// the dot's e_i*S and fuses k*delta, S = fma(k, delta, e_i*S); with more
+			// rows it recomputes and fuses the gate, S = fma(e_i, S, k*delta). Pinned,
+			// the generated kernel's bits no longer depend on nvcc's scheduling.
+			kdaInDot := func() {
+				b.Comment("KDA: one gate per key row, applied inside the dot and the update")
+				gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
+				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
+					kv := b.Var("kv_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
+					})
+					kvSum := b.Reduce("kv", kv.Get(), w, st.order)
+					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
+					at := b.Var("attn_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						sn := b.Var("s_new", b.F32(0))
+						b.IfElse(rows.Eq(1),
+							func() { sn.Set(b.FMA(kReg.At(r), delta, gate(r).Mul(shard.At(reg0.Add(r))))) },
+							func() { sn.Set(b.FMA(gate(r), shard.At(reg0.Add(r)), kReg.At(r).Mul(delta))) })
+						shard.Set(reg0.Add(r), sn.Get())
+						at.Set(st.madd(b, sn.Get(), qReg.At(r), at.Get()))
+					})
+					storeAttn(c, at.Get())
+					snapshot(c, reg0)
+				})
+			}
+			if st.vectorRows {
+				// One decay loop for both gates: the scalar gate fills every
+				// row's slot (the products are the same).
+				gates := b.Array("gates", ir.F32, rows)
+				b.IfElse(kda, func() {
+					b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.Load(gOff.Add(r)))) })
+				}, func() {
+					e := st.exp(b, g.Load(gOff))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, e) })
+				})
+				vecDecayFirst(func(r dsl.Val) dsl.Val { return gates.At(r) })
+				return
+			}
+			kdaGate := func() {
+				gReg := b.Array("g_reg", ir.F32, rows)
+				b.Comment("KDA: one gate per key row")
+				b.Unrolled("r", 0, rows, func(r dsl.Val) {
+					gReg.Set(r, st.exp(b, g.Load(gOff.Add(row(r)))))
+				})
+				decayFirst(func(r dsl.Val) dsl.Val { return gReg.At(r) })
+			}
+			if st.gateAfterReduce {
+				kdaGate = kdaInDot
+			}
+			// gateOnPartial (ggml-opencl scalar gate): each lane's partial dot of
+			// the undecayed state times g, then the reduction; S = g*S + k*delta.
+			gateOnPart := func(ga dsl.Val) {
+				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
+					kv := b.Var("kv_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
+					})
+					kvSum := b.Reduce("kv", kv.Get().Mul(ga), w, st.order)
+					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
+					at := b.Var("attn_part", b.F32(0))
+					b.Unrolled("r", 0, rows, func(r dsl.Val) {
+						sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, ga.Mul(shard.At(reg0.Add(r)))))
+						shard.Set(reg0.Add(r), sn)
+						at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
+					})
+					storeAttn(c, at.Get())
+					snapshot(c, reg0)
+				})
+			}
+			b.IfElse(kda, kdaGate, func() {
+				ga := b.Let("gate", st.exp(b, g.Load(gOff)))
+				if st.gateAfterReduce {
+					gateAfter(ga)
+				} else if st.gateOnPartial {
+					gateOnPart(ga)
+				} else {
+					decayFirst(func(dsl.Val) dsl.Val { return ga })
+				}
+			})
 		})
-	case gdnInplaceIdsBatched:
-		b.Comment("every thread of the workgroup has read its prior state")
-		b.DeviceBarrier()
-		b.If(stores, func() {
+
+		b.Comment("write the final state")
+		switch mode {
+		case gdnBase:
+			b.If(keepRS.Not(), func() {
+				base := b.Let("final_off", stateOff.Add(s.Mul(nHeads).Add(h).Mul(block)))
+				forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+			})
+		case gdnInplaceIdsBatched:
+			b.Comment("every thread of the workgroup has read its prior state")
+			b.DeviceBarrier()
+			b.If(stores, func() {
+				base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+				forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+			})
+		default:
+			switch mode {
+			case gdnInplaceIds:
+				// The gather may still be reading this row as another sequence's source.
+				b.DepWait()
+			case gdnShared:
+				// With IDS the gather may still be reading this row as another sequence's source.
+				b.If(withIds, func() { b.DepWait() })
+			}
 			base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-		})
-	default:
-		switch mode {
-		case gdnInplaceIds:
-			// The gather may still be reading this row as another sequence's source.
-			b.DepWait()
-		case gdnShared:
-			// With IDS the gather may still be reading this row as another sequence's source.
-			b.If(withIds, func() { b.DepWait() })
 		}
-		base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-		forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 	}
+	if mode != gdnInplaceIdsChained {
+		sequence()
+		return b.Build()
+	}
+	b.Comment("run the segment this sequence starts, if any: each member reads the row the next one writes")
+	first := b.Let("first", b.GroupID(1))
+	member = b.Var("member", first)
+	b.For("m", b.U32(0), plan.Load(first).U32().Shr(1), func(dsl.Val) {
+		sequence()
+		member.Set(ids.Load(s).U32().Sub(rsHead))
+	})
 	return b.Build()
 }
 

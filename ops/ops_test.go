@@ -73,8 +73,8 @@ func TestEveryOpBuildsUnderEveryContract(t *testing.T) {
 			if k.ArithFree != op.ArithFree() || op.ArithFree() && k.Arith != ir.Portable {
 				t.Errorf("%s@%s: kernel marked arith-free %v (%s), op says %v", op.Name, a, k.ArithFree, k.Arith, op.ArithFree())
 			}
-			if gather := strings.Contains(op.Name, "_gather"); k.ArithFree != gather {
-				t.Errorf("%s: arith-free %v; exactly the gathers (pure copies) are", op.Name, k.ArithFree)
+			if free := strings.Contains(op.Name, "_gather") || strings.HasSuffix(op.Name, "_chain_plan"); k.ArithFree != free {
+				t.Errorf("%s: arith-free %v; exactly the gathers (pure copies) and the chain plans (integers) are", op.Name, k.ArithFree)
 			}
 		}
 	}
@@ -136,6 +136,27 @@ func TestVariantTable(t *testing.T) {
 				}
 				if found != 2 {
 					t.Errorf("%s: batched op B builds %d variants with S_v %d at its shape (%d, %d, %d), want 2", be, found, sv, nw, cpw, ns)
+				}
+			}
+		}
+		// The chained schedule: its plan and gather per op, op B's compute
+		// kernel at the backend's tiling, op D's per d_conv and SiLU.
+		if _, ok := ops.ChainFrom(be); ok {
+			for _, op := range []string{"gated_delta_net_chain_plan", "gated_delta_net_chain_gather", "ssm_conv_chain_plan", "ssm_conv_chain_gather"} {
+				want[op] = 1
+			}
+			want["gated_delta_net_inplace_ids_chained"] = 8
+			want["ssm_conv_update_inplace_ids_chained"] = 14
+			for _, sv := range []int64{16, 32, 64, 128} {
+				nw, cpw := ops.GDNTiling(be, int(sv))
+				found := 0
+				for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_chained", be) {
+					if v.Values["S_v"] == sv && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
+						found++
+					}
+				}
+				if found != 2 {
+					t.Errorf("%s: chained op B builds %d variants with S_v %d at its tiling (%d, %d), want 2", be, found, sv, nw, cpw)
 				}
 			}
 		}

@@ -112,6 +112,14 @@ type Tuning struct {
 	// (ssm_conv_update_inplace_ids_batched, 32 channels x NS sequences
 	// per workgroup).
 	ConvBatch int
+	// ChainFrom is the fewest sequences from which the glue runs ops B
+	// and D in the chained schedule (ops/chain.go: plan, chain gather,
+	// chained compute); 0: never.
+	ChainFrom int
+	// ChainSplit is how many segments a chain of n_seqs is cut into at
+	// most: the plan's seg is ceil(n_seqs / ChainSplit) (ChainSeg). More
+	// segments run in parallel; each costs one copied row.
+	ChainSplit int
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -175,6 +183,24 @@ func ConvBatch(backend string) (ns int, ok bool) {
 	return ns, ns > 0
 }
 
+// ChainFrom is the fewest sequences from which a backend runs ops B and D
+// in the chained schedule (ops/chain.go); ok false: it never does.
+func ChainFrom(backend string) (n int, ok bool) {
+	n = tuningOf(backend).ChainFrom
+	return n, n > 0
+}
+
+// ChainSeg is the plan's seg (the most sequences a segment runs) at
+// n_seqs on a backend: ceil(n_seqs / ChainSplit), 4 segments where the
+// backend sets none.
+func ChainSeg(backend string, nSeqs int) int {
+	split := tuningOf(backend).ChainSplit
+	if split <= 0 {
+		split = 4
+	}
+	return max(1, (nSeqs+split-1)/split)
+}
+
 // table is the one list of supported variants: S_v in {16, 32, 64, 128},
 // KDA on/off, snapshots on/off for the base op, d_conv 2..8, SiLU on/off;
 // state f32. Gathers have no params.
@@ -209,6 +235,22 @@ func table() []Variant {
 				}
 			}
 		}
+		// the chained compute kernel at each chain backend's tiling, one
+		// variant per tiling
+		chainAt := map[[2]int][]string{}
+		var tilings [][2]int
+		for _, be := range tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }) {
+			nw, cpw := GDNTiling(be, sv)
+			if chainAt[[2]int{nw, cpw}] == nil {
+				tilings = append(tilings, [2]int{nw, cpw})
+			}
+			chainAt[[2]int{nw, cpw}] = append(chainAt[[2]int{nw, cpw}], be)
+		}
+		for _, t := range tilings {
+			for _, kda := range []bool{false, true} {
+				out = append(out, V("gated_delta_net_inplace_ids_chained", "S_v", sv, "KDA", kda, "NW", t[0], "CPW", t[1]).OnlyOn(chainAt[t]...))
+			}
+		}
 		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBatch != nil }) {
 			nw, cpw, ns := GDNBatch(be, sv)
 			for _, kda := range []bool{false, true} {
@@ -218,11 +260,19 @@ func table() []Variant {
 	}
 	out = append(out, V("gated_delta_net_gather").NotOnBackends("cpu"), V("ssm_conv_gather").NotOnBackends("cpu"),
 		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn("cpu"), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn("cpu"))
+	if chain := tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
+		for _, op := range []string{"gated_delta_net_chain_plan", "gated_delta_net_chain_gather", "ssm_conv_chain_plan", "ssm_conv_chain_gather"} {
+			out = append(out, V(op).OnlyOn(chain...))
+		}
+	}
 	for dconv := 2; dconv <= 8; dconv++ {
 		out = append(out, V("ssm_conv", "d_conv", dconv))
 		for _, silu := range []bool{false, true} {
 			out = append(out, V("ssm_conv_update_inplace", "d_conv", dconv, "SILU", silu))
 			out = append(out, V("ssm_conv_update_inplace_ids", "d_conv", dconv, "SILU", silu))
+			if chain := tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
+				out = append(out, V("ssm_conv_update_inplace_ids_chained", "d_conv", dconv, "SILU", silu).OnlyOn(chain...))
+			}
 			for _, be := range tunedBackends(func(t Tuning) bool { return t.ConvBatch > 0 }) {
 				if ns, ok := ConvBatch(be); ok {
 					out = append(out, V("ssm_conv_update_inplace_ids_batched", "d_conv", dconv, "SILU", silu, "NS", ns).OnlyOn(be))

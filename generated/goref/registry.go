@@ -1045,6 +1045,353 @@ func runGatedDeltaNetGatherRows(arith string, params map[string]int64, args map[
 	}
 	return GatedDeltaNetGatherRows(arith, p, a, b)
 }
+func runGatedDeltaNetChainPlan(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetChainPlanParams
+	var a GatedDeltaNetChainPlanArgs
+	var b GatedDeltaNetChainPlanBuffers
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_plan: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_plan: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := args["seg"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_plan: arg seg not set")
+		}
+		a.Seg = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_plan: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_plan: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	return GatedDeltaNetChainPlan(arith, p, a, b)
+}
+func runGatedDeltaNetChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetChainGatherParams
+	var a GatedDeltaNetChainGatherArgs
+	var b GatedDeltaNetChainGatherBuffers
+	{
+		v, ok := args["row_len"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: arg row_len not set")
+		}
+		a.RowLen = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	return GatedDeltaNetChainGather(arith, p, a, b)
+}
+func runGatedDeltaNetInplaceIdsChained(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetInplaceIdsChainedParams
+	var a GatedDeltaNetInplaceIdsChainedArgs
+	var b GatedDeltaNetInplaceIdsChainedBuffers
+	{
+		v, ok := params["S_v"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: param S_v not set")
+		}
+		p.SV = uint32(v)
+	}
+	{
+		v, ok := params["KDA"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: param KDA not set")
+		}
+		p.KDA = v != 0
+	}
+	{
+		v, ok := params["NW"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: param NW not set")
+		}
+		p.NW = uint32(v)
+	}
+	{
+		v, ok := params["CPW"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: param CPW not set")
+		}
+		p.CPW = uint32(v)
+	}
+	{
+		v, ok := args["H"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg H not set")
+		}
+		a.H = v
+	}
+	{
+		v, ok := args["n_tokens"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg n_tokens not set")
+		}
+		a.NTokens = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["neq1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg neq1 not set")
+		}
+		a.Neq1 = v
+	}
+	{
+		v, ok := args["rq3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg rq3 not set")
+		}
+		a.Rq3 = v
+	}
+	{
+		v, ok := args["sq1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sq1 not set")
+		}
+		a.Sq1 = v
+	}
+	{
+		v, ok := args["sq2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sq2 not set")
+		}
+		a.Sq2 = v
+	}
+	{
+		v, ok := args["sq3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sq3 not set")
+		}
+		a.Sq3 = v
+	}
+	{
+		v, ok := args["sv1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sv1 not set")
+		}
+		a.Sv1 = v
+	}
+	{
+		v, ok := args["sv2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sv2 not set")
+		}
+		a.Sv2 = v
+	}
+	{
+		v, ok := args["sv3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sv3 not set")
+		}
+		a.Sv3 = v
+	}
+	{
+		v, ok := args["sg1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sg1 not set")
+		}
+		a.Sg1 = v
+	}
+	{
+		v, ok := args["sg2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sg2 not set")
+		}
+		a.Sg2 = v
+	}
+	{
+		v, ok := args["sg3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sg3 not set")
+		}
+		a.Sg3 = v
+	}
+	{
+		v, ok := args["sb1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sb1 not set")
+		}
+		a.Sb1 = v
+	}
+	{
+		v, ok := args["sb2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sb2 not set")
+		}
+		a.Sb2 = v
+	}
+	{
+		v, ok := args["sb3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sb3 not set")
+		}
+		a.Sb3 = v
+	}
+	{
+		v, ok := args["scale"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg scale not set")
+		}
+		a.Scale = rt.BitsToF32(v)
+	}
+	{
+		v, ok := args["sd1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg sd1 not set")
+		}
+		a.Sd1 = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["q"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer q must be a []float32, got %T", bufs["q"])
+		}
+		b.Q = v
+	}
+	{
+		v, ok := bufs["k"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer k must be a []float32, got %T", bufs["k"])
+		}
+		b.K = v
+	}
+	{
+		v, ok := bufs["v"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer v must be a []float32, got %T", bufs["v"])
+		}
+		b.V = v
+	}
+	{
+		v, ok := bufs["g"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer g must be a []float32, got %T", bufs["g"])
+		}
+		b.G = v
+	}
+	{
+		v, ok := bufs["beta"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer beta must be a []float32, got %T", bufs["beta"])
+		}
+		b.Beta = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer dst must be a []float32, got %T", bufs["dst"])
+		}
+		b.Dst = v
+	}
+	{
+		v, ok := bufs["state_dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer state_dst must be a []float32, got %T", bufs["state_dst"])
+		}
+		b.StateDst = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	return GatedDeltaNetInplaceIdsChained(arith, p, a, b)
+}
 func runSsmConv(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvParams
 	var a SsmConvArgs
@@ -1606,21 +1953,262 @@ func runSsmConvGatherRows(arith string, params map[string]int64, args map[string
 	}
 	return SsmConvGatherRows(arith, p, a, b)
 }
+func runSsmConvChainPlan(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p SsmConvChainPlanParams
+	var a SsmConvChainPlanArgs
+	var b SsmConvChainPlanBuffers
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_plan: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_plan: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := args["seg"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_plan: arg seg not set")
+		}
+		a.Seg = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_plan: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_plan: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	return SsmConvChainPlan(arith, p, a, b)
+}
+func runSsmConvChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p SsmConvChainGatherParams
+	var a SsmConvChainGatherArgs
+	var b SsmConvChainGatherBuffers
+	{
+		v, ok := args["row_len"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: arg row_len not set")
+		}
+		a.RowLen = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	return SsmConvChainGather(arith, p, a, b)
+}
+func runSsmConvUpdateInplaceIdsChained(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p SsmConvUpdateInplaceIdsChainedParams
+	var a SsmConvUpdateInplaceIdsChainedArgs
+	var b SsmConvUpdateInplaceIdsChainedBuffers
+	{
+		v, ok := params["d_conv"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: param d_conv not set")
+		}
+		p.DConv = uint32(v)
+	}
+	{
+		v, ok := params["SILU"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: param SILU not set")
+		}
+		p.SILU = v != 0
+	}
+	{
+		v, ok := args["n_ch"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg n_ch not set")
+		}
+		a.NCh = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["cs1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg cs1 not set")
+		}
+		a.Cs1 = v
+	}
+	{
+		v, ok := args["cs2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg cs2 not set")
+		}
+		a.Cs2 = v
+	}
+	{
+		v, ok := args["w1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg w1 not set")
+		}
+		a.W1 = v
+	}
+	{
+		v, ok := args["x2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg x2 not set")
+		}
+		a.X2 = v
+	}
+	{
+		v, ok := args["sd1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg sd1 not set")
+		}
+		a.Sd1 = v
+	}
+	{
+		v, ok := args["d2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg d2 not set")
+		}
+		a.D2 = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["conv_kernel"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer conv_kernel must be a []float32, got %T", bufs["conv_kernel"])
+		}
+		b.ConvKernel = v
+	}
+	{
+		v, ok := bufs["x_cur"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer x_cur must be a []float32, got %T", bufs["x_cur"])
+		}
+		b.XCur = v
+	}
+	{
+		v, ok := bufs["conv_state_dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer conv_state_dst must be a []float32, got %T", bufs["conv_state_dst"])
+		}
+		b.ConvStateDst = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	{
+		v, ok := bufs["dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_chained: buffer dst must be a []float32, got %T", bufs["dst"])
+		}
+		b.Dst = v
+	}
+	return SsmConvUpdateInplaceIdsChained(arith, p, a, b)
+}
 
 // Run maps an op name to an entry point taking the contract name, params and
 // args by IR name (args as 32-bit patterns; f32 as its bits) and buffers by IR
 // name ([]float32, []int32 or []uint16 for bf16). Buffers are modified in place.
 var Run = map[string]func(string, map[string]int64, map[string]uint32, map[string]any) error{
 	"gated_delta_net":                     runGatedDeltaNet,
+	"gated_delta_net_chain_gather":        runGatedDeltaNetChainGather,
+	"gated_delta_net_chain_plan":          runGatedDeltaNetChainPlan,
 	"gated_delta_net_gather":              runGatedDeltaNetGather,
 	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
 	"gated_delta_net_inplace_ids":         runGatedDeltaNetInplaceIds,
 	"gated_delta_net_inplace_ids_batched": runGatedDeltaNetInplaceIdsBatched,
+	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
 	"ssm_conv":                            runSsmConv,
+	"ssm_conv_chain_gather":               runSsmConvChainGather,
+	"ssm_conv_chain_plan":                 runSsmConvChainPlan,
 	"ssm_conv_gather":                     runSsmConvGather,
 	"ssm_conv_gather_rows":                runSsmConvGatherRows,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,
 	"ssm_conv_update_inplace_ids":         runSsmConvUpdateInplaceIds,
 	"ssm_conv_update_inplace_ids_batched": runSsmConvUpdateInplaceIdsBatched,
+	"ssm_conv_update_inplace_ids_chained": runSsmConvUpdateInplaceIdsChained,
 }

@@ -67,11 +67,11 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from = "stateDst.Store(ring.Add(j), win.At(j.Add(1))) })\n\t}\n\tif rowBlock {"
+	const from = "stateDst.Store(ring.Add(j), win.At(j.Add(1))) })\n\t}\n\tsequence := func() {"
 	if strings.Count(string(src), from) != 1 {
 		t.Fatalf("ops/conv.go no longer holds %q; update the edit", from)
 	}
-	edited := strings.Replace(string(src), from, "stateDst.Store(ring.Add(j), win.At(j)) })\n\t}\n\tif rowBlock {", 1)
+	edited := strings.Replace(string(src), from, "stateDst.Store(ring.Add(j), win.At(j)) })\n\t}\n\tsequence := func() {", 1)
 	if err := os.WriteFile(conv, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func TestDiffRevisionsEndToEnd(t *testing.T) {
 	if rep.A != "HEAD~1" || rep.B != "HEAD" || rep.Same || len(rep.Files) == 0 || rep.SourceOnly == nil {
 		t.Errorf("report head: %+v", rep)
 	}
-	if want := 2 * len(ops.Ariths()); len(rep.Kernels) != want {
-		t.Errorf("%d kernels judged, want the %d of ops C and D (one per contract)", len(rep.Kernels), want)
+	if want := 3 * len(ops.Ariths()); len(rep.Kernels) != want {
+		t.Errorf("%d kernels judged, want the %d of ops C, D and D chained (one per contract)", len(rep.Kernels), want)
 	}
 	for _, k := range rep.Kernels {
 		if !strings.HasPrefix(k.Kernel, "ssm_conv_update_inplace") || k.Verdict != "changed" || strings.Join(k.Categories, ",") != "memory" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/ir"
@@ -175,6 +176,58 @@ func (b *builder) ids(name string, n, slots, rsHead int) *Buffer {
 	return buf
 }
 
+// i32 adds an int buffer of n garbage values: every one a kernel must
+// overwrite before it is read.
+func (b *builder) i32(name string, n int) *Buffer {
+	buf := &Buffer{Name: name, Elem: ir.I32, I32: make([]int32, n)}
+	for i := range buf.I32 {
+		buf.I32[i] = int32(b.r.Uint32())
+	}
+	b.c.Buffers = append(b.c.Buffers, buf)
+	return buf
+}
+
+// chainIds draws ids the chained schedule must get right: the window
+// permuted (cycles), rotated (one cycle), paths into rows outside it,
+// rows several sequences read, or b.ids' mixture.
+func (b *builder) chainIds(name string, n, slots, rsHead int) *Buffer {
+	r := b.r
+	buf := &Buffer{Name: name, Elem: ir.I32, I32: make([]int32, n)}
+	perm := r.Perm(n)
+	rot := r.IntN(n)
+	for s := range buf.I32 {
+		switch pattern := r.IntN(5); pattern {
+		case 0:
+			buf.I32[s] = int32(rsHead + perm[s])
+		case 1:
+			buf.I32[s] = int32(rsHead + (s+rot)%n)
+		case 2:
+			buf.I32[s] = int32(rsHead + (s+1)%n) // a path or a ring of successors
+		case 3:
+			buf.I32[s] = int32(rsHead + r.IntN(min(n, 3))) // rows several read
+		default:
+			buf.I32[s] = int32(r.IntN(slots))
+		}
+	}
+	// Half the cases take one pattern for every sequence, where whole
+	// cycles and long paths form.
+	if r.IntN(2) == 0 {
+		pattern := r.IntN(3)
+		for s := range buf.I32 {
+			switch pattern {
+			case 0:
+				buf.I32[s] = int32(rsHead + perm[s])
+			case 1:
+				buf.I32[s] = int32(rsHead + (s+rot)%n)
+			default:
+				buf.I32[s] = int32(rsHead + (s+1)%n)
+			}
+		}
+	}
+	b.c.Buffers = append(b.c.Buffers, buf)
+	return buf
+}
+
 // launch adds a dispatch of op's kernel with the given args and bindings.
 func (b *builder) launch(opName string, args map[string]int64, bind map[string]string) error {
 	op, err := ops.Lookup(opName)
@@ -248,12 +301,16 @@ func Random(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Varia
 	b := &builder{r: r, sz: sz, vals: v.Values, c: &Case{Op: opName, Arith: a, Variant: v}}
 	var err error
 	switch opName {
-	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", batchedOp:
+	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", batchedOp, chainedOp:
 		err = b.gdn(opName)
 	case "ssm_conv":
 		err = b.conv()
-	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp:
+	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp, convChainedOp:
 		err = b.convUpdate(opName)
+	case "gated_delta_net_chain_plan", "ssm_conv_chain_plan":
+		err = b.chainPlan(strings.TrimSuffix(opName, "_chain_plan"), false)
+	case "gated_delta_net_chain_gather", "ssm_conv_chain_gather":
+		err = b.chainPlan(strings.TrimSuffix(opName, "_chain_gather"), true)
 	case "gated_delta_net_gather", "ssm_conv_gather",
 		"gated_delta_net_gather" + ops.GatherRowsSuffix, "ssm_conv_gather" + ops.GatherRowsSuffix:
 		err = b.gather(opName)

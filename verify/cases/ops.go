@@ -20,6 +20,9 @@ func (b *builder) gdn(op string) error {
 	}
 	T := 1 + r.IntN(b.sz.MaxTokens)
 	n := 1 + r.IntN(b.sz.MaxSeqs)
+	if op == chainedOp {
+		n = 1 + r.IntN(2*b.sz.MaxSeqs+2) // chains long enough to cut into segments
+	}
 	if op == batchedOp {
 		n = 1 + r.IntN(min(int(v["NS"]), b.sz.MaxSeqs+1))
 		if r.IntN(8) == 0 {
@@ -73,7 +76,14 @@ func (b *builder) gdn(op string) error {
 	rsHead := r.IntN(slots - n + 1)
 	cache := b.f32("cache", slots*D, -1, 1, true)
 	stateDst := b.f32("state_dst", n*D, -1, 1, true)
-	b.ids("ids", n, slots, rsHead)
+	if op == chainedOp {
+		// state_dst is the cache's window, as the glue binds it: the
+		// chained kernel reads sources inside the window through it.
+		b.chainIds("ids", n, slots, rsHead)
+		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
+	} else {
+		b.ids("ids", n, slots, rsHead)
+	}
 	args["sd1"], args["rs_head"] = int64(D), int64(rsHead)
 	if op == batchedOp {
 		// The batched kernel takes state_dst to be the cache's window
@@ -82,6 +92,12 @@ func (b *builder) gdn(op string) error {
 		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
 		b.untouched("dst", attn+D*n)
 		return b.launch(op, args, nil)
+	}
+	if op == chainedOp {
+		b.untouched("scratch", n*D)
+		b.untouched("dst", attn+D*n)
+		args["seg"] = int64(1 + r.IntN(3))
+		return b.chain("gated_delta_net", D, n, rsHead, args)
 	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
@@ -96,7 +112,57 @@ func (b *builder) gdn(op string) error {
 const (
 	batchedOp     = "gated_delta_net_inplace_ids_batched"
 	convBatchedOp = "ssm_conv_update_inplace_ids_batched"
+	// chainedOp and convChainedOp are their chained schedules' compute
+	// kernels (ops/chain.go).
+	chainedOp     = "gated_delta_net_inplace_ids_chained"
+	convChainedOp = "ssm_conv_update_inplace_ids_chained"
 )
+
+// chain adds the chained schedule's launches of op family (plan, chain
+// gather, compute) for n sequences of rows of row elements.
+func (b *builder) chain(family string, row, n, rsHead int, args map[string]int64) error {
+	b.i32("plan", n)
+	seg := map[string]int64{"n_seqs": int64(n), "rs_head": int64(rsHead), "seg": args["seg"]}
+	if err := b.launch(family+"_chain_plan", seg, nil); err != nil {
+		return err
+	}
+	if err := b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+		return err
+	}
+	compute := chainedOp
+	if family == "ssm_conv" {
+		compute = convChainedOp
+	}
+	delete(args, "seg")
+	return b.launch(compute, args, nil)
+}
+
+// chainPlan is a case of a chain plan alone (with the chain gather when
+// gather): many sequences, ids drawn to make cycles, paths and shared rows.
+func (b *builder) chainPlan(family string, gather bool) error {
+	r := b.r
+	n := 1 + r.IntN(300)
+	switch r.IntN(8) {
+	case 0:
+		n = 1025 + r.IntN(100) // past what one workgroup plans
+	case 1, 2:
+		n = 1 + r.IntN(3) // one sequence among them: the guarded gather
+	}
+	slots := n + r.IntN(4)
+	rsHead := r.IntN(slots - n + 1)
+	b.chainIds("ids", n, slots, rsHead)
+	b.i32("plan", n)
+	if err := b.launch(family+"_chain_plan", map[string]int64{"n_seqs": int64(n), "rs_head": int64(rsHead), "seg": int64(1 + r.IntN(9))}, nil); err != nil {
+		return err
+	}
+	if !gather {
+		return nil
+	}
+	rowLen := 1 + r.IntN(40)
+	b.f32("cache", slots*rowLen, -1, 1, true)
+	b.untouched("scratch", n*rowLen)
+	return b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil)
+}
 
 func (b *builder) conv() error {
 	r := b.r
@@ -114,6 +180,9 @@ func (b *builder) convUpdate(op string) error {
 	r := b.r
 	K := int(b.vals["d_conv"])
 	C, n := b.channels(), 1+r.IntN(b.sz.MaxSeqs+2)
+	if op == convChainedOp {
+		n = 1 + r.IntN(2*b.sz.MaxSeqs+4) // chains long enough to cut into segments
+	}
 	if op == convBatchedOp {
 		n = 1 + r.IntN(min(int(b.vals["NS"]), b.sz.MaxSeqs+2))
 	}
@@ -132,12 +201,22 @@ func (b *builder) convUpdate(op string) error {
 	rsHead := r.IntN(cells - n + 1)
 	cache := b.withEdges(b.f32("cache", cells*row, -1, 1, true))
 	stateDst := b.withEdges(b.f32("conv_state_dst", n*row, -1, 1, true))
-	b.ids("ids", n, cells, rsHead)
+	if op == convChainedOp {
+		b.chainIds("ids", n, cells, rsHead)
+		copy(stateDst.F32, cache.F32[rsHead*row:(rsHead+n)*row])
+	} else {
+		b.ids("ids", n, cells, rsHead)
+	}
 	if op == convBatchedOp {
 		// As for GDN's batched op: conv_state_dst starts as the window's rows.
 		copy(stateDst.F32, cache.F32[rsHead*row:(rsHead+n)*row])
 		args["rs_head"] = int64(rsHead)
 		return b.launch(op, args, nil)
+	}
+	if op == convChainedOp {
+		b.untouched("scratch", n*row)
+		args["rs_head"], args["seg"] = int64(rsHead), int64(1+r.IntN(3))
+		return b.chain("ssm_conv", row, n, rsHead, args)
 	}
 	b.untouched("scratch", n*row)
 	if err := b.launch(ops.GatherFor("ssm_conv_gather", b.c.Arith.Backend), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {

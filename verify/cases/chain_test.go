@@ -1,0 +1,206 @@
+package cases
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	gen "github.com/kernelgen/kernelgen/generated/goref"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// The chained schedule (plan, chain gather, compute) leaves state_dst and
+// dst bit for bit as the two-phase one (gather, compute) does, over ids
+// that make cycles, long paths and rows several sequences read, segments
+// of 1 to 3 sequences; only scratch (fewer rows copied) and the plan differ.
+func TestChainedScheduleMatchesTwoDispatches(t *testing.T) {
+	long := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 10, MaxChannels: 64}
+	for _, x := range []struct {
+		chained, gather, compute, rowArg string
+	}{
+		{chainedOp, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1"},
+		{convChainedOp, "ssm_conv_gather", "ssm_conv_update_inplace_ids", "cs2"},
+	} {
+		r := rand.New(rand.NewPCG(31, 32))
+		chained := 0
+		for i := 0; i < 120; i++ {
+			a := ops.Ariths()[i%len(ops.Ariths())]
+			c, err := Random(x.chained, a, r, long, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compute := c.Launches[len(c.Launches)-1]
+			two := &Case{Name: c.Name, Arith: a}
+			for _, buf := range c.Buffers {
+				if buf.Name != "scratch" && buf.Name != "plan" {
+					two.Buffers = append(two.Buffers, buf.Clone())
+				}
+			}
+			b := &builder{r: r, sz: long, vals: compute.Params, c: two}
+			n, rowLen := int(compute.Args["n_seqs"]), int(compute.Args[x.rowArg])
+			b.untouched("scratch", n*rowLen)
+			args := map[string]int64{}
+			for k, v := range compute.Args {
+				args[k] = int64(v)
+			}
+			if _, ok := compute.Args["scale"]; ok {
+				args["scale"] = f32arg(math.Float32frombits(compute.Args["scale"]))
+			}
+			if err := b.launch(x.gather, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": args["rs_head"]}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.launch(x.compute, args, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := two.runReference(); err != nil {
+				t.Fatal(err)
+			}
+			for _, got := range two.Expected {
+				if got.Name == "scratch" {
+					continue
+				}
+				var want *Buffer
+				for _, y := range c.Expected {
+					if y.Name == got.Name {
+						want = y
+					}
+				}
+				if string(got.Bytes()) != string(want.Bytes()) {
+					t.Fatalf("%s: buffer %s differs between the chained schedule and gather + compute", c.Name, got.Name)
+				}
+			}
+			// How much the cases say: sequences run behind another in a
+			// segment (not copied though their source is another's row).
+			plan := expectedBuffer(c, "plan").I32
+			ids, rs := c.Buffer("ids").I32, int32(compute.Args["rs_head"])
+			for s, id := range ids {
+				if id != rs+int32(s) && id >= rs && id < rs+int32(n) {
+					if plan[s]&1 == 0 {
+						chained++
+					}
+				}
+			}
+		}
+		if chained < 100 {
+			t.Errorf("%s: only %d aliasing sequences ran in a segment behind the one they read: too few to say anything", x.chained, chained)
+		}
+	}
+}
+
+func expectedBuffer(c *Case, name string) *Buffer {
+	for _, b := range c.Expected {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// checkPlan checks a plan (ops/chain.go) against ids: every sequence is in
+// exactly one segment of at most seg sequences, walked through ids from its
+// first; an aliasing sequence either reads scratch or runs right before the
+// sequence whose row it reads, in the same segment; only aliasing ones read
+// scratch. It returns how many read scratch.
+func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
+	n := len(ids)
+	target := func(s int) int {
+		t := int(ids[s]) - rsHead
+		if t < 0 || t >= n || t == s {
+			return -1
+		}
+		return t
+	}
+	if n > 1024 {
+		seg = 1 // past the planned size: every aliasing row copied
+	}
+	segOf, pos := make([]int, n), make([]int, n)
+	for s := range segOf {
+		segOf[s] = -1
+	}
+	for s := range n {
+		if plan[s] < 0 || plan[s] > int32(2*seg+1) {
+			return 0, fmt.Errorf("plan[%d] = %d: not 2*len+copy with len <= %d", s, plan[s], seg)
+		}
+		if plan[s]&1 == 1 {
+			if target(s) < 0 {
+				return 0, fmt.Errorf("sequence %d reads scratch but its source %d is not another's row", s, ids[s])
+			}
+			copies++
+		}
+		at := s
+		for m := 0; m < int(plan[s]>>1); m++ {
+			if segOf[at] >= 0 {
+				return 0, fmt.Errorf("sequence %d is in the segments of %d and %d", at, segOf[at], s)
+			}
+			segOf[at], pos[at] = s, m
+			if m+1 < int(plan[s]>>1) {
+				at = target(at)
+				if at < 0 {
+					return 0, fmt.Errorf("the segment of %d runs past a sequence whose source is not in the window", s)
+				}
+			}
+		}
+	}
+	for s := range n {
+		if segOf[s] < 0 {
+			return 0, fmt.Errorf("sequence %d is in no segment", s)
+		}
+		t := target(s)
+		if t < 0 || plan[s]&1 == 1 {
+			continue
+		}
+		if segOf[t] != segOf[s] || pos[t] != pos[s]+1 {
+			return 0, fmt.Errorf("sequence %d reads row %d, which another segment (or a later member) writes, and not from scratch", s, t)
+		}
+	}
+	return copies, nil
+}
+
+// The plan kernel makes a valid schedule for every ids pattern, up to past
+// what one workgroup plans, and copies no more than it must: one row per
+// cycle or per segment boundary; a rotation of n, one cycle, is cut into
+// ceil(n/seg) segments with one copy each.
+func TestChainPlanIsASchedule(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	run := gen.Run["gated_delta_net_chain_plan"]
+	plan := func(ids []int32, rsHead, seg int) []int32 {
+		out := make([]int32, len(ids))
+		for i := range out {
+			out[i] = int32(r.Uint32())
+		}
+		err := run("portable", map[string]int64{}, map[string]uint32{"n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), "seg": uint32(seg)},
+			map[string]any{"ids": ids, "plan": out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for i := 0; i < 300; i++ {
+		c := &Case{}
+		b := &builder{r: r, c: c}
+		n := 1 + r.IntN(300)
+		if i%20 == 0 {
+			n = 1000 + r.IntN(100)
+		}
+		slots := n + r.IntN(4)
+		rsHead := r.IntN(slots - n + 1)
+		ids := b.chainIds("ids", n, slots, rsHead).I32
+		seg := 1 + r.IntN(12)
+		if _, err := checkPlan(ids, plan(ids, rsHead, seg), rsHead, seg); err != nil {
+			t.Fatalf("n %d, rs_head %d, seg %d, ids %v: %v", n, rsHead, seg, ids, err)
+		}
+	}
+	for _, n := range []int{2, 7, 32, 255, 256, 1024} {
+		for _, seg := range []int{1, 3, 8, 1024} {
+			ids := make([]int32, n)
+			for s := range ids {
+				ids[s] = int32(5 + (s+1)%n)
+			}
+			copies, err := checkPlan(ids, plan(ids, 5, seg), 5, seg)
+			if want := (n + seg - 1) / seg; err != nil || copies != want {
+				t.Errorf("rotation of %d, seg %d: %d rows copied (want %d), %v", n, seg, copies, want, err)
+			}
+		}
+	}
+}
