@@ -10,14 +10,14 @@ import (
 // A buffer is bound by its IR role alone; a role that names no tensor is an
 // error that says which roles there are.
 func TestBindingOfRole(t *testing.T) {
-	for role, want := range map[string]string{"src0": "src[0]", "src5": "src[5]", "src9": "src[9]", "dst": "op", "scratch": "scratch"} {
+	for role, want := range map[string]string{"src0": "src[0]", "src5": "src[5]", "src9": "src[9]", "dst": "op", "scratch": "scratch", "plan": "plan"} {
 		b, err := bindingOf(&ir.Buffer{Name: "x", Role: role})
 		if err != nil || b.Tensor != want {
 			t.Errorf("role %s: %+v, %v; want %s", role, b, err, want)
 		}
 	}
 	for _, role := range []string{"ids", "src10", "src-1", "", "srcx"} {
-		if _, err := bindingOf(&ir.Buffer{Name: "x", Role: role}); err == nil || !strings.Contains(err.Error(), "src0..src9, dst or scratch") {
+		if _, err := bindingOf(&ir.Buffer{Name: "x", Role: role}); err == nil || !strings.Contains(err.Error(), "src0..src9, dst, scratch or plan") {
 			t.Errorf("role %q: %v", role, err)
 		}
 	}

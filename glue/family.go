@@ -562,7 +562,7 @@ func Families(a ir.Arith) ([]*Op, error) {
 }
 
 func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
-	if ids.Schedule != nil || len(plain.Dispatches) != 1 || len(ids.Dispatches) != 2 {
+	if len(ids.Schedules) > 0 || len(plain.Dispatches) != 1 || len(ids.Dispatches) != 2 {
 		return nil, fmt.Errorf("glue: %s: a family op runs the ids op's gather, then one compute dispatch", s.Name)
 	}
 	flag := ""

@@ -39,9 +39,10 @@ type Op struct {
 	// Variant chooses each non-derived param of the kernels (a dispatch
 	// may choose some differently).
 	Variant []Choice
-	// Schedule, when set, is a second way to run the op (one dispatch,
-	// chosen at run time); Dispatches then run only where it does not.
-	Schedule *Schedule
+	// Schedules are other ways to run the op (one dispatch, the chained
+	// schedule), each chosen at run time where its condition holds (the
+	// conditions exclude one another); Dispatches run where none does.
+	Schedules []*Schedule
 	// Dispatches run in order; a barrier separates dispatches that run
 	// together.
 	Dispatches []Dispatch
@@ -87,10 +88,11 @@ type Dispatch struct {
 	When, WhenWhy string
 }
 
-// Binding ties a kernel buffer to a tensor (or the scratch) plus an element offset.
+// Binding ties a kernel buffer to a tensor (or the scratch, or the chain
+// plan) plus an element offset.
 type Binding struct {
 	Buffer string
-	// Tensor is "op" (the node), "src[i]" or "scratch".
+	// Tensor is "op" (the node), "src[i]", "scratch" or "plan".
 	Tensor string
 	// Offset in elements from the tensor's data (a C expression, "" for none).
 	Offset string
@@ -115,6 +117,9 @@ type Scratch struct {
 	Offset string
 	// Elements is the scratch size when it is not in dst (a pool allocation).
 	Elements string
+	// Plan is the size in int32 elements of the chained schedule's plan
+	// (ops/chain.go), allocated where the scratch is; "" without one.
+	Plan string
 }
 
 // bySv chooses a GDN tiling value: at128 for S_v 128, below otherwise.
@@ -194,14 +199,17 @@ var convChecks = []Check{
 	{ne(0, 0) + " == " + ne(1, 0) + " - 1", "the cache holds d_conv - 1 taps"},
 }
 
+// disp is one dispatch of an op to build: its kernel's op, its args over
+// the node and the params it chooses differently from the op.
+type disp struct {
+	op      string
+	args    map[string]string
+	variant []Choice
+}
+
 // Model builds the glue of the four fused ops for one contract.
 func Model(a ir.Arith) ([]*Op, error) {
 	var out []*Op
-	type disp = struct {
-		op      string
-		args    map[string]string
-		variant []Choice // params chosen differently from the op's
-	}
 	dispatch := func(name string, d disp) (Dispatch, error) {
 		op, err := ops.Lookup(d.op)
 		if err != nil {
@@ -312,6 +320,10 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return nil, err
 		}
 	}
+	_, _, nsB := ops.GDNBatch(a.Backend, 128)
+	if err := chainedSchedule(a.Backend, opB, "gated_delta_net", nsB, dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst"); err != nil {
+		return nil, err
+	}
 	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
 		[]int{3}, []int{4}, []int{3}, convChecks, convVariant, nil,
 		disp{op: "ssm_conv_update_inplace", args: convArgs(0)}); err != nil {
@@ -336,23 +348,95 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return nil, err
 		}
 	}
+	nsD, _ := ops.ConvBatch(a.Backend)
+	if err := chainedSchedule(a.Backend, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst"); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// chainSplit is how many segments the plan cuts a chain into on backend
+// (ops.Tuning.ChainSplit), read back from ops.ChainSeg, the rule's one home:
+// the most sequences whose plan runs one segment.
+func chainSplit(backend string) (int, error) {
+	split := 0
+	for ops.ChainSeg(backend, split+1) == 1 {
+		if split++; split > 1<<16 {
+			return 0, fmt.Errorf("glue: %s: ops.ChainSeg is 1 at every n_seqs; the plan's seg has no split to print", backend)
+		}
+	}
+	if split == 0 {
+		return 0, fmt.Errorf("glue: %s: ops.ChainSeg is %d at one sequence, want 1", backend, ops.ChainSeg(backend, 1))
+	}
+	return split, nil
+}
+
+// chainSeg is the plan's seg over the node, ceil(n_seqs / split) as C
+// (nSeqs, a C expression of at least one sequence), checked against
+// ops.ChainSeg up to the plan's largest n_seqs and past it.
+func chainSeg(backend, nSeqs string) (string, error) {
+	split, err := chainSplit(backend)
+	if err != nil {
+		return "", err
+	}
+	for n := 1; n <= 4096; n++ {
+		if got, want := (n+split-1)/split, ops.ChainSeg(backend, n); got != want {
+			return "", fmt.Errorf("glue: %s: the plan's seg at %d sequences is %d by ceil(n_seqs / %d) and %d by ops.ChainSeg; the glue prints the first", backend, n, got, split, want)
+		}
+	}
+	if split == 1 {
+		return nSeqs, nil
+	}
+	return fmt.Sprintf("(%s + %d) / %d", nSeqs, split-1, split), nil
+}
+
+// chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
+// args over the node) the chained schedule where the backend has one
+// (ops.ChainFrom): family's plan and chain gather, then o's chained
+// compute, where window says dstName is the cache's window; batched is the
+// most sequences o's one-dispatch schedule takes (0: none).
+func chainedSchedule(backend string, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName string) error {
+	from, ok := ops.ChainFrom(backend)
+	if !ok {
+		return nil
+	}
+	seg, err := chainSeg(backend, nSeqs)
+	if err != nil {
+		return err
+	}
+	withSeg := map[string]string{"seg": seg}
+	for k, v := range args {
+		withSeg[k] = v
+	}
+	var ds []Dispatch
+	for _, op := range []string{family + "_chain_plan", family + "_chain_gather", o.Name + "_chained"} {
+		d, err := dispatch(o.Name, disp{op: op, args: withSeg})
+		if err != nil {
+			return err
+		}
+		ds = append(ds, d)
+	}
+	// the chained compute runs at the op's tiling for many sequences
+	if _, _, maxSeqs, ok := ops.GDNSmallTiling(backend, 128); ok && o.Fusion == "B" && maxSeqs >= from {
+		return fmt.Errorf("glue: %s: the small-n tiling (up to %d sequences) reaches the chained schedule (from %d), whose kernel has only the main tiling", o.Name, maxSeqs, from)
+	}
+	return o.chained(ds, nSeqs, from, batched, window, dstName)
 }
 
 // bindingOf is the tensor a kernel's buffer is bound to, read from its IR
 // role, the one place a binding is stated: "srcN" is the node's src[N],
-// "dst" the node, "scratch" the op's scratch.
+// "dst" the node, "scratch" the op's scratch, "plan" its chain plan.
 func bindingOf(b *ir.Buffer) (Binding, error) {
 	switch b.Role {
 	case "dst":
 		return Binding{Tensor: "op"}, nil
-	case "scratch":
-		return Binding{Tensor: "scratch"}, nil
+	case "scratch", "plan":
+		return Binding{Tensor: b.Role}, nil
 	}
 	if n, err := strconv.Atoi(strings.TrimPrefix(b.Role, "src")); err == nil && strings.HasPrefix(b.Role, "src") && n >= 0 && n <= 9 {
 		return Binding{Tensor: fmt.Sprintf("src[%d]", n)}, nil
 	}
-	return Binding{}, fmt.Errorf("buffer %s has role %q; a buffer is bound by its role: src0..src9, dst or scratch", b.Name, b.Role)
+	return Binding{}, fmt.Errorf("buffer %s has role %q; a buffer is bound by its role: src0..src9, dst, scratch or plan", b.Name, b.Role)
 }
 
 // batched gives an ids op its one-dispatch schedule d: it runs for from..ns
@@ -364,10 +448,35 @@ func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, ds
 	if from != fromLow {
 		seqs = fmt.Sprintf("%d..%d sequences (%d..%d below S_v 128)", from, ns, fromLow, ns)
 	}
-	o.Schedule = &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= %s && %s <= %d && %s", nSeqs, bySv(from, fromLow), nSeqs, ns, window),
+	o.Schedules = append(o.Schedules, &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= %s && %s <= %d && %s", nSeqs, bySv(from, fromLow), nSeqs, ns, window),
 		Why:        fmt.Sprintf("%s, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", seqs, dstName, what),
 		Otherwise:  "otherwise the gather, then the compute dispatch",
-		Dispatches: []Dispatch{d}}
+		Dispatches: []Dispatch{d}})
+	return o.checkVariant()
+}
+
+// chained gives an ids op the chained schedule (ops/chain.go): plan, chain
+// gather, chained compute (ds, in that order), for from or more sequences
+// (nSeqs, a C expression) where window says the destination (dstName) is
+// the cache's window. It runs above every schedule the op has (batched:
+// the last sequences one dispatch takes), and its plan (nSeqs int32) is
+// allocated where the scratch is.
+func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dstName string) error {
+	if len(ds) != 3 {
+		return fmt.Errorf("glue: %s: the chained schedule is a plan, a chain gather and a compute dispatch, not %d dispatches", o.Name, len(ds))
+	}
+	if from <= batched {
+		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d); ops.Tuning.ChainFrom must be above it", o.Name, from, batched)
+	}
+	if o.Scratch == nil {
+		return fmt.Errorf("glue: %s: the chained schedule needs the op's scratch, where its plan is allocated", o.Name)
+	}
+	o.Scratch.Plan = nSeqs
+	o.Schedules = append(o.Schedules, &Schedule{Local: "chained", Cond: fmt.Sprintf("%s >= %d && %s", nSeqs, from, window),
+		Why: fmt.Sprintf("%d or more sequences, %s the cache's rows from rs_head: a plan cuts the ids chains into segments, ", from, dstName) +
+			"the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order",
+		Otherwise:  "otherwise the gather, then the compute dispatch",
+		Dispatches: ds})
 	return o.checkVariant()
 }
 
@@ -398,12 +507,13 @@ func (o *Op) Choice(d Dispatch, name string) string {
 	return ""
 }
 
-// AllDispatches lists the schedule's dispatches, then the op's.
+// AllDispatches lists the schedules' dispatches, then the op's.
 func (o *Op) AllDispatches() []Dispatch {
-	if o.Schedule == nil {
-		return o.Dispatches
+	var out []Dispatch
+	for _, s := range o.Schedules {
+		out = append(out, s.Dispatches...)
 	}
-	return append(append([]Dispatch{}, o.Schedule.Dispatches...), o.Dispatches...)
+	return append(out, o.Dispatches...)
 }
 
 // Variants lists the variant-table entries of the op's compute kernel.

@@ -35,6 +35,10 @@ type OpView struct {
 	ScratchInDst  bool
 	ScratchOffset string // elements from dst's data (in-dst scratch)
 	ScratchSize   string // elements (pool / extra allocation)
+	// PlanSize is the chain plan's size in int32 elements, "" where the op
+	// has no chained schedule; it is allocated where the scratch is, and
+	// PlanWhen (the schedule's local) says where it is used.
+	PlanSize, PlanWhen string
 }
 
 // Local is a C local declaration.
@@ -204,19 +208,33 @@ func NewView(n Names) (*View, error) {
 		}
 		ov.InPlaceSlots = strings.Join(slots, ", ")
 		if o.Scratch != nil {
-			ov.ScratchInDst, ov.ScratchOffset, ov.ScratchSize = o.Scratch.InDst, o.Scratch.Offset, o.Scratch.Elements
+			ov.ScratchInDst, ov.ScratchOffset, ov.ScratchSize, ov.PlanSize = o.Scratch.InDst, o.Scratch.Offset, o.Scratch.Elements, o.Scratch.Plan
 		}
 		shared, perDispatch, err := locals(o)
 		if err != nil {
 			return nil, err
 		}
 		ov.Locals = shared
-		// Each group of dispatches runs together, a barrier between them.
-		groups := [][]Dispatch{o.Dispatches}
-		if s := o.Schedule; s != nil {
+		// Each group of dispatches runs together, a barrier between them:
+		// each schedule's where it is chosen, the op's where none is.
+		var groups [][]Dispatch
+		var notChosen, otherwise []string
+		for _, s := range o.Schedules {
 			ov.Locals = append(ov.Locals, Local{CType: "bool", Name: s.Local, Expr: s.Cond})
-			groups = [][]Dispatch{s.Dispatches, o.Dispatches}
+			groups = append(groups, s.Dispatches)
+			for _, d := range s.Dispatches {
+				for _, b := range d.Bind {
+					if b.Tensor == "plan" {
+						ov.PlanWhen = s.Local
+					}
+				}
+			}
+			notChosen = append(notChosen, "!"+s.Local)
+			if !containsString(otherwise, s.Otherwise) {
+				otherwise = append(otherwise, s.Otherwise)
+			}
 		}
+		groups = append(groups, o.Dispatches)
 		for gi, group := range groups {
 			for i, d := range group {
 				dv, err := dispatchView(n, o, d)
@@ -225,15 +243,19 @@ func NewView(n Names) (*View, error) {
 				}
 				dv.Barrier = i < len(group)-1
 				dv.Locals = perDispatch[d.Op.Name]
-				if s := o.Schedule; s != nil {
-					if gi == 0 {
-						dv.When, dv.WhenWhy = s.Local, s.Why
-					} else {
-						dv.When, dv.WhenWhy = "!"+s.Local, s.Otherwise
-						if d.When != "" {
-							dv.When += " && " + d.When
-							dv.WhenWhy += "; " + d.WhenWhy
-						}
+				switch {
+				case gi < len(o.Schedules):
+					s := o.Schedules[gi]
+					dv.When, dv.WhenWhy = s.Local, s.Why
+					if d.When != "" {
+						dv.When += " && " + d.When
+						dv.WhenWhy += "; " + d.WhenWhy
+					}
+				case len(o.Schedules) > 0:
+					dv.When, dv.WhenWhy = strings.Join(notChosen, " && "), strings.Join(otherwise, "; ")
+					if d.When != "" {
+						dv.When += " && " + d.When
+						dv.WhenWhy += "; " + d.WhenWhy
 					}
 				}
 				ov.Dispatches = append(ov.Dispatches, dv)
@@ -324,10 +346,8 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 		bv := BufferView{Name: b.Buffer, Const: b.Access == ir.Read, Index: i}
 		bv.CType = ctype(k.Buffers[i].Elem)
 		switch b.Tensor {
-		case "op":
-			bv.Tensor = "op"
-		case "scratch":
-			bv.Tensor = "scratch"
+		case "op", "scratch", "plan":
+			bv.Tensor = b.Tensor
 		default:
 			bv.Tensor = "op->" + b.Tensor
 		}
@@ -337,8 +357,8 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 			c = "const "
 		}
 		switch bv.Tensor {
-		case "scratch":
-			bv.Ptr = "scratch"
+		case "scratch", "plan":
+			bv.Ptr = bv.Tensor
 		default:
 			bv.Ptr = fmt.Sprintf("(%s%s *) %s->data", c, bv.CType, bv.Tensor)
 		}
@@ -347,8 +367,8 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	var call, local []string
 	for _, b := range dv.Buffers {
 		call = append(call, b.Ptr)
-		if b.Tensor == "scratch" {
-			local = append(local, "scratch")
+		if b.Tensor == "scratch" || b.Tensor == "plan" {
+			local = append(local, b.Tensor)
 			continue
 		}
 		c := ""
@@ -454,6 +474,15 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 		dv.Instances = append(dv.Instances, inst)
 	}
 	return dv, nil
+}
+
+func containsString(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -48,8 +48,8 @@ func Emit(model []*glue.Op, backend string) (*Unit, error) {
 	var funcs []string
 	u := &Unit{}
 	for _, op := range model {
-		if op.Schedule != nil {
-			return nil, fmt.Errorf("ggmlcpu: %s: one-dispatch schedules (%s) are not lowered for ggml-cpu", op.Name, op.Schedule.Local)
+		if len(op.Schedules) > 0 {
+			return nil, fmt.Errorf("ggmlcpu: %s: alternative schedules (%s) are not lowered for ggml-cpu", op.Name, op.Schedules[0].Local)
 		}
 		var calls []string
 		for _, d := range op.Dispatches {

@@ -67,7 +67,7 @@ func TestEmitRefuses(t *testing.T) {
 		arith ir.Arith
 		want  string
 	}{
-		{ir.Native("vulkan"), "one-dispatch schedules (one_dispatch) are not lowered for ggml-cpu"},
+		{ir.Native("vulkan"), "alternative schedules (one_dispatch) are not lowered for ggml-cpu"},
 		{ir.Native("metal"), "a native-order reduction has no ggml-cpu lowering"},
 	} {
 		m, err := glue.Model(c.arith)

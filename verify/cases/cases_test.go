@@ -88,7 +88,7 @@ func TestGuardedLaunchesChangeNothing(t *testing.T) {
 	}
 }
 
-// Ops B's and D's batched schedules (one dispatch, glue.Schedule) leave the
+// Ops B's and D's batched schedules (one dispatch, glue.Schedules) leave the
 // same bits as their two dispatches, gather then compute, over random cases
 // of every contract, including sources that are another sequence's
 // destination and (op B) cases without tokens.

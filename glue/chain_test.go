@@ -1,0 +1,179 @@
+package glue
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// chainedOps are the ids ops that get the chained schedule, with the
+// C expression of their n_seqs and the window condition it requires.
+var chainedOps = map[string][2]string{
+	"gated_delta_net_inplace_ids": {ne(2, 3), stateDstIsWindow},
+	"ssm_conv_update_inplace_ids": {ne(2, 2), convStateDstIsWindow},
+}
+
+// Ops B and D run the chained schedule from ops.ChainFrom sequences where
+// the destination is the cache's window, on every backend that declares
+// it and on no other; where the op also has a one-dispatch schedule, the
+// chained one starts above it.
+func TestChainedScheduleCondition(t *testing.T) {
+	for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
+		model, err := Model(ir.Native(backend))
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, chains := ops.ChainFrom(backend)
+		seen := 0
+		for _, o := range model {
+			s := scheduleOf(o, "chained")
+			want, ids := chainedOps[o.Name]
+			if !chains || !ids {
+				if s != nil {
+					t.Errorf("%s %s: a chained schedule (%s) where none is declared", backend, o.Name, s.Cond)
+				}
+				continue
+			}
+			seen++
+			if s == nil {
+				t.Errorf("%s %s: no chained schedule (ops.ChainFrom %d)", backend, o.Name, from)
+				continue
+			}
+			if c := fmt.Sprintf("%s >= %d && %s", want[0], from, want[1]); s.Cond != c {
+				t.Errorf("%s %s: chained when %q, want %q", backend, o.Name, s.Cond, c)
+			}
+			if b := scheduleOf(o, "one_dispatch"); b != nil {
+				for _, d := range b.Dispatches {
+					if ns, err := strconv.Atoi(o.Choice(d, "NS")); err != nil || ns >= from {
+						t.Errorf("%s %s: the one-dispatch schedule takes up to %d sequences (%v), the chained one starts at %d", backend, o.Name, ns, err, from)
+					}
+				}
+			}
+		}
+		if chains && seen != len(chainedOps) {
+			t.Errorf("%s: %d of the %d ids ops in the model", backend, seen, len(chainedOps))
+		}
+	}
+}
+
+// A chained schedule inside the one-dispatch range is refused with the fix.
+func TestChainedScheduleAboveBatched(t *testing.T) {
+	o := &Op{Name: "x_ids", Scratch: &Scratch{}}
+	ds := make([]Dispatch, 3)
+	if err := o.chained(ds, "n", 8, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "ops.Tuning.ChainFrom must be above it") {
+		t.Errorf("ChainFrom 8 with NS 8: %v", err)
+	}
+	if err := o.chained(ds[:2], "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "not 2 dispatches") {
+		t.Errorf("two dispatches: %v", err)
+	}
+	if err := (&Op{Name: "x_ids"}).chained(ds, "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "scratch") {
+		t.Errorf("no scratch: %v", err)
+	}
+}
+
+// The chained schedule runs the plan, the chain gather (guarded as the
+// gather is) and the chained compute, in that order; each binds the plan
+// by its role, the plan's size is n_seqs int32 beside the scratch, and
+// its seg is ops.ChainSeg's at every n_seqs.
+func TestChainedScheduleDispatches(t *testing.T) {
+	for _, backend := range []string{"vulkan", "cuda"} {
+		model, err := Model(ir.Native(backend))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range model {
+			s := scheduleOf(o, "chained")
+			if s == nil {
+				continue
+			}
+			family := "gated_delta_net"
+			if o.Fusion == "D" {
+				family = "ssm_conv"
+			}
+			var names []string
+			for _, d := range s.Dispatches {
+				names = append(names, d.Op.Name)
+				plan := ""
+				for _, b := range d.Bind {
+					if b.Buffer == "plan" {
+						plan = b.Tensor
+					}
+				}
+				if plan != "plan" {
+					t.Errorf("%s %s: %s binds its plan to %q", backend, o.Name, d.Op.Name, plan)
+				}
+			}
+			if got, want := strings.Join(names, ", "), family+"_chain_plan, "+family+"_chain_gather, "+o.Name+"_chained"; got != want {
+				t.Errorf("%s %s: chained dispatches %s, want %s", backend, o.Name, got, want)
+			}
+			nSeqs := chainedOps[o.Name][0]
+			if len(s.Dispatches) == 3 {
+				if g := s.Dispatches[1]; g.When != nSeqs+" >= 2" {
+					t.Errorf("%s %s: the chain gather runs when %q, want the gather's guard", backend, o.Name, g.When)
+				}
+				seg := ""
+				for _, a := range s.Dispatches[0].Args {
+					if a.Arg == "seg" {
+						seg = a.Expr
+					}
+				}
+				var add, div int
+				if _, err := fmt.Sscanf(seg, "("+nSeqs+" + %d) / %d", &add, &div); err != nil {
+					t.Errorf("%s %s: seg is %q, not (n_seqs + a) / b", backend, o.Name, seg)
+				}
+				for n := 1; n <= 4096; n++ {
+					if div > 0 && (n+add)/div != ops.ChainSeg(backend, n) {
+						t.Errorf("%s %s: seg %s is %d at %d sequences, ops.ChainSeg %d", backend, o.Name, seg, (n+add)/div, n, ops.ChainSeg(backend, n))
+						break
+					}
+				}
+			}
+			if o.Scratch == nil || o.Scratch.Plan != nSeqs {
+				t.Errorf("%s %s: scratch %+v, want a plan of %s", backend, o.Name, o.Scratch, nSeqs)
+			}
+		}
+	}
+}
+
+// In the view, each schedule's dispatches run where its local is set, a
+// barrier between them, and the op's own where no schedule is chosen.
+func TestChainedScheduleView(t *testing.T) {
+	v, err := NewView(Names{Backend: "vulkan", Function: func(k *ir.Kernel) string { return k.Name }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ov := range v.Ops {
+		if _, ok := chainedOps[ov.Name]; !ok {
+			continue
+		}
+		if ov.PlanSize == "" || ov.PlanWhen != "chained" {
+			t.Errorf("%s: plan %q used where %q", ov.Name, ov.PlanSize, ov.PlanWhen)
+		}
+		var whens []string
+		for _, d := range ov.Dispatches {
+			whens = append(whens, fmt.Sprintf("%s [%s] barrier %v", d.Kernel, d.When, d.Barrier))
+		}
+		got := strings.Join(whens, "\n")
+		n := chainedOps[ov.Name][0]
+		family := "gated_delta_net"
+		if ov.Fusion == "D" {
+			family = "ssm_conv"
+		}
+		gather := ops.GatherFor(family+"_gather", "vulkan")
+		want := strings.Join([]string{
+			ov.Name + "_batched [one_dispatch] barrier false",
+			family + "_chain_plan [chained] barrier true",
+			family + "_chain_gather [chained && " + n + " >= 2] barrier true",
+			ov.Name + "_chained [chained] barrier false",
+			gather + " [!one_dispatch && !chained && " + n + " >= 2] barrier true",
+			ov.Name + " [!one_dispatch && !chained] barrier false",
+		}, "\n")
+		if got != want {
+			t.Errorf("%s: dispatches\n%s\nwant\n%s", ov.Name, got, want)
+		}
+	}
+}

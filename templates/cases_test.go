@@ -1,0 +1,60 @@
+package templates
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// chainCases finds a section's loop of ids cases over patterns and n_seqs.
+var chainCases = regexp.MustCompile(`for \(const char \* ids : \{([^}]*)\}\) \{\s*for \(int64_t n_seqs : \{([^}]*)\}\) \{`)
+
+// test-backend-ops runs ops B and D in the chained schedule of every
+// backend that has one (ops.ChainFrom): ids cases at that many sequences
+// or more, with the patterns the plan treats apart (a cycle through the
+// window, a random permutation, forks), each cut into several segments;
+// perf mode times permuted sources there too.
+func TestCasesReachChainedSchedule(t *testing.T) {
+	for _, c := range []struct {
+		section  string
+		patterns []string
+	}{
+		{"tbo-cases", []string{"rotate", "shuffle", "fork"}},
+		{"tbo-perf", []string{"mix", "shuffle"}},
+	} {
+		text, err := CommonSection(c.section)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := chainCases.FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("%s: no loop of ids cases over patterns and n_seqs", c.section)
+			continue
+		}
+		for _, p := range c.patterns {
+			if !strings.Contains(m[1], strconv.Quote(p)) {
+				t.Errorf("%s: no %q ids among %s", c.section, p, m[1])
+			}
+		}
+		for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
+			from, ok := ops.ChainFrom(backend)
+			if !ok {
+				continue
+			}
+			reached := false
+			for _, f := range strings.Split(m[2], ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil {
+					t.Fatalf("%s: n_seqs %q", c.section, f)
+				}
+				reached = reached || n >= from && ops.ChainSeg(backend, n) < n
+			}
+			if !reached {
+				t.Errorf("%s: no n_seqs in {%s} reaches %s's chained schedule (from %d sequences) with more than one segment", c.section, m[2], backend, from)
+			}
+		}
+	}
+}
