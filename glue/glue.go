@@ -355,39 +355,13 @@ func Model(a ir.Arith) ([]*Op, error) {
 	return out, nil
 }
 
-// chainSplit is how many segments the plan cuts a chain into on backend
-// (ops.Tuning.ChainSplit), read back from ops.ChainSeg, the rule's one home:
-// the most sequences whose plan runs one segment.
-func chainSplit(backend string) (int, error) {
-	split := 0
-	for ops.ChainSeg(backend, split+1) == 1 {
-		if split++; split > 1<<16 {
-			return 0, fmt.Errorf("glue: %s: ops.ChainSeg is 1 at every n_seqs; the plan's seg has no split to print", backend)
-		}
+// chainSeg is the plan's seg over the node (nSeqs, a C expression of at
+// least one sequence): ops.ChainSeg's ceil(n_seqs / ChainSplit) as C.
+func chainSeg(backend, nSeqs string) string {
+	if split := ops.ChainSplit(backend); split > 1 {
+		return fmt.Sprintf("(%s + %d) / %d", nSeqs, split-1, split)
 	}
-	if split == 0 {
-		return 0, fmt.Errorf("glue: %s: ops.ChainSeg is %d at one sequence, want 1", backend, ops.ChainSeg(backend, 1))
-	}
-	return split, nil
-}
-
-// chainSeg is the plan's seg over the node, ceil(n_seqs / split) as C
-// (nSeqs, a C expression of at least one sequence), checked against
-// ops.ChainSeg up to the plan's largest n_seqs and past it.
-func chainSeg(backend, nSeqs string) (string, error) {
-	split, err := chainSplit(backend)
-	if err != nil {
-		return "", err
-	}
-	for n := 1; n <= 4096; n++ {
-		if got, want := (n+split-1)/split, ops.ChainSeg(backend, n); got != want {
-			return "", fmt.Errorf("glue: %s: the plan's seg at %d sequences is %d by ceil(n_seqs / %d) and %d by ops.ChainSeg; the glue prints the first", backend, n, got, split, want)
-		}
-	}
-	if split == 1 {
-		return nSeqs, nil
-	}
-	return fmt.Sprintf("(%s + %d) / %d", nSeqs, split-1, split), nil
+	return nSeqs
 }
 
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
@@ -400,10 +374,7 @@ func chainedSchedule(backend string, o *Op, family string, batched int, dispatch
 	if !ok {
 		return nil
 	}
-	seg, err := chainSeg(backend, nSeqs)
-	if err != nil {
-		return err
-	}
+	seg := chainSeg(backend, nSeqs)
 	withSeg := map[string]string{"seg": seg}
 	for k, v := range args {
 		withSeg[k] = v

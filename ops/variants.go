@@ -194,11 +194,17 @@ func ChainFrom(backend string) (n int, ok bool) {
 // n_seqs on a backend: ceil(n_seqs / ChainSplit), 4 segments where the
 // backend sets none.
 func ChainSeg(backend string, nSeqs int) int {
-	split := tuningOf(backend).ChainSplit
-	if split <= 0 {
-		split = 4
-	}
+	split := ChainSplit(backend)
 	return max(1, (nSeqs+split-1)/split)
+}
+
+// ChainSplit is how many segments the plan cuts a chain into at most on a
+// backend (Tuning.ChainSplit; 4 where it sets none).
+func ChainSplit(backend string) int {
+	if split := tuningOf(backend).ChainSplit; split > 0 {
+		return split
+	}
+	return 4
 }
 
 // table is the one list of supported variants: S_v in {16, 32, 64, 128},
