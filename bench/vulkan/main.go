@@ -1096,7 +1096,7 @@ func measure(plan string, files map[string][]byte) ([]row, error) {
 		n, _ := strconv.Atoi(f[3])
 		bytes, _ := strconv.ParseFloat(f[5], 64)
 		per := 1 // plans before the two-block timing: a timestamp per repetition
-		if len(f) == 7 {
+		if len(f) >= 7 {
 			if per, _ = strconv.Atoi(f[6]); per < 1 {
 				return nil, fmt.Errorf("%s: malformed line %q", planFile, sc.Text())
 			}
