@@ -337,11 +337,12 @@ void main() {
 
 // chainCheckJob runs op B (H heads) or op D (C channels) at n sequences
 // on one pattern's ids under several schedules, each on its own pool and
-// dst filled alike: set 0 gather + compute (op B at the backend's
-// tiling), then the chained schedule at each split, and on rotated ids a
-// control: the chained schedule without its chain gather on a scratch
-// refilled with other values, which must differ. Buffers 2i and 2i+1 are
-// set i's pool and dst; the labels name the sets.
+// dst filled alike and scratch refilled with other values before each
+// (no set reads rows an earlier one copied): set 0 gather + compute (op B
+// at the backend's tiling), then the chained schedule at each split, and
+// on rotated ids a control: the chained schedule without its chain
+// gather, which must differ. Buffers 2i and 2i+1 are set i's pool and
+// dst; the labels name the sets.
 func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int) (vkrun.Job, entry, []string, error) {
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern))))}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/fill.comp", Source: []byte(fillShader), Name: "bench fill"}})
@@ -379,6 +380,8 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 	nw, cpw := ops.GDNTiling("vulkan", sv)
 	for i, set := range sets {
 		fill(set[0], poolWords, 1)
+		// scratch refilled: no set reads rows an earlier set copied
+		fill(o.scratch, uint64(row*n), uint32(2+i))
 		o.cache, o.dst = set[0], set[1]
 		switch {
 		case i == 0:
@@ -386,7 +389,6 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 		case i <= len(splits):
 			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]), false)
 		default:
-			fill(o.scratch, uint64(row*n), 2)
 			err = o.chained(whole(ids), rs, chainSeg(n, 4), true)
 		}
 		if err != nil {
