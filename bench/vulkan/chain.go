@@ -187,6 +187,11 @@ func (o *chainOp) twoPhase(ids bind, rs, nw, cpw int) error {
 	if err != nil {
 		return err
 	}
+	return o.compute(ids, rs, nw, cpw)
+}
+
+// compute dispatches the two-phase schedule's compute kernel alone.
+func (o *chainOp) compute(ids bind, rs, nw, cpw int) error {
 	compute := "gated_delta_net_inplace_ids"
 	if !o.gdn {
 		compute = "ssm_conv_update_inplace_ids"
@@ -232,14 +237,21 @@ func (o *chainOp) todayBatched() bool {
 	return ok && o.n >= 2 && o.n <= ns
 }
 
-// chained dispatches the plan, the chain gather (unless noGather: the
-// check's control) and the chained compute kernel at the backend's tiling.
-func (o *chainOp) chained(ids bind, rs, seg int, noGather bool) error {
-	err := o.b.dispatch(o.family()+"_chain_plan", ir.Portable, map[string]int64{},
+// dispatchPlan dispatches the plan kernel.
+func (o *chainOp) dispatchPlan(ids bind, rs, seg int) error {
+	return o.b.dispatch(o.family()+"_chain_plan", ir.Portable, map[string]int64{},
 		map[string]uint32{"n_seqs": uint32(o.n), "rs_head": uint32(rs), "seg": uint32(seg)},
 		map[string]bind{"ids": ids, "plan": whole(o.plan)})
-	if err != nil {
-		return err
+}
+
+// chained dispatches the plan (unless noPlan: a job dispatched one),
+// the chain gather (unless noGather: the check's control) and the chained
+// compute kernel at the backend's tiling.
+func (o *chainOp) chained(ids bind, rs, seg int, noGather, noPlan bool) error {
+	if !noPlan {
+		if err := o.dispatchPlan(ids, rs, seg); err != nil {
+			return err
+		}
 	}
 	if !noGather {
 		err := o.b.dispatch(o.family()+"_chain_gather", ir.Portable, map[string]int64{},
@@ -249,6 +261,11 @@ func (o *chainOp) chained(ids bind, rs, seg int, noGather bool) error {
 			return err
 		}
 	}
+	return o.chainedCompute(ids, rs)
+}
+
+// chainedCompute dispatches the chained compute kernel alone.
+func (o *chainOp) chainedCompute(ids bind, rs int) error {
 	compute := "gated_delta_net_inplace_ids_chained"
 	if !o.gdn {
 		compute = "ssm_conv_update_inplace_ids_chained"
@@ -257,14 +274,65 @@ func (o *chainOp) chained(ids bind, rs, seg int, noGather bool) error {
 	return o.b.dispatch(compute, o.a, o.variant(nw, cpw), o.args(rs), o.binds(ids, rs))
 }
 
+// standinPlan stands in for the plan where nothing aliases (timing
+// experiments, identity ids only): one workgroup reads ids, finds no
+// sequence aliasing (as an early exit of the plan would) and writes every
+// plan entry 2 (a segment of one, no copy).
+const standinPlan = `#version 450
+layout(local_size_x = 256) in;
+layout(binding = 0, std430) readonly buffer I { int ids[]; };
+layout(binding = 1, std430) writeonly buffer P { int plan[]; };
+layout(push_constant) uniform Q { uint n; uint rs; } pc;
+shared int alias_seen;
+void main() {
+    if (gl_LocalInvocationID.x == 0u) alias_seen = 0;
+    memoryBarrierShared();
+    barrier();
+    for (uint s = gl_LocalInvocationID.x; s < pc.n; s += 256u) {
+        int id = ids[s];
+        if (id != int(pc.rs + s) && id >= int(pc.rs) && id < int(pc.rs + pc.n)) atomicOr(alias_seen, 1);
+    }
+    memoryBarrierShared();
+    barrier();
+    if (alias_seen != 0) return; // the full plan would run here
+    for (uint s = gl_LocalInvocationID.x; s < pc.n; s += 256u) plan[s] = 2;
+}
+`
+
+// The parts of a decomposition job (identity ids only): the chained
+// schedule (split 8) with the stand-in plan, the chained compute kernel
+// alone (the plan preset to identity's), today's compute kernel alone (no
+// gather), the generated plan alone.
+const (
+	partsAll          = ""
+	partsStandin      = "stand-in plan"
+	partsCompute      = "chained compute alone"
+	partsTodayCompute = "today compute alone"
+	partsPlan         = "plan alone"
+)
+
 // chainJob times one schedule ("today" or chained at split) of op B (gdn,
 // H heads) or op D (C channels) at n sequences under every timed pattern
 // in turn: the pool and window as gdnJob's and convJob's, the patterns a
-// series of intervals in one job.
-func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int) (vkrun.Job, entry, error) {
+// series of intervals in one job. parts other than partsAll time a part of
+// the schedules with identity ids (where its cost goes).
+func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string) (vkrun.Job, entry, error) {
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n)))}
 	native := ir.Native("vulkan")
 	o := newChainOp(b, gdn, native, hc, n)
+	patterns := timedPatterns
+	var standin []byte
+	if parts != partsAll {
+		patterns = timedPatterns[:1]
+		spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/standin_plan.comp", Source: []byte(standinPlan), Name: "bench stand-in plan"}})
+		if err != nil {
+			return b.job, entry{}, err
+		}
+		standin = spv[0]
+	}
+	if parts == partsCompute {
+		b.job.Buffers[o.plan] = binary.LittleEndian.AppendUint32(nil, 2) // identity's plan, repeated
+	}
 	rowBytes := uint64(4 * o.row)
 	minPool := cfg.convPool
 	if gdn {
@@ -282,20 +350,32 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int) (vk
 		o.dst = b.buffer(uint64(4*hc*n), nil)
 	}
 	runs := cfg.runs()
-	idsBytes := make([]byte, uint64(len(timedPatterns)*runs)*idsStride(n))
-	for p, pat := range timedPatterns {
+	idsBytes := make([]byte, uint64(len(patterns)*runs)*idsStride(n))
+	for p, pat := range patterns {
 		for rep := 0; rep < runs; rep++ {
 			putIDs(idsBytes, p*runs+rep, chainIDs(pat, n, head(rep), slots, b.rng))
 		}
 	}
 	idsBuf := b.buffer(0, idsBytes)
-	for p := range timedPatterns {
+	nw, cpw := ops.GDNTiling("vulkan", sv)
+	for p := range patterns {
 		for rep := 0; rep < runs; rep++ {
 			ids := bind{idsBuf, uint64(p*runs+rep) * idsStride(n), uint64(4 * n)}
-			if split == 0 {
-				err = o.today(ids, head(rep))
-			} else {
-				err = o.chained(ids, head(rep), chainSeg(n, split), false)
+			rs := head(rep)
+			switch {
+			case parts == partsStandin:
+				b.raw(standin, []uint32{uint32(n), uint32(rs)}, [3]uint32{1, 1, 1}, ids, whole(o.plan))
+				err = o.chained(ids, rs, chainSeg(n, split), false, true)
+			case parts == partsCompute:
+				err = o.chainedCompute(ids, rs)
+			case parts == partsTodayCompute:
+				err = o.compute(ids, rs, nw, cpw)
+			case parts == partsPlan:
+				err = o.dispatchPlan(ids, rs, chainSeg(n, split))
+			case split == 0:
+				err = o.today(ids, rs)
+			default:
+				err = o.chained(ids, rs, chainSeg(n, split), false, false)
 			}
 			if err != nil {
 				return b.job, entry{}, err
@@ -309,12 +389,18 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int) (vk
 	if split > 0 {
 		impl = fmt.Sprintf("chained %d", split)
 	}
+	if parts != partsAll {
+		impl = parts
+	}
 	bench, shape := "chain_conv", fmt.Sprintf("C=%d", hc)
 	if gdn {
 		bench, shape = "chain_gdn", fmt.Sprintf("H=%d", hc)
 	}
-	e := entry{bench: bench, shape: shape, n: n, impl: impl, bytes: 2 * float64(rowBytes) * float64(n), series: timedPatterns}
-	perRep := len(b.job.Dispatches) / (len(timedPatterns) * runs)
+	e := entry{bench: bench, shape: shape, n: n, impl: impl, bytes: 2 * float64(rowBytes) * float64(n), series: patterns}
+	if parts == partsPlan {
+		e.bytes = 0 // moves no state
+	}
+	perRep := len(b.job.Dispatches) / (len(patterns) * runs)
 	b.job.TimeEvery, e.perInterval = cfg.reps*perRep, cfg.reps
 	return b.job, e, nil
 }
@@ -387,9 +473,9 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 		case i == 0:
 			err = o.twoPhase(whole(ids), rs, nw, cpw)
 		case i <= len(splits):
-			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]), false)
+			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]), false, false)
 		default:
-			err = o.chained(whole(ids), rs, chainSeg(n, 4), true)
+			err = o.chained(whole(ids), rs, chainSeg(n, 4), true, false)
 		}
 		if err != nil {
 			return b.job, entry{}, nil, err

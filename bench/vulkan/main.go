@@ -900,7 +900,16 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			for _, hc := range hcs {
 				for _, n := range cfg.seqs {
 					for _, split := range append([]int{0}, cfg.chainSplits...) {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, split)); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll)); err != nil {
+							return nil, nil, err
+						}
+					}
+					if n < 16 {
+						continue
+					}
+					// where the chained schedule's identity cost goes (split 8)
+					for _, parts := range []string{partsStandin, partsCompute, partsTodayCompute, partsPlan} {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts)); err != nil {
 							return nil, nil, err
 						}
 					}

@@ -724,9 +724,9 @@ struct gdn_bufs {
 };
 
 template <bool NATIVE>
-void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs) {
+void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs, bool gather = true) {
     constexpr int NW = 16, CPW = 4;
-    if (b.n >= 2) {
+    if (b.n >= 2 && gather) {
         kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
             (const float *) b.cache, ids, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
     }
@@ -738,14 +738,33 @@ void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs) {
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
 }
 
-// gdn_chain: plan, chain gather, chained compute. parts 1: the plan alone;
+// kg_plan_standin stands in for the plan where nothing aliases (timing
+// experiments, identity ids only): one workgroup reads ids, finds no
+// sequence aliasing (a block-wide vote, as an early exit of the plan
+// would) and writes every plan entry 2 (a segment of one, no copy).
+__global__ void __launch_bounds__(256) kg_plan_standin(const int32_t * ids, int32_t * plan, uint32_t n, uint32_t rs) {
+    ggml_cuda_pdl_sync();
+    ggml_cuda_pdl_lc();
+    int alias = 0;
+    for (uint32_t s = threadIdx.x; s < n; s += 256) alias |= ids[s] != (int32_t) (rs + s) && ids[s] >= (int32_t) rs && ids[s] < (int32_t) (rs + n);
+    if (__syncthreads_or(alias)) return; // the full plan would run here
+    for (uint32_t s = threadIdx.x; s < n; s += 256) plan[s] = 2;
+}
+
+// What a chained schedule's launch runs: the whole schedule; the plan
+// alone; the stand-in plan, then the chain gather and the chained compute;
+// the chained compute alone (the plan written before).
+enum chain_parts { parts_all, parts_plan, parts_standin, parts_compute };
+
+// gdn_chain: plan, chain gather, chained compute (parts: what runs);
 // gather false: without the chain gather (the check's broken control).
 template <bool NATIVE>
-void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, int parts = 3, bool gather = true) {
+void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, int parts = parts_all, bool gather = true) {
     constexpr int NW = 16, CPW = 4;
-    kg_launch_pdl(gated_delta_net_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs, seg);
-    if (parts == 1) return;
-    if (gather) {
+    if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs);
+    else if (parts != parts_compute) kg_launch_pdl(gated_delta_net_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs, seg);
+    if (parts == parts_plan) return;
+    if (gather && parts != parts_compute) {
         kg_launch_pdl(gated_delta_net_chain_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
             (const float *) b.cache, ids, (const int32_t *) b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
     }
@@ -767,9 +786,9 @@ struct conv_bufs {
 };
 
 template <bool NATIVE>
-void conv_two(const conv_bufs & b, const int32_t * ids, int rs) {
+void conv_two(const conv_bufs & b, const int32_t * ids, int rs, bool gather = true) {
     const uint32_t C = b.C, n = b.n, row = b.row;
-    if (b.n >= 2) {
+    if (b.n >= 2 && gather) {
         kg_launch_pdl(ssm_conv_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream, (const float *) b.cache, ids, b.scratch, row, n, (uint32_t) rs);
     }
     auto k = NATIVE ? &ssm_conv_update_inplace_ids_f32<4u, true> : &ssm_conv_update_inplace_ids_f32_portable<4u, true>;
@@ -778,11 +797,12 @@ void conv_two(const conv_bufs & b, const int32_t * ids, int rs) {
 }
 
 template <bool NATIVE>
-void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, int parts = 3, bool gather = true) {
+void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, int parts = parts_all, bool gather = true) {
     const uint32_t C = b.C, n = b.n, row = b.row;
-    kg_launch_pdl(ssm_conv_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs, seg);
-    if (parts == 1) return;
-    if (gather) {
+    if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs);
+    else if (parts != parts_compute) kg_launch_pdl(ssm_conv_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs, seg);
+    if (parts == parts_plan) return;
+    if (gather && parts != parts_compute) {
         kg_launch_pdl(ssm_conv_chain_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream,
             (const float *) b.cache, ids, (const int32_t *) b.plan, b.scratch, row, n, (uint32_t) rs);
     }
@@ -941,6 +961,9 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
         fflush(stdout);
     };
     timer t;
+    // The floor of one more node in a graph: an empty kernel, one block.
+    row("empty", "1 block", 0, "graph", t.graph_us([&](int) { kg_empty<<<1, 64, 0, kg_stream>>>(); }), 0);
+    row("empty", "1 block", 0, "graph, PDL", t.graph_us([&](int) { kg_launch_pdl(kg_empty, dim3(1), dim3(64), kg_stream); }), 0);
     const int pats[] = {pat_identity, pat_rotation, pat_permutation, pat_shuffled, pat_forks};
     const int seqs[] = {2, 4, 8, 16, 32, 64, 128, 256};
     for (int H : {32, 48}) {
@@ -961,7 +984,18 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
                         t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
                 }
                 if (pat == pat_identity || pat == pat_rotation) {
-                    row("chain_gdn", shape, n, pn + " plan alone 4", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), chain_seg(n, 4), 1); }), 0);
+                    row("chain_gdn", shape, n, pn + " plan alone 4", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), chain_seg(n, 4), parts_plan); }), 0);
+                }
+                if (pat == pat_identity && n >= 16) { // where the identity cost goes
+                    const uint32_t seg = chain_seg(n, 8);
+                    row("chain_gdn", shape, n, pn + " chained 8 stand-in plan", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_standin); }), p.bytes());
+                    row("chain_gdn", shape, n, pn + " stand-in plan alone", t.graph_us([&](int rep) {
+                        kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, (const int32_t *) set.ids[rep], plan, (uint32_t) n, (uint32_t) p.rep_head(rep));
+                    }), 0);
+                    row("chain_gdn", shape, n, pn + " today compute alone", t.graph_us([&](int rep) { gdn_two<true>(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
+                    gdn_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_standin); // the plan of identity ids: every entry 2
+                    KG_CHECK(cudaDeviceSynchronize());
+                    row("chain_gdn", shape, n, pn + " chained compute alone", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_compute); }), p.bytes());
                 }
             }
             KG_CHECK(cudaFree(plan));
@@ -979,6 +1013,14 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
                 chain_ids_set set(pat, n, p.cells, [&](int rep) { return p.rep_head(rep); }, r);
                 const std::string pn = chain_pattern_name[pat];
                 row("chain_conv", shape, n, pn + " today", t.graph_us([&](int rep) { conv_two<true>(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
+                if (pat == pat_identity && n >= 16) { // where the identity cost goes
+                    const uint32_t seg = chain_seg(n, 8);
+                    row("chain_conv", shape, n, pn + " chained 8 stand-in plan", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_standin); }), p.bytes());
+                    row("chain_conv", shape, n, pn + " today compute alone", t.graph_us([&](int rep) { conv_two<true>(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
+                    conv_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_standin);
+                    KG_CHECK(cudaDeviceSynchronize());
+                    row("chain_conv", shape, n, pn + " chained compute alone", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_compute); }), p.bytes());
+                }
                 for (int split : splits) {
                     const uint32_t seg = chain_seg(n, split);
                     row("chain_conv", shape, n, pn + " chained " + std::to_string(split),
