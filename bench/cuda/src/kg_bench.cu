@@ -759,7 +759,7 @@ enum chain_parts { parts_all, parts_plan, parts_standin, parts_compute };
 // gdn_chain: plan, chain gather, chained compute (parts: what runs);
 // gather false: without the chain gather (the check's broken control).
 template <bool NATIVE>
-void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, int parts = parts_all, bool gather = true) {
+void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool gather = true) {
     constexpr int NW = 16, CPW = 4;
     if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs);
     else if (parts != parts_compute) kg_launch_pdl(gated_delta_net_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs, seg);
@@ -797,7 +797,7 @@ void conv_two(const conv_bufs & b, const int32_t * ids, int rs, bool gather = tr
 }
 
 template <bool NATIVE>
-void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, int parts = parts_all, bool gather = true) {
+void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool gather = true) {
     const uint32_t C = b.C, n = b.n, row = b.row;
     if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs);
     else if (parts != parts_compute) kg_launch_pdl(ssm_conv_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs, seg);
@@ -888,11 +888,11 @@ int chain_check(FILE * log) {
             if (sh.gdn) {
                 const gdn_bufs bb{q, k, v, g, beta, to, to_dst, scratch, plan, sh.HC, n, row};
                 if (split == 0) native ? gdn_two<true>(bb, ids, rs) : gdn_two<false>(bb, ids, rs);
-                else native ? gdn_chain<true>(bb, ids, rs, chain_seg(n, split), 3, gather) : gdn_chain<false>(bb, ids, rs, chain_seg(n, split), 3, gather);
+                else native ? gdn_chain<true>(bb, ids, rs, chain_seg(n, split), parts_all, gather) : gdn_chain<false>(bb, ids, rs, chain_seg(n, split), parts_all, gather);
             } else {
                 const conv_bufs bb{w, x, to, to_dst, scratch, plan, sh.HC, n, row};
                 if (split == 0) native ? conv_two<true>(bb, ids, rs) : conv_two<false>(bb, ids, rs);
-                else native ? conv_chain<true>(bb, ids, rs, chain_seg(n, split), 3, gather) : conv_chain<false>(bb, ids, rs, chain_seg(n, split), 3, gather);
+                else native ? conv_chain<true>(bb, ids, rs, chain_seg(n, split), parts_all, gather) : conv_chain<false>(bb, ids, rs, chain_seg(n, split), parts_all, gather);
             }
             KG_CHECK(cudaDeviceSynchronize());
         };
