@@ -6,6 +6,9 @@
 //	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
 //	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory);
 //	                                      -cuda bench.csv adds the glue's rows beside kg_bench's
+//	go run ./bench/vulkan checkchain TSV OUT...
+//	                                      compare -only chaincheck jobs' schedules bit for bit
+//	                                      (DIR/check.sh runs each job and this, chain.go)
 //
 // Benchmarks, each timed as bench/cuda times its launches: after a warm-up
 // block of 30 repetitions, 5 blocks of 30, a GPU timestamp between blocks

@@ -370,12 +370,14 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv, layer or probe)`},
+		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv, layer, probe, chain or chaincheck)`},
 		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is not identity, shuffled or permuted`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
 		{[]string{"-conv-batched", "8,12"}, `-conv-batched: "12" is not an NS (2, 4, 8, 16 or 32)`},
 		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS`},
+		{[]string{"-chain-split", "4,0"}, `-chain-split: "0" is not a positive segment count`},
+		{[]string{"-only", "chaincheck,gdn"}, `-only chaincheck prepares check jobs (read back, run by check.sh): name it alone`},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
 		err := prepare(append(c.args, "-o", dir))
