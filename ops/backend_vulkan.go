@@ -54,8 +54,22 @@ func init() {
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
 			// (bench/RESULTS.md).
 			ConvBatch: 8,
-			// The chained schedule where every source may alias: to be
-			// measured (issue #21).
-			ChainFrom: 16,
+			// The chained schedule (ops/chain.go): on the H200
+			// (bench/RESULTS.md, issue #21) it costs identity ids (steady
+			// decode) more than 2% at every n_seqs up to 256: op B 25 /
+			// 20% at 16, 16 / 12% at 32, 5.2 / 4.7% at 128, 4.5% at 256
+			// (H 32 / 48), op D 91-100% at 16 and 8-11% at 256; up to 8
+			// the batched dispatches (op B from 3, op D from 2) already
+			// run every ids pattern within 1.11x of identity. Where every
+			// source aliases it takes op B from 1.7-2.0x identity to
+			// 1.26-1.34x (0.67-0.88x today's time) from 32 sequences. So
+			// none of the n_seqs llama.cpp runs (LLAMA_MAX_SEQ 256) takes
+			// it; 257 keeps its kernels generated and checked until a
+			// plan that costs identity ids less is measured.
+			ChainFrom: 257,
+			// 8 segments per chain: op B's worst ids pattern at 1.26-1.32x
+			// its identity from 32 to 128 sequences, 1.28-1.34x at 256
+			// (64 segments: 1.28x there; 4 is best at 16 and 32).
+			ChainSplit: 8,
 		}})
 }

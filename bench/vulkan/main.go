@@ -6,6 +6,9 @@
 //	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
 //	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory);
 //	                                      -cuda bench.csv adds the glue's rows beside kg_bench's
+//	go run ./bench/vulkan checkchain TSV OUT...
+//	                                      compare -only chaincheck jobs' schedules bit for bit
+//	                                      (DIR/check.sh runs each job and this, chain.go)
 //
 // Benchmarks, each timed as bench/cuda times its launches: after a warm-up
 // block of 30 repetitions, 5 blocks of 30, a GPU timestamp between blocks
@@ -87,6 +90,8 @@ func main() {
 	switch {
 	case len(args) > 0 && args[0] == "report":
 		err = report(args[1:], os.Stdout)
+	case len(args) > 0 && args[0] == "checkchain":
+		err = checkChain(args[1:], os.Stdout)
 	case len(args) > 0 && args[0] == "prepare":
 		err = prepare(args[1:])
 	default:
@@ -136,6 +141,13 @@ type config struct {
 	kgBarrier bool
 	// models are the layer shapes of -only layer.
 	models []layerModel
+	// chainSplits are the ChainSplit values the chained schedule runs at
+	// (-chain-split; -only chain and chaincheck).
+	chainSplits []int
+	// The check jobs' shapes (-only chaincheck): op B's heads, op D's
+	// channels, the n_seqs.
+	chainCheckH, chainCheckC int
+	chainCheckSeqs           []int
 }
 
 func (c config) wants(family string) bool { return len(c.only) == 0 || slices.Contains(c.only, family) }
@@ -200,6 +212,7 @@ func parseTilings(s string) ([]tiling, error) {
 var full = config{
 	reps: 30, blocks: 5, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
 	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30, models: layerModels,
+	chainSplits: []int{2, 4, 8, 64}, chainCheckH: 1, chainCheckC: 256, chainCheckSeqs: []int{2, 3, 8, 33, 256, 1024, 1100},
 }
 
 // smoke exercises every job shape on lavapipe in seconds.
@@ -211,6 +224,7 @@ var smoke = config{
 	convBatches: []int{4},
 	aliasIDs:    true,
 	models:      []layerModel{{"smoke", 2, 256}},
+	chainSplits: []int{1, 2}, chainCheckH: 1, chainCheckC: 128, chainCheckSeqs: []int{3, 9},
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -228,6 +242,13 @@ type entry struct {
 	// ownBarrier: the job chose its barrier (the floor under the barrier
 	// the sweep does not use); otherwise the sweep's (-barrier) applies.
 	ownBarrier bool
+	// series names the parts of a job timed one after another (the chain
+	// jobs' ids patterns): each has its warm-up block and timed blocks.
+	series []string
+	// readback: the job's buffers are read back (checks: labels name the
+	// sets it compares, chaincheck.tsv).
+	readback bool
+	labels   []string
 }
 
 // launch is what a dispatch runs, in the Go reference's terms.
@@ -257,7 +278,8 @@ prepare flags:
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
-	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named), probe (op B's parts at one sequence, probe.go; only when named)")
+	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named), probe (op B's parts at one sequence, probe.go; only when named), chain (ops B and D, today's schedule and the chained one per ids pattern, chain.go; only when named), chaincheck (the chained schedule against gather + compute, bit for bit: check.sh; only when named, alone)")
+	chainSplit := fs.String("chain-split", "", "ChainSplit values the chained schedule runs at, comma-separated (default: "+intList(full.chainSplits)+")")
 	barrier := fs.String("barrier", "ggml", "barrier between dispatches: ggml (what ggml-vulkan records between dependent nodes) or kernelgen (vkrun's compute-to-compute one, the barrier of runs before 2026-11-23)")
 	gdnIDs := fs.String("gdn-ids", "identity", "op B's sources: identity (steady decode), shuffled (drawn from the whole pool) or permuted (the window rotated by one: every row gathered)")
 	if err := fs.Parse(args); err != nil {
@@ -296,10 +318,18 @@ prepare flags:
 	}
 	for _, f := range strings.FieldsFunc(*only, func(r rune) bool { return r == ',' }) {
 		f = strings.TrimSpace(f)
-		if f != "gdn" && f != "conv" && f != "layer" && f != "probe" {
-			return fmt.Errorf("-only: %q is not a benchmark family (gdn, conv, layer or probe)", f)
+		if f != "gdn" && f != "conv" && f != "layer" && f != "probe" && f != "chain" && f != "chaincheck" {
+			return fmt.Errorf("-only: %q is not a benchmark family (gdn, conv, layer, probe, chain or chaincheck)", f)
 		}
 		cfg.only = append(cfg.only, f)
+	}
+	if slices.Contains(cfg.only, "chaincheck") && len(cfg.only) > 1 {
+		return errors.New("-only chaincheck prepares check jobs (read back, run by check.sh): name it alone")
+	}
+	if *chainSplit != "" {
+		if cfg.chainSplits, err = parseSplits(*chainSplit); err != nil {
+			return err
+		}
 	}
 	if cfg.kgBarrier, err = either("-barrier", *barrier, "ggml", "kernelgen"); err != nil {
 		return err
@@ -330,7 +360,7 @@ prepare flags:
 	if err := os.MkdirAll(filepath.Join(*dir, "jobs"), 0o755); err != nil {
 		return err
 	}
-	var tsv strings.Builder
+	var tsv, checks strings.Builder
 	total := 0
 	for i, j := range jobs {
 		j.Device = *device
@@ -343,10 +373,25 @@ prepare flags:
 			return err
 		}
 		e := plan[i]
-		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%d\t%s\t%.0f\t%d\n", e.name, e.bench, e.shape, e.n, e.impl, e.bytes, e.perInterval)
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%d\t%s\t%.0f\t%d", e.name, e.bench, e.shape, e.n, e.impl, e.bytes, e.perInterval)
+		if len(e.series) > 0 {
+			fmt.Fprintf(&tsv, "\t%s", strings.Join(e.series, ","))
+		}
+		tsv.WriteString("\n")
+		if len(e.labels) > 0 {
+			fmt.Fprintf(&checks, "%s\t%s\n", e.name, strings.Join(e.labels, "|"))
+		}
 	}
 	if err := os.WriteFile(filepath.Join(*dir, planFile), []byte(tsv.String()), 0o644); err != nil {
 		return err
+	}
+	if checks.Len() > 0 {
+		if err := os.WriteFile(filepath.Join(*dir, chainCheckFile), []byte(checks.String()), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(*dir, "check.sh"), []byte(checkScript), 0o755); err != nil {
+			return err
+		}
 	}
 	bin, err := os.ReadFile(runner.Path())
 	if err != nil {
@@ -829,7 +874,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 		if err != nil {
 			return err
 		}
-		j.DeviceLocal, j.NoReadback = true, true
+		j.DeviceLocal, j.NoReadback = true, !e.readback
 		if !e.ownBarrier {
 			j.GGMLBarrier = !cfg.kgBarrier
 		}
@@ -837,12 +882,42 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 		jobs, plan = append(jobs, j), append(plan, e)
 		return nil
 	}
+	if slices.Contains(cfg.only, "chaincheck") {
+		return jobs, plan, chainCheckJobs(cfg, comp, add)
+	}
 	if err := add(copyJob(cfg, comp)); err != nil {
 		return nil, nil, err
 	}
 	for _, kind := range []emptyKind{emptyPlain, emptyStampEach, emptyOtherBarrier, emptyOpBBindings} {
 		if err := add(emptyJob(cfg, comp, kind)); err != nil {
 			return nil, nil, err
+		}
+	}
+	// Today's schedule and the chained one, only when asked for (-only chain).
+	if slices.Contains(cfg.only, "chain") {
+		for _, gdn := range []bool{true, false} {
+			hcs := cfg.channels
+			if gdn {
+				hcs = cfg.heads
+			}
+			for _, hc := range hcs {
+				for _, n := range cfg.seqs {
+					for _, split := range append([]int{0}, cfg.chainSplits...) {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll)); err != nil {
+							return nil, nil, err
+						}
+					}
+					if n < 16 {
+						continue
+					}
+					// where the chained schedule's identity cost goes (split 8)
+					for _, parts := range []string{partsStandin, partsCompute, partsTodayCompute, partsPlan} {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts)); err != nil {
+							return nil, nil, err
+						}
+					}
+				}
+			}
 		}
 	}
 	for _, H := range cfg.heads {
@@ -1027,13 +1102,13 @@ func measure(plan string, files map[string][]byte) ([]row, error) {
 	sc := bufio.NewScanner(strings.NewReader(plan))
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 6 && len(f) != 7 {
+		if len(f) < 6 || len(f) > 8 {
 			return nil, fmt.Errorf("%s: malformed line %q", planFile, sc.Text())
 		}
 		n, _ := strconv.Atoi(f[3])
 		bytes, _ := strconv.ParseFloat(f[5], 64)
 		per := 1 // plans before the two-block timing: a timestamp per repetition
-		if len(f) == 7 {
+		if len(f) >= 7 {
 			if per, _ = strconv.Atoi(f[6]); per < 1 {
 				return nil, fmt.Errorf("%s: malformed line %q", planFile, sc.Text())
 			}
@@ -1052,17 +1127,41 @@ func measure(plan string, files map[string][]byte) ([]row, error) {
 			continue
 		}
 		r.device = res.Device
-		// The first interval is the warm-up.
-		timed := make([]float64, 0, len(res.Times)-1)
-		for _, t := range res.Times[1:] {
-			timed = append(timed, t/float64(r.perInterval))
+		if len(f) == 8 {
+			// A series: the job timed each part in turn, each with its
+			// warm-up interval; a row per part.
+			series := strings.Split(f[7], ",")
+			per := len(res.Times) / len(series)
+			if per < 2 || per*len(series) != len(res.Times) {
+				r.err = fmt.Sprintf("bad result (%d times for %d parts)", len(res.Times), len(series))
+				rows = append(rows, r)
+				continue
+			}
+			for i, part := range series {
+				pr := r
+				pr.impl = part + " " + r.impl
+				pr.us, pr.minUS = timedMedian(res.Times[i*per:(i+1)*per], r.perInterval)
+				pr.gbs = pr.bytes / (pr.us * 1e3)
+				rows = append(rows, pr)
+			}
+			continue
 		}
-		slices.Sort(timed)
-		r.us, r.minUS = median(timed), timed[0]
+		r.us, r.minUS = timedMedian(res.Times, r.perInterval)
 		r.gbs = r.bytes / (r.us * 1e3)
 		rows = append(rows, r)
 	}
 	return rows, sc.Err()
+}
+
+// timedMedian is the median and the minimum of intervals after the first
+// (the warm-up), per repetition (per repetitions an interval holds).
+func timedMedian(times []float64, per int) (med, least float64) {
+	timed := make([]float64, 0, len(times)-1)
+	for _, t := range times[1:] {
+		timed = append(timed, t/float64(per))
+	}
+	slices.Sort(timed)
+	return median(timed), timed[0]
 }
 
 // median of sorted xs.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -369,12 +370,14 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv, layer or probe)`},
+		{[]string{"-only", "gdn,matmul"}, `-only: "matmul" is not a benchmark family (gdn, conv, layer, probe, chain or chaincheck)`},
 		{[]string{"-gdn-ids", "random"}, `-gdn-ids: "random" is not identity, shuffled or permuted`},
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
 		{[]string{"-conv-batched", "8,12"}, `-conv-batched: "12" is not an NS (2, 4, 8, 16 or 32)`},
 		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS`},
+		{[]string{"-chain-split", "4,0"}, `-chain-split: "0" is not a positive segment count`},
+		{[]string{"-only", "chaincheck,gdn"}, `-only chaincheck prepares check jobs (read back, run by check.sh): name it alone`},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
 		err := prepare(append(c.args, "-o", dir))
@@ -426,5 +429,94 @@ func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 	}
 	if err := beside(&out, rows, "us,bench\n"); err == nil || !strings.Contains(err.Error(), "not a kg_bench CSV") {
 		t.Errorf("a CSV of another header: %v", err)
+	}
+}
+
+// The chained schedule's check jobs on lavapipe at tiny shapes: every set
+// equals gather + compute bit for bit, every control (no chain gather)
+// differs; and the timing jobs' series come out one row per pattern, per
+// repetition.
+func TestChainJobsOnLavapipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chaincheck")
+	err := prepare([]string{"-smoke", "-only", "chaincheck", "-device", "llvmpipe", "-o", dir})
+	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
+		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsv, err := os.ReadFile(filepath.Join(dir, chainCheckFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	ctx := context.Background()
+	runner, err := vkrun.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(tsv)), "\n") {
+		name, _, _ := strings.Cut(line, "\t")
+		out := filepath.Join(dir, name+".out")
+		cmd := exec.Command(runner.Path(), filepath.Join(dir, "jobs", name+".job"), out)
+		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			if strings.Contains(string(msg), "no Vulkan device") && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+				t.Skip(string(msg))
+			}
+			t.Fatalf("%s: %v\n%s", name, err, msg)
+		}
+		outs = append(outs, out)
+	}
+	var log strings.Builder
+	if err := checkChain(append([]string{filepath.Join(dir, chainCheckFile)}, outs...), &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	same, controls := strings.Count(log.String(), ": same ("), strings.Count(log.String(), "differs, as it must")
+	// 2 ops x 2 n x 2 contracts x 6 patterns, 2 splits each; a control per rotation job.
+	if want := 2 * 2 * 2 * len(chainPatterns) * len(smoke.chainSplits); same != want || controls != 2*2*2 {
+		t.Fatalf("%d sets same (want %d), %d controls caught (want 8):\n%s", same, want, controls, log.String())
+	}
+
+	dir = filepath.Join(t.TempDir(), "chain")
+	if err := prepare([]string{"-smoke", "-only", "chain", "-device", "llvmpipe", "-o", dir}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "(0 failed)") {
+		t.Fatalf("run.sh: %v\n%s", err, out)
+	}
+	files, err := readResults(filepath.Join(dir, "results.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := measure(string(files[planFile]), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := 0
+	for _, r := range rows {
+		if !strings.HasPrefix(r.bench, "chain_") {
+			continue
+		}
+		chain++
+		res, err := vkrun.DecodeOutput(files[r.name+".out"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Per repetition: a block of smoke.reps repetitions is at least
+		// reps times a row's figure (and the figure is not a block's).
+		longest := slices.Max(res.Times)
+		if r.err != "" || !(r.us > 0) || r.us > longest/float64(smoke.reps)*1.0001 {
+			t.Errorf("%s %s: %+v (longest interval %.1f us)", r.name, r.impl, r, longest)
+		}
+	}
+	// per op: shapes x n x (today + splits) jobs, a row per timed pattern
+	if want := 2 * len(smoke.seqs) * (1 + len(smoke.chainSplits)) * len(timedPatterns); chain != want {
+		t.Fatalf("%d chain rows, want %d", chain, want)
 	}
 }

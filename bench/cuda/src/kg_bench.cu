@@ -18,6 +18,12 @@
 #include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
+#include "gated_delta_net_chain_plan.cuh"
+#include "gated_delta_net_chain_gather.cuh"
+#include "gated_delta_net_inplace_ids_chained.cuh"
+#include "ssm_conv_chain_plan.cuh"
+#include "ssm_conv_chain_gather.cuh"
+#include "ssm_conv_update_inplace_ids_chained.cuh"
 
 #ifdef KG_WITH_REFERENCE
 #include "ggml-cuda/gated_delta_net.cu"
@@ -658,6 +664,375 @@ int offsets(FILE * csv, double copy) {
     return 0;
 }
 
+// ---- The chained schedule of ops B and D (ops/chain.go, issue #21 target 1) ----
+//
+// `kg_bench CSV chain [SPLITS]`: first a check on the device that the
+// chained schedule (plan, chain gather, chained compute) leaves the cache
+// (its window is state_dst, bound as the glue binds it) and dst bit for bit
+// as the two-phase one (gather, compute) does, for every ids pattern below,
+// n_seqs up to past the plan's 1024, portable and native-cuda; then graph
+// replay timings of both schedules per pattern, the chained one at each
+// ChainSplit of SPLITS (default 2,4,8,64), seg = ceil(n / split) as
+// ops.ChainSeg.
+
+// The ids patterns: where sequence s reads its prior state from.
+enum chain_pattern { pat_identity, pat_rotation, pat_permutation, pat_shuffled, pat_forks, pat_mixed, pat_count };
+const char * const chain_pattern_name[pat_count] = {"identity", "rotation", "permutation", "shuffled", "forks", "mixed"};
+
+// chain_ids: the ids of one repetition (window [rs, rs + n) of a pool of
+// slots rows). rotation: s reads s + 1's slot (one cycle of n); permutation:
+// a random permutation of the window (cycles of random lengths); shuffled:
+// slots drawn from the whole pool without repetition; forks: groups of four
+// read their first's slot (it reads its own: three sequences fork from one
+// row); mixed (checks only): each sequence its own slot, a random window
+// slot (forks, cycles, paths) or a random pool slot.
+std::vector<int32_t> chain_ids(int pat, int n, int rs, int slots, std::mt19937 & r) {
+    std::vector<int32_t> ids(n);
+    std::vector<int32_t> perm;
+    if (pat == pat_permutation || pat == pat_shuffled) {
+        perm.resize(pat == pat_shuffled ? slots : n);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), r);
+    }
+    for (int s = 0; s < n; s++) {
+        switch (pat) {
+        case pat_identity: ids[s] = rs + s; break;
+        case pat_rotation: ids[s] = rs + (s + 1) % n; break;
+        case pat_permutation: ids[s] = rs + perm[s]; break;
+        case pat_shuffled: ids[s] = perm[s]; break;
+        case pat_forks: ids[s] = rs + s / 4 * 4; break;
+        default: {
+            const uint32_t k = r() % 3;
+            ids[s] = k == 0 ? rs + s : k == 1 ? rs + int32_t(r() % n) : int32_t(r() % slots);
+        }
+        }
+    }
+    return ids;
+}
+
+// chain_seg is ops.ChainSeg: ceil(n / split), at least 1.
+uint32_t chain_seg(int n, int split) { return (uint32_t) std::max(1, (n + split - 1) / split); }
+
+// Op B, explicit buffers: the two schedules at the glue's tiling above one
+// sequence, (16, 4). NATIVE picks native-cuda over portable.
+struct gdn_bufs {
+    const float *q, *k, *v, *g, *beta;
+    float *cache, *dst, *scratch;
+    int32_t * plan;
+    int H, n;
+    size_t D;
+};
+
+template <bool NATIVE>
+void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs, bool gather = true) {
+    constexpr int NW = 16, CPW = 4;
+    if (b.n >= 2 && gather) {
+        kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
+            (const float *) b.cache, ids, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
+    }
+    auto k = NATIVE ? &gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_f32_portable<kSv, false, NW, CPW>;
+    const uint32_t H = b.H, n = b.n;
+    kg_launch_pdl(k, dim3(b.H, b.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+        b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
+        H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+}
+
+// kg_plan_standin stands in for the plan where nothing aliases (timing
+// experiments, identity ids only): one workgroup reads ids, finds no
+// sequence aliasing (a block-wide vote, as an early exit of the plan
+// would) and writes every plan entry 2 (a segment of one, no copy).
+__global__ void __launch_bounds__(256) kg_plan_standin(const int32_t * ids, int32_t * plan, uint32_t n, uint32_t rs) {
+    ggml_cuda_pdl_sync();
+    ggml_cuda_pdl_lc();
+    int alias = 0;
+    for (uint32_t s = threadIdx.x; s < n; s += 256) alias |= ids[s] != (int32_t) (rs + s) && ids[s] >= (int32_t) rs && ids[s] < (int32_t) (rs + n);
+    if (__syncthreads_or(alias)) return; // the full plan would run here
+    for (uint32_t s = threadIdx.x; s < n; s += 256) plan[s] = 2;
+}
+
+// What a chained schedule's launch runs: the whole schedule; the plan
+// alone; the stand-in plan, then the chain gather and the chained compute;
+// the chained compute alone (the plan written before).
+enum chain_parts { parts_all, parts_plan, parts_standin, parts_compute };
+
+// gdn_chain: plan, chain gather, chained compute (parts: what runs);
+// gather false: without the chain gather (the check's broken control).
+template <bool NATIVE>
+void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool gather = true) {
+    constexpr int NW = 16, CPW = 4;
+    if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs);
+    else if (parts != parts_compute) kg_launch_pdl(gated_delta_net_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs, seg);
+    if (parts == parts_plan) return;
+    if (gather && parts != parts_compute) {
+        kg_launch_pdl(gated_delta_net_chain_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
+            (const float *) b.cache, ids, (const int32_t *) b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
+    }
+    auto k = NATIVE ? &gated_delta_net_inplace_ids_chained_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_chained_f32_portable<kSv, false, NW, CPW>;
+    const uint32_t H = b.H, n = b.n;
+    kg_launch_pdl(k, dim3(b.H, b.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+        b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
+        (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+}
+
+// Op D, d_conv 4, SiLU: the same two schedules.
+struct conv_bufs {
+    const float *w, *x;
+    float *cache, *dst, *scratch;
+    int32_t * plan;
+    int C, n;
+    size_t row;
+};
+
+template <bool NATIVE>
+void conv_two(const conv_bufs & b, const int32_t * ids, int rs, bool gather = true) {
+    const uint32_t C = b.C, n = b.n, row = b.row;
+    if (b.n >= 2 && gather) {
+        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream, (const float *) b.cache, ids, b.scratch, row, n, (uint32_t) rs);
+    }
+    auto k = NATIVE ? &ssm_conv_update_inplace_ids_f32<4u, true> : &ssm_conv_update_inplace_ids_f32_portable<4u, true>;
+    kg_launch_pdl(k, dim3((b.C + 127) / 128, b.n), dim3(128), kg_stream,
+        (const float *) b.cache, b.w, b.x, b.cache + size_t(rs) * b.row, ids, (const float *) b.scratch, b.dst, C, n, 3u, row, 4u, C, row, C, (uint32_t) rs);
+}
+
+template <bool NATIVE>
+void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool gather = true) {
+    const uint32_t C = b.C, n = b.n, row = b.row;
+    if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs);
+    else if (parts != parts_compute) kg_launch_pdl(ssm_conv_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs, seg);
+    if (parts == parts_plan) return;
+    if (gather && parts != parts_compute) {
+        kg_launch_pdl(ssm_conv_chain_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream,
+            (const float *) b.cache, ids, (const int32_t *) b.plan, b.scratch, row, n, (uint32_t) rs);
+    }
+    auto k = NATIVE ? &ssm_conv_update_inplace_ids_chained_f32<4u, true> : &ssm_conv_update_inplace_ids_chained_f32_portable<4u, true>;
+    kg_launch_pdl(k, dim3((b.C + 127) / 128, b.n), dim3(128), kg_stream,
+        (const float *) b.cache, b.w, b.x, b.cache + size_t(rs) * b.row, ids, (const float *) b.scratch, (const int32_t *) b.plan, b.dst,
+        C, n, 3u, row, 4u, C, row, C, (uint32_t) rs);
+}
+
+// kg_fill_hash: values in [-1, 1) from a hash of the index and seed.
+__global__ void kg_fill_hash(float * p, size_t n, uint32_t seed) {
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t) i * 2654435761u ^ (uint32_t) (i >> 32) * 2246822519u ^ seed * 3266489917u;
+        h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
+        p[i] = (float) (h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    }
+}
+
+__global__ void kg_count_diff(const uint32_t * a, const uint32_t * b, size_t n, unsigned long long * out) {
+    unsigned long long c = 0;
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) c += a[i] != b[i];
+    if (c) atomicAdd(out, c);
+}
+
+// words_differ: how many 32-bit words of two device arrays differ.
+unsigned long long words_differ(const float * a, const float * b, size_t n) {
+    static unsigned long long * d = nullptr;
+    if (!d) KG_CHECK(cudaMalloc(&d, 8));
+    KG_CHECK(cudaMemset(d, 0, 8));
+    kg_count_diff<<<1024, 256>>>((const uint32_t *) a, (const uint32_t *) b, n, d);
+    unsigned long long h;
+    KG_CHECK(cudaMemcpy(&h, d, 8, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+// chain_check: for op B (H 2 and one case at H 32) and op D (C 256), n
+// 2..1100, every pattern, both contracts and ChainSplit 1, 2, 4 and 64:
+// the whole pool and dst after the chained schedule equal, bit for bit,
+// those after the two-phase one. A control runs the chained schedule
+// without its chain gather on rotated ids, where the copied rows are
+// needed: it must differ (the check can fail). The pool is small (2n + 9
+// rows) with the window inside it, so shuffled sources lie on both sides.
+int chain_check(FILE * log) {
+    int failures = 0, runs = 0;
+    std::mt19937 r(2026);
+    const int splits[] = {1, 2, 4, 64};
+    struct shape { bool gdn; int HC; int n; };
+    std::vector<shape> shapes;
+    for (int n : {2, 3, 5, 8, 16, 33, 100, 256, 1024, 1100}) shapes.push_back({true, 2, n});
+    shapes.push_back({true, 32, 64});
+    for (int n : {2, 3, 5, 8, 16, 33, 100, 256, 1024, 1100}) shapes.push_back({false, 256, n});
+    for (const shape & sh : shapes) {
+        const int n = sh.n, slots = 2 * n + 9, rs = n / 2 + 4;
+        const size_t row = sh.gdn ? size_t(kSv) * kSv * sh.HC : size_t(3) * sh.HC;
+        const size_t pool = row * slots, dst_len = sh.gdn ? size_t(kSv) * sh.HC * n + row * n : size_t(sh.HC) * n;
+        float * init;
+        KG_CHECK(cudaMalloc(&init, pool * 4));
+        kg_fill_hash<<<1024, 256>>>(init, pool, 31u + n); // no repeating rows: a wrong row read shows
+        float *a, *b, *dst_a, *dst_b, *scratch;
+        int32_t * plan;
+        KG_CHECK(cudaMalloc(&a, pool * 4));
+        KG_CHECK(cudaMalloc(&b, pool * 4));
+        KG_CHECK(cudaMalloc(&dst_a, dst_len * 4));
+        KG_CHECK(cudaMalloc(&dst_b, dst_len * 4));
+        KG_CHECK(cudaMalloc(&scratch, row * n * 4));
+        KG_CHECK(cudaMalloc(&plan, n * 4));
+        float *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *beta = nullptr, *w = nullptr, *x = nullptr;
+        if (sh.gdn) {
+            q = dev_f32(size_t(kSv) * sh.HC * n, 41);
+            k = dev_f32(size_t(kSv) * sh.HC * n, 42);
+            v = dev_f32(size_t(kSv) * sh.HC * n, 43);
+            g = dev_f32(size_t(sh.HC) * n, 44);
+            beta = dev_f32(size_t(sh.HC) * n, 45);
+        } else {
+            w = dev_f32(size_t(4) * sh.HC, 46);
+            x = dev_f32(size_t(sh.HC) * n, 47);
+        }
+        // run: one schedule (split 0: two-phase) on pool to, dst to_dst.
+        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool gather) {
+            KG_CHECK(cudaMemcpy(to, init, pool * 4, cudaMemcpyDeviceToDevice));
+            KG_CHECK(cudaMemset(to_dst, 0, dst_len * 4));
+            KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
+            if (sh.gdn) {
+                const gdn_bufs bb{q, k, v, g, beta, to, to_dst, scratch, plan, sh.HC, n, row};
+                if (split == 0) native ? gdn_two<true>(bb, ids, rs) : gdn_two<false>(bb, ids, rs);
+                else native ? gdn_chain<true>(bb, ids, rs, chain_seg(n, split), parts_all, gather) : gdn_chain<false>(bb, ids, rs, chain_seg(n, split), parts_all, gather);
+            } else {
+                const conv_bufs bb{w, x, to, to_dst, scratch, plan, sh.HC, n, row};
+                if (split == 0) native ? conv_two<true>(bb, ids, rs) : conv_two<false>(bb, ids, rs);
+                else native ? conv_chain<true>(bb, ids, rs, chain_seg(n, split), parts_all, gather) : conv_chain<false>(bb, ids, rs, chain_seg(n, split), parts_all, gather);
+            }
+            KG_CHECK(cudaDeviceSynchronize());
+        };
+        for (int pat = 0; pat < pat_count; pat++) {
+            int32_t * ids = dev_i32(chain_ids(pat, n, rs, slots, r));
+            std::vector<int32_t> hplan(n);
+            for (bool native : {false, true}) {
+                run(native, 0, ids, a, dst_a, true);
+                for (int split : splits) {
+                    run(native, split, ids, b, dst_b, true);
+                    const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
+                    KG_CHECK(cudaMemcpy(hplan.data(), plan, n * 4, cudaMemcpyDeviceToHost));
+                    int copies = 0, segs = 0;
+                    for (int32_t pl : hplan) copies += pl & 1, segs += pl >> 1 ? 1 : 0;
+                    runs++;
+                    const bool ok = dp == 0 && dd == 0;
+                    failures += !ok;
+                    fprintf(log, "chain check %s %s=%d n %d %s %s split %d (seg %u): %s (%llu pool words, %llu dst words differ; %d segments, %d rows copied)\n",
+                        sh.gdn ? "op B" : "op D", sh.gdn ? "H" : "C", sh.HC, n, chain_pattern_name[pat], native ? "native-cuda" : "portable", split,
+                        chain_seg(n, split), ok ? "same" : "DIFFERENT", dp, dd, segs, copies);
+                }
+            }
+            if (pat == pat_rotation && n >= 3) { // the control: no chain gather, the copied rows missing
+                run(true, 0, ids, a, dst_a, true);
+                run(true, 4, ids, b, dst_b, false);
+                const unsigned long long dp = words_differ(a, b, pool);
+                const bool caught = dp != 0;
+                failures += !caught;
+                fprintf(log, "chain check control %s n %d rotation without the chain gather: %s (%llu pool words differ)\n",
+                    sh.gdn ? "op B" : "op D", n, caught ? "differs, as it must" : "NOT CAUGHT", dp);
+            }
+            KG_CHECK(cudaFree(ids));
+        }
+        for (void * p : {(void *) init, (void *) a, (void *) b, (void *) dst_a, (void *) dst_b, (void *) scratch, (void *) plan, (void *) q, (void *) k,
+                 (void *) v, (void *) g, (void *) beta, (void *) w, (void *) x})
+            if (p) cudaFree(p);
+    }
+    printf("chain check: %d runs, %d failures\n", runs, failures);
+    fprintf(log, "chain check: %d runs, %d failures\n", runs, failures);
+    return failures;
+}
+
+// chain_ids_set: a pattern's ids for every repetition of a timed problem.
+struct chain_ids_set {
+    int32_t * ids[kReps + 1];
+    template <typename Head> chain_ids_set(int pat, int n, int slots, Head head, std::mt19937 & r) {
+        for (int rep = 0; rep <= kReps; rep++) ids[rep] = dev_i32(chain_ids(pat, n, head(rep), slots, r));
+    }
+    ~chain_ids_set() {
+        for (int32_t * p : ids) cudaFree(p);
+    }
+};
+
+int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool check_only) {
+    {
+        // one line per check run: KG_CHAIN_LOG, else chain_check.txt here
+        FILE * log = fopen(getenv("KG_CHAIN_LOG") ? getenv("KG_CHAIN_LOG") : "chain_check.txt", "w");
+        const int bad = chain_check(log ? log : stdout);
+        if (log) fclose(log);
+        if (bad || check_only) return bad ? 1 : 0;
+    }
+    auto row = [&](const char * bench, const char * shape, int n, const std::string & impl, double us, double bytes) {
+        const double pct = 100.0 * bytes / (us * 1e3) / copy;
+        fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl.c_str(), us, pct);
+        printf("%-10s %-8s n=%-4d %-36s %9.2f us %6.1f%% of copy\n", bench, shape, n, impl.c_str(), us, pct);
+        fflush(stdout);
+    };
+    timer t;
+    // The floor of one more node in a graph: an empty kernel, one block.
+    row("empty", "1 block", 0, "graph", t.graph_us([&](int) { kg_empty<<<1, 64, 0, kg_stream>>>(); }), 0);
+    row("empty", "1 block", 0, "graph, PDL", t.graph_us([&](int) { kg_launch_pdl(kg_empty, dim3(1), dim3(64), kg_stream); }), 0);
+    const int pats[] = {pat_identity, pat_rotation, pat_permutation, pat_shuffled, pat_forks};
+    const int seqs[] = {2, 4, 8, 16, 32, 64, 128, 256};
+    for (int H : {32, 48}) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "H=%d", H);
+        for (int n : seqs) {
+            gdn_problem p(H, n);
+            int32_t * plan = dev_i32(std::vector<int32_t>(n));
+            const gdn_bufs b{p.q, p.k, p.v, p.g, p.beta, p.cache, p.dst, p.scratch, plan, H, n, p.D};
+            std::mt19937 r(5 + n);
+            for (int pat : pats) {
+                chain_ids_set set(pat, n, p.slots, [&](int rep) { return p.rep_head(rep); }, r);
+                const std::string pn = chain_pattern_name[pat];
+                row("chain_gdn", shape, n, pn + " today", t.graph_us([&](int rep) { gdn_two<true>(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
+                for (int split : splits) {
+                    const uint32_t seg = chain_seg(n, split);
+                    row("chain_gdn", shape, n, pn + " chained " + std::to_string(split),
+                        t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                }
+                if (pat == pat_identity || pat == pat_rotation) {
+                    row("chain_gdn", shape, n, pn + " plan alone 4", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), chain_seg(n, 4), parts_plan); }), 0);
+                }
+                if (pat == pat_identity && n >= 16) { // where the identity cost goes
+                    const uint32_t seg = chain_seg(n, 8);
+                    row("chain_gdn", shape, n, pn + " chained 8 stand-in plan", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_standin); }), p.bytes());
+                    row("chain_gdn", shape, n, pn + " stand-in plan alone", t.graph_us([&](int rep) {
+                        kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, (const int32_t *) set.ids[rep], plan, (uint32_t) n, (uint32_t) p.rep_head(rep));
+                    }), 0);
+                    row("chain_gdn", shape, n, pn + " today compute alone", t.graph_us([&](int rep) { gdn_two<true>(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
+                    gdn_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_standin); // the plan of identity ids: every entry 2
+                    KG_CHECK(cudaDeviceSynchronize());
+                    row("chain_gdn", shape, n, pn + " chained compute alone", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_compute); }), p.bytes());
+                }
+            }
+            KG_CHECK(cudaFree(plan));
+        }
+    }
+    for (int C : {8192, 10240}) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "C=%d", C);
+        for (int n : seqs) {
+            conv_problem p(C, n);
+            int32_t * plan = dev_i32(std::vector<int32_t>(n));
+            const conv_bufs b{p.w, p.x, p.cache, p.dst, p.scratch, plan, C, n, p.row};
+            std::mt19937 r(7 + n);
+            for (int pat : pats) {
+                chain_ids_set set(pat, n, p.cells, [&](int rep) { return p.rep_head(rep); }, r);
+                const std::string pn = chain_pattern_name[pat];
+                row("chain_conv", shape, n, pn + " today", t.graph_us([&](int rep) { conv_two<true>(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
+                if (pat == pat_identity && n >= 16) { // where the identity cost goes
+                    const uint32_t seg = chain_seg(n, 8);
+                    row("chain_conv", shape, n, pn + " chained 8 stand-in plan", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_standin); }), p.bytes());
+                    row("chain_conv", shape, n, pn + " today compute alone", t.graph_us([&](int rep) { conv_two<true>(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
+                    conv_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_standin);
+                    KG_CHECK(cudaDeviceSynchronize());
+                    row("chain_conv", shape, n, pn + " chained compute alone", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_compute); }), p.bytes());
+                }
+                for (int split : splits) {
+                    const uint32_t seg = chain_seg(n, split);
+                    row("chain_conv", shape, n, pn + " chained " + std::to_string(split),
+                        t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                }
+            }
+            KG_CHECK(cudaFree(plan));
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char ** argv) {
@@ -670,6 +1045,17 @@ int main(int argc, char ** argv) {
     fprintf(csv, "bench,shape,n_seqs,impl,us,pct_copy\n");
     if (argc > 2 && !strcmp(argv[2], "offsets")) {
         const int rc = offsets(csv, copy);
+        if (csv != stdout) fclose(csv);
+        return rc;
+    }
+    if (argc > 2 && (!strcmp(argv[2], "chain") || !strcmp(argv[2], "chaincheck"))) {
+        std::vector<int> splits;
+        for (const char * f = argc > 3 ? argv[3] : "2,4,8,64"; *f;) {
+            splits.push_back(atoi(f));
+            while (*f && *f != ',') f++;
+            if (*f) f++;
+        }
+        const int rc = chain_bench(csv, copy, splits, !strcmp(argv[2], "chaincheck"));
         if (csv != stdout) fclose(csv);
         return rc;
     }
