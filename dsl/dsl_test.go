@@ -122,6 +122,19 @@ func TestDSLMistakesNameTheLineAndTheFix(t *testing.T) {
 			})
 			return at
 		}, "thread-dependent bounds but contains a barrier or reduction"},
+		{"loop bounded by a shared element at a thread's index, around a barrier", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf) string {
+			n := b.SharedArray("n", ir.U32, 32)
+			at := nextLine()
+			b.For("i", 0, n.At(b.LocalID(0)), func(dsl.Val) { b.Barrier() })
+			return at
+		}, "thread-dependent bounds but contains a barrier or reduction"},
+		{"loop bounded by a private element, around a barrier", ir.Portable, func(b *dsl.Builder, in, out dsl.Buf) string {
+			n := b.Array("n", ir.U32, 1)
+			n.Set(0, b.LocalID(0))
+			at := nextLine()
+			b.For("i", 0, n.At(0), func(dsl.Val) { b.Barrier() })
+			return at
+		}, "thread-dependent bounds but contains a barrier or reduction"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,6 +161,23 @@ func TestValidKernelBuilds(t *testing.T) {
 		b.Barrier()
 		s := b.Reduce("sum", sh.At(b.U32(31).Sub(lid)), 32, ir.Butterfly)
 		b.If(lid.Eq(0), func() { out.Store(b.GroupID(0), s) })
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A shared element read at a uniform index after a barrier is one value
+// for the workgroup: a loop it bounds may hold barriers (the chained
+// kernels' anyAliases; a private element or a thread's index is refused
+// above).
+func TestSharedElementAtUniformIndexIsUniform(t *testing.T) {
+	_, err := skeleton(ir.Portable, func(b *dsl.Builder, in, out dsl.Buf) string {
+		n := b.SharedArray("n", ir.U32, 1)
+		b.If(b.LocalID(0).Eq(0), func() { n.Set(0, b.U32(3)) })
+		b.Barrier()
+		b.For("i", 0, n.At(0), func(dsl.Val) { b.Barrier() })
 		return ""
 	})
 	if err != nil {

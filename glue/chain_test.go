@@ -63,20 +63,20 @@ func TestChainedScheduleCondition(t *testing.T) {
 // A chained schedule inside the one-dispatch range is refused with the fix.
 func TestChainedScheduleAboveBatched(t *testing.T) {
 	o := &Op{Name: "x_ids", Scratch: &Scratch{}}
-	ds := make([]Dispatch, 3)
+	ds := make([]Dispatch, 2)
 	if err := o.chained(ds, "n", 8, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "ops.Tuning.ChainFrom must be above it") {
 		t.Errorf("ChainFrom 8 with NS 8: %v", err)
 	}
-	if err := o.chained(ds[:2], "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "not 2 dispatches") {
-		t.Errorf("two dispatches: %v", err)
+	if err := o.chained(ds[:1], "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "not 1 dispatches") {
+		t.Errorf("one dispatch: %v", err)
 	}
 	if err := (&Op{Name: "x_ids"}).chained(ds, "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "scratch") {
 		t.Errorf("no scratch: %v", err)
 	}
 }
 
-// The chained schedule runs the plan, the chain gather (guarded as the
-// gather is) and the chained compute, in that order; each binds the plan
+// The chained schedule runs the chain gather (guarded as the gather is;
+// it plans) and the chained compute, in that order; each binds the plan
 // by its role, the plan's size is n_seqs int32 beside the scratch, and
 // its seg is ops.ChainSeg's at every n_seqs.
 func TestChainedScheduleDispatches(t *testing.T) {
@@ -107,7 +107,7 @@ func TestChainedScheduleDispatches(t *testing.T) {
 					t.Errorf("%s %s: %s binds its plan to %q", backend, o.Name, d.Op.Name, plan)
 				}
 			}
-			if got, want := strings.Join(names, ", "), family+"_chain_plan, "+family+"_chain_gather, "+o.Name+"_chained"; got != want {
+			if got, want := strings.Join(names, ", "), family+"_chain_gather, "+o.Name+"_chained"; got != want {
 				t.Errorf("%s %s: chained dispatches %s, want %s", backend, o.Name, got, want)
 			}
 			nSeqs := chainedOps[o.Name][0]
@@ -166,7 +166,6 @@ func TestChainedScheduleView(t *testing.T) {
 		gather := ops.GatherFor(family+"_gather", "vulkan")
 		want := strings.Join([]string{
 			ov.Name + "_batched [one_dispatch] barrier false",
-			family + "_chain_plan [chained] barrier true",
 			family + "_chain_gather [chained && " + n + " >= 2] barrier true",
 			ov.Name + "_chained [chained] barrier false",
 			gather + " [!one_dispatch && !chained && " + n + " >= 2] barrier true",

@@ -366,7 +366,7 @@ func chainSeg(backend, nSeqs string) string {
 
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
 // args over the node) the chained schedule where the backend has one
-// (ops.ChainFrom): family's plan and chain gather, then o's chained
+// (ops.ChainFrom): family's chain gather (which plans), then o's chained
 // compute, where window says dstName is the cache's window; batched is the
 // most sequences o's one-dispatch schedule takes (0: none).
 func chainedSchedule(backend string, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName string) error {
@@ -380,7 +380,7 @@ func chainedSchedule(backend string, o *Op, family string, batched int, dispatch
 		withSeg[k] = v
 	}
 	var ds []Dispatch
-	for _, op := range []string{family + "_chain_plan", family + "_chain_gather", o.Name + "_chained"} {
+	for _, op := range []string{family + "_chain_gather", o.Name + "_chained"} {
 		d, err := dispatch(o.Name, disp{op: op, args: withSeg})
 		if err != nil {
 			return err
@@ -426,15 +426,15 @@ func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, ds
 	return o.checkVariant()
 }
 
-// chained gives an ids op the chained schedule (ops/chain.go): plan, chain
-// gather, chained compute (ds, in that order), for from or more sequences
+// chained gives an ids op the chained schedule (ops/chain.go): the chain
+// gather, which plans, then the chained compute (ds, in that order), for from or more sequences
 // (nSeqs, a C expression) where window says the destination (dstName) is
 // the cache's window. It runs above every schedule the op has (batched:
 // the last sequences one dispatch takes), and its plan (nSeqs int32) is
 // allocated where the scratch is.
 func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dstName string) error {
-	if len(ds) != 3 {
-		return fmt.Errorf("glue: %s: the chained schedule is a plan, a chain gather and a compute dispatch, not %d dispatches", o.Name, len(ds))
+	if len(ds) != 2 {
+		return fmt.Errorf("glue: %s: the chained schedule is a chain gather and a compute dispatch, not %d dispatches", o.Name, len(ds))
 	}
 	if from <= batched {
 		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d); ops.Tuning.ChainFrom must be above it", o.Name, from, batched)
@@ -444,8 +444,8 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 	}
 	o.Scratch.Plan = nSeqs
 	o.Schedules = append(o.Schedules, &Schedule{Local: "chained", Cond: fmt.Sprintf("%s >= %d && %s", nSeqs, from, window),
-		Why: fmt.Sprintf("%d or more sequences, %s the cache's rows from rs_head: a plan cuts the ids chains into segments, ", from, dstName) +
-			"the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order",
+		Why: fmt.Sprintf("%d or more sequences, %s the cache's rows from rs_head: the chain gather cuts the ids chains into segments ", from, dstName) +
+			"and copies the rows read across a segment boundary, and a workgroup runs each segment in order",
 		Otherwise:  "otherwise the gather, then the compute dispatch",
 		Dispatches: ds})
 	return o.checkVariant()

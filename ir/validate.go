@@ -192,7 +192,14 @@ func (v *validator) varyingExpr(e Expr) bool {
 				vary = true
 			}
 		case *ArrayLoad:
-			vary = true
+			// A private array may differ per thread. A shared one read
+			// at a uniform index is one value for the workgroup: between
+			// two barriers every thread sees the same element (a write
+			// racing the read is a data race the kernel must not have).
+			// Its index is walked on its own.
+			if x.Array.Space != Shared {
+				vary = true
+			}
 		case *VecDot:
 			vary = vary || x.X.Array != nil || x.Y.Array != nil
 		}

@@ -15,161 +15,207 @@ import (
 // order, each reading the row the next one writes. Only a row read by a
 // sequence outside its segment is copied: one per permutation cycle (which
 // has no first member), one per segment boundary, and the rows several
-// sequences read (all readers but the lowest). The plan kernel finds the
-// segments from ids on the device; its output, one int per sequence, is
+// // sequences read (all readers but the lowest). The chain gather finds the
+// segments from ids on the device and, where some source aliases, writes
+// one int per sequence:
 //
 //	plan[s] = 2*len + copy
 //
 // len: the number of sequences of the segment s starts (0 when s is not a
 // segment's first); copy: s reads its prior state from scratch row s, where
 // the chain gather copied row ids[s]. A segment's members after s are
-// ids[s] - rs_head, then that one's, and so on.
+// ids[s] - rs_head, then that one's, and so on. Where no source aliases
+// there is no plan: the compute kernels look first (anyAliases).
 const (
-	// planThreads is the plan kernel's one workgroup; each thread plans
+	// planThreads is the chain gather's workgroup; each thread plans
 	// planPerThread sequences (strided), planMax in all. Above planMax the
 	// plan is the gather's: every aliasing row copied, segments of one.
-	planThreads   = 256
+	planThreads   = gatherThreads
 	planPerThread = 4
 	planMax       = planThreads * planPerThread
-	// planRounds of pointer jumping cover a chain of planMax sequences.
+	// planRounds of pointer jumping cover a chain of planMax sequences
+	// (fewer run where n_seqs is smaller).
 	planRounds = 10
 )
 
-// buildChainPlan is the plan kernel of the chained schedule: one workgroup
-// that finds every sequence's segment. In shared memory, next[s] is the
-// sequence whose row s reads (-1: none, s reads its own row or one outside
-// the window; -2: a cut edge, s reads scratch) and prev[t] the one kept
-// reader of t's row.
+// buildChainGather is the chain gather: it plans the segments and copies
+// the rows the plan marks, in the gather's grid. A workgroup whose own
+// sequence reads no other's row copies nothing and exits at once (with
+// identity ids, every one: steady decode pays what the gather costs).
+// The others plan in shared memory, each its own copy of the same plan
+// (one workgroup's work, a few microseconds, in parallel), and copy their
+// row if it reads scratch; the first workgroup of the lowest aliasing
+// sequence writes the plan for the compute kernel. In shared memory,
+// next[s] is the sequence whose row s reads (-1: none, s reads its own row
+// or one outside the window; -2: a cut edge, s reads scratch) and prev[t]
+// the one kept reader of t's row.
 //
 //  1. A row several sequences read keeps its lowest reader; the others are
 //     cut (an O(n) scan per sequence: without atomics the lowest is found
 //     by looking).
-//  2. Every chain is now a path or a cycle. Pointer jumping along next for
-//     planRounds rounds leaves a cycle's members with a jump target (a path
-//     ends before) and the cycle's lowest member; the edge into it is cut.
+//  2. Every chain is now a path or a cycle. Pointer jumping along next
+//     (ceil(log2 n) rounds) leaves a cycle's members with a jump target (a
+//     path ends before) and the cycle's lowest member; the edge into it is
+//     cut.
 //  3. Pointer jumping along prev ranks every sequence from its path's head;
 //     every seg-th is cut from its reader and starts a segment.
 //  4. A segment's first walks it for its length.
-func buildChainPlan(name, idsRole string) (*ir.Kernel, error) {
+//
+// Past planMax sequences every aliasing row is copied (segments of one).
+func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	b.ArithFree()
+	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	seg := b.Arg("seg", ir.U32, "most sequences a segment runs, at least 1 (1: the gather's plan)")
+	seg := b.Arg("seg", ir.U32, "most sequences a segment runs, at least 1 (1: every aliasing row copied)")
+	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
 	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
-	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", "2*len + copy per sequence")
-	b.Workgroup(planThreads, 1, 1)
-	b.Grid(1, 1, 1)
+	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", "2*len + copy per sequence, written where some source aliases")
+	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
+	b.Workgroup(gatherThreads, 1, 1)
+	groups := gatherGroups(b, rowLen, nSeqs)
+	b.Grid(groups, nSeqs, 1)
 	b.DepWait()
 	b.DepRelease()
 
 	lid := b.Let("lid", b.LocalID(0))
-	// target is the window sequence whose row s reads, or -1.
-	target := func(s dsl.Val) dsl.Val {
-		src := b.Let("src", ids.Load(s))
-		return b.Select(aliasesDestination(b, src, s, rsHead, nSeqs), src.Sub(rsHead.I32()), b.I32(-1))
+	s := b.Let("s", b.GroupID(1))
+	src := b.Let("src", ids.Load(s))
+	// target is the window sequence whose row u reads, or -1.
+	target := func(u dsl.Val) dsl.Val {
+		su := b.Let("src", ids.Load(u))
+		return b.Select(aliasesDestination(b, su, u, rsHead, nSeqs), su.Sub(rsHead.I32()), b.I32(-1))
 	}
-	b.IfElse(nSeqs.Gt(planMax), func() {
-		b.Comment("too many sequences to plan: every aliasing row is copied")
-		b.ForStep("s", lid, nSeqs, b.U32(planThreads), func(s dsl.Val) {
-			plan.Store(s, b.Select(target(s).Ge(0), b.I32(3), b.I32(2)))
-		})
-	}, func() {
-		next := b.SharedArray("next", ir.I32, planMax)
-		prev := b.SharedArray("prev", ir.I32, planMax)
-		jump := b.SharedArray("jump", ir.I32, planMax)
-		val := b.SharedArray("val", ir.I32, planMax)
-		held := b.Array("held", ir.I32, planPerThread)
-		heldJump := b.Array("held_jump", ir.I32, planPerThread)
-		// each runs f for every sequence this thread plans.
-		each := func(f func(s dsl.Val, j dsl.Val)) {
-			b.Unrolled("j", 0, planPerThread, func(j dsl.Val) {
-				s := b.Let("s", j.Mul(planThreads).Add(lid))
-				b.If(s.Lt(nSeqs), func() { f(s, j) })
+	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
+		copies := b.Var("copies", b.Bool(true))
+		b.IfElse(nSeqs.Gt(planMax), func() {
+			b.Comment("too many sequences to plan: every aliasing row is copied")
+			writer := b.Var("writer", b.GroupID(0).Eq(0))
+			b.For("u", b.U32(0), s, func(u dsl.Val) {
+				b.If(target(u).Ge(0), func() { writer.Set(b.Bool(false)) })
 			})
-		}
-		each(func(s, _ dsl.Val) {
-			next.Set(s, target(s))
-			prev.Set(s, b.I32(-1))
-		})
-		b.Barrier()
-
-		b.Comment("a row read by several sequences keeps its lowest reader; the others read scratch")
-		each(func(s, j dsl.Val) {
-			t := b.Let("t", next.At(s))
-			kept := b.Var("kept", t.Ge(0))
-			b.If(kept.Get(), func() {
-				b.For("u", b.U32(0), s, func(u dsl.Val) {
-					b.If(next.At(u).Eq(t), func() { kept.Set(b.Bool(false)) })
+			b.If(writer.Get(), func() {
+				b.ForStep("t", lid, nSeqs, b.U32(planThreads), func(t dsl.Val) {
+					plan.Store(t, b.Select(target(t).Ge(0), b.I32(3), b.I32(2)))
 				})
 			})
-			held.Set(j, b.Select(kept.Get(), t, b.Select(t.Ge(0), b.I32(-2), b.I32(-1))))
+		}, func() {
+			planSegments(b, lid, nSeqs, seg, plan, s, copies, target)
 		})
-		b.Barrier()
-		each(func(s, j dsl.Val) {
-			t := b.Let("t", held.At(j))
-			next.Set(s, t)
-			b.If(t.Ge(0), func() { prev.Set(t.U32(), s.I32()) })
-		})
-		b.Barrier()
+		b.If(copies.Get(), func() { copyRow(b, cache, scratch, src, s, rowLen, groups) })
+	})
+	return b.Build()
+}
 
-		// jumpRounds doubles jump[] planRounds times, combining val[] with
-		// combine(own, the jumped-to's) on the way.
-		jumpRounds := func(combine func(own, far dsl.Val) dsl.Val) {
-			b.For("round", 0, planRounds, func(dsl.Val) {
-				each(func(s, j dsl.Val) {
-					to := b.Let("to", jump.At(s))
-					held.Set(j, val.At(s))
+// planSegments plans in shared memory (the steps of buildChainGather),
+// sets copies to whether sequence s reads scratch, and has the first
+// workgroup of the lowest aliasing sequence store the plan.
+func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, s dsl.Val, copies dsl.Mut, target func(dsl.Val) dsl.Val) {
+	next := b.SharedArray("next", ir.I32, planMax)
+	prev := b.SharedArray("prev", ir.I32, planMax)
+	jump := b.SharedArray("jump", ir.I32, planMax)
+	val := b.SharedArray("val", ir.I32, planMax)
+	held := b.Array("held", ir.I32, planPerThread)
+	heldJump := b.Array("held_jump", ir.I32, planPerThread)
+	// each runs f for every sequence this thread plans.
+	each := func(f func(u dsl.Val, j dsl.Val)) {
+		b.Unrolled("j", 0, planPerThread, func(j dsl.Val) {
+			u := b.Let("u", j.Mul(planThreads).Add(lid))
+			b.If(u.Lt(nSeqs), func() { f(u, j) })
+		})
+	}
+	each(func(u, _ dsl.Val) {
+		next.Set(u, target(u))
+		prev.Set(u, b.I32(-1))
+	})
+	b.Barrier()
+	b.Comment("the plan's writer: the first workgroup of the lowest aliasing sequence")
+	writer := b.Var("writer", b.GroupID(0).Eq(0))
+	b.For("v", b.U32(0), s, func(v dsl.Val) {
+		b.If(next.At(v).Ge(0), func() { writer.Set(b.Bool(false)) })
+	})
+
+	b.Comment("a row read by several sequences keeps its lowest reader; the others read scratch")
+	each(func(u, j dsl.Val) {
+		t := b.Let("t", next.At(u))
+		kept := b.Var("kept", t.Ge(0))
+		b.If(kept.Get(), func() {
+			b.For("v", b.U32(0), u, func(v dsl.Val) {
+				b.If(next.At(v).Eq(t), func() { kept.Set(b.Bool(false)) })
+			})
+		})
+		held.Set(j, b.Select(kept.Get(), t, b.Select(t.Ge(0), b.I32(-2), b.I32(-1))))
+	})
+	b.Barrier()
+	each(func(u, j dsl.Val) {
+		t := b.Let("t", held.At(j))
+		next.Set(u, t)
+		b.If(t.Ge(0), func() { prev.Set(t.U32(), u.I32()) })
+	})
+	b.Barrier()
+
+	// jumpRounds doubles jump[] until it spans n_seqs, combining val[]
+	// with combine(own, the jumped-to's) on the way.
+	jumpRounds := func(combine func(own, far dsl.Val) dsl.Val) {
+		b.For("round", 0, planRounds, func(round dsl.Val) {
+			b.If(b.U32(1).Shl(round).Lt(nSeqs), func() {
+				each(func(u, j dsl.Val) {
+					to := b.Let("to", jump.At(u))
+					held.Set(j, val.At(u))
 					heldJump.Set(j, to)
 					b.If(to.Ge(0), func() {
-						held.Set(j, combine(val.At(s), val.At(to.U32())))
+						held.Set(j, combine(val.At(u), val.At(to.U32())))
 						heldJump.Set(j, jump.At(to.U32()))
 					})
 				})
 				b.Barrier()
-				each(func(s, j dsl.Val) {
-					val.Set(s, held.At(j))
-					jump.Set(s, heldJump.At(j))
+				each(func(u, j dsl.Val) {
+					val.Set(u, held.At(j))
+					jump.Set(u, heldJump.At(j))
 				})
 				b.Barrier()
 			})
-		}
+		})
+	}
 
-		b.Comment("cycles: after the rounds only a cycle's members still jump; the edge into its lowest is cut")
-		each(func(s, _ dsl.Val) {
-			jump.Set(s, b.Select(next.At(s).Ge(0), next.At(s), b.I32(-1)))
-			val.Set(s, s.I32())
+	b.Comment("cycles: after the rounds only a cycle's members still jump; the edge into its lowest is cut")
+	each(func(u, _ dsl.Val) {
+		jump.Set(u, b.Select(next.At(u).Ge(0), next.At(u), b.I32(-1)))
+		val.Set(u, u.I32())
+	})
+	b.Barrier()
+	jumpRounds(func(own, far dsl.Val) dsl.Val { return b.Select(far.Lt(own), far, own) })
+	each(func(u, _ dsl.Val) {
+		b.If(jump.At(u).Ge(0).AndAlso(val.At(u).Eq(u.I32())), func() {
+			r := b.Let("r", prev.At(u))
+			next.Set(r.U32(), b.I32(-2))
+			prev.Set(u, b.I32(-1))
 		})
-		b.Barrier()
-		jumpRounds(func(own, far dsl.Val) dsl.Val { return b.Select(far.Lt(own), far, own) })
-		each(func(s, _ dsl.Val) {
-			b.If(jump.At(s).Ge(0).AndAlso(val.At(s).Eq(s.I32())), func() {
-				r := b.Let("r", prev.At(s))
-				next.Set(r.U32(), b.I32(-2))
-				prev.Set(s, b.I32(-1))
-			})
-		})
-		b.Barrier()
+	})
+	b.Barrier()
 
-		b.Comment("rank each sequence from its path's head; every seg-th starts a segment, cut from its reader")
-		each(func(s, _ dsl.Val) {
-			jump.Set(s, prev.At(s))
-			val.Set(s, b.Select(prev.At(s).Ge(0), b.I32(1), b.I32(0)))
-		})
-		b.Barrier()
-		jumpRounds(func(own, far dsl.Val) dsl.Val { return own.Add(far) })
-		each(func(s, _ dsl.Val) {
-			rank := b.Let("rank", val.At(s).U32())
-			b.If(rank.Gt(0).AndAlso(rank.Rem(seg).Eq(0)), func() { next.Set(prev.At(s).U32(), b.I32(-2)) })
-		})
-		b.Barrier()
+	b.Comment("rank each sequence from its path's head; every seg-th starts a segment, cut from its reader")
+	each(func(u, _ dsl.Val) {
+		jump.Set(u, prev.At(u))
+		val.Set(u, b.Select(prev.At(u).Ge(0), b.I32(1), b.I32(0)))
+	})
+	b.Barrier()
+	jumpRounds(func(own, far dsl.Val) dsl.Val { return own.Add(far) })
+	each(func(u, _ dsl.Val) {
+		rank := b.Let("rank", val.At(u).U32())
+		b.If(rank.Gt(0).AndAlso(rank.Rem(seg).Eq(0)), func() { next.Set(prev.At(u).U32(), b.I32(-2)) })
+	})
+	b.Barrier()
+	copies.Set(next.At(s).Eq(-2))
 
+	b.If(writer.Get(), func() {
 		b.Comment("a segment's first walks it for its length")
-		each(func(s, _ dsl.Val) {
+		each(func(u, _ dsl.Val) {
 			n := b.Var("len", b.I32(0))
-			b.If(val.At(s).U32().Rem(seg).Eq(0), func() {
+			b.If(val.At(u).U32().Rem(seg).Eq(0), func() {
 				n.Set(b.I32(1))
-				at := b.Var("at", next.At(s))
+				at := b.Var("at", next.At(u))
 				b.For("k", b.U32(1), seg, func(dsl.Val) {
 					b.If(at.Get().Ge(0), func() {
 						n.Set(n.Get().Add(1))
@@ -177,10 +223,25 @@ func buildChainPlan(name, idsRole string) (*ir.Kernel, error) {
 					})
 				})
 			})
-			plan.Store(s, n.Get().Mul(2).Add(b.Select(next.At(s).Eq(-2), b.I32(1), b.I32(0))))
+			plan.Store(u, n.Get().Mul(2).Add(b.Select(next.At(u).Eq(-2), b.I32(1), b.I32(0))))
 		})
 	})
-	return b.Build()
+}
+
+// anyAliases is true, for the whole workgroup, where some sequence reads
+// another's destination row (threads: the workgroup's size, lid the
+// thread's linear index): the chained compute kernels read the plan only
+// then, since the chain gather writes it only then.
+func anyAliases(b *dsl.Builder, lid, threads dsl.Val, ids dsl.Buf, rsHead, nSeqs dsl.Val) dsl.Val {
+	flag := b.SharedArray("aliased", ir.I32, 1)
+	b.If(lid.Eq(0), func() { flag.Set(0, b.I32(0)) })
+	b.Barrier()
+	b.ForStep("t", lid, nSeqs, threads, func(t dsl.Val) {
+		src := b.Let("src", ids.Load(t))
+		b.If(aliasesDestination(b, src, t, rsHead, nSeqs), func() { flag.Set(0, b.I32(1)) })
+	})
+	b.Barrier()
+	return b.Let("aliased", flag.At(0).Ne(0))
 }
 
 // readsScratch is true where the plan has sequence s read scratch (the

@@ -162,13 +162,11 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	// As for GDN: op D's compute waits for its gather only where it must.
 	b.DepRelease()
 	switch mode {
-	case convIds:
+	case convIds, convIdsChained:
 		waitWithoutGather(b, nSeqs)
 	case convShared:
 		b.If(idsFlag.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
 	default:
-		// the chained kernel: its plan, its scratch and every ring its
-		// segment reads are ready once the gather is done
 		b.DepWait()
 	}
 	// vectorRows (ggml-cpu): one lane runs a block of convThreads channels,
@@ -187,7 +185,8 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	} else {
 		c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))
 	}
-	var member dsl.Mut // the chained kernel's current sequence
+	var member dsl.Mut  // the chained kernel's current sequence
+	var aliased dsl.Val // the chained kernel: some source aliases (it reads the plan)
 	if !batched && !chained {
 		s = b.Let("s", b.GroupID(1))
 	}
@@ -243,7 +242,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			}
 			loadOwn := func() { loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1))) }
 			loadChained := func() {
-				b.IfElse(readsScratch(b, plan, s),
+				b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
 					func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) },
 					func() {
 						src := b.Let("src", ids.Load(s))
@@ -301,10 +300,22 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		}
 	}
 	if chained {
-		b.Comment("run the segment this sequence starts, if any: each member reads the ring the next one writes")
+		// With no source aliasing the chain gather wrote no plan: every
+		// sequence is a segment of one, as in the two-phase kernel.
 		first := b.Let("first", b.GroupID(1))
+		threads := b.U32(convThreads)
+		if st.vectorRows {
+			threads = b.U32(1)
+		}
+		aliased = anyAliases(b, b.LocalID(0), threads, ids, rsHead, nSeqs)
+		segLen := b.Var("seg_len", b.U32(1))
+		b.If(aliased, func() {
+			b.DepWait() // the plan, scratch and the rings the segment reads are ready
+			segLen.Set(plan.Load(first).U32().Shr(1))
+		})
+		b.Comment("run the segment this sequence starts, if any: each member reads the ring the next one writes")
 		member = b.Var("member", first)
-		b.For("m", b.U32(0), plan.Load(first).U32().Shr(1), func(dsl.Val) {
+		b.For("m", b.U32(0), segLen.Get(), func(dsl.Val) {
 			sequence()
 			member.Set(ids.Load(s).U32().Sub(rsHead))
 		})

@@ -38,10 +38,7 @@ const (
 //
 // cacheRole and idsRole name the node's srcs the gather reads (its op's
 // cache and ids slots): the glue binds the buffers by them.
-//
-// planned: the chain gather (ops/chain.go), which copies the rows the plan
-// marks instead.
-func buildGather(name, cacheRole, idsRole string, planned bool) (*ir.Kernel, error) {
+func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
@@ -49,15 +46,9 @@ func buildGather(name, cacheRole, idsRole string, planned bool) (*ir.Kernel, err
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
 	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
 	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
-	var plan dsl.Buf
-	if planned {
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: 2*len + copy per sequence")
-	}
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
-	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)
-	perRow := nSeqs.Add(gatherMaxGroups - 1).Div(nSeqs) // ceil(gatherMaxGroups / n_seqs) >= 1
-	groups := b.Select(chunks.Lt(perRow), chunks, perRow)
+	groups := gatherGroups(b, rowLen, nSeqs)
 	b.Grid(groups, nSeqs, 1)
 
 	// Wait for the dispatches before, then let the compute dispatch start:
@@ -67,28 +58,36 @@ func buildGather(name, cacheRole, idsRole string, planned bool) (*ir.Kernel, err
 	b.DepRelease()
 	s := b.Let("s", b.GroupID(1))
 	src := b.Let("src", ids.Load(s))
-	copies := aliasesDestination(b, src, s, rsHead, nSeqs)
-	if planned {
-		copies = readsScratch(b, plan, s)
-	}
-	b.If(copies, func() {
-		from := b.Let("from", cacheRow(src, rowLen))
-		to := b.Let("to", s.Mul(rowLen))
-		stride := b.Let("stride", groups.Mul(gatherChunk))
-		first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
-		vals := b.Array("vals", ir.F32, gatherPerThread)
-		b.ForStep("c", first, rowLen, stride, func(c dsl.Val) {
-			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
-				e := c.Add(j.Mul(gatherThreads))
-				b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e.U64()))) })
-			})
-			b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
-				e := c.Add(j.Mul(gatherThreads))
-				b.If(e.Lt(rowLen), func() { scratch.Store(to.Add(e), vals.At(j)) })
-			})
+	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() { copyRow(b, cache, scratch, src, s, rowLen, groups) })
+	return b.Build()
+}
+
+// gatherGroups is the number of workgroups per row: up to
+// ceil(gatherMaxGroups / n_seqs), at most one per chunk.
+func gatherGroups(b *dsl.Builder, rowLen, nSeqs dsl.Val) dsl.Val {
+	chunks := rowLen.Add(gatherChunk - 1).Div(gatherChunk)
+	perRow := nSeqs.Add(gatherMaxGroups - 1).Div(nSeqs) // ceil(gatherMaxGroups / n_seqs) >= 1
+	return b.Select(chunks.Lt(perRow), chunks, perRow)
+}
+
+// copyRow is a workgroup's share of copying cache row src into scratch row
+// s, in chunks of gatherChunk, all loads before the stores.
+func copyRow(b *dsl.Builder, cache, scratch dsl.Buf, src, s, rowLen, groups dsl.Val) {
+	from := b.Let("from", cacheRow(src, rowLen))
+	to := b.Let("to", s.Mul(rowLen))
+	stride := b.Let("stride", groups.Mul(gatherChunk))
+	first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
+	vals := b.Array("vals", ir.F32, gatherPerThread)
+	b.ForStep("c", first, rowLen, stride, func(c dsl.Val) {
+		b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
+			e := c.Add(j.Mul(gatherThreads))
+			b.If(e.Lt(rowLen), func() { vals.Set(j, cache.Load(from.Add(e.U64()))) })
+		})
+		b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
+			e := c.Add(j.Mul(gatherThreads))
+			b.If(e.Lt(rowLen), func() { scratch.Store(to.Add(e), vals.At(j)) })
 		})
 	})
-	return b.Build()
 }
 
 // aliasesDestination is true when sequence s reads a row that another

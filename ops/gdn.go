@@ -156,18 +156,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	// start, and which waits for the gather itself only where it must.
 	b.DepRelease()
 	switch mode {
-	case gdnInplaceIds:
+	case gdnInplaceIds, gdnInplaceIdsChained:
 		waitWithoutGather(b, nSeqs)
 	case gdnShared:
 		b.If(withIds.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
 	default:
-		// the chained kernel: its plan, its scratch and every row its
-		// segment reads are ready once the gather is done
 		b.DepWait()
 	}
 	h := b.Let("h", b.GroupID(0))
 	var s dsl.Val
-	var member dsl.Mut // the chained kernel's current sequence
+	var member dsl.Mut  // the chained kernel's current sequence
+	var aliased dsl.Val // the chained kernel: some source aliases (it reads the plan)
 	sequence := func() {
 		switch {
 		case mode == gdnInplaceIdsChained:
@@ -253,7 +252,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				})
 		}
 		loadChained := func() {
-			b.IfElse(readsScratch(b, plan, s),
+			b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
 				func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) },
 				func() {
 					src := b.Let("src", ids.Load(s))
@@ -509,10 +508,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		sequence()
 		return b.Build()
 	}
-	b.Comment("run the segment this sequence starts, if any: each member reads the row the next one writes")
+	// With no source aliasing the chain gather wrote no plan: every
+	// sequence is a segment of one, as in the two-phase kernel.
 	first := b.Let("first", b.GroupID(1))
+	aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
+	segLen := b.Var("seg_len", b.U32(1))
+	b.If(aliased, func() {
+		b.DepWait() // the plan, scratch and the rows the segment reads are ready
+		segLen.Set(plan.Load(first).U32().Shr(1))
+	})
+	b.Comment("run the segment this sequence starts, if any: each member reads the row the next one writes")
 	member = b.Var("member", first)
-	b.For("m", b.U32(0), plan.Load(first).U32().Shr(1), func(dsl.Val) {
+	b.For("m", b.U32(0), segLen.Get(), func(dsl.Val) {
 		sequence()
 		member.Set(ids.Load(s).U32().Sub(rsHead))
 	})

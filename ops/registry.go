@@ -69,18 +69,15 @@ var registry = []*Op{
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
 	{Name: "gated_delta_net_gather", Fusion: "B", Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("gated_delta_net_gather", "src5", "src7", false)
+		return buildGather("gated_delta_net_gather", "src5", "src7")
 	}},
 	{Name: "gated_delta_net_gather_rows", Fusion: "B", Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
 	}},
-	{Name: "gated_delta_net_chain_plan", Fusion: "B", Summary: "op B's chained schedule, phase 1: the segments of the ids chains (ops/chain.go)", build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildChainPlan("gated_delta_net_chain_plan", "src7")
+	{Name: "gated_delta_net_chain_gather", Fusion: "B", Summary: "op B's chained schedule, phase 1: plan the segments of the ids chains, copy the prior states they cut to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildChainGather("gated_delta_net_chain_gather", "src5", "src7")
 	}},
-	{Name: "gated_delta_net_chain_gather", Fusion: "B", Summary: "op B's chained schedule, phase 2: copy the prior states the plan marks to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("gated_delta_net_chain_gather", "src5", "src7", true)
-	}},
-	{Name: "gated_delta_net_inplace_ids_chained", Fusion: "B", Summary: "op B's chained schedule, phase 3: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
+	{Name: "gated_delta_net_inplace_ids_chained", Fusion: "B", Summary: "op B's chained schedule, phase 2: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_chained", gdnInplaceIdsChained, a)
 	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
@@ -96,18 +93,15 @@ var registry = []*Op{
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
 	}},
 	{Name: "ssm_conv_gather", Fusion: "D", Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("ssm_conv_gather", "src0", "src4", false)
+		return buildGather("ssm_conv_gather", "src0", "src4")
 	}},
 	{Name: "ssm_conv_gather_rows", Fusion: "D", Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")
 	}},
-	{Name: "ssm_conv_chain_plan", Fusion: "D", Summary: "op D's chained schedule, phase 1: the segments of the ids chains (ops/chain.go)", build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildChainPlan("ssm_conv_chain_plan", "src4")
+	{Name: "ssm_conv_chain_gather", Fusion: "D", Summary: "op D's chained schedule, phase 1: plan the segments of the ids chains, copy the taps they cut to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildChainGather("ssm_conv_chain_gather", "src0", "src4")
 	}},
-	{Name: "ssm_conv_chain_gather", Fusion: "D", Summary: "op D's chained schedule, phase 2: copy the taps the plan marks to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("ssm_conv_chain_gather", "src0", "src4", true)
-	}},
-	{Name: "ssm_conv_update_inplace_ids_chained", Fusion: "D", Summary: "op D's chained schedule, phase 3: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
+	{Name: "ssm_conv_update_inplace_ids_chained", Fusion: "D", Summary: "op D's chained schedule, phase 2: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_chained", convIdsChained, a)
 	}},
 }

@@ -100,4 +100,4 @@ const SharedGatherName = "state_gather"
 // two names (buildGather), so upstream gets it once, under this name. Its
 // cache and ids are different srcs for the two ops, so its roles name no
 // slot: the glue binds it as the op's own gather is bound.
-func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName, "cache", "ids", false) }
+func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName, "cache", "ids") }

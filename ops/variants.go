@@ -267,7 +267,7 @@ func table() []Variant {
 	out = append(out, V("gated_delta_net_gather").NotOnBackends("cpu"), V("ssm_conv_gather").NotOnBackends("cpu"),
 		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn("cpu"), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn("cpu"))
 	if chain := tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
-		for _, op := range []string{"gated_delta_net_chain_plan", "gated_delta_net_chain_gather", "ssm_conv_chain_plan", "ssm_conv_chain_gather"} {
+		for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
 			out = append(out, V(op).OnlyOn(chain...))
 		}
 	}

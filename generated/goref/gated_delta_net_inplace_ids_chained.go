@@ -121,6 +121,11 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	seg_len := make([]uint32, kgN)
 	member := make([]uint32, kgN)
 	s := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
@@ -161,14 +166,41 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
-					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					seg_len[kgTid] = 1
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+					}
+					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
 				}
-				for m := uint32(0); m < (uint32(plan[first[0]]) >> 1); m += 1 {
+				for m := uint32(0); m < seg_len[0]; m += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -179,7 +211,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s[kgTid]] & 1) != 0 {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -188,13 +220,13 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 							}
 						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -202,24 +234,24 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
 					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 						}
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -425,6 +457,11 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	seg_len := make([]uint32, kgN)
 	member := make([]uint32, kgN)
 	s := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
@@ -462,14 +499,41 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
-					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					seg_len[kgTid] = 1
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+					}
+					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
 				}
-				for m := uint32(0); m < (uint32(plan[first[0]]) >> 1); m += 1 {
+				for m := uint32(0); m < seg_len[0]; m += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -480,7 +544,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s[kgTid]] & 1) != 0 {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -489,13 +553,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 							}
 						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -503,24 +567,24 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
 					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 						}
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -687,6 +751,11 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	seg_len := make([]uint32, kgN)
 	member := make([]uint32, kgN)
 	s := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
@@ -727,14 +796,41 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
-					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					seg_len[kgTid] = 1
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+					}
+					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
 				}
-				for m := uint32(0); m < (uint32(plan[first[0]]) >> 1); m += 1 {
+				for m := uint32(0); m < seg_len[0]; m += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -745,7 +841,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s[kgTid]] & 1) != 0 {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -754,13 +850,13 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 							}
 						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -768,24 +864,24 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
 					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								var i_3 uint32 = ((lane[kgTid] * R) + r_3)
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 						}
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -955,6 +1051,11 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	seg_len := make([]uint32, kgN)
 	member := make([]uint32, kgN)
 	s := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
@@ -995,14 +1096,41 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
-					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					seg_len[kgTid] = 1
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+					}
+					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
 				}
-				for m := uint32(0); m < (uint32(plan[first[0]]) >> 1); m += 1 {
+				for m := uint32(0); m < seg_len[0]; m += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1013,7 +1141,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s[kgTid]] & 1) != 0 {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -1022,13 +1150,13 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 							}
 						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -1036,24 +1164,24 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
 					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 						}
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1223,6 +1351,11 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	seg_len := make([]uint32, kgN)
 	member := make([]uint32, kgN)
 	s := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
@@ -1260,14 +1393,41 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
-					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					seg_len[kgTid] = 1
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+					}
+					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
 				}
-				for m := uint32(0); m < (uint32(plan[first[0]]) >> 1); m += 1 {
+				for m := uint32(0); m < seg_len[0]; m += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1278,7 +1438,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s[kgTid]] & 1) != 0 {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -1287,13 +1447,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 							}
 						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -1301,24 +1461,24 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
 					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 						}
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1480,6 +1640,11 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
+	h := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
@@ -1496,55 +1661,82 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var h uint32 = uint32(kgGX)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					h[kgTid] = uint32(kgGX)
+					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
 						var col0 uint32 = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						var hq uint32 = (h % neq1)
+						var hq uint32 = (h[kgTid] % neq1)
 						var sq uint32 = (s / rq3)
 						var block uint32 = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s] & 1) != 0 {
+						if aliased_1 && ((plan[s] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0 + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s * H) + h) * block) + (col * S_v)) + r)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s * H) + h[kgTid]) * block) + (col * S_v)) + r)]
 								}
 							}
 						} else {
-							var src int32 = ids[s]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0 + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h * block)) + (col_1 * S_v)) + r_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
 									}
 								}
 							} else {
 								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 									var col_2 uint32 = (col0 + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h)) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
 									}
 								}
 							}
 						}
-						for t := uint32(0); t < n_tokens; t += 1 {
-							var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
+						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
 							}
-							var g_off uint32 = (((s * sg3) + (t * sg2)) + (h * sg1))
-							var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h * sb1))]
-							var v_off uint32 = (((s * sv3) + (t * sv2)) + (h * sv1))
-							var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
+							var g_off uint32 = (((s * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							var beta_t float32 = beta[(((s * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							var v_off uint32 = (((s * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							var attn_off uint32 = (((((s * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 							if KDA {
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 									var e float32 = rt.ExpNative(g[(g_off + r_4)])
@@ -1572,7 +1764,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 							}
 						}
 						// write the final state
-						var final_off uint32 = ((s * sd1) + (h * block))
+						var final_off uint32 = ((s * sd1) + (h[kgTid] * block))
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							var col_4 uint32 = (col0 + (cc_4 * NW))
 							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
@@ -1654,6 +1846,11 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	seg_len := make([]uint32, kgN)
 	member := make([]uint32, kgN)
 	s := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
@@ -1694,14 +1891,41 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
 					h[kgTid] = uint32(kgGX)
-					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					first[kgTid] = uint32(kgGY)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					seg_len[kgTid] = 1
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+					}
+					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
 				}
-				for m := uint32(0); m < (uint32(plan[first[0]]) >> 1); m += 1 {
+				for m := uint32(0); m < seg_len[0]; m += 1 {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1712,7 +1936,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if (plan[s[kgTid]] & 1) != 0 {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -1721,13 +1945,13 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 							}
 						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							var src_1 int32 = ids[s[kgTid]]
+							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -1735,24 +1959,24 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
 					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
 								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
 								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
 								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 						}
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {

@@ -1045,47 +1045,6 @@ func runGatedDeltaNetGatherRows(arith string, params map[string]int64, args map[
 	}
 	return GatedDeltaNetGatherRows(arith, p, a, b)
 }
-func runGatedDeltaNetChainPlan(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p GatedDeltaNetChainPlanParams
-	var a GatedDeltaNetChainPlanArgs
-	var b GatedDeltaNetChainPlanBuffers
-	{
-		v, ok := args["n_seqs"]
-		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_plan: arg n_seqs not set")
-		}
-		a.NSeqs = v
-	}
-	{
-		v, ok := args["rs_head"]
-		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_plan: arg rs_head not set")
-		}
-		a.RsHead = v
-	}
-	{
-		v, ok := args["seg"]
-		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_plan: arg seg not set")
-		}
-		a.Seg = v
-	}
-	{
-		v, ok := bufs["ids"].([]int32)
-		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_plan: buffer ids must be a []int32, got %T", bufs["ids"])
-		}
-		b.Ids = v
-	}
-	{
-		v, ok := bufs["plan"].([]int32)
-		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_plan: buffer plan must be a []int32, got %T", bufs["plan"])
-		}
-		b.Plan = v
-	}
-	return GatedDeltaNetChainPlan(arith, p, a, b)
-}
 func runGatedDeltaNetChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p GatedDeltaNetChainGatherParams
 	var a GatedDeltaNetChainGatherArgs
@@ -1110,6 +1069,13 @@ func runGatedDeltaNetChainGather(arith string, params map[string]int64, args map
 			return fmt.Errorf("gated_delta_net_chain_gather: arg rs_head not set")
 		}
 		a.RsHead = v
+	}
+	{
+		v, ok := args["seg"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_chain_gather: arg seg not set")
+		}
+		a.Seg = v
 	}
 	{
 		v, ok := bufs["cache"].([]float32)
@@ -1953,47 +1919,6 @@ func runSsmConvGatherRows(arith string, params map[string]int64, args map[string
 	}
 	return SsmConvGatherRows(arith, p, a, b)
 }
-func runSsmConvChainPlan(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p SsmConvChainPlanParams
-	var a SsmConvChainPlanArgs
-	var b SsmConvChainPlanBuffers
-	{
-		v, ok := args["n_seqs"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_plan: arg n_seqs not set")
-		}
-		a.NSeqs = v
-	}
-	{
-		v, ok := args["rs_head"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_plan: arg rs_head not set")
-		}
-		a.RsHead = v
-	}
-	{
-		v, ok := args["seg"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_plan: arg seg not set")
-		}
-		a.Seg = v
-	}
-	{
-		v, ok := bufs["ids"].([]int32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_plan: buffer ids must be a []int32, got %T", bufs["ids"])
-		}
-		b.Ids = v
-	}
-	{
-		v, ok := bufs["plan"].([]int32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_plan: buffer plan must be a []int32, got %T", bufs["plan"])
-		}
-		b.Plan = v
-	}
-	return SsmConvChainPlan(arith, p, a, b)
-}
 func runSsmConvChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvChainGatherParams
 	var a SsmConvChainGatherArgs
@@ -2018,6 +1943,13 @@ func runSsmConvChainGather(arith string, params map[string]int64, args map[strin
 			return fmt.Errorf("ssm_conv_chain_gather: arg rs_head not set")
 		}
 		a.RsHead = v
+	}
+	{
+		v, ok := args["seg"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_chain_gather: arg seg not set")
+		}
+		a.Seg = v
 	}
 	{
 		v, ok := bufs["cache"].([]float32)
@@ -2195,7 +2127,6 @@ func runSsmConvUpdateInplaceIdsChained(arith string, params map[string]int64, ar
 var Run = map[string]func(string, map[string]int64, map[string]uint32, map[string]any) error{
 	"gated_delta_net":                     runGatedDeltaNet,
 	"gated_delta_net_chain_gather":        runGatedDeltaNetChainGather,
-	"gated_delta_net_chain_plan":          runGatedDeltaNetChainPlan,
 	"gated_delta_net_gather":              runGatedDeltaNetGather,
 	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
@@ -2204,7 +2135,6 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
 	"ssm_conv":                            runSsmConv,
 	"ssm_conv_chain_gather":               runSsmConvChainGather,
-	"ssm_conv_chain_plan":                 runSsmConvChainPlan,
 	"ssm_conv_gather":                     runSsmConvGather,
 	"ssm_conv_gather_rows":                runSsmConvGatherRows,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,

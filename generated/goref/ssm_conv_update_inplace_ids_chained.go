@@ -69,6 +69,12 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -78,37 +84,61 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var taps uint32 = (d_conv - 1)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						if c < n_ch {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c*w1)+j_3)], y)
+								y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c[kgTid]*w1)+j_3)], y)
 							}
 							y = (y + 0.0)
 							var out float32 = y
@@ -149,9 +179,9 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 								var silu float32 = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
 								out = silu
 							}
-							dst[((s * d2) + c)] = out
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
-							for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
 								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 							}
 						}
@@ -194,6 +224,12 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -203,37 +239,61 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var taps uint32 = (d_conv - 1)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						if c < n_ch {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
 							}
 							y = (y + 0.0)
 							var out float32 = y
@@ -241,9 +301,9 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
 								out = silu
 							}
-							dst[((s * d2) + c)] = out
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
-							for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
 								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 							}
 						}
@@ -286,6 +346,12 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -295,43 +361,67 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var taps uint32 = (d_conv - 1)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						if c < n_ch {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							if (d_conv % 4) == 0 {
 								for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 									var j_3 uint32 = (j4 * 4)
-									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
+									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c[kgTid]*w1)+(j_3+0))], conv_kernel[((c[kgTid]*w1)+(j_3+1))], conv_kernel[((c[kgTid]*w1)+(j_3+2))], conv_kernel[((c[kgTid]*w1)+(j_3+3))]))
 								}
 							} else {
 								for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
-									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
+									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c[kgTid]*w1)+j_4)]))
 								}
 							}
 							var out float32 = y
@@ -339,9 +429,9 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
 								out = silu
 							}
-							dst[((s * d2) + c)] = out
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
-							for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							for j_5 := uint32(0); j_5 < taps[kgTid]; j_5 += 1 {
 								conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 							}
 						}
@@ -384,6 +474,12 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -393,43 +489,67 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var taps uint32 = (d_conv - 1)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						if c < n_ch {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							if d_conv == 4 {
 								for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 									var j_3 uint32 = (j4 * 4)
-									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
+									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c[kgTid]*w1)+(j_3+0))], conv_kernel[((c[kgTid]*w1)+(j_3+1))], conv_kernel[((c[kgTid]*w1)+(j_3+2))], conv_kernel[((c[kgTid]*w1)+(j_3+3))]))
 								}
 							} else {
 								for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
-									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
+									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c[kgTid]*w1)+j_4)]))
 								}
 							}
 							var out float32 = y
@@ -437,9 +557,9 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
 								out = silu
 							}
-							dst[((s * d2) + c)] = out
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
-							for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							for j_5 := uint32(0); j_5 < taps[kgTid]; j_5 += 1 {
 								conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 							}
 						}
@@ -482,6 +602,12 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -491,46 +617,70 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var taps uint32 = (d_conv - 1)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						if c < n_ch {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
 							}
 							var out float32 = y
 							if SILU {
 								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
 								out = silu
 							}
-							dst[((s * d2) + c)] = out
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
-							for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
 								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 							}
 						}
@@ -573,9 +723,16 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c0 := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	block_len := make([]uint32, kgN)
 	actLen := int(128)
 	act := make([]float32, kgN*actLen)
 	_ = act
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -583,53 +740,78 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c0 uint32 = (uint32(kgGX) * 128)
-					var taps uint32 = (d_conv - 1)
-					var left uint32 = (n_ch - c0)
-					var block_len uint32 = rt.SelU32((left < 128), left, 128)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c0[kgTid] = (uint32(kgGX) * 128)
+					taps[kgTid] = (d_conv - 1)
+					var left uint32 = (n_ch - c0[kgTid])
+					block_len[kgTid] = rt.SelU32((left < 128), left, 128)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 1 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						for c := uint32(c0); c < (c0 + block_len); c += 1 {
+						for c := uint32(c0[kgTid]); c < (c0[kgTid] + block_len[kgTid]); c += 1 {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
+							var ring_off uint32 = ((s * sd1) + (c * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c)]
 							var y float32 = 0.0
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
 								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 							}
 							if SILU {
-								act[kgTid*actLen+int((c-c0))] = y
+								act[kgTid*actLen+int((c-c0[kgTid]))] = y
 							} else {
 								dst[((s * d2) + c)] = y
 							}
 							// shift the window by one token into the ring
-							for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
 								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 							}
 						}
 						if SILU {
-							rt.VecSilu(dst[int(((s*d2)+c0)):int(((s*d2)+c0))+int(block_len)], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len)])
+							rt.VecSilu(dst[int(((s*d2)+c0[kgTid])):int(((s*d2)+c0[kgTid]))+int(block_len[kgTid])], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len[kgTid])])
 						}
 						member = (uint32(ids[s]) - rs_head)
 					}
@@ -670,6 +852,12 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -679,43 +867,67 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var taps uint32 = (d_conv - 1)
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var src int32 = ids[t]
+						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var first uint32 = uint32(kgGY)
-					var member uint32 = first
-					for m := uint32(0); m < (uint32(plan[first]) >> 1); m += 1 {
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						if c < n_ch {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps))
-							if (plan[s] & 1) != 0 {
-								for j := uint32(0); j < taps; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 1) != 0) {
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps)) + j_1)]
+								var src_1 int32 = ids[s]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
-									for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							if (d_conv % 4) == 0 {
 								for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 									var j_3 uint32 = (j4 * 4)
-									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
+									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c[kgTid]*w1)+(j_3+0))], conv_kernel[((c[kgTid]*w1)+(j_3+1))], conv_kernel[((c[kgTid]*w1)+(j_3+2))], conv_kernel[((c[kgTid]*w1)+(j_3+3))]))
 								}
 							} else {
 								for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
-									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
+									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c[kgTid]*w1)+j_4)]))
 								}
 							}
 							var out float32 = y
@@ -723,9 +935,9 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
 								out = silu
 							}
-							dst[((s * d2) + c)] = out
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
-							for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							for j_5 := uint32(0); j_5 < taps[kgTid]; j_5 += 1 {
 								conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 							}
 						}

@@ -118,15 +118,13 @@ const (
 	convChainedOp = "ssm_conv_update_inplace_ids_chained"
 )
 
-// chain adds the chained schedule's launches of op family (plan, chain
-// gather, compute) for n sequences of rows of row elements.
+// chain adds the chained schedule's launches of op family (the chain
+// gather, which plans, then the compute kernel) for n sequences of rows of
+// row elements.
 func (b *builder) chain(family string, row, n, rsHead int, args map[string]int64) error {
-	b.i32("plan", n)
-	seg := map[string]int64{"n_seqs": int64(n), "rs_head": int64(rsHead), "seg": args["seg"]}
-	if err := b.launch(family+"_chain_plan", seg, nil); err != nil {
-		return err
-	}
-	if err := b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	b.plan(n)
+	err := b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead), "seg": args["seg"]}, nil)
+	if err != nil {
 		return err
 	}
 	compute := chainedOp
@@ -137,9 +135,9 @@ func (b *builder) chain(family string, row, n, rsHead int, args map[string]int64
 	return b.launch(compute, args, nil)
 }
 
-// chainPlan is a case of a chain plan alone (with the chain gather when
-// gather): many sequences, ids drawn to make cycles, paths and shared rows.
-func (b *builder) chainPlan(family string, gather bool) error {
+// chainGather is a case of a chain gather alone: many sequences, ids drawn
+// to make cycles, paths and shared rows.
+func (b *builder) chainGather(family string) error {
 	r := b.r
 	n := 1 + r.IntN(300)
 	switch r.IntN(8) {
@@ -151,17 +149,11 @@ func (b *builder) chainPlan(family string, gather bool) error {
 	slots := n + r.IntN(4)
 	rsHead := r.IntN(slots - n + 1)
 	b.chainIds("ids", n, slots, rsHead)
-	b.i32("plan", n)
-	if err := b.launch(family+"_chain_plan", map[string]int64{"n_seqs": int64(n), "rs_head": int64(rsHead), "seg": int64(1 + r.IntN(9))}, nil); err != nil {
-		return err
-	}
-	if !gather {
-		return nil
-	}
 	rowLen := 1 + r.IntN(40)
 	b.f32("cache", slots*rowLen, -1, 1, true)
+	b.plan(n)
 	b.untouched("scratch", n*rowLen)
-	return b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil)
+	return b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead), "seg": int64(1 + r.IntN(9))}, nil)
 }
 
 func (b *builder) conv() error {

@@ -55,19 +55,13 @@ struct vk_op_gated_delta_net_inplace_ids_batched_push_constants {
 };
 static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants) == 80, "vk_op_gated_delta_net_inplace_ids_batched_push_constants must match the shader's push constants");
 
-struct vk_op_gated_delta_net_chain_plan_push_constants {
-    uint32_t n_seqs;
-    uint32_t rs_head;
-    uint32_t seg;
-};
-static_assert(sizeof(vk_op_gated_delta_net_chain_plan_push_constants) == 12, "vk_op_gated_delta_net_chain_plan_push_constants must match the shader's push constants");
-
 struct vk_op_gated_delta_net_chain_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
+    uint32_t seg;
 };
-static_assert(sizeof(vk_op_gated_delta_net_chain_gather_push_constants) == 12, "vk_op_gated_delta_net_chain_gather_push_constants must match the shader's push constants");
+static_assert(sizeof(vk_op_gated_delta_net_chain_gather_push_constants) == 16, "vk_op_gated_delta_net_chain_gather_push_constants must match the shader's push constants");
 
 struct vk_op_gated_delta_net_inplace_ids_chained_push_constants {
     uint32_t H;
@@ -149,19 +143,13 @@ struct vk_op_ssm_conv_update_inplace_ids_batched_push_constants {
 };
 static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_batched_push_constants must match the shader's push constants");
 
-struct vk_op_ssm_conv_chain_plan_push_constants {
-    uint32_t n_seqs;
-    uint32_t rs_head;
-    uint32_t seg;
-};
-static_assert(sizeof(vk_op_ssm_conv_chain_plan_push_constants) == 12, "vk_op_ssm_conv_chain_plan_push_constants must match the shader's push constants");
-
 struct vk_op_ssm_conv_chain_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
+    uint32_t seg;
 };
-static_assert(sizeof(vk_op_ssm_conv_chain_gather_push_constants) == 12, "vk_op_ssm_conv_chain_gather_push_constants must match the shader's push constants");
+static_assert(sizeof(vk_op_ssm_conv_chain_gather_push_constants) == 16, "vk_op_ssm_conv_chain_gather_push_constants must match the shader's push constants");
 
 struct vk_op_ssm_conv_update_inplace_ids_chained_push_constants {
     uint32_t n_ch;
@@ -217,7 +205,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_chain_plan", "gated_delta_net_chain_plan.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_chain_gather", "gated_delta_net_chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -266,7 +253,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "7u"}});
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "8u"}});
-    string_to_spv("ssm_conv_chain_plan", "ssm_conv_chain_plan.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("ssm_conv_chain_gather", "ssm_conv_chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv2_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv2_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
@@ -301,14 +287,12 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     // fused gated-DeltaNet / conv-update pipelines, one per variant
     vk_pipeline pipeline_gated_delta_net_inplace[10];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[8];
-    vk_pipeline pipeline_gated_delta_net_chain_plan[1];
     vk_pipeline pipeline_gated_delta_net_chain_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_chained[8];
     vk_pipeline pipeline_gated_delta_net_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[10];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids_batched[14];
-    vk_pipeline pipeline_ssm_conv_chain_plan[1];
     vk_pipeline pipeline_ssm_conv_chain_gather[1];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids_chained[14];
     vk_pipeline pipeline_ssm_conv_gather[1];
@@ -334,7 +318,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[5], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[6], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[7], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_chain_plan[0], "gated_delta_net_chain_plan", gated_delta_net_chain_plan_len, gated_delta_net_chain_plan_data, "main", 2, sizeof(vk_op_gated_delta_net_chain_plan_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_chain_gather[0], "gated_delta_net_chain_gather", gated_delta_net_chain_gather_len, gated_delta_net_chain_gather_data, "main", 4, sizeof(vk_op_gated_delta_net_chain_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[0], "gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[1], "gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
@@ -383,7 +366,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[11], "ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[12], "ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[13], "ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_chain_plan[0], "ssm_conv_chain_plan", ssm_conv_chain_plan_len, ssm_conv_chain_plan_data, "main", 2, sizeof(vk_op_ssm_conv_chain_plan_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_chain_gather[0], "ssm_conv_chain_gather", ssm_conv_chain_gather_len, ssm_conv_chain_gather_data, "main", 4, sizeof(vk_op_ssm_conv_chain_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[0], "ssm_conv_update_inplace_ids_chained_d_conv2_silu0", ssm_conv_update_inplace_ids_chained_d_conv2_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv2_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[1], "ssm_conv_update_inplace_ids_chained_d_conv2_silu1", ssm_conv_update_inplace_ids_chained_d_conv2_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv2_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
@@ -663,7 +645,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(R);
             const bool one_dispatch = op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 8 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
-            const bool chained = op->src[2]->ne[3] >= 16 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool chained = op->src[2]->ne[3] >= 257 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(chained);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
@@ -726,29 +708,13 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                 }, pc, { H, 1u, (S_v / (NW * CPW)) });
             }
-            // 16 or more sequences, state_dst the cache's rows from rs_head: a plan cuts the ids chains into segments, the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order
-            if (chained) { // gated_delta_net_chain_plan
-                const vk_op_gated_delta_net_chain_plan_push_constants pc = {
-                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
-                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .seg = */ (uint32_t) ((op->src[2]->ne[3] + 3) / 4),
-                };
-                vk_pipeline pipeline = nullptr;
-                if (true) { pipeline = ctx->device->pipeline_gated_delta_net_chain_plan[0]; }
-                GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_chain_plan pipeline for this variant");
-                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
-                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
-                    ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
-                    plan_buf, // plan
-                }, pc, { 1u, 1u, 1u });
-                ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
-            }
-            // 16 or more sequences, state_dst the cache's rows from rs_head: a plan cuts the ids chains into segments, the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
+            // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
                 const vk_op_gated_delta_net_chain_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
+                    /* .seg = */ (uint32_t) ((op->src[2]->ne[3] + 7) / 8),
                 };
                 const uint32_t row_len = pc.row_len;
                 const uint32_t n_seqs = pc.n_seqs;
@@ -764,7 +730,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            // 16 or more sequences, state_dst the cache's rows from rs_head: a plan cuts the ids chains into segments, the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order
+            // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
             if (chained) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
                 GGML_UNUSED(NW);
@@ -950,7 +916,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(SILU);
             const bool one_dispatch = op->src[2]->ne[2] >= 2 && op->src[2]->ne[2] <= 8 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
             GGML_UNUSED(one_dispatch);
-            const bool chained = op->src[2]->ne[2] >= 16 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
+            const bool chained = op->src[2]->ne[2] >= 257 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
             GGML_UNUSED(chained);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
@@ -1001,29 +967,13 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     dst_buf, // dst
                 }, pc, { ((n_ch + 31u) / 32u), 1u, 1u });
             }
-            // 16 or more sequences, conv_state_dst the cache's rows from rs_head: a plan cuts the ids chains into segments, the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order
-            if (chained) { // ssm_conv_chain_plan
-                const vk_op_ssm_conv_chain_plan_push_constants pc = {
-                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
-                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .seg = */ (uint32_t) ((op->src[2]->ne[2] + 3) / 4),
-                };
-                vk_pipeline pipeline = nullptr;
-                if (true) { pipeline = ctx->device->pipeline_ssm_conv_chain_plan[0]; }
-                GGML_ASSERT(pipeline != nullptr && "no ssm_conv_chain_plan pipeline for this variant");
-                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
-                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
-                    ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
-                    plan_buf, // plan
-                }, pc, { 1u, 1u, 1u });
-                ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
-            }
-            // 16 or more sequences, conv_state_dst the cache's rows from rs_head: a plan cuts the ids chains into segments, the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
+            // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[2] >= 2) { // ssm_conv_chain_gather
                 const vk_op_ssm_conv_chain_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
+                    /* .seg = */ (uint32_t) ((op->src[2]->ne[2] + 7) / 8),
                 };
                 const uint32_t row_len = pc.row_len;
                 const uint32_t n_seqs = pc.n_seqs;
@@ -1039,7 +989,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            // 16 or more sequences, conv_state_dst the cache's rows from rs_head: a plan cuts the ids chains into segments, the chain gather copies the rows read across a segment boundary, and a workgroup runs each segment in order
+            // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
             if (chained) { // ssm_conv_update_inplace_ids_chained
                 const vk_op_ssm_conv_update_inplace_ids_chained_push_constants pc = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
