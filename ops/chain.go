@@ -237,8 +237,8 @@ func anyAliases(b *dsl.Builder, lid, threads dsl.Val, ids dsl.Buf, rsHead, nSeqs
 	b.If(lid.Eq(0), func() { flag.Set(0, b.I32(0)) })
 	b.Barrier()
 	b.ForStep("t", lid, nSeqs, threads, func(t dsl.Val) {
-		src := b.Let("src", ids.Load(t))
-		b.If(aliasesDestination(b, src, t, rsHead, nSeqs), func() { flag.Set(0, b.I32(1)) })
+		id := b.Let("id", ids.Load(t))
+		b.If(aliasesDestination(b, id, t, rsHead, nSeqs), func() { flag.Set(0, b.I32(1)) })
 	})
 	b.Barrier()
 	return b.Let("aliased", flag.At(0).Ne(0))

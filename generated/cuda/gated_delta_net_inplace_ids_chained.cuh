@@ -54,8 +54,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     }
     __syncthreads();
     for (uint32_t t = threadIdx.y * W + threadIdx.x; t < n_seqs; t += W * NW) {
-        const int32_t src = ids[t];
-        if (!(src == (int32_t) (rs_head + t)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        const int32_t id = ids[t];
+        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -88,15 +88,15 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                 }
             }
         } else {
-            const int32_t src_1 = ids[s];
-            if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+            const int32_t src = ids[s];
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                     const uint32_t col_1 = col0 + cc_1 * NW;
                     #pragma unroll
                     for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
                         const uint32_t i_1 = r_1 * W + lane;
-                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
+                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                     #pragma unroll
                     for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
                         const uint32_t i_2 = r_2 * W + lane;
-                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src_1 * H + h) * block + col_2 * S_v + i_2];
+                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }
@@ -340,8 +340,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     }
     __syncthreads();
     for (uint32_t t = threadIdx.y * W + threadIdx.x; t < n_seqs; t += W * NW) {
-        const int32_t src = ids[t];
-        if (!(src == (int32_t) (rs_head + t)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        const int32_t id = ids[t];
+        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -374,15 +374,15 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                 }
             }
         } else {
-            const int32_t src_1 = ids[s];
-            if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+            const int32_t src = ids[s];
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                     const uint32_t col_1 = col0 + cc_1 * NW;
                     #pragma unroll
                     for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
                         const uint32_t i_1 = r_1 * W + lane;
-                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
+                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
@@ -392,7 +392,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                     #pragma unroll
                     for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
                         const uint32_t i_2 = r_2 * W + lane;
-                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src_1 * H + h) * block + col_2 * S_v + i_2];
+                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }

@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
     }
     __syncthreads();
     for (uint32_t t = threadIdx.x; t < n_seqs; t += 128u) {
-        const int32_t src = ids[t];
-        if (!(src == (int32_t) (rs_head + t)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        const int32_t id = ids[t];
+        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -64,16 +64,16 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
                     window[j] = scratch[s * cs2 + c * cs1 + j];
                 }
             } else {
-                const int32_t src_1 = ids[s];
-                if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                const int32_t src = ids[s];
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                     #pragma unroll
                     for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
-                        window[j_1] = conv_state_dst[((uint32_t) src_1 - rs_head) * sd1 + c * taps + j_1];
+                        window[j_1] = conv_state_dst[((uint32_t) src - rs_head) * sd1 + c * taps + j_1];
                     }
                 } else {
                     #pragma unroll
                     for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
-                        window[j_2] = cache[(uint64_t) src_1 * cs2 + c * cs1 + j_2];
+                        window[j_2] = cache[(uint64_t) src * cs2 + c * cs1 + j_2];
                     }
                 }
             }
@@ -166,8 +166,8 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
     }
     __syncthreads();
     for (uint32_t t = threadIdx.x; t < n_seqs; t += 128u) {
-        const int32_t src = ids[t];
-        if (!(src == (int32_t) (rs_head + t)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        const int32_t id = ids[t];
+        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -192,16 +192,16 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
                     window[j] = scratch[s * cs2 + c * cs1 + j];
                 }
             } else {
-                const int32_t src_1 = ids[s];
-                if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                const int32_t src = ids[s];
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                     #pragma unroll
                     for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
-                        window[j_1] = conv_state_dst[((uint32_t) src_1 - rs_head) * sd1 + c * taps + j_1];
+                        window[j_1] = conv_state_dst[((uint32_t) src - rs_head) * sd1 + c * taps + j_1];
                     }
                 } else {
                     #pragma unroll
                     for (uint32_t j_2 = 0u; j_2 < taps; ++j_2) {
-                        window[j_2] = cache[(uint64_t) src_1 * cs2 + c * cs1 + j_2];
+                        window[j_2] = cache[(uint64_t) src * cs2 + c * cs1 + j_2];
                     }
                 }
             }

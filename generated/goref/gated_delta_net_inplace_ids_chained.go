@@ -183,8 +183,8 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -220,13 +220,13 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -234,7 +234,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
@@ -516,8 +516,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -553,13 +553,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -567,7 +567,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
@@ -813,8 +813,8 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -850,13 +850,13 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -864,7 +864,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
@@ -1113,8 +1113,8 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1150,13 +1150,13 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -1164,7 +1164,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
@@ -1410,8 +1410,8 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1447,13 +1447,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -1461,7 +1461,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
@@ -1678,8 +1678,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1710,19 +1710,19 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0 + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
 									}
 								}
 							} else {
 								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 									var col_2 uint32 = (col0 + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
 									}
 								}
 							}
@@ -1908,8 +1908,8 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1945,13 +1945,13 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 							}
 						} else {
-							var src_1 int32 = ids[s[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+							var src int32 = ids[s[kgTid]]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
@@ -1959,7 +1959,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}

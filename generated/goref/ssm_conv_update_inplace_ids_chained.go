@@ -98,8 +98,8 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -124,14 +124,14 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
@@ -253,8 +253,8 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -279,14 +279,14 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
@@ -375,8 +375,8 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -401,14 +401,14 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
@@ -503,8 +503,8 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -529,14 +529,14 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
@@ -631,8 +631,8 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -657,14 +657,14 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
@@ -758,8 +758,8 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 1 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -784,14 +784,14 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
 									}
 								}
 							}
@@ -881,8 +881,8 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var src int32 = ids[t]
-						if !(src == int32((rs_head + t))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -907,14 +907,14 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src_1) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src_1) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}

@@ -64,8 +64,8 @@ void main() {
     }
     barrier();
     for (uint t = gl_LocalInvocationID.y * W + gl_LocalInvocationID.x; t < pc.n_seqs; t += W * NW) {
-        int src = ids[t];
-        if (!(src == int(pc.rs_head + t)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+        int id = ids[t];
+        if (!(id == int(pc.rs_head + t)) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -97,15 +97,15 @@ void main() {
                 }
             }
         } else {
-            int src_1 = ids[s];
-            if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
+            int src = ids[s];
+            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
                 [[unroll]]
                 for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                     uint col_1 = col0 + cc_1 * NW;
                     [[unroll]]
                     for (uint r_1 = 0u; r_1 < R; ++r_1) {
                         uint i_1 = r_1 * W + lane;
-                        s_shard[cc_1 * R + r_1] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
+                        s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
@@ -115,7 +115,7 @@ void main() {
                     [[unroll]]
                     for (uint r_2 = 0u; r_2 < R; ++r_2) {
                         uint i_2 = r_2 * W + lane;
-                        s_shard[cc_2 * R + r_2] = cache[(uint(src_1) * pc.H + h) * block + col_2 * S_v + i_2];
+                        s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }

@@ -80,8 +80,8 @@ void main() {
     }
     barrier();
     for (uint t = gl_LocalInvocationID.x; t < pc.n_seqs; t += 128u) {
-        int src = ids[t];
-        if (!(src == int(pc.rs_head + t)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+        int id = ids[t];
+        if (!(id == int(pc.rs_head + t)) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -105,16 +105,16 @@ void main() {
                     window[j] = scratch[s * pc.cs2 + c * pc.cs1 + j];
                 }
             } else {
-                int src_1 = ids[s];
-                if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
+                int src = ids[s];
+                if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
                     [[unroll]]
                     for (uint j_1 = 0u; j_1 < taps; ++j_1) {
-                        window[j_1] = conv_state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + c * taps + j_1];
+                        window[j_1] = conv_state_dst[(uint(src) - pc.rs_head) * pc.sd1 + c * taps + j_1];
                     }
                 } else {
                     [[unroll]]
                     for (uint j_2 = 0u; j_2 < taps; ++j_2) {
-                        window[j_2] = cache[uint(src_1) * pc.cs2 + c * pc.cs1 + j_2];
+                        window[j_2] = cache[uint(src) * pc.cs2 + c * pc.cs1 + j_2];
                     }
                 }
             }
