@@ -60,25 +60,44 @@ func TestChainedScheduleCondition(t *testing.T) {
 	}
 }
 
-// A chained schedule inside the one-dispatch range is refused with the fix.
+// A chained schedule inside the one-dispatch range is refused with the
+// fix, and so are dispatches that are not a plan writer then its reader.
 func TestChainedScheduleAboveBatched(t *testing.T) {
 	o := &Op{Name: "x_ids", Scratch: &Scratch{}}
-	ds := make([]Dispatch, 2)
+	withPlan := func(name string, a ir.Access) Dispatch {
+		return Dispatch{Op: &ops.Op{Name: name}, Kernel: &ir.Kernel{Name: name}, Bind: []Binding{{Buffer: "plan", Tensor: "plan", Access: a}}}
+	}
+	ds := []Dispatch{withPlan("gather", ir.Write), withPlan("compute", ir.Read)}
+	if err := o.chained(ds, "n", 16, 8, "w", "dst"); err != nil {
+		t.Errorf("a plan writer then its reader: %v", err)
+	}
+	o.Schedules = nil
+	guarded := withPlan("gather", ir.Write)
+	guarded.Op.Guard = &ops.Guard{Arg: "n_seqs", Min: 2}
+	if err := o.chained([]Dispatch{guarded, ds[1]}, "n", 1, 0, "w", "dst"); err == nil || !strings.Contains(err.Error(), "is skipped below n_seqs 2; ops.Tuning.ChainFrom must be at least 2") {
+		t.Errorf("ChainFrom 1 with the chain gather guarded at 2: %v", err)
+	}
 	if err := o.chained(ds, "n", 8, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "ops.Tuning.ChainFrom must be above it") {
 		t.Errorf("ChainFrom 8 with NS 8: %v", err)
 	}
-	if err := o.chained(ds[:1], "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "not 1 dispatches") {
-		t.Errorf("one dispatch: %v", err)
+	if err := o.chained(append(ds, ds[1]), "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "not 3 dispatches") {
+		t.Errorf("three dispatches: %v", err)
+	}
+	if err := o.chained([]Dispatch{withPlan("gather", ir.Read), ds[1]}, "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "must write the plan the compute reads; it binds it read") {
+		t.Errorf("a gather reading the plan: %v", err)
+	}
+	if err := o.chained([]Dispatch{ds[0], {Op: &ops.Op{Name: "compute"}, Kernel: &ir.Kernel{Name: "compute"}}}, "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "must read the plan the chain gather writes; it has no buffer of role plan") {
+		t.Errorf("a compute without the plan: %v", err)
 	}
 	if err := (&Op{Name: "x_ids"}).chained(ds, "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "scratch") {
 		t.Errorf("no scratch: %v", err)
 	}
 }
 
-// The chained schedule runs the chain gather (guarded as the gather is;
-// it plans) and the chained compute, in that order; each binds the plan
-// by its role, the plan's size is n_seqs int32 beside the scratch, and
-// its seg is ops.ChainSeg's at every n_seqs.
+// The chained schedule runs the chain gather (guarded as the gather is),
+// which writes the plan, then the chained compute, which reads it; both
+// bind the plan by its role, the plan's size is n_seqs int32 beside the
+// scratch, and the gather's seg is ops.ChainSeg's at every n_seqs.
 func TestChainedScheduleDispatches(t *testing.T) {
 	for _, backend := range []string{"vulkan", "cuda"} {
 		model, err := Model(ir.Native(backend))
@@ -95,24 +114,28 @@ func TestChainedScheduleDispatches(t *testing.T) {
 				family = "ssm_conv"
 			}
 			var names []string
-			for _, d := range s.Dispatches {
+			for i, d := range s.Dispatches {
 				names = append(names, d.Op.Name)
-				plan := ""
+				plan, access := "", ir.Access(0)
 				for _, b := range d.Bind {
 					if b.Buffer == "plan" {
-						plan = b.Tensor
+						plan, access = b.Tensor, b.Access
 					}
 				}
-				if plan != "plan" {
-					t.Errorf("%s %s: %s binds its plan to %q", backend, o.Name, d.Op.Name, plan)
+				want := ir.Read
+				if i == 0 {
+					want = ir.Write
+				}
+				if plan != "plan" || access != want {
+					t.Errorf("%s %s: %s binds its plan to %q (%v), want the plan (%v)", backend, o.Name, d.Op.Name, plan, access, want)
 				}
 			}
 			if got, want := strings.Join(names, ", "), family+"_chain_gather, "+o.Name+"_chained"; got != want {
 				t.Errorf("%s %s: chained dispatches %s, want %s", backend, o.Name, got, want)
 			}
 			nSeqs := chainedOps[o.Name][0]
-			if len(s.Dispatches) == 3 {
-				if g := s.Dispatches[1]; g.When != nSeqs+" >= 2" {
+			if len(s.Dispatches) == 2 {
+				if g := s.Dispatches[0]; g.When != nSeqs+" >= 2" {
 					t.Errorf("%s %s: the chain gather runs when %q, want the gather's guard", backend, o.Name, g.When)
 				}
 				seg := ""

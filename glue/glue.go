@@ -366,9 +366,10 @@ func chainSeg(backend, nSeqs string) string {
 
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
 // args over the node) the chained schedule where the backend has one
-// (ops.ChainFrom): family's chain gather (which plans), then o's chained
-// compute, where window says dstName is the cache's window; batched is the
-// most sequences o's one-dispatch schedule takes (0: none).
+// (ops.ChainFrom): family's chain gather (which plans the segments, then
+// copies), then o's chained compute, where window says dstName is the
+// cache's window; batched is the most sequences o's one-dispatch schedule
+// takes (0: none).
 func chainedSchedule(backend string, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName string) error {
 	from, ok := ops.ChainFrom(backend)
 	if !ok {
@@ -427,7 +428,8 @@ func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, ds
 }
 
 // chained gives an ids op the chained schedule (ops/chain.go): the chain
-// gather, which plans, then the chained compute (ds, in that order), for from or more sequences
+// gather, which writes the plan, then the chained compute, which reads it
+// (ds, in that order), for from or more sequences
 // (nSeqs, a C expression) where window says the destination (dstName) is
 // the cache's window. It runs above every schedule the op has (batched:
 // the last sequences one dispatch takes), and its plan (nSeqs int32) is
@@ -435,6 +437,15 @@ func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, ds
 func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dstName string) error {
 	if len(ds) != 2 {
 		return fmt.Errorf("glue: %s: the chained schedule is a chain gather and a compute dispatch, not %d dispatches", o.Name, len(ds))
+	}
+	if a := planAccess(ds[0]); !a.CanWrite() {
+		return fmt.Errorf("glue: %s: the chained schedule's first dispatch (%s) must write the plan the compute reads; %s", o.Name, ds[0].Kernel.ID(), bindsPlan(a))
+	}
+	if a := planAccess(ds[1]); !a.CanRead() {
+		return fmt.Errorf("glue: %s: the chained compute (%s) must read the plan the chain gather writes; %s", o.Name, ds[1].Kernel.ID(), bindsPlan(a))
+	}
+	if g := ds[0].Op.Guard; g != nil && int64(from) < g.Min {
+		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, but its chain gather, which writes the plan, is skipped below %s %d; ops.Tuning.ChainFrom must be at least %d", o.Name, from, g.Arg, g.Min, g.Min)
 	}
 	if from <= batched {
 		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d); ops.Tuning.ChainFrom must be above it", o.Name, from, batched)
@@ -449,6 +460,23 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 		Otherwise:  "otherwise the gather, then the compute dispatch",
 		Dispatches: ds})
 	return o.checkVariant()
+}
+
+// planAccess is how dispatch d binds the chain plan (0: not at all).
+func planAccess(d Dispatch) ir.Access {
+	for _, b := range d.Bind {
+		if b.Tensor == "plan" {
+			return b.Access
+		}
+	}
+	return 0
+}
+
+func bindsPlan(a ir.Access) string {
+	if a == 0 {
+		return "it has no buffer of role plan"
+	}
+	return "it binds it " + a.String()
 }
 
 // checkVariant ensures every non-derived param of every kernel is chosen.

@@ -1,14 +1,16 @@
 package main
 
 // The chained schedule of ops B and D (ops/chain.go, issue #21 target 1):
-// plan, chain gather, chained compute, beside what the glue dispatches
-// today (gather + compute; the batched dispatch at its n_seqs).
+// the chain gather (it plans the segments and copies the rows read across
+// them), then the chained compute, beside what the glue dispatches today
+// (gather + compute; the batched dispatch at its n_seqs).
 //
 //	-only chain       timing jobs: per op, shape, n_seqs and schedule, one
 //	                  job that times every ids pattern in turn (a series)
 //	-only chaincheck  check jobs (read back): the chained schedule at each
 //	                  -chain-split against gather + compute on the same
-//	                  ids, and a control that must differ; check.sh runs
+//	                  ids, and a control that must differ (the chain
+//	                  gather's copies lost, its plan kept); check.sh runs
 //	                  them and `checkchain` compares their buffers
 //
 // The chained schedule's seg is ops.ChainSeg's rule, ceil(n / split), for
@@ -237,29 +239,19 @@ func (o *chainOp) todayBatched() bool {
 	return ok && o.n >= 2 && o.n <= ns
 }
 
-// dispatchPlan dispatches the plan kernel.
-func (o *chainOp) dispatchPlan(ids bind, rs, seg int) error {
-	return o.b.dispatch(o.family()+"_chain_plan", ir.Portable, map[string]int64{},
-		map[string]uint32{"n_seqs": uint32(o.n), "rs_head": uint32(rs), "seg": uint32(seg)},
-		map[string]bind{"ids": ids, "plan": whole(o.plan)})
+// chainGather dispatches the chain gather: it writes the plan at seg and
+// copies the rows the plan marks.
+func (o *chainOp) chainGather(ids bind, rs, seg int) error {
+	return o.b.dispatch(o.family()+"_chain_gather", ir.Portable, map[string]int64{},
+		map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs), "seg": uint32(seg)},
+		map[string]bind{"cache": whole(o.cache), "ids": ids, "plan": whole(o.plan), "scratch": whole(o.scratch)})
 }
 
-// chained dispatches the plan (unless noPlan: a job dispatched one),
-// the chain gather (unless noGather: the check's control) and the chained
-// compute kernel at the backend's tiling.
-func (o *chainOp) chained(ids bind, rs, seg int, noGather, noPlan bool) error {
-	if !noPlan {
-		if err := o.dispatchPlan(ids, rs, seg); err != nil {
-			return err
-		}
-	}
-	if !noGather {
-		err := o.b.dispatch(o.family()+"_chain_gather", ir.Portable, map[string]int64{},
-			map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs)},
-			map[string]bind{"cache": whole(o.cache), "ids": ids, "plan": whole(o.plan), "scratch": whole(o.scratch)})
-		if err != nil {
-			return err
-		}
+// chained dispatches the chained schedule: the chain gather, then the
+// chained compute kernel at the backend's tiling.
+func (o *chainOp) chained(ids bind, rs, seg int) error {
+	if err := o.chainGather(ids, rs, seg); err != nil {
+		return err
 	}
 	return o.chainedCompute(ids, rs)
 }
@@ -274,61 +266,33 @@ func (o *chainOp) chainedCompute(ids bind, rs int) error {
 	return o.b.dispatch(compute, o.a, o.variant(nw, cpw), o.args(rs), o.binds(ids, rs))
 }
 
-// standinPlan stands in for the plan where nothing aliases (timing
-// experiments, identity ids only): one workgroup reads ids, finds no
-// sequence aliasing (as an early exit of the plan would) and writes every
-// plan entry 2 (a segment of one, no copy).
-const standinPlan = `#version 450
-layout(local_size_x = 256) in;
-layout(binding = 0, std430) readonly buffer I { int ids[]; };
-layout(binding = 1, std430) writeonly buffer P { int plan[]; };
-layout(push_constant) uniform Q { uint n; uint rs; } pc;
-shared int alias_seen;
-void main() {
-    if (gl_LocalInvocationID.x == 0u) alias_seen = 0;
-    memoryBarrierShared();
-    barrier();
-    for (uint s = gl_LocalInvocationID.x; s < pc.n; s += 256u) {
-        int id = ids[s];
-        if (id != int(pc.rs + s) && id >= int(pc.rs) && id < int(pc.rs + pc.n)) atomicOr(alias_seen, 1);
-    }
-    memoryBarrierShared();
-    barrier();
-    if (alias_seen != 0) return; // the full plan would run here
-    for (uint s = gl_LocalInvocationID.x; s < pc.n; s += 256u) plan[s] = 2;
-}
-`
-
-// The parts of a decomposition job (identity ids only): the chained
-// schedule (split 8) with the stand-in plan, the chained compute kernel
-// alone (the plan preset to identity's), today's compute kernel alone (no
-// gather), the generated plan alone.
+// The parts of a decomposition job (split 8): the chain gather alone
+// (identity and rotated ids: the plan, and the plan with copies), the
+// chained compute kernel alone (identity ids, the plan preset to
+// identity's), today's compute kernel alone (identity ids, no gather).
 const (
 	partsAll          = ""
-	partsStandin      = "stand-in plan"
+	partsGather       = "chain gather alone"
 	partsCompute      = "chained compute alone"
 	partsTodayCompute = "today compute alone"
-	partsPlan         = "plan alone"
 )
 
 // chainJob times one schedule ("today" or chained at split) of op B (gdn,
 // H heads) or op D (C channels) at n sequences under every timed pattern
 // in turn: the pool and window as gdnJob's and convJob's, the patterns a
 // series of intervals in one job. parts other than partsAll time a part of
-// the schedules with identity ids (where its cost goes).
+// the schedules (where its cost goes).
 func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string) (vkrun.Job, entry, error) {
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n)))}
 	native := ir.Native("vulkan")
 	o := newChainOp(b, gdn, native, hc, n)
 	patterns := timedPatterns
-	var standin []byte
-	if parts != partsAll {
+	switch parts {
+	case partsAll:
+	case partsGather:
+		patterns = timedPatterns[:2] // identity, rotation
+	default:
 		patterns = timedPatterns[:1]
-		spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/standin_plan.comp", Source: []byte(standinPlan), Name: "bench stand-in plan"}})
-		if err != nil {
-			return b.job, entry{}, err
-		}
-		standin = spv[0]
 	}
 	if parts == partsCompute {
 		b.job.Buffers[o.plan] = binary.LittleEndian.AppendUint32(nil, 2) // identity's plan, repeated
@@ -363,19 +327,16 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 			ids := bind{idsBuf, uint64(p*runs+rep) * idsStride(n), uint64(4 * n)}
 			rs := head(rep)
 			switch {
-			case parts == partsStandin:
-				b.raw(standin, []uint32{uint32(n), uint32(rs)}, [3]uint32{1, 1, 1}, ids, whole(o.plan))
-				err = o.chained(ids, rs, chainSeg(n, split), false, true)
+			case parts == partsGather:
+				err = o.chainGather(ids, rs, chainSeg(n, split))
 			case parts == partsCompute:
 				err = o.chainedCompute(ids, rs)
 			case parts == partsTodayCompute:
 				err = o.compute(ids, rs, nw, cpw)
-			case parts == partsPlan:
-				err = o.dispatchPlan(ids, rs, chainSeg(n, split))
 			case split == 0:
 				err = o.today(ids, rs)
 			default:
-				err = o.chained(ids, rs, chainSeg(n, split), false, false)
+				err = o.chained(ids, rs, chainSeg(n, split))
 			}
 			if err != nil {
 				return b.job, entry{}, err
@@ -392,13 +353,16 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 	if parts != partsAll {
 		impl = parts
 	}
+	if parts == partsGather {
+		impl = fmt.Sprintf("%s %d", parts, split)
+	}
 	bench, shape := "chain_conv", fmt.Sprintf("C=%d", hc)
 	if gdn {
 		bench, shape = "chain_gdn", fmt.Sprintf("H=%d", hc)
 	}
 	e := entry{bench: bench, shape: shape, n: n, impl: impl, bytes: 2 * float64(rowBytes) * float64(n), series: patterns}
-	if parts == partsPlan {
-		e.bytes = 0 // moves no state
+	if parts == partsGather {
+		e.bytes = 0 // its copies are the schedule's, not the op's bytes
 	}
 	perRep := len(b.job.Dispatches) / (len(patterns) * runs)
 	b.job.TimeEvery, e.perInterval = cfg.reps*perRep, cfg.reps
@@ -426,9 +390,9 @@ void main() {
 // dst filled alike and scratch refilled with other values before each
 // (no set reads rows an earlier one copied): set 0 gather + compute (op B
 // at the backend's tiling), then the chained schedule at each split, and
-// on rotated ids a control: the chained schedule without its chain
-// gather, which must differ. Buffers 2i and 2i+1 are set i's pool and
-// dst; the labels name the sets.
+// on rotated ids a control: the chain gather, scratch refilled (its copies
+// lost, its plan kept), the chained compute, which must differ. Buffers
+// 2i and 2i+1 are set i's pool and dst; the labels name the sets.
 func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int) (vkrun.Job, entry, []string, error) {
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern))))}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/fill.comp", Source: []byte(fillShader), Name: "bench fill"}})
@@ -441,7 +405,7 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 	}
 	control := pattern == "rotation" && n >= 3
 	if control {
-		labels = append(labels, "control: chained split 4 without the chain gather")
+		labels = append(labels, "control: chained split 4, the chain gather's copies lost")
 	}
 	row := sv * sv * hc
 	dstLen := sv * hc * n
@@ -473,9 +437,12 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 		case i == 0:
 			err = o.twoPhase(whole(ids), rs, nw, cpw)
 		case i <= len(splits):
-			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]), false, false)
+			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]))
 		default:
-			err = o.chained(whole(ids), rs, chainSeg(n, 4), true, false)
+			if err = o.chainGather(whole(ids), rs, chainSeg(n, 4)); err == nil {
+				fill(o.scratch, uint64(row*n), uint32(2+i+len(sets)))
+				err = o.chainedCompute(whole(ids), rs)
+			}
 		}
 		if err != nil {
 			return b.job, entry{}, nil, err

@@ -907,11 +907,17 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 							return nil, nil, err
 						}
 					}
-					if n < 16 {
-						continue
+					// where the chained schedule's cost goes (split 8): the
+					// chain gather where it runs (its guard), the computes
+					// from 16
+					var parts []string
+					if n >= 2 {
+						parts = append(parts, partsGather)
 					}
-					// where the chained schedule's identity cost goes (split 8)
-					for _, parts := range []string{partsStandin, partsCompute, partsTodayCompute, partsPlan} {
+					if n >= 16 {
+						parts = append(parts, partsCompute, partsTodayCompute)
+					}
+					for _, parts := range parts {
 						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts)); err != nil {
 							return nil, nil, err
 						}

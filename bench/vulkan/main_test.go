@@ -498,12 +498,15 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain := 0
+	chain, gathers := 0, 0
 	for _, r := range rows {
 		if !strings.HasPrefix(r.bench, "chain_") {
 			continue
 		}
 		chain++
+		if strings.Contains(r.impl, partsGather) {
+			gathers++
+		}
 		res, err := vkrun.DecodeOutput(files[r.name+".out"])
 		if err != nil {
 			t.Fatal(err)
@@ -515,8 +518,19 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 			t.Errorf("%s %s: %+v (longest interval %.1f us)", r.name, r.impl, r, longest)
 		}
 	}
-	// per op: shapes x n x (today + splits) jobs, a row per timed pattern
-	if want := 2 * len(smoke.seqs) * (1 + len(smoke.chainSplits)) * len(timedPatterns); chain != want {
+	// per op: shapes x n x (today + splits) jobs, a row per timed pattern;
+	// and the chain gather alone where it runs (n >= 2), identity and
+	// rotated ids
+	many := 0
+	for _, n := range smoke.seqs {
+		if n >= 2 {
+			many++
+		}
+	}
+	if want := 2 * many * 2; gathers != want {
+		t.Fatalf("%d chain gather rows, want %d", gathers, want)
+	}
+	if want := 2*len(smoke.seqs)*(1+len(smoke.chainSplits))*len(timedPatterns) + gathers; chain != want {
 		t.Fatalf("%d chain rows, want %d", chain, want)
 	}
 }

@@ -18,10 +18,8 @@
 #include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
-#include "gated_delta_net_chain_plan.cuh"
 #include "gated_delta_net_chain_gather.cuh"
 #include "gated_delta_net_inplace_ids_chained.cuh"
-#include "ssm_conv_chain_plan.cuh"
 #include "ssm_conv_chain_gather.cuh"
 #include "ssm_conv_update_inplace_ids_chained.cuh"
 
@@ -667,7 +665,8 @@ int offsets(FILE * csv, double copy) {
 // ---- The chained schedule of ops B and D (ops/chain.go, issue #21 target 1) ----
 //
 // `kg_bench CSV chain [SPLITS]`: first a check on the device that the
-// chained schedule (plan, chain gather, chained compute) leaves the cache
+// chained schedule (the chain gather, which plans the segments and copies
+// the rows read across them, then the chained compute) leaves the cache
 // (its window is state_dst, bound as the glue binds it) and dst bit for bit
 // as the two-phase one (gather, compute) does, for every ids pattern below,
 // n_seqs up to past the plan's 1024, portable and native-cuda; then graph
@@ -738,36 +737,21 @@ void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs, bool gather = true
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
 }
 
-// kg_plan_standin stands in for the plan where nothing aliases (timing
-// experiments, identity ids only): one workgroup reads ids, finds no
-// sequence aliasing (a block-wide vote, as an early exit of the plan
-// would) and writes every plan entry 2 (a segment of one, no copy).
-__global__ void __launch_bounds__(256) kg_plan_standin(const int32_t * ids, int32_t * plan, uint32_t n, uint32_t rs) {
-    ggml_cuda_pdl_sync();
-    ggml_cuda_pdl_lc();
-    int alias = 0;
-    for (uint32_t s = threadIdx.x; s < n; s += 256) alias |= ids[s] != (int32_t) (rs + s) && ids[s] >= (int32_t) rs && ids[s] < (int32_t) (rs + n);
-    if (__syncthreads_or(alias)) return; // the full plan would run here
-    for (uint32_t s = threadIdx.x; s < n; s += 256) plan[s] = 2;
-}
+// What a chained schedule's launch runs: the whole schedule; the chain
+// gather alone (the plan and the copies); the chained compute alone (the
+// plan written before).
+enum chain_parts { parts_all, parts_gather, parts_compute };
 
-// What a chained schedule's launch runs: the whole schedule; the plan
-// alone; the stand-in plan, then the chain gather and the chained compute;
-// the chained compute alone (the plan written before).
-enum chain_parts { parts_all, parts_plan, parts_standin, parts_compute };
-
-// gdn_chain: plan, chain gather, chained compute (parts: what runs);
-// gather false: without the chain gather (the check's broken control).
+// gdn_chain: the chain gather (it writes the plan), then the chained
+// compute (parts: what runs).
 template <bool NATIVE>
-void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool gather = true) {
+void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
     constexpr int NW = 16, CPW = 4;
-    if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs);
-    else if (parts != parts_compute) kg_launch_pdl(gated_delta_net_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, (uint32_t) b.n, (uint32_t) rs, seg);
-    if (parts == parts_plan) return;
-    if (gather && parts != parts_compute) {
+    if (b.n >= 2 && parts != parts_compute) { // the gather's guard
         kg_launch_pdl(gated_delta_net_chain_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
-            (const float *) b.cache, ids, (const int32_t *) b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
+            (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, seg);
     }
+    if (parts == parts_gather) return;
     auto k = NATIVE ? &gated_delta_net_inplace_ids_chained_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_chained_f32_portable<kSv, false, NW, CPW>;
     const uint32_t H = b.H, n = b.n;
     kg_launch_pdl(k, dim3(b.H, b.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
@@ -797,15 +781,13 @@ void conv_two(const conv_bufs & b, const int32_t * ids, int rs, bool gather = tr
 }
 
 template <bool NATIVE>
-void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool gather = true) {
+void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
     const uint32_t C = b.C, n = b.n, row = b.row;
-    if (parts == parts_standin) kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs);
-    else if (parts != parts_compute) kg_launch_pdl(ssm_conv_chain_plan_f32, dim3(1), dim3(256), kg_stream, ids, b.plan, n, (uint32_t) rs, seg);
-    if (parts == parts_plan) return;
-    if (gather && parts != parts_compute) {
+    if (b.n >= 2 && parts != parts_compute) { // the gather's guard
         kg_launch_pdl(ssm_conv_chain_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream,
-            (const float *) b.cache, ids, (const int32_t *) b.plan, b.scratch, row, n, (uint32_t) rs);
+            (const float *) b.cache, ids, b.plan, b.scratch, row, n, (uint32_t) rs, seg);
     }
+    if (parts == parts_gather) return;
     auto k = NATIVE ? &ssm_conv_update_inplace_ids_chained_f32<4u, true> : &ssm_conv_update_inplace_ids_chained_f32_portable<4u, true>;
     kg_launch_pdl(k, dim3((b.C + 127) / 128, b.n), dim3(128), kg_stream,
         (const float *) b.cache, b.w, b.x, b.cache + size_t(rs) * b.row, ids, (const float *) b.scratch, (const int32_t *) b.plan, b.dst,
@@ -841,9 +823,10 @@ unsigned long long words_differ(const float * a, const float * b, size_t n) {
 // chain_check: for op B (H 2 and one case at H 32) and op D (C 256), n
 // 2..1100, every pattern, both contracts and ChainSplit 1, 2, 4 and 64:
 // the whole pool and dst after the chained schedule equal, bit for bit,
-// those after the two-phase one. A control runs the chained schedule
-// without its chain gather on rotated ids, where the copied rows are
-// needed: it must differ (the check can fail). The pool is small (2n + 9
+// those after the two-phase one. A control runs the chain gather on
+// rotated ids (where rows must be copied), poisons scratch again (its
+// copies lost, its plan kept) and runs the chained compute: it must differ
+// (the check can fail). The pool is small (2n + 9
 // rows) with the window inside it, so shuffled sources lie on both sides.
 int chain_check(FILE * log) {
     int failures = 0, runs = 0;
@@ -880,19 +863,34 @@ int chain_check(FILE * log) {
             w = dev_f32(size_t(4) * sh.HC, 46);
             x = dev_f32(size_t(sh.HC) * n, 47);
         }
-        // run: one schedule (split 0: two-phase) on pool to, dst to_dst.
-        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool gather) {
+        // run: one schedule (split 0: two-phase) on pool to, dst to_dst;
+        // lose_copies: scratch poisoned again between the chain gather and
+        // the chained compute (the control).
+        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool lose_copies) {
             KG_CHECK(cudaMemcpy(to, init, pool * 4, cudaMemcpyDeviceToDevice));
             KG_CHECK(cudaMemset(to_dst, 0, dst_len * 4));
             KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
-            if (sh.gdn) {
-                const gdn_bufs bb{q, k, v, g, beta, to, to_dst, scratch, plan, sh.HC, n, row};
-                if (split == 0) native ? gdn_two<true>(bb, ids, rs) : gdn_two<false>(bb, ids, rs);
-                else native ? gdn_chain<true>(bb, ids, rs, chain_seg(n, split), parts_all, gather) : gdn_chain<false>(bb, ids, rs, chain_seg(n, split), parts_all, gather);
+            KG_CHECK(cudaMemset(plan, 0, n * 4)); // the chain gather writes it only where some source aliases
+            KG_CHECK(cudaDeviceSynchronize());
+            const uint32_t seg = chain_seg(n, std::max(split, 1));
+            const gdn_bufs gb{q, k, v, g, beta, to, to_dst, scratch, plan, sh.HC, n, row};
+            const conv_bufs cb{w, x, to, to_dst, scratch, plan, sh.HC, n, row};
+            // chain: the chained schedule's parts on either op
+            auto chain = [&](chain_parts parts) {
+                if (sh.gdn) native ? gdn_chain<true>(gb, ids, rs, seg, parts) : gdn_chain<false>(gb, ids, rs, seg, parts);
+                else native ? conv_chain<true>(cb, ids, rs, seg, parts) : conv_chain<false>(cb, ids, rs, seg, parts);
+            };
+            if (split == 0) {
+                if (sh.gdn) native ? gdn_two<true>(gb, ids, rs) : gdn_two<false>(gb, ids, rs);
+                else native ? conv_two<true>(cb, ids, rs) : conv_two<false>(cb, ids, rs);
+            } else if (lose_copies) {
+                chain(parts_gather);
+                KG_CHECK(cudaStreamSynchronize(kg_stream));
+                KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
+                KG_CHECK(cudaDeviceSynchronize());
+                chain(parts_compute);
             } else {
-                const conv_bufs bb{w, x, to, to_dst, scratch, plan, sh.HC, n, row};
-                if (split == 0) native ? conv_two<true>(bb, ids, rs) : conv_two<false>(bb, ids, rs);
-                else native ? conv_chain<true>(bb, ids, rs, chain_seg(n, split), parts_all, gather) : conv_chain<false>(bb, ids, rs, chain_seg(n, split), parts_all, gather);
+                chain(parts_all);
             }
             KG_CHECK(cudaDeviceSynchronize());
         };
@@ -900,9 +898,9 @@ int chain_check(FILE * log) {
             int32_t * ids = dev_i32(chain_ids(pat, n, rs, slots, r));
             std::vector<int32_t> hplan(n);
             for (bool native : {false, true}) {
-                run(native, 0, ids, a, dst_a, true);
+                run(native, 0, ids, a, dst_a, false);
                 for (int split : splits) {
-                    run(native, split, ids, b, dst_b, true);
+                    run(native, split, ids, b, dst_b, false);
                     const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
                     KG_CHECK(cudaMemcpy(hplan.data(), plan, n * 4, cudaMemcpyDeviceToHost));
                     int copies = 0, segs = 0;
@@ -910,18 +908,20 @@ int chain_check(FILE * log) {
                     runs++;
                     const bool ok = dp == 0 && dd == 0;
                     failures += !ok;
-                    fprintf(log, "chain check %s %s=%d n %d %s %s split %d (seg %u): %s (%llu pool words, %llu dst words differ; %d segments, %d rows copied)\n",
+                    char planned[64] = "no plan: no source aliases";
+                    if (segs) snprintf(planned, sizeof planned, "%d segments, %d rows copied", segs, copies);
+                    fprintf(log, "chain check %s %s=%d n %d %s %s split %d (seg %u): %s (%llu pool words, %llu dst words differ; %s)\n",
                         sh.gdn ? "op B" : "op D", sh.gdn ? "H" : "C", sh.HC, n, chain_pattern_name[pat], native ? "native-cuda" : "portable", split,
-                        chain_seg(n, split), ok ? "same" : "DIFFERENT", dp, dd, segs, copies);
+                        chain_seg(n, split), ok ? "same" : "DIFFERENT", dp, dd, planned);
                 }
             }
-            if (pat == pat_rotation && n >= 3) { // the control: no chain gather, the copied rows missing
-                run(true, 0, ids, a, dst_a, true);
-                run(true, 4, ids, b, dst_b, false);
+            if (pat == pat_rotation && n >= 3) { // the control: the plan kept, the copied rows lost
+                run(true, 0, ids, a, dst_a, false);
+                run(true, 4, ids, b, dst_b, true);
                 const unsigned long long dp = words_differ(a, b, pool);
                 const bool caught = dp != 0;
                 failures += !caught;
-                fprintf(log, "chain check control %s n %d rotation without the chain gather: %s (%llu pool words differ)\n",
+                fprintf(log, "chain check control %s n %d rotation, the chain gather's copies lost: %s (%llu pool words differ)\n",
                     sh.gdn ? "op B" : "op D", n, caught ? "differs, as it must" : "NOT CAUGHT", dp);
             }
             KG_CHECK(cudaFree(ids));
@@ -983,17 +983,14 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
                     row("chain_gdn", shape, n, pn + " chained " + std::to_string(split),
                         t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
                 }
-                if (pat == pat_identity || pat == pat_rotation) {
-                    row("chain_gdn", shape, n, pn + " plan alone 4", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), chain_seg(n, 4), parts_plan); }), 0);
+                if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
+                    const uint32_t seg = chain_seg(n, 8);
+                    row("chain_gdn", shape, n, pn + " chain gather alone 8", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_gather); }), 0);
                 }
                 if (pat == pat_identity && n >= 16) { // where the identity cost goes
                     const uint32_t seg = chain_seg(n, 8);
-                    row("chain_gdn", shape, n, pn + " chained 8 stand-in plan", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_standin); }), p.bytes());
-                    row("chain_gdn", shape, n, pn + " stand-in plan alone", t.graph_us([&](int rep) {
-                        kg_launch_pdl(kg_plan_standin, dim3(1), dim3(256), kg_stream, (const int32_t *) set.ids[rep], plan, (uint32_t) n, (uint32_t) p.rep_head(rep));
-                    }), 0);
                     row("chain_gdn", shape, n, pn + " today compute alone", t.graph_us([&](int rep) { gdn_two<true>(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
-                    gdn_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_standin); // the plan of identity ids: every entry 2
+                    gdn_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_gather); // the plan of identity ids
                     KG_CHECK(cudaDeviceSynchronize());
                     row("chain_gdn", shape, n, pn + " chained compute alone", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_compute); }), p.bytes());
                 }
@@ -1013,11 +1010,14 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
                 chain_ids_set set(pat, n, p.cells, [&](int rep) { return p.rep_head(rep); }, r);
                 const std::string pn = chain_pattern_name[pat];
                 row("chain_conv", shape, n, pn + " today", t.graph_us([&](int rep) { conv_two<true>(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
+                if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
+                    const uint32_t seg = chain_seg(n, 8);
+                    row("chain_conv", shape, n, pn + " chain gather alone 8", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_gather); }), 0);
+                }
                 if (pat == pat_identity && n >= 16) { // where the identity cost goes
                     const uint32_t seg = chain_seg(n, 8);
-                    row("chain_conv", shape, n, pn + " chained 8 stand-in plan", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_standin); }), p.bytes());
                     row("chain_conv", shape, n, pn + " today compute alone", t.graph_us([&](int rep) { conv_two<true>(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
-                    conv_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_standin);
+                    conv_chain<true>(b, set.ids[0], p.rep_head(0), seg, parts_gather); // the plan of identity ids
                     KG_CHECK(cudaDeviceSynchronize());
                     row("chain_conv", shape, n, pn + " chained compute alone", t.graph_us([&](int rep) { conv_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_compute); }), p.bytes());
                 }

@@ -563,8 +563,8 @@ static size_t ggml_vk_fused_alloc_size(const ggml_tensor * op) {
 }
 
 // ggml_vk_fused_dispatch records a fused node's dispatches (gather, a barrier, then
-// compute; or one dispatch, or the chained schedule's plan, chain gather and
-// compute, where a schedule of the op is chosen) and returns true, or
+// compute; or one dispatch, or the chained schedule's chain gather (it writes the
+// plan) and compute, where a schedule of the op is chosen) and returns true, or
 // returns false for any other node. scratch_buf
 // is the gather scratch: the unused state region of the node's output for GDN,
 // the bytes after the node's output for op D; plan_buf the chain plan after it.
