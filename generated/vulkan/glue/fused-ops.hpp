@@ -716,8 +716,6 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
                     /* .seg = */ (uint32_t) ((op->src[2]->ne[3] + 7) / 8),
                 };
-                const uint32_t row_len = pc.row_len;
-                const uint32_t n_seqs = pc.n_seqs;
                 vk_pipeline pipeline = nullptr;
                 if (true) { pipeline = ctx->device->pipeline_gated_delta_net_chain_gather[0]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_chain_gather pipeline for this variant");
@@ -727,7 +725,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                     plan_buf, // plan
                     scratch_buf, // scratch
-                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
+                }, pc, { 256u, 1u, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
             // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
@@ -975,8 +973,6 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
                     /* .seg = */ (uint32_t) ((op->src[2]->ne[2] + 7) / 8),
                 };
-                const uint32_t row_len = pc.row_len;
-                const uint32_t n_seqs = pc.n_seqs;
                 vk_pipeline pipeline = nullptr;
                 if (true) { pipeline = ctx->device->pipeline_ssm_conv_chain_gather[0]; }
                 GGML_ASSERT(pipeline != nullptr && "no ssm_conv_chain_gather pipeline for this variant");
@@ -986,7 +982,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
                     plan_buf, // plan
                     scratch_buf, // scratch
-                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
+                }, pc, { 256u, 1u, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
             // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
