@@ -61,14 +61,14 @@ double median(std::vector<double> xs) {
 #ifndef KG_GATHER_MAX_GROUPS
 #define KG_GATHER_MAX_GROUPS 1024
 #endif
-// The chain gather's grid: ops.chainGroups workgroups, each planning and
-// copying its share of every row the plan cuts (its IR's Grid).
-constexpr unsigned kChainGroups = 256;
-
 dim3 gather_grid(size_t row, int n) {
     const size_t chunks = (row + 2047) / 2048, per_row = (n + KG_GATHER_MAX_GROUPS - 1) / n;
     return dim3((unsigned) std::min(chunks, per_row), n);
 }
+
+// The chain gather's grid: ops.chainGroups workgroups, each planning and
+// copying its share of every row the plan cuts (its IR's Grid).
+constexpr unsigned kChainGroups = 256;
 constexpr int kSv = 128;
 
 struct timer {
