@@ -321,7 +321,8 @@ func Model(a ir.Arith) ([]*Op, error) {
 		}
 	}
 	_, _, nsB := ops.GDNBatch(a.Backend, 128)
-	if err := chainedSchedule(a.Backend, opB, "gated_delta_net", nsB, dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst"); err != nil {
+	fromB, _ := ops.ChainFrom(a.Backend)
+	if err := chainedSchedule(a.Backend, fromB, opB, "gated_delta_net", nsB, dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst"); err != nil {
 		return nil, err
 	}
 	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
@@ -349,7 +350,8 @@ func Model(a ir.Arith) ([]*Op, error) {
 		}
 	}
 	nsD, _ := ops.ConvBatch(a.Backend)
-	if err := chainedSchedule(a.Backend, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst"); err != nil {
+	fromD, _ := ops.ConvChainFrom(a.Backend)
+	if err := chainedSchedule(a.Backend, fromD, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst"); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -365,14 +367,13 @@ func chainSeg(backend, nSeqs string) string {
 }
 
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
-// args over the node) the chained schedule where the backend has one
-// (ops.ChainFrom): family's chain gather (which plans the segments, then
+// args over the node) the chained schedule from from sequences where the
+// backend runs it (from > 0: ops.ChainFrom, ops.ConvChainFrom): family's chain gather (which plans the segments, then
 // copies), then o's chained compute, where window says dstName is the
 // cache's window; batched is the most sequences o's one-dispatch schedule
 // takes (0: none).
-func chainedSchedule(backend string, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName string) error {
-	from, ok := ops.ChainFrom(backend)
-	if !ok {
+func chainedSchedule(backend string, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName string) error {
+	if from <= 0 {
 		return nil
 	}
 	seg := chainSeg(backend, nSeqs)

@@ -19,23 +19,20 @@ func init() {
 				}
 				return 8, 2, 1, true
 			},
-			// The chained schedule (ops/chain.go): on the H200, graph
-			// replay (bench/RESULTS.md, issue #21), it costs identity ids
-			// (steady decode) more than 2% at every n_seqs up to 256: op B
-			// 19 / 14% at 16, 11 / 7% at 32, 4.7 / 3.4% at 128, 3.7 /
-			// 2.7% at 256 (H 32 / 48; the plan alone is 4.2-5.0 us), op D
-			// 157-175% at 16 and 20-24% at 256; where every source
-			// aliases it takes op B from 1.8-2.0x identity to 1.3-1.36x
-			// (0.71-0.83x today's time) from 32 sequences. So none of the
-			// n_seqs llama.cpp runs (LLAMA_MAX_SEQ 256) takes it; 257
-			// keeps its kernels generated and checked until a plan that
-			// costs identity ids less (an early exit where nothing
-			// aliases) is measured.
-			ChainFrom: 257,
-			// 8 segments per chain: op B's worst ids pattern at 1.30-1.36x
-			// its identity from 32 to 256 sequences, the best or within
-			// 0.02 of the best of 2, 4, 8 and 64 there (op D, whose
-			// segments are short work, does best at 64: 1.2-1.3x).
+			// The chained schedule of op B (ops/chain.go), H100, graph
+			// replay, ChainSplit 8 (bench/RESULTS.md, issue #21): identity
+			// ids 0.93-0.99x today's schedule at every n_seqs 4..256;
+			// its worst ids pattern 0.99 / 0.99x today's worst at 16
+			// sequences (H 32 / 48), 0.81 / 0.84x at 32, 0.74 / 0.79x at
+			// 256, but 1.40-1.59x at 2..8, where today's gather copies two
+			// to eight rows and the plan costs more than it saves.
+			ChainFrom: 16,
+			// 8 segments per chain: the best of 4, 8 and 64 for op B's
+			// worst pattern, or within 0.07 of it, from 32 sequences.
 			ChainSplit: 8,
+			// Op D never: where its sources alias the chain gather's plan
+			// (microseconds) outweighs its 2-30 us op (2.8-3.9x today's
+			// worst pattern); its kernels stay generated for the bench.
+			ConvChainFrom: 0,
 		}})
 }

@@ -54,22 +54,18 @@ func init() {
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
 			// (bench/RESULTS.md).
 			ConvBatch: 8,
-			// The chained schedule (ops/chain.go): on the H200
-			// (bench/RESULTS.md, issue #21) it costs identity ids (steady
-			// decode) more than 2% at every n_seqs up to 256: op B 25 /
-			// 20% at 16, 16 / 12% at 32, 5.2 / 4.7% at 128, 4.5% at 256
-			// (H 32 / 48), op D 91-100% at 16 and 8-11% at 256; up to 8
-			// the batched dispatches (op B from 3, op D from 2) already
-			// run every ids pattern within 1.11x of identity. Where every
-			// source aliases it takes op B from 1.7-2.0x identity to
-			// 1.26-1.34x (0.67-0.88x today's time) from 32 sequences. So
-			// none of the n_seqs llama.cpp runs (LLAMA_MAX_SEQ 256) takes
-			// it; 257 keeps its kernels generated and checked until a
-			// plan that costs identity ids less is measured.
-			ChainFrom: 257,
-			// 8 segments per chain: op B's worst ids pattern at 1.26-1.32x
-			// its identity from 32 to 128 sequences, 1.28-1.34x at 256
-			// (64 segments: 1.28x there; 4 is best at 16 and 32).
-			ChainSplit: 8,
+			// The chained schedule of op B (ops/chain.go), H100
+			// (bench/RESULTS.md, issue #21): identity ids +1.9 / +2.3%
+			// over today's at 16 sequences (H 32 / 48), +1.6 / +1.0% at
+			// 32, at most +0.8% from 64; its worst ids pattern 0.95 /
+			// 0.90x today's worst at 16, 0.76 / 0.73x at 32, 0.66 / 0.68x
+			// at 256. From 32, where identity pays at most 1.6%.
+			ChainFrom: 32,
+			// 4 segments per chain: the best of 4, 8 and 64 for op B's
+			// worst pattern at 16 to 64 sequences, within 0.04 of it
+			// above.
+			ChainSplit: 4,
+			// Op D never (as CUDA): 2.2-3.6x today's worst pattern.
+			ConvChainFrom: 0,
 		}})
 }

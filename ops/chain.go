@@ -36,19 +36,23 @@ const (
 	// planRounds of pointer jumping cover a chain of planMax sequences
 	// (fewer run where n_seqs is smaller).
 	planRounds = 10
+	// chainGroups is the chain gather's grid: each of its workgroups
+	// plans, so fewer than the gather's (up to gatherMaxGroups), and copies
+	// its share of every cut row (a few rows, ceil(n_seqs / seg) for a
+	// permutation of the window).
+	chainGroups = 256
 )
 
 // buildChainGather is the chain gather: it plans the segments and copies
-// the rows the plan marks, in the gather's grid. A workgroup whose own
-// sequence reads no other's row copies nothing and exits at once (with
-// identity ids, every one: steady decode pays what the gather costs).
-// The others plan in shared memory, each its own copy of the same plan
-// (one workgroup's work, a few microseconds, in parallel), and copy their
-// row if it reads scratch; the first workgroup of the lowest aliasing
-// sequence writes the plan for the compute kernel. In shared memory,
-// next[s] is the sequence whose row s reads (-1: none, s reads its own row
-// or one outside the window; -2: a cut edge, s reads scratch) and prev[t]
-// the one kept reader of t's row.
+// the rows the plan cuts, in chainGroups workgroups. Each first looks
+// whether any source aliases (with identity ids none does, and every
+// workgroup exits: steady decode pays a short launch). Where one does,
+// each workgroup plans in shared memory, its own copy of the same plan
+// (one workgroup's work, a few microseconds, in parallel), copies its share
+// of every row the plan cuts, and the first writes the plan for the
+// compute kernel. In shared memory, next[s] is the sequence whose row s
+// reads (-1: none, s reads its own row or one outside the window; -2: a cut
+// edge, s reads scratch) and prev[t] the one kept reader of t's row.
 //
 //  1. A row several sequences read keeps its lowest reader; the others are
 //     cut (an O(n) scan per sequence: without atomics the lowest is found
@@ -74,44 +78,46 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", "2*len + copy per sequence, written where some source aliases")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
-	groups := gatherGroups(b, rowLen, nSeqs)
-	b.Grid(groups, nSeqs, 1)
+	b.Grid(chainGroups, 1, 1)
 	b.DepWait()
 	b.DepRelease()
 
 	lid := b.Let("lid", b.LocalID(0))
-	s := b.Let("s", b.GroupID(1))
-	src := b.Let("src", ids.Load(s))
 	// target is the window sequence whose row u reads, or -1.
 	target := func(u dsl.Val) dsl.Val {
-		su := b.Let("src", ids.Load(u))
+		su := b.Let("id", ids.Load(u))
 		return b.Select(aliasesDestination(b, su, u, rsHead, nSeqs), su.Sub(rsHead.I32()), b.I32(-1))
 	}
-	b.If(aliasesDestination(b, src, s, rsHead, nSeqs), func() {
-		copies := b.Var("copies", b.Bool(true))
+	// copyRows copies this workgroup's share of every row r where cut(r).
+	copyRows := func(cut func(r dsl.Val) dsl.Val) {
+		b.For("r", b.U32(0), nSeqs, func(r dsl.Val) {
+			b.If(cut(r), func() {
+				src := b.Let("src", ids.Load(r))
+				copyRow(b, cache, scratch, src, r, rowLen, b.U32(chainGroups))
+			})
+		})
+	}
+	b.If(anyAliases(b, lid, b.U32(planThreads), ids, rsHead, nSeqs), func() {
 		b.IfElse(nSeqs.Gt(planMax), func() {
 			b.Comment("too many sequences to plan: every aliasing row is copied")
-			writer := b.Var("writer", b.GroupID(0).Eq(0))
-			b.For("u", b.U32(0), s, func(u dsl.Val) {
-				b.If(target(u).Ge(0), func() { writer.Set(b.Bool(false)) })
-			})
-			b.If(writer.Get(), func() {
+			b.If(b.GroupID(0).Eq(0), func() {
 				b.ForStep("t", lid, nSeqs, b.U32(planThreads), func(t dsl.Val) {
 					plan.Store(t, b.Select(target(t).Ge(0), b.I32(3), b.I32(2)))
 				})
 			})
+			copyRows(func(r dsl.Val) dsl.Val { return target(r).Ge(0) })
 		}, func() {
-			planSegments(b, lid, nSeqs, seg, plan, s, copies, target)
+			next := planSegments(b, lid, nSeqs, seg, plan, target)
+			copyRows(func(r dsl.Val) dsl.Val { return next.At(r).Eq(-2) })
 		})
-		b.If(copies.Get(), func() { copyRow(b, cache, scratch, src, s, rowLen, groups) })
 	})
 	return b.Build()
 }
 
-// planSegments plans in shared memory (the steps of buildChainGather),
-// sets copies to whether sequence s reads scratch, and has the first
-// workgroup of the lowest aliasing sequence store the plan.
-func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, s dsl.Val, copies dsl.Mut, target func(dsl.Val) dsl.Val) {
+// planSegments plans in shared memory (the steps of buildChainGather); the
+// first workgroup stores the plan. It returns next, where -2 marks the
+// sequences that read scratch.
+func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) dsl.Arr {
 	next := b.SharedArray("next", ir.I32, planMax)
 	prev := b.SharedArray("prev", ir.I32, planMax)
 	jump := b.SharedArray("jump", ir.I32, planMax)
@@ -130,11 +136,6 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, s dsl.V
 		prev.Set(u, b.I32(-1))
 	})
 	b.Barrier()
-	b.Comment("the plan's writer: the first workgroup of the lowest aliasing sequence")
-	writer := b.Var("writer", b.GroupID(0).Eq(0))
-	b.For("v", b.U32(0), s, func(v dsl.Val) {
-		b.If(next.At(v).Ge(0), func() { writer.Set(b.Bool(false)) })
-	})
 
 	b.Comment("a row read by several sequences keeps its lowest reader; the others read scratch")
 	each(func(u, j dsl.Val) {
@@ -207,9 +208,8 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, s dsl.V
 		b.If(rank.Gt(0).AndAlso(rank.Rem(seg).Eq(0)), func() { next.Set(prev.At(u).U32(), b.I32(-2)) })
 	})
 	b.Barrier()
-	copies.Set(next.At(s).Eq(-2))
 
-	b.If(writer.Get(), func() {
+	b.If(b.GroupID(0).Eq(0), func() {
 		b.Comment("a segment's first walks it for its length")
 		each(func(u, _ dsl.Val) {
 			n := b.Var("len", b.I32(0))
@@ -226,6 +226,7 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, s dsl.V
 			plan.Store(u, n.Get().Mul(2).Add(b.Select(next.At(u).Eq(-2), b.I32(1), b.I32(0))))
 		})
 	})
+	return next
 }
 
 // anyAliases is true, for the whole workgroup, where some sequence reads

@@ -116,6 +116,9 @@ type Tuning struct {
 	// and D in the chained schedule (ops/chain.go: plan, chain gather,
 	// chained compute); 0: never.
 	ChainFrom int
+	// ConvChainFrom is ChainFrom for op D (0: never; its chained kernels
+	// are still generated where ChainFrom is set, for the bench).
+	ConvChainFrom int
 	// ChainSplit is how many segments a chain of n_seqs is cut into at
 	// most: the plan's seg is ceil(n_seqs / ChainSplit) (ChainSeg). More
 	// segments run in parallel; each costs one copied row.
@@ -187,6 +190,13 @@ func ConvBatch(backend string) (ns int, ok bool) {
 // in the chained schedule (ops/chain.go); ok false: it never does.
 func ChainFrom(backend string) (n int, ok bool) {
 	n = tuningOf(backend).ChainFrom
+	return n, n > 0
+}
+
+// ConvChainFrom is ChainFrom for op D; ok false: the glue never runs op D
+// chained on the backend.
+func ConvChainFrom(backend string) (n int, ok bool) {
+	n = tuningOf(backend).ConvChainFrom
 	return n, n > 0
 }
 

@@ -15,6 +15,7 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
         const uint32_t n_seqs,
         const uint32_t rs_head,
         const uint32_t seg) {
+    __shared__ int32_t aliased[1u];
     __shared__ int32_t next[1024u];
     __shared__ int32_t prev[1024u];
     __shared__ int32_t jump[1024u];
@@ -22,183 +23,202 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
     ggml_cuda_pdl_sync();
     ggml_cuda_pdl_lc();
     const uint32_t lid = threadIdx.x;
-    const uint32_t s = blockIdx.y;
-    const int32_t src = ids[s];
-    if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
-        bool copies = true;
+    if (lid == 0u) {
+        aliased[0u] = 0;
+    }
+    __syncthreads();
+    for (uint32_t t = lid; t < n_seqs; t += 256u) {
+        const int32_t id = ids[t];
+        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
+            aliased[0u] = 1;
+        }
+    }
+    __syncthreads();
+    const bool aliased_1 = aliased[0u] != 0;
+    if (aliased_1) {
         if (n_seqs > 1024u) {
             // too many sequences to plan: every aliasing row is copied
-            bool writer = blockIdx.x == 0u;
-            for (uint32_t u = 0u; u < s; ++u) {
-                const int32_t src_1 = ids[u];
-                if ((!(src_1 == (int32_t) (rs_head + u)) && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) ? src_1 - (int32_t) rs_head : (-1)) >= 0) {
-                    writer = false;
+            if (blockIdx.x == 0u) {
+                for (uint32_t t_1 = lid; t_1 < n_seqs; t_1 += 256u) {
+                    const int32_t id_1 = ids[t_1];
+                    plan[t_1] = ((!(id_1 == (int32_t) (rs_head + t_1)) && (id_1 >= (int32_t) rs_head && id_1 < (int32_t) (rs_head + n_seqs)) ? id_1 - (int32_t) rs_head : (-1)) >= 0 ? 3 : 2);
                 }
             }
-            if (writer) {
-                for (uint32_t t = lid; t < n_seqs; t += 256u) {
-                    const int32_t src_2 = ids[t];
-                    plan[t] = ((!(src_2 == (int32_t) (rs_head + t)) && (src_2 >= (int32_t) rs_head && src_2 < (int32_t) (rs_head + n_seqs)) ? src_2 - (int32_t) rs_head : (-1)) >= 0 ? 3 : 2);
+            for (uint32_t r = 0u; r < n_seqs; ++r) {
+                const int32_t id_2 = ids[r];
+                if ((!(id_2 == (int32_t) (rs_head + r)) && (id_2 >= (int32_t) rs_head && id_2 < (int32_t) (rs_head + n_seqs)) ? id_2 - (int32_t) rs_head : (-1)) >= 0) {
+                    const int32_t src = ids[r];
+                    const uint64_t from = (uint64_t) src * row_len;
+                    const uint32_t to = r * row_len;
+                    const uint32_t stride = 256u * 2048u;
+                    const uint32_t first = blockIdx.x * 2048u + threadIdx.x;
+                    float vals[8u];
+                    for (uint32_t c = first; c < row_len; c += stride) {
+                        #pragma unroll
+                        for (uint32_t j = 0u; j < 8u; ++j) {
+                            if ((c + j * 256u) < row_len) {
+                                vals[j] = cache[from + (c + j * 256u)];
+                            }
+                        }
+                        #pragma unroll
+                        for (uint32_t j_1 = 0u; j_1 < 8u; ++j_1) {
+                            if ((c + j_1 * 256u) < row_len) {
+                                scratch[to + (c + j_1 * 256u)] = vals[j_1];
+                            }
+                        }
+                    }
                 }
             }
         } else {
             int32_t held[4u];
             int32_t held_jump[4u];
             #pragma unroll
-            for (uint32_t j = 0u; j < 4u; ++j) {
-                const uint32_t u_1 = j * 256u + lid;
-                if (u_1 < n_seqs) {
-                    const int32_t src_3 = ids[u_1];
-                    next[u_1] = (!(src_3 == (int32_t) (rs_head + u_1)) && (src_3 >= (int32_t) rs_head && src_3 < (int32_t) (rs_head + n_seqs)) ? src_3 - (int32_t) rs_head : (-1));
-                    prev[u_1] = (-1);
+            for (uint32_t j_2 = 0u; j_2 < 4u; ++j_2) {
+                const uint32_t u = j_2 * 256u + lid;
+                if (u < n_seqs) {
+                    const int32_t id_3 = ids[u];
+                    next[u] = (!(id_3 == (int32_t) (rs_head + u)) && (id_3 >= (int32_t) rs_head && id_3 < (int32_t) (rs_head + n_seqs)) ? id_3 - (int32_t) rs_head : (-1));
+                    prev[u] = (-1);
                 }
             }
             __syncthreads();
-            // the plan's writer: the first workgroup of the lowest aliasing sequence
-            bool writer_1 = blockIdx.x == 0u;
-            for (uint32_t v = 0u; v < s; ++v) {
-                if (next[v] >= 0) {
-                    writer_1 = false;
-                }
-            }
             // a row read by several sequences keeps its lowest reader; the others read scratch
             #pragma unroll
-            for (uint32_t j_1 = 0u; j_1 < 4u; ++j_1) {
-                const uint32_t u_2 = j_1 * 256u + lid;
-                if (u_2 < n_seqs) {
-                    const int32_t t_1 = next[u_2];
-                    bool kept = t_1 >= 0;
+            for (uint32_t j_3 = 0u; j_3 < 4u; ++j_3) {
+                const uint32_t u_1 = j_3 * 256u + lid;
+                if (u_1 < n_seqs) {
+                    const int32_t t_2 = next[u_1];
+                    bool kept = t_2 >= 0;
                     if (kept) {
-                        for (uint32_t v_1 = 0u; v_1 < u_2; ++v_1) {
-                            if (next[v_1] == t_1) {
+                        for (uint32_t v = 0u; v < u_1; ++v) {
+                            if (next[v] == t_2) {
                                 kept = false;
                             }
                         }
                     }
-                    held[j_1] = (kept ? t_1 : (t_1 >= 0 ? (-2) : (-1)));
+                    held[j_3] = (kept ? t_2 : (t_2 >= 0 ? (-2) : (-1)));
                 }
             }
             __syncthreads();
             #pragma unroll
-            for (uint32_t j_2 = 0u; j_2 < 4u; ++j_2) {
-                const uint32_t u_3 = j_2 * 256u + lid;
-                if (u_3 < n_seqs) {
-                    const int32_t t_2 = held[j_2];
-                    next[u_3] = t_2;
-                    if (t_2 >= 0) {
-                        prev[(uint32_t) t_2] = (int32_t) u_3;
+            for (uint32_t j_4 = 0u; j_4 < 4u; ++j_4) {
+                const uint32_t u_2 = j_4 * 256u + lid;
+                if (u_2 < n_seqs) {
+                    const int32_t t_3 = held[j_4];
+                    next[u_2] = t_3;
+                    if (t_3 >= 0) {
+                        prev[(uint32_t) t_3] = (int32_t) u_2;
                     }
                 }
             }
             __syncthreads();
             // cycles: after the rounds only a cycle's members still jump; the edge into its lowest is cut
             #pragma unroll
-            for (uint32_t j_3 = 0u; j_3 < 4u; ++j_3) {
-                const uint32_t u_4 = j_3 * 256u + lid;
-                if (u_4 < n_seqs) {
-                    jump[u_4] = (next[u_4] >= 0 ? next[u_4] : (-1));
-                    val[u_4] = (int32_t) u_4;
+            for (uint32_t j_5 = 0u; j_5 < 4u; ++j_5) {
+                const uint32_t u_3 = j_5 * 256u + lid;
+                if (u_3 < n_seqs) {
+                    jump[u_3] = (next[u_3] >= 0 ? next[u_3] : (-1));
+                    val[u_3] = (int32_t) u_3;
                 }
             }
             __syncthreads();
             for (uint32_t round = 0u; round < 10u; ++round) {
                 if ((1u << round) < n_seqs) {
                     #pragma unroll
-                    for (uint32_t j_4 = 0u; j_4 < 4u; ++j_4) {
-                        const uint32_t u_5 = j_4 * 256u + lid;
-                        if (u_5 < n_seqs) {
-                            const int32_t to = jump[u_5];
-                            held[j_4] = val[u_5];
-                            held_jump[j_4] = to;
-                            if (to >= 0) {
-                                held[j_4] = (val[(uint32_t) to] < val[u_5] ? val[(uint32_t) to] : val[u_5]);
-                                held_jump[j_4] = jump[(uint32_t) to];
+                    for (uint32_t j_6 = 0u; j_6 < 4u; ++j_6) {
+                        const uint32_t u_4 = j_6 * 256u + lid;
+                        if (u_4 < n_seqs) {
+                            const int32_t to_1 = jump[u_4];
+                            held[j_6] = val[u_4];
+                            held_jump[j_6] = to_1;
+                            if (to_1 >= 0) {
+                                held[j_6] = (val[(uint32_t) to_1] < val[u_4] ? val[(uint32_t) to_1] : val[u_4]);
+                                held_jump[j_6] = jump[(uint32_t) to_1];
                             }
                         }
                     }
                     __syncthreads();
                     #pragma unroll
-                    for (uint32_t j_5 = 0u; j_5 < 4u; ++j_5) {
-                        const uint32_t u_6 = j_5 * 256u + lid;
-                        if (u_6 < n_seqs) {
-                            val[u_6] = held[j_5];
-                            jump[u_6] = held_jump[j_5];
+                    for (uint32_t j_7 = 0u; j_7 < 4u; ++j_7) {
+                        const uint32_t u_5 = j_7 * 256u + lid;
+                        if (u_5 < n_seqs) {
+                            val[u_5] = held[j_7];
+                            jump[u_5] = held_jump[j_7];
                         }
                     }
                     __syncthreads();
                 }
             }
             #pragma unroll
-            for (uint32_t j_6 = 0u; j_6 < 4u; ++j_6) {
-                const uint32_t u_7 = j_6 * 256u + lid;
-                if (u_7 < n_seqs) {
-                    if (jump[u_7] >= 0 && val[u_7] == (int32_t) u_7) {
-                        const int32_t r = prev[u_7];
-                        next[(uint32_t) r] = (-2);
-                        prev[u_7] = (-1);
+            for (uint32_t j_8 = 0u; j_8 < 4u; ++j_8) {
+                const uint32_t u_6 = j_8 * 256u + lid;
+                if (u_6 < n_seqs) {
+                    if (jump[u_6] >= 0 && val[u_6] == (int32_t) u_6) {
+                        const int32_t r_1 = prev[u_6];
+                        next[(uint32_t) r_1] = (-2);
+                        prev[u_6] = (-1);
                     }
                 }
             }
             __syncthreads();
             // rank each sequence from its path's head; every seg-th starts a segment, cut from its reader
             #pragma unroll
-            for (uint32_t j_7 = 0u; j_7 < 4u; ++j_7) {
-                const uint32_t u_8 = j_7 * 256u + lid;
-                if (u_8 < n_seqs) {
-                    jump[u_8] = prev[u_8];
-                    val[u_8] = (prev[u_8] >= 0 ? 1 : 0);
+            for (uint32_t j_9 = 0u; j_9 < 4u; ++j_9) {
+                const uint32_t u_7 = j_9 * 256u + lid;
+                if (u_7 < n_seqs) {
+                    jump[u_7] = prev[u_7];
+                    val[u_7] = (prev[u_7] >= 0 ? 1 : 0);
                 }
             }
             __syncthreads();
             for (uint32_t round_1 = 0u; round_1 < 10u; ++round_1) {
                 if ((1u << round_1) < n_seqs) {
                     #pragma unroll
-                    for (uint32_t j_8 = 0u; j_8 < 4u; ++j_8) {
-                        const uint32_t u_9 = j_8 * 256u + lid;
-                        if (u_9 < n_seqs) {
-                            const int32_t to_1 = jump[u_9];
-                            held[j_8] = val[u_9];
-                            held_jump[j_8] = to_1;
-                            if (to_1 >= 0) {
-                                held[j_8] = val[u_9] + val[(uint32_t) to_1];
-                                held_jump[j_8] = jump[(uint32_t) to_1];
+                    for (uint32_t j_10 = 0u; j_10 < 4u; ++j_10) {
+                        const uint32_t u_8 = j_10 * 256u + lid;
+                        if (u_8 < n_seqs) {
+                            const int32_t to_2 = jump[u_8];
+                            held[j_10] = val[u_8];
+                            held_jump[j_10] = to_2;
+                            if (to_2 >= 0) {
+                                held[j_10] = val[u_8] + val[(uint32_t) to_2];
+                                held_jump[j_10] = jump[(uint32_t) to_2];
                             }
                         }
                     }
                     __syncthreads();
                     #pragma unroll
-                    for (uint32_t j_9 = 0u; j_9 < 4u; ++j_9) {
-                        const uint32_t u_10 = j_9 * 256u + lid;
-                        if (u_10 < n_seqs) {
-                            val[u_10] = held[j_9];
-                            jump[u_10] = held_jump[j_9];
+                    for (uint32_t j_11 = 0u; j_11 < 4u; ++j_11) {
+                        const uint32_t u_9 = j_11 * 256u + lid;
+                        if (u_9 < n_seqs) {
+                            val[u_9] = held[j_11];
+                            jump[u_9] = held_jump[j_11];
                         }
                     }
                     __syncthreads();
                 }
             }
             #pragma unroll
-            for (uint32_t j_10 = 0u; j_10 < 4u; ++j_10) {
-                const uint32_t u_11 = j_10 * 256u + lid;
-                if (u_11 < n_seqs) {
-                    const uint32_t rank = (uint32_t) val[u_11];
+            for (uint32_t j_12 = 0u; j_12 < 4u; ++j_12) {
+                const uint32_t u_10 = j_12 * 256u + lid;
+                if (u_10 < n_seqs) {
+                    const uint32_t rank = (uint32_t) val[u_10];
                     if (rank > 0u && (rank % seg) == 0u) {
-                        next[(uint32_t) prev[u_11]] = (-2);
+                        next[(uint32_t) prev[u_10]] = (-2);
                     }
                 }
             }
             __syncthreads();
-            copies = next[s] == (-2);
-            if (writer_1) {
+            if (blockIdx.x == 0u) {
                 // a segment's first walks it for its length
                 #pragma unroll
-                for (uint32_t j_11 = 0u; j_11 < 4u; ++j_11) {
-                    const uint32_t u_12 = j_11 * 256u + lid;
-                    if (u_12 < n_seqs) {
+                for (uint32_t j_13 = 0u; j_13 < 4u; ++j_13) {
+                    const uint32_t u_11 = j_13 * 256u + lid;
+                    if (u_11 < n_seqs) {
                         int32_t len = 0;
-                        if (((uint32_t) val[u_12] % seg) == 0u) {
+                        if (((uint32_t) val[u_11] % seg) == 0u) {
                             len = 1;
-                            int32_t at = next[u_12];
+                            int32_t at = next[u_11];
                             for (uint32_t k = 1u; k < seg; ++k) {
                                 if (at >= 0) {
                                     len = len + 1;
@@ -206,28 +226,31 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
                                 }
                             }
                         }
-                        plan[u_12] = len * 2 + (next[u_12] == (-2) ? 1 : 0);
+                        plan[u_11] = len * 2 + (next[u_11] == (-2) ? 1 : 0);
                     }
                 }
             }
-        }
-        if (copies) {
-            const uint64_t from = (uint64_t) src * row_len;
-            const uint32_t to_2 = s * row_len;
-            const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;
-            const uint32_t first = blockIdx.x * 2048u + threadIdx.x;
-            float vals[8u];
-            for (uint32_t c = first; c < row_len; c += stride) {
-                #pragma unroll
-                for (uint32_t j_12 = 0u; j_12 < 8u; ++j_12) {
-                    if ((c + j_12 * 256u) < row_len) {
-                        vals[j_12] = cache[from + (c + j_12 * 256u)];
-                    }
-                }
-                #pragma unroll
-                for (uint32_t j_13 = 0u; j_13 < 8u; ++j_13) {
-                    if ((c + j_13 * 256u) < row_len) {
-                        scratch[to_2 + (c + j_13 * 256u)] = vals[j_13];
+            for (uint32_t r_2 = 0u; r_2 < n_seqs; ++r_2) {
+                if (next[r_2] == (-2)) {
+                    const int32_t src_1 = ids[r_2];
+                    const uint64_t from_1 = (uint64_t) src_1 * row_len;
+                    const uint32_t to_3 = r_2 * row_len;
+                    const uint32_t stride_1 = 256u * 2048u;
+                    const uint32_t first_1 = blockIdx.x * 2048u + threadIdx.x;
+                    float vals_1[8u];
+                    for (uint32_t c_1 = first_1; c_1 < row_len; c_1 += stride_1) {
+                        #pragma unroll
+                        for (uint32_t j_14 = 0u; j_14 < 8u; ++j_14) {
+                            if ((c_1 + j_14 * 256u) < row_len) {
+                                vals_1[j_14] = cache[from_1 + (c_1 + j_14 * 256u)];
+                            }
+                        }
+                        #pragma unroll
+                        for (uint32_t j_15 = 0u; j_15 < 8u; ++j_15) {
+                            if ((c_1 + j_15 * 256u) < row_len) {
+                                scratch[to_3 + (c_1 + j_15 * 256u)] = vals_1[j_15];
+                            }
+                        }
                     }
                 }
             }

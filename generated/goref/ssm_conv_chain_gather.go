@@ -40,11 +40,15 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 	_, _, _, _, _, _, _, _ = row_len, n_seqs, rs_head, seg, cache, ids, plan, scratch
 	kgWX, kgWY, kgWZ := int(256), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32((((row_len+2047)/2048) < ((n_seqs+1023)/n_seqs)), ((row_len+2047)/2048), ((n_seqs+1023)/n_seqs))), int(n_seqs), int(1)
+	kgNX, kgNY, kgNZ := int(256), int(1), int(1)
 	lid := make([]uint32, kgN)
-	s := make([]uint32, kgN)
-	src := make([]int32, kgN)
-	copies := make([]bool, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	valsLen := int(8)
+	vals := make([]float32, kgN*valsLen)
+	_ = vals
 	nextLen := int(1024)
 	next := make([]int32, nextLen)
 	_ = next
@@ -63,10 +67,9 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 	held_jumpLen := int(4)
 	held_jump := make([]int32, kgN*held_jumpLen)
 	_ = held_jump
-	writer_1 := make([]bool, kgN)
-	valsLen := int(8)
-	vals := make([]float32, kgN*valsLen)
-	_ = vals
+	vals_1Len := int(8)
+	vals_1 := make([]float32, kgN*vals_1Len)
+	_ = vals_1
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -75,76 +78,96 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 					// dep_wait: dispatches are ordered in the Go reference
 					// dep_release: dispatches are ordered in the Go reference
 					lid[kgTid] = kgLX
-					s[kgTid] = uint32(kgGY)
-					src[kgTid] = ids[s[kgTid]]
-				}
-				if !(src[0] == int32((rs_head + s[0]))) && ((src[0] >= int32(rs_head)) && (src[0] < int32((rs_head + n_seqs)))) {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						copies[kgTid] = true
+					if lid[kgTid] == 0 {
+						aliased[int(0)] = 0
 					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					for t := uint32(lid[kgTid]); t < n_seqs; t += 256 {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+				}
+				if aliased_1[0] {
 					if n_seqs > 1024 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
 							// too many sequences to plan: every aliasing row is copied
-							var writer bool = (uint32(kgGX) == 0)
-							for u := uint32(0); u < s[kgTid]; u += 1 {
-								var src_1 int32 = ids[u]
-								if rt.SelI32((!(src_1 == int32((rs_head+u))) && ((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head+n_seqs))))), (src_1-int32(rs_head)), -1) >= 0 {
-									writer = false
+							if uint32(kgGX) == 0 {
+								for t_1 := uint32(lid[kgTid]); t_1 < n_seqs; t_1 += 256 {
+									var id_1 int32 = ids[t_1]
+									plan[t_1] = rt.SelI32((rt.SelI32((!(id_1 == int32((rs_head+t_1))) && ((id_1 >= int32(rs_head)) && (id_1 < int32((rs_head+n_seqs))))), (id_1-int32(rs_head)), -1) >= 0), 3, 2)
 								}
 							}
-							if writer {
-								for t := uint32(lid[kgTid]); t < n_seqs; t += 256 {
-									var src_2 int32 = ids[t]
-									plan[t] = rt.SelI32((rt.SelI32((!(src_2 == int32((rs_head+t))) && ((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head+n_seqs))))), (src_2-int32(rs_head)), -1) >= 0), 3, 2)
+							for r := uint32(0); r < n_seqs; r += 1 {
+								var id_2 int32 = ids[r]
+								if rt.SelI32((!(id_2 == int32((rs_head+r))) && ((id_2 >= int32(rs_head)) && (id_2 < int32((rs_head+n_seqs))))), (id_2-int32(rs_head)), -1) >= 0 {
+									var src int32 = ids[r]
+									var from uint64 = (uint64(src) * uint64(row_len))
+									var to uint32 = (r * row_len)
+									var stride uint32 = (256 * 2048)
+									var first uint32 = ((uint32(kgGX) * 2048) + kgLX)
+									for c := uint32(first); c < row_len; c += stride {
+										for j := uint32(0); j < 8; j += 1 {
+											if (c + (j * 256)) < row_len {
+												vals[kgTid*valsLen+int(j)] = cache[(from + uint64((c + (j * 256))))]
+											}
+										}
+										for j_1 := uint32(0); j_1 < 8; j_1 += 1 {
+											if (c + (j_1 * 256)) < row_len {
+												scratch[(to + (c + (j_1 * 256)))] = vals[kgTid*valsLen+int(j_1)]
+											}
+										}
+									}
 								}
 							}
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j := uint32(0); j < 4; j += 1 {
-								var u_1 uint32 = ((j * 256) + lid[kgTid])
-								if u_1 < n_seqs {
-									var src_3 int32 = ids[u_1]
-									next[int(u_1)] = rt.SelI32((!(src_3 == int32((rs_head + u_1))) && ((src_3 >= int32(rs_head)) && (src_3 < int32((rs_head + n_seqs))))), (src_3 - int32(rs_head)), -1)
-									prev[int(u_1)] = -1
+							for j_2 := uint32(0); j_2 < 4; j_2 += 1 {
+								var u uint32 = ((j_2 * 256) + lid[kgTid])
+								if u < n_seqs {
+									var id_3 int32 = ids[u]
+									next[int(u)] = rt.SelI32((!(id_3 == int32((rs_head + u))) && ((id_3 >= int32(rs_head)) && (id_3 < int32((rs_head + n_seqs))))), (id_3 - int32(rs_head)), -1)
+									prev[int(u)] = -1
 								}
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// the plan's writer: the first workgroup of the lowest aliasing sequence
-							writer_1[kgTid] = (uint32(kgGX) == 0)
-							for v := uint32(0); v < s[kgTid]; v += 1 {
-								if next[int(v)] >= 0 {
-									writer_1[kgTid] = false
-								}
-							}
 							// a row read by several sequences keeps its lowest reader; the others read scratch
-							for j_1 := uint32(0); j_1 < 4; j_1 += 1 {
-								var u_2 uint32 = ((j_1 * 256) + lid[kgTid])
-								if u_2 < n_seqs {
-									var t_1 int32 = next[int(u_2)]
-									var kept bool = (t_1 >= 0)
+							for j_3 := uint32(0); j_3 < 4; j_3 += 1 {
+								var u_1 uint32 = ((j_3 * 256) + lid[kgTid])
+								if u_1 < n_seqs {
+									var t_2 int32 = next[int(u_1)]
+									var kept bool = (t_2 >= 0)
 									if kept {
-										for v_1 := uint32(0); v_1 < u_2; v_1 += 1 {
-											if next[int(v_1)] == t_1 {
+										for v := uint32(0); v < u_1; v += 1 {
+											if next[int(v)] == t_2 {
 												kept = false
 											}
 										}
 									}
-									held[kgTid*heldLen+int(j_1)] = rt.SelI32(kept, t_1, rt.SelI32((t_1 >= 0), -2, -1))
+									held[kgTid*heldLen+int(j_3)] = rt.SelI32(kept, t_2, rt.SelI32((t_2 >= 0), -2, -1))
 								}
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_2 := uint32(0); j_2 < 4; j_2 += 1 {
-								var u_3 uint32 = ((j_2 * 256) + lid[kgTid])
-								if u_3 < n_seqs {
-									var t_2 int32 = held[kgTid*heldLen+int(j_2)]
-									next[int(u_3)] = t_2
-									if t_2 >= 0 {
-										prev[int(uint32(t_2))] = int32(u_3)
+							for j_4 := uint32(0); j_4 < 4; j_4 += 1 {
+								var u_2 uint32 = ((j_4 * 256) + lid[kgTid])
+								if u_2 < n_seqs {
+									var t_3 int32 = held[kgTid*heldLen+int(j_4)]
+									next[int(u_2)] = t_3
+									if t_3 >= 0 {
+										prev[int(uint32(t_3))] = int32(u_2)
 									}
 								}
 							}
@@ -152,11 +175,11 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// cycles: after the rounds only a cycle's members still jump; the edge into its lowest is cut
-							for j_3 := uint32(0); j_3 < 4; j_3 += 1 {
-								var u_4 uint32 = ((j_3 * 256) + lid[kgTid])
-								if u_4 < n_seqs {
-									jump[int(u_4)] = rt.SelI32((next[int(u_4)] >= 0), next[int(u_4)], -1)
-									val[int(u_4)] = int32(u_4)
+							for j_5 := uint32(0); j_5 < 4; j_5 += 1 {
+								var u_3 uint32 = ((j_5 * 256) + lid[kgTid])
+								if u_3 < n_seqs {
+									jump[int(u_3)] = rt.SelI32((next[int(u_3)] >= 0), next[int(u_3)], -1)
+									val[int(u_3)] = int32(u_3)
 								}
 							}
 						}
@@ -164,26 +187,26 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 						for round := uint32(0); round < 10; round += 1 {
 							if (1 << round) < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									for j_4 := uint32(0); j_4 < 4; j_4 += 1 {
-										var u_5 uint32 = ((j_4 * 256) + lid[kgTid])
-										if u_5 < n_seqs {
-											var to int32 = jump[int(u_5)]
-											held[kgTid*heldLen+int(j_4)] = val[int(u_5)]
-											held_jump[kgTid*held_jumpLen+int(j_4)] = to
-											if to >= 0 {
-												held[kgTid*heldLen+int(j_4)] = rt.SelI32((val[int(uint32(to))] < val[int(u_5)]), val[int(uint32(to))], val[int(u_5)])
-												held_jump[kgTid*held_jumpLen+int(j_4)] = jump[int(uint32(to))]
+									for j_6 := uint32(0); j_6 < 4; j_6 += 1 {
+										var u_4 uint32 = ((j_6 * 256) + lid[kgTid])
+										if u_4 < n_seqs {
+											var to_1 int32 = jump[int(u_4)]
+											held[kgTid*heldLen+int(j_6)] = val[int(u_4)]
+											held_jump[kgTid*held_jumpLen+int(j_6)] = to_1
+											if to_1 >= 0 {
+												held[kgTid*heldLen+int(j_6)] = rt.SelI32((val[int(uint32(to_1))] < val[int(u_4)]), val[int(uint32(to_1))], val[int(u_4)])
+												held_jump[kgTid*held_jumpLen+int(j_6)] = jump[int(uint32(to_1))]
 											}
 										}
 									}
 								}
 								// barrier: the thread loops before and after it are the ordering
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									for j_5 := uint32(0); j_5 < 4; j_5 += 1 {
-										var u_6 uint32 = ((j_5 * 256) + lid[kgTid])
-										if u_6 < n_seqs {
-											val[int(u_6)] = held[kgTid*heldLen+int(j_5)]
-											jump[int(u_6)] = held_jump[kgTid*held_jumpLen+int(j_5)]
+									for j_7 := uint32(0); j_7 < 4; j_7 += 1 {
+										var u_5 uint32 = ((j_7 * 256) + lid[kgTid])
+										if u_5 < n_seqs {
+											val[int(u_5)] = held[kgTid*heldLen+int(j_7)]
+											jump[int(u_5)] = held_jump[kgTid*held_jumpLen+int(j_7)]
 										}
 									}
 								}
@@ -191,13 +214,13 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 							}
 						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_6 := uint32(0); j_6 < 4; j_6 += 1 {
-								var u_7 uint32 = ((j_6 * 256) + lid[kgTid])
-								if u_7 < n_seqs {
-									if (jump[int(u_7)] >= 0) && (val[int(u_7)] == int32(u_7)) {
-										var r int32 = prev[int(u_7)]
-										next[int(uint32(r))] = -2
-										prev[int(u_7)] = -1
+							for j_8 := uint32(0); j_8 < 4; j_8 += 1 {
+								var u_6 uint32 = ((j_8 * 256) + lid[kgTid])
+								if u_6 < n_seqs {
+									if (jump[int(u_6)] >= 0) && (val[int(u_6)] == int32(u_6)) {
+										var r_1 int32 = prev[int(u_6)]
+										next[int(uint32(r_1))] = -2
+										prev[int(u_6)] = -1
 									}
 								}
 							}
@@ -205,11 +228,11 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// rank each sequence from its path's head; every seg-th starts a segment, cut from its reader
-							for j_7 := uint32(0); j_7 < 4; j_7 += 1 {
-								var u_8 uint32 = ((j_7 * 256) + lid[kgTid])
-								if u_8 < n_seqs {
-									jump[int(u_8)] = prev[int(u_8)]
-									val[int(u_8)] = rt.SelI32((prev[int(u_8)] >= 0), 1, 0)
+							for j_9 := uint32(0); j_9 < 4; j_9 += 1 {
+								var u_7 uint32 = ((j_9 * 256) + lid[kgTid])
+								if u_7 < n_seqs {
+									jump[int(u_7)] = prev[int(u_7)]
+									val[int(u_7)] = rt.SelI32((prev[int(u_7)] >= 0), 1, 0)
 								}
 							}
 						}
@@ -217,26 +240,26 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 						for round_1 := uint32(0); round_1 < 10; round_1 += 1 {
 							if (1 << round_1) < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									for j_8 := uint32(0); j_8 < 4; j_8 += 1 {
-										var u_9 uint32 = ((j_8 * 256) + lid[kgTid])
-										if u_9 < n_seqs {
-											var to_1 int32 = jump[int(u_9)]
-											held[kgTid*heldLen+int(j_8)] = val[int(u_9)]
-											held_jump[kgTid*held_jumpLen+int(j_8)] = to_1
-											if to_1 >= 0 {
-												held[kgTid*heldLen+int(j_8)] = (val[int(u_9)] + val[int(uint32(to_1))])
-												held_jump[kgTid*held_jumpLen+int(j_8)] = jump[int(uint32(to_1))]
+									for j_10 := uint32(0); j_10 < 4; j_10 += 1 {
+										var u_8 uint32 = ((j_10 * 256) + lid[kgTid])
+										if u_8 < n_seqs {
+											var to_2 int32 = jump[int(u_8)]
+											held[kgTid*heldLen+int(j_10)] = val[int(u_8)]
+											held_jump[kgTid*held_jumpLen+int(j_10)] = to_2
+											if to_2 >= 0 {
+												held[kgTid*heldLen+int(j_10)] = (val[int(u_8)] + val[int(uint32(to_2))])
+												held_jump[kgTid*held_jumpLen+int(j_10)] = jump[int(uint32(to_2))]
 											}
 										}
 									}
 								}
 								// barrier: the thread loops before and after it are the ordering
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									for j_9 := uint32(0); j_9 < 4; j_9 += 1 {
-										var u_10 uint32 = ((j_9 * 256) + lid[kgTid])
-										if u_10 < n_seqs {
-											val[int(u_10)] = held[kgTid*heldLen+int(j_9)]
-											jump[int(u_10)] = held_jump[kgTid*held_jumpLen+int(j_9)]
+									for j_11 := uint32(0); j_11 < 4; j_11 += 1 {
+										var u_9 uint32 = ((j_11 * 256) + lid[kgTid])
+										if u_9 < n_seqs {
+											val[int(u_9)] = held[kgTid*heldLen+int(j_11)]
+											jump[int(u_9)] = held_jump[kgTid*held_jumpLen+int(j_11)]
 										}
 									}
 								}
@@ -244,28 +267,28 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 							}
 						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_10 := uint32(0); j_10 < 4; j_10 += 1 {
-								var u_11 uint32 = ((j_10 * 256) + lid[kgTid])
-								if u_11 < n_seqs {
-									var rank uint32 = uint32(val[int(u_11)])
+							for j_12 := uint32(0); j_12 < 4; j_12 += 1 {
+								var u_10 uint32 = ((j_12 * 256) + lid[kgTid])
+								if u_10 < n_seqs {
+									var rank uint32 = uint32(val[int(u_10)])
 									if (rank > 0) && ((rank % seg) == 0) {
-										next[int(uint32(prev[int(u_11)]))] = -2
+										next[int(uint32(prev[int(u_10)]))] = -2
 									}
 								}
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							copies[kgTid] = (next[int(s[kgTid])] == -2)
-							if writer_1[kgTid] {
+							kgLX := uint32(kgTid % kgWX)
+							if uint32(kgGX) == 0 {
 								// a segment's first walks it for its length
-								for j_11 := uint32(0); j_11 < 4; j_11 += 1 {
-									var u_12 uint32 = ((j_11 * 256) + lid[kgTid])
-									if u_12 < n_seqs {
+								for j_13 := uint32(0); j_13 < 4; j_13 += 1 {
+									var u_11 uint32 = ((j_13 * 256) + lid[kgTid])
+									if u_11 < n_seqs {
 										var len_ int32 = 0
-										if (uint32(val[int(u_12)]) % seg) == 0 {
+										if (uint32(val[int(u_11)]) % seg) == 0 {
 											len_ = 1
-											var at int32 = next[int(u_12)]
+											var at int32 = next[int(u_11)]
 											for k := uint32(1); k < seg; k += 1 {
 												if at >= 0 {
 													len_ = (len_ + 1)
@@ -273,28 +296,28 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 												}
 											}
 										}
-										plan[u_12] = ((len_ * 2) + rt.SelI32((next[int(u_12)] == -2), 1, 0))
+										plan[u_11] = ((len_ * 2) + rt.SelI32((next[int(u_11)] == -2), 1, 0))
 									}
 								}
 							}
-						}
-					}
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						if copies[kgTid] {
-							var from uint64 = (uint64(src[kgTid]) * uint64(row_len))
-							var to_2 uint32 = (s[kgTid] * row_len)
-							var stride uint32 = (rt.SelU32((((row_len+2047)/2048) < ((n_seqs+1023)/n_seqs)), ((row_len+2047)/2048), ((n_seqs+1023)/n_seqs)) * 2048)
-							var first uint32 = ((uint32(kgGX) * 2048) + kgLX)
-							for c := uint32(first); c < row_len; c += stride {
-								for j_12 := uint32(0); j_12 < 8; j_12 += 1 {
-									if (c + (j_12 * 256)) < row_len {
-										vals[kgTid*valsLen+int(j_12)] = cache[(from + uint64((c + (j_12 * 256))))]
-									}
-								}
-								for j_13 := uint32(0); j_13 < 8; j_13 += 1 {
-									if (c + (j_13 * 256)) < row_len {
-										scratch[(to_2 + (c + (j_13 * 256)))] = vals[kgTid*valsLen+int(j_13)]
+							for r_2 := uint32(0); r_2 < n_seqs; r_2 += 1 {
+								if next[int(r_2)] == -2 {
+									var src_1 int32 = ids[r_2]
+									var from_1 uint64 = (uint64(src_1) * uint64(row_len))
+									var to_3 uint32 = (r_2 * row_len)
+									var stride_1 uint32 = (256 * 2048)
+									var first_1 uint32 = ((uint32(kgGX) * 2048) + kgLX)
+									for c_1 := uint32(first_1); c_1 < row_len; c_1 += stride_1 {
+										for j_14 := uint32(0); j_14 < 8; j_14 += 1 {
+											if (c_1 + (j_14 * 256)) < row_len {
+												vals_1[kgTid*vals_1Len+int(j_14)] = cache[(from_1 + uint64((c_1 + (j_14 * 256))))]
+											}
+										}
+										for j_15 := uint32(0); j_15 < 8; j_15 += 1 {
+											if (c_1 + (j_15 * 256)) < row_len {
+												scratch[(to_3 + (c_1 + (j_15 * 256)))] = vals_1[kgTid*vals_1Len+int(j_15)]
+											}
+										}
 									}
 								}
 							}

@@ -22,6 +22,7 @@ layout(push_constant) uniform parameter {
     uint seg;
 } pc;
 
+shared int aliased[1u];
 shared int next[1024u];
 shared int prev[1024u];
 shared int jump[1024u];
@@ -29,183 +30,202 @@ shared int val[1024u];
 
 void main() {
     uint lid = gl_LocalInvocationID.x;
-    uint s = gl_WorkGroupID.y;
-    int src = ids[s];
-    if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
-        bool copies = true;
+    if (lid == 0u) {
+        aliased[0u] = 0;
+    }
+    barrier();
+    for (uint t = lid; t < pc.n_seqs; t += 256u) {
+        int id = ids[t];
+        if (!(id == int(pc.rs_head + t)) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
+            aliased[0u] = 1;
+        }
+    }
+    barrier();
+    bool aliased_1 = aliased[0u] != 0;
+    if (aliased_1) {
         if (pc.n_seqs > 1024u) {
             // too many sequences to plan: every aliasing row is copied
-            bool writer = gl_WorkGroupID.x == 0u;
-            for (uint u = 0u; u < s; ++u) {
-                int src_1 = ids[u];
-                if ((!(src_1 == int(pc.rs_head + u)) && (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) ? src_1 - int(pc.rs_head) : (-1)) >= 0) {
-                    writer = false;
+            if (gl_WorkGroupID.x == 0u) {
+                for (uint t_1 = lid; t_1 < pc.n_seqs; t_1 += 256u) {
+                    int id_1 = ids[t_1];
+                    plan[t_1] = ((!(id_1 == int(pc.rs_head + t_1)) && (id_1 >= int(pc.rs_head) && id_1 < int(pc.rs_head + pc.n_seqs)) ? id_1 - int(pc.rs_head) : (-1)) >= 0 ? 3 : 2);
                 }
             }
-            if (writer) {
-                for (uint t = lid; t < pc.n_seqs; t += 256u) {
-                    int src_2 = ids[t];
-                    plan[t] = ((!(src_2 == int(pc.rs_head + t)) && (src_2 >= int(pc.rs_head) && src_2 < int(pc.rs_head + pc.n_seqs)) ? src_2 - int(pc.rs_head) : (-1)) >= 0 ? 3 : 2);
+            for (uint r = 0u; r < pc.n_seqs; ++r) {
+                int id_2 = ids[r];
+                if ((!(id_2 == int(pc.rs_head + r)) && (id_2 >= int(pc.rs_head) && id_2 < int(pc.rs_head + pc.n_seqs)) ? id_2 - int(pc.rs_head) : (-1)) >= 0) {
+                    int src = ids[r];
+                    uint from = uint(src) * pc.row_len;
+                    uint to = r * pc.row_len;
+                    uint stride = 256u * 2048u;
+                    uint first = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
+                    float vals[8u];
+                    for (uint c = first; c < pc.row_len; c += stride) {
+                        [[unroll]]
+                        for (uint j = 0u; j < 8u; ++j) {
+                            if ((c + j * 256u) < pc.row_len) {
+                                vals[j] = cache[from + (c + j * 256u)];
+                            }
+                        }
+                        [[unroll]]
+                        for (uint j_1 = 0u; j_1 < 8u; ++j_1) {
+                            if ((c + j_1 * 256u) < pc.row_len) {
+                                scratch[to + (c + j_1 * 256u)] = vals[j_1];
+                            }
+                        }
+                    }
                 }
             }
         } else {
             int held[4u];
             int held_jump[4u];
             [[unroll]]
-            for (uint j = 0u; j < 4u; ++j) {
-                uint u_1 = j * 256u + lid;
-                if (u_1 < pc.n_seqs) {
-                    int src_3 = ids[u_1];
-                    next[u_1] = (!(src_3 == int(pc.rs_head + u_1)) && (src_3 >= int(pc.rs_head) && src_3 < int(pc.rs_head + pc.n_seqs)) ? src_3 - int(pc.rs_head) : (-1));
-                    prev[u_1] = (-1);
+            for (uint j_2 = 0u; j_2 < 4u; ++j_2) {
+                uint u = j_2 * 256u + lid;
+                if (u < pc.n_seqs) {
+                    int id_3 = ids[u];
+                    next[u] = (!(id_3 == int(pc.rs_head + u)) && (id_3 >= int(pc.rs_head) && id_3 < int(pc.rs_head + pc.n_seqs)) ? id_3 - int(pc.rs_head) : (-1));
+                    prev[u] = (-1);
                 }
             }
             barrier();
-            // the plan's writer: the first workgroup of the lowest aliasing sequence
-            bool writer_1 = gl_WorkGroupID.x == 0u;
-            for (uint v = 0u; v < s; ++v) {
-                if (next[v] >= 0) {
-                    writer_1 = false;
-                }
-            }
             // a row read by several sequences keeps its lowest reader; the others read scratch
             [[unroll]]
-            for (uint j_1 = 0u; j_1 < 4u; ++j_1) {
-                uint u_2 = j_1 * 256u + lid;
-                if (u_2 < pc.n_seqs) {
-                    int t_1 = next[u_2];
-                    bool kept = t_1 >= 0;
+            for (uint j_3 = 0u; j_3 < 4u; ++j_3) {
+                uint u_1 = j_3 * 256u + lid;
+                if (u_1 < pc.n_seqs) {
+                    int t_2 = next[u_1];
+                    bool kept = t_2 >= 0;
                     if (kept) {
-                        for (uint v_1 = 0u; v_1 < u_2; ++v_1) {
-                            if (next[v_1] == t_1) {
+                        for (uint v = 0u; v < u_1; ++v) {
+                            if (next[v] == t_2) {
                                 kept = false;
                             }
                         }
                     }
-                    held[j_1] = (kept ? t_1 : (t_1 >= 0 ? (-2) : (-1)));
+                    held[j_3] = (kept ? t_2 : (t_2 >= 0 ? (-2) : (-1)));
                 }
             }
             barrier();
             [[unroll]]
-            for (uint j_2 = 0u; j_2 < 4u; ++j_2) {
-                uint u_3 = j_2 * 256u + lid;
-                if (u_3 < pc.n_seqs) {
-                    int t_2 = held[j_2];
-                    next[u_3] = t_2;
-                    if (t_2 >= 0) {
-                        prev[uint(t_2)] = int(u_3);
+            for (uint j_4 = 0u; j_4 < 4u; ++j_4) {
+                uint u_2 = j_4 * 256u + lid;
+                if (u_2 < pc.n_seqs) {
+                    int t_3 = held[j_4];
+                    next[u_2] = t_3;
+                    if (t_3 >= 0) {
+                        prev[uint(t_3)] = int(u_2);
                     }
                 }
             }
             barrier();
             // cycles: after the rounds only a cycle's members still jump; the edge into its lowest is cut
             [[unroll]]
-            for (uint j_3 = 0u; j_3 < 4u; ++j_3) {
-                uint u_4 = j_3 * 256u + lid;
-                if (u_4 < pc.n_seqs) {
-                    jump[u_4] = (next[u_4] >= 0 ? next[u_4] : (-1));
-                    val[u_4] = int(u_4);
+            for (uint j_5 = 0u; j_5 < 4u; ++j_5) {
+                uint u_3 = j_5 * 256u + lid;
+                if (u_3 < pc.n_seqs) {
+                    jump[u_3] = (next[u_3] >= 0 ? next[u_3] : (-1));
+                    val[u_3] = int(u_3);
                 }
             }
             barrier();
             for (uint round = 0u; round < 10u; ++round) {
                 if ((1u << round) < pc.n_seqs) {
                     [[unroll]]
-                    for (uint j_4 = 0u; j_4 < 4u; ++j_4) {
-                        uint u_5 = j_4 * 256u + lid;
-                        if (u_5 < pc.n_seqs) {
-                            int to = jump[u_5];
-                            held[j_4] = val[u_5];
-                            held_jump[j_4] = to;
-                            if (to >= 0) {
-                                held[j_4] = (val[uint(to)] < val[u_5] ? val[uint(to)] : val[u_5]);
-                                held_jump[j_4] = jump[uint(to)];
+                    for (uint j_6 = 0u; j_6 < 4u; ++j_6) {
+                        uint u_4 = j_6 * 256u + lid;
+                        if (u_4 < pc.n_seqs) {
+                            int to_1 = jump[u_4];
+                            held[j_6] = val[u_4];
+                            held_jump[j_6] = to_1;
+                            if (to_1 >= 0) {
+                                held[j_6] = (val[uint(to_1)] < val[u_4] ? val[uint(to_1)] : val[u_4]);
+                                held_jump[j_6] = jump[uint(to_1)];
                             }
                         }
                     }
                     barrier();
                     [[unroll]]
-                    for (uint j_5 = 0u; j_5 < 4u; ++j_5) {
-                        uint u_6 = j_5 * 256u + lid;
-                        if (u_6 < pc.n_seqs) {
-                            val[u_6] = held[j_5];
-                            jump[u_6] = held_jump[j_5];
+                    for (uint j_7 = 0u; j_7 < 4u; ++j_7) {
+                        uint u_5 = j_7 * 256u + lid;
+                        if (u_5 < pc.n_seqs) {
+                            val[u_5] = held[j_7];
+                            jump[u_5] = held_jump[j_7];
                         }
                     }
                     barrier();
                 }
             }
             [[unroll]]
-            for (uint j_6 = 0u; j_6 < 4u; ++j_6) {
-                uint u_7 = j_6 * 256u + lid;
-                if (u_7 < pc.n_seqs) {
-                    if (jump[u_7] >= 0 && val[u_7] == int(u_7)) {
-                        int r = prev[u_7];
-                        next[uint(r)] = (-2);
-                        prev[u_7] = (-1);
+            for (uint j_8 = 0u; j_8 < 4u; ++j_8) {
+                uint u_6 = j_8 * 256u + lid;
+                if (u_6 < pc.n_seqs) {
+                    if (jump[u_6] >= 0 && val[u_6] == int(u_6)) {
+                        int r_1 = prev[u_6];
+                        next[uint(r_1)] = (-2);
+                        prev[u_6] = (-1);
                     }
                 }
             }
             barrier();
             // rank each sequence from its path's head; every seg-th starts a segment, cut from its reader
             [[unroll]]
-            for (uint j_7 = 0u; j_7 < 4u; ++j_7) {
-                uint u_8 = j_7 * 256u + lid;
-                if (u_8 < pc.n_seqs) {
-                    jump[u_8] = prev[u_8];
-                    val[u_8] = (prev[u_8] >= 0 ? 1 : 0);
+            for (uint j_9 = 0u; j_9 < 4u; ++j_9) {
+                uint u_7 = j_9 * 256u + lid;
+                if (u_7 < pc.n_seqs) {
+                    jump[u_7] = prev[u_7];
+                    val[u_7] = (prev[u_7] >= 0 ? 1 : 0);
                 }
             }
             barrier();
             for (uint round_1 = 0u; round_1 < 10u; ++round_1) {
                 if ((1u << round_1) < pc.n_seqs) {
                     [[unroll]]
-                    for (uint j_8 = 0u; j_8 < 4u; ++j_8) {
-                        uint u_9 = j_8 * 256u + lid;
-                        if (u_9 < pc.n_seqs) {
-                            int to_1 = jump[u_9];
-                            held[j_8] = val[u_9];
-                            held_jump[j_8] = to_1;
-                            if (to_1 >= 0) {
-                                held[j_8] = val[u_9] + val[uint(to_1)];
-                                held_jump[j_8] = jump[uint(to_1)];
+                    for (uint j_10 = 0u; j_10 < 4u; ++j_10) {
+                        uint u_8 = j_10 * 256u + lid;
+                        if (u_8 < pc.n_seqs) {
+                            int to_2 = jump[u_8];
+                            held[j_10] = val[u_8];
+                            held_jump[j_10] = to_2;
+                            if (to_2 >= 0) {
+                                held[j_10] = val[u_8] + val[uint(to_2)];
+                                held_jump[j_10] = jump[uint(to_2)];
                             }
                         }
                     }
                     barrier();
                     [[unroll]]
-                    for (uint j_9 = 0u; j_9 < 4u; ++j_9) {
-                        uint u_10 = j_9 * 256u + lid;
-                        if (u_10 < pc.n_seqs) {
-                            val[u_10] = held[j_9];
-                            jump[u_10] = held_jump[j_9];
+                    for (uint j_11 = 0u; j_11 < 4u; ++j_11) {
+                        uint u_9 = j_11 * 256u + lid;
+                        if (u_9 < pc.n_seqs) {
+                            val[u_9] = held[j_11];
+                            jump[u_9] = held_jump[j_11];
                         }
                     }
                     barrier();
                 }
             }
             [[unroll]]
-            for (uint j_10 = 0u; j_10 < 4u; ++j_10) {
-                uint u_11 = j_10 * 256u + lid;
-                if (u_11 < pc.n_seqs) {
-                    uint rank = uint(val[u_11]);
+            for (uint j_12 = 0u; j_12 < 4u; ++j_12) {
+                uint u_10 = j_12 * 256u + lid;
+                if (u_10 < pc.n_seqs) {
+                    uint rank = uint(val[u_10]);
                     if (rank > 0u && (rank % pc.seg) == 0u) {
-                        next[uint(prev[u_11])] = (-2);
+                        next[uint(prev[u_10])] = (-2);
                     }
                 }
             }
             barrier();
-            copies = next[s] == (-2);
-            if (writer_1) {
+            if (gl_WorkGroupID.x == 0u) {
                 // a segment's first walks it for its length
                 [[unroll]]
-                for (uint j_11 = 0u; j_11 < 4u; ++j_11) {
-                    uint u_12 = j_11 * 256u + lid;
-                    if (u_12 < pc.n_seqs) {
+                for (uint j_13 = 0u; j_13 < 4u; ++j_13) {
+                    uint u_11 = j_13 * 256u + lid;
+                    if (u_11 < pc.n_seqs) {
                         int len = 0;
-                        if ((uint(val[u_12]) % pc.seg) == 0u) {
+                        if ((uint(val[u_11]) % pc.seg) == 0u) {
                             len = 1;
-                            int at = next[u_12];
+                            int at = next[u_11];
                             for (uint k = 1u; k < pc.seg; ++k) {
                                 if (at >= 0) {
                                     len = len + 1;
@@ -213,28 +233,31 @@ void main() {
                                 }
                             }
                         }
-                        plan[u_12] = len * 2 + (next[u_12] == (-2) ? 1 : 0);
+                        plan[u_11] = len * 2 + (next[u_11] == (-2) ? 1 : 0);
                     }
                 }
             }
-        }
-        if (copies) {
-            uint from = uint(src) * pc.row_len;
-            uint to_2 = s * pc.row_len;
-            uint stride = (((pc.row_len + 2047u) / 2048u) < ((pc.n_seqs + 1023u) / pc.n_seqs) ? (pc.row_len + 2047u) / 2048u : (pc.n_seqs + 1023u) / pc.n_seqs) * 2048u;
-            uint first = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
-            float vals[8u];
-            for (uint c = first; c < pc.row_len; c += stride) {
-                [[unroll]]
-                for (uint j_12 = 0u; j_12 < 8u; ++j_12) {
-                    if ((c + j_12 * 256u) < pc.row_len) {
-                        vals[j_12] = cache[from + (c + j_12 * 256u)];
-                    }
-                }
-                [[unroll]]
-                for (uint j_13 = 0u; j_13 < 8u; ++j_13) {
-                    if ((c + j_13 * 256u) < pc.row_len) {
-                        scratch[to_2 + (c + j_13 * 256u)] = vals[j_13];
+            for (uint r_2 = 0u; r_2 < pc.n_seqs; ++r_2) {
+                if (next[r_2] == (-2)) {
+                    int src_1 = ids[r_2];
+                    uint from_1 = uint(src_1) * pc.row_len;
+                    uint to_3 = r_2 * pc.row_len;
+                    uint stride_1 = 256u * 2048u;
+                    uint first_1 = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
+                    float vals_1[8u];
+                    for (uint c_1 = first_1; c_1 < pc.row_len; c_1 += stride_1) {
+                        [[unroll]]
+                        for (uint j_14 = 0u; j_14 < 8u; ++j_14) {
+                            if ((c_1 + j_14 * 256u) < pc.row_len) {
+                                vals_1[j_14] = cache[from_1 + (c_1 + j_14 * 256u)];
+                            }
+                        }
+                        [[unroll]]
+                        for (uint j_15 = 0u; j_15 < 8u; ++j_15) {
+                            if ((c_1 + j_15 * 256u) < pc.row_len) {
+                                scratch[to_3 + (c_1 + j_15 * 256u)] = vals_1[j_15];
+                            }
+                        }
                     }
                 }
             }

@@ -65,6 +65,10 @@ dim3 gather_grid(size_t row, int n) {
     const size_t chunks = (row + 2047) / 2048, per_row = (n + KG_GATHER_MAX_GROUPS - 1) / n;
     return dim3((unsigned) std::min(chunks, per_row), n);
 }
+
+// The chain gather's grid: ops.chainGroups workgroups, each planning and
+// copying its share of every row the plan cuts (its IR's Grid).
+constexpr unsigned kChainGroups = 256;
 constexpr int kSv = 128;
 
 struct timer {
@@ -748,7 +752,7 @@ template <bool NATIVE>
 void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
     constexpr int NW = 16, CPW = 4;
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(gated_delta_net_chain_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
+        kg_launch_pdl(gated_delta_net_chain_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, seg);
     }
     if (parts == parts_gather) return;
@@ -784,7 +788,7 @@ template <bool NATIVE>
 void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
     const uint32_t C = b.C, n = b.n, row = b.row;
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(ssm_conv_chain_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream,
+        kg_launch_pdl(ssm_conv_chain_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, row, n, (uint32_t) rs, seg);
     }
     if (parts == parts_gather) return;

@@ -21,8 +21,6 @@
 #include "gated_delta_net_gather.cuh"
 #include "gated_delta_net_inplace_ids.cuh"
 #include "ssm_conv_update_inplace.cuh"
-#include "ssm_conv_chain_gather.cuh"
-#include "ssm_conv_update_inplace_ids_chained.cuh"
 #include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
 
@@ -116,20 +114,20 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool chained = op->src[2]->ne[3] >= 257 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool chained = op->src[2]->ne[3] >= 16 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(chained);
             // The node's own output has an unused state region of the gather's size (docs/ops.md#scratch).
             float * scratch = (float *) op->data + (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]);
             // the chain plan, from the pool where the chained schedule runs
             ggml_cuda_pool_alloc<int32_t> plan_alloc(ctx.pool());
             int32_t * plan = chained ? plan_alloc.alloc(op->src[2]->ne[3]) : nullptr;
-            // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
+            // 16 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
                 const uint32_t seg = (op->src[2]->ne[3] + 7) / 8;
-                const dim3 grid(((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u);
+                const dim3 grid(256u, 1u, 1u);
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
@@ -139,7 +137,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                     GGML_ABORT("no gated_delta_net_chain_gather kernel for this variant");
                 }
             }
-            // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
+            // 16 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
             if (chained) { // gated_delta_net_inplace_ids_chained
                 const uint32_t H = op->src[2]->ne[1];
                 const uint32_t n_tokens = op->src[2]->ne[2];
@@ -338,91 +336,10 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(d_conv);
             const bool SILU = ggml_get_op_params_i32(op, 0) != 0;
             GGML_UNUSED(SILU);
-            const bool chained = op->src[2]->ne[2] >= 257 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
-            GGML_UNUSED(chained);
             ggml_cuda_pool_alloc<float> scratch_alloc(ctx.pool(), op->src[0]->nb[2] / 4 * op->src[2]->ne[2]);
             float * scratch = scratch_alloc.get();
-            // the chain plan, from the pool where the chained schedule runs
-            ggml_cuda_pool_alloc<int32_t> plan_alloc(ctx.pool());
-            int32_t * plan = chained ? plan_alloc.alloc(op->src[2]->ne[2]) : nullptr;
-            // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (chained && op->src[2]->ne[2] >= 2) { // ssm_conv_chain_gather
-                const uint32_t row_len = op->src[0]->nb[2] / 4;
-                const uint32_t n_seqs = op->src[2]->ne[2];
-                const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t seg = (op->src[2]->ne[2] + 7) / 8;
-                const dim3 grid(((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u);
-                const dim3 block(256u, 1u, 1u);
-                const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
-                if (true) {
-                    ggml_cuda_kernel_launch(ssm_conv_chain_gather_f32, params, (const float *) op->src[0]->data, (const int32_t *) op->src[4]->data, plan, scratch, row_len, n_seqs, rs_head, seg);
-                }
-                else {
-                    GGML_ABORT("no ssm_conv_chain_gather kernel for this variant");
-                }
-            }
-            // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
-            if (chained) { // ssm_conv_update_inplace_ids_chained
-                const uint32_t n_ch = op->src[1]->ne[1];
-                const uint32_t n_seqs = op->src[2]->ne[2];
-                const uint32_t cs1 = op->src[0]->nb[1] / 4;
-                const uint32_t cs2 = op->src[0]->nb[2] / 4;
-                const uint32_t w1 = op->src[1]->nb[1] / 4;
-                const uint32_t x2 = op->src[2]->nb[2] / 4;
-                const uint32_t sd1 = op->src[3]->nb[1] / 4;
-                const uint32_t d2 = op->nb[2] / 4;
-                const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const dim3 grid(((n_ch + 127u) / 128u), n_seqs, 1u);
-                const dim3 block(128u, 1u, 1u);
-                const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
-                if (d_conv == 2 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<2u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 2 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 3 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<3u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 3 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 4 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<4u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 4 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<4u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 5 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<5u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 5 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<5u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 6 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<6u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 6 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<6u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 7 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<7u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 7 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<7u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 8 && SILU == false) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<8u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else if (d_conv == 8 && SILU == true) {
-                    ggml_cuda_kernel_launch(ssm_conv_update_inplace_ids_chained_f32<8u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (float *) op->src[3]->data, (const int32_t *) op->src[4]->data, scratch, plan, (float *) op->data, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head);
-                }
-                else {
-                    GGML_ABORT("no ssm_conv_update_inplace_ids_chained kernel for this variant");
-                }
-            }
-            // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!chained && op->src[2]->ne[2] >= 2) { // ssm_conv_gather
+            // with one sequence no source is another sequence's destination: the gather copies nothing
+            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
                 const uint32_t row_len = op->src[0]->nb[2] / 4;
                 const uint32_t n_seqs = op->src[2]->ne[2];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
@@ -436,8 +353,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                     GGML_ABORT("no ssm_conv_gather kernel for this variant");
                 }
             }
-            // otherwise the gather, then the compute dispatch
-            if (!chained) { // ssm_conv_update_inplace_ids
+            { // ssm_conv_update_inplace_ids
                 const uint32_t n_ch = op->src[1]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[2];
                 const uint32_t cs1 = op->src[0]->nb[1] / 4;

@@ -143,27 +143,6 @@ struct vk_op_ssm_conv_update_inplace_ids_batched_push_constants {
 };
 static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_batched_push_constants must match the shader's push constants");
 
-struct vk_op_ssm_conv_chain_gather_push_constants {
-    uint32_t row_len;
-    uint32_t n_seqs;
-    uint32_t rs_head;
-    uint32_t seg;
-};
-static_assert(sizeof(vk_op_ssm_conv_chain_gather_push_constants) == 16, "vk_op_ssm_conv_chain_gather_push_constants must match the shader's push constants");
-
-struct vk_op_ssm_conv_update_inplace_ids_chained_push_constants {
-    uint32_t n_ch;
-    uint32_t n_seqs;
-    uint32_t cs1;
-    uint32_t cs2;
-    uint32_t w1;
-    uint32_t x2;
-    uint32_t sd1;
-    uint32_t d2;
-    uint32_t rs_head;
-};
-static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_chained_push_constants must match the shader's push constants");
-
 struct vk_op_ssm_conv_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
@@ -253,21 +232,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "7u"}});
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "8u"}});
-    string_to_spv("ssm_conv_chain_gather", "ssm_conv_chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv2_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv2_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv3_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "3u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv3_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "3u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv4_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "4u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv4_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "4u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv5_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "5u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv5_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "5u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv6_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "6u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv6_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "6u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv7_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "7u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv7_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "7u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv8_silu0", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "8u"}});
-    string_to_spv("ssm_conv_update_inplace_ids_chained_d_conv8_silu1", "ssm_conv_update_inplace_ids_chained.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_gather", "ssm_conv_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv2_silu0", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv2_silu1", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
@@ -293,8 +257,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     vk_pipeline pipeline_gated_delta_net_inplace_ids[10];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids_batched[14];
-    vk_pipeline pipeline_ssm_conv_chain_gather[1];
-    vk_pipeline pipeline_ssm_conv_update_inplace_ids_chained[14];
     vk_pipeline pipeline_ssm_conv_gather[1];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids[14];
 // == ggml-vulkan.cpp, in `static void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {`, after `ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_bias_silu_f32,` ==
@@ -366,21 +328,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[11], "ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[12], "ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[13], "ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_chain_gather[0], "ssm_conv_chain_gather", ssm_conv_chain_gather_len, ssm_conv_chain_gather_data, "main", 4, sizeof(vk_op_ssm_conv_chain_gather_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[0], "ssm_conv_update_inplace_ids_chained_d_conv2_silu0", ssm_conv_update_inplace_ids_chained_d_conv2_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv2_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[1], "ssm_conv_update_inplace_ids_chained_d_conv2_silu1", ssm_conv_update_inplace_ids_chained_d_conv2_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv2_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[2], "ssm_conv_update_inplace_ids_chained_d_conv3_silu0", ssm_conv_update_inplace_ids_chained_d_conv3_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv3_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[3], "ssm_conv_update_inplace_ids_chained_d_conv3_silu1", ssm_conv_update_inplace_ids_chained_d_conv3_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv3_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[4], "ssm_conv_update_inplace_ids_chained_d_conv4_silu0", ssm_conv_update_inplace_ids_chained_d_conv4_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv4_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[5], "ssm_conv_update_inplace_ids_chained_d_conv4_silu1", ssm_conv_update_inplace_ids_chained_d_conv4_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv4_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[6], "ssm_conv_update_inplace_ids_chained_d_conv5_silu0", ssm_conv_update_inplace_ids_chained_d_conv5_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv5_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[7], "ssm_conv_update_inplace_ids_chained_d_conv5_silu1", ssm_conv_update_inplace_ids_chained_d_conv5_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv5_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[8], "ssm_conv_update_inplace_ids_chained_d_conv6_silu0", ssm_conv_update_inplace_ids_chained_d_conv6_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv6_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[9], "ssm_conv_update_inplace_ids_chained_d_conv6_silu1", ssm_conv_update_inplace_ids_chained_d_conv6_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv6_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[10], "ssm_conv_update_inplace_ids_chained_d_conv7_silu0", ssm_conv_update_inplace_ids_chained_d_conv7_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv7_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[11], "ssm_conv_update_inplace_ids_chained_d_conv7_silu1", ssm_conv_update_inplace_ids_chained_d_conv7_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv7_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[12], "ssm_conv_update_inplace_ids_chained_d_conv8_silu0", ssm_conv_update_inplace_ids_chained_d_conv8_silu0_len, ssm_conv_update_inplace_ids_chained_d_conv8_silu0_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_chained[13], "ssm_conv_update_inplace_ids_chained_d_conv8_silu1", ssm_conv_update_inplace_ids_chained_d_conv8_silu1_len, ssm_conv_update_inplace_ids_chained_d_conv8_silu1_data, "main", 8, sizeof(vk_op_ssm_conv_update_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_gather[0], "ssm_conv_gather", ssm_conv_gather_len, ssm_conv_gather_data, "main", 3, sizeof(vk_op_ssm_conv_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[0], "ssm_conv_update_inplace_ids_d_conv2_silu0", ssm_conv_update_inplace_ids_d_conv2_silu0_len, ssm_conv_update_inplace_ids_d_conv2_silu0_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[1], "ssm_conv_update_inplace_ids_d_conv2_silu1", ssm_conv_update_inplace_ids_d_conv2_silu1_len, ssm_conv_update_inplace_ids_d_conv2_silu1_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -557,7 +504,6 @@ static size_t ggml_vk_fused_scratch_end(const ggml_tensor * op) {
 static size_t ggml_vk_fused_alloc_size(const ggml_tensor * op) {
     switch (ggml_vk_fused_kind(op)) {
         case 'B': return GGML_PAD(ggml_vk_fused_scratch_end(op), GGML_VK_FUSED_SCRATCH_ALIGN) + (op->src[2]->ne[3]) * sizeof(int32_t);
-        case 'D': return GGML_PAD(ggml_vk_fused_scratch_end(op), GGML_VK_FUSED_SCRATCH_ALIGN) + (op->src[2]->ne[2]) * sizeof(int32_t);
         default: return ggml_vk_fused_scratch_end(op);
     }
 }
@@ -645,7 +591,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(R);
             const bool one_dispatch = op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 8 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
-            const bool chained = op->src[2]->ne[3] >= 257 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool chained = op->src[2]->ne[3] >= 32 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(chained);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
@@ -708,16 +654,14 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                 }, pc, { H, 1u, (S_v / (NW * CPW)) });
             }
-            // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
+            // 32 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
                 const vk_op_gated_delta_net_chain_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .seg = */ (uint32_t) ((op->src[2]->ne[3] + 7) / 8),
+                    /* .seg = */ (uint32_t) ((op->src[2]->ne[3] + 3) / 4),
                 };
-                const uint32_t row_len = pc.row_len;
-                const uint32_t n_seqs = pc.n_seqs;
                 vk_pipeline pipeline = nullptr;
                 if (true) { pipeline = ctx->device->pipeline_gated_delta_net_chain_gather[0]; }
                 GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_chain_gather pipeline for this variant");
@@ -727,10 +671,10 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                     plan_buf, // plan
                     scratch_buf, // scratch
-                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
+                }, pc, { 256u, 1u, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            // 257 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
+            // 32 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
             if (chained) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
                 GGML_UNUSED(NW);
@@ -916,15 +860,10 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(SILU);
             const bool one_dispatch = op->src[2]->ne[2] >= 2 && op->src[2]->ne[2] <= 8 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
             GGML_UNUSED(one_dispatch);
-            const bool chained = op->src[2]->ne[2] >= 257 && op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && (const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2];
-            GGML_UNUSED(chained);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
             scratch_buf.offset += GGML_PAD(ggml_nbytes(op), GGML_VK_FUSED_SCRATCH_ALIGN);
             scratch_buf.size = (op->src[0]->nb[2] / 4 * op->src[2]->ne[2]) * sizeof(float);
-            vk_subbuffer plan_buf = dst_buf; // the chain plan, after the scratch
-            plan_buf.offset += GGML_PAD(ggml_vk_fused_scratch_end(op), GGML_VK_FUSED_SCRATCH_ALIGN);
-            plan_buf.size = (op->src[2]->ne[2]) * sizeof(int32_t);
             // 2..8 sequences, conv_state_dst the cache's rows from rs_head: one dispatch reads every window before writing any (no gather)
             if (one_dispatch) { // ssm_conv_update_inplace_ids_batched
                 const uint32_t NS = 8;
@@ -967,73 +906,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     dst_buf, // dst
                 }, pc, { ((n_ch + 31u) / 32u), 1u, 1u });
             }
-            // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (chained && op->src[2]->ne[2] >= 2) { // ssm_conv_chain_gather
-                const vk_op_ssm_conv_chain_gather_push_constants pc = {
-                    /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
-                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
-                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .seg = */ (uint32_t) ((op->src[2]->ne[2] + 7) / 8),
-                };
-                const uint32_t row_len = pc.row_len;
-                const uint32_t n_seqs = pc.n_seqs;
-                vk_pipeline pipeline = nullptr;
-                if (true) { pipeline = ctx->device->pipeline_ssm_conv_chain_gather[0]; }
-                GGML_ASSERT(pipeline != nullptr && "no ssm_conv_chain_gather pipeline for this variant");
-                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
-                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
-                    ggml_vk_tensor_subbuffer(ctx, op->src[0]), // cache
-                    ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
-                    plan_buf, // plan
-                    scratch_buf, // scratch
-                }, pc, { ((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs)) ? ((row_len + 2047u) / 2048u) : ((n_seqs + 1023u) / n_seqs)), n_seqs, 1u });
-                ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
-            }
-            // 257 or more sequences, conv_state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
-            if (chained) { // ssm_conv_update_inplace_ids_chained
-                const vk_op_ssm_conv_update_inplace_ids_chained_push_constants pc = {
-                    /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
-                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
-                    /* .cs1 = */ (uint32_t) (op->src[0]->nb[1] / 4),
-                    /* .cs2 = */ (uint32_t) (op->src[0]->nb[2] / 4),
-                    /* .w1 = */ (uint32_t) (op->src[1]->nb[1] / 4),
-                    /* .x2 = */ (uint32_t) (op->src[2]->nb[2] / 4),
-                    /* .sd1 = */ (uint32_t) (op->src[3]->nb[1] / 4),
-                    /* .d2 = */ (uint32_t) (op->nb[2] / 4),
-                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                };
-                const uint32_t n_ch = pc.n_ch;
-                const uint32_t n_seqs = pc.n_seqs;
-                vk_pipeline pipeline = nullptr;
-                if (d_conv == 2 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[0]; }
-                else if (d_conv == 2 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[1]; }
-                else if (d_conv == 3 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[2]; }
-                else if (d_conv == 3 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[3]; }
-                else if (d_conv == 4 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[4]; }
-                else if (d_conv == 4 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[5]; }
-                else if (d_conv == 5 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[6]; }
-                else if (d_conv == 5 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[7]; }
-                else if (d_conv == 6 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[8]; }
-                else if (d_conv == 6 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[9]; }
-                else if (d_conv == 7 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[10]; }
-                else if (d_conv == 7 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[11]; }
-                else if (d_conv == 8 && SILU == false) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[12]; }
-                else if (d_conv == 8 && SILU == true) { pipeline = ctx->device->pipeline_ssm_conv_update_inplace_ids_chained[13]; }
-                GGML_ASSERT(pipeline != nullptr && "no ssm_conv_update_inplace_ids_chained pipeline for this variant");
-                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
-                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
-                    ggml_vk_tensor_subbuffer(ctx, op->src[0]), // cache
-                    ggml_vk_tensor_subbuffer(ctx, op->src[1]), // conv_kernel
-                    ggml_vk_tensor_subbuffer(ctx, op->src[2]), // x_cur
-                    ggml_vk_tensor_subbuffer(ctx, op->src[3]), // conv_state_dst
-                    ggml_vk_tensor_subbuffer(ctx, op->src[4]), // ids
-                    scratch_buf, // scratch
-                    plan_buf, // plan
-                    dst_buf, // dst
-                }, pc, { ((n_ch + 127u) / 128u), n_seqs, 1u });
-            }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!one_dispatch && !chained && op->src[2]->ne[2] >= 2) { // ssm_conv_gather
+            if (!one_dispatch && op->src[2]->ne[2] >= 2) { // ssm_conv_gather
                 const vk_op_ssm_conv_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
@@ -1053,7 +927,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
             // otherwise the gather, then the compute dispatch
-            if (!one_dispatch && !chained) { // ssm_conv_update_inplace_ids
+            if (!one_dispatch) { // ssm_conv_update_inplace_ids
                 const vk_op_ssm_conv_update_inplace_ids_push_constants pc = {
                     /* .n_ch = */ (uint32_t) (op->src[1]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
