@@ -19,11 +19,13 @@ import (
 // segments from ids on the device and, where some source aliases, writes
 // one int per sequence:
 //
-//	plan[s] = 2*len + copy
+//	plan[s] = len << 16 | from
 //
 // len: the number of sequences of the segment s starts (0 when s is not a
-// segment's first); copy: s reads its prior state from scratch row s, where
-// the chain gather copied row ids[s]. A segment's members after s are
+// segment's first); from: 0 where s reads no scratch, else s reads its
+// prior state from scratch row from - 1, where the chain gather copied row
+// ids[s] (the scratch row of the lowest such reader of that row: a row is
+// copied once however many read it). A segment's members after s are
 // ids[s] - rs_head, then that one's, and so on. Where no source aliases
 // there is no plan: the compute kernels look first (anyAliases).
 const (
@@ -41,6 +43,10 @@ const (
 	// its share of every cut row (a few rows, ceil(n_seqs / seg) for a
 	// permutation of the window).
 	chainGroups = 256
+	// A plan entry is len << planLenShift | from: from 0, s reads no
+	// scratch; else scratch row from - 1.
+	planLenShift = 16
+	planFromMask = 1<<planLenShift - 1
 )
 
 // buildChainGather is the chain gather: it plans the segments and copies
@@ -75,7 +81,7 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	seg := b.Arg("seg", ir.U32, "most sequences a segment runs, at least 1 (1: every aliasing row copied)")
 	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
 	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
-	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", "2*len + copy per sequence, written where some source aliases")
+	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", "len << 16 | from per sequence, written where some source aliases")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	b.Grid(chainGroups, 1, 1)
@@ -102,21 +108,21 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 			b.Comment("too many sequences to plan: every aliasing row is copied")
 			b.If(b.GroupID(0).Eq(0), func() {
 				b.ForStep("t", lid, nSeqs, b.U32(planThreads), func(t dsl.Val) {
-					plan.Store(t, b.Select(target(t).Ge(0), b.I32(3), b.I32(2)))
+					plan.Store(t, b.Select(target(t).Ge(0), t.I32().Add(1), b.I32(0)).Add(1<<planLenShift))
 				})
 			})
 			copyRows(func(r dsl.Val) dsl.Val { return target(r).Ge(0) })
 		}, func() {
-			next := planSegments(b, lid, nSeqs, seg, plan, target)
-			copyRows(func(r dsl.Val) dsl.Val { return next.At(r).Eq(-2) })
+			rows := planSegments(b, lid, nSeqs, seg, plan, target)
+			copyRows(func(r dsl.Val) dsl.Val { return rows.At(r).Eq(r.I32()) })
 		})
 	})
 	return b.Build()
 }
 
 // planSegments plans in shared memory (the steps of buildChainGather); the
-// first workgroup stores the plan. It returns next, where -2 marks the
-// sequences that read scratch.
+// first workgroup stores the plan. It returns each sequence's scratch row
+// (-1: none); a row is copied by the sequence whose own it is.
 func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) dsl.Arr {
 	next := b.SharedArray("next", ir.I32, planMax)
 	prev := b.SharedArray("prev", ir.I32, planMax)
@@ -209,6 +215,24 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	})
 	b.Barrier()
 
+	b.Comment("a row several cut readers read is copied once, into the scratch row of the lowest")
+	each(func(u, _ dsl.Val) { jump.Set(u, target(u)) })
+	b.Barrier()
+	each(func(u, j dsl.Val) {
+		held.Set(j, b.I32(-1))
+		b.If(next.At(u).Eq(-2), func() {
+			t := b.Let("t", jump.At(u))
+			from := b.Var("from", u.I32())
+			b.For("v", b.U32(0), u, func(v dsl.Val) {
+				b.If(from.Get().Eq(u.I32()).AndAlso(next.At(v).Eq(-2)).AndAlso(jump.At(v).Eq(t)), func() { from.Set(v.I32()) })
+			})
+			held.Set(j, from.Get())
+		})
+	})
+	b.Barrier()
+	each(func(u, j dsl.Val) { prev.Set(u, held.At(j)) })
+	b.Barrier()
+
 	b.If(b.GroupID(0).Eq(0), func() {
 		b.Comment("a segment's first walks it for its length")
 		each(func(u, _ dsl.Val) {
@@ -223,10 +247,10 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 					})
 				})
 			})
-			plan.Store(u, n.Get().Mul(2).Add(b.Select(next.At(u).Eq(-2), b.I32(1), b.I32(0))))
+			plan.Store(u, n.Get().Shl(planLenShift).Add(prev.At(u).Add(1)))
 		})
 	})
-	return next
+	return prev
 }
 
 // anyAliases is true, for the whole workgroup, where some sequence reads
@@ -246,7 +270,17 @@ func anyAliases(b *dsl.Builder, lid, threads dsl.Val, ids dsl.Buf, rsHead, nSeqs
 }
 
 // readsScratch is true where the plan has sequence s read scratch (the
-// chain gather copied its source there).
+// chain gather copied its source there, into scratchRow).
 func readsScratch(b *dsl.Builder, plan dsl.Buf, s dsl.Val) dsl.Val {
-	return plan.Load(s).BitAnd(1).Ne(0)
+	return plan.Load(s).BitAnd(planFromMask).Ne(0)
+}
+
+// scratchRow is the scratch row the plan has sequence s read.
+func scratchRow(b *dsl.Builder, plan dsl.Buf, s dsl.Val) dsl.Val {
+	return b.Let("from_row", plan.Load(s).BitAnd(planFromMask).Sub(1).U32())
+}
+
+// segmentLen is the length of the segment the plan has s start (0: none).
+func segmentLen(plan dsl.Buf, s dsl.Val) dsl.Val {
+	return plan.Load(s).U32().Shr(planLenShift)
 }

@@ -145,7 +145,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	var plan dsl.Buf
 	if chained {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "taps of the sequences the plan marks, copied by the chain gather, rows of cs2")
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: 2*len + copy per sequence")
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence")
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
 	if batched {
@@ -243,7 +243,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			loadOwn := func() { loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1))) }
 			loadChained := func() {
 				b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
-					func() { loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1))) },
+					func() { loadTaps(scratch, scratchRow(b, plan, s).Mul(cs2).Add(c.Mul(cs1))) },
 					func() {
 						src := b.Let("src", ids.Load(s))
 						b.IfElse(inWindow(src, rsHead, nSeqs),
@@ -311,7 +311,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		segLen := b.Var("seg_len", b.U32(1))
 		b.If(aliased, func() {
 			b.DepWait() // the plan, scratch and the rings the segment reads are ready
-			segLen.Set(plan.Load(first).U32().Shr(1))
+			segLen.Set(segmentLen(plan, first))
 		})
 		b.Comment("run the segment this sequence starts, if any: each member reads the ring the next one writes")
 		member = b.Var("member", first)

@@ -139,7 +139,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var plan dsl.Buf
 	if mode == gdnInplaceIdsChained {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather")
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: 2*len + copy per sequence")
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence")
 	}
 
 	if batched {
@@ -253,7 +253,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		}
 		loadChained := func() {
 			b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
-				func() { loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block)) },
+				func() { loadFrom(scratch, scratchRow(b, plan, s).Mul(nHeads).Add(h).Mul(block)) },
 				func() {
 					src := b.Let("src", ids.Load(s))
 					b.IfElse(inWindow(src, rsHead, nSeqs),
@@ -515,7 +515,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	segLen := b.Var("seg_len", b.U32(1))
 	b.If(aliased, func() {
 		b.DepWait() // the plan, scratch and the rows the segment reads are ready
-		segLen.Set(plan.Load(first).U32().Shr(1))
+		segLen.Set(segmentLen(plan, first))
 	})
 	b.Comment("run the segment this sequence starts, if any: each member reads the row the next one writes")
 	member = b.Var("member", first)

@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     uint32_t seg_len = 1u;
     if (aliased_1) {
         ggml_cuda_pdl_sync();
-        seg_len = (uint32_t) plan[first] >> 1u;
+        seg_len = (uint32_t) plan[first] >> 16u;
     }
     // run the segment this sequence starts, if any: each member reads the row the next one writes
     uint32_t member = first;
@@ -77,14 +77,15 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t block = S_v * S_v;
         float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
-        if (aliased_1 && (plan[s] & 1) != 0) {
+        if (aliased_1 && (plan[s] & 65535) != 0) {
+            const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
             #pragma unroll
             for (uint32_t cc = 0u; cc < CPW; ++cc) {
                 const uint32_t col = col0 + cc * NW;
                 #pragma unroll
                 for (uint32_t r = 0u; r < R; ++r) {
                     const uint32_t i = r * W + lane;
-                    s_shard[cc * R + r] = scratch[(s * H + h) * block + col * S_v + i];
+                    s_shard[cc * R + r] = scratch[(from_row * H + h) * block + col * S_v + i];
                 }
             }
         } else {
@@ -350,7 +351,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     uint32_t seg_len = 1u;
     if (aliased_1) {
         ggml_cuda_pdl_sync();
-        seg_len = (uint32_t) plan[first] >> 1u;
+        seg_len = (uint32_t) plan[first] >> 16u;
     }
     // run the segment this sequence starts, if any: each member reads the row the next one writes
     uint32_t member = first;
@@ -363,14 +364,15 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t block = S_v * S_v;
         float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
-        if (aliased_1 && (plan[s] & 1) != 0) {
+        if (aliased_1 && (plan[s] & 65535) != 0) {
+            const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
             #pragma unroll
             for (uint32_t cc = 0u; cc < CPW; ++cc) {
                 const uint32_t col = col0 + cc * NW;
                 #pragma unroll
                 for (uint32_t r = 0u; r < R; ++r) {
                     const uint32_t i = r * W + lane;
-                    s_shard[cc * R + r] = scratch[(s * H + h) * block + col * S_v + i];
+                    s_shard[cc * R + r] = scratch[(from_row * H + h) * block + col * S_v + i];
                 }
             }
         } else {

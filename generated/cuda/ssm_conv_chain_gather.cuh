@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
             if (blockIdx.x == 0u) {
                 for (uint32_t t_1 = lid; t_1 < n_seqs; t_1 += 256u) {
                     const int32_t id_1 = ids[t_1];
-                    plan[t_1] = ((!(id_1 == (int32_t) (rs_head + t_1)) && (id_1 >= (int32_t) rs_head && id_1 < (int32_t) (rs_head + n_seqs)) ? id_1 - (int32_t) rs_head : (-1)) >= 0 ? 3 : 2);
+                    plan[t_1] = ((!(id_1 == (int32_t) (rs_head + t_1)) && (id_1 >= (int32_t) rs_head && id_1 < (int32_t) (rs_head + n_seqs)) ? id_1 - (int32_t) rs_head : (-1)) >= 0 ? (int32_t) t_1 + 1 : 0) + 65536;
                 }
             }
             for (uint32_t r = 0u; r < n_seqs; ++r) {
@@ -209,16 +209,52 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
                 }
             }
             __syncthreads();
+            // a row several cut readers read is copied once, into the scratch row of the lowest
+            #pragma unroll
+            for (uint32_t j_13 = 0u; j_13 < 4u; ++j_13) {
+                const uint32_t u_11 = j_13 * 256u + lid;
+                if (u_11 < n_seqs) {
+                    const int32_t id_4 = ids[u_11];
+                    jump[u_11] = (!(id_4 == (int32_t) (rs_head + u_11)) && (id_4 >= (int32_t) rs_head && id_4 < (int32_t) (rs_head + n_seqs)) ? id_4 - (int32_t) rs_head : (-1));
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (uint32_t j_14 = 0u; j_14 < 4u; ++j_14) {
+                const uint32_t u_12 = j_14 * 256u + lid;
+                if (u_12 < n_seqs) {
+                    held[j_14] = (-1);
+                    if (next[u_12] == (-2)) {
+                        const int32_t t_4 = jump[u_12];
+                        int32_t from_1 = (int32_t) u_12;
+                        for (uint32_t v_1 = 0u; v_1 < u_12; ++v_1) {
+                            if (from_1 == (int32_t) u_12 && next[v_1] == (-2) && jump[v_1] == t_4) {
+                                from_1 = (int32_t) v_1;
+                            }
+                        }
+                        held[j_14] = from_1;
+                    }
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (uint32_t j_15 = 0u; j_15 < 4u; ++j_15) {
+                const uint32_t u_13 = j_15 * 256u + lid;
+                if (u_13 < n_seqs) {
+                    prev[u_13] = held[j_15];
+                }
+            }
+            __syncthreads();
             if (blockIdx.x == 0u) {
                 // a segment's first walks it for its length
                 #pragma unroll
-                for (uint32_t j_13 = 0u; j_13 < 4u; ++j_13) {
-                    const uint32_t u_11 = j_13 * 256u + lid;
-                    if (u_11 < n_seqs) {
+                for (uint32_t j_16 = 0u; j_16 < 4u; ++j_16) {
+                    const uint32_t u_14 = j_16 * 256u + lid;
+                    if (u_14 < n_seqs) {
                         int32_t len = 0;
-                        if (((uint32_t) val[u_11] % seg) == 0u) {
+                        if (((uint32_t) val[u_14] % seg) == 0u) {
                             len = 1;
-                            int32_t at = next[u_11];
+                            int32_t at = next[u_14];
                             for (uint32_t k = 1u; k < seg; ++k) {
                                 if (at >= 0) {
                                     len = len + 1;
@@ -226,29 +262,29 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
                                 }
                             }
                         }
-                        plan[u_11] = len * 2 + (next[u_11] == (-2) ? 1 : 0);
+                        plan[u_14] = (len << 16) + (prev[u_14] + 1);
                     }
                 }
             }
             for (uint32_t r_2 = 0u; r_2 < n_seqs; ++r_2) {
-                if (next[r_2] == (-2)) {
+                if (prev[r_2] == (int32_t) r_2) {
                     const int32_t src_1 = ids[r_2];
-                    const uint64_t from_1 = (uint64_t) src_1 * row_len;
+                    const uint64_t from_2 = (uint64_t) src_1 * row_len;
                     const uint32_t to_3 = r_2 * row_len;
                     const uint32_t stride_1 = 256u * 2048u;
                     const uint32_t first_1 = blockIdx.x * 2048u + threadIdx.x;
                     float vals_1[8u];
                     for (uint32_t c_1 = first_1; c_1 < row_len; c_1 += stride_1) {
                         #pragma unroll
-                        for (uint32_t j_14 = 0u; j_14 < 8u; ++j_14) {
-                            if ((c_1 + j_14 * 256u) < row_len) {
-                                vals_1[j_14] = cache[from_1 + (c_1 + j_14 * 256u)];
+                        for (uint32_t j_17 = 0u; j_17 < 8u; ++j_17) {
+                            if ((c_1 + j_17 * 256u) < row_len) {
+                                vals_1[j_17] = cache[from_2 + (c_1 + j_17 * 256u)];
                             }
                         }
                         #pragma unroll
-                        for (uint32_t j_15 = 0u; j_15 < 8u; ++j_15) {
-                            if ((c_1 + j_15 * 256u) < row_len) {
-                                scratch[to_3 + (c_1 + j_15 * 256u)] = vals_1[j_15];
+                        for (uint32_t j_18 = 0u; j_18 < 8u; ++j_18) {
+                            if ((c_1 + j_18 * 256u) < row_len) {
+                                scratch[to_3 + (c_1 + j_18 * 256u)] = vals_1[j_18];
                             }
                         }
                     }

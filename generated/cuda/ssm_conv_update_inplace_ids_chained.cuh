@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
     uint32_t seg_len = 1u;
     if (aliased_1) {
         ggml_cuda_pdl_sync();
-        seg_len = (uint32_t) plan[first] >> 1u;
+        seg_len = (uint32_t) plan[first] >> 16u;
     }
     // run the segment this sequence starts, if any: each member reads the ring the next one writes
     uint32_t member = first;
@@ -58,10 +58,11 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
             float window[d_conv];
             // assemble the whole window before any write: cached taps, then the current token
             const uint32_t ring_off = s * sd1 + c * taps;
-            if (aliased_1 && (plan[s] & 1) != 0) {
+            if (aliased_1 && (plan[s] & 65535) != 0) {
+                const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
                 #pragma unroll
                 for (uint32_t j = 0u; j < taps; ++j) {
-                    window[j] = scratch[s * cs2 + c * cs1 + j];
+                    window[j] = scratch[from_row * cs2 + c * cs1 + j];
                 }
             } else {
                 const int32_t src = ids[s];
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
     uint32_t seg_len = 1u;
     if (aliased_1) {
         ggml_cuda_pdl_sync();
-        seg_len = (uint32_t) plan[first] >> 1u;
+        seg_len = (uint32_t) plan[first] >> 16u;
     }
     // run the segment this sequence starts, if any: each member reads the ring the next one writes
     uint32_t member = first;
@@ -186,10 +187,11 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
             float window[d_conv];
             // assemble the whole window before any write: cached taps, then the current token
             const uint32_t ring_off = s * sd1 + c * taps;
-            if (aliased_1 && (plan[s] & 1) != 0) {
+            if (aliased_1 && (plan[s] & 65535) != 0) {
+                const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
                 #pragma unroll
                 for (uint32_t j = 0u; j < taps; ++j) {
-                    window[j] = scratch[s * cs2 + c * cs1 + j];
+                    window[j] = scratch[from_row * cs2 + c * cs1 + j];
                 }
             } else {
                 const int32_t src = ids[s];

@@ -23,7 +23,7 @@ type GatedDeltaNetChainGatherArgs struct {
 type GatedDeltaNetChainGatherBuffers struct {
 	Cache   []float32 // cache (src5, read): the full cache, rows of row_len
 	Ids     []int32   // ids (src7, read): source slot of each sequence
-	Plan    []int32   // plan (plan, write): 2*len + copy per sequence, written where some source aliases
+	Plan    []int32   // plan (plan, write): len << 16 | from per sequence, written where some source aliases
 	Scratch []float32 // scratch (scratch, write): n_seqs rows of row_len
 }
 
@@ -103,7 +103,7 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 							if uint32(kgGX) == 0 {
 								for t_1 := uint32(lid[kgTid]); t_1 < n_seqs; t_1 += 256 {
 									var id_1 int32 = ids[t_1]
-									plan[t_1] = rt.SelI32((rt.SelI32((!(id_1 == int32((rs_head+t_1))) && ((id_1 >= int32(rs_head)) && (id_1 < int32((rs_head+n_seqs))))), (id_1-int32(rs_head)), -1) >= 0), 3, 2)
+									plan[t_1] = (rt.SelI32((rt.SelI32((!(id_1 == int32((rs_head+t_1))) && ((id_1 >= int32(rs_head)) && (id_1 < int32((rs_head+n_seqs))))), (id_1-int32(rs_head)), -1) >= 0), (int32(t_1)+1), 0) + 65536)
 								}
 							}
 							for r := uint32(0); r < n_seqs; r += 1 {
@@ -279,16 +279,55 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// a row several cut readers read is copied once, into the scratch row of the lowest
+							for j_13 := uint32(0); j_13 < 4; j_13 += 1 {
+								var u_11 uint32 = ((j_13 * 256) + lid[kgTid])
+								if u_11 < n_seqs {
+									var id_4 int32 = ids[u_11]
+									jump[int(u_11)] = rt.SelI32((!(id_4 == int32((rs_head + u_11))) && ((id_4 >= int32(rs_head)) && (id_4 < int32((rs_head + n_seqs))))), (id_4 - int32(rs_head)), -1)
+								}
+							}
+						}
+						// barrier: the thread loops before and after it are the ordering
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							for j_14 := uint32(0); j_14 < 4; j_14 += 1 {
+								var u_12 uint32 = ((j_14 * 256) + lid[kgTid])
+								if u_12 < n_seqs {
+									held[kgTid*heldLen+int(j_14)] = -1
+									if next[int(u_12)] == -2 {
+										var t_4 int32 = jump[int(u_12)]
+										var from_1 int32 = int32(u_12)
+										for v_1 := uint32(0); v_1 < u_12; v_1 += 1 {
+											if ((from_1 == int32(u_12)) && (next[int(v_1)] == -2)) && (jump[int(v_1)] == t_4) {
+												from_1 = int32(v_1)
+											}
+										}
+										held[kgTid*heldLen+int(j_14)] = from_1
+									}
+								}
+							}
+						}
+						// barrier: the thread loops before and after it are the ordering
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							for j_15 := uint32(0); j_15 < 4; j_15 += 1 {
+								var u_13 uint32 = ((j_15 * 256) + lid[kgTid])
+								if u_13 < n_seqs {
+									prev[int(u_13)] = held[kgTid*heldLen+int(j_15)]
+								}
+							}
+						}
+						// barrier: the thread loops before and after it are the ordering
+						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							if uint32(kgGX) == 0 {
 								// a segment's first walks it for its length
-								for j_13 := uint32(0); j_13 < 4; j_13 += 1 {
-									var u_11 uint32 = ((j_13 * 256) + lid[kgTid])
-									if u_11 < n_seqs {
+								for j_16 := uint32(0); j_16 < 4; j_16 += 1 {
+									var u_14 uint32 = ((j_16 * 256) + lid[kgTid])
+									if u_14 < n_seqs {
 										var len_ int32 = 0
-										if (uint32(val[int(u_11)]) % seg) == 0 {
+										if (uint32(val[int(u_14)]) % seg) == 0 {
 											len_ = 1
-											var at int32 = next[int(u_11)]
+											var at int32 = next[int(u_14)]
 											for k := uint32(1); k < seg; k += 1 {
 												if at >= 0 {
 													len_ = (len_ + 1)
@@ -296,26 +335,26 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 												}
 											}
 										}
-										plan[u_11] = ((len_ * 2) + rt.SelI32((next[int(u_11)] == -2), 1, 0))
+										plan[u_14] = ((len_ << 16) + (prev[int(u_14)] + 1))
 									}
 								}
 							}
 							for r_2 := uint32(0); r_2 < n_seqs; r_2 += 1 {
-								if next[int(r_2)] == -2 {
+								if prev[int(r_2)] == int32(r_2) {
 									var src_1 int32 = ids[r_2]
-									var from_1 uint64 = (uint64(src_1) * uint64(row_len))
+									var from_2 uint64 = (uint64(src_1) * uint64(row_len))
 									var to_3 uint32 = (r_2 * row_len)
 									var stride_1 uint32 = (256 * 2048)
 									var first_1 uint32 = ((uint32(kgGX) * 2048) + kgLX)
 									for c_1 := uint32(first_1); c_1 < row_len; c_1 += stride_1 {
-										for j_14 := uint32(0); j_14 < 8; j_14 += 1 {
-											if (c_1 + (j_14 * 256)) < row_len {
-												vals_1[kgTid*vals_1Len+int(j_14)] = cache[(from_1 + uint64((c_1 + (j_14 * 256))))]
+										for j_17 := uint32(0); j_17 < 8; j_17 += 1 {
+											if (c_1 + (j_17 * 256)) < row_len {
+												vals_1[kgTid*vals_1Len+int(j_17)] = cache[(from_2 + uint64((c_1 + (j_17 * 256))))]
 											}
 										}
-										for j_15 := uint32(0); j_15 < 8; j_15 += 1 {
-											if (c_1 + (j_15 * 256)) < row_len {
-												scratch[(to_3 + (c_1 + (j_15 * 256)))] = vals_1[kgTid*vals_1Len+int(j_15)]
+										for j_18 := uint32(0); j_18 < 8; j_18 += 1 {
+											if (c_1 + (j_18 * 256)) < row_len {
+												scratch[(to_3 + (c_1 + (j_18 * 256)))] = vals_1[kgTid*vals_1Len+int(j_18)]
 											}
 										}
 									}

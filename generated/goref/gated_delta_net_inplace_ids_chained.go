@@ -52,7 +52,7 @@ type GatedDeltaNetInplaceIdsChainedBuffers struct {
 	StateDst []float32 // state_dst (src6, read_write): the cache's rows [rs_head, rs_head+n_seqs): sources there are read here
 	Ids      []int32   // ids (src7, read): source slot of each sequence
 	Scratch  []float32 // scratch (scratch, read): prior state of the sequences the plan marks, copied by the chain gather
-	Plan     []int32   // plan (plan, read): the chain plan: 2*len + copy per sequence
+	Plan     []int32   // plan (plan, read): the chain plan: len << 16 | from per sequence
 }
 
 // GatedDeltaNetInplaceIdsChainedPortable runs gated_delta_net_inplace_ids_chained@portable.
@@ -195,7 +195,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -211,12 +211,13 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
 									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 								}
 							}
 						} else {
@@ -528,7 +529,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -544,12 +545,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
 									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 								}
 							}
 						} else {
@@ -825,7 +827,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -841,12 +843,13 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
 									var i uint32 = ((lane[kgTid] * R) + r)
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 								}
 							}
 						} else {
@@ -1125,7 +1128,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -1141,12 +1144,13 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
 									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 								}
 							}
 						} else {
@@ -1422,7 +1426,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -1438,12 +1442,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
 									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 								}
 							}
 						} else {
@@ -1691,7 +1696,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					var member uint32 = first[kgTid]
@@ -1702,11 +1707,12 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 						var sq uint32 = (s / rq3)
 						var block uint32 = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1 && ((plan[s] & 1) != 0) {
+						if aliased_1 && ((plan[s] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0 + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s * H) + h[kgTid]) * block) + (col * S_v)) + r)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block) + (col * S_v)) + r)]
 								}
 							}
 						} else {
@@ -1920,7 +1926,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -1936,12 +1942,13 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 1) != 0) {
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
 									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 								}
 							}
 						} else {

@@ -35,7 +35,7 @@ type SsmConvUpdateInplaceIdsChainedBuffers struct {
 	ConvStateDst []float32 // conv_state_dst (src3, read_write): in-place taps, rows of (d_conv-1)*n_ch
 	Ids          []int32   // ids (src4, read): source slot of each sequence
 	Scratch      []float32 // scratch (scratch, read): taps of the sequences the plan marks, copied by the chain gather, rows of cs2
-	Plan         []int32   // plan (plan, read): the chain plan: 2*len + copy per sequence
+	Plan         []int32   // plan (plan, read): the chain plan: len << 16 | from per sequence
 	Dst          []float32 // dst (dst, write): [n_ch, 1, n_seqs]
 }
 
@@ -110,7 +110,7 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -119,9 +119,10 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
@@ -265,7 +266,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -274,9 +275,10 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
@@ -387,7 +389,7 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -396,9 +398,10 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
@@ -515,7 +518,7 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -524,9 +527,10 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
@@ -643,7 +647,7 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -652,9 +656,10 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
@@ -770,7 +775,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -779,9 +784,10 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 						for c := uint32(c0[kgTid]); c < (c0[kgTid] + block_len[kgTid]); c += 1 {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
@@ -893,7 +899,7 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 1)
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
 					}
 					// run the segment this sequence starts, if any: each member reads the ring the next one writes
 					var member uint32 = first[kgTid]
@@ -902,9 +908,10 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
 							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 1) != 0) {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((s * cs2) + (c[kgTid] * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]

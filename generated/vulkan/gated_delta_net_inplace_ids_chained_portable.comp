@@ -107,7 +107,7 @@ void main() {
     bool aliased_1 = aliased[0u] != 0;
     uint seg_len = 1u;
     if (aliased_1) {
-        seg_len = uint(plan[first]) >> 1u;
+        seg_len = uint(plan[first]) >> 16u;
     }
     // run the segment this sequence starts, if any: each member reads the row the next one writes
     uint member = first;
@@ -120,14 +120,15 @@ void main() {
         uint block = S_v * S_v;
         float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
-        if (aliased_1 && (plan[s] & 1) != 0) {
+        if (aliased_1 && (plan[s] & 65535) != 0) {
+            uint from_row = uint((plan[s] & 65535) - 1);
             [[unroll]]
             for (uint cc = 0u; cc < CPW; ++cc) {
                 uint col = col0 + cc * NW;
                 [[unroll]]
                 for (uint r = 0u; r < R; ++r) {
                     uint i = r * W + lane;
-                    s_shard[cc * R + r] = scratch[(s * pc.H + h) * block + col * S_v + i];
+                    s_shard[cc * R + r] = scratch[(from_row * pc.H + h) * block + col * S_v + i];
                 }
             }
         } else {

@@ -48,7 +48,7 @@ void main() {
             if (gl_WorkGroupID.x == 0u) {
                 for (uint t_1 = lid; t_1 < pc.n_seqs; t_1 += 256u) {
                     int id_1 = ids[t_1];
-                    plan[t_1] = ((!(id_1 == int(pc.rs_head + t_1)) && (id_1 >= int(pc.rs_head) && id_1 < int(pc.rs_head + pc.n_seqs)) ? id_1 - int(pc.rs_head) : (-1)) >= 0 ? 3 : 2);
+                    plan[t_1] = ((!(id_1 == int(pc.rs_head + t_1)) && (id_1 >= int(pc.rs_head) && id_1 < int(pc.rs_head + pc.n_seqs)) ? id_1 - int(pc.rs_head) : (-1)) >= 0 ? int(t_1) + 1 : 0) + 65536;
                 }
             }
             for (uint r = 0u; r < pc.n_seqs; ++r) {
@@ -216,16 +216,52 @@ void main() {
                 }
             }
             barrier();
+            // a row several cut readers read is copied once, into the scratch row of the lowest
+            [[unroll]]
+            for (uint j_13 = 0u; j_13 < 4u; ++j_13) {
+                uint u_11 = j_13 * 256u + lid;
+                if (u_11 < pc.n_seqs) {
+                    int id_4 = ids[u_11];
+                    jump[u_11] = (!(id_4 == int(pc.rs_head + u_11)) && (id_4 >= int(pc.rs_head) && id_4 < int(pc.rs_head + pc.n_seqs)) ? id_4 - int(pc.rs_head) : (-1));
+                }
+            }
+            barrier();
+            [[unroll]]
+            for (uint j_14 = 0u; j_14 < 4u; ++j_14) {
+                uint u_12 = j_14 * 256u + lid;
+                if (u_12 < pc.n_seqs) {
+                    held[j_14] = (-1);
+                    if (next[u_12] == (-2)) {
+                        int t_4 = jump[u_12];
+                        int from_1 = int(u_12);
+                        for (uint v_1 = 0u; v_1 < u_12; ++v_1) {
+                            if (from_1 == int(u_12) && next[v_1] == (-2) && jump[v_1] == t_4) {
+                                from_1 = int(v_1);
+                            }
+                        }
+                        held[j_14] = from_1;
+                    }
+                }
+            }
+            barrier();
+            [[unroll]]
+            for (uint j_15 = 0u; j_15 < 4u; ++j_15) {
+                uint u_13 = j_15 * 256u + lid;
+                if (u_13 < pc.n_seqs) {
+                    prev[u_13] = held[j_15];
+                }
+            }
+            barrier();
             if (gl_WorkGroupID.x == 0u) {
                 // a segment's first walks it for its length
                 [[unroll]]
-                for (uint j_13 = 0u; j_13 < 4u; ++j_13) {
-                    uint u_11 = j_13 * 256u + lid;
-                    if (u_11 < pc.n_seqs) {
+                for (uint j_16 = 0u; j_16 < 4u; ++j_16) {
+                    uint u_14 = j_16 * 256u + lid;
+                    if (u_14 < pc.n_seqs) {
                         int len = 0;
-                        if ((uint(val[u_11]) % pc.seg) == 0u) {
+                        if ((uint(val[u_14]) % pc.seg) == 0u) {
                             len = 1;
-                            int at = next[u_11];
+                            int at = next[u_14];
                             for (uint k = 1u; k < pc.seg; ++k) {
                                 if (at >= 0) {
                                     len = len + 1;
@@ -233,29 +269,29 @@ void main() {
                                 }
                             }
                         }
-                        plan[u_11] = len * 2 + (next[u_11] == (-2) ? 1 : 0);
+                        plan[u_14] = (len << 16) + (prev[u_14] + 1);
                     }
                 }
             }
             for (uint r_2 = 0u; r_2 < pc.n_seqs; ++r_2) {
-                if (next[r_2] == (-2)) {
+                if (prev[r_2] == int(r_2)) {
                     int src_1 = ids[r_2];
-                    uint from_1 = uint(src_1) * pc.row_len;
+                    uint from_2 = uint(src_1) * pc.row_len;
                     uint to_3 = r_2 * pc.row_len;
                     uint stride_1 = 256u * 2048u;
                     uint first_1 = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
                     float vals_1[8u];
                     for (uint c_1 = first_1; c_1 < pc.row_len; c_1 += stride_1) {
                         [[unroll]]
-                        for (uint j_14 = 0u; j_14 < 8u; ++j_14) {
-                            if ((c_1 + j_14 * 256u) < pc.row_len) {
-                                vals_1[j_14] = cache[from_1 + (c_1 + j_14 * 256u)];
+                        for (uint j_17 = 0u; j_17 < 8u; ++j_17) {
+                            if ((c_1 + j_17 * 256u) < pc.row_len) {
+                                vals_1[j_17] = cache[from_2 + (c_1 + j_17 * 256u)];
                             }
                         }
                         [[unroll]]
-                        for (uint j_15 = 0u; j_15 < 8u; ++j_15) {
-                            if ((c_1 + j_15 * 256u) < pc.row_len) {
-                                scratch[to_3 + (c_1 + j_15 * 256u)] = vals_1[j_15];
+                        for (uint j_18 = 0u; j_18 < 8u; ++j_18) {
+                            if ((c_1 + j_18 * 256u) < pc.row_len) {
+                                scratch[to_3 + (c_1 + j_18 * 256u)] = vals_1[j_18];
                             }
                         }
                     }

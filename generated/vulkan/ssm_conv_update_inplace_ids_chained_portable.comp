@@ -89,7 +89,7 @@ void main() {
     bool aliased_1 = aliased[0u] != 0;
     uint seg_len = 1u;
     if (aliased_1) {
-        seg_len = uint(plan[first]) >> 1u;
+        seg_len = uint(plan[first]) >> 16u;
     }
     // run the segment this sequence starts, if any: each member reads the ring the next one writes
     uint member = first;
@@ -99,10 +99,11 @@ void main() {
             float window[d_conv];
             // assemble the whole window before any write: cached taps, then the current token
             uint ring_off = s * pc.sd1 + c * taps;
-            if (aliased_1 && (plan[s] & 1) != 0) {
+            if (aliased_1 && (plan[s] & 65535) != 0) {
+                uint from_row = uint((plan[s] & 65535) - 1);
                 [[unroll]]
                 for (uint j = 0u; j < taps; ++j) {
-                    window[j] = scratch[s * pc.cs2 + c * pc.cs1 + j];
+                    window[j] = scratch[from_row * pc.cs2 + c * pc.cs1 + j];
                 }
             } else {
                 int src = ids[s];

@@ -76,7 +76,7 @@ func TestChainedScheduleMatchesTwoDispatches(t *testing.T) {
 			ids, rs := c.Buffer("ids").I32, int32(compute.Args["rs_head"])
 			for s, id := range ids {
 				if id != rs+int32(s) && id >= rs && id < rs+int32(n) {
-					if plan[s]&1 == 0 {
+					if plan[s]&0xffff == 0 {
 						chained++
 					}
 				}
@@ -101,7 +101,9 @@ func expectedBuffer(c *Case, name string) *Buffer {
 // exactly one segment of at most seg sequences, walked through ids from its
 // first; an aliasing sequence either reads scratch or runs right before the
 // sequence whose row it reads, in the same segment; only aliasing ones read
-// scratch. It returns how many read scratch.
+// scratch, each from the scratch row of the lowest sequence that reads the
+// same row from scratch (which copies it). It returns how many rows are
+// copied.
 func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 	n := len(ids)
 	target := func(s int) int {
@@ -118,23 +120,35 @@ func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 	for s := range segOf {
 		segOf[s] = -1
 	}
+	length := func(s int) int { return int(plan[s] >> 16) }
+	from := func(s int) int { return int(plan[s]&0xffff) - 1 } // -1: no scratch
 	for s := range n {
-		if plan[s] < 0 || plan[s] > int32(2*seg+1) {
-			return 0, fmt.Errorf("plan[%d] = %d: not 2*len+copy with len <= %d", s, plan[s], seg)
+		if plan[s] < 0 || length(s) > seg || from(s) >= n {
+			return 0, fmt.Errorf("plan[%d] = %#x: not len << 16 | from with len <= %d, from <= %d", s, plan[s], seg, n)
 		}
-		if plan[s]&1 == 1 {
+		if r := from(s); r >= 0 {
 			if target(s) < 0 {
 				return 0, fmt.Errorf("sequence %d reads scratch but its source %d is not another's row", s, ids[s])
 			}
-			copies++
+			if target(r) != target(s) || from(r) != r {
+				return 0, fmt.Errorf("sequence %d reads scratch row %d, which holds no copy of its source (row %d's source %d, its scratch row %d)", s, r, r, ids[r], from(r))
+			}
+			for u := range r {
+				if n <= 1024 && from(u) >= 0 && target(u) == target(s) {
+					return 0, fmt.Errorf("sequences %d and %d read row %d from scratch rows %d and %d: one copy, the lowest reader's", u, s, target(s), from(u), r)
+				}
+			}
+			if r == s {
+				copies++
+			}
 		}
 		at := s
-		for m := 0; m < int(plan[s]>>1); m++ {
+		for m := 0; m < length(s); m++ {
 			if segOf[at] >= 0 {
 				return 0, fmt.Errorf("sequence %d is in the segments of %d and %d", at, segOf[at], s)
 			}
 			segOf[at], pos[at] = s, m
-			if m+1 < int(plan[s]>>1) {
+			if m+1 < length(s) {
 				at = target(at)
 				if at < 0 {
 					return 0, fmt.Errorf("the segment of %d runs past a sequence whose source is not in the window", s)
@@ -147,7 +161,7 @@ func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 			return 0, fmt.Errorf("sequence %d is in no segment", s)
 		}
 		t := target(s)
-		if t < 0 || plan[s]&1 == 1 {
+		if t < 0 || from(s) >= 0 {
 			continue
 		}
 		if segOf[t] != segOf[s] || pos[t] != pos[s]+1 {
@@ -159,8 +173,9 @@ func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 
 // The chain gather plans a valid schedule for every ids pattern, up to past
 // what one workgroup plans, and copies no more than it must: one row per
-// cycle or per segment boundary; a rotation of n, one cycle, is cut into
-// ceil(n/seg) segments with one copy each.
+// cycle or per segment boundary, and a row several read from scratch once;
+// a rotation of n, one cycle, is cut into ceil(n/seg) segments with one
+// copy each.
 func TestChainPlanIsASchedule(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	run := gen.Run["gated_delta_net_chain_gather"]
@@ -211,6 +226,18 @@ func TestChainPlanIsASchedule(t *testing.T) {
 		}
 		if _, err := checkPlan(ids, p, rsHead, seg); err != nil {
 			t.Fatalf("n %d, rs_head %d, seg %d, ids %v: %v", n, rsHead, seg, ids, err)
+		}
+	}
+	// Forks: groups of four read their first's row (the first its own):
+	// the lowest reader runs before the first, the other two share one copy.
+	for _, n := range []int{8, 64, 256} {
+		ids := make([]int32, n)
+		for s := range ids {
+			ids[s] = int32(3 + s - s%4)
+		}
+		copies, err := checkPlan(ids, plan(ids, 3, 8), 3, 8)
+		if want := n / 4; err != nil || copies != want {
+			t.Errorf("forks of four, n %d: %d rows copied (want %d), %v", n, copies, want, err)
 		}
 	}
 	for _, n := range []int{2, 7, 32, 255, 256, 1024} {
