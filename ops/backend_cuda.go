@@ -20,18 +20,19 @@ func init() {
 				return 8, 2, 1, true
 			},
 			// The chained schedule of op B (ops/chain.go), H100, graph
-			// replay, ChainSplit 8 (bench/RESULTS.md, issue #21): identity
-			// ids 0.93-0.99x today's schedule at every n_seqs 4..256;
-			// its worst ids pattern 0.99 / 0.99x today's worst at 16
-			// sequences (H 32 / 48), 0.81 / 0.84x at 32, 0.74 / 0.79x at
-			// 256, but 1.40-1.59x at 2..8, where today's gather copies two
+			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):
+			// identity ids 0.91-0.996x today's schedule at n_seqs 4..256;
+			// its worst ids pattern 1.02 / 1.00x today's worst at 16
+			// sequences (H 32 / 48), 0.82 / 0.80x at 32, 0.65 / 0.62x at
+			// 256, but 1.43-1.65x at 2..8, where today's gather copies two
 			// to eight rows and the plan costs more than it saves.
 			ChainFrom: 16,
-			// 8 segments per chain: the best of 4, 8 and 64 for op B's
-			// worst pattern, or within 0.07 of it, from 32 sequences.
+			// 8 segments per chain: the better of 4 and 8 for op B's worst
+			// pattern from 64 sequences (4 by 0.03-0.09 at 32; call 6: 8
+			// within 0.07 of the best of 4, 8 and 64 from 32).
 			ChainSplit: 8,
 			// Op D never: where its sources alias the chain gather's plan
-			// (microseconds) outweighs its 2-30 us op (2.8-3.9x today's
+			// (microseconds) outweighs its 2-37 us op (2.3-4.1x today's
 			// worst pattern); its kernels stay generated for the bench.
 			ConvChainFrom: 0,
 		}})

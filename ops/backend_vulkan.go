@@ -55,17 +55,19 @@ func init() {
 			// (bench/RESULTS.md).
 			ConvBatch: 8,
 			// The chained schedule of op B (ops/chain.go), H100
-			// (bench/RESULTS.md, issue #21): identity ids +1.9 / +2.3%
-			// over today's at 16 sequences (H 32 / 48), +1.6 / +1.0% at
-			// 32, at most +0.8% from 64; its worst ids pattern 0.95 /
-			// 0.90x today's worst at 16, 0.76 / 0.73x at 32, 0.66 / 0.68x
-			// at 256. From 32, where identity pays at most 1.6%.
+			// (bench/RESULTS.md calls 6 and 7, issue #21): identity ids
+			// +1.9 / +2.3% over today's at 16 sequences (H 32 / 48) in
+			// one call, -2.7 / -1.3% in the other; +1.6 / +1.0% and -1.3 /
+			// -0.8% at 32; within 1% from 64. Its worst ids pattern 0.94 /
+			// 0.90x today's worst at 16, 0.77 / 0.74x at 32, 0.62 / 0.58x
+			// at 256 (call 7). From 32, where both calls agree identity
+			// pays at most 1.6%.
 			ChainFrom: 32,
 			// 4 segments per chain: the best of 4, 8 and 64 for op B's
-			// worst pattern at 16 to 64 sequences, within 0.04 of it
-			// above.
+			// worst pattern at 16 to 64 sequences (call 6), within 0.07 of
+			// 8 above.
 			ChainSplit: 4,
-			// Op D never (as CUDA): 2.2-3.6x today's worst pattern.
+			// Op D never (as CUDA): 1.9-3.9x today's worst pattern.
 			ConvChainFrom: 0,
 		}})
 }
