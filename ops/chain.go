@@ -253,6 +253,30 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	return prev
 }
 
+// runSegments is a chained compute kernel's outer loop: the workgroup of
+// sequence GroupID(1) runs the segment it starts, if any. With no source
+// aliasing the chain gather wrote no plan, and every sequence is a segment
+// of one, as in the two-phase kernel. lid and threads are the workgroup's
+// linear thread index and size; rows names what a sequence owns ("row",
+// "ring"). It sets *aliased and then *member, the sequence sequence runs
+// (sequence returns its index); the next member is the one whose row it
+// read.
+func runSegments(b *dsl.Builder, plan, ids dsl.Buf, rsHead, nSeqs, lid, threads dsl.Val, rows string, aliased *dsl.Val, member *dsl.Mut, sequence func() dsl.Val) {
+	first := b.Let("first", b.GroupID(1))
+	*aliased = anyAliases(b, lid, threads, ids, rsHead, nSeqs)
+	segLen := b.Var("seg_len", b.U32(1))
+	b.If(*aliased, func() {
+		b.DepWait() // the plan, scratch and the rows the segment reads are ready
+		segLen.Set(segmentLen(plan, first))
+	})
+	b.Comment("run the segment this sequence starts, if any: each member reads the %s the next one writes", rows)
+	*member = b.Var("member", first)
+	b.For("m", b.U32(0), segLen.Get(), func(dsl.Val) {
+		s := sequence()
+		member.Set(ids.Load(s).U32().Sub(rsHead))
+	})
+}
+
 // anyAliases is true, for the whole workgroup, where some sequence reads
 // another's destination row (threads: the workgroup's size, lid the
 // thread's linear index): the chained compute kernels read the plan only

@@ -300,25 +300,12 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		}
 	}
 	if chained {
-		// With no source aliasing the chain gather wrote no plan: every
-		// sequence is a segment of one, as in the two-phase kernel.
-		first := b.Let("first", b.GroupID(1))
 		threads := b.U32(convThreads)
 		if st.vectorRows {
 			threads = b.U32(1)
 		}
-		aliased = anyAliases(b, b.LocalID(0), threads, ids, rsHead, nSeqs)
-		segLen := b.Var("seg_len", b.U32(1))
-		b.If(aliased, func() {
-			b.DepWait() // the plan, scratch and the rings the segment reads are ready
-			segLen.Set(segmentLen(plan, first))
-		})
-		b.Comment("run the segment this sequence starts, if any: each member reads the ring the next one writes")
-		member = b.Var("member", first)
-		b.For("m", b.U32(0), segLen.Get(), func(dsl.Val) {
-			sequence()
-			member.Set(ids.Load(s).U32().Sub(rsHead))
-		})
+		runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(0), threads, "ring", &aliased, &member,
+			func() dsl.Val { sequence(); return s })
 	} else {
 		sequence()
 	}
