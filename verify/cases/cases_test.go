@@ -109,35 +109,11 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			one := c.Launches[0]
-			vals := map[string]int64{}
-			for k, v := range one.Params {
-				if k != "NS" {
-					vals[k] = v
-				}
-			}
-			two := &Case{Name: c.Name, Arith: a}
-			for _, buf := range c.Buffers {
-				two.Buffers = append(two.Buffers, buf.Clone())
-			}
-			b := &builder{r: r, sz: Small, vals: vals, c: two}
-			n, rowLen := int(one.Args["n_seqs"]), int(one.Args[x.rowArg])
-			b.untouched("scratch", n*rowLen)
-			args := map[string]int64{}
-			for k, v := range one.Args {
-				args[k] = int64(v)
-			}
-			if _, ok := one.Args["scale"]; ok {
-				args["scale"] = f32arg(math.Float32frombits(one.Args["scale"]))
-			}
-			if err := b.launch(x.gather, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": args["rs_head"]}, nil); err != nil {
+			two, err := twoDispatches(c, one, x.gather, x.compute, x.rowArg, func(string) bool { return true })
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.launch(x.compute, args, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := two.runReference(); err != nil {
-				t.Fatal(err)
-			}
+			n := int(one.Args["n_seqs"])
 			for _, want := range c.Expected {
 				var got *Buffer
 				for _, y := range two.Expected {
@@ -163,6 +139,41 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 			t.Errorf("%s: only %d sequences read another's destination, %d cases have no tokens: too few to say anything", x.batched, aliasing, noTokens)
 		}
 	}
+}
+
+// twoDispatches is case c's op as gather then compute, from the launch of
+// another schedule of it (its args; its params but NS): c's buffers that
+// keep names (scratch added afresh), run on the Go reference.
+func twoDispatches(c *Case, from Launch, gather, compute, rowArg string, keep func(name string) bool) (*Case, error) {
+	vals := map[string]int64{}
+	for k, v := range from.Params {
+		if k != "NS" {
+			vals[k] = v
+		}
+	}
+	two := &Case{Name: c.Name, Arith: c.Arith}
+	for _, buf := range c.Buffers {
+		if buf.Name != "scratch" && keep(buf.Name) {
+			two.Buffers = append(two.Buffers, buf.Clone())
+		}
+	}
+	b := &builder{vals: vals, c: two}
+	n, rowLen := int(from.Args["n_seqs"]), int(from.Args[rowArg])
+	b.untouched("scratch", n*rowLen)
+	args := map[string]int64{}
+	for k, v := range from.Args {
+		args[k] = int64(v)
+	}
+	if _, ok := from.Args["scale"]; ok {
+		args["scale"] = f32arg(math.Float32frombits(from.Args["scale"]))
+	}
+	if err := b.launch(gather, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": args["rs_head"]}, nil); err != nil {
+		return nil, err
+	}
+	if err := b.launch(compute, args, nil); err != nil {
+		return nil, err
+	}
+	return two, two.runReference()
 }
 
 // The conv-update cases reach SiLU's ends (convEdges): outputs of -0 (e^-y

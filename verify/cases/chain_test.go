@@ -2,7 +2,6 @@ package cases
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -31,31 +30,11 @@ func TestChainedScheduleMatchesTwoDispatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			compute := c.Launches[len(c.Launches)-1]
-			two := &Case{Name: c.Name, Arith: a}
-			for _, buf := range c.Buffers {
-				if buf.Name != "scratch" && buf.Name != "plan" {
-					two.Buffers = append(two.Buffers, buf.Clone())
-				}
-			}
-			b := &builder{r: r, sz: long, vals: compute.Params, c: two}
-			n, rowLen := int(compute.Args["n_seqs"]), int(compute.Args[x.rowArg])
-			b.untouched("scratch", n*rowLen)
-			args := map[string]int64{}
-			for k, v := range compute.Args {
-				args[k] = int64(v)
-			}
-			if _, ok := compute.Args["scale"]; ok {
-				args["scale"] = f32arg(math.Float32frombits(compute.Args["scale"]))
-			}
-			if err := b.launch(x.gather, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": args["rs_head"]}, nil); err != nil {
+			two, err := twoDispatches(c, compute, x.gather, x.compute, x.rowArg, func(name string) bool { return name != "plan" })
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.launch(x.compute, args, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := two.runReference(); err != nil {
-				t.Fatal(err)
-			}
+			n := int(compute.Args["n_seqs"])
 			for _, got := range two.Expected {
 				if got.Name == "scratch" {
 					continue
