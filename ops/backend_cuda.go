@@ -19,14 +19,28 @@ func init() {
 				}
 				return 8, 2, 1, true
 			},
+			// Op B in one dispatch (gated_delta_net_inplace_ids_batched)
+			// from 3 to 16 sequences: tiers (1, 4, 8) and (1, 4, 16). On
+			// the H100, graph replay (bench/RESULTS.md "one dispatch up
+			// to 32"), identity ids at 4 / 8 / 16 sequences took 1.06 /
+			// 0.86 / 0.97x the time of gather + compute at H 32 (1.00 /
+			// 0.90 / 1.01x at H 48), every ids pattern within 1.01x of
+			// that, where gather + compute's worst pattern took 1.21-1.85x.
+			// At two the batched dispatch took 1.29-1.40x identity's
+			// gather + compute, so two keeps it. Its 1024-thread shapes
+			// (NS 32) spill under __launch_bounds__(1024, 2): (1, 2, 32)
+			// took 1.09-1.13x at 24 and 32 sequences.
+			GDNBatch:     func(int) []Batch { return []Batch{{1, 4, 8}, {1, 4, 16}} },
+			GDNBatchFrom: 3,
 			// The chained schedule of op B (ops/chain.go), H100, graph
 			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):
 			// identity ids 0.91-0.996x today's schedule at n_seqs 4..256;
 			// its worst ids pattern 1.02 / 1.00x today's worst at 16
 			// sequences (H 32 / 48), 0.82 / 0.80x at 32, 0.65 / 0.62x at
 			// 256, but 1.43-1.65x at 2..8, where today's gather copies two
-			// to eight rows and the plan costs more than it saves.
-			ChainFrom: 16,
+			// to eight rows and the plan costs more than it saves. It
+			// starts past the one-dispatch schedule's 16 sequences.
+			ChainFrom: 17,
 			// 8 segments per chain: the better of 4 and 8 for op B's worst
 			// pattern from 64 sequences (4 by 0.03-0.09 at 32; call 6: 8
 			// within 0.07 of the best of 4, 8 and 64 from 32).
