@@ -20,18 +20,20 @@ func init() {
 				return 8, 2, 1, true
 			},
 			// Op B in one dispatch (gated_delta_net_inplace_ids_batched)
-			// from 3 to 16 sequences: tiers (1, 4, 8) and (1, 4, 16). On
-			// the H100, graph replay (bench/RESULTS.md "one dispatch up
-			// to 32"), identity ids at 4 / 8 / 16 sequences took 1.06 /
-			// 0.86 / 0.97x the time of gather + compute at H 32 (1.00 /
-			// 0.90 / 1.01x at H 48), every ids pattern within 1.01x of
-			// that, where gather + compute's worst pattern took 1.21-1.85x.
-			// At two the batched dispatch took 1.29-1.40x identity's
-			// gather + compute, so two keeps it. Its 1024-thread shapes
-			// (NS 32) spill under __launch_bounds__(1024, 2): (1, 2, 32)
-			// took 1.09-1.13x at 24 and 32 sequences.
+			// from 5 to 16 sequences: tiers (1, 4, 8) and (1, 4, 16). On
+			// the H100, graph replay (bench/RESULTS.md "one dispatch up to
+			// 32"), identity ids at 8 / 12 / 16 sequences took 0.86 /
+			// 0.94 / 0.96x the time of gather + compute at H 32 (0.90 /
+			// 0.98 / 1.00x at H 48), every ids pattern within 1.01x of
+			// that, where gather + compute's worst took 1.40-1.85x. At
+			// three and four it took 1.08-1.15x and 1.00-1.07x, where
+			// gather + compute's worst pattern stays within 1.30x: from
+			// five. Above 16 the 32-row tier (1024 threads) costs
+			// identity ids 1.09-1.17x (1, 2, 32) under
+			// __launch_bounds__(1024, 2), which spills, and 1.18-1.46x
+			// under (1024, 1): the chained schedule keeps 17 and up.
 			GDNBatch:     func(int) []Batch { return []Batch{{1, 4, 8}, {1, 4, 16}} },
-			GDNBatchFrom: 3,
+			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph
 			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):
 			// identity ids 0.91-0.996x today's schedule at n_seqs 4..256;

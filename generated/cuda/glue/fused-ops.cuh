@@ -111,7 +111,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = op->src[2]->ne[3] >= 3 && op->src[2]->ne[3] <= 16 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 16 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
             const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(chained);
@@ -120,7 +120,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             // the chain plan, from the pool where the chained schedule runs
             ggml_cuda_pool_alloc<int32_t> plan_alloc(ctx.pool());
             int32_t * plan = chained ? plan_alloc.alloc(op->src[2]->ne[3]) : nullptr;
-            // 3..16 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            // 5..16 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
