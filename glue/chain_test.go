@@ -2,7 +2,6 @@ package glue
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -61,10 +60,12 @@ func TestChainedScheduleCondition(t *testing.T) {
 				t.Errorf("%s %s: chained when %q, want %q", backend, o.Name, s.Cond, c)
 			}
 			if b := scheduleOf(o, "one_dispatch"); b != nil {
-				for _, d := range b.Dispatches {
-					if ns, err := strconv.Atoi(o.Choice(d, "NS")); err != nil || ns >= from {
-						t.Errorf("%s %s: the one-dispatch schedule takes up to %d sequences (%v), the chained one starts at %d", backend, o.Name, ns, err, from)
-					}
+				most := ops.GDNBatchMax(backend, 128)
+				if o.Fusion == "D" {
+					most, _ = ops.ConvBatch(backend)
+				}
+				if lim := fmt.Sprintf(" <= %d && ", most); most == 0 || !strings.Contains(b.Cond, lim) || most >= from {
+					t.Errorf("%s %s: the one-dispatch schedule (%s) takes up to %d sequences, the chained one starts at %d", backend, o.Name, b.Cond, most, from)
 				}
 			}
 		}

@@ -12,6 +12,7 @@ package glue
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -294,35 +295,11 @@ func Model(a ir.Arith) ([]*Op, error) {
 		return nil, err
 	}
 	// Op B in one dispatch (ops.GDNBatch), where the backend has it.
-	if nw, cpw, ns := ops.GDNBatch(a.Backend, 128); ns > 0 {
-		nwLow, cpwLow, nsLow := ops.GDNBatch(a.Backend, 16)
-		for _, sv := range []int{32, 64} {
-			if nw, cpw, ns := ops.GDNBatch(a.Backend, sv); nw != nwLow || cpw != cpwLow || ns != nsLow {
-				return nil, fmt.Errorf("glue: the %s batched shape of S_v %d differs from S_v 16's; the choice below assumes one below 128", a.Backend, sv)
-			}
-		}
-		if nsLow != ns {
-			return nil, fmt.Errorf("glue: the %s batched NS differs between S_v 128 and below; the schedule's condition names one", a.Backend)
-		}
-		fromLow := ops.GDNBatchFrom(a.Backend, 16)
-		for _, sv := range []int{32, 64} {
-			if from := ops.GDNBatchFrom(a.Backend, sv); from != fromLow {
-				return nil, fmt.Errorf("glue: the %s batched schedule's first n_seqs at S_v %d differs from S_v 16's; the condition below assumes one below 128", a.Backend, sv)
-			}
-		}
-		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: []Choice{
-			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)},
-		}})
-		if err == nil {
-			err = opB.batched(bd, ne(2, 3), ops.GDNBatchFrom(a.Backend, 128), fromLow, ns, stateDstIsWindow, "state_dst", "prior state")
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := gdnBatched(a.Backend, opB, dispatch); err != nil {
+		return nil, err
 	}
-	_, _, nsB := ops.GDNBatch(a.Backend, 128)
 	fromB, _ := ops.ChainFrom(a.Backend)
-	if err := chainedSchedule(a.Backend, fromB, opB, "gated_delta_net", nsB, dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst"); err != nil {
+	if err := chainedSchedule(a.Backend, fromB, opB, "gated_delta_net", ops.GDNBatchMax(a.Backend, 128), dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst"); err != nil {
 		return nil, err
 	}
 	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
@@ -355,6 +332,72 @@ func Model(a ir.Arith) ([]*Op, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// gdnBatched gives op B its one-dispatch schedule where the backend has
+// one (ops.GDNBatch): one dispatch of the batched kernel whose shape is
+// chosen by tier over n_seqs, at S_v 128 and (one shape list) below.
+func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, error)) error {
+	tiers, low := ops.GDNBatch(backend, 128), ops.GDNBatch(backend, 16)
+	if len(tiers) == 0 {
+		return nil
+	}
+	for _, sv := range []int{32, 64} {
+		if !slices.Equal(ops.GDNBatch(backend, sv), low) {
+			return fmt.Errorf("glue: the %s batched tiers of S_v %d differ from S_v 16's; the choice below assumes one list below 128", backend, sv)
+		}
+	}
+	most := ops.GDNBatchMax(backend, 128)
+	if ops.GDNBatchMax(backend, 16) != most {
+		return fmt.Errorf("glue: the %s batched schedule takes up to %d sequences at S_v 128 and %d below; the schedule's condition names one", backend, most, ops.GDNBatchMax(backend, 16))
+	}
+	fromLow := ops.GDNBatchFrom(backend, 16)
+	for _, sv := range []int{32, 64} {
+		if from := ops.GDNBatchFrom(backend, sv); from != fromLow {
+			return fmt.Errorf("glue: the %s batched schedule's first n_seqs at S_v %d differs from S_v 16's; the condition below assumes one below 128", backend, sv)
+		}
+	}
+	nSeqs := ne(2, 3)
+	for _, t := range [][]ops.Batch{tiers, low} {
+		for i := range t {
+			if i > 0 && t[i].Seqs() <= t[i-1].Seqs() {
+				return fmt.Errorf("glue: the %s batched tiers are not in ascending order of sequences (%d after %d)", backend, t[i].Seqs(), t[i-1].Seqs())
+			}
+		}
+	}
+	choice := func(param func(ops.Batch) int) string {
+		at128, below := byTier(nSeqs, tiers, param), byTier(nSeqs, low, param)
+		if at128 == below {
+			return below
+		}
+		return fmt.Sprintf("(%s == 128 ? %s : %s)", ne(2, 0), at128, below)
+	}
+	bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: []Choice{
+		{"NW", choice(func(b ops.Batch) int { return b.NW })},
+		{"CPW", choice(func(b ops.Batch) int { return b.CPW })},
+		{"NS", choice(func(b ops.Batch) int { return b.NS })},
+	}})
+	if err != nil {
+		return err
+	}
+	return opB.batched(bd, nSeqs, ops.GDNBatchFrom(backend, 128), fromLow, most, stateDstIsWindow, "state_dst", "prior state")
+}
+
+// byTier is the C expression of a param over the tiers (ascending Seqs):
+// the value of the first tier that takes nSeqs sequences, the last tier's
+// past them all (the schedule's condition keeps nSeqs within it). A tier
+// whose value the next tier shares needs no test of its own.
+func byTier(nSeqs string, tiers []ops.Batch, param func(ops.Batch) int) string {
+	e := fmt.Sprint(param(tiers[len(tiers)-1]))
+	for i := len(tiers) - 2; i >= 0; i-- {
+		if param(tiers[i]) != param(tiers[i+1]) {
+			e = fmt.Sprintf("%s <= %d ? %d : %s", nSeqs, tiers[i].Seqs(), param(tiers[i]), e)
+		}
+	}
+	if strings.Contains(e, "?") {
+		e = "(" + e + ")"
+	}
+	return e
 }
 
 // chainSeg is the plan's seg over the node (nSeqs, a C expression of at

@@ -19,14 +19,30 @@ func init() {
 				}
 				return 8, 2, 1, true
 			},
+			// Op B in one dispatch (gated_delta_net_inplace_ids_batched)
+			// from 5 to 16 sequences: tiers (1, 4, 8) and (1, 4, 16). On
+			// the H100, graph replay (bench/RESULTS.md "one dispatch up to
+			// 32"), identity ids at 8 / 12 / 16 sequences took 0.86 /
+			// 0.94 / 0.96x the time of gather + compute at H 32 (0.90 /
+			// 0.98 / 1.00x at H 48), every ids pattern within 1.01x of
+			// that, where gather + compute's worst took 1.40-1.85x. At
+			// three and four it took 1.08-1.15x and 1.00-1.07x, where
+			// gather + compute's worst pattern stays within 1.30x: from
+			// five. Above 16 the 32-row tier (1024 threads) costs
+			// identity ids 1.09-1.17x (1, 2, 32) under
+			// __launch_bounds__(1024, 2), which spills, and 1.18-1.46x
+			// under (1024, 1): the chained schedule keeps 17 and up.
+			GDNBatch:     func(int) []Batch { return []Batch{{1, 4, 8}, {1, 4, 16}} },
+			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph
 			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):
 			// identity ids 0.91-0.996x today's schedule at n_seqs 4..256;
 			// its worst ids pattern 1.02 / 1.00x today's worst at 16
 			// sequences (H 32 / 48), 0.82 / 0.80x at 32, 0.65 / 0.62x at
 			// 256, but 1.43-1.65x at 2..8, where today's gather copies two
-			// to eight rows and the plan costs more than it saves.
-			ChainFrom: 16,
+			// to eight rows and the plan costs more than it saves. It
+			// starts past the one-dispatch schedule's 16 sequences.
+			ChainFrom: 17,
 			// 8 segments per chain: the better of 4 and 8 for op B's worst
 			// pattern from 64 sequences (4 by 0.03-0.09 at 32; call 6: 8
 			// within 0.07 of the best of 4, 8 and 64 from 32).

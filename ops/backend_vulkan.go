@@ -34,22 +34,23 @@ func init() {
 				}
 				return 4, 2, 2, true
 			},
-			// (1, 4, 8), one warp of four columns per sequence. On the
-			// H100 (bench/vulkan -batched, S_v 128, H 32 / 48) it ran op
-			// B at n_seqs 2, 4, 8 in 13.2/15.1, 15.1/18.0, 20.6/26.9 us
-			// where gather + compute took 15.6/17.4, 18.7/21.7,
-			// 25.5/32.3 (bench/RESULTS.md); of the shapes timed beside it
-			// (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the lowest sum over those
-			// six, each within 4% of the best at n_seqs 8. At n_seqs 1 a
-			// batched workgroup idles all rows but one (12.2 vs 9.2 us
-			// for the compute dispatch alone), and at 32 a 32-row batch
-			// trailed gather + compute on the H200 (55.6 vs 51.6 us): the
-			// schedule is for 2..NS; it starts past the small-n tiling
-			// (ops.GDNBatchFrom: three sequences at S_v 128). At two it
-			// trails gather + compute at (4, 2) by 0.9 / 1.2 us with identity
-			// ids and leads it by 0.5 / 0.8 us when every source aliases
-			// (H200, bench/RESULTS.md): steady decode is the common case.
-			GDNBatch: func(int) (nw, cpw, ns int) { return 1, 4, 8 },
+			// Tiers (1, 4, 8), (1, 2, 16), (1, 2, 32): one warp per
+			// sequence row. (1, 4, 8) on the H100 (bench/vulkan -batched,
+			// S_v 128, H 32 / 48) ran op B at n_seqs 2, 4, 8 in 13.2/15.1,
+			// 15.1/18.0, 20.6/26.9 us where gather + compute took
+			// 15.6/17.4, 18.7/21.7, 25.5/32.3; of the shapes timed beside
+			// it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the lowest sum over
+			// those six. Past 8 (H100, bench/vulkan -only chain -batched,
+			// bench/RESULTS.md "one dispatch up to 32"): at 16 sequences
+			// (1, 2, 16) ran identity ids in 0.88 / 0.96x the time of
+			// gather + compute, (1, 4, 16) 0.90 / 0.96x; at 24 and 32
+			// (1, 2, 32) 0.98-1.02x, where (1, 4, 32) took 1.13-1.27x;
+			// every ids pattern within 1.02x of identity. At one sequence
+			// a batched workgroup idles all rows but one, and at two
+			// gather + compute at (4, 2) leads by 0.9 / 1.2 us with
+			// identity ids (H200): the schedule starts past the small-n
+			// tiling (ops.GDNBatchFrom: three sequences at S_v 128).
+			GDNBatch: func(int) []Batch { return []Batch{{1, 4, 8}, {1, 2, 16}, {1, 2, 32}} },
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
 			// (bench/RESULTS.md).
@@ -60,9 +61,10 @@ func init() {
 			// one call, -2.7 / -1.3% in the other; +1.6 / +1.0% and -1.3 /
 			// -0.8% at 32; within 1% from 64. Its worst ids pattern 0.94 /
 			// 0.90x today's worst at 16, 0.77 / 0.74x at 32, 0.62 / 0.58x
-			// at 256 (call 7). From 32, where both calls agree identity
-			// pays at most 1.6%.
-			ChainFrom: 32,
+			// at 256 (call 7). It starts past the one-dispatch schedule's
+			// 32 sequences, whose every ids pattern costs what identity
+			// does.
+			ChainFrom: 33,
 			// 4 segments per chain: the best of 4, 8 and 64 for op B's
 			// worst pattern at 16 to 64 sequences (call 6), within 0.07 of
 			// 8 above.

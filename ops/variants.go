@@ -105,9 +105,12 @@ type Tuning struct {
 	// maxSeqs, chosen by the glue at dispatch time; ok false: none at sv.
 	GDNSmall func(sv int) (nw, cpw, maxSeqs int, ok bool)
 	// GDNBatch is op B's one-dispatch schedule
-	// (gated_delta_net_inplace_ids_batched): its tiling and NS, the most
-	// sequences one dispatch takes.
-	GDNBatch func(sv int) (nw, cpw, ns int)
+	// (gated_delta_net_inplace_ids_batched) at S_v: its tiers by ascending
+	// NS, each taking the sequences past the one before it, up to its NS.
+	GDNBatch func(sv int) []Batch
+	// GDNBatchFrom is the fewest sequences the one-dispatch schedule of op
+	// B takes (0: one past the small-n tiling's, else 2).
+	GDNBatchFrom int
 	// ConvBatch is op D's NS for its one-dispatch schedule
 	// (ssm_conv_update_inplace_ids_batched, 32 channels x NS sequences
 	// per workgroup).
@@ -159,24 +162,58 @@ func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
 	return 0, 0, 0, false
 }
 
-// GDNBatch is a backend's one-dispatch schedule of op B: its tiling and
-// NS. ns 0: the backend has none and always runs the gather and the
-// compute dispatch.
-func GDNBatch(backend string, sv int) (nw, cpw, ns int) {
+// Batch is one tier of op B's one-dispatch schedule: workgroups of NW
+// column groups of CPW columns and NS rows of threads, one sequence a row.
+type Batch struct{ NW, CPW, NS int }
+
+// Seqs is the most sequences the tier takes.
+func (b Batch) Seqs() int { return b.NS }
+
+// GDNBatch is a backend's one-dispatch schedule of op B at S_v: its tiers
+// by ascending Seqs, each taking the sequences past the tier before, up to
+// its own. None: the backend always runs the gather and the compute
+// dispatch.
+func GDNBatch(backend string, sv int) []Batch {
 	if t := tuningOf(backend); t.GDNBatch != nil {
 		return t.GDNBatch(sv)
 	}
-	return 0, 0, 0
+	return nil
+}
+
+// GDNBatchMax is the most sequences op B's one-dispatch schedule takes at
+// S_v (its last tier's); 0: the backend has none.
+func GDNBatchMax(backend string, sv int) int {
+	if tiers := GDNBatch(backend, sv); len(tiers) > 0 {
+		return tiers[len(tiers)-1].Seqs()
+	}
+	return 0
+}
+
+// GDNBatchAt is the tier of op B's one-dispatch schedule that takes n_seqs
+// at S_v; ok false: the schedule does not take n_seqs (none, too few or
+// too many sequences).
+func GDNBatchAt(backend string, sv, nSeqs int) (Batch, bool) {
+	if nSeqs < GDNBatchFrom(backend, sv) {
+		return Batch{}, false
+	}
+	for _, bt := range GDNBatch(backend, sv) {
+		if nSeqs <= bt.Seqs() {
+			return bt, true
+		}
+	}
+	return Batch{}, false
 }
 
 // GDNBatchFrom is the fewest sequences op B's one-dispatch schedule takes
-// at S_v: one past the small-n tiling's maxSeqs, whose sequences run the
-// gather and the compute dispatch at that tiling, else 2.
+// at S_v: the backend's Tuning.GDNBatchFrom, and at least one past the
+// small-n tiling's maxSeqs, whose sequences run the gather and the compute
+// dispatch at that tiling; else 2.
 func GDNBatchFrom(backend string, sv int) int {
-	if _, _, maxSeqs, ok := GDNSmallTiling(backend, sv); ok && maxSeqs >= 2 {
-		return maxSeqs + 1
+	from := max(2, tuningOf(backend).GDNBatchFrom)
+	if _, _, maxSeqs, ok := GDNSmallTiling(backend, sv); ok {
+		from = max(from, maxSeqs+1)
 	}
-	return 2
+	return from
 }
 
 // ConvBatch is a backend's NS for op D's one-dispatch schedule; ok false:
@@ -267,10 +304,21 @@ func table() []Variant {
 				out = append(out, V("gated_delta_net_inplace_ids_chained", "S_v", sv, "KDA", kda, "NW", t[0], "CPW", t[1]).OnlyOn(chainAt[t]...))
 			}
 		}
+		// the batched kernel at each tier of each backend, one variant per
+		// shape
+		batchAt := map[Batch][]string{}
+		var batches []Batch
 		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBatch != nil }) {
-			nw, cpw, ns := GDNBatch(be, sv)
+			for _, bt := range GDNBatch(be, sv) {
+				if batchAt[bt] == nil {
+					batches = append(batches, bt)
+				}
+				batchAt[bt] = append(batchAt[bt], be)
+			}
+		}
+		for _, bt := range batches {
 			for _, kda := range []bool{false, true} {
-				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw, "NS", ns).OnlyOn(be))
+				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS).OnlyOn(batchAt[bt]...))
 			}
 		}
 	}

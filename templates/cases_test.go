@@ -58,3 +58,43 @@ func TestCasesReachChainedSchedule(t *testing.T) {
 		}
 	}
 }
+
+// test-backend-ops runs op B's one-dispatch schedule at every tier of
+// every backend that has one (ops.GDNBatch): an ids case whose n_seqs the
+// tier takes, with sources cycling through the window and permuted.
+func TestCasesReachEveryBatchedTier(t *testing.T) {
+	text, err := CommonSection("tbo-cases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := chainCases.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("tbo-cases: no loop of ids cases over patterns and n_seqs")
+	}
+	for _, p := range []string{"rotate", "shuffle"} {
+		if !strings.Contains(m[1], strconv.Quote(p)) {
+			t.Errorf("tbo-cases: no %q ids among %s", p, m[1])
+		}
+	}
+	checked := 0
+	for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
+		for _, tier := range ops.GDNBatch(backend, 128) {
+			checked++
+			reached := false
+			for _, f := range strings.Split(m[2], ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil {
+					t.Fatalf("tbo-cases: n_seqs %q", f)
+				}
+				at, ok := ops.GDNBatchAt(backend, 128, n)
+				reached = reached || ok && at == tier
+			}
+			if !reached {
+				t.Errorf("tbo-cases: no n_seqs in {%s} reaches %s's batched tier %+v", m[2], backend, tier)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no backend has a batched op B: the test checks nothing")
+	}
+}

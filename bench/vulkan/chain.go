@@ -205,15 +205,21 @@ func (o *chainOp) compute(ids bind, rs, nw, cpw int) error {
 // sequences).
 func (o *chainOp) batched(ids bind, rs int) error {
 	if o.gdn {
-		nw, cpw, ns := ops.GDNBatch("vulkan", sv)
-		v := o.variant(nw, cpw)
-		v["NS"] = int64(ns)
-		return o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, v, o.args(rs), o.binds(ids, rs))
+		bt, _ := ops.GDNBatchAt("vulkan", sv, o.n)
+		return o.batchedAt(ids, rs, batch{tiling{bt.NW, bt.CPW}, bt.NS})
 	}
 	ns, _ := ops.ConvBatch("vulkan")
 	v := o.variant(0, 0)
 	v["NS"] = int64(ns)
 	return o.b.dispatch("ssm_conv_update_inplace_ids_batched", o.a, v, o.args(rs), o.binds(ids, rs))
+}
+
+// batchedAt dispatches op B's one-dispatch schedule at shape bt (tuning
+// runs: -batched with -only chain).
+func (o *chainOp) batchedAt(ids bind, rs int, bt batch) error {
+	v := o.variant(bt.nw, bt.cpw)
+	v["NS"] = int64(bt.ns)
+	return o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, v, o.args(rs), o.binds(ids, rs))
 }
 
 // today dispatches what the glue dispatches at n sequences: the batched
@@ -232,8 +238,8 @@ func (o *chainOp) today(ids bind, rs int) error {
 
 func (o *chainOp) todayBatched() bool {
 	if o.gdn {
-		_, _, ns := ops.GDNBatch("vulkan", sv)
-		return ns > 0 && o.n >= ops.GDNBatchFrom("vulkan", sv) && o.n <= ns
+		_, ok := ops.GDNBatchAt("vulkan", sv, o.n)
+		return ok
 	}
 	ns, ok := ops.ConvBatch("vulkan")
 	return ok && o.n >= 2 && o.n <= ns
@@ -282,8 +288,11 @@ const (
 // in turn: the pool and window as gdnJob's and convJob's, the patterns a
 // series of intervals in one job. parts other than partsAll time a part of
 // the schedules (where its cost goes).
-func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string) (vkrun.Job, entry, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n)))}
+//
+// A batch shape bt (ns > 0, op B, n <= ns) times op B's one-dispatch
+// schedule at that shape instead (split unused).
+func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string, bt batch) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n))), offTable: bt.ns > 0}
 	native := ir.Native("vulkan")
 	o := newChainOp(b, gdn, native, hc, n)
 	patterns := timedPatterns
@@ -333,6 +342,8 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 				err = o.chainedCompute(ids, rs)
 			case parts == partsTodayCompute:
 				err = o.compute(ids, rs, nw, cpw)
+			case bt.ns > 0:
+				err = o.batchedAt(ids, rs, bt)
 			case split == 0:
 				err = o.today(ids, rs)
 			default:
@@ -349,6 +360,9 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 	}
 	if split > 0 {
 		impl = fmt.Sprintf("chained %d", split)
+	}
+	if bt.ns > 0 {
+		impl = fmt.Sprintf("batched %dx%dx%d", bt.nw, bt.cpw, bt.ns)
 	}
 	if parts != partsAll {
 		impl = parts
@@ -393,8 +407,11 @@ void main() {
 // on rotated ids a control: the chain gather, scratch refilled (its copies
 // lost, its plan kept), the chained compute, which must differ. Buffers
 // 2i and 2i+1 are set i's pool and dst; the labels name the sets.
-func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int) (vkrun.Job, entry, []string, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern))))}
+//
+// Op B also runs its one-dispatch schedule at each shape of batches that
+// takes n, one set each after the chained ones.
+func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int, batches []batch) (vkrun.Job, entry, []string, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern)))), offTable: len(batches) > 0}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/fill.comp", Source: []byte(fillShader), Name: "bench fill"}})
 	if err != nil {
 		return b.job, entry{}, nil, err
@@ -402,6 +419,13 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 	labels := []string{"gather + compute"}
 	for _, k := range splits {
 		labels = append(labels, fmt.Sprintf("chained split %d (seg %d)", k, chainSeg(n, k)))
+	}
+	var takes []batch
+	for _, bt := range batches {
+		if gdn && n <= bt.ns {
+			takes = append(takes, bt)
+			labels = append(labels, fmt.Sprintf("batched %dx%dx%d", bt.nw, bt.cpw, bt.ns))
+		}
 	}
 	control := pattern == "rotation" && n >= 3
 	if control {
@@ -438,6 +462,8 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 			err = o.twoPhase(whole(ids), rs, nw, cpw)
 		case i <= len(splits):
 			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]))
+		case i <= len(splits)+len(takes):
+			err = o.batchedAt(whole(ids), rs, takes[i-1-len(splits)])
 		default:
 			if err = o.chainGather(whole(ids), rs, chainSeg(n, 4)); err == nil {
 				fill(o.scratch, uint64(row*n), uint32(2+i+len(sets)))
@@ -467,7 +493,7 @@ func chainCheckJobs(cfg config, comp *vulkan.Compiler, add func(vkrun.Job, entry
 		for _, n := range cfg.chainCheckSeqs {
 			for _, a := range []ir.Arith{ir.Native("vulkan"), ir.Portable} {
 				for _, pat := range chainPatterns {
-					j, e, l, err := chainCheckJob(comp, gdn, a, hc, n, pat, cfg.chainSplits)
+					j, e, l, err := chainCheckJob(comp, gdn, a, hc, n, pat, cfg.chainSplits, cfg.batches)
 					e.labels = l
 					if err := add(j, e, err); err != nil {
 						return err

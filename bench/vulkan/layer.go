@@ -233,9 +233,9 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 		}
 		gBind := map[string]bind{"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(gCache),
 			"dst": whole(gDst), "state_dst": gWindow, "ids": gIDsRep, "scratch": whole(gScratch)}
-		if bnw, bcpw, ns := ops.GDNBatch("vulkan", sv); ns > 0 && n >= ops.GDNBatchFrom("vulkan", sv) && n <= ns {
+		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
 			err = b.dispatch("gated_delta_net_inplace_ids_batched", native,
-				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bnw), "CPW": int64(bcpw), "NS": int64(ns)}, gArgs, gBind)
+				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.NW), "CPW": int64(bt.CPW), "NS": int64(bt.NS)}, gArgs, gBind)
 		} else {
 			nw, cpw := ops.GDNTiling("vulkan", sv)
 			if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && n <= maxSeqs {

@@ -212,7 +212,7 @@ func parseTilings(s string) ([]tiling, error) {
 var full = config{
 	reps: 30, blocks: 5, heads: []int{32, 48}, seqs: []int{1, 8, 32, 128, 256}, channels: []int{8192, 10240},
 	gdnPool: 1 << 30, convPool: 1 << 29, poolCap: 1<<31 - 1, copyBytes: 1 << 30, models: layerModels,
-	chainSplits: []int{2, 4, 8, 64}, chainCheckH: 1, chainCheckC: 256, chainCheckSeqs: []int{2, 3, 8, 33, 256, 1024, 1100},
+	chainSplits: []int{2, 4, 8, 64}, chainCheckH: 1, chainCheckC: 256, chainCheckSeqs: []int{2, 3, 8, 16, 32, 33, 256, 1024, 1100},
 }
 
 // smoke exercises every job shape on lavapipe in seconds.
@@ -903,7 +903,17 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			for _, hc := range hcs {
 				for _, n := range cfg.seqs {
 					for _, split := range append([]int{0}, cfg.chainSplits...) {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll)); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll, batch{})); err != nil {
+							return nil, nil, err
+						}
+					}
+					// op B's one-dispatch schedule at each -batched shape
+					// that takes n (tuning runs)
+					for _, bt := range cfg.batches {
+						if !gdn || n > bt.ns {
+							continue
+						}
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 0, partsAll, bt)); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -918,7 +928,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 						parts = append(parts, partsCompute, partsTodayCompute)
 					}
 					for _, parts := range parts {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts)); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts, batch{})); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -945,10 +955,12 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 					return nil, nil, err
 				}
 			}
-			// The table's batched shape, then the tuning ones: where n fits.
-			nw, cpw, ns := ops.GDNBatch("vulkan", sv)
-			batches := append([]batch{{tiling{nw, cpw}, ns}}, cfg.batches...)
-			for _, bt := range batches {
+			// The table's batched shape at n, then the tuning ones: where n fits.
+			var batches []batch
+			if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
+				batches = append(batches, batch{tiling{bt.NW, bt.CPW}, bt.NS})
+			}
+			for _, bt := range append(batches, cfg.batches...) {
 				if bt.ns == 0 || n > bt.ns {
 					continue
 				}
@@ -1088,8 +1100,8 @@ func glueImpl(bench string, n int) string {
 	native := ir.Native("vulkan").String()
 	switch bench {
 	case "gdn_ids":
-		if nw, cpw, ns := ops.GDNBatch("vulkan", sv); n >= ops.GDNBatchFrom("vulkan", sv) && n <= ns {
-			return fmt.Sprintf("%s batched %dx%dx%d", native, nw, cpw, ns)
+		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
+			return fmt.Sprintf("%s batched %dx%dx%d", native, bt.NW, bt.CPW, bt.NS)
 		}
 	case "conv_ids":
 		if ns, ok := ops.ConvBatch("vulkan"); ok && n >= 2 && n <= ns {

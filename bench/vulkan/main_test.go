@@ -63,14 +63,11 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	// and op D's batched one where n fits.
 	batched := 0
 	for _, n := range smoke.seqs {
-		_, _, ns := ops.GDNBatch("vulkan", sv)
-		for _, m := range append([]int{ns}, func() (x []int) {
-			for _, b := range smoke.batches {
-				x = append(x, b.ns)
-			}
-			return
-		}()...) {
-			if n <= m {
+		if _, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
+			batched++
+		}
+		for _, b := range smoke.batches {
+			if n <= b.ns {
 				batched++
 			}
 		}
@@ -393,8 +390,9 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 // beside joins the row of what the glue dispatches with kg_bench's rows of
 // the same shape, reading both the quoted CSV and the older unquoted one.
 func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
-	nw, cpw, ns := ops.GDNBatch("vulkan", sv)
-	batched := fmt.Sprintf("native-vulkan batched %dx%dx%d", nw, cpw, ns)
+	ns := ops.GDNBatchMax("vulkan", sv)
+	bt, _ := ops.GDNBatchAt("vulkan", sv, ns)
+	batched := fmt.Sprintf("native-vulkan batched %dx%dx%d", bt.NW, bt.CPW, bt.NS)
 	rows := []row{
 		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan"}, us: 8},
 		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan no gather"}, us: 1}, // not the glue's
@@ -476,8 +474,17 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	same, controls := strings.Count(log.String(), ": same ("), strings.Count(log.String(), "differs, as it must")
-	// 2 ops x 2 n x 2 contracts x 6 patterns, 2 splits each; a control per rotation job.
-	if want := 2 * 2 * 2 * len(chainPatterns) * len(smoke.chainSplits); same != want || controls != 2*2*2 {
+	// 2 ops x 2 n x 2 contracts x 6 patterns, 2 splits each, and op B's
+	// batched shapes where they take n; a control per rotation job.
+	want := 2 * 2 * 2 * len(chainPatterns) * len(smoke.chainSplits)
+	for _, n := range smoke.chainCheckSeqs {
+		for _, bt := range smoke.batches {
+			if n <= bt.ns {
+				want += 2 * len(chainPatterns)
+			}
+		}
+	}
+	if same != want || controls != 2*2*2 {
 		t.Fatalf("%d sets same (want %d), %d controls caught (want 8):\n%s", same, want, controls, log.String())
 	}
 
@@ -530,7 +537,15 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 	if want := 2 * many * 2; gathers != want {
 		t.Fatalf("%d chain gather rows, want %d", gathers, want)
 	}
-	if want := 2*len(smoke.seqs)*(1+len(smoke.chainSplits))*len(timedPatterns) + gathers; chain != want {
+	batched := 0 // op B's batched shapes where they take n
+	for _, n := range smoke.seqs {
+		for _, bt := range smoke.batches {
+			if n <= bt.ns {
+				batched++
+			}
+		}
+	}
+	if want := (2*len(smoke.seqs)*(1+len(smoke.chainSplits))+batched)*len(timedPatterns) + gathers; chain != want {
 		t.Fatalf("%d chain rows, want %d", chain, want)
 	}
 }

@@ -22,6 +22,7 @@
 #include "gated_delta_net_inplace_ids_chained.cuh"
 #include "ssm_conv_chain_gather.cuh"
 #include "ssm_conv_update_inplace_ids_chained.cuh"
+#include "gated_delta_net_inplace_ids_batched.cuh"
 
 #ifdef KG_WITH_REFERENCE
 #include "ggml-cuda/gated_delta_net.cu"
@@ -668,7 +669,7 @@ int offsets(FILE * csv, double copy) {
 
 // ---- The chained schedule of ops B and D (ops/chain.go, issue #21 target 1) ----
 //
-// `kg_bench CSV chain [SPLITS]`: first a check on the device that the
+// `kg_bench CSV chain [SPLITS [SEQS]]`: first a check on the device that the
 // chained schedule (the chain gather, which plans the segments and copies
 // the rows read across them, then the chained compute) leaves the cache
 // (its window is state_dst, bound as the glue binds it) and dst bit for bit
@@ -764,6 +765,32 @@ void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, ch
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
 }
 
+// gdn_batched: op B's one-dispatch schedule (gated_delta_net_inplace_ids_batched)
+// at (NW, CPW, NS), n <= NS: one workgroup per (head, column block) holds
+// every sequence; no gather.
+template <bool NATIVE, int NW, int CPW, int NS>
+void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs) {
+    auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS>
+                    : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS>;
+    const uint32_t H = b.H, n = b.n;
+    kg_launch_pdl(k, dim3(b.H, 1, kSv / (NW * CPW)), dim3(32, NW, NS), kg_stream,
+        b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
+        H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+}
+
+// The batched shapes the chain mode checks and times (tuning runs), NWxCPWxNS.
+struct batch_shape {
+    int nw, cpw, ns;
+    void (*native)(const gdn_bufs &, const int32_t *, int);
+    void (*portable)(const gdn_bufs &, const int32_t *, int);
+    std::string name() const { return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns); }
+};
+#define KG_BATCH(NW, CPW, NS) batch_shape{NW, CPW, NS, &gdn_batched<true, NW, CPW, NS>, &gdn_batched<false, NW, CPW, NS>}
+const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8), KG_BATCH(1, 2, 8), KG_BATCH(2, 4, 8), KG_BATCH(4, 2, 8), KG_BATCH(1, 4, 16),
+    KG_BATCH(1, 2, 16), KG_BATCH(2, 2, 16), KG_BATCH(2, 4, 16), KG_BATCH(1, 4, 32), KG_BATCH(1, 2, 32), KG_BATCH(1, 1, 32)};
+#undef KG_BATCH
+
 // Op D, d_conv 4, SiLU: the same two schedules.
 struct conv_bufs {
     const float *w, *x;
@@ -840,6 +867,7 @@ int chain_check(FILE * log) {
     std::vector<shape> shapes;
     for (int n : {2, 3, 5, 8, 16, 33, 100, 256, 1024, 1100}) shapes.push_back({true, 2, n});
     shapes.push_back({true, 32, 64});
+    shapes.push_back({true, 32, 32});
     for (int n : {2, 3, 5, 8, 16, 33, 100, 256, 1024, 1100}) shapes.push_back({false, 256, n});
     for (const shape & sh : shapes) {
         const int n = sh.n, slots = 2 * n + 9, rs = n / 2 + 4;
@@ -870,7 +898,7 @@ int chain_check(FILE * log) {
         // run: one schedule (split 0: two-phase) on pool to, dst to_dst;
         // lose_copies: scratch poisoned again between the chain gather and
         // the chained compute (the control).
-        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool lose_copies) {
+        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool lose_copies, const batch_shape * bs = nullptr) {
             KG_CHECK(cudaMemcpy(to, init, pool * 4, cudaMemcpyDeviceToDevice));
             KG_CHECK(cudaMemset(to_dst, 0, dst_len * 4));
             KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
@@ -884,7 +912,9 @@ int chain_check(FILE * log) {
                 if (sh.gdn) native ? gdn_chain<true>(gb, ids, rs, seg, parts) : gdn_chain<false>(gb, ids, rs, seg, parts);
                 else native ? conv_chain<true>(cb, ids, rs, seg, parts) : conv_chain<false>(cb, ids, rs, seg, parts);
             };
-            if (split == 0) {
+            if (bs) {
+                (native ? bs->native : bs->portable)(gb, ids, rs);
+            } else if (split == 0) {
                 if (sh.gdn) native ? gdn_two<true>(gb, ids, rs) : gdn_two<false>(gb, ids, rs);
                 else native ? conv_two<true>(cb, ids, rs) : conv_two<false>(cb, ids, rs);
             } else if (lose_copies) {
@@ -918,6 +948,16 @@ int chain_check(FILE * log) {
                         sh.gdn ? "op B" : "op D", sh.gdn ? "H" : "C", sh.HC, n, chain_pattern_name[pat], native ? "native-cuda" : "portable", split,
                         chain_seg(n, split), ok ? "same" : "DIFFERENT", dp, dd, planned);
                 }
+                for (const batch_shape & bs : kBatchShapes) { // op B's one-dispatch schedule where it takes n
+                    if (!sh.gdn || n > bs.ns) continue;
+                    run(native, 0, ids, b, dst_b, false, &bs);
+                    const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
+                    runs++;
+                    const bool ok = dp == 0 && dd == 0;
+                    failures += !ok;
+                    fprintf(log, "batched check op B H=%d n %d %s %s %s: %s (%llu pool words, %llu dst words differ)\n", sh.HC, n,
+                        chain_pattern_name[pat], native ? "native-cuda" : "portable", bs.name().c_str(), ok ? "same" : "DIFFERENT", dp, dd);
+                }
             }
             if (pat == pat_rotation && n >= 3) { // the control: the plan kept, the copied rows lost
                 run(true, 0, ids, a, dst_a, false);
@@ -950,7 +990,7 @@ struct chain_ids_set {
     }
 };
 
-int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool check_only) {
+int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const std::vector<int> & seqs, bool check_only) {
     {
         // one line per check run: KG_CHAIN_LOG, else chain_check.txt here
         FILE * log = fopen(getenv("KG_CHAIN_LOG") ? getenv("KG_CHAIN_LOG") : "chain_check.txt", "w");
@@ -969,7 +1009,6 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
     row("empty", "1 block", 0, "graph", t.graph_us([&](int) { kg_empty<<<1, 64, 0, kg_stream>>>(); }), 0);
     row("empty", "1 block", 0, "graph, PDL", t.graph_us([&](int) { kg_launch_pdl(kg_empty, dim3(1), dim3(64), kg_stream); }), 0);
     const int pats[] = {pat_identity, pat_rotation, pat_permutation, pat_shuffled, pat_forks};
-    const int seqs[] = {2, 4, 8, 16, 32, 64, 128, 256};
     for (int H : {32, 48}) {
         char shape[32];
         snprintf(shape, sizeof shape, "H=%d", H);
@@ -986,6 +1025,10 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, bool c
                     const uint32_t seg = chain_seg(n, split);
                     row("chain_gdn", shape, n, pn + " chained " + std::to_string(split),
                         t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                }
+                for (const batch_shape & bs : kBatchShapes) {
+                    if (n > bs.ns) continue;
+                    row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
                 }
                 if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
                     const uint32_t seg = chain_seg(n, 8);
@@ -1053,13 +1096,18 @@ int main(int argc, char ** argv) {
         return rc;
     }
     if (argc > 2 && (!strcmp(argv[2], "chain") || !strcmp(argv[2], "chaincheck"))) {
-        std::vector<int> splits;
-        for (const char * f = argc > 3 ? argv[3] : "2,4,8,64"; *f;) {
-            splits.push_back(atoi(f));
-            while (*f && *f != ',') f++;
-            if (*f) f++;
-        }
-        const int rc = chain_bench(csv, copy, splits, !strcmp(argv[2], "chaincheck"));
+        auto ints = [](const char * f) {
+            std::vector<int> out;
+            while (*f) {
+                out.push_back(atoi(f));
+                while (*f && *f != ',') f++;
+                if (*f) f++;
+            }
+            return out;
+        };
+        const std::vector<int> splits = ints(argc > 3 ? argv[3] : "2,4,8,64");
+        const std::vector<int> seqs = ints(argc > 4 ? argv[4] : "2,4,8,16,32,64,128,256");
+        const int rc = chain_bench(csv, copy, splits, seqs, !strcmp(argv[2], "chaincheck"));
         if (csv != stdout) fclose(csv);
         return rc;
     }
