@@ -311,7 +311,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 			}
 		}
 		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: []Choice{
-			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)},
+			{"NW", bySv(nw, nwLow)}, {"CPW", bySv(cpw, cpwLow)}, {"NS", fmt.Sprint(ns)}, {"SPT", "1"},
 		}})
 		if err == nil {
 			err = opB.batched(bd, ne(2, 3), ops.GDNBatchFrom(a.Backend, 128), fromLow, ns, stateDstIsWindow, "state_dst", "prior state")

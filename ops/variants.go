@@ -270,7 +270,7 @@ func table() []Variant {
 		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBatch != nil }) {
 			nw, cpw, ns := GDNBatch(be, sv)
 			for _, kda := range []bool{false, true} {
-				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw, "NS", ns).OnlyOn(be))
+				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw, "NS", ns, "SPT", 1).OnlyOn(be))
 			}
 		}
 	}
