@@ -148,7 +148,7 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 // every slot's prior state is read before any final state is written.
 func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64} // n_seqs up to NS*SPT
+	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true} // n_seqs up to NS*SPT
 	i := 0
 	for _, spt := range []int{1, 2, 4, 8} {
 		lastSlot, full, aliasing, noTokens := 0, 0, 0, 0

@@ -81,7 +81,7 @@ func (b *builder) gdn(op string) error {
 		// chained kernel reads sources inside the window through it.
 		b.chainIds("ids", n, slots, rsHead)
 		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
-	} else if op == batchedOp && r.IntN(2) == 0 {
+	} else if op == batchedOp && b.sz.WindowIds && r.IntN(2) == 0 {
 		// Half the batched cases take the chained schedule's ids: whole
 		// cycles and paths through the window, read across rows and slots.
 		b.chainIds("ids", n, slots, rsHead)
