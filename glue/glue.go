@@ -360,6 +360,9 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 	nSeqs := ne(2, 3)
 	for _, t := range [][]ops.Batch{tiers, low} {
 		for i := range t {
+			if t[i].NS < 1 || t[i].SPT < 1 {
+				return fmt.Errorf("glue: the %s batched tier %+v: NS and SPT must be at least 1", backend, t[i])
+			}
 			if i > 0 && t[i].Seqs() <= t[i-1].Seqs() {
 				return fmt.Errorf("glue: the %s batched tiers are not in ascending order of sequences (%d after %d)", backend, t[i].Seqs(), t[i-1].Seqs())
 			}
@@ -376,6 +379,7 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 		{"NW", choice(func(b ops.Batch) int { return b.NW })},
 		{"CPW", choice(func(b ops.Batch) int { return b.CPW })},
 		{"NS", choice(func(b ops.Batch) int { return b.NS })},
+		{"SPT", choice(func(b ops.Batch) int { return b.SPT })},
 	}})
 	if err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 )
 
-// The one-dispatch schedule of op B picks its shape by tier: its NW, CPW
-// and NS choices, compiled as C and evaluated over S_v and n_seqs, give at
+// The one-dispatch schedule of op B picks its shape by tier: its NW, CPW,
+// NS and SPT choices, compiled as C and evaluated over S_v and n_seqs, give at
 // every n_seqs the schedule takes the tier ops.GDNBatchAt names, a shape
 // the variant table builds for the backend and that holds n_seqs.
 func TestBatchedTiersPickTheirShape(t *testing.T) {
@@ -52,7 +52,7 @@ int main() {
         for (long seqs = 1; seqs <= 300; seqs++) {
             t2.ne[0] = sv;
             t2.ne[3] = seqs;
-            printf("%ld %ld %ld %ld %ld\n", sv, seqs, (long) (` + o.Choice(d, "NW") + `), (long) (` + o.Choice(d, "CPW") + `), (long) (` + o.Choice(d, "NS") + `));
+            printf("%ld %ld %ld %ld %ld %ld\n", sv, seqs, (long) (` + o.Choice(d, "NW") + `), (long) (` + o.Choice(d, "CPW") + `), (long) (` + o.Choice(d, "NS") + `), (long) (` + o.Choice(d, "SPT") + `));
         }
     }
 }
@@ -71,7 +71,7 @@ int main() {
 			}
 			built := map[ops.Batch]map[int64]bool{}
 			for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_batched", backend) {
-				bt := ops.Batch{NW: int(v.Values["NW"]), CPW: int(v.Values["CPW"]), NS: int(v.Values["NS"])}
+				bt := ops.Batch{NW: int(v.Values["NW"]), CPW: int(v.Values["CPW"]), NS: int(v.Values["NS"]), SPT: int(v.Values["SPT"])}
 				if built[bt] == nil {
 					built[bt] = map[int64]bool{}
 				}
@@ -80,7 +80,7 @@ int main() {
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 				var sv, n int
 				var got ops.Batch
-				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS); err != nil {
+				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT); err != nil {
 					t.Fatalf("%s: %q: %v", backend, line, err)
 				}
 				want, takes := ops.GDNBatchAt(backend, sv, n)

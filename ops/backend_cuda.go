@@ -32,7 +32,7 @@ func init() {
 			// identity ids 1.09-1.17x (1, 2, 32) under
 			// __launch_bounds__(1024, 2), which spills, and 1.18-1.46x
 			// under (1024, 1): the chained schedule keeps 17 and up.
-			GDNBatch:     func(int) []Batch { return []Batch{{1, 4, 8}, {1, 4, 16}} },
+			GDNBatch:     func(int) []Batch { return []Batch{{1, 4, 8, 1}, {1, 4, 16, 1}} },
 			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph
 			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):

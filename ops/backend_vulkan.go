@@ -50,7 +50,7 @@ func init() {
 			// gather + compute at (4, 2) leads by 0.9 / 1.2 us with
 			// identity ids (H200): the schedule starts past the small-n
 			// tiling (ops.GDNBatchFrom: three sequences at S_v 128).
-			GDNBatch: func(int) []Batch { return []Batch{{1, 4, 8}, {1, 2, 16}, {1, 2, 32}} },
+			GDNBatch: func(int) []Batch { return []Batch{{1, 4, 8, 1}, {1, 2, 16, 1}, {1, 2, 32, 1}} },
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
 			// (bench/RESULTS.md).

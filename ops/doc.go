@@ -11,7 +11,7 @@
 //   - gated_delta_net_inplace (op A): the same, final state into state_dst row s.
 //   - gated_delta_net_inplace_ids (op B) and gated_delta_net_gather: two-phase.
 //   - gated_delta_net_inplace_ids_batched: op B in one dispatch, for
-//     GDNBatchFrom..NS sequences where state_dst is the cache's window
+//     GDNBatchFrom..NS*SPT sequences where state_dst is the cache's window
 //     (GDNBatch; Vulkan).
 //   - ssm_conv: the plain conv, the non-fused path of ops C and D.
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
@@ -51,9 +51,11 @@
 // The batched kernel orders the reads without a gather. Sources alias
 // destinations only element for element (the same head, column and row of
 // another row), so a workgroup that owns one (head, column block) of every
-// sequence, one row of threads per sequence, holds every reader and writer
-// of its elements: each thread reads its prior state, a device barrier, then
-// the final states are written. That needs state_dst to be the cache's rows
+// sequence holds every reader and writer of its elements: it holds NS*SPT
+// sequences, NS rows of threads of SPT sequences each (row z runs z + j*NS,
+// a register shard per j). Each thread reads the prior state of every one of
+// its sequences and runs its tokens, a device barrier, then the final states
+// are written. That needs state_dst to be the cache's rows
 // from rs_head, so that a source inside the window can be read through
 // state_dst, the binding the writes use (a compiler may reorder accesses to
 // two bindings it assumes distinct); the glue checks the layout

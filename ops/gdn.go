@@ -11,15 +11,17 @@ const (
 	gdnBase       gdnMode = iota // final state (or K snapshots) into dst's state region
 	gdnInplace                   // op A: final state into state_dst (src[6])
 	gdnInplaceIds                // op B: prior state from cache[ids[s]] or state_dst, final into state_dst
-	// gdnInplaceIdsBatched is op B in one dispatch for n_seqs <= NS, where
-	// state_dst is the cache's window (docs/ops.md#aliasing). A workgroup owns one
-	// (head, column block) of every sequence, a row of threads per sequence
-	// (z): every thread reads its prior state, a device barrier, and only
-	// then does any thread write final state. A source only ever aliases a
-	// destination within one (head, column block), so the barrier does what
-	// the gather dispatch and its barrier do in op B. Sources inside the
-	// window are read through state_dst, the binding the writes go through
-	// (SPIR-V lets a compiler assume two bindings never alias).
+	// gdnInplaceIdsBatched is op B in one dispatch for n_seqs <= NS*SPT,
+	// where state_dst is the cache's window (docs/ops.md#aliasing). A
+	// workgroup owns one (head, column block) of every sequence: NS rows of
+	// threads (z), each holding SPT sequences (z + j*NS, a register shard
+	// each). Every thread reads the prior state of each of its sequences, a
+	// device barrier, and only then does any thread write final state. A
+	// source only ever aliases a destination within one (head, column
+	// block), so the barrier does what the gather dispatch and its barrier
+	// do in op B. Sources inside the window are read through state_dst, the
+	// binding the writes go through (SPIR-V lets a compiler assume two
+	// bindings never alias).
 	gdnInplaceIdsBatched
 	// gdnInplaceIdsChained is op B's compute kernel in the chained schedule
 	// (ops/chain.go): the workgroup of sequence s0 runs the segment s0
@@ -60,9 +62,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
 	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
 	batched := mode == gdnInplaceIdsBatched
-	var ns dsl.Val
+	var ns, spt dsl.Val
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
+		spt = b.Param("SPT", ir.U32, 1, 2, 4, 8) // sequences per row of threads
 	}
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
 	if st.lanes != nil {
@@ -174,14 +177,27 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		case !batched:
 			s = b.Let("s", b.GroupID(1))
 		}
-		// In a batched workgroup, rows of threads past n_seqs run the last
-		// sequence again, so that every thread reaches every barrier of the
-		// reductions, and store nothing.
 		stores := b.Bool(true)
+		var z, shard0 dsl.Val // batched: the row of threads; slot j's first register
 		if batched {
-			z := b.Let("z", b.LocalID(2))
-			stores = b.Let("stores", z.Lt(nSeqs))
-			s = b.Let("s", b.Select(stores, z, nSeqs.Sub(1)))
+			z = b.Let("z", b.LocalID(2))
+		}
+		// slot sets s, stores and shard0 for a batched row's slot j
+		// (sequence z + j*NS). Slots past n_seqs run the last sequence
+		// again, so that every thread reaches every barrier of the
+		// reductions, and store nothing.
+		slot := func(j dsl.Val) {
+			at := b.Let("slot", z.Add(j.Mul(ns)))
+			stores = b.Let("stores", at.Lt(nSeqs))
+			s = b.Let("s", b.Select(stores, at, nSeqs.Sub(1)))
+			shard0 = b.Let("shard0", j.Mul(cpw.Mul(rows)))
+		}
+		// shardReg is register x of the current sequence's shard.
+		shardReg := func(x dsl.Val) dsl.Val {
+			if batched {
+				return shard0.Add(x)
+			}
+			return x
 		}
 		var lane dsl.Val
 		if !st.vectorRows {
@@ -189,7 +205,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		}
 		col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
 		hq := b.Let("hq", h.Rem(neq1))
-		sq := b.Let("sq", s.Div(rq3))
+		var sq dsl.Val
+		if !batched {
+			sq = b.Let("sq", s.Div(rq3))
+		}
 		block := b.Let("block", sv.Mul(sv)) // one head's state
 		row := func(r dsl.Val) dsl.Val {
 			if st.vectorRows {
@@ -221,12 +240,16 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 				c := b.Let("col", col0.Add(cc.Mul(nw)))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					f(c, rowVar(r), cc.Mul(rows).Add(r))
+					f(c, rowVar(r), shardReg(cc.Mul(rows).Add(r)))
 				})
 			})
 		}
 
-		shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
+		shardLen := cpw.Mul(rows)
+		if batched {
+			shardLen = spt.Mul(shardLen)
+		}
+		shard := b.Array("s_shard", ir.F32, shardLen)
 		if !batched {
 			b.Comment("read the prior state once; it stays in registers for every token")
 		}
@@ -282,11 +305,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 		}
 
-		if batched {
-			b.Comment("no tokens: the final state is the prior state")
-			b.If(nTok.Eq(0), loadBatched)
-		}
-		b.For("t", 0, nTok, func(t dsl.Val) {
+		token := func(t dsl.Val) {
 			qReg := b.Array("q_reg", ir.F32, rows)
 			kReg := b.Array("k_reg", ir.F32, rows)
 			qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
@@ -328,7 +347,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
+					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
 					kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
 					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
@@ -345,7 +364,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			decayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
+					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
@@ -369,7 +388,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			gateAfter := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
+					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
@@ -399,7 +418,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
+					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
@@ -448,7 +467,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			gateOnPart := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
+					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
@@ -475,7 +494,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 					decayFirst(func(dsl.Val) dsl.Val { return ga })
 				}
 			})
-		})
+		}
+		if batched {
+			b.Unrolled("j", 0, spt, func(j dsl.Val) {
+				slot(j)
+				sq = b.Let("sq", s.Div(rq3))
+				b.Comment("no tokens: the final state is the prior state")
+				b.If(nTok.Eq(0), loadBatched)
+				b.For("t", 0, nTok, token)
+			})
+		} else {
+			b.For("t", 0, nTok, token)
+		}
 
 		b.Comment("write the final state")
 		switch mode {
@@ -485,11 +515,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 			})
 		case gdnInplaceIdsBatched:
-			b.Comment("every thread of the workgroup has read its prior state")
+			b.Comment("every thread of the workgroup has read the prior state of each of its sequences")
 			b.DeviceBarrier()
-			b.If(stores, func() {
-				base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-				forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+			b.Unrolled("j", 0, spt, func(j dsl.Val) {
+				slot(j)
+				b.If(stores, func() {
+					base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+					forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+				})
 			})
 		default:
 			switch mode {

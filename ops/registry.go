@@ -65,7 +65,7 @@ var registry = []*Op{
 	{Name: "gated_delta_net_inplace_ids", Fusion: "B", Summary: "GDN reading cache[ids[s]] (gathered) or its own slot, writing in place", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids", gdnInplaceIds, a)
 	}},
-	{Name: "gated_delta_net_inplace_ids_batched", Fusion: "B", Summary: "op B in one dispatch for n_seqs <= NS, state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
+	{Name: "gated_delta_net_inplace_ids_batched", Fusion: "B", Summary: "op B in one dispatch for n_seqs <= NS*SPT, state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
 	{Name: "gated_delta_net_gather", Fusion: "B", Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {

@@ -163,11 +163,11 @@ func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
 }
 
 // Batch is one tier of op B's one-dispatch schedule: workgroups of NW
-// column groups of CPW columns and NS rows of threads, one sequence a row.
-type Batch struct{ NW, CPW, NS int }
+// column groups of CPW columns and NS rows of threads, SPT sequences a row.
+type Batch struct{ NW, CPW, NS, SPT int }
 
 // Seqs is the most sequences the tier takes.
-func (b Batch) Seqs() int { return b.NS }
+func (b Batch) Seqs() int { return b.NS * b.SPT }
 
 // GDNBatch is a backend's one-dispatch schedule of op B at S_v: its tiers
 // by ascending Seqs, each taking the sequences past the tier before, up to
@@ -318,7 +318,7 @@ func table() []Variant {
 		}
 		for _, bt := range batches {
 			for _, kda := range []bool{false, true} {
-				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS).OnlyOn(batchAt[bt]...))
+				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS, "SPT", bt.SPT).OnlyOn(batchAt[bt]...))
 			}
 		}
 	}

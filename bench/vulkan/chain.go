@@ -206,7 +206,7 @@ func (o *chainOp) compute(ids bind, rs, nw, cpw int) error {
 func (o *chainOp) batched(ids bind, rs int) error {
 	if o.gdn {
 		bt, _ := ops.GDNBatchAt("vulkan", sv, o.n)
-		return o.batchedAt(ids, rs, batch{tiling{bt.NW, bt.CPW}, bt.NS})
+		return o.batchedAt(ids, rs, bt)
 	}
 	ns, _ := ops.ConvBatch("vulkan")
 	v := o.variant(0, 0)
@@ -216,10 +216,8 @@ func (o *chainOp) batched(ids bind, rs int) error {
 
 // batchedAt dispatches op B's one-dispatch schedule at shape bt (tuning
 // runs: -batched with -only chain).
-func (o *chainOp) batchedAt(ids bind, rs int, bt batch) error {
-	v := o.variant(bt.nw, bt.cpw)
-	v["NS"] = int64(bt.ns)
-	return o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, v, o.args(rs), o.binds(ids, rs))
+func (o *chainOp) batchedAt(ids bind, rs int, bt ops.Batch) error {
+	return o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, batchVariant(bt), o.args(rs), o.binds(ids, rs))
 }
 
 // today dispatches what the glue dispatches at n sequences: the batched
@@ -289,10 +287,10 @@ const (
 // series of intervals in one job. parts other than partsAll time a part of
 // the schedules (where its cost goes).
 //
-// A batch shape bt (ns > 0, op B, n <= ns) times op B's one-dispatch
+// A batch shape bt (NS > 0, op B, n <= its Seqs) times op B's one-dispatch
 // schedule at that shape instead (split unused).
-func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string, bt batch) (vkrun.Job, entry, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n))), offTable: bt.ns > 0}
+func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string, bt ops.Batch) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n))), offTable: bt.NS > 0}
 	native := ir.Native("vulkan")
 	o := newChainOp(b, gdn, native, hc, n)
 	patterns := timedPatterns
@@ -342,7 +340,7 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 				err = o.chainedCompute(ids, rs)
 			case parts == partsTodayCompute:
 				err = o.compute(ids, rs, nw, cpw)
-			case bt.ns > 0:
+			case bt.NS > 0:
 				err = o.batchedAt(ids, rs, bt)
 			case split == 0:
 				err = o.today(ids, rs)
@@ -361,8 +359,8 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 	if split > 0 {
 		impl = fmt.Sprintf("chained %d", split)
 	}
-	if bt.ns > 0 {
-		impl = fmt.Sprintf("batched %dx%dx%d", bt.nw, bt.cpw, bt.ns)
+	if bt.NS > 0 {
+		impl = "batched " + batchName(bt)
 	}
 	if parts != partsAll {
 		impl = parts
@@ -410,7 +408,7 @@ void main() {
 //
 // Op B also runs its one-dispatch schedule at each shape of batches that
 // takes n, one set each after the chained ones.
-func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int, batches []batch) (vkrun.Job, entry, []string, error) {
+func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int, batches []ops.Batch) (vkrun.Job, entry, []string, error) {
 	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern)))), offTable: len(batches) > 0}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/fill.comp", Source: []byte(fillShader), Name: "bench fill"}})
 	if err != nil {
@@ -420,11 +418,11 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 	for _, k := range splits {
 		labels = append(labels, fmt.Sprintf("chained split %d (seg %d)", k, chainSeg(n, k)))
 	}
-	var takes []batch
+	var takes []ops.Batch
 	for _, bt := range batches {
-		if gdn && n <= bt.ns {
+		if gdn && n <= bt.Seqs() {
 			takes = append(takes, bt)
-			labels = append(labels, fmt.Sprintf("batched %dx%dx%d", bt.nw, bt.cpw, bt.ns))
+			labels = append(labels, "batched "+batchName(bt))
 		}
 	}
 	control := pattern == "rotation" && n >= 3

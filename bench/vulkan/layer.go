@@ -235,7 +235,7 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 			"dst": whole(gDst), "state_dst": gWindow, "ids": gIDsRep, "scratch": whole(gScratch)}
 		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
 			err = b.dispatch("gated_delta_net_inplace_ids_batched", native,
-				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.NW), "CPW": int64(bt.CPW), "NS": int64(bt.NS)}, gArgs, gBind)
+				batchVariant(bt), gArgs, gBind)
 		} else {
 			nw, cpw := ops.GDNTiling("vulkan", sv)
 			if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && n <= maxSeqs {

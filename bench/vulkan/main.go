@@ -32,8 +32,9 @@
 // With -tilings NWxCPW,..., op B's compute dispatch alone is also timed at
 // each of those workgroup shapes (native, no gather): the runs that chose
 // ops.GDNTiling. Op B's batched schedule (one dispatch, no gather; the
-// glue's choice for n_seqs <= NS) is timed at ops.GDNBatch's shape and at
-// each -batched NWxCPWxNS, for every n_seqs <= NS. -seqs narrows the
+// glue's choice for the n_seqs of its tiers) is timed at the tier that
+// takes n_seqs (ops.GDNBatchAt) and at each -batched NWxCPWxNS[xSPT], for
+// every n_seqs <= NS*SPT. -seqs narrows the
 // n_seqs swept; -only gdn (or conv) prepares one family; -gdn-ids shuffled
 // draws op B's sources from the whole pool instead of identity (what a
 // schedule costs when sequences do not read their own slot), -gdn-ids
@@ -117,8 +118,8 @@ type config struct {
 	convPool  uint64 // minimum (bench/cuda: 512 MiB)
 	poolCap   uint64 // maximum: one binding covers the pool
 	copyBytes uint64
-	tilings   []tiling // extra op B tilings to time (-tilings)
-	batches   []batch  // extra batched tilings to time (-batched)
+	tilings   []tiling    // extra op B tilings to time (-tilings)
+	batches   []ops.Batch // extra batched shapes to time (-batched)
 	// convBatches are extra NS to time op D's batched dispatch at
 	// (-conv-batched).
 	convBatches []int
@@ -169,28 +170,35 @@ func (b *builder) timing(cfg config, e *entry) {
 // tiling is op B's workgroup shape: NW column groups of CPW columns.
 type tiling struct{ nw, cpw int }
 
-// batch is the batched schedule's shape: a tiling and NS, the most
-// sequences one dispatch takes.
-type batch struct {
-	tiling
-	ns int
+// batchName is a batched shape as -batched spells it: NWxCPWxNS, and
+// xSPT where a row holds more than one sequence.
+func batchName(bt ops.Batch) string {
+	if bt.SPT == 1 {
+		return fmt.Sprintf("%dx%dx%d", bt.NW, bt.CPW, bt.NS)
+	}
+	return fmt.Sprintf("%dx%dx%dx%d", bt.NW, bt.CPW, bt.NS, bt.SPT)
 }
 
-func parseBatches(s string) ([]batch, error) {
-	var out []batch
+// batchVariant is the batched kernel's variant at shape bt.
+func batchVariant(bt ops.Batch) map[string]int64 {
+	return map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.NW), "CPW": int64(bt.CPW), "NS": int64(bt.NS), "SPT": int64(bt.SPT)}
+}
+
+func parseBatches(s string) ([]ops.Batch, error) {
+	var out []ops.Batch
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' }) {
 		p := strings.Split(strings.TrimSpace(f), "x")
-		var v [3]int
-		ok := len(p) == 3
-		for i := 0; ok && i < 3; i++ {
+		v := [4]int{0, 0, 0, 1}
+		ok := len(p) == 3 || len(p) == 4
+		for i := 0; ok && i < len(p); i++ {
 			var err error
 			v[i], err = strconv.Atoi(p[i])
 			ok = err == nil && v[i] > 0
 		}
 		if !ok || sv%(v[0]*v[1]) != 0 {
-			return nil, fmt.Errorf("-batched: %q is not NWxCPWxNS with NW*CPW dividing %d (e.g. 4x1x8)", f, sv)
+			return nil, fmt.Errorf("-batched: %q is not NWxCPWxNS[xSPT] with NW*CPW dividing %d (e.g. 4x1x8, 1x2x32x2)", f, sv)
 		}
-		out = append(out, batch{tiling{v[0], v[1]}, v[2]})
+		out = append(out, ops.Batch{NW: v[0], CPW: v[1], NS: v[2], SPT: v[3]})
 	}
 	return out, nil
 }
@@ -220,7 +228,7 @@ var smoke = config{
 	reps: 3, blocks: 2, heads: []int{2}, seqs: []int{1, 3}, channels: []int{256},
 	gdnPool: 1 << 20, convPool: 1 << 18, poolCap: 8 << 20, copyBytes: 1 << 20,
 	tilings:     []tiling{{8, 2}}, // the tuning path, checked against the reference
-	batches:     []batch{{tiling{2, 2}, 4}},
+	batches:     []ops.Batch{{NW: 2, CPW: 2, NS: 4, SPT: 1}},
 	convBatches: []int{4},
 	aliasIDs:    true,
 	models:      []layerModel{{"smoke", 2, 256}},
@@ -275,7 +283,7 @@ prepare flags:
 	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
-	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS shapes, at each n_seqs <= NS (e.g. 4x1x8,8x1x16): tuning runs")
+	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS[xSPT] shapes (SPT sequences a row, 1 if left out), at each n_seqs <= NS*SPT (e.g. 4x1x8,1x2x32x2): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named), probe (op B's parts at one sequence, probe.go; only when named), chain (ops B and D, today's schedule and the chained one per ids pattern, chain.go; only when named), chaincheck (the chained schedule against gather + compute, bit for bit: check.sh; only when named, alone)")
@@ -575,9 +583,9 @@ func intList(xs []int) string {
 
 // schedule is how a job runs op B.
 type schedule struct {
-	noGather bool    // the compute dispatch alone
-	tile     *tiling // the compute dispatch at this tiling (off the table)
-	batch    *batch  // the batched kernel, one dispatch
+	noGather bool       // the compute dispatch alone
+	tile     *tiling    // the compute dispatch at this tiling (off the table)
+	batch    *ops.Batch // the batched kernel, one dispatch
 }
 
 // gdnJob is op B at one shape: per repetition the gather (unless
@@ -664,13 +672,13 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		}
 	}
 	if bt := sc.batch; bt != nil {
-		if n > bt.ns {
-			return b.job, entry{}, fmt.Errorf("batched %dx%dx%d cannot take %d sequences", bt.nw, bt.cpw, bt.ns, n)
+		if n > bt.Seqs() {
+			return b.job, entry{}, fmt.Errorf("batched %s cannot take %d sequences", batchName(*bt), n)
 		}
 		for rep := 0; rep < cfg.runs(); rep++ {
 			rs := head(rep)
 			err := b.dispatch("gated_delta_net_inplace_ids_batched", a,
-				map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.nw), "CPW": int64(bt.cpw), "NS": int64(bt.ns)}, args(rs),
+				batchVariant(*bt), args(rs),
 				map[string]bind{"q": whole(q), "k": whole(k), "v": whole(v), "g": whole(g), "beta": whole(beta), "cache": whole(cache),
 					"dst": whole(dst), "state_dst": {cache, uint64(rs) * slotBytes, uint64(n) * slotBytes},
 					"ids": {idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}})
@@ -693,7 +701,7 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		impl += fmt.Sprintf(" %dx%d", tile.nw, tile.cpw)
 	}
 	if bt := sc.batch; bt != nil {
-		impl += fmt.Sprintf(" batched %dx%dx%d", bt.nw, bt.cpw, bt.ns)
+		impl += " batched " + batchName(*bt)
 	}
 	e := entry{bench: "gdn_ids", shape: fmt.Sprintf("H=%d", H), n: n, impl: impl, bytes: 2 * float64(slotBytes) * float64(n), launches: b.launches}
 	b.timing(cfg, &e)
@@ -903,14 +911,14 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			for _, hc := range hcs {
 				for _, n := range cfg.seqs {
 					for _, split := range append([]int{0}, cfg.chainSplits...) {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll, batch{})); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll, ops.Batch{})); err != nil {
 							return nil, nil, err
 						}
 					}
 					// op B's one-dispatch schedule at each -batched shape
 					// that takes n (tuning runs)
 					for _, bt := range cfg.batches {
-						if !gdn || n > bt.ns {
+						if !gdn || n > bt.Seqs() {
 							continue
 						}
 						if err := add(chainJob(cfg, comp, gdn, hc, n, 0, partsAll, bt)); err != nil {
@@ -928,7 +936,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 						parts = append(parts, partsCompute, partsTodayCompute)
 					}
 					for _, parts := range parts {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts, batch{})); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts, ops.Batch{})); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -956,12 +964,12 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 				}
 			}
 			// The table's batched shape at n, then the tuning ones: where n fits.
-			var batches []batch
+			var batches []ops.Batch
 			if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
-				batches = append(batches, batch{tiling{bt.NW, bt.CPW}, bt.NS})
+				batches = append(batches, bt)
 			}
 			for _, bt := range append(batches, cfg.batches...) {
-				if bt.ns == 0 || n > bt.ns {
+				if n > bt.Seqs() {
 					continue
 				}
 				if err := add(gdnJob(cfg, comp, native, H, n, schedule{batch: &bt})); err != nil {
@@ -1101,7 +1109,7 @@ func glueImpl(bench string, n int) string {
 	switch bench {
 	case "gdn_ids":
 		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
-			return fmt.Sprintf("%s batched %dx%dx%d", native, bt.NW, bt.CPW, bt.NS)
+			return native + " batched " + batchName(bt)
 		}
 	case "conv_ids":
 		if ns, ok := ops.ConvBatch("vulkan"); ok && n >= 2 && n <= ns {

@@ -67,7 +67,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 			batched++
 		}
 		for _, b := range smoke.batches {
-			if n <= b.ns {
+			if n <= b.Seqs() {
 				batched++
 			}
 		}
@@ -372,7 +372,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 		{[]string{"-seqs", "0"}, `-seqs: "0" is not a positive count`},
 		{[]string{"-barrier", "none"}, `-barrier: "none" is neither ggml nor kernelgen`},
 		{[]string{"-conv-batched", "8,12"}, `-conv-batched: "12" is not an NS (2, 4, 8, 16 or 32)`},
-		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS`},
+		{[]string{"-batched", "3x1x8"}, `-batched: "3x1x8" is not NWxCPWxNS[xSPT]`},
 		{[]string{"-chain-split", "4,0"}, `-chain-split: "0" is not a positive segment count`},
 		{[]string{"-only", "chaincheck,gdn"}, `-only chaincheck prepares check jobs (read back, run by check.sh): name it alone`},
 	} {
@@ -392,7 +392,7 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 	ns := ops.GDNBatchMax("vulkan", sv)
 	bt, _ := ops.GDNBatchAt("vulkan", sv, ns)
-	batched := fmt.Sprintf("native-vulkan batched %dx%dx%d", bt.NW, bt.CPW, bt.NS)
+	batched := "native-vulkan batched " + batchName(bt)
 	rows := []row{
 		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan"}, us: 8},
 		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan no gather"}, us: 1}, // not the glue's
@@ -479,7 +479,7 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 	want := 2 * 2 * 2 * len(chainPatterns) * len(smoke.chainSplits)
 	for _, n := range smoke.chainCheckSeqs {
 		for _, bt := range smoke.batches {
-			if n <= bt.ns {
+			if n <= bt.Seqs() {
 				want += 2 * len(chainPatterns)
 			}
 		}
@@ -540,7 +540,7 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 	batched := 0 // op B's batched shapes where they take n
 	for _, n := range smoke.seqs {
 		for _, bt := range smoke.batches {
-			if n <= bt.ns {
+			if n <= bt.Seqs() {
 				batched++
 			}
 		}

@@ -251,7 +251,7 @@ func randIds(r *rand.Rand, n, nSlots, rsHead int) []int32 {
 
 func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 	r := newRand("gated_delta_net_inplace_ids")
-	aliased, separate, nonIdent, aliasing, batched, batchedAliasing := 0, 0, 0, 0, 0, 0
+	aliased, separate, nonIdent, aliasing, batched, batchedAliasing, severalPerRow := 0, 0, 0, 0, 0, 0, 0
 	for i := 0; i < numCases(); i++ {
 		tc := randGDN(r, i, "gated_delta_net_inplace_ids")
 		D := tc.D()
@@ -305,17 +305,22 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 		// state_dst is the cache's window: half the aliased cases run it.
 		var err error
 		scratchWritten := true
-		var fits []uint32 // NS taking the case's sequences at its tiling
+		var fits [][2]uint32 // NS and SPT taking the case's sequences at its tiling
 		for _, ns := range []uint32{2, 4, 8, 16, 32} {
-			if int(ns) >= tc.n && tc.nw*int(ns) <= 32 {
-				fits = append(fits, ns)
+			for _, spt := range []uint32{1, 2, 4, 8} {
+				if int(ns*spt) >= tc.n && tc.nw*int(ns) <= 32 {
+					fits = append(fits, [2]uint32{ns, spt})
+				}
 			}
 		}
 		if alias && len(fits) > 0 && r.IntN(2) == 0 {
 			batched, scratchWritten = batched+1, false
-			ns := fits[r.IntN(len(fits))]
+			fit := fits[r.IntN(len(fits))]
+			if fit[1] > 1 && tc.n > int(fit[0]) {
+				severalPerRow++ // a row of threads runs more than one real sequence
+			}
 			err = gen.GatedDeltaNetInplaceIdsBatched(tc.c.name,
-				gen.GatedDeltaNetInplaceIdsBatchedParams{SV: uint32(tc.sv), KDA: tc.kda, NW: uint32(tc.nw), CPW: uint32(tc.cpw), NS: ns},
+				gen.GatedDeltaNetInplaceIdsBatchedParams{SV: uint32(tc.sv), KDA: tc.kda, NW: uint32(tc.nw), CPW: uint32(tc.cpw), NS: fit[0], SPT: fit[1]},
 				gen.GatedDeltaNetInplaceIdsBatchedArgs{H: H, NTokens: T, NSeqs: n, Neq1: neq1, Rq3: rq3, Sq1: sq1, Sq2: sq2, Sq3: sq3,
 					Sv1: sv1, Sv2: sv2, Sv3: sv3, Sg1: sg1, Sg2: sg2, Sg3: sg3, Sb1: sb1, Sb2: sb2, Sb3: sb3,
 					Scale: tc.scale, Sd1: uint32(sd1), RsHead: uint32(rsHead)},
@@ -376,8 +381,8 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 			t.Fatalf("case %d: %s alias=%v ids=%v rs_head=%d slots=%d", i, tc, alias, ids, rsHead, nSlots)
 		}
 	}
-	if aliased == 0 || separate == 0 || nonIdent == 0 || aliasing == 0 || batched == 0 || batchedAliasing == 0 {
-		t.Errorf("coverage: aliased=%d separate=%d non-identity=%d aliasing reads=%d batched=%d (aliasing reads %d); every kind must occur",
-			aliased, separate, nonIdent, aliasing, batched, batchedAliasing)
+	if aliased == 0 || separate == 0 || nonIdent == 0 || aliasing == 0 || batched == 0 || batchedAliasing == 0 || severalPerRow == 0 {
+		t.Errorf("coverage: aliased=%d separate=%d non-identity=%d aliasing reads=%d batched=%d (aliasing reads %d, several sequences per row %d); every kind must occur",
+			aliased, separate, nonIdent, aliasing, batched, batchedAliasing, severalPerRow)
 	}
 }

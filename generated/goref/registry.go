@@ -745,6 +745,13 @@ func runGatedDeltaNetInplaceIdsBatched(arith string, params map[string]int64, ar
 		p.NS = uint32(v)
 	}
 	{
+		v, ok := params["SPT"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_batched: param SPT not set")
+		}
+		p.SPT = uint32(v)
+	}
+	{
 		v, ok := args["H"]
 		if !ok {
 			return fmt.Errorf("gated_delta_net_inplace_ids_batched: arg H not set")

@@ -90,6 +90,11 @@ type Size struct {
 	// ChannelMultiple, when set, makes channel counts multiples of it
 	// (ggml-cuda's kernels require multiples of 128).
 	ChannelMultiple int
+	// WindowIds, when set, makes half of op B's batched cases draw the
+	// chained schedule's ids: whole cycles and paths through the window.
+	// (Off, the cases, and every case drawn after them from one stream,
+	// stay as they were.)
+	WindowIds bool
 }
 
 // channels draws a channel count.

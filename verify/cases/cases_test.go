@@ -141,13 +141,73 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 	}
 }
 
+// The batched kernel with SPT sequences per row of threads (row z runs
+// sequences z + j*NS) leaves the bits of gather + compute, built off the
+// variant table at every SPT with small shapes and every n_seqs up to
+// NS*SPT, over every contract: each sequence's arithmetic is SPT 1's, and
+// every slot's prior state is read before any final state is written.
+func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true} // n_seqs up to NS*SPT
+	i := 0
+	for _, spt := range []int{1, 2, 4, 8} {
+		lastSlot, full, aliasing, noTokens := 0, 0, 0, 0
+		for _, ns := range []int{2, 4} {
+			for _, sv := range []int{16, 32} {
+				for _, kda := range []bool{false, true} {
+					for range 8 + 2*spt {
+						a := ops.Ariths()[i%len(ops.Ariths())]
+						i++
+						v := ops.V(batchedOp, "S_v", sv, "KDA", kda, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt)
+						c, err := Random(batchedOp, a, r, sz, &v)
+						if err != nil {
+							t.Fatal(err)
+						}
+						one := c.Launches[0]
+						two, err := twoDispatches(c, one, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", func(string) bool { return true })
+						if err != nil {
+							t.Fatal(err)
+						}
+						for bi, want := range c.Expected {
+							if got := two.Expected[bi]; got.Name != want.Name || string(got.Bytes()) != string(want.Bytes()) {
+								t.Fatalf("%s: buffer %s differs between the batched dispatch and gather + compute", c.Name, want.Name)
+							}
+						}
+						n := int(one.Args["n_seqs"])
+						if n > ns*(spt-1) {
+							lastSlot++
+						}
+						if n == ns*spt {
+							full++
+						}
+						if one.Args["n_tokens"] == 0 {
+							noTokens++
+						}
+						ids, rs := c.Buffer("ids").I32, int32(one.Args["rs_head"])
+						for s, id := range ids {
+							if id != rs+int32(s) && id >= rs && id < rs+int32(n) {
+								aliasing++
+							}
+						}
+					}
+				}
+			}
+		}
+		t.Logf("SPT %d: %d cases reach the last slot, %d fill the workgroup, %d sequences read another's destination, %d cases have no tokens", spt, lastSlot, full, aliasing, noTokens)
+		if lastSlot < 10 || full < 3 || aliasing < 40*spt || noTokens < 3 {
+			t.Errorf("SPT %d: %d cases reach the last slot, %d fill the workgroup, %d sequences read another's destination, %d cases have no tokens: too few to say anything",
+				spt, lastSlot, full, aliasing, noTokens)
+		}
+	}
+}
+
 // twoDispatches is case c's op as gather then compute, from the launch of
-// another schedule of it (its args; its params but NS): c's buffers that
+// another schedule of it (its args; its params but NS and SPT): c's buffers that
 // keep names (scratch added afresh), run on the Go reference.
 func twoDispatches(c *Case, from Launch, gather, compute, rowArg string, keep func(name string) bool) (*Case, error) {
 	vals := map[string]int64{}
 	for k, v := range from.Params {
-		if k != "NS" {
+		if k != "NS" && k != "SPT" {
 			vals[k] = v
 		}
 	}

@@ -24,7 +24,7 @@ func (b *builder) gdn(op string) error {
 		n = 1 + r.IntN(2*b.sz.MaxSeqs+2) // chains long enough to cut into segments
 	}
 	if op == batchedOp {
-		n = 1 + r.IntN(min(int(v["NS"]), b.sz.MaxSeqs+1))
+		n = 1 + r.IntN(min(int(v["NS"]*v["SPT"]), b.sz.MaxSeqs+1)) // a workgroup takes NS*SPT
 		if r.IntN(8) == 0 {
 			T = 0 // it reads its prior state in the first token: none here
 		}
@@ -81,6 +81,10 @@ func (b *builder) gdn(op string) error {
 		// chained kernel reads sources inside the window through it.
 		b.chainIds("ids", n, slots, rsHead)
 		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
+	} else if op == batchedOp && b.sz.WindowIds && r.IntN(2) == 0 {
+		// Half the batched cases take the chained schedule's ids: whole
+		// cycles and paths through the window, read across rows and slots.
+		b.chainIds("ids", n, slots, rsHead)
 	} else {
 		b.ids("ids", n, slots, rsHead)
 	}

@@ -261,6 +261,41 @@ func TestCasesMatchReference(t *testing.T) {
 	}
 }
 
+// Op B's batched kernel with SPT 2, 4 and 8 sequences per row of threads,
+// off the variant table (which holds SPT 1), runs on the device as the Go
+// reference does (verify/cases holds the reference to gather + compute bit
+// for bit at every SPT): n_seqs up to NS*SPT, ids through the window.
+func TestBatchedSequencesPerThread(t *testing.T) {
+	e := setup(t)
+	sz := cases.Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true}
+	for _, a := range contracts {
+		for _, spt := range []int{2, 4, 8} {
+			for _, sv := range []int{16, 32} {
+				for _, kda := range []bool{false, true} {
+					v := ops.V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", 2, "CPW", 1, "NS", 4, "SPT", spt)
+					name := fmt.Sprintf("%s@%s[%s]", v.Op, a, v)
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						if !a.Native && !e.dev.Float64 {
+							t.Skipf("%s has no shaderFloat64, which the portable fma needs", e.dev.Name)
+						}
+						r := seed(name)
+						for range 3 {
+							c, err := cases.Random(v.Op, a, r, sz, &v)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if why := e.compare(t, c, e.run(t, c)); why != "" {
+								t.Skip(why)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
 // The Job helper's layout: gather then compute, bindings in kernel order,
 // push constants in IR order.
 func TestJobLayout(t *testing.T) {
@@ -334,7 +369,7 @@ func TestOtherSubgroupWidths(t *testing.T) {
 	}
 	for _, w := range []struct{ vectorBits, subgroup int }{{128, 4}, {512, 16}} {
 		t.Run(fmt.Sprintf("subgroup_%d", w.subgroup), func(t *testing.T) {
-			tests := []string{"TestCasesMatchReference", "TestFusedMatchesUnfused", "TestUpstreamFusedMatchesUnfused"}
+			tests := []string{"TestCasesMatchReference", "TestBatchedSequencesPerThread", "TestFusedMatchesUnfused", "TestUpstreamFusedMatchesUnfused"}
 			cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), fmt.Sprintf("LP_NATIVE_VECTOR_WIDTH=%d", w.vectorBits),
 				fmt.Sprintf("%s=%d", wantSubgroupEnv, w.subgroup), "KERNELGEN_REQUIRE_TOOLS=1")

@@ -766,12 +766,12 @@ void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, ch
 }
 
 // gdn_batched: op B's one-dispatch schedule (gated_delta_net_inplace_ids_batched)
-// at (NW, CPW, NS), n <= NS: one workgroup per (head, column block) holds
-// every sequence; no gather.
-template <bool NATIVE, int NW, int CPW, int NS>
+// at (NW, CPW, NS, SPT), n <= NS * SPT: one workgroup per (head, column
+// block) holds every sequence, SPT per row of threads; no gather.
+template <bool NATIVE, int NW, int CPW, int NS, int SPT>
 void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs) {
-    auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS>
-                    : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS>;
+    auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT>
+                    : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT>;
     const uint32_t H = b.H, n = b.n;
     kg_launch_pdl(k, dim3(b.H, 1, kSv / (NW * CPW)), dim3(32, NW, NS), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
@@ -779,16 +779,21 @@ void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs) {
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
 }
 
-// The batched shapes the chain mode checks and times (tuning runs), NWxCPWxNS.
+// The batched shapes the chain mode checks and times (tuning runs),
+// NWxCPWxNS, xSPT where a row holds more than one sequence.
 struct batch_shape {
-    int nw, cpw, ns;
+    int nw, cpw, ns, spt;
     void (*native)(const gdn_bufs &, const int32_t *, int);
     void (*portable)(const gdn_bufs &, const int32_t *, int);
-    std::string name() const { return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns); }
+    int seqs() const { return ns * spt; }
+    std::string name() const {
+        return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns) + (spt > 1 ? "x" + std::to_string(spt) : "");
+    }
 };
-#define KG_BATCH(NW, CPW, NS) batch_shape{NW, CPW, NS, &gdn_batched<true, NW, CPW, NS>, &gdn_batched<false, NW, CPW, NS>}
-const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8), KG_BATCH(1, 2, 8), KG_BATCH(2, 4, 8), KG_BATCH(4, 2, 8), KG_BATCH(1, 4, 16),
-    KG_BATCH(1, 2, 16), KG_BATCH(2, 2, 16), KG_BATCH(2, 4, 16), KG_BATCH(1, 4, 32), KG_BATCH(1, 2, 32), KG_BATCH(1, 1, 32)};
+#define KG_BATCH(NW, CPW, NS, SPT) batch_shape{NW, CPW, NS, SPT, &gdn_batched<true, NW, CPW, NS, SPT>, &gdn_batched<false, NW, CPW, NS, SPT>}
+const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1), KG_BATCH(1, 2, 32, 1), KG_BATCH(1, 2, 16, 2),
+    KG_BATCH(1, 4, 8, 4), KG_BATCH(1, 2, 16, 4), KG_BATCH(1, 1, 32, 2), KG_BATCH(1, 2, 32, 2), KG_BATCH(1, 1, 16, 4), KG_BATCH(1, 1, 32, 4),
+    KG_BATCH(1, 2, 32, 4), KG_BATCH(1, 1, 16, 8), KG_BATCH(1, 1, 32, 8), KG_BATCH(1, 2, 32, 8), KG_BATCH(1, 2, 16, 8)};
 #undef KG_BATCH
 
 // Op D, d_conv 4, SiLU: the same two schedules.
@@ -949,7 +954,7 @@ int chain_check(FILE * log) {
                         chain_seg(n, split), ok ? "same" : "DIFFERENT", dp, dd, planned);
                 }
                 for (const batch_shape & bs : kBatchShapes) { // op B's one-dispatch schedule where it takes n
-                    if (!sh.gdn || n > bs.ns) continue;
+                    if (!sh.gdn || n > bs.seqs()) continue;
                     run(native, 0, ids, b, dst_b, false, &bs);
                     const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
                     runs++;
@@ -1027,7 +1032,7 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const 
                         t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
                 }
                 for (const batch_shape & bs : kBatchShapes) {
-                    if (n > bs.ns) continue;
+                    if (n > bs.seqs()) continue;
                     row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
                 }
                 if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
