@@ -27,8 +27,9 @@ func chainFrom(op, backend string) (int, bool) {
 
 // Ops B and D run the chained schedule from ops.ChainFrom sequences where
 // the destination is the cache's window, on every backend that declares
-// it and on no other; where the op also has a one-dispatch schedule, the
-// chained one starts above it.
+// it and on no other; where the op's one-dispatch schedule reaches that
+// far, the chained one runs only where it does not (TestBatchedTiers...
+// evaluates both conditions over n_seqs).
 func TestChainedScheduleCondition(t *testing.T) {
 	for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
 		model, err := Model(ir.Native(backend))
@@ -56,17 +57,21 @@ func TestChainedScheduleCondition(t *testing.T) {
 				t.Errorf("%s %s: no chained schedule (ops.ChainFrom %d)", backend, o.Name, from)
 				continue
 			}
-			if c := fmt.Sprintf("%s >= %d && %s", want[0], from, want[1]); s.Cond != c {
-				t.Errorf("%s %s: chained when %q, want %q", backend, o.Name, s.Cond, c)
-			}
+			c := fmt.Sprintf("%s >= %d && %s", want[0], from, want[1])
 			if b := scheduleOf(o, "one_dispatch"); b != nil {
 				most := ops.GDNBatchMax(backend, 128)
 				if o.Fusion == "D" {
 					most, _ = ops.ConvBatch(backend)
 				}
-				if lim := fmt.Sprintf(" <= %d && ", most); most == 0 || !strings.Contains(b.Cond, lim) || most >= from {
-					t.Errorf("%s %s: the one-dispatch schedule (%s) takes up to %d sequences, the chained one starts at %d", backend, o.Name, b.Cond, most, from)
+				if most == 0 || !strings.Contains(b.Cond, fmt.Sprintf(" <= %d", most)) {
+					t.Errorf("%s %s: the one-dispatch schedule (%s) does not end at %d sequences", backend, o.Name, b.Cond, most)
 				}
+				if most >= from {
+					c += " && !one_dispatch"
+				}
+			}
+			if s.Cond != c {
+				t.Errorf("%s %s: chained when %q, want %q", backend, o.Name, s.Cond, c)
 			}
 		}
 		if seen != declared {
@@ -92,9 +97,14 @@ func TestChainedScheduleAboveBatched(t *testing.T) {
 	if err := o.chained([]Dispatch{guarded, ds[1]}, "n", 1, 0, "w", "dst"); err == nil || !strings.Contains(err.Error(), "is skipped below n_seqs 2; ops.Tuning.ChainFrom must be at least 2") {
 		t.Errorf("ChainFrom 1 with the chain gather guarded at 2: %v", err)
 	}
-	if err := o.chained(ds, "n", 8, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "ops.Tuning.ChainFrom must be above it") {
-		t.Errorf("ChainFrom 8 with NS 8: %v", err)
+	if err := o.chained(ds, "n", 8, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "give it the one-dispatch schedule first") {
+		t.Errorf("ChainFrom 8 inside a one-dispatch schedule the op lacks: %v", err)
 	}
+	o.Schedules = []*Schedule{{Local: "one_dispatch", Cond: "n <= 8"}}
+	if err := o.chained(ds, "n", 8, 8, "w", "dst"); err != nil || o.Schedules[1].Cond != "n >= 8 && w && !one_dispatch" {
+		t.Errorf("ChainFrom 8 inside the one-dispatch schedule: %v, it runs when %q, want it to exclude one_dispatch", err, o.Schedules[len(o.Schedules)-1].Cond)
+	}
+	o.Schedules = nil
 	if err := o.chained(append(ds, ds[1]), "n", 16, 8, "w", "dst"); err == nil || !strings.Contains(err.Error(), "not 3 dispatches") {
 		t.Errorf("three dispatches: %v", err)
 	}

@@ -320,7 +320,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2),
 			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
 		if err == nil {
-			err = opD.batched(bd, ne(2, 2), 2, 2, ns, convStateDstIsWindow, "conv_state_dst", "window")
+			err = opD.batched(bd, ne(2, 2), []ops.Span{{From: 2, To: ns}}, 2, convStateDstIsWindow, "conv_state_dst", "window")
 		}
 		if err != nil {
 			return nil, err
@@ -347,15 +347,16 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 			return fmt.Errorf("glue: the %s batched tiers of S_v %d differ from S_v 16's; the choice below assumes one list below 128", backend, sv)
 		}
 	}
-	most := ops.GDNBatchMax(backend, 128)
-	if ops.GDNBatchMax(backend, 16) != most {
-		return fmt.Errorf("glue: the %s batched schedule takes up to %d sequences at S_v 128 and %d below; the schedule's condition names one", backend, most, ops.GDNBatchMax(backend, 16))
-	}
-	fromLow := ops.GDNBatchFrom(backend, 16)
+	// The spans of n_seqs: one list, but for the first sequence (past the
+	// small-n tiling at S_v 128).
+	spans, spansLow := ops.GDNBatchSpans(backend, 128), ops.GDNBatchSpans(backend, 16)
 	for _, sv := range []int{32, 64} {
-		if from := ops.GDNBatchFrom(backend, sv); from != fromLow {
-			return fmt.Errorf("glue: the %s batched schedule's first n_seqs at S_v %d differs from S_v 16's; the condition below assumes one below 128", backend, sv)
+		if !slices.Equal(ops.GDNBatchSpans(backend, sv), spansLow) {
+			return fmt.Errorf("glue: the %s batched schedule's n_seqs at S_v %d differ from S_v 16's; the condition below assumes one list below 128", backend, sv)
 		}
+	}
+	if len(spans) != len(spansLow) || !slices.Equal(spans[1:], spansLow[1:]) || spans[0].To != spansLow[0].To {
+		return fmt.Errorf("glue: the %s batched schedule takes %v sequences at S_v 128 and %v below; the condition names one list but for its first n_seqs", backend, spans, spansLow)
 	}
 	nSeqs := ne(2, 3)
 	for _, t := range [][]ops.Batch{tiers, low} {
@@ -363,8 +364,8 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 			if t[i].NS < 1 || t[i].SPT < 1 {
 				return fmt.Errorf("glue: the %s batched tier %+v: NS and SPT must be at least 1", backend, t[i])
 			}
-			if i > 0 && t[i].Seqs() <= t[i-1].Seqs() {
-				return fmt.Errorf("glue: the %s batched tiers are not in ascending order of sequences (%d after %d)", backend, t[i].Seqs(), t[i-1].Seqs())
+			if i > 0 && t[i].Seqs() <= t[i-1].Seqs() || t[i].From > t[i].Seqs() {
+				return fmt.Errorf("glue: the %s batched tier %+v takes no sequences, or is not past the tier before it", backend, t[i])
 			}
 		}
 	}
@@ -384,7 +385,7 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 	if err != nil {
 		return err
 	}
-	return opB.batched(bd, nSeqs, ops.GDNBatchFrom(backend, 128), fromLow, most, stateDstIsWindow, "state_dst", "prior state")
+	return opB.batched(bd, nSeqs, spans, spansLow[0].From, stateDstIsWindow, "state_dst", "prior state")
 }
 
 // byTier is the C expression of a param over the tiers (ascending Seqs):
@@ -459,17 +460,31 @@ func bindingOf(b *ir.Buffer) (Binding, error) {
 	return Binding{}, fmt.Errorf("buffer %s has role %q; a buffer is bound by its role: src0..src9, dst, scratch or plan", b.Name, b.Role)
 }
 
-// batched gives an ids op its one-dispatch schedule d: it runs for from..ns
-// sequences (nSeqs, a C expression; from at S_v 128, fromLow below, where
-// the op has S_v) where window (a C condition) says the destination
-// (dstName) is the cache's window; what names what it reads.
-func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, dstName, what string) error {
-	seqs := fmt.Sprintf("%d..%d sequences", from, ns)
-	if from != fromLow {
-		seqs = fmt.Sprintf("%d..%d sequences (%d..%d below S_v 128)", from, ns, fromLow, ns)
+// batched gives an ids op its one-dispatch schedule d: it runs for the
+// n_seqs of spans (nSeqs, a C expression; the first span from fromLow
+// below S_v 128, where the op has S_v) where window (a C condition) says
+// the destination (dstName) is the cache's window; what names what it
+// reads.
+func (o *Op) batched(d Dispatch, nSeqs string, spans []ops.Span, fromLow int, window, dstName, what string) error {
+	var conds, seqs []string
+	for i, sp := range spans {
+		from := fmt.Sprint(sp.From)
+		if i == 0 {
+			from = bySv(sp.From, fromLow)
+		}
+		conds = append(conds, fmt.Sprintf("%s >= %s && %s <= %d", nSeqs, from, nSeqs, sp.To))
+		seqs = append(seqs, fmt.Sprintf("%d..%d", sp.From, sp.To))
 	}
-	o.Schedules = append(o.Schedules, &Schedule{Local: "one_dispatch", Cond: fmt.Sprintf("%s >= %s && %s <= %d && %s", nSeqs, bySv(from, fromLow), nSeqs, ns, window),
-		Why:        fmt.Sprintf("%s, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", seqs, dstName, what),
+	cond := conds[0]
+	if len(conds) > 1 { // (a && b) || (c && d): -Wparentheses
+		cond = "((" + strings.Join(conds, ") || (") + "))"
+	}
+	why := strings.Join(seqs, ", ") + " sequences"
+	if fromLow != spans[0].From {
+		why += fmt.Sprintf(" (from %d below S_v 128)", fromLow)
+	}
+	o.Schedules = append(o.Schedules, &Schedule{Local: "one_dispatch", Cond: cond + " && " + window,
+		Why:        fmt.Sprintf("%s, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", why, dstName, what),
 		Otherwise:  "otherwise the gather, then the compute dispatch",
 		Dispatches: []Dispatch{d}})
 	return o.checkVariant()
@@ -479,8 +494,9 @@ func (o *Op) batched(d Dispatch, nSeqs string, from, fromLow, ns int, window, ds
 // gather, which writes the plan, then the chained compute, which reads it
 // (ds, in that order), for from or more sequences
 // (nSeqs, a C expression) where window says the destination (dstName) is
-// the cache's window. It runs above every schedule the op has (batched:
-// the last sequences one dispatch takes), and its plan (nSeqs int32) is
+// the cache's window. Where the one-dispatch schedule reaches that far
+// (batched: the most sequences it takes), it runs where that one does not
+// (one dispatch is cheaper where it runs); its plan (nSeqs int32) is
 // allocated where the scratch is.
 func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dstName string) error {
 	if len(ds) != 2 {
@@ -495,14 +511,24 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 	if g := ds[0].Op.Guard; g != nil && int64(from) < g.Min {
 		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, but its chain gather, which writes the plan, is skipped below %s %d; ops.Tuning.ChainFrom must be at least %d", o.Name, from, g.Arg, g.Min, g.Min)
 	}
+	cond := fmt.Sprintf("%s >= %d && %s", nSeqs, from, window)
 	if from <= batched {
-		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d); ops.Tuning.ChainFrom must be above it", o.Name, from, batched)
+		var one *Schedule
+		for _, s := range o.Schedules {
+			if s.Local == "one_dispatch" {
+				one = s
+			}
+		}
+		if one == nil {
+			return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d), which the op does not have yet; give it the one-dispatch schedule first", o.Name, from, batched)
+		}
+		cond += " && !" + one.Local
 	}
 	if o.Scratch == nil {
 		return fmt.Errorf("glue: %s: the chained schedule needs the op's scratch, where its plan is allocated", o.Name)
 	}
 	o.Scratch.Plan = nSeqs
-	o.Schedules = append(o.Schedules, &Schedule{Local: "chained", Cond: fmt.Sprintf("%s >= %d && %s", nSeqs, from, window),
+	o.Schedules = append(o.Schedules, &Schedule{Local: "chained", Cond: cond,
 		Why: fmt.Sprintf("%d or more sequences, %s the cache's rows from rs_head: the chain gather cuts the ids chains into segments ", from, dstName) +
 			"and copies the rows read across a segment boundary, and a workgroup runs each segment in order",
 		Otherwise:  "otherwise the gather, then the compute dispatch",

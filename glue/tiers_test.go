@@ -15,7 +15,9 @@ import (
 // The one-dispatch schedule of op B picks its shape by tier: its NW, CPW,
 // NS and SPT choices, compiled as C and evaluated over S_v and n_seqs, give at
 // every n_seqs the schedule takes the tier ops.GDNBatchAt names, a shape
-// the variant table builds for the backend and that holds n_seqs.
+// the variant table builds for the backend and that holds n_seqs. Its
+// condition holds exactly there (where the destination is the window),
+// and the chained schedule's exactly from ops.ChainFrom where it does not.
 func TestBatchedTiersPickTheirShape(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -39,20 +41,36 @@ func TestBatchedTiersPickTheirShape(t *testing.T) {
 				continue
 			}
 			d := s.Dispatches[0]
+			chained := "false"
+			if c := scheduleOf(o, "chained"); c != nil {
+				chained = c.Cond
+			}
+			// a node whose state_dst (src[6]) is the cache's (src[5]) window at rs_head 0
 			prog := `#include <cstdio>
+#include <cstddef>
+#include <cstdint>
 #include <initializer_list>
-struct tensor { long ne[4]; };
-struct node { tensor * src[8]; };
+struct tensor { long ne[4]; size_t nb[4]; void * buffer; void * data; };
+struct node { tensor * src[8]; int32_t op_params[4]; };
+static int32_t ggml_get_op_params_i32(const node * op, int i) { return op->op_params[i]; }
 int main() {
-    tensor t2 = {};
+    static float cache[4];
+    tensor t2 = {}, t5 = {}, t6 = {};
     node n = {};
     node * op = &n;
     op->src[2] = &t2;
+    op->src[5] = &t5;
+    op->src[6] = &t6;
+    t5.buffer = t6.buffer = cache;
+    t5.data = t6.data = cache;
+    t5.nb[3] = t6.nb[1] = 64;
     for (long sv : {16, 32, 64, 128}) {
         for (long seqs = 1; seqs <= 300; seqs++) {
             t2.ne[0] = sv;
             t2.ne[3] = seqs;
-            printf("%ld %ld %ld %ld %ld %ld\n", sv, seqs, (long) (` + o.Choice(d, "NW") + `), (long) (` + o.Choice(d, "CPW") + `), (long) (` + o.Choice(d, "NS") + `), (long) (` + o.Choice(d, "SPT") + `));
+            const bool one_dispatch = ` + s.Cond + `;
+            const bool chained = ` + chained + `;
+            printf("%ld %ld %ld %ld %ld %ld %d %d\n", sv, seqs, (long) (` + o.Choice(d, "NW") + `), (long) (` + o.Choice(d, "CPW") + `), (long) (` + o.Choice(d, "NS") + `), (long) (` + o.Choice(d, "SPT") + `), one_dispatch, chained);
         }
     }
 }
@@ -78,17 +96,21 @@ int main() {
 				built[bt][v.Values["S_v"]] = true
 			}
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				var sv, n int
+				var sv, n, one, chained int
 				var got ops.Batch
-				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT); err != nil {
+				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT, &one, &chained); err != nil {
 					t.Fatalf("%s: %q: %v", backend, line, err)
 				}
 				want, takes := ops.GDNBatchAt(backend, sv, n)
+				from, chains := ops.ChainFrom(backend)
+				if wantChained := chains && n >= from && !takes; (one == 1) != takes || (chained == 1) != wantChained {
+					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, chained %d; want %v, %v", backend, sv, n, one, chained, takes, wantChained)
+				}
 				if !takes {
 					continue
 				}
 				checked++
-				if got != want || !built[got][int64(sv)] || got.Seqs() < n {
+				if got != want.Shape() || !built[got][int64(sv)] || got.Seqs() < n {
 					t.Errorf("%s S_v %d, %d sequences: the glue picks %+v (built %v), want the tier %+v", backend, sv, n, got, built[got][int64(sv)], want)
 				}
 			}

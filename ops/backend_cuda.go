@@ -21,18 +21,21 @@ func init() {
 			},
 			// Op B in one dispatch (gated_delta_net_inplace_ids_batched)
 			// from 5 to 16 sequences: tiers (1, 4, 8) and (1, 4, 16). On
-			// the H100, graph replay (bench/RESULTS.md "one dispatch up to
-			// 32"), identity ids at 8 / 12 / 16 sequences took 0.86 /
+			// the H100, graph replay (bench/RESULTS.md "one dispatch in
+			// tiers"), identity ids at 8 / 12 / 16 sequences took 0.86 /
 			// 0.94 / 0.96x the time of gather + compute at H 32 (0.90 /
 			// 0.98 / 1.00x at H 48), every ids pattern within 1.01x of
-			// that, where gather + compute's worst took 1.40-1.85x. At
-			// three and four it took 1.08-1.15x and 1.00-1.07x, where
-			// gather + compute's worst pattern stays within 1.30x: from
-			// five. Above 16 the 32-row tier (1024 threads) costs
-			// identity ids 1.09-1.17x (1, 2, 32) under
-			// __launch_bounds__(1024, 2), which spills, and 1.18-1.46x
-			// under (1024, 1): the chained schedule keeps 17 and up.
-			GDNBatch:     func(int) []Batch { return []Batch{{1, 4, 8, 1}, {1, 4, 16, 1}} },
+			// that, where gather + compute's worst took 1.40-1.85x; at 5
+			// to 7 0.85-0.94x. At three and four it took 1.08-1.15x and
+			// 1.00-1.07x, where gather + compute's worst pattern stays
+			// within 1.30x: from five. Above 16 every shape timed costs
+			// identity ids 5% or more over the chained schedule: the
+			// 32-row tier (1024 threads) 1.09-1.17x (1, 2, 32) under
+			// __launch_bounds__(1024, 2), which spills, 1.18-1.46x under
+			// (1024, 1); (1, 4, 8) with SPT 4 1.05-1.19x at 20..32, and
+			// (1, 2, 16) with SPT 4 at 48 and 64 1.09-1.15x: the chained
+			// schedule keeps 17 and up.
+			GDNBatch:     func(int) []Batch { return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 4, NS: 16, SPT: 1}} },
 			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph
 			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):

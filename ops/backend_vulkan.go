@@ -34,23 +34,27 @@ func init() {
 				}
 				return 4, 2, 2, true
 			},
-			// Tiers (1, 4, 8), (1, 2, 16), (1, 2, 32): one warp per
-			// sequence row. (1, 4, 8) on the H100 (bench/vulkan -batched,
-			// S_v 128, H 32 / 48) ran op B at n_seqs 2, 4, 8 in 13.2/15.1,
-			// 15.1/18.0, 20.6/26.9 us where gather + compute took
-			// 15.6/17.4, 18.7/21.7, 25.5/32.3; of the shapes timed beside
-			// it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the lowest sum over
-			// those six. Past 8 (H100, bench/vulkan -only chain -batched,
-			// bench/RESULTS.md "one dispatch up to 32"): at 16 sequences
-			// (1, 2, 16) ran identity ids in 0.88 / 0.96x the time of
-			// gather + compute, (1, 4, 16) 0.90 / 0.96x; at 24 and 32
-			// (1, 2, 32) 0.98-1.02x, where (1, 4, 32) took 1.13-1.27x;
-			// every ids pattern within 1.02x of identity. At one sequence
-			// a batched workgroup idles all rows but one, and at two
-			// gather + compute at (4, 2) leads by 0.9 / 1.2 us with
+			// Tiers (1, 4, 8) from three sequences, (1, 2, 16), and
+			// (1, 2, 32) from 25: one warp per sequence row. (1, 4, 8) on
+			// the H100 (bench/vulkan -batched, S_v 128, H 32 / 48) ran op B
+			// at n_seqs 2, 4, 8 in 13.2/15.1, 15.1/18.0, 20.6/26.9 us where
+			// gather + compute took 15.6/17.4, 18.7/21.7, 25.5/32.3; of the
+			// shapes timed beside it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the
+			// lowest sum over those six. Past 8 (H100, bench/vulkan -only
+			// chain -batched, bench/RESULTS.md "one dispatch in tiers"):
+			// at 16 sequences (1, 2, 16) ran identity ids in 0.88 / 0.96x
+			// the time of gather + compute, (1, 4, 16) 0.90 / 0.96x; every
+			// ids pattern within 1.0x of identity. The 32-row tier costs
+			// identity ids 11 / 15% over the chained schedule at 17
+			// sequences and 5 / 9% at 20, but 1 / 3% at 24 and -2.5 / -1%
+			// at 32: it takes 25..32, and 17..24 run chained. At one
+			// sequence a batched workgroup idles all rows but one, and at
+			// two gather + compute at (4, 2) leads by 0.9 / 1.2 us with
 			// identity ids (H200): the schedule starts past the small-n
 			// tiling (ops.GDNBatchFrom: three sequences at S_v 128).
-			GDNBatch: func(int) []Batch { return []Batch{{1, 4, 8, 1}, {1, 2, 16, 1}, {1, 2, 32, 1}} },
+			GDNBatch: func(int) []Batch {
+				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1, From: 25}}
+			},
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
 			// (bench/RESULTS.md).
@@ -61,10 +65,9 @@ func init() {
 			// one call, -2.7 / -1.3% in the other; +1.6 / +1.0% and -1.3 /
 			// -0.8% at 32; within 1% from 64. Its worst ids pattern 0.94 /
 			// 0.90x today's worst at 16, 0.77 / 0.74x at 32, 0.62 / 0.58x
-			// at 256 (call 7). It starts past the one-dispatch schedule's
-			// 32 sequences, whose every ids pattern costs what identity
-			// does.
-			ChainFrom: 33,
+			// at 256 (call 7). It runs from 17 sequences where the
+			// one-dispatch schedule does not (its 25..32).
+			ChainFrom: 17,
 			// 4 segments per chain: the best of 4, 8 and 64 for op B's
 			// worst pattern at 16 to 64 sequences (call 6), within 0.07 of
 			// 8 above.

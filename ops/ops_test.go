@@ -412,3 +412,64 @@ func TestGDNBatchStartsPastTheSmallTiling(t *testing.T) {
 		t.Error("no backend has both a batched op B and a small-n tiling: the test checks nothing")
 	}
 }
+
+// The one-dispatch schedule of op B takes the n_seqs of its spans and no
+// others: each n_seqs in a span goes to the first tier that holds it, and
+// the spans are ascending and apart (tiers that follow each other merged).
+func TestGDNBatchSpansAndTiers(t *testing.T) {
+	checked := 0
+	for _, be := range ops.NativeBackends() {
+		for _, sv := range []int{16, 32, 64, 128} {
+			tiers, spans := ops.GDNBatch(be, sv), ops.GDNBatchSpans(be, sv)
+			if len(tiers) == 0 {
+				continue
+			}
+			checked++
+			for i := 1; i < len(spans); i++ {
+				if spans[i].From <= spans[i-1].To+1 {
+					t.Errorf("%s S_v %d: spans %v not ascending and apart", be, sv, spans)
+				}
+			}
+			if spans[0].From != ops.GDNBatchFrom(be, sv) || spans[len(spans)-1].To != ops.GDNBatchMax(be, sv) {
+				t.Errorf("%s S_v %d: spans %v, want %d..%d", be, sv, spans, ops.GDNBatchFrom(be, sv), ops.GDNBatchMax(be, sv))
+			}
+			for _, tier := range tiers {
+				if tier.From == 0 {
+					continue
+				}
+				if below, ok := ops.GDNBatchAt(be, sv, tier.From-1); ok && below == tier {
+					t.Errorf("%s S_v %d: tier %+v takes %d sequences, before its From", be, sv, tier, tier.From-1)
+				}
+				if at, ok := ops.GDNBatchAt(be, sv, tier.From); !ok || at != tier {
+					t.Errorf("%s S_v %d: %d sequences go to %+v (%v), want the tier %+v that starts there", be, sv, tier.From, at, ok, tier)
+				}
+			}
+			for n := 1; n <= 2*ops.GDNBatchMax(be, sv); n++ {
+				in := false
+				for _, sp := range spans {
+					in = in || n >= sp.From && n <= sp.To
+				}
+				bt, ok := ops.GDNBatchAt(be, sv, n)
+				if ok != in {
+					t.Errorf("%s S_v %d, %d sequences: batched %v, spans %v", be, sv, n, ok, spans)
+				}
+				if !ok {
+					continue
+				}
+				first := tiers[0]
+				for _, tier := range tiers {
+					if tier.Seqs() >= n {
+						first = tier
+						break
+					}
+				}
+				if bt != first {
+					t.Errorf("%s S_v %d, %d sequences: tier %+v, want the first that holds it, %+v", be, sv, n, bt, first)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no backend has a batched op B: the test checks nothing")
+	}
+}

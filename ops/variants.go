@@ -164,10 +164,44 @@ func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
 
 // Batch is one tier of op B's one-dispatch schedule: workgroups of NW
 // column groups of CPW columns and NS rows of threads, SPT sequences a row.
-type Batch struct{ NW, CPW, NS, SPT int }
+// From is the fewest sequences the tier takes where that is not one past
+// the tier before it (0): the sequences between run the other schedules.
+type Batch struct{ NW, CPW, NS, SPT, From int }
 
 // Seqs is the most sequences the tier takes.
 func (b Batch) Seqs() int { return b.NS * b.SPT }
+
+// Shape is the tier's kernel shape (its variant), without From.
+func (b Batch) Shape() Batch { b.From = 0; return b }
+
+// Span is a range of n_seqs, From..To.
+type Span struct{ From, To int }
+
+// GDNBatchSpans are the n_seqs op B's one-dispatch schedule takes at S_v,
+// as ascending disjoint spans (tiers that follow each other merged).
+func GDNBatchSpans(backend string, sv int) []Span {
+	var out []Span
+	tiers := GDNBatch(backend, sv)
+	for i, bt := range tiers {
+		lo := tierFrom(backend, sv, tiers, i)
+		if n := len(out); n > 0 && out[n-1].To+1 == lo {
+			out[n-1].To = bt.Seqs()
+		} else {
+			out = append(out, Span{lo, bt.Seqs()})
+		}
+	}
+	return out
+}
+
+// tierFrom is the fewest sequences tier i of tiers takes at S_v: the
+// schedule's first (GDNBatchFrom) for the first tier, else one past the
+// tier before, or its From where that is later.
+func tierFrom(backend string, sv int, tiers []Batch, i int) int {
+	if i == 0 {
+		return max(GDNBatchFrom(backend, sv), tiers[0].From)
+	}
+	return max(tiers[i-1].Seqs()+1, tiers[i].From)
+}
 
 // GDNBatch is a backend's one-dispatch schedule of op B at S_v: its tiers
 // by ascending Seqs, each taking the sequences past the tier before, up to
@@ -193,12 +227,10 @@ func GDNBatchMax(backend string, sv int) int {
 // at S_v; ok false: the schedule does not take n_seqs (none, too few or
 // too many sequences).
 func GDNBatchAt(backend string, sv, nSeqs int) (Batch, bool) {
-	if nSeqs < GDNBatchFrom(backend, sv) {
-		return Batch{}, false
-	}
-	for _, bt := range GDNBatch(backend, sv) {
+	tiers := GDNBatch(backend, sv)
+	for i, bt := range tiers {
 		if nSeqs <= bt.Seqs() {
-			return bt, true
+			return bt, nSeqs >= tierFrom(backend, sv, tiers, i)
 		}
 	}
 	return Batch{}, false
@@ -310,6 +342,7 @@ func table() []Variant {
 		var batches []Batch
 		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBatch != nil }) {
 			for _, bt := range GDNBatch(be, sv) {
+				bt = bt.Shape()
 				if batchAt[bt] == nil {
 					batches = append(batches, bt)
 				}
