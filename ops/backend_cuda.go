@@ -29,11 +29,11 @@ func init() {
 			// to 7 0.85-0.94x. At three and four it took 1.08-1.15x and
 			// 1.00-1.07x, where gather + compute's worst pattern stays
 			// within 1.30x: from five. Above 16 every shape timed costs
-			// identity ids 5% or more over the chained schedule: the
-			// 32-row tier (1024 threads) 1.09-1.17x (1, 2, 32) under
-			// __launch_bounds__(1024, 2), which spills, 1.18-1.46x under
-			// (1024, 1); (1, 4, 8) with SPT 4 1.05-1.19x at 20..32, and
-			// (1, 2, 16) with SPT 4 at 48 and 64 1.09-1.15x: the chained
+			// identity ids 5% or more over the chained schedule (over
+			// gather + compute: the 32-row tier (1, 2, 32) 1.09-1.17x
+			// under __launch_bounds__(1024, 2), which spills, 1.18-1.46x
+			// under (1024, 1); (1, 4, 8) with SPT 4 1.05-1.19x at 20..32;
+			// (1, 2, 16) with SPT 4 1.09-1.15x at 48 and 64): the chained
 			// schedule keeps 17 and up.
 			GDNBatch:     func(int) []Batch { return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 4, NS: 16, SPT: 1}} },
 			GDNBatchFrom: 5,
