@@ -675,9 +675,10 @@ int offsets(FILE * csv, double copy) {
 // (its window is state_dst, bound as the glue binds it) and dst bit for bit
 // as the two-phase one (gather, compute) does, for every ids pattern below,
 // n_seqs up to past the plan's 1024, portable and native-cuda; then graph
-// replay timings of both schedules per pattern, the chained one at each
-// ChainSplit of SPLITS (default 2,4,8,64), seg = ceil(n / split) as
-// ops.ChainSeg.
+// replay timings of both schedules per pattern at each n of SEQS (default
+// 2..256), the chained one at each ChainSplit of SPLITS (default 2,4,8,64),
+// seg = ceil(n / split) as ops.ChainSeg. Op B's one-dispatch shapes
+// (kBatchShapes) are checked and timed beside them where they take n.
 
 // The ids patterns: where sequence s reads its prior state from.
 enum chain_pattern { pat_identity, pat_rotation, pat_permutation, pat_shuffled, pat_forks, pat_mixed, pat_count };
