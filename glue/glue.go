@@ -512,6 +512,7 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 		return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, but its chain gather, which writes the plan, is skipped below %s %d; ops.Tuning.ChainFrom must be at least %d", o.Name, from, g.Arg, g.Min, g.Min)
 	}
 	cond := fmt.Sprintf("%s >= %d && %s", nSeqs, from, window)
+	seqs := fmt.Sprintf("%d or more sequences", from)
 	if from <= batched {
 		var one *Schedule
 		for _, s := range o.Schedules {
@@ -523,13 +524,14 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 			return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d), which the op does not have yet; give it the one-dispatch schedule first", o.Name, from, batched)
 		}
 		cond += " && !" + one.Local
+		seqs += " where one dispatch does not take them"
 	}
 	if o.Scratch == nil {
 		return fmt.Errorf("glue: %s: the chained schedule needs the op's scratch, where its plan is allocated", o.Name)
 	}
 	o.Scratch.Plan = nSeqs
 	o.Schedules = append(o.Schedules, &Schedule{Local: "chained", Cond: cond,
-		Why: fmt.Sprintf("%d or more sequences, %s the cache's rows from rs_head: the chain gather cuts the ids chains into segments ", from, dstName) +
+		Why: fmt.Sprintf("%s, %s the cache's rows from rs_head: the chain gather cuts the ids chains into segments ", seqs, dstName) +
 			"and copies the rows read across a segment boundary, and a workgroup runs each segment in order",
 		Otherwise:  "otherwise the gather, then the compute dispatch",
 		Dispatches: ds})

@@ -704,7 +704,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                 }, pc, { H, 1u, (S_v / (NW * CPW)) });
             }
-            // 17 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
+            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
                 const vk_op_gated_delta_net_chain_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
@@ -724,7 +724,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { 256u, 1u, 1u });
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
-            // 17 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
+            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
             if (chained) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
                 GGML_UNUSED(NW);
