@@ -98,7 +98,12 @@ func (c *compiler) expr(e ir.Expr) val {
 		ai := c.arrays[e.Array]
 		idx := c.index(e.Index)
 		if e.Array.Space == ir.Shared {
-			return fromBits(e.Array.Elem, func(t *thread) uint32 { return t.m.arrays[ai][idx(t)] })
+			name := e.Array.Name
+			return fromBits(e.Array.Elem, func(t *thread) uint32 {
+				i := idx(t)
+				t.sharedAt(ai, name, i, false)
+				return t.m.arrays[ai][i]
+			})
 		}
 		if e.Array.Elem == ir.F32 {
 			return val{t: ir.F32, f: func(t *thread) float32 {
@@ -107,8 +112,9 @@ func (c *compiler) expr(e ir.Expr) val {
 		}
 		return fromBits(e.Array.Elem, func(t *thread) uint32 { return t.m.arrays[ai][t.tid*t.m.alen[ai]+idx(t)] })
 	case *ir.Load:
-		bi := c.bufs[e.Buf]
-		idx := c.index(e.Index)
+		bi, name := c.bufs[e.Buf], e.Buf.Name
+		at := c.index(e.Index)
+		idx := func(t *thread) int { i := at(t); t.loaded(bi, name, i); return i }
 		switch e.Buf.Elem {
 		case ir.F32:
 			return val{t: ir.F32, f: func(t *thread) float32 { return t.m.f32[bi][idx(t)] }}

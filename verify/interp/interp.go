@@ -27,6 +27,8 @@ const DefaultIterationLimit = 1 << 30
 type Program struct {
 	// IterationLimit is DefaultIterationLimit unless set.
 	IterationLimit int64
+	// CheckRaces makes Run fail on a data race (race.go).
+	CheckRaces bool
 
 	k       *ir.Kernel
 	m       *machine
@@ -54,6 +56,7 @@ type machine struct {
 	threads []*thread
 	iters   int64
 	limit   int64
+	race    *raceLog // nil unless Program.CheckRaces
 }
 
 type thread struct {
@@ -197,6 +200,9 @@ func (c *compiler) checks() {
 func (p *Program) Run(params map[string]int64, args map[string]uint32, bufs map[string]any) (err error) {
 	k, m := p.k, p.m
 	*m = machine{limit: p.IterationLimit}
+	if p.CheckRaces {
+		m.race = newRaceLog(len(k.Buffers), len(p.arrays))
+	}
 	if m.limit == 0 {
 		m.limit = DefaultIterationLimit
 	}
@@ -286,8 +292,14 @@ func (p *Program) Run(params map[string]int64, args map[string]uint32, bufs map[
 		for gy := 0; gy < grid[1]; gy++ {
 			for gx := 0; gx < grid[0]; gx++ {
 				m.gid = [3]uint32{uint32(gx), uint32(gy), uint32(gz)}
+				if m.race != nil {
+					m.race.workgroup()
+				}
 				if err := p.exec(p.body); err != nil {
 					return err
+				}
+				if m.race != nil && m.race.err != nil {
+					return fmt.Errorf("%s: %v", k.ID(), m.race.err)
 				}
 			}
 		}
@@ -363,6 +375,10 @@ func (p *Program) exec(steps []step) error {
 					return err
 				}
 			}
+		case s.barrier:
+			if m.race != nil {
+				m.race.interval++
+			}
 		case s.branch != nil:
 			body := s.branch.otherwise
 			if s.branch.cond(t0) {
@@ -432,12 +448,18 @@ func (c *compiler) stmt(s ir.Stmt) func(*thread) {
 		ai := c.arrays[s.Array]
 		idx, val := c.index(s.Index), c.asBits(c.expr(s.Value))
 		if s.Array.Space == ir.Shared {
-			return func(t *thread) { t.m.arrays[ai][idx(t)] = val(t) }
+			name := s.Array.Name
+			return func(t *thread) {
+				i := idx(t)
+				t.sharedAt(ai, name, i, true)
+				t.m.arrays[ai][i] = val(t)
+			}
 		}
 		return func(t *thread) { t.m.arrays[ai][t.tid*t.m.alen[ai]+idx(t)] = val(t) }
 	case *ir.Store:
-		bi := c.bufs[s.Buf]
-		idx, val := c.index(s.Index), c.expr(s.Value)
+		bi, name := c.bufs[s.Buf], s.Buf.Name
+		at, val := c.index(s.Index), c.expr(s.Value)
+		idx := func(t *thread) int { i := at(t); t.stored(bi, name, i); return i }
 		switch s.Buf.Elem {
 		case ir.F32:
 			return func(t *thread) { t.m.f32[bi][idx(t)] = val.f(t) }

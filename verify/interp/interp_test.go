@@ -367,3 +367,71 @@ func BenchmarkGDN128Goref(b *testing.B) {
 		}
 	}
 }
+
+// CheckRaces finds what the interpreter's schedule hides: a shared tile
+// read across lanes with no barrier after the writes, a buffer element one
+// thread writes and another reads in one barrier interval, two workgroups
+// writing one element, and a reduction standing in for a barrier. With a
+// barrier between (or each thread on its own elements) none is reported.
+func TestCheckRaces(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val)
+		race string // in the error; "" for none
+	}{
+		{"shared tile with a barrier", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			tile := b.SharedArray("tile", ir.F32, 32)
+			lane := b.Let("lane", b.LocalID(0))
+			tile.Set(lane, in.Load(b.GroupID(0).Mul(32).Add(lane)))
+			b.Barrier()
+			out.Store(b.GroupID(0).Mul(32).Add(lane), tile.At(b.U32(31).Sub(lane)))
+		}, ""},
+		{"shared tile without one", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			tile := b.SharedArray("tile", ir.F32, 32)
+			lane := b.Let("lane", b.LocalID(0))
+			tile.Set(lane, in.Load(b.GroupID(0).Mul(32).Add(lane)))
+			out.Store(b.GroupID(0).Mul(32).Add(lane), tile.At(b.U32(31).Sub(lane)))
+		}, "a data race on tile["},
+		{"own elements read then written", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
+			out.Store(i, out.Load(i).Add(1))
+		}, ""},
+		{"a neighbour's element, reduction between", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
+			x := b.Let("x", out.Load(b.GroupID(0).Mul(32).Add(b.LocalID(0).Add(1).Rem(32))))
+			s := b.Reduce("s", x, 32, ir.Butterfly)
+			out.Store(i, s)
+		}, "a data race on out["},
+		{"a neighbour's element, barrier between", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			i := b.Let("i", b.GroupID(0).Mul(32).Add(b.LocalID(0)))
+			x := b.Let("x", out.Load(b.GroupID(0).Mul(32).Add(b.LocalID(0).Add(1).Rem(32))))
+			b.DeviceBarrier()
+			out.Store(i, x)
+		}, ""},
+		{"two workgroups, one element", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			b.If(b.LocalID(0).Eq(0), func() { out.Store(0, b.GroupID(0).F32()) })
+		}, "a data race on out[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := dsl.New("k", ir.Native("cuda"))
+			n := b.Arg("n", ir.U32, "")
+			in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+			out := b.Buffer("out", ir.F32, ir.ReadWrite, "dst", "") // read back, unlike construct's
+			b.Workgroup(32, 1, 1)
+			b.Grid(n, 1, 1)
+			tc.body(b, in, out, n)
+			p, err := interp.Compile(b.MustBuild())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.CheckRaces = true
+			_, _, err = runConstruct(t, p, 2)
+			switch {
+			case tc.race == "" && err != nil:
+				t.Fatalf("reported %v", err)
+			case tc.race != "" && (err == nil || !strings.Contains(err.Error(), tc.race)):
+				t.Fatalf("got %v, want a race on %q", err, tc.race)
+			}
+		})
+	}
+}
