@@ -28,14 +28,20 @@ func init() {
 			// that, where gather + compute's worst took 1.40-1.85x; at 5
 			// to 7 0.85-0.94x. At three and four it took 1.08-1.15x and
 			// 1.00-1.07x, where gather + compute's worst pattern stays
-			// within 1.30x: from five. Above 16 every shape timed costs
-			// identity ids 5% or more over the chained schedule (over
-			// gather + compute: the 32-row tier (1, 2, 32) 1.09-1.17x
-			// under __launch_bounds__(1024, 2), which spills, 1.18-1.46x
-			// under (1024, 1); (1, 4, 8) with SPT 4 1.05-1.19x at 20..32;
-			// (1, 2, 16) with SPT 4 1.09-1.15x at 48 and 64): the chained
-			// schedule keeps 17 and up.
-			GDNBatch:     func(int) []Batch { return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 4, NS: 16, SPT: 1}} },
+			// within 1.30x: from five. From 20 to 32 several slots a
+			// row, the later slots staged in shared memory (bench/RESULTS.md
+			// "slots"): (1, 4, 8, SPT 3) at 20..24 took identity ids in
+			// 1.033-1.050x the chained schedule's time and (1, 4, 16, SPT 2)
+			// at 25..32 (28 and 32 timed) 1.032-1.046x, every ids pattern
+			// within 1.07x of its own identity, where the chained
+			// schedule's worst takes 1.57-1.69x. At 17 (1, 4, 8, SPT 3)
+			// costs identity ids 7-8% over the chained schedule, so 17..19
+			// stay chained, and from 33 every shape that fits 48 KiB of
+			// shared memory costs 9% or more ((1, 2, 16, SPT 3)).
+			GDNBatch: func(int) []Batch {
+				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 4, NS: 16, SPT: 1},
+					{NW: 1, CPW: 4, NS: 8, SPT: 3, From: 20}, {NW: 1, CPW: 4, NS: 16, SPT: 2}}
+			},
 			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph
 			// replay, ChainSplit 8 (bench/RESULTS.md call 7, issue #21):

@@ -14,14 +14,17 @@ const (
 	// gdnInplaceIdsBatched is op B in one dispatch for n_seqs <= NS*SPT,
 	// where state_dst is the cache's window (docs/ops.md#aliasing). A
 	// workgroup owns one (head, column block) of every sequence: NS rows of
-	// threads (z), each holding SPT sequences (z + j*NS, a register shard
-	// each). Every thread reads the prior state of each of its sequences, a
-	// device barrier, and only then does any thread write final state. A
-	// source only ever aliases a destination within one (head, column
-	// block), so the barrier does what the gather dispatch and its barrier
-	// do in op B. Sources inside the window are read through state_dst, the
-	// binding the writes go through (SPIR-V lets a compiler assume two
-	// bindings never alias).
+	// threads (z) run SPT slots one after another, slot j sequence
+	// z + j*NS. First each thread stages in shared memory the prior state
+	// of its later slots whose source is another sequence's destination;
+	// then slot 0 reads its prior states, one device barrier, and only then
+	// does any thread write. A source only ever aliases a destination
+	// within one (head, column block), so the barrier does what the gather
+	// dispatch and its barrier do in op B; the later slots read nothing
+	// another thread writes, so they run without one, and a thread holds
+	// one register shard at any SPT. Sources inside the window are read
+	// through state_dst, the binding the writes go through (SPIR-V lets a
+	// compiler assume two bindings never alias).
 	gdnInplaceIdsBatched
 	// gdnInplaceIdsChained is op B's compute kernel in the chained schedule
 	// (ops/chain.go): the workgroup of sequence s0 runs the segment s0
@@ -37,6 +40,11 @@ const (
 func (m gdnMode) ids() bool {
 	return m == gdnInplaceIds || m == gdnInplaceIdsBatched || m == gdnInplaceIdsChained
 }
+
+// maxShared is the most shared memory, in floats, the batched kernel may
+// take: 48 KiB, what CUDA gives a block without opting in and NVIDIA's
+// Vulkan driver gives a workgroup.
+const maxShared = 12288
 
 // sharedFlag is the bool param of a Shared kernel that picks the ids op.
 const sharedFlag = "IDS"
@@ -65,7 +73,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var ns, spt dsl.Val
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 16, 32)
-		spt = b.Param("SPT", ir.U32, 1, 2, 4, 8) // sequences per row of threads
+		spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
 	}
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
 	if st.lanes != nil {
@@ -77,8 +85,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	w := b.Derived("W", lanes)
 	rows := b.Derived("R", sv.Div(w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
+	var stagedLen dsl.Val // batched: the staged slots' floats, (SPT-1)*NS*NW*CPW*S_v
 	if batched {
 		b.Require(nw.Mul(ns).Le(32), "NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+		stagedLen = spt.Sub(1).Mul(ns).Mul(nw).Mul(cpw).Mul(sv)
+		b.Require(stagedLen.Add(w.Mul(nw).Mul(ns)).Le(maxShared),
+			"the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	// Two workgroups per core keep the register shard small enough for
 	// latency hiding on this bandwidth-bound loop (ggml-cuda's MIN_BLOCKS).
@@ -178,27 +190,20 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			s = b.Let("s", b.GroupID(1))
 		}
 		stores := b.Bool(true)
-		var z, shard0 dsl.Val // batched: the row of threads; slot j's first register
+		var z dsl.Val // batched: the row of threads
 		if batched {
 			z = b.Let("z", b.LocalID(2))
 		}
-		// slot sets s, stores and shard0 for a batched row's slot j
-		// (sequence z + j*NS). Slots past n_seqs run the last sequence
-		// again, so that every thread reaches every barrier of the
+		// slot sets s and stores for a batched row's slot j (sequence
+		// z + j*NS). Slots past n_seqs run the last sequence's inputs on
+		// a zero state, so that every thread reaches every barrier of the
 		// reductions, and store nothing.
 		slot := func(j dsl.Val) {
 			at := b.Let("slot", z.Add(j.Mul(ns)))
 			stores = b.Let("stores", at.Lt(nSeqs))
 			s = b.Let("s", b.Select(stores, at, nSeqs.Sub(1)))
-			shard0 = b.Let("shard0", j.Mul(cpw.Mul(rows)))
 		}
-		// shardReg is register x of the current sequence's shard.
-		shardReg := func(x dsl.Val) dsl.Val {
-			if batched {
-				return shard0.Add(x)
-			}
-			return x
-		}
+		shardReg := func(x dsl.Val) dsl.Val { return x }
 		var lane dsl.Val
 		if !st.vectorRows {
 			lane = b.Let("lane", b.LocalID(0))
@@ -245,11 +250,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
-		shardLen := cpw.Mul(rows)
-		if batched {
-			shardLen = spt.Mul(shardLen)
-		}
-		shard := b.Array("s_shard", ir.F32, shardLen)
+		shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
 		if !batched {
 			b.Comment("read the prior state once; it stays in registers for every token")
 		}
@@ -294,17 +295,50 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		case gdnShared:
 			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
 		}
+		// The batched kernel's staged slots: slot j's register x of thread
+		// tid at ((j-1)*CPW*R + x)*threads + tid, so that a warp's lanes
+		// take consecutive words. Only the thread that stages a float reads
+		// it back, so no barrier orders the two.
+		var staged dsl.Arr
+		var stagedAt func(j, reg dsl.Val) dsl.Val
+		var stagedSource func(src dsl.Val) dsl.Val
+		if batched {
+			staged = b.SharedArray("staged", ir.F32, b.Select(spt.Gt(1), stagedLen, b.U32(1)))
+			threads := w.Mul(nw).Mul(ns)
+			tid := b.Let("tid", b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)))
+			stagedAt = func(j, reg dsl.Val) dsl.Val {
+				return j.Sub(1).Mul(cpw.Mul(rows)).Add(reg).Mul(threads).Add(tid)
+			}
+			// stagedSource: a later slot's (j > 0) source src is another
+			// sequence's destination, so it was staged.
+			stagedSource = func(src dsl.Val) dsl.Val {
+				return src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32())).AndAlso(src.Ne(rsHead.Add(s).I32()))
+			}
+		}
 		// The batched kernel reads its prior state in the first token, after
 		// that token's inputs: loads behind the branch on src would otherwise
 		// wait for it (one memory latency more per workgroup).
-		loadBatched := func() {
-			src := b.Let("src", ids.Load(s))
-			inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
-			b.IfElse(inWindow,
-				func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-				func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+		loadBatched := func(j dsl.Val) func() {
+			return func() {
+				b.IfElse(stores.Not(),
+					func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
+					func() {
+						src := b.Let("src", ids.Load(s))
+						inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
+						b.IfElse(j.Gt(0).AndAlso(stagedSource(src)),
+							func() {
+								b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, staged.At(stagedAt(j, reg))) })
+							},
+							func() {
+								b.IfElse(inWindow,
+									func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+									func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+							})
+					})
+			}
 		}
 
+		var slotJ dsl.Val // batched: the slot being run
 		token := func(t dsl.Val) {
 			qReg := b.Array("q_reg", ir.F32, rows)
 			kReg := b.Array("k_reg", ir.F32, rows)
@@ -318,7 +352,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
 			if batched {
 				b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
-				b.If(t.Eq(0), loadBatched)
+				b.If(t.Eq(0), loadBatched(slotJ))
 			}
 			vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))
 			attnOff := b.Let("attn_off", s.Mul(nTok).Add(t).Mul(nHeads).Add(h).Mul(sv))
@@ -496,16 +530,42 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 		if batched {
-			b.Unrolled("j", 0, spt, func(j dsl.Val) {
+			b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
+			b.Unrolled("j", 1, spt, func(j dsl.Val) {
 				slot(j)
-				sq = b.Let("sq", s.Div(rq3))
-				b.Comment("no tokens: the final state is the prior state")
-				b.If(nTok.Eq(0), loadBatched)
-				b.For("t", 0, nTok, token)
+				b.If(stores, func() {
+					src := b.Let("src", ids.Load(s))
+					b.If(stagedSource(src), func() {
+						base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
+						forShard(func(c, i, reg dsl.Val) {
+							staged.Set(stagedAt(j, reg), stateDst.Load(base.Add(c.Mul(sv)).Add(i)))
+						})
+					})
+				})
 			})
-		} else {
-			b.For("t", 0, nTok, token)
+			// A loop, not unrolled: unrolled, NVIDIA's Vulkan compiler ran
+			// SPT 2 to 8 1.2-3x slower than CUDA did (issue #21).
+			b.For("j", 0, spt, func(j dsl.Val) {
+				b.If(j.Mul(ns).Lt(nSeqs), func() { // uniform: a slot past every sequence is skipped whole
+					slot(j)
+					slotJ = j
+					sq = b.Let("sq", s.Div(rq3))
+					b.Comment("no tokens: the final state is the prior state")
+					b.If(nTok.Eq(0), loadBatched(j))
+					b.For("t", 0, nTok, token)
+					b.If(j.Eq(0), func() {
+						b.Comment("every thread of the workgroup has read slot 0's prior state and staged the later slots'")
+						b.DeviceBarrier()
+					})
+					b.If(stores, func() {
+						base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+						forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+					})
+				})
+			})
+			return
 		}
+		b.For("t", 0, nTok, token)
 
 		b.Comment("write the final state")
 		switch mode {
@@ -513,16 +573,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			b.If(keepRS.Not(), func() {
 				base := b.Let("final_off", stateOff.Add(s.Mul(nHeads).Add(h).Mul(block)))
 				forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-			})
-		case gdnInplaceIdsBatched:
-			b.Comment("every thread of the workgroup has read the prior state of each of its sequences")
-			b.DeviceBarrier()
-			b.Unrolled("j", 0, spt, func(j dsl.Val) {
-				slot(j)
-				b.If(stores, func() {
-					base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-					forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-				})
 			})
 		default:
 			switch mode {

@@ -307,8 +307,10 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 		scratchWritten := true
 		var fits [][2]uint32 // NS and SPT taking the case's sequences at its tiling
 		for _, ns := range []uint32{2, 4, 8, 16, 32} {
-			for _, spt := range []uint32{1, 2, 4, 8} {
-				if int(ns*spt) >= tc.n && tc.nw*int(ns) <= 32 {
+			for _, spt := range []uint32{1, 2, 3, 4, 8} {
+				// the kernel's own limits: 1024 threads, 48 KiB of shared memory
+				shared := int(spt-1)*int(ns)*tc.nw*tc.cpw*tc.sv + min(tc.sv, 32)*tc.nw*int(ns)
+				if int(ns*spt) >= tc.n && tc.nw*int(ns) <= 32 && shared <= 12288 {
 					fits = append(fits, [2]uint32{ns, spt})
 				}
 			}

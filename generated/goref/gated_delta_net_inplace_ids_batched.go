@@ -15,7 +15,7 @@ type GatedDeltaNetInplaceIdsBatchedParams struct {
 	NW  uint32 // NW in [1 2 4 8 16]
 	CPW uint32 // CPW in [1 2 4 8]
 	NS  uint32 // NS in [2 4 8 16 32]
-	SPT uint32 // SPT in [1 2 4 8]
+	SPT uint32 // SPT in [1 2 3 4 8]
 }
 
 // GatedDeltaNetInplaceIdsBatchedArgs are the runtime scalar arguments.
@@ -116,15 +116,18 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: reduction width W must divide the workgroup x size")
@@ -138,12 +141,15 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	shard0 := make([]uint32, kgN)
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -158,14 +164,14 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_4 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_5 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -186,208 +192,248 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-				}
-				for j := uint32(0); j < SPT; j += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
-						stores[kgTid] = (slot < n_seqs)
-						s[kgTid] = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-						shard0[kgTid] = (j * (CPW * R))
-						sq[kgTid] = (s[kgTid] / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+						var stores bool = (slot < n_seqs)
+						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+						if stores {
+							var src int32 = ids[s]
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+									}
+								}
+							}
+						}
+					}
+				}
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							sq[kgTid] = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for t := uint32(0); t < n_tokens; t += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+								}
+								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							}
+							if KDA {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									// KDA: one gate per key row
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])
+										var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
+										var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+										var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
+										var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
+										var exp_p float32 = 0.0001984127
+										exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
+										exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
+										exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
+										exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
+										exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
+										exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+										exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+										var exp_n int32 = int32(exp_kf)
+										var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
+										var exp_n2 int32 = (exp_n - exp_n1)
+										var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
+										var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
+										var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
+										g_reg[kgTid*g_regLen+int(r_6)] = exp
+									}
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+										reg0[kgTid] = (cc_5 * R)
+										kv_part[kgTid] = 0.0
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+											kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv[kgTid] = kv_part[kgTid]
+									}
+									rt.Butterfly(kv, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+										attn_part[kgTid] = 0.0
+										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+											var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+											attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_8)], attn_part[kgTid])
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn[kgTid] = attn_part[kgTid]
+									}
+									rt.Butterfly(attn, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										}
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
+									var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
+									var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+									var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
+									var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
+									var exp_p_1 float32 = 0.0001984127
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+									var exp_n_1 int32 = int32(exp_kf_1)
+									var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
+									var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
+									var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
+									var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
+									var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
+									gate[kgTid] = exp_1
+								}
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+										reg0_1[kgTid] = (cc_6 * R)
+										kv_part_1[kgTid] = 0.0
+										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+											var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
+											kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_9)], kv_part_1[kgTid])
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv_1[kgTid] = kv_part_1[kgTid]
+									}
+									rt.Butterfly(kv_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+										attn_part_1[kgTid] = 0.0
+										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+											var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+											attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_10)], attn_part_1[kgTid])
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn_1[kgTid] = attn_part_1[kgTid]
+									}
+									rt.Butterfly(attn_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+										}
 									}
 								}
 							}
 						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s[kgTid]]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
-										}
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var i_6 uint32 = ((r_11 * W) + lane[kgTid])
+										state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
 									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
-										}
-									}
-								}
-							}
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])
-									var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
-									var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-									var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
-									var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
-									var exp_p float32 = 0.0001984127
-									exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
-									exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
-									exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
-									exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
-									exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
-									exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-									exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-									var exp_n int32 = int32(exp_kf)
-									var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
-									var exp_n2 int32 = (exp_n - exp_n1)
-									var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
-									var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
-									var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-									g_reg[kgTid*g_regLen+int(r_5)] = exp
-								}
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0[kgTid] = (shard0[kgTid] + (cc_4 * R))
-									kv_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
-										kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-										attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_7)], attn_part[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
-								var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
-								var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-								var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
-								var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
-								var exp_p_1 float32 = 0.0001984127
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-								var exp_n_1 int32 = int32(exp_kf_1)
-								var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
-								var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
-								var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
-								var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
-								var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
-								gate[kgTid] = exp_1
-							}
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-									reg0_1[kgTid] = (shard0[kgTid] + (cc_5 * R))
-									kv_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_dec_1
-										kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_8)], kv_part_1[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = kv_part_1[kgTid]
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-										attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_9)], attn_part_1[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var i_5 uint32 = ((r_10 * W) + lane[kgTid])
-									state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_6*R)+r_10)))]
 								}
 							}
 						}
@@ -460,15 +506,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: reduction width W must divide the workgroup x size")
@@ -482,12 +531,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	shard0 := make([]uint32, kgN)
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -499,14 +551,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_5 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -527,169 +579,209 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-				}
-				for j := uint32(0); j < SPT; j += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
-						stores[kgTid] = (slot < n_seqs)
-						s[kgTid] = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-						shard0[kgTid] = (j * (CPW * R))
-						sq[kgTid] = (s[kgTid] / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+						var stores bool = (slot < n_seqs)
+						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+						if stores {
+							var src int32 = ids[s]
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+									}
+								}
+							}
+						}
+					}
+				}
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							sq[kgTid] = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for t := uint32(0); t < n_tokens; t += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+								}
+								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							}
+							if KDA {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									// KDA: one gate per key row, applied inside the dot and the update
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+										reg0[kgTid] = (cc_5 * R)
+										kv_part[kgTid] = 0.0
+										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+											kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv[kgTid] = kv_part[kgTid]
+									}
+									rt.Butterfly(kv, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+										attn_part[kgTid] = 0.0
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											var s_new float32 = 0.0
+											if R == 1 {
+												s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
+											} else {
+												s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+											}
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn[kgTid] = attn_part[kgTid]
+									}
+									rt.Butterfly(attn, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										}
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var e float32 = rt.ExpNative(g[g_off[kgTid]])
+									gate[kgTid] = e
+								}
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+										reg0_1[kgTid] = (cc_6 * R)
+										kv_part_1[kgTid] = 0.0
+										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv_1[kgTid] = kv_part_1[kgTid]
+									}
+									rt.Butterfly(kv_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+										attn_part_1[kgTid] = 0.0
+										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+											var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn_1[kgTid] = attn_part_1[kgTid]
+									}
+									rt.Butterfly(attn_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+										}
 									}
 								}
 							}
 						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s[kgTid]]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
-										}
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var i_6 uint32 = ((r_10 * W) + lane[kgTid])
+										state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
 									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
-										}
-									}
-								}
-							}
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row, applied inside the dot and the update
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0[kgTid] = (shard0[kgTid] + (cc_4 * R))
-									kv_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]), k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_new float32 = 0.0
-										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]))
-										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))], float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e
-							}
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-									reg0_1[kgTid] = (shard0[kgTid] + (cc_5 * R))
-									kv_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = kv_part_1[kgTid]
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									var i_5 uint32 = ((r_9 * W) + lane[kgTid])
-									state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_6*R)+r_9)))]
 								}
 							}
 						}
@@ -762,15 +854,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: reduction width W must divide the workgroup x size")
@@ -784,12 +879,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	shard0 := make([]uint32, kgN)
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -804,14 +902,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_4 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_5 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -832,172 +930,212 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-				}
-				for j := uint32(0); j < SPT; j += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
-						stores[kgTid] = (slot < n_seqs)
-						s[kgTid] = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-						shard0[kgTid] = (j * (CPW * R))
-						sq[kgTid] = (s[kgTid] / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+						var stores bool = (slot < n_seqs)
+						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+						if stores {
+							var src int32 = ids[s]
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((lane[kgTid] * R) + r)
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+									}
+								}
+							}
+						}
+					}
+				}
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							sq[kgTid] = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for t := uint32(0); t < n_tokens; t += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+								}
+								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														var i_4 uint32 = ((lane[kgTid] * R) + r_4)
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														var i_5 uint32 = ((lane[kgTid] * R) + r_5)
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							}
+							if KDA {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									// KDA: one gate per key row
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_6))])
+										g_reg[kgTid*g_regLen+int(r_6)] = e
+									}
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+										reg0[kgTid] = (cc_5 * R)
+										kv_part[kgTid] = 0.0
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+											kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv[kgTid] = kv_part[kgTid]
+									}
+									rt.Butterfly(kv, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+										attn_part[kgTid] = 0.0
+										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+											var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn[kgTid] = attn_part[kgTid]
+									}
+									rt.Butterfly(attn, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										}
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+									gate[kgTid] = e_1
+								}
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+										reg0_1[kgTid] = (cc_6 * R)
+										kv_part_1[kgTid] = 0.0
+										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+											var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
+											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_9)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv_1[kgTid] = kv_part_1[kgTid]
+									}
+									rt.Butterfly(kv_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+										attn_part_1[kgTid] = 0.0
+										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+											var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn_1[kgTid] = attn_part_1[kgTid]
+									}
+									rt.Butterfly(attn_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+										}
 									}
 								}
 							}
 						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s[kgTid]]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((lane[kgTid] * R) + r_3)
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
-										}
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var i_6 uint32 = ((lane[kgTid] * R) + r_11)
+										state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
 									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
-										}
-									}
-								}
-							}
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_5))])
-									g_reg[kgTid*g_regLen+int(r_5)] = e
-								}
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0[kgTid] = (shard0[kgTid] + (cc_4 * R))
-									kv_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_6)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
-							}
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-									reg0_1[kgTid] = (shard0[kgTid] + (cc_5 * R))
-									kv_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_dec_1
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_8)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = kv_part_1[kgTid]
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var i_5 uint32 = ((lane[kgTid] * R) + r_10)
-									state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_6*R)+r_10)))]
 								}
 							}
 						}
@@ -1070,15 +1208,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: reduction width W must divide the workgroup x size")
@@ -1092,12 +1233,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	shard0 := make([]uint32, kgN)
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -1112,14 +1256,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_4 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_5 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1140,172 +1284,212 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-				}
-				for j := uint32(0); j < SPT; j += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
-						stores[kgTid] = (slot < n_seqs)
-						s[kgTid] = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-						shard0[kgTid] = (j * (CPW * R))
-						sq[kgTid] = (s[kgTid] / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+						var stores bool = (slot < n_seqs)
+						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+						if stores {
+							var src int32 = ids[s]
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+									}
+								}
+							}
+						}
+					}
+				}
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							sq[kgTid] = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for t := uint32(0); t < n_tokens; t += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+								}
+								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							}
+							if KDA {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									// KDA: one gate per key row
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
+										g_reg[kgTid*g_regLen+int(r_6)] = e
+									}
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+										reg0[kgTid] = (cc_5 * R)
+										kv_part[kgTid] = 0.0
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+											kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv[kgTid] = kv_part[kgTid]
+									}
+									rt.Butterfly(kv, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+										attn_part[kgTid] = 0.0
+										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+											var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn[kgTid] = attn_part[kgTid]
+									}
+									rt.Butterfly(attn, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										}
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+									gate[kgTid] = e_1
+								}
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+										reg0_1[kgTid] = (cc_6 * R)
+										kv_part_1[kgTid] = 0.0
+										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+											var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
+											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_9)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv_1[kgTid] = kv_part_1[kgTid]
+									}
+									rt.Butterfly(kv_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+										attn_part_1[kgTid] = 0.0
+										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+											var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn_1[kgTid] = attn_part_1[kgTid]
+									}
+									rt.Butterfly(attn_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+										}
 									}
 								}
 							}
 						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s[kgTid]]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
-										}
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var i_6 uint32 = ((r_11 * W) + lane[kgTid])
+										state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
 									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
-										}
-									}
-								}
-							}
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_5 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_5)] = e
-								}
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0[kgTid] = (shard0[kgTid] + (cc_4 * R))
-									kv_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_6)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
-							}
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-									reg0_1[kgTid] = (shard0[kgTid] + (cc_5 * R))
-									kv_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_dec_1
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_8)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = kv_part_1[kgTid]
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var i_5 uint32 = ((r_10 * W) + lane[kgTid])
-									state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_6*R)+r_10)))]
 								}
 							}
 						}
@@ -1378,15 +1562,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: reduction width W must divide the workgroup x size")
@@ -1400,12 +1587,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	shard0 := make([]uint32, kgN)
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -1417,14 +1607,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_5 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1445,169 +1635,209 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-				}
-				for j := uint32(0); j < SPT; j += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
-						stores[kgTid] = (slot < n_seqs)
-						s[kgTid] = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-						shard0[kgTid] = (j * (CPW * R))
-						sq[kgTid] = (s[kgTid] / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+						var stores bool = (slot < n_seqs)
+						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+						if stores {
+							var src int32 = ids[s]
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+									}
+								}
+							}
+						}
+					}
+				}
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							sq[kgTid] = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for t := uint32(0); t < n_tokens; t += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+								}
+								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							}
+							if KDA {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									// KDA: one gate per key row, applied inside the dot and the update
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+										reg0[kgTid] = (cc_5 * R)
+										kv_part[kgTid] = 0.0
+										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+											kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv[kgTid] = kv_part[kgTid]
+									}
+									rt.Butterfly(kv, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+										attn_part[kgTid] = 0.0
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											var s_new float32 = 0.0
+											if R == 1 {
+												s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
+											} else {
+												s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+											}
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn[kgTid] = attn_part[kgTid]
+									}
+									rt.Butterfly(attn, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										}
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var e float32 = rt.ExpNative(g[g_off[kgTid]])
+									gate[kgTid] = e
+								}
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+										reg0_1[kgTid] = (cc_6 * R)
+										kv_part_1[kgTid] = 0.0
+										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv_1[kgTid] = kv_part_1[kgTid]
+									}
+									rt.Butterfly(kv_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+										attn_part_1[kgTid] = 0.0
+										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+											var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn_1[kgTid] = attn_part_1[kgTid]
+									}
+									rt.Butterfly(attn_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+										}
 									}
 								}
 							}
 						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s[kgTid]]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
-										}
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var i_6 uint32 = ((r_10 * W) + lane[kgTid])
+										state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
 									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
-										}
-									}
-								}
-							}
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row, applied inside the dot and the update
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0[kgTid] = (shard0[kgTid] + (cc_4 * R))
-									kv_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]), k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_new float32 = 0.0
-										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]))
-										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))], float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e
-							}
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-									reg0_1[kgTid] = (shard0[kgTid] + (cc_5 * R))
-									kv_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = kv_part_1[kgTid]
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									var i_5 uint32 = ((r_9 * W) + lane[kgTid])
-									state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_6*R)+r_9)))]
 								}
 							}
 						}
@@ -1680,9 +1910,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: S_v must be a multiple of NW*CPW")
@@ -1690,16 +1920,26 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
 	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
+	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1713,6 +1953,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
@@ -1720,107 +1961,150 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 					h[kgTid] = uint32(kgGX)
 					z[kgTid] = kgLZ
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					var hq uint32 = (h[kgTid] % neq1)
+					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					for j := uint32(0); j < SPT; j += 1 {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var shard0 uint32 = (j * (CPW * R))
-						var sq uint32 = (s / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
+						if stores {
 							var src int32 = ids[s]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
-										s_shard[kgTid*s_shardLen+int((shard0+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + r)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + r)]
 									}
-								}
-							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										s_shard[kgTid*s_shardLen+int((shard0+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(r_1))]
-									}
-								}
-							}
-						}
-						for t := uint32(0); t < n_tokens; t += 1 {
-							var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + r_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + r_2)]
-							}
-							var g_off uint32 = (((s * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											s_shard[kgTid*s_shardLen+int((shard0+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + r_3)]
-										}
-									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											s_shard[kgTid*s_shardLen+int((shard0+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(r_4))]
-										}
-									}
-								}
-							}
-							var v_off uint32 = (((s * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							var attn_off uint32 = (((((s * n_tokens) + t) * H) + h[kgTid]) * S_v)
-							if KDA {
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off + r_5)])
-									gates[kgTid*gatesLen+int(r_5)] = e
-								}
-							} else {
-								var e_1 float32 = rt.ExpNative(g[g_off])
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									gates[kgTid*gatesLen+int(r_6)] = e_1
-								}
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-								var reg0 uint32 = (shard0 + (cc_4 * R))
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = float32(gates[kgTid*gatesLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0+r_7))])
-								}
-								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta float32 = float32((v[(v_off+col_4)] - kv) * beta_t)
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_8))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_8))])
-								}
-								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								if stores {
-									dst[(attn_off + col_4)] = float32(attn * scale)
 								}
 							}
 						}
 					}
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
 				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									state_dst[((final_off + (col_5 * S_v)) + r_9)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_5*R)+r_9)))]
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							var sq uint32 = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+							for t := uint32(0); t < n_tokens; t += 1 {
+								var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+								}
+								var g_off uint32 = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								var beta_t float32 = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								var v_off uint32 = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+								if KDA {
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var e float32 = rt.ExpNative(g[(g_off + r_6)])
+										gates[kgTid*gatesLen+int(r_6)] = e
+									}
+								} else {
+									var e_1 float32 = rt.ExpNative(g[g_off])
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										gates[kgTid*gatesLen+int(r_7)] = e_1
+									}
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+									var reg0 uint32 = (cc_5 * R)
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										s_shard[kgTid*s_shardLen+int((reg0+r_8))] = float32(gates[kgTid*gatesLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0+r_8))])
+									}
+									var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+									var delta float32 = float32((v[(v_off+col_5)] - kv) * beta_t)
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										s_shard[kgTid*s_shardLen+int((reg0+r_9))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_9))])
+									}
+									var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+									if stores_1[kgTid] {
+										dst[(attn_off + col_5)] = float32(attn * scale)
+									}
+								}
+							}
+						}
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										state_dst[((final_off + (col_6 * S_v)) + r_10)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
+									}
 								}
 							}
 						}
@@ -1893,15 +2177,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	switch SPT {
-	case 1, 2, 4, 8:
+	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: SPT %d is not in [1 2 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: reduction width W must divide the workgroup x size")
@@ -1915,12 +2202,15 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((SPT * (CPW * R)))
+	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	shard0 := make([]uint32, kgN)
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -1935,14 +2225,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_4 := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_5 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1963,170 +2253,210 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-				}
-				for j := uint32(0); j < SPT; j += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
+					tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+					// stage each later slot's source that is another sequence's destination, before any slot writes
+					for j := uint32(1); j < SPT; j += 1 {
 						var slot uint32 = (z[kgTid] + (j * NS))
-						stores[kgTid] = (slot < n_seqs)
-						s[kgTid] = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-						shard0[kgTid] = (j * (CPW * R))
-						sq[kgTid] = (s[kgTid] / rq3)
-						// no tokens: the final state is the prior state
-						if n_tokens == 0 {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+						var stores bool = (slot < n_seqs)
+						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+						if stores {
+							var src int32 = ids[s]
+							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc*R)+r)))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col * S_v)) + i)]
+										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+									}
+								}
+							}
+						}
+					}
+				}
+				for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+					if (j_1 * NS) < n_seqs {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+							stores_1[kgTid] = (slot_1 < n_seqs)
+							s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+							sq[kgTid] = (s_1[kgTid] / rq3)
+							// no tokens: the final state is the prior state
+							if n_tokens == 0 {
+								if !(stores_1[kgTid]) {
+									for reg := uint32(0); reg < (CPW * R); reg += 1 {
+										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+									}
+								} else {
+									var src_1 int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+										}
+									} else {
+										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+												}
+											}
+										} else {
+											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for t := uint32(0); t < n_tokens; t += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+									q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+									k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+								}
+								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+								// read the prior state once, behind this token's inputs; it stays in registers for every token
+								if t == 0 {
+									if !(stores_1[kgTid]) {
+										for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+										}
+									} else {
+										var src_2 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											}
+										} else {
+											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+													}
+												}
+											} else {
+												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													}
+												}
+											}
+										}
+									}
+								}
+								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+							}
+							if KDA {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									// KDA: one gate per key row
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
+										g_reg[kgTid*g_regLen+int(r_6)] = e
+									}
+								}
+								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+										reg0[kgTid] = (cc_5 * R)
+										kv_part[kgTid] = 0.0
+										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+											kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv[kgTid] = kv_part[kgTid]
+									}
+									rt.Butterfly(kv, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+										attn_part[kgTid] = 0.0
+										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+											var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn[kgTid] = attn_part[kgTid]
+									}
+									rt.Butterfly(attn, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										}
 									}
 								}
 							} else {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_1*R)+r_1)))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_1 * S_v))) + uint64(i_1))]
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+									gate[kgTid] = e_1
+								}
+								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+										reg0_1[kgTid] = (cc_6 * R)
+										kv_part_1[kgTid] = 0.0
+										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
+									}
+									rt.Butterfly(kv_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+										attn_part_1[kgTid] = 0.0
+										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+											var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+										}
+									}
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										attn_1[kgTid] = attn_part_1[kgTid]
+									}
+									rt.Butterfly(attn_1, int(W))
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										if (lane[kgTid] == 0) && stores_1[kgTid] {
+											dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+										}
 									}
 								}
 							}
 						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
+						if j_1 == 0 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+							}
+							// barrier: the thread loops before and after it are the ordering
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_2)] = q[(qk_off + i_2)]
-								k_reg[kgTid*k_regLen+int(r_2)] = k[(qk_off + i_2)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-							// read the prior state once, behind this token's inputs; it stays in registers for every token
-							if t == 0 {
-								var src_1 int32 = ids[s[kgTid]]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_2*R)+r_3)))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_3)]
-										}
+							if stores_1[kgTid] {
+								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var i_6 uint32 = ((r_11 * W) + lane[kgTid])
+										state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
 									}
-								} else {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int((shard0[kgTid]+((cc_3*R)+r_4)))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_4))]
-										}
-									}
-								}
-							}
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_5 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_5)] = e
-								}
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0[kgTid] = (shard0[kgTid] + (cc_4 * R))
-									kv_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_6)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
-							}
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-									reg0_1[kgTid] = (shard0[kgTid] + (cc_5 * R))
-									kv_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					// every thread of the workgroup has read the prior state of each of its sequences
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-						var stores_1 bool = (slot_1 < n_seqs)
-						var s_1 uint32 = rt.SelU32(stores_1, slot_1, (n_seqs - 1))
-						var shard0_1 uint32 = (j_1 * (CPW * R))
-						if stores_1 {
-							var final_off uint32 = ((s_1 * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var i_5 uint32 = ((r_10 * W) + lane[kgTid])
-									state_dst[((final_off + (col_6 * S_v)) + i_5)] = s_shard[kgTid*s_shardLen+int((shard0_1+((cc_6*R)+r_10)))]
 								}
 							}
 						}

@@ -150,8 +150,8 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true} // n_seqs up to NS*SPT
 	i := 0
-	for _, spt := range []int{1, 2, 4, 8} {
-		lastSlot, full, aliasing, noTokens := 0, 0, 0, 0
+	for _, spt := range []int{1, 2, 3, 4, 8} {
+		lastSlot, full, aliasing, staged, noTokens := 0, 0, 0, 0, 0
 		for _, ns := range []int{2, 4} {
 			for _, sv := range []int{16, 32} {
 				for _, kda := range []bool{false, true} {
@@ -188,15 +188,18 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 							if id != rs+int32(s) && id >= rs && id < rs+int32(n) {
 								aliasing++
 							}
+							if s >= ns && id != rs+int32(s) && id >= rs && id < rs+int32(n) { // a later slot's: staged
+								staged++
+							}
 						}
 					}
 				}
 			}
 		}
-		t.Logf("SPT %d: %d cases reach the last slot, %d fill the workgroup, %d sequences read another's destination, %d cases have no tokens", spt, lastSlot, full, aliasing, noTokens)
-		if lastSlot < 10 || full < 3 || aliasing < 40*spt || noTokens < 3 {
-			t.Errorf("SPT %d: %d cases reach the last slot, %d fill the workgroup, %d sequences read another's destination, %d cases have no tokens: too few to say anything",
-				spt, lastSlot, full, aliasing, noTokens)
+		t.Logf("SPT %d: %d cases reach the last slot, %d fill the workgroup, %d sequences read another's destination (%d staged), %d cases have no tokens", spt, lastSlot, full, aliasing, staged, noTokens)
+		if lastSlot < 10 || full < 3 || aliasing < 40*spt || staged < 40*(spt-1) || noTokens < 3 {
+			t.Errorf("SPT %d: %d cases reach the last slot, %d fill the workgroup, %d sequences read another's destination (%d staged), %d cases have no tokens: too few to say anything",
+				spt, lastSlot, full, aliasing, staged, noTokens)
 		}
 	}
 }

@@ -269,7 +269,7 @@ func TestBatchedSequencesPerThread(t *testing.T) {
 	e := setup(t)
 	sz := cases.Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true}
 	for _, a := range contracts {
-		for _, spt := range []int{2, 4, 8} {
+		for _, spt := range []int{2, 3, 4, 8} {
 			for _, sv := range []int{16, 32} {
 				for _, kda := range []bool{false, true} {
 					v := ops.V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", 2, "CPW", 1, "NS", 4, "SPT", spt)

@@ -111,24 +111,24 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 16 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = ((op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 16) || (op->src[2]->ne[3] >= 20 && op->src[2]->ne[3] <= 32)) && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
-            const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch;
             GGML_UNUSED(chained);
             // The node's own output has an unused state region of the gather's size (docs/ops.md#scratch).
             float * scratch = (float *) op->data + (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]);
             // the chain plan, from the pool where the chained schedule runs
             ggml_cuda_pool_alloc<int32_t> plan_alloc(ctx.pool());
             int32_t * plan = chained ? plan_alloc.alloc(op->src[2]->ne[3]) : nullptr;
-            // 5..16 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            // 5..16, 20..32 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
                 const uint32_t CPW = 4;
                 GGML_UNUSED(CPW);
-                const uint32_t NS = (op->src[2]->ne[3] <= 8 ? 8 : 16);
+                const uint32_t NS = (op->src[2]->ne[3] <= 8 ? 8 : op->src[2]->ne[3] <= 16 ? 16 : op->src[2]->ne[3] <= 24 ? 8 : 16);
                 GGML_UNUSED(NS);
-                const uint32_t SPT = 1;
+                const uint32_t SPT = (op->src[2]->ne[3] <= 16 ? 1 : op->src[2]->ne[3] <= 24 ? 3 : 2);
                 GGML_UNUSED(SPT);
                 const uint32_t H = op->src[2]->ne[1];
                 const uint32_t n_tokens = op->src[2]->ne[2];
@@ -165,6 +165,18 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
+                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
                 else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
@@ -176,6 +188,18 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
                 else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
@@ -189,6 +213,18 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
+                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
                 else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
@@ -201,11 +237,23 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
+                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 3) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 8u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
+                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
+                }
                 else {
                     GGML_ABORT("no gated_delta_net_inplace_ids_batched kernel for this variant");
                 }
             }
-            // 17 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
+            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
@@ -221,7 +269,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                     GGML_ABORT("no gated_delta_net_chain_gather kernel for this variant");
                 }
             }
-            // 17 or more sequences, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
+            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
             if (chained) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 GGML_UNUSED(NW);

@@ -1,0 +1,87 @@
+package cases
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/interp"
+)
+
+// The one-dispatch kernels share nothing between threads but through their
+// barrier, whatever the ids: the interpreter's race check (its schedule
+// alone would hide a read that comes after another thread's write). Op B's
+// later slots run with no barrier, so they must read only their own rows,
+// the cache outside the window and what they staged; slot 0 and op D read
+// before the barrier and write after it.
+func TestBatchedKernelsHaveNoDataRaces(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true}
+	i := 0
+	// run races the case's launches, returning its sequences that read
+	// another sequence's destination
+	run := func(c *Case) int {
+		state := map[string]*Buffer{}
+		for _, b := range c.Buffers {
+			state[b.Name] = b.Clone()
+		}
+		for _, l := range c.Launches {
+			p, err := interp.Compile(l.Kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.CheckRaces = true
+			bufs := map[string]any{}
+			for bi, kb := range l.Kernel.Buffers {
+				if b := state[l.Bind[bi]]; b.Elem == ir.I32 {
+					bufs[kb.Name] = b.I32
+				} else {
+					bufs[kb.Name] = b.F32
+				}
+			}
+			if err := p.Run(l.Params, l.Args, bufs); err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+		}
+		n, rs, aliasing := int32(c.Launches[0].Args["n_seqs"]), int32(c.Launches[0].Args["rs_head"]), 0
+		for s, id := range c.Buffer("ids").I32 {
+			if id != rs+int32(s) && id >= rs && id < rs+n {
+				aliasing++
+			}
+		}
+		return aliasing
+	}
+	for _, spt := range []int{1, 2, 3, 4, 8} {
+		aliasing := 0
+		for _, ns := range []int{2, 4} {
+			for range 10 {
+				a := ops.Ariths()[i%len(ops.Ariths())]
+				v := ops.V(batchedOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt)
+				i++
+				c, err := Random(batchedOp, a, r, sz, &v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				aliasing += run(c)
+			}
+		}
+		t.Logf("SPT %d: %d sequences read another's destination", spt, aliasing)
+		if aliasing < 10*spt {
+			t.Errorf("SPT %d: %d sequences read another's destination: too few to say anything", spt, aliasing)
+		}
+	}
+	aliasing := 0
+	for range 40 {
+		c, err := Random(convBatchedOp, ops.Ariths()[i%len(ops.Ariths())], r, Small, nil)
+		i++
+		if err != nil {
+			t.Fatal(err)
+		}
+		aliasing += run(c)
+	}
+	t.Logf("op D: %d sequences read another's destination", aliasing)
+	if aliasing < 20 {
+		t.Errorf("op D: %d sequences read another's destination: too few to say anything", aliasing)
+	}
+}
