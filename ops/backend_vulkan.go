@@ -54,7 +54,7 @@ func init() {
 			// tiling (ops.GDNBatchFrom: three sequences at S_v 128). No
 			// tier runs slots (SPT > 1): on NVIDIA's driver the staged
 			// slots' shared memory costs occupancy, and every staged shape
-			// timed cost identity ids 10% or more over the chained
+			// timed cost identity ids 9% or more over the chained
 			// schedule at 17..64 (bench/RESULTS.md "slots").
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1, From: 25}}
