@@ -44,10 +44,12 @@ func init() {
 			// chain -batched, bench/RESULTS.md "one dispatch in tiers"):
 			// at 16 sequences (1, 2, 16) ran identity ids in 0.88 / 0.96x
 			// the time of gather + compute, (1, 4, 16) 0.90 / 0.96x; every
-			// ids pattern within 1.0x of identity. The 32-row tier costs
-			// identity ids 11 / 15% over the chained schedule at 17
-			// sequences and 5 / 9% at 20, but 1 / 3% at 24 and -2.5 / -1%
-			// at 32: it takes 25..32, and 17..24 run chained. At one
+			// ids pattern within 1.0x of identity. The 32-row tier, its idle
+			// rows on a zero state (bench/RESULTS.md "slots", call 19),
+			// costs identity ids 7 / 11% over the chained schedule at 17
+			// sequences and 3 / 6% at 20, but 1.5 / 4% at 22, 0.4 / 2.4%
+			// at 24 and -1 / 0% at 32 (H 32 / 48): it takes 22..32, and
+			// 17..21 run chained. At one
 			// sequence a batched workgroup idles all rows but one, and at
 			// two gather + compute at (4, 2) leads by 0.9 / 1.2 us with
 			// identity ids (H200): the schedule starts past the small-n
@@ -57,7 +59,7 @@ func init() {
 			// timed cost identity ids 9% or more over the chained
 			// schedule at 17..64 (bench/RESULTS.md "slots").
 			GDNBatch: func(int) []Batch {
-				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1, From: 25}}
+				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1, From: 22}}
 			},
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
@@ -70,7 +72,7 @@ func init() {
 			// -0.8% at 32; within 1% from 64. Its worst ids pattern 0.94 /
 			// 0.90x today's worst at 16, 0.77 / 0.74x at 32, 0.62 / 0.58x
 			// at 256 (call 7). It runs from 17 sequences where the
-			// one-dispatch schedule does not (its 25..32).
+			// one-dispatch schedule does not (its 22..32).
 			ChainFrom: 17,
 			// 4 segments per chain: the best of 4, 8 and 64 for op B's
 			// worst pattern at 16 to 64 sequences (call 6), within 0.07 of

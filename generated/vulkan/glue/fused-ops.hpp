@@ -621,7 +621,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = ((op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 16) || (op->src[2]->ne[3] >= 25 && op->src[2]->ne[3] <= 32)) && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = ((op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 16) || (op->src[2]->ne[3] >= 22 && op->src[2]->ne[3] <= 32)) && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
             const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch;
             GGML_UNUSED(chained);
@@ -632,7 +632,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             vk_subbuffer plan_buf = dst_buf; // the chain plan, after the scratch
             plan_buf.offset += GGML_PAD(ggml_vk_fused_scratch_end(op), GGML_VK_FUSED_SCRATCH_ALIGN);
             plan_buf.size = (op->src[2]->ne[3]) * sizeof(int32_t);
-            // 3..16, 25..32 sequences (from 2 below S_v 128), state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            // 3..16, 22..32 sequences (from 2 below S_v 128), state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
