@@ -101,7 +101,7 @@ func (c *compiler) expr(e ir.Expr) val {
 			name := e.Array.Name
 			return fromBits(e.Array.Elem, func(t *thread) uint32 {
 				i := idx(t)
-				t.sharedAt(ai, name, i, false)
+				t.sharedAt(ai, name, i, false, 0)
 				return t.m.arrays[ai][i]
 			})
 		}

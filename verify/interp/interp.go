@@ -450,25 +450,40 @@ func (c *compiler) stmt(s ir.Stmt) func(*thread) {
 		if s.Array.Space == ir.Shared {
 			name := s.Array.Name
 			return func(t *thread) {
-				i := idx(t)
-				t.sharedAt(ai, name, i, true)
-				t.m.arrays[ai][i] = val(t)
+				i, v := idx(t), val(t)
+				t.sharedAt(ai, name, i, true, v)
+				t.m.arrays[ai][i] = v
 			}
 		}
 		return func(t *thread) { t.m.arrays[ai][t.tid*t.m.alen[ai]+idx(t)] = val(t) }
 	case *ir.Store:
 		bi, name := c.bufs[s.Buf], s.Buf.Name
-		at, val := c.index(s.Index), c.expr(s.Value)
-		idx := func(t *thread) int { i := at(t); t.stored(bi, name, i); return i }
+		idx, val := c.index(s.Index), c.expr(s.Value)
 		switch s.Buf.Elem {
 		case ir.F32:
-			return func(t *thread) { t.m.f32[bi][idx(t)] = val.f(t) }
+			return func(t *thread) {
+				i, v := idx(t), val.f(t)
+				t.stored(bi, name, i, math.Float32bits(v))
+				t.m.f32[bi][i] = v
+			}
 		case ir.BF16:
-			return func(t *thread) { t.m.bf16[bi][idx(t)] = rt.F32ToBF16(val.f(t)) }
+			return func(t *thread) {
+				i, v := idx(t), rt.F32ToBF16(val.f(t))
+				t.stored(bi, name, i, uint32(v))
+				t.m.bf16[bi][i] = v
+			}
 		case ir.I32:
-			return func(t *thread) { t.m.i32[bi][idx(t)] = val.i(t) }
+			return func(t *thread) {
+				i, v := idx(t), val.i(t)
+				t.stored(bi, name, i, uint32(v))
+				t.m.i32[bi][i] = v
+			}
 		case ir.U32:
-			return func(t *thread) { t.m.u32[bi][idx(t)] = val.u(t) }
+			return func(t *thread) {
+				i, v := idx(t), val.u(t)
+				t.stored(bi, name, i, v)
+				t.m.u32[bi][i] = v
+			}
 		}
 	case *ir.For:
 		slot, typ := c.slot(s.Var), s.Var.Type

@@ -370,9 +370,10 @@ func BenchmarkGDN128Goref(b *testing.B) {
 
 // CheckRaces finds what the interpreter's schedule hides: a shared tile
 // read across lanes with no barrier after the writes, a buffer element one
-// thread writes and another reads in one barrier interval, two workgroups
-// writing one element, and a reduction standing in for a barrier. With a
-// barrier between (or each thread on its own elements) none is reported.
+// thread writes and another reads in one barrier interval, threads or two
+// workgroups writing different values to one element, and a reduction
+// standing in for a barrier. With a barrier between, each thread on its own
+// elements, or every thread writing the same value, none is reported.
 func TestCheckRaces(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -408,6 +409,18 @@ func TestCheckRaces(t *testing.T) {
 			b.DeviceBarrier()
 			out.Store(i, x)
 		}, ""},
+		{"a flag every thread sets to 1", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			flag := b.SharedArray("flag", ir.I32, 1)
+			lane := b.Let("lane", b.LocalID(0))
+			b.If(lane.Eq(0), func() { flag.Set(0, b.I32(0)) })
+			b.Barrier()
+			flag.Set(0, b.I32(1))
+			b.Barrier()
+			out.Store(b.GroupID(0).Mul(32).Add(lane), flag.At(0).F32())
+		}, ""},
+		{"threads writing different values to one element", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+			out.Store(b.GroupID(0).Mul(32), b.LocalID(0).F32())
+		}, "a data race on out["},
 		{"two workgroups, one element", func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
 			b.If(b.LocalID(0).Eq(0), func() { out.Store(0, b.GroupID(0).F32()) })
 		}, "a data race on out[0]"},
