@@ -534,7 +534,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			b.Unrolled("j", 1, spt, func(j dsl.Val) {
 				slot(j)
 				b.If(stores, func() {
-					src := b.Let("src", ids.Load(s))
+					src := b.Let("later_src", ids.Load(s)) // the prior-state loads keep the name src
 					b.If(stagedSource(src), func() {
 						base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
 						forShard(func(c, i, reg dsl.Val) {

@@ -58,9 +58,9 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         const bool stores = slot < n_seqs;
         const uint32_t s = (stores ? slot : n_seqs - 1u);
         if (stores) {
-            const int32_t src = ids[s];
-            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s)) {
-                const uint32_t src_off = ((uint32_t) src - rs_head) * sd1 + h * block;
+            const int32_t later_src = ids[s];
+            if (later_src >= (int32_t) rs_head && later_src < (int32_t) (rs_head + n_seqs) && later_src != (int32_t) (rs_head + s)) {
+                const uint32_t src_off = ((uint32_t) later_src - rs_head) * sd1 + h * block;
                 #pragma unroll
                 for (uint32_t cc = 0u; cc < CPW; ++cc) {
                     const uint32_t col = col0 + cc * NW;
@@ -87,21 +87,21 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                         s_shard[reg] = 0.0f;
                     }
                 } else {
-                    const int32_t src_1 = ids[s_1];
-                    if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
+                    const int32_t src = ids[s_1];
+                    if (j_1 > 0u && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s_1))) {
                         #pragma unroll
                         for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
                             s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
                         }
                     } else {
-                        if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                             #pragma unroll
                             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                                 const uint32_t col_1 = col0 + cc_1 * NW;
                                 #pragma unroll
                                 for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
                                     const uint32_t i_1 = r_1 * W + lane;
-                                    s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
+                                    s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                                 }
                             }
                         } else {
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                                 #pragma unroll
                                 for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
                                     const uint32_t i_2 = r_2 * W + lane;
-                                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src_1 * H + h) * block + col_2 * S_v + i_2];
+                                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                                 }
                             }
                         }
@@ -138,21 +138,21 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                             s_shard[reg_2] = 0.0f;
                         }
                     } else {
-                        const int32_t src_2 = ids[s_1];
-                        if (j_1 > 0u && (src_2 >= (int32_t) rs_head && src_2 < (int32_t) (rs_head + n_seqs) && src_2 != (int32_t) (rs_head + s_1))) {
+                        const int32_t src_1 = ids[s_1];
+                        if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
                             #pragma unroll
                             for (uint32_t reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
                                 s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
                             }
                         } else {
-                            if (src_2 >= (int32_t) rs_head && src_2 < (int32_t) (rs_head + n_seqs)) {
+                            if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
                                 #pragma unroll
                                 for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
                                     const uint32_t col_3 = col0 + cc_3 * NW;
                                     #pragma unroll
                                     for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
                                         const uint32_t i_4 = r_4 * W + lane;
-                                        s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_2 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
+                                        s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
                                     }
                                 }
                             } else {
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                                     #pragma unroll
                                     for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
                                         const uint32_t i_5 = r_5 * W + lane;
-                                        s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_2 * H + h) * block + col_4 * S_v + i_5];
+                                        s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_4 * S_v + i_5];
                                     }
                                 }
                             }
@@ -395,9 +395,9 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         const bool stores = slot < n_seqs;
         const uint32_t s = (stores ? slot : n_seqs - 1u);
         if (stores) {
-            const int32_t src = ids[s];
-            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s)) {
-                const uint32_t src_off = ((uint32_t) src - rs_head) * sd1 + h * block;
+            const int32_t later_src = ids[s];
+            if (later_src >= (int32_t) rs_head && later_src < (int32_t) (rs_head + n_seqs) && later_src != (int32_t) (rs_head + s)) {
+                const uint32_t src_off = ((uint32_t) later_src - rs_head) * sd1 + h * block;
                 #pragma unroll
                 for (uint32_t cc = 0u; cc < CPW; ++cc) {
                     const uint32_t col = col0 + cc * NW;
@@ -424,21 +424,21 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                         s_shard[reg] = 0.0f;
                     }
                 } else {
-                    const int32_t src_1 = ids[s_1];
-                    if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
+                    const int32_t src = ids[s_1];
+                    if (j_1 > 0u && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s_1))) {
                         #pragma unroll
                         for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
                             s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
                         }
                     } else {
-                        if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                             #pragma unroll
                             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                                 const uint32_t col_1 = col0 + cc_1 * NW;
                                 #pragma unroll
                                 for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
                                     const uint32_t i_1 = r_1 * W + lane;
-                                    s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
+                                    s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                                 }
                             }
                         } else {
@@ -448,7 +448,7 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                                 #pragma unroll
                                 for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
                                     const uint32_t i_2 = r_2 * W + lane;
-                                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src_1 * H + h) * block + col_2 * S_v + i_2];
+                                    s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                                 }
                             }
                         }
@@ -475,21 +475,21 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                             s_shard[reg_2] = 0.0f;
                         }
                     } else {
-                        const int32_t src_2 = ids[s_1];
-                        if (j_1 > 0u && (src_2 >= (int32_t) rs_head && src_2 < (int32_t) (rs_head + n_seqs) && src_2 != (int32_t) (rs_head + s_1))) {
+                        const int32_t src_1 = ids[s_1];
+                        if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
                             #pragma unroll
                             for (uint32_t reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
                                 s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
                             }
                         } else {
-                            if (src_2 >= (int32_t) rs_head && src_2 < (int32_t) (rs_head + n_seqs)) {
+                            if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
                                 #pragma unroll
                                 for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
                                     const uint32_t col_3 = col0 + cc_3 * NW;
                                     #pragma unroll
                                     for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
                                         const uint32_t i_4 = r_4 * W + lane;
-                                        s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_2 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
+                                        s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
                                     }
                                 }
                             } else {
@@ -499,7 +499,7 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                                     #pragma unroll
                                     for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
                                         const uint32_t i_5 = r_5 * W + lane;
-                                        s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_2 * H + h) * block + col_4 * S_v + i_5];
+                                        s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_4 * S_v + i_5];
                                     }
                                 }
                             }

@@ -199,9 +199,9 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -227,18 +227,18 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 												}
 											}
 										} else {
@@ -246,7 +246,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 												}
 											}
 										}
@@ -271,18 +271,18 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
 													}
 												}
 											} else {
@@ -290,7 +290,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
 													}
 												}
 											}
@@ -586,9 +586,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -614,18 +614,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 												}
 											}
 										} else {
@@ -633,7 +633,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 												}
 											}
 										}
@@ -658,18 +658,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
 													}
 												}
 											} else {
@@ -677,7 +677,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
 													}
 												}
 											}
@@ -937,9 +937,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -965,18 +965,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 													var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 												}
 											}
 										} else {
@@ -984,7 +984,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 													var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 												}
 											}
 										}
@@ -1009,18 +1009,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 														var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
 													}
 												}
 											} else {
@@ -1028,7 +1028,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 														var i_5 uint32 = ((lane[kgTid] * R) + r_5)
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
 													}
 												}
 											}
@@ -1291,9 +1291,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -1319,18 +1319,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 												}
 											}
 										} else {
@@ -1338,7 +1338,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 												}
 											}
 										}
@@ -1363,18 +1363,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
 													}
 												}
 											} else {
@@ -1382,7 +1382,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
 													}
 												}
 											}
@@ -1642,9 +1642,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -1670,18 +1670,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 												}
 											}
 										} else {
@@ -1689,7 +1689,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 												}
 											}
 										}
@@ -1714,18 +1714,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
 													}
 												}
 											} else {
@@ -1733,7 +1733,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
 													}
 												}
 											}
@@ -1970,9 +1970,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -1997,24 +1997,24 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
 												}
 											}
 										} else {
 											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
 												}
 											}
 										}
@@ -2036,24 +2036,24 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
 													}
 												}
 											} else {
 												for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
 													}
 												}
 											}
@@ -2260,9 +2260,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 						var stores bool = (slot < n_seqs)
 						var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
 						if stores {
-							var src int32 = ids[s]
-							if ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+							var later_src int32 = ids[s]
+							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
@@ -2288,18 +2288,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 									}
 								} else {
-									var src_1 int32 = ids[s_1[kgTid]]
-									if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+									var src int32 = ids[s_1[kgTid]]
+									if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
 										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 										}
 									} else {
-										if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 											for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 												var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 												for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 													var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+													s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 												}
 											}
 										} else {
@@ -2307,7 +2307,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 												}
 											}
 										}
@@ -2332,18 +2332,18 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 											s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
 										}
 									} else {
-										var src_2 int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs)))) && (src_2 != int32((rs_head + s_1[kgTid])))) {
+										var src_1 int32 = ids[s_1[kgTid]]
+										if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
 											for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
 												s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
 											}
 										} else {
-											if (src_2 >= int32(rs_head)) && (src_2 < int32((rs_head + n_seqs))) {
+											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
 												for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 													var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 													for r_4 := uint32(0); r_4 < R; r_4 += 1 {
 														var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_2) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+														s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
 													}
 												}
 											} else {
@@ -2351,7 +2351,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 													var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 													for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 														var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_2) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+														s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
 													}
 												}
 											}

@@ -71,9 +71,9 @@ void main() {
         bool stores = slot < pc.n_seqs;
         uint s = (stores ? slot : pc.n_seqs - 1u);
         if (stores) {
-            int src = ids[s];
-            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs) && src != int(pc.rs_head + s)) {
-                uint src_off = (uint(src) - pc.rs_head) * pc.sd1 + h * block;
+            int later_src = ids[s];
+            if (later_src >= int(pc.rs_head) && later_src < int(pc.rs_head + pc.n_seqs) && later_src != int(pc.rs_head + s)) {
+                uint src_off = (uint(later_src) - pc.rs_head) * pc.sd1 + h * block;
                 [[unroll]]
                 for (uint cc = 0u; cc < CPW; ++cc) {
                     uint col = col0 + cc * NW;
@@ -100,21 +100,21 @@ void main() {
                         s_shard[reg] = 0.0;
                     }
                 } else {
-                    int src_1 = ids[s_1];
-                    if (j_1 > 0u && (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs) && src_1 != int(pc.rs_head + s_1))) {
+                    int src = ids[s_1];
+                    if (j_1 > 0u && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs) && src != int(pc.rs_head + s_1))) {
                         [[unroll]]
                         for (uint reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
                             s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
                         }
                     } else {
-                        if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
+                        if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
                             [[unroll]]
                             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                                 uint col_1 = col0 + cc_1 * NW;
                                 [[unroll]]
                                 for (uint r_1 = 0u; r_1 < R; ++r_1) {
                                     uint i_1 = r_1 * W + lane;
-                                    s_shard[cc_1 * R + r_1] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
+                                    s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
                                 }
                             }
                         } else {
@@ -124,7 +124,7 @@ void main() {
                                 [[unroll]]
                                 for (uint r_2 = 0u; r_2 < R; ++r_2) {
                                     uint i_2 = r_2 * W + lane;
-                                    s_shard[cc_2 * R + r_2] = cache[(uint(src_1) * pc.H + h) * block + col_2 * S_v + i_2];
+                                    s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
                                 }
                             }
                         }
@@ -151,21 +151,21 @@ void main() {
                             s_shard[reg_2] = 0.0;
                         }
                     } else {
-                        int src_2 = ids[s_1];
-                        if (j_1 > 0u && (src_2 >= int(pc.rs_head) && src_2 < int(pc.rs_head + pc.n_seqs) && src_2 != int(pc.rs_head + s_1))) {
+                        int src_1 = ids[s_1];
+                        if (j_1 > 0u && (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs) && src_1 != int(pc.rs_head + s_1))) {
                             [[unroll]]
                             for (uint reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
                                 s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
                             }
                         } else {
-                            if (src_2 >= int(pc.rs_head) && src_2 < int(pc.rs_head + pc.n_seqs)) {
+                            if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
                                 [[unroll]]
                                 for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
                                     uint col_3 = col0 + cc_3 * NW;
                                     [[unroll]]
                                     for (uint r_4 = 0u; r_4 < R; ++r_4) {
                                         uint i_4 = r_4 * W + lane;
-                                        s_shard[cc_3 * R + r_4] = state_dst[(uint(src_2) - pc.rs_head) * pc.sd1 + h * block + col_3 * S_v + i_4];
+                                        s_shard[cc_3 * R + r_4] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_3 * S_v + i_4];
                                     }
                                 }
                             } else {
@@ -175,7 +175,7 @@ void main() {
                                     [[unroll]]
                                     for (uint r_5 = 0u; r_5 < R; ++r_5) {
                                         uint i_5 = r_5 * W + lane;
-                                        s_shard[cc_4 * R + r_5] = cache[(uint(src_2) * pc.H + h) * block + col_4 * S_v + i_5];
+                                        s_shard[cc_4 * R + r_5] = cache[(uint(src_1) * pc.H + h) * block + col_4 * S_v + i_5];
                                     }
                                 }
                             }
