@@ -203,7 +203,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			stores = b.Let("stores", at.Lt(nSeqs))
 			s = b.Let("s", b.Select(stores, at, nSeqs.Sub(1)))
 		}
-		shardReg := func(x dsl.Val) dsl.Val { return x }
 		var lane dsl.Val
 		if !st.vectorRows {
 			lane = b.Let("lane", b.LocalID(0))
@@ -245,7 +244,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 				c := b.Let("col", col0.Add(cc.Mul(nw)))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					f(c, rowVar(r), shardReg(cc.Mul(rows).Add(r)))
+					f(c, rowVar(r), cc.Mul(rows).Add(r))
 				})
 			})
 		}
@@ -381,7 +380,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
 					kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
 					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
@@ -398,7 +397,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			decayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
@@ -422,7 +421,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			gateAfter := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
@@ -452,7 +451,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
@@ -501,7 +500,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			gateOnPart := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
 					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", shardReg(cc.Mul(rows)))
+					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
 						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
@@ -543,8 +542,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 					})
 				})
 			})
-			// A loop, not unrolled: unrolled, NVIDIA's Vulkan compiler ran
-			// SPT 2 to 8 1.2-3x slower than CUDA did (issue #21).
+			// A loop, not unrolled: the slots' code once, not SPT times;
+			// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
 			b.For("j", 0, spt, func(j dsl.Val) {
 				b.If(j.Mul(ns).Lt(nSeqs), func() { // uniform: a slot past every sequence is skipped whole
 					slot(j)
