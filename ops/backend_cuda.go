@@ -28,19 +28,25 @@ func init() {
 			// that, where gather + compute's worst took 1.40-1.85x; at 5
 			// to 7 0.85-0.94x. At three and four it took 1.08-1.15x and
 			// 1.00-1.07x, where gather + compute's worst pattern stays
-			// within 1.30x: from five. From 20 to 32 several slots a
-			// row, the later slots staged in shared memory (bench/RESULTS.md
-			// "slots"): (1, 4, 8, SPT 3) at 20..24 took identity ids in
-			// 1.033-1.050x the chained schedule's time and (1, 4, 16, SPT 2)
-			// at 25..32 (28 and 32 timed) 1.032-1.046x, every ids pattern
-			// within 1.07x of its own identity, where the chained
-			// schedule's worst takes 1.57-1.69x. At 17 (1, 4, 8, SPT 3)
-			// costs identity ids 7-8% over the chained schedule, so 17..19
-			// stay chained, and from 33 every shape that fits 48 KiB of
-			// shared memory costs 9% or more ((1, 2, 16, SPT 3)).
+			// within 1.30x: from five. From 17 to 32 a row of threads
+			// runs two slots, the second staged in shared memory where its
+			// source is another sequence's destination (bench/RESULTS.md
+			// "rows that fit n_seqs", calls 21 and 22): identity ids took
+			// 1.002-1.035x the chained schedule's time at 17..20 (1, 4,
+			// 10, SPT 2), 1.019-1.030x at 21..24 (1, 4, 12, SPT 2) and
+			// 1.033-1.047x at 25..32 (1, 4, 16, SPT 2; (1, 4, 14, SPT 2)
+			// no better), every ids pattern within 1.07x of its own
+			// identity, where the chained schedule's worst takes
+			// 1.60-1.77x. Three slots of 8 cost more (1.033-1.087x at
+			// 17..24: a row runs three sequences one after another), and
+			// so do workgroups past 384 threads, whose registers the
+			// occupancy bound cuts to 48 or fewer ((1, 4, 20), (1, 4, 20,
+			// SPT 2): 1.04-1.09x). From 33 every shape that fits 48 KiB
+			// of shared memory costs 6% or more ((1, 2, 20, SPT 2) 1.059 /
+			// 1.073x at 40, (1, 2, 16, SPT 3) 1.11-1.15x at 40..48).
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 4, NS: 16, SPT: 1},
-					{NW: 1, CPW: 4, NS: 8, SPT: 3, From: 20}, {NW: 1, CPW: 4, NS: 16, SPT: 2}}
+					{NW: 1, CPW: 4, NS: 10, SPT: 2}, {NW: 1, CPW: 4, NS: 12, SPT: 2}, {NW: 1, CPW: 4, NS: 16, SPT: 2}}
 			},
 			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph
@@ -50,7 +56,8 @@ func init() {
 			// sequences (H 32 / 48), 0.82 / 0.80x at 32, 0.65 / 0.62x at
 			// 256, but 1.43-1.65x at 2..8, where today's gather copies two
 			// to eight rows and the plan costs more than it saves. It
-			// starts past the one-dispatch schedule's 16 sequences.
+			// runs from 17 sequences where the one-dispatch schedule does
+			// not: from 33.
 			ChainFrom: 17,
 			// 8 segments per chain: the better of 4 and 8 for op B's worst
 			// pattern from 64 sequences (4 by 0.03-0.09 at 32; call 6: 8

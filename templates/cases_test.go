@@ -60,8 +60,9 @@ func TestCasesReachChainedSchedule(t *testing.T) {
 }
 
 // test-backend-ops runs op B's one-dispatch schedule at every tier of
-// every backend that has one (ops.GDNBatch): an ids case whose n_seqs the
-// tier takes, with sources cycling through the window and permuted.
+// every backend that has one (ops.GDNBatch), and its chained schedule
+// where one runs: an ids case whose n_seqs the schedule takes, with
+// sources cycling through the window and permuted.
 func TestCasesReachEveryBatchedTier(t *testing.T) {
 	text, err := CommonSection("tbo-cases")
 	if err != nil {
@@ -96,5 +97,26 @@ func TestCasesReachEveryBatchedTier(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no backend has a batched op B: the test checks nothing")
+	}
+	// and the chained schedule, at an n_seqs no tier takes
+	chained := 0
+	for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
+		from, ok := ops.ChainFrom(backend)
+		if !ok {
+			continue
+		}
+		chained++
+		reached := false
+		for _, f := range strings.Split(m[2], ",") {
+			n, _ := strconv.Atoi(strings.TrimSpace(f))
+			_, batched := ops.GDNBatchAt(backend, 128, n)
+			reached = reached || n >= from && !batched
+		}
+		if !reached {
+			t.Errorf("tbo-cases: no n_seqs in {%s} runs %s's chained schedule (from %d, where no tier takes it)", m[2], backend, from)
+		}
+	}
+	if chained == 0 {
+		t.Error("no backend has a chained op B: the test checks nothing")
 	}
 }

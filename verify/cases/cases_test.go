@@ -152,7 +152,11 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 	i := 0
 	for _, spt := range []int{1, 2, 3, 4, 8} {
 		lastSlot, full, aliasing, staged, noTokens := 0, 0, 0, 0, 0
-		for _, ns := range []int{2, 4} {
+		nss := []int{2, 4}
+		if spt <= 2 {
+			nss = append(nss, 10) // rows that are not a power of two (the tiers' 10, 12, 20, 24)
+		}
+		for _, ns := range nss {
 			for _, sv := range []int{16, 32} {
 				for _, kda := range []bool{false, true} {
 					for range 8 + 2*spt {

@@ -55,7 +55,11 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 	}
 	for _, spt := range []int{1, 2, 3, 4, 8} {
 		aliasing := 0
-		for _, ns := range []int{2, 4} {
+		nss := []int{2, 4}
+		if spt == 2 {
+			nss = append(nss, 10) // rows that are not a power of two, as the tiers' 10, 12, 20, 24
+		}
+		for _, ns := range nss {
 			for range 10 {
 				a := ops.Ariths()[i%len(ops.Ariths())]
 				v := ops.V(batchedOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt)

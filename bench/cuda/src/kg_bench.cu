@@ -792,8 +792,8 @@ struct batch_shape {
     }
 };
 #define KG_BATCH(NW, CPW, NS, SPT) batch_shape{NW, CPW, NS, SPT, &gdn_batched<true, NW, CPW, NS, SPT>, &gdn_batched<false, NW, CPW, NS, SPT>}
-const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1), KG_BATCH(1, 4, 8, 2), KG_BATCH(1, 4, 16, 2),
-    KG_BATCH(1, 4, 8, 3), KG_BATCH(1, 2, 16, 2), KG_BATCH(1, 2, 16, 3)};
+const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1), KG_BATCH(1, 4, 10, 2), KG_BATCH(1, 4, 12, 2),
+    KG_BATCH(1, 4, 14, 2), KG_BATCH(1, 4, 16, 2)};
 #undef KG_BATCH
 
 // Op D, d_conv 4, SiLU: the same two schedules.
