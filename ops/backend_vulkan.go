@@ -35,8 +35,8 @@ func init() {
 				return 4, 2, 2, true
 			},
 			// Tiers (1, 4, 8) from three sequences, then (1, 2, 16), (1, 2,
-			// 20), (1, 2, 24), (1, 2, 32) and (1, 2, 20, SPT 2) from 36: one
-			// warp per sequence row. (1, 4, 8) on
+			// 20), (1, 2, 24), (1, 2, 32), (1, 2, 18, SPT 2) from 34 and (1,
+			// 2, 20, SPT 2): one warp per sequence row. (1, 4, 8) on
 			// the H100 (bench/vulkan -batched, S_v 128, H 32 / 48) ran op B
 			// at n_seqs 2, 4, 8 in 13.2/15.1, 15.1/18.0, 20.6/26.9 us where
 			// gather + compute took 15.6/17.4, 18.7/21.7, 25.5/32.3; of the
@@ -47,16 +47,18 @@ func init() {
 			// the time of gather + compute, (1, 4, 16) 0.90 / 0.96x; every
 			// ids pattern within 1.0x of identity. From 17 a workgroup's
 			// rows grow with n_seqs (bench/RESULTS.md "rows that fit
-			// n_seqs", calls 21 and 22; identity ids over the chained
+			// n_seqs", calls 21, 22 and 27; identity ids over the chained
 			// schedule's, H 32 / 48): (1, 2, 20) 0.93-0.98x at 17..20,
 			// where the 32-row tier idling 15 rows took 1.07 / 1.11x at
 			// 17; (1, 2, 24) 0.99-1.03x at 21..24; (1, 2, 32) 0.99-1.01x
 			// at 25..32. Past 32 a row runs two slots, the second staged
 			// in shared memory where its source is another sequence's
-			// destination: (1, 2, 20, SPT 2) 1.027 / 1.042x at 36 and
-			// 1.014 / 1.027x at 40, every ids pattern within 1.06x of its
-			// identity, where the chained schedule's worst takes
-			// 1.33-1.40x; 1.043 / 1.060x at 33, so it starts at 36. On
+			// destination: (1, 2, 18, SPT 2) 1.029 / 1.047x at 34 and
+			// 1.023 / 1.037x at 36 (call 27), (1, 2, 20, SPT 2) 1.021 /
+			// 1.037x at 37 and 1.014 / 1.027x at 40 (call 22), every ids
+			// pattern within 1.06x of its identity, where the chained
+			// schedule's worst takes 1.33-1.42x; at 33 (1, 2, 18, SPT 2)
+			// took 1.035 / 1.052x, so 33 stays chained. On
 			// NVIDIA's driver a workgroup's threads and shared memory
 			// cost occupancy more than under CUDA: (1, 2, 24, SPT 2), 768
 			// threads, took 1.21-1.32x at 40..48, three slots of 16-22
@@ -67,7 +69,8 @@ func init() {
 			// (ops.GDNBatchFrom: three sequences at S_v 128).
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 20, SPT: 1},
-					{NW: 1, CPW: 2, NS: 24, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1}, {NW: 1, CPW: 2, NS: 20, SPT: 2, From: 36}}
+					{NW: 1, CPW: 2, NS: 24, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1},
+					{NW: 1, CPW: 2, NS: 18, SPT: 2, From: 34}, {NW: 1, CPW: 2, NS: 20, SPT: 2}}
 			},
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
@@ -80,7 +83,7 @@ func init() {
 			// -0.8% at 32; within 1% from 64. Its worst ids pattern 0.94 /
 			// 0.90x today's worst at 16, 0.77 / 0.74x at 32, 0.62 / 0.58x
 			// at 256 (call 7). It runs from 17 sequences where the
-			// one-dispatch schedule does not: 33..35 and from 41.
+			// one-dispatch schedule does not: 33 and from 41.
 			ChainFrom: 17,
 			// 4 segments per chain: the best of 4, 8 and 64 for op B's
 			// worst pattern at 16 to 64 sequences (call 6), within 0.07 of

@@ -72,7 +72,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	batched := mode == gdnInplaceIdsBatched
 	var ns, spt dsl.Val
 	if batched {
-		ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 20, 22, 24, 32)
+		ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32)
 		spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
 	}
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))

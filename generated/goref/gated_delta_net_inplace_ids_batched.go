@@ -14,7 +14,7 @@ type GatedDeltaNetInplaceIdsBatchedParams struct {
 	KDA bool   // KDA
 	NW  uint32 // NW in [1 2 4 8 16]
 	CPW uint32 // CPW in [1 2 4 8]
-	NS  uint32 // NS in [2 4 8 10 12 16 20 22 24 32]
+	NS  uint32 // NS in [2 4 8 10 12 16 18 20 22 24 32]
 	SPT uint32 // SPT in [1 2 3 4 8]
 }
 
@@ -111,9 +111,9 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@portable: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
@@ -501,9 +501,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
@@ -849,9 +849,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-metal: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
@@ -1203,9 +1203,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-vulkan: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
@@ -1557,9 +1557,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
@@ -1905,9 +1905,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
@@ -2172,9 +2172,9 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
-	case 2, 4, 8, 10, 12, 16, 20, 22, 24, 32:
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NS %d is not in [2 4 8 10 12 16 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-opencl: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
