@@ -43,6 +43,12 @@ const (
 	// its share of every cut row (a few rows, ceil(n_seqs / seg) for a
 	// permutation of the window).
 	chainGroups = 256
+	// cutRowsInFlight rows' loads are issued before their stores: a
+	// row at a time kept about one row in flight across the device, a
+	// memory round trip per cut row. On the H200 (bench/RESULTS.md) 8
+	// took op B's worst ids pattern from 1.44-1.73x its identity to
+	// 1.22-1.51x on CUDA (33..256 sequences), 4 to 1.27-1.55x.
+	cutRowsInFlight = 8
 	// A plan entry is len << planLenShift | from: from 0, s reads no
 	// scratch; else scratch row from - 1.
 	planLenShift = 16
@@ -70,6 +76,9 @@ const (
 //  3. Pointer jumping along prev ranks every sequence from its path's head;
 //     every seg-th is cut from its reader and starts a segment.
 //  4. A segment's first walks it for its length.
+//
+//  5. The cut rows are listed (a prefix sum) and copied cutRowsInFlight
+//     at a time.
 //
 // Past planMax sequences every aliasing row is copied (segments of one).
 func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
@@ -113,8 +122,9 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 			})
 			copyRows(func(r dsl.Val) dsl.Val { return target(r).Ge(0) })
 		}, func() {
-			rows := planSegments(b, lid, nSeqs, seg, plan, target)
-			copyRows(func(r dsl.Val) dsl.Val { return rows.At(r).Eq(r.I32()) })
+			rows, free1, free2 := planSegments(b, lid, nSeqs, seg, plan, target)
+			list, count := cutRows(b, lid, nSeqs, rows, free1, free2)
+			copyCutRows(b, cache, scratch, ids, list, count, rowLen)
 		})
 	})
 	return b.Build()
@@ -122,8 +132,11 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 
 // planSegments plans in shared memory (the steps of buildChainGather); the
 // first workgroup stores the plan. It returns each sequence's scratch row
-// (-1: none); a row is copied by the sequence whose own it is.
-func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) dsl.Arr {
+// (-1: none; a row is copied by the sequence whose own it is) and two
+// arrays of planMax it no longer needs: more shared memory would cost the
+// chain gather occupancy on NVIDIA's Vulkan driver (0.35 us more with
+// identity ids, 8 us with rotated, on the H200: bench/RESULTS.md).
+func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) (rows, free1, free2 dsl.Arr) {
 	next := b.SharedArray("next", ir.I32, planMax)
 	prev := b.SharedArray("prev", ir.I32, planMax)
 	jump := b.SharedArray("jump", ir.I32, planMax)
@@ -250,7 +263,73 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 			plan.Store(u, n.Get().Shl(planLenShift).Add(prev.At(u).Add(1)))
 		})
 	})
-	return prev
+	b.Barrier() // jump and val are free from here (cutRows reuses them)
+	return prev, jump, val
+}
+
+// cutRows lists the rows the plan cuts (rows[r] == r) in list, in order,
+// and returns its length: a prefix sum over the cut flags in rank by
+// doubling (ceil(log2 n_seqs) rounds), each cut row then storing itself
+// at its rank. rank and list are shared arrays of planMax.
+func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, rows, rank, list dsl.Arr) (dsl.Arr, dsl.Val) {
+	held := b.Array("held_rank", ir.I32, planPerThread)
+	each := func(f func(u dsl.Val, j dsl.Val)) {
+		b.Unrolled("j", 0, planPerThread, func(j dsl.Val) {
+			u := b.Let("u", j.Mul(planThreads).Add(lid))
+			b.If(u.Lt(nSeqs), func() { f(u, j) })
+		})
+	}
+	cut := func(u dsl.Val) dsl.Val { return rows.At(u).Eq(u.I32()) }
+	each(func(u, _ dsl.Val) { rank.Set(u, b.Select(cut(u), b.I32(1), b.I32(0))) })
+	b.Barrier()
+	b.For("round", 0, planRounds, func(round dsl.Val) {
+		d := b.Let("d", b.U32(1).Shl(round))
+		b.If(d.Lt(nSeqs), func() {
+			each(func(u, j dsl.Val) {
+				held.Set(j, rank.At(u))
+				b.If(u.Ge(d), func() { held.Set(j, held.At(j).Add(rank.At(u.Sub(d)))) })
+			})
+			b.Barrier()
+			each(func(u, j dsl.Val) { rank.Set(u, held.At(j)) })
+			b.Barrier()
+		})
+	})
+	each(func(u, _ dsl.Val) {
+		b.If(cut(u), func() { list.Set(rank.At(u).Sub(1).U32(), u.I32()) })
+	})
+	b.Barrier()
+	return list, b.Let("cut_count", rank.At(nSeqs.Sub(1)).U32())
+}
+
+// copyCutRows copies this workgroup's share of every listed row, the
+// loads of cutRowsInFlight rows issued before their stores.
+func copyCutRows(b *dsl.Builder, cache, scratch, ids dsl.Buf, list dsl.Arr, count, rowLen dsl.Val) {
+	stride := b.Let("stride", b.U32(chainGroups).Mul(gatherChunk))
+	first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
+	vals := b.Array("vals", ir.F32, cutRowsInFlight*gatherPerThread)
+	b.ForStep("k", b.U32(0), count, b.U32(cutRowsInFlight), func(k dsl.Val) {
+		b.ForStep("c", first, rowLen, stride, func(c dsl.Val) {
+			b.Unrolled("i", 0, cutRowsInFlight, func(i dsl.Val) {
+				b.If(k.Add(i).Lt(count), func() {
+					r := b.Let("r", list.At(k.Add(i)).U32())
+					from := b.Let("from", cacheRow(ids.Load(r), rowLen))
+					b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
+						e := c.Add(j.Mul(gatherThreads))
+						b.If(e.Lt(rowLen), func() { vals.Set(i.Mul(gatherPerThread).Add(j), cache.Load(from.Add(e.U64()))) })
+					})
+				})
+			})
+			b.Unrolled("i", 0, cutRowsInFlight, func(i dsl.Val) {
+				b.If(k.Add(i).Lt(count), func() {
+					to := b.Let("to", list.At(k.Add(i)).U32().Mul(rowLen))
+					b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
+						e := c.Add(j.Mul(gatherThreads))
+						b.If(e.Lt(rowLen), func() { scratch.Store(to.Add(e), vals.At(i.Mul(gatherPerThread).Add(j))) })
+					})
+				})
+			})
+		})
+	})
 }
 
 // runSegments is a chained compute kernel's outer loop: the workgroup of

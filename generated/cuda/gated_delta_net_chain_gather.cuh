@@ -266,25 +266,78 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                     }
                 }
             }
-            for (uint32_t r_2 = 0u; r_2 < n_seqs; ++r_2) {
-                if (prev[r_2] == (int32_t) r_2) {
-                    const int32_t src_1 = ids[r_2];
-                    const uint64_t from_2 = (uint64_t) src_1 * row_len;
-                    const uint32_t to_3 = r_2 * row_len;
-                    const uint32_t stride_1 = 256u * 2048u;
-                    const uint32_t first_1 = blockIdx.x * 2048u + threadIdx.x;
-                    float vals_1[8u];
-                    for (uint32_t c_1 = first_1; c_1 < row_len; c_1 += stride_1) {
-                        #pragma unroll
-                        for (uint32_t j_17 = 0u; j_17 < 8u; ++j_17) {
-                            if ((c_1 + j_17 * 256u) < row_len) {
-                                vals_1[j_17] = cache[from_2 + (c_1 + j_17 * 256u)];
+            __syncthreads();
+            int32_t held_rank[4u];
+            #pragma unroll
+            for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
+                const uint32_t u_15 = j_17 * 256u + lid;
+                if (u_15 < n_seqs) {
+                    jump[u_15] = (prev[u_15] == (int32_t) u_15 ? 1 : 0);
+                }
+            }
+            __syncthreads();
+            for (uint32_t round_2 = 0u; round_2 < 10u; ++round_2) {
+                const uint32_t d = 1u << round_2;
+                if (d < n_seqs) {
+                    #pragma unroll
+                    for (uint32_t j_18 = 0u; j_18 < 4u; ++j_18) {
+                        const uint32_t u_16 = j_18 * 256u + lid;
+                        if (u_16 < n_seqs) {
+                            held_rank[j_18] = jump[u_16];
+                            if (u_16 >= d) {
+                                held_rank[j_18] = held_rank[j_18] + jump[u_16 - d];
                             }
                         }
-                        #pragma unroll
-                        for (uint32_t j_18 = 0u; j_18 < 8u; ++j_18) {
-                            if ((c_1 + j_18 * 256u) < row_len) {
-                                scratch[to_3 + (c_1 + j_18 * 256u)] = vals_1[j_18];
+                    }
+                    __syncthreads();
+                    #pragma unroll
+                    for (uint32_t j_19 = 0u; j_19 < 4u; ++j_19) {
+                        const uint32_t u_17 = j_19 * 256u + lid;
+                        if (u_17 < n_seqs) {
+                            jump[u_17] = held_rank[j_19];
+                        }
+                    }
+                    __syncthreads();
+                }
+            }
+            #pragma unroll
+            for (uint32_t j_20 = 0u; j_20 < 4u; ++j_20) {
+                const uint32_t u_18 = j_20 * 256u + lid;
+                if (u_18 < n_seqs) {
+                    if (prev[u_18] == (int32_t) u_18) {
+                        val[(uint32_t) (jump[u_18] - 1)] = (int32_t) u_18;
+                    }
+                }
+            }
+            __syncthreads();
+            const uint32_t cut_count = (uint32_t) jump[n_seqs - 1u];
+            const uint32_t stride_1 = 256u * 2048u;
+            const uint32_t first_1 = blockIdx.x * 2048u + threadIdx.x;
+            float vals_1[64u];
+            for (uint32_t k_1 = 0u; k_1 < cut_count; k_1 += 8u) {
+                for (uint32_t c_1 = first_1; c_1 < row_len; c_1 += stride_1) {
+                    #pragma unroll
+                    for (uint32_t i = 0u; i < 8u; ++i) {
+                        if ((k_1 + i) < cut_count) {
+                            const uint32_t r_2 = (uint32_t) val[k_1 + i];
+                            const uint64_t from_2 = (uint64_t) ids[r_2] * row_len;
+                            #pragma unroll
+                            for (uint32_t j_21 = 0u; j_21 < 8u; ++j_21) {
+                                if ((c_1 + j_21 * 256u) < row_len) {
+                                    vals_1[i * 8u + j_21] = cache[from_2 + (c_1 + j_21 * 256u)];
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (uint32_t i_1 = 0u; i_1 < 8u; ++i_1) {
+                        if ((k_1 + i_1) < cut_count) {
+                            const uint32_t to_3 = (uint32_t) val[k_1 + i_1] * row_len;
+                            #pragma unroll
+                            for (uint32_t j_22 = 0u; j_22 < 8u; ++j_22) {
+                                if ((c_1 + j_22 * 256u) < row_len) {
+                                    scratch[to_3 + (c_1 + j_22 * 256u)] = vals_1[i_1 * 8u + j_22];
+                                }
                             }
                         }
                     }

@@ -67,7 +67,11 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 	held_jumpLen := int(4)
 	held_jump := make([]int32, kgN*held_jumpLen)
 	_ = held_jump
-	vals_1Len := int(8)
+	held_rankLen := int(4)
+	held_rank := make([]int32, kgN*held_rankLen)
+	_ = held_rank
+	d := make([]uint32, kgN)
+	vals_1Len := int(64)
 	vals_1 := make([]float32, kgN*vals_1Len)
 	_ = vals_1
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
@@ -318,7 +322,6 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
 							if uint32(kgGX) == 0 {
 								// a segment's first walks it for its length
 								for j_16 := uint32(0); j_16 < 4; j_16 += 1 {
@@ -339,22 +342,81 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 									}
 								}
 							}
-							for r_2 := uint32(0); r_2 < n_seqs; r_2 += 1 {
-								if prev[int(r_2)] == int32(r_2) {
-									var src_1 int32 = ids[r_2]
-									var from_2 uint64 = (uint64(src_1) * uint64(row_len))
-									var to_3 uint32 = (r_2 * row_len)
-									var stride_1 uint32 = (256 * 2048)
-									var first_1 uint32 = ((uint32(kgGX) * 2048) + kgLX)
-									for c_1 := uint32(first_1); c_1 < row_len; c_1 += stride_1 {
-										for j_17 := uint32(0); j_17 < 8; j_17 += 1 {
-											if (c_1 + (j_17 * 256)) < row_len {
-												vals_1[kgTid*vals_1Len+int(j_17)] = cache[(from_2 + uint64((c_1 + (j_17 * 256))))]
+						}
+						// barrier: the thread loops before and after it are the ordering
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
+								var u_15 uint32 = ((j_17 * 256) + lid[kgTid])
+								if u_15 < n_seqs {
+									jump[int(u_15)] = rt.SelI32((prev[int(u_15)] == int32(u_15)), 1, 0)
+								}
+							}
+						}
+						// barrier: the thread loops before and after it are the ordering
+						for round_2 := uint32(0); round_2 < 10; round_2 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								d[kgTid] = (1 << round_2)
+							}
+							if d[0] < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_18 := uint32(0); j_18 < 4; j_18 += 1 {
+										var u_16 uint32 = ((j_18 * 256) + lid[kgTid])
+										if u_16 < n_seqs {
+											held_rank[kgTid*held_rankLen+int(j_18)] = jump[int(u_16)]
+											if u_16 >= d[kgTid] {
+												held_rank[kgTid*held_rankLen+int(j_18)] = (held_rank[kgTid*held_rankLen+int(j_18)] + jump[int((u_16-d[kgTid]))])
 											}
 										}
-										for j_18 := uint32(0); j_18 < 8; j_18 += 1 {
-											if (c_1 + (j_18 * 256)) < row_len {
-												scratch[(to_3 + (c_1 + (j_18 * 256)))] = vals_1[kgTid*vals_1Len+int(j_18)]
+									}
+								}
+								// barrier: the thread loops before and after it are the ordering
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_19 := uint32(0); j_19 < 4; j_19 += 1 {
+										var u_17 uint32 = ((j_19 * 256) + lid[kgTid])
+										if u_17 < n_seqs {
+											jump[int(u_17)] = held_rank[kgTid*held_rankLen+int(j_19)]
+										}
+									}
+								}
+								// barrier: the thread loops before and after it are the ordering
+							}
+						}
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							for j_20 := uint32(0); j_20 < 4; j_20 += 1 {
+								var u_18 uint32 = ((j_20 * 256) + lid[kgTid])
+								if u_18 < n_seqs {
+									if prev[int(u_18)] == int32(u_18) {
+										val[int(uint32((jump[int(u_18)] - 1)))] = int32(u_18)
+									}
+								}
+							}
+						}
+						// barrier: the thread loops before and after it are the ordering
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							var cut_count uint32 = uint32(jump[int((n_seqs - 1))])
+							var stride_1 uint32 = (256 * 2048)
+							var first_1 uint32 = ((uint32(kgGX) * 2048) + kgLX)
+							for k_1 := uint32(0); k_1 < cut_count; k_1 += 8 {
+								for c_1 := uint32(first_1); c_1 < row_len; c_1 += stride_1 {
+									for i := uint32(0); i < 8; i += 1 {
+										if (k_1 + i) < cut_count {
+											var r_2 uint32 = uint32(val[int((k_1 + i))])
+											var from_2 uint64 = (uint64(ids[r_2]) * uint64(row_len))
+											for j_21 := uint32(0); j_21 < 8; j_21 += 1 {
+												if (c_1 + (j_21 * 256)) < row_len {
+													vals_1[kgTid*vals_1Len+int(((i*8)+j_21))] = cache[(from_2 + uint64((c_1 + (j_21 * 256))))]
+												}
+											}
+										}
+									}
+									for i_1 := uint32(0); i_1 < 8; i_1 += 1 {
+										if (k_1 + i_1) < cut_count {
+											var to_3 uint32 = (uint32(val[int((k_1+i_1))]) * row_len)
+											for j_22 := uint32(0); j_22 < 8; j_22 += 1 {
+												if (c_1 + (j_22 * 256)) < row_len {
+													scratch[(to_3 + (c_1 + (j_22 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_22))]
+												}
 											}
 										}
 									}

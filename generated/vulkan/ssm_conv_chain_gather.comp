@@ -273,25 +273,78 @@ void main() {
                     }
                 }
             }
-            for (uint r_2 = 0u; r_2 < pc.n_seqs; ++r_2) {
-                if (prev[r_2] == int(r_2)) {
-                    int src_1 = ids[r_2];
-                    uint from_2 = uint(src_1) * pc.row_len;
-                    uint to_3 = r_2 * pc.row_len;
-                    uint stride_1 = 256u * 2048u;
-                    uint first_1 = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
-                    float vals_1[8u];
-                    for (uint c_1 = first_1; c_1 < pc.row_len; c_1 += stride_1) {
-                        [[unroll]]
-                        for (uint j_17 = 0u; j_17 < 8u; ++j_17) {
-                            if ((c_1 + j_17 * 256u) < pc.row_len) {
-                                vals_1[j_17] = cache[from_2 + (c_1 + j_17 * 256u)];
+            barrier();
+            int held_rank[4u];
+            [[unroll]]
+            for (uint j_17 = 0u; j_17 < 4u; ++j_17) {
+                uint u_15 = j_17 * 256u + lid;
+                if (u_15 < pc.n_seqs) {
+                    jump[u_15] = (prev[u_15] == int(u_15) ? 1 : 0);
+                }
+            }
+            barrier();
+            for (uint round_2 = 0u; round_2 < 10u; ++round_2) {
+                uint d = 1u << round_2;
+                if (d < pc.n_seqs) {
+                    [[unroll]]
+                    for (uint j_18 = 0u; j_18 < 4u; ++j_18) {
+                        uint u_16 = j_18 * 256u + lid;
+                        if (u_16 < pc.n_seqs) {
+                            held_rank[j_18] = jump[u_16];
+                            if (u_16 >= d) {
+                                held_rank[j_18] = held_rank[j_18] + jump[u_16 - d];
                             }
                         }
-                        [[unroll]]
-                        for (uint j_18 = 0u; j_18 < 8u; ++j_18) {
-                            if ((c_1 + j_18 * 256u) < pc.row_len) {
-                                scratch[to_3 + (c_1 + j_18 * 256u)] = vals_1[j_18];
+                    }
+                    barrier();
+                    [[unroll]]
+                    for (uint j_19 = 0u; j_19 < 4u; ++j_19) {
+                        uint u_17 = j_19 * 256u + lid;
+                        if (u_17 < pc.n_seqs) {
+                            jump[u_17] = held_rank[j_19];
+                        }
+                    }
+                    barrier();
+                }
+            }
+            [[unroll]]
+            for (uint j_20 = 0u; j_20 < 4u; ++j_20) {
+                uint u_18 = j_20 * 256u + lid;
+                if (u_18 < pc.n_seqs) {
+                    if (prev[u_18] == int(u_18)) {
+                        val[uint(jump[u_18] - 1)] = int(u_18);
+                    }
+                }
+            }
+            barrier();
+            uint cut_count = uint(jump[pc.n_seqs - 1u]);
+            uint stride_1 = 256u * 2048u;
+            uint first_1 = gl_WorkGroupID.x * 2048u + gl_LocalInvocationID.x;
+            float vals_1[64u];
+            for (uint k_1 = 0u; k_1 < cut_count; k_1 += 8u) {
+                for (uint c_1 = first_1; c_1 < pc.row_len; c_1 += stride_1) {
+                    [[unroll]]
+                    for (uint i = 0u; i < 8u; ++i) {
+                        if ((k_1 + i) < cut_count) {
+                            uint r_2 = uint(val[k_1 + i]);
+                            uint from_2 = uint(ids[r_2]) * pc.row_len;
+                            [[unroll]]
+                            for (uint j_21 = 0u; j_21 < 8u; ++j_21) {
+                                if ((c_1 + j_21 * 256u) < pc.row_len) {
+                                    vals_1[i * 8u + j_21] = cache[from_2 + (c_1 + j_21 * 256u)];
+                                }
+                            }
+                        }
+                    }
+                    [[unroll]]
+                    for (uint i_1 = 0u; i_1 < 8u; ++i_1) {
+                        if ((k_1 + i_1) < cut_count) {
+                            uint to_3 = uint(val[k_1 + i_1]) * pc.row_len;
+                            [[unroll]]
+                            for (uint j_22 = 0u; j_22 < 8u; ++j_22) {
+                                if ((c_1 + j_22 * 256u) < pc.row_len) {
+                                    scratch[to_3 + (c_1 + j_22 * 256u)] = vals_1[i_1 * 8u + j_22];
+                                }
                             }
                         }
                     }

@@ -154,7 +154,7 @@ func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 // what one workgroup plans, and copies no more than it must: one row per
 // cycle or per segment boundary, and a row several read from scratch once;
 // a rotation of n, one cycle, is cut into ceil(n/seg) segments with one
-// copy each.
+// copy each. Every scratch row a sequence reads holds its source row.
 func TestChainPlanIsASchedule(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	run := gen.Run["gated_delta_net_chain_gather"]
@@ -167,6 +167,9 @@ func TestChainPlanIsASchedule(t *testing.T) {
 			out[i] = unwritten
 		}
 		cache := make([]float32, rsHead+len(ids)+8)
+		for i := range cache {
+			cache[i] = float32(100 + i) // row i holds 100 + i
+		}
 		scratch := make([]float32, len(ids))
 		err := run("portable", map[string]int64{}, map[string]uint32{"row_len": 1, "n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), "seg": uint32(seg)},
 			map[string]any{"cache": cache, "ids": ids, "plan": out, "scratch": scratch})
@@ -185,6 +188,11 @@ func TestChainPlanIsASchedule(t *testing.T) {
 		}
 		if !aliases {
 			return nil
+		}
+		for s, p := range out {
+			if r := int(p&0xffff) - 1; r >= 0 && scratch[r] != float32(100+ids[s]) {
+				t.Fatalf("n %d, seg %d: sequence %d reads scratch row %d, which holds %v, not its source row %d (%v)", len(ids), seg, s, r, scratch[r], ids[s], float32(100+ids[s]))
+			}
 		}
 		return out
 	}
