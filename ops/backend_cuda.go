@@ -61,7 +61,9 @@ func init() {
 			ChainFrom: 17,
 			// 8 segments per chain: the better of 4 and 8 for op B's worst
 			// pattern from 64 sequences (4 by 0.03-0.09 at 32; call 6: 8
-			// within 0.07 of the best of 4, 8 and 64 from 32).
+			// within 0.07 of the best of 4, 8 and 64 from 32). Still so
+			// with the chain gather's cut rows in flight (H200, call 31:
+			// 16 better only at 128..256 with H 32).
 			ChainSplit: 8,
 			// Op D never: where its sources alias the chain gather's plan
 			// (microseconds) outweighs its 2-37 us op (2.3-4.1x today's

@@ -85,10 +85,14 @@ func init() {
 			// at 256 (call 7). It runs from 17 sequences where the
 			// one-dispatch schedule does not: 33 and from 41.
 			ChainFrom: 17,
-			// 4 segments per chain: the best of 4, 8 and 64 for op B's
-			// worst pattern at 16 to 64 sequences (call 6), within 0.07 of
-			// 8 above.
-			ChainSplit: 4,
+			// 8 segments per chain: once the chain gather copied its cut
+			// rows eight at a time, op B's worst pattern took 1.41-1.47x
+			// its identity at 33 sequences and 1.23-1.32x at 256 at split
+			// 8, against 1.41-1.52x and 1.32-1.45x at 4 (H200, bench/
+			// RESULTS.md "cut rows in flight"; identity does not read the
+			// plan). Before that change 4 was the best of 4, 8 and 64 at
+			// 16 to 64 sequences on the H100 (call 6).
+			ChainSplit: 8,
 			// Op D never (as CUDA): 1.9-3.9x today's worst pattern.
 			ConvChainFrom: 0,
 		}})
