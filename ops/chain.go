@@ -76,7 +76,6 @@ const (
 //  3. Pointer jumping along prev ranks every sequence from its path's head;
 //     every seg-th is cut from its reader and starts a segment.
 //  4. A segment's first walks it for its length.
-//
 //  5. The cut rows are listed (a prefix sum) and copied cutRowsInFlight
 //     at a time.
 //
