@@ -38,6 +38,16 @@ func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl
 	return y.Get()
 }
 
+// convEarlyLaunchMax is the most sequences at which the update kernels let
+// the next dispatch start before they end (DepRelease, CUDA's
+// launch_dependents). Every workgroup signals it, and its workgroups live
+// about a microsecond: on the H200 (bench/RESULTS.md, graph replay) op C
+// took 10.32 us with it against 8.46 without at C 8192 and 128 sequences
+// (20.15 against 17.30 at 256, 3.52 against 2.88 at 32), while at 1..8
+// sequences the early start is worth up to 0.10 us to op C alone and up
+// to 0.3 us to one layer's step, where the GDN dispatch follows.
+const convEarlyLaunchMax = 16
+
 // buildSSMConv is the plain depthwise causal conv (docs/ops.md#conv), the non-fused
 // path the update kernels must agree with.
 func buildSSMConv(name string, a ir.Arith) (*ir.Kernel, error) {
@@ -159,8 +169,10 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		b.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)
 	}
 
-	// As for GDN: op D's compute waits for its gather only where it must.
-	b.DepRelease()
+	// The next dispatch may start early only up to convEarlyLaunchMax
+	// sequences; as for GDN, op D's compute waits for its gather only
+	// where it must.
+	b.If(nSeqs.Le(b.U32(convEarlyLaunchMax)), func() { b.DepRelease() })
 	switch mode {
 	case convIds, convIdsChained:
 		waitWithoutGather(b, nSeqs)

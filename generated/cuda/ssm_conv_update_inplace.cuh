@@ -21,7 +21,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32_portable(
         const uint32_t x2,
         const uint32_t sd1,
         const uint32_t d2) {
-    ggml_cuda_pdl_lc();
+    if (n_seqs <= 16u) {
+        ggml_cuda_pdl_lc();
+    }
     ggml_cuda_pdl_sync();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;
@@ -104,7 +106,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32(
         const uint32_t x2,
         const uint32_t sd1,
         const uint32_t d2) {
-    ggml_cuda_pdl_lc();
+    if (n_seqs <= 16u) {
+        ggml_cuda_pdl_lc();
+    }
     ggml_cuda_pdl_sync();
     const uint32_t c = blockIdx.x * 128u + threadIdx.x;
     const uint32_t s = blockIdx.y;

@@ -24,7 +24,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
         const uint32_t sd1,
         const uint32_t d2,
         const uint32_t rs_head) {
-    ggml_cuda_pdl_lc();
+    if (n_seqs <= 16u) {
+        ggml_cuda_pdl_lc();
+    }
     if (n_seqs < 2u) {
         ggml_cuda_pdl_sync();
     }
@@ -129,7 +131,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         const uint32_t sd1,
         const uint32_t d2,
         const uint32_t rs_head) {
-    ggml_cuda_pdl_lc();
+    if (n_seqs <= 16u) {
+        ggml_cuda_pdl_lc();
+    }
     if (n_seqs < 2u) {
         ggml_cuda_pdl_sync();
     }

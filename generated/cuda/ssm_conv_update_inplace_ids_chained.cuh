@@ -26,7 +26,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
         const uint32_t d2,
         const uint32_t rs_head) {
     __shared__ int32_t aliased[1u];
-    ggml_cuda_pdl_lc();
+    if (n_seqs <= 16u) {
+        ggml_cuda_pdl_lc();
+    }
     if (n_seqs < 2u) {
         ggml_cuda_pdl_sync();
     }
@@ -155,7 +157,9 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
         const uint32_t d2,
         const uint32_t rs_head) {
     __shared__ int32_t aliased[1u];
-    ggml_cuda_pdl_lc();
+    if (n_seqs <= 16u) {
+        ggml_cuda_pdl_lc();
+    }
     if (n_seqs < 2u) {
         ggml_cuda_pdl_sync();
     }

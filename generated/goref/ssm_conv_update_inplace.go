@@ -69,7 +69,9 @@ func SsmConvUpdateInplacePortable(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpd
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
@@ -171,7 +173,9 @@ func SsmConvUpdateInplaceNativeCuda(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
@@ -240,7 +244,9 @@ func SsmConvUpdateInplaceNativeMetal(kgP SsmConvUpdateInplaceParams, kgA SsmConv
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
@@ -315,7 +321,9 @@ func SsmConvUpdateInplaceNativeVulkan(kgP SsmConvUpdateInplaceParams, kgA SsmCon
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
@@ -390,7 +398,9 @@ func SsmConvUpdateInplaceNativeSycl(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
@@ -460,7 +470,9 @@ func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUp
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c0 uint32 = (uint32(kgGX) * 128)
 					var s uint32 = uint32(kgGY)
@@ -532,7 +544,9 @@ func SsmConvUpdateInplaceNativeOpencl(kgP SsmConvUpdateInplaceParams, kgA SsmCon
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)

@@ -75,7 +75,9 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -197,7 +199,9 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -286,7 +290,9 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -381,7 +387,9 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -476,7 +484,9 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -566,7 +576,9 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -658,7 +670,9 @@ func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA 
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}

@@ -85,7 +85,9 @@ func SsmConvUpdateInplaceIdsBatchedPortable(kgP SsmConvUpdateInplaceIdsBatchedPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY
@@ -217,7 +219,9 @@ func SsmConvUpdateInplaceIdsBatchedNativeCuda(kgP SsmConvUpdateInplaceIdsBatched
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY
@@ -316,7 +320,9 @@ func SsmConvUpdateInplaceIdsBatchedNativeMetal(kgP SsmConvUpdateInplaceIdsBatche
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY
@@ -421,7 +427,9 @@ func SsmConvUpdateInplaceIdsBatchedNativeVulkan(kgP SsmConvUpdateInplaceIdsBatch
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY
@@ -526,7 +534,9 @@ func SsmConvUpdateInplaceIdsBatchedNativeSycl(kgP SsmConvUpdateInplaceIdsBatched
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY
@@ -624,7 +634,9 @@ func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedP
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY
@@ -722,7 +734,9 @@ func SsmConvUpdateInplaceIdsBatchedNativeOpencl(kgP SsmConvUpdateInplaceIdsBatch
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					// dep_wait: dispatches are ordered in the Go reference
 					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
 					var z uint32 = kgLY

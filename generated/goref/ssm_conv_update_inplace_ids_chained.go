@@ -83,7 +83,9 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -239,7 +241,9 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -362,7 +366,9 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -491,7 +497,9 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -620,7 +628,9 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -746,7 +756,9 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
@@ -872,7 +884,9 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
