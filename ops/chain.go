@@ -142,13 +142,7 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	val := b.SharedArray("val", ir.I32, planMax)
 	held := b.Array("held", ir.I32, planPerThread)
 	heldJump := b.Array("held_jump", ir.I32, planPerThread)
-	// each runs f for every sequence this thread plans.
-	each := func(f func(u dsl.Val, j dsl.Val)) {
-		b.Unrolled("j", 0, planPerThread, func(j dsl.Val) {
-			u := b.Let("u", j.Mul(planThreads).Add(lid))
-			b.If(u.Lt(nSeqs), func() { f(u, j) })
-		})
-	}
+	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
 	each(func(u, _ dsl.Val) {
 		next.Set(u, target(u))
 		prev.Set(u, b.I32(-1))
@@ -266,18 +260,22 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	return prev, jump, val
 }
 
+// forPlanned runs f for every sequence u this thread plans (the j-th of
+// its planPerThread, strided by planThreads).
+func forPlanned(b *dsl.Builder, lid, nSeqs dsl.Val, f func(u, j dsl.Val)) {
+	b.Unrolled("j", 0, planPerThread, func(j dsl.Val) {
+		u := b.Let("u", j.Mul(planThreads).Add(lid))
+		b.If(u.Lt(nSeqs), func() { f(u, j) })
+	})
+}
+
 // cutRows lists the rows the plan cuts (rows[r] == r) in list, in order,
 // and returns its length: a prefix sum over the cut flags in rank by
 // doubling (ceil(log2 n_seqs) rounds), each cut row then storing itself
 // at its rank. rank and list are shared arrays of planMax.
 func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, rows, rank, list dsl.Arr) (dsl.Arr, dsl.Val) {
 	held := b.Array("held_rank", ir.I32, planPerThread)
-	each := func(f func(u dsl.Val, j dsl.Val)) {
-		b.Unrolled("j", 0, planPerThread, func(j dsl.Val) {
-			u := b.Let("u", j.Mul(planThreads).Add(lid))
-			b.If(u.Lt(nSeqs), func() { f(u, j) })
-		})
-	}
+	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
 	cut := func(u dsl.Val) dsl.Val { return rows.At(u).Eq(u.I32()) }
 	each(func(u, _ dsl.Val) { rank.Set(u, b.Select(cut(u), b.I32(1), b.I32(0))) })
 	b.Barrier()
