@@ -2,6 +2,8 @@ package glue
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -169,13 +171,13 @@ func TestChainedScheduleDispatches(t *testing.T) {
 						seg = a.Expr
 					}
 				}
-				var add, div int
-				if _, err := fmt.Sscanf(seg, "("+nSeqs+" + %d) / %d", &add, &div); err != nil {
-					t.Errorf("%s %s: seg is %q, not (n_seqs + a) / b", backend, o.Name, seg)
+				at, err := segAt(seg, nSeqs)
+				if err != nil {
+					t.Errorf("%s %s: %v", backend, o.Name, err)
 				}
-				for n := 1; n <= 4096; n++ {
-					if div > 0 && (n+add)/div != ops.ChainSeg(backend, n) {
-						t.Errorf("%s %s: seg %s is %d at %d sequences, ops.ChainSeg %d", backend, o.Name, seg, (n+add)/div, n, ops.ChainSeg(backend, n))
+				for n := 1; n <= 4096 && at != nil; n++ {
+					if got := at(n); got != ops.ChainSeg(backend, n) {
+						t.Errorf("%s %s: seg %s is %d at %d sequences, ops.ChainSeg %d", backend, o.Name, seg, got, n, ops.ChainSeg(backend, n))
 						break
 					}
 				}
@@ -226,4 +228,36 @@ func TestChainedScheduleView(t *testing.T) {
 			t.Errorf("%s: dispatches\n%s\nwant\n%s", ov.Name, got, want)
 		}
 	}
+}
+
+// segAt evaluates the glue's seg expression over nSeqs: (N + a) / b, or
+// tiers of it, (N >= f ? (N + a) / b : rest).
+func segAt(expr, nSeqs string) (func(int) int, error) {
+	q := regexp.QuoteMeta(nSeqs)
+	div := regexp.MustCompile(`^\(` + q + ` \+ (\d+)\) / (\d+)$`)
+	tier := regexp.MustCompile(`^\(` + q + ` >= (\d+) \? (\(` + q + ` \+ \d+\) / \d+) : (.*)\)$`)
+	if m := div.FindStringSubmatch(expr); m != nil {
+		add, _ := strconv.Atoi(m[1])
+		d, _ := strconv.Atoi(m[2])
+		return func(n int) int { return (n + add) / d }, nil
+	}
+	m := tier.FindStringSubmatch(expr)
+	if m == nil {
+		return nil, fmt.Errorf("seg is %q, not (n_seqs + a) / b or a tier of it", expr)
+	}
+	from, _ := strconv.Atoi(m[1])
+	wide, err := segAt(m[2], nSeqs)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := segAt(m[3], nSeqs)
+	if err != nil {
+		return nil, err
+	}
+	return func(n int) int {
+		if n >= from {
+			return wide(n)
+		}
+		return rest(n)
+	}, nil
 }

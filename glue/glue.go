@@ -406,12 +406,21 @@ func byTier(nSeqs string, tiers []ops.Batch, param func(ops.Batch) int) string {
 }
 
 // chainSeg is the plan's seg over the node (nSeqs, a C expression of at
-// least one sequence): ops.ChainSeg's ceil(n_seqs / ChainSplit) as C.
+// least one sequence): ops.ChainSeg's ceil(n_seqs / split) as C, a split
+// per ops.ChainSplits tier.
 func chainSeg(backend, nSeqs string) string {
-	if split := ops.ChainSplit(backend); split > 1 {
+	seg := func(split int) string {
+		if split <= 1 {
+			return nSeqs
+		}
 		return fmt.Sprintf("(%s + %d) / %d", nSeqs, split-1, split)
 	}
-	return nSeqs
+	splits := ops.ChainSplits(backend)
+	e := seg(splits[0].Split)
+	for _, t := range splits[1:] {
+		e = fmt.Sprintf("(%s >= %d ? %s : %s)", nSeqs, t.From, seg(t.Split), e)
+	}
+	return e
 }
 
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'

@@ -63,8 +63,13 @@ func init() {
 			// pattern from 64 sequences (4 by 0.03-0.09 at 32; call 6: 8
 			// within 0.07 of the best of 4, 8 and 64 from 32). Still so
 			// with the chain gather's cut rows in flight (H200, call 31:
-			// 16 better only at 128..256 with H 32).
-			ChainSplit: 8,
+			// 16 better only at 128..256 with H 32). From 256 sequences 16:
+			// the worst pattern took 1.23 / 1.22x its identity (H 32 / 48)
+			// against 1.28 / 1.22x at 8 (H200, call 39; 1.23 against 1.28
+			// in call 31 too); at 128 16 took 1.29 / 1.25x against 8's
+			// 1.29 / 1.22x, and 8 led below (bench/RESULTS.md "a wider
+			// split").
+			ChainSplit: 8, ChainWideFrom: 256, ChainWideSplit: 16,
 			// Op D never: where its sources alias the chain gather's plan
 			// (microseconds) outweighs its 2-37 us op (2.3-4.1x today's
 			// worst pattern); its kernels stay generated for the bench.

@@ -124,8 +124,11 @@ type Tuning struct {
 	ConvChainFrom int
 	// ChainSplit is how many segments a chain of n_seqs is cut into at
 	// most: the plan's seg is ceil(n_seqs / ChainSplit) (ChainSeg). More
-	// segments run in parallel; each costs one copied row.
-	ChainSplit int
+	// segments run in parallel; each costs one copied row. From
+	// ChainWideFrom sequences (0: never) the split is ChainWideSplit:
+	// with many sequences the chains' own parallelism fills the device,
+	// and shorter segments only add copies.
+	ChainSplit, ChainWideFrom, ChainWideSplit int
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -270,20 +273,33 @@ func ConvChainFrom(backend string) (n int, ok bool) {
 }
 
 // ChainSeg is the plan's seg (the most sequences a segment runs) at
-// n_seqs on a backend: ceil(n_seqs / ChainSplit), 4 segments where the
-// backend sets none.
+// n_seqs on a backend: ceil(n_seqs / split), split ChainSplits' at n_seqs.
 func ChainSeg(backend string, nSeqs int) int {
-	split := ChainSplit(backend)
+	split := 0
+	for _, t := range ChainSplits(backend) {
+		if nSeqs >= t.From {
+			split = t.Split
+		}
+	}
 	return max(1, (nSeqs+split-1)/split)
 }
 
-// ChainSplit is how many segments the plan cuts a chain into at most on a
-// backend (Tuning.ChainSplit; 4 where it sets none).
-func ChainSplit(backend string) int {
-	if split := tuningOf(backend).ChainSplit; split > 0 {
-		return split
+// SplitFrom is a chain split and the fewest sequences it applies from.
+type SplitFrom struct{ From, Split int }
+
+// ChainSplits are the splits the plan cuts chains by on a backend, by
+// ascending From, the first from one sequence (Tuning.ChainSplit, 4 where
+// it sets none; Tuning.ChainWideSplit from ChainWideFrom).
+func ChainSplits(backend string) []SplitFrom {
+	tu := tuningOf(backend)
+	splits := []SplitFrom{{From: 1, Split: 4}}
+	if tu.ChainSplit > 0 {
+		splits[0].Split = tu.ChainSplit
 	}
-	return 4
+	if tu.ChainWideFrom > 1 && tu.ChainWideSplit > 0 {
+		splits = append(splits, SplitFrom{From: tu.ChainWideFrom, Split: tu.ChainWideSplit})
+	}
+	return splits
 }
 
 // table is the one list of supported variants: S_v in {16, 32, 64, 128},

@@ -282,7 +282,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t seg = (op->src[2]->ne[3] + 7) / 8;
+                const uint32_t seg = (op->src[2]->ne[3] >= 256 ? (op->src[2]->ne[3] + 15) / 16 : (op->src[2]->ne[3] + 7) / 8);
                 const dim3 grid(256u, 1u, 1u);
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
