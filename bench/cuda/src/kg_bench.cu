@@ -750,9 +750,8 @@ enum chain_parts { parts_all, parts_gather, parts_compute };
 
 // gdn_chain: the chain gather (it writes the plan), then the chained
 // compute (parts: what runs).
-template <bool NATIVE>
+template <bool NATIVE, int NW = 16, int CPW = 4> // the glue's tiling for many sequences by default
 void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
-    constexpr int NW = 16, CPW = 4;
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
         kg_launch_pdl(gated_delta_net_chain_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, seg);
@@ -791,9 +790,12 @@ struct batch_shape {
         return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns) + (spt > 1 ? "x" + std::to_string(spt) : "");
     }
 };
+// The last seven take 33..66 sequences, where the glue runs none (the
+// chained schedule): they stay to show why (bench/RESULTS.md, call 39).
 #define KG_BATCH(NW, CPW, NS, SPT) batch_shape{NW, CPW, NS, SPT, &gdn_batched<true, NW, CPW, NS, SPT>, &gdn_batched<false, NW, CPW, NS, SPT>}
 const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1), KG_BATCH(1, 4, 10, 2), KG_BATCH(1, 4, 12, 2),
-    KG_BATCH(1, 4, 14, 2), KG_BATCH(1, 4, 16, 2)};
+    KG_BATCH(1, 4, 14, 2), KG_BATCH(1, 4, 16, 2), KG_BATCH(1, 2, 20, 2), KG_BATCH(1, 2, 24, 2), KG_BATCH(1, 2, 32, 2),
+    KG_BATCH(1, 1, 32, 2), KG_BATCH(1, 2, 16, 3), KG_BATCH(1, 1, 16, 4), KG_BATCH(1, 1, 22, 3)};
 #undef KG_BATCH
 
 // Op D, d_conv 4, SiLU: the same two schedules.
@@ -995,7 +997,7 @@ struct chain_ids_set {
     }
 };
 
-int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const std::vector<int> & seqs, bool check_only) {
+int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const std::vector<int> & seqs, bool check_only, bool tilings) {
     {
         // one line per check run: KG_CHAIN_LOG, else chain_check.txt here
         FILE * log = fopen(getenv("KG_CHAIN_LOG") ? getenv("KG_CHAIN_LOG") : "chain_check.txt", "w");
@@ -1030,6 +1032,17 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const 
                     const uint32_t seg = chain_seg(n, split);
                     row("chain_gdn", shape, n, pn + " chained " + std::to_string(split),
                         t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                }
+                if (tilings && n >= 33 && n <= 128) { // the chained compute at smaller tilings, splits 1..8
+                    for (int split : {1, 2, 4, 8}) {
+                        const uint32_t seg = chain_seg(n, split);
+                        const std::string sp = pn + " chained " + std::to_string(split);
+                        row("chain_gdn", shape, n, sp + " t8x4", t.graph_us([&](int rep) { gdn_chain<true, 8, 4>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                        row("chain_gdn", shape, n, sp + " t8x2", t.graph_us([&](int rep) { gdn_chain<true, 8, 2>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                        row("chain_gdn", shape, n, sp + " t4x2", t.graph_us([&](int rep) { gdn_chain<true, 4, 2>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                        row("chain_gdn", shape, n, sp + " t4x1", t.graph_us([&](int rep) { gdn_chain<true, 4, 1>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                        row("chain_gdn", shape, n, sp + " t2x1", t.graph_us([&](int rep) { gdn_chain<true, 2, 1>(b, set.ids[rep], p.rep_head(rep), seg); }), p.bytes());
+                    }
                 }
                 for (const batch_shape & bs : kBatchShapes) {
                     if (n > bs.seqs()) continue;
@@ -1112,7 +1125,9 @@ int main(int argc, char ** argv) {
         };
         const std::vector<int> splits = ints(argc > 3 ? argv[3] : "2,4,8,64");
         const std::vector<int> seqs = ints(argc > 4 ? argv[4] : "2,4,8,16,32,64,128,256");
-        const int rc = chain_bench(csv, copy, splits, seqs, !strcmp(argv[2], "chaincheck"));
+        // a fifth argument "tilings" also times the chained compute at smaller tilings (tuning runs)
+        const bool tilings = argc > 5 && !strcmp(argv[5], "tilings");
+        const int rc = chain_bench(csv, copy, splits, seqs, !strcmp(argv[2], "chaincheck"), tilings);
         if (csv != stdout) fclose(csv);
         return rc;
     }
