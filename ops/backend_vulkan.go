@@ -68,10 +68,11 @@ func init() {
 			// (H200): the schedule starts past the small-n tiling
 			// (ops.GDNBatchFrom: three sequences at S_v 128).
 			// On the H200 (call 42) every tier held every pattern
-			// within 1.07x of its identity, but past 20 sequences
+			// within 1.07x of its identity, but at 24, 25 and 34..40
 			// identity ids took 1.04-1.11x the chained schedule's
-			// time (0.94-0.98x at 3..20): they stay for the bound, the
-			// chained schedule's worst being 1.39-1.52x there.
+			// time (1.01-1.02x at 32, 0.83-0.98x at 3..20): they stay
+			// for the bound, the chained schedule's worst being
+			// 1.39-1.52x there.
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 20, SPT: 1},
 					{NW: 1, CPW: 2, NS: 24, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1},
