@@ -15,7 +15,7 @@ import (
 // order, each reading the row the next one writes. Only a row read by a
 // sequence outside its segment is copied: one per permutation cycle (which
 // has no first member), one per segment boundary, and the rows several
-// // sequences read (all readers but the lowest). The chain gather finds the
+// sequences read (all readers but the lowest). The chain gather finds the
 // segments from ids on the device and, where some source aliases, writes
 // one int per sequence:
 //
@@ -24,8 +24,9 @@ import (
 // len: the number of sequences of the segment s starts (0 when s is not a
 // segment's first); from: 0 where s reads no scratch, else s reads its
 // prior state from scratch row from - 1, where the chain gather copied row
-// ids[s] (the scratch row of the lowest such reader of that row: a row is
-// copied once however many read it). A segment's members after s are
+// ids[s]: window row t into scratch row t, once however many read it (past
+// planMax sequences, every aliasing s's source into scratch row s). A
+// segment's members after s are
 // ids[s] - rs_head, then that one's, and so on. Where no source aliases
 // there is no plan: the compute kernels look first (anyAliases).
 const (
@@ -75,9 +76,10 @@ const (
 //     cut.
 //  3. Pointer jumping along prev ranks every sequence from its path's head;
 //     every seg-th is cut from its reader and starts a segment.
-//  4. A segment's first walks it for its length.
-//  5. The cut rows are listed (a prefix sum) and copied cutRowsInFlight
-//     at a time.
+//  4. Every row a cut edge reads is flagged, and the first workgroup
+//     stores the plan: a segment's first walks it for its length.
+//  5. The flagged rows are listed (a prefix sum) and copied
+//     cutRowsInFlight at a time.
 //
 // Past planMax sequences every aliasing row is copied (segments of one).
 func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
@@ -121,30 +123,32 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 			})
 			copyRows(func(r dsl.Val) dsl.Val { return target(r).Ge(0) })
 		}, func() {
-			rows, free1, free2 := planSegments(b, lid, nSeqs, seg, plan, target)
-			list, count := cutRows(b, lid, nSeqs, rows, free1, free2)
-			copyCutRows(b, cache, scratch, ids, list, count, rowLen)
+			flags, free := planSegments(b, lid, nSeqs, seg, plan, target)
+			list, count := cutRows(b, lid, nSeqs, flags, free)
+			copyCutRows(b, cache, scratch, list, count, rsHead, rowLen)
 		})
 	})
 	return b.Build()
 }
 
 // planSegments plans in shared memory (the steps of buildChainGather); the
-// first workgroup stores the plan. It returns each sequence's scratch row
-// (-1: none; a row is copied by the sequence whose own it is) and two
-// arrays of planMax it no longer needs: more shared memory would cost the
-// chain gather occupancy on NVIDIA's Vulkan driver (0.35 us more with
-// identity ids, 8 us with rotated, on the H200: bench/RESULTS.md).
-func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) (rows, free1, free2 dsl.Arr) {
+// first workgroup stores the plan. It returns the window rows to copy
+// (flags[t] 1: a cut edge reads row t, 0: none) and an array of planMax it
+// no longer needs: more shared memory would cost the chain gather
+// occupancy on NVIDIA's Vulkan driver (0.35 us more with identity ids, 8
+// us with rotated, on the H200: bench/RESULTS.md).
+func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) (flags, free dsl.Arr) {
 	next := b.SharedArray("next", ir.I32, planMax)
 	prev := b.SharedArray("prev", ir.I32, planMax)
 	jump := b.SharedArray("jump", ir.I32, planMax)
 	val := b.SharedArray("val", ir.I32, planMax)
 	held := b.Array("held", ir.I32, planPerThread)
 	heldJump := b.Array("held_jump", ir.I32, planPerThread)
+	source := b.Array("source", ir.I32, planPerThread) // the row u reads (target), kept
 	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
-	each(func(u, _ dsl.Val) {
-		next.Set(u, target(u))
+	each(func(u, j dsl.Val) {
+		source.Set(j, target(u))
+		next.Set(u, source.At(j))
 		prev.Set(u, b.I32(-1))
 	})
 	b.Barrier()
@@ -221,22 +225,18 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	})
 	b.Barrier()
 
-	b.Comment("a row several cut readers read is copied once, into the scratch row of the lowest")
-	each(func(u, _ dsl.Val) { jump.Set(u, target(u)) })
-	b.Barrier()
+	// A cut edge's row is copied into the scratch row of its own index,
+	// once however many read it: a flag per row, set by every cut reader
+	// (the same value from each), no search for a lowest reader.
+	b.Comment("a row cut readers read is copied once, into its own scratch row")
 	each(func(u, j dsl.Val) {
-		held.Set(j, b.I32(-1))
-		b.If(next.At(u).Eq(-2), func() {
-			t := b.Let("t", jump.At(u))
-			from := b.Var("from", u.I32())
-			b.For("v", b.U32(0), u, func(v dsl.Val) {
-				b.If(from.Get().Eq(u.I32()).AndAlso(next.At(v).Eq(-2)).AndAlso(jump.At(v).Eq(t)), func() { from.Set(v.I32()) })
-			})
-			held.Set(j, from.Get())
-		})
+		jump.Set(u, b.I32(0))
+		prev.Set(u, b.Select(next.At(u).Eq(-2), source.At(j), b.I32(-1)))
 	})
 	b.Barrier()
-	each(func(u, j dsl.Val) { prev.Set(u, held.At(j)) })
+	each(func(u, j dsl.Val) {
+		b.If(next.At(u).Eq(-2), func() { jump.Set(source.At(j).U32(), b.I32(1)) })
+	})
 	b.Barrier()
 
 	b.If(b.GroupID(0).Eq(0), func() {
@@ -256,8 +256,8 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 			plan.Store(u, n.Get().Shl(planLenShift).Add(prev.At(u).Add(1)))
 		})
 	})
-	b.Barrier() // jump and val are free from here (cutRows reuses them)
-	return prev, jump, val
+	b.Barrier() // val is free from here (cutRows reuses it)
+	return jump, val
 }
 
 // forPlanned runs f for every sequence u this thread plans (the j-th of
@@ -269,16 +269,16 @@ func forPlanned(b *dsl.Builder, lid, nSeqs dsl.Val, f func(u, j dsl.Val)) {
 	})
 }
 
-// cutRows lists the rows the plan cuts (rows[r] == r) in list, in order,
-// and returns its length: a prefix sum over the cut flags in rank by
-// doubling (ceil(log2 n_seqs) rounds), each cut row then storing itself
-// at its rank. rank and list are shared arrays of planMax.
-func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, rows, rank, list dsl.Arr) (dsl.Arr, dsl.Val) {
+// cutRows lists the flagged rows (flags[t] 1) in list, in order, and
+// returns its length: a prefix sum over the flags in place, by doubling
+// (ceil(log2 n_seqs) rounds), each flagged row then storing itself at its
+// rank. flags and list are shared arrays of planMax.
+func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, flags, list dsl.Arr) (dsl.Arr, dsl.Val) {
 	held := b.Array("held_rank", ir.I32, planPerThread)
+	flagged := b.Array("flagged", ir.I32, planPerThread)
 	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
-	cut := func(u dsl.Val) dsl.Val { return rows.At(u).Eq(u.I32()) }
-	each(func(u, _ dsl.Val) { rank.Set(u, b.Select(cut(u), b.I32(1), b.I32(0))) })
-	b.Barrier()
+	each(func(u, j dsl.Val) { flagged.Set(j, flags.At(u)) })
+	rank := flags
 	b.For("round", 0, planRounds, func(round dsl.Val) {
 		d := b.Let("d", b.U32(1).Shl(round))
 		b.If(d.Lt(nSeqs), func() {
@@ -291,16 +291,17 @@ func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, rows, rank, list dsl.Arr) (dsl.
 			b.Barrier()
 		})
 	})
-	each(func(u, _ dsl.Val) {
-		b.If(cut(u), func() { list.Set(rank.At(u).Sub(1).U32(), u.I32()) })
+	each(func(u, j dsl.Val) {
+		b.If(flagged.At(j).Eq(1), func() { list.Set(rank.At(u).Sub(1).U32(), u.I32()) })
 	})
 	b.Barrier()
 	return list, b.Let("cut_count", rank.At(nSeqs.Sub(1)).U32())
 }
 
-// copyCutRows copies this workgroup's share of every listed row, the
-// loads of cutRowsInFlight rows issued before their stores.
-func copyCutRows(b *dsl.Builder, cache, scratch, ids dsl.Buf, list dsl.Arr, count, rowLen dsl.Val) {
+// copyCutRows copies this workgroup's share of every listed window row t
+// (cache row rs_head + t) into scratch row t, the loads of
+// cutRowsInFlight rows issued before their stores.
+func copyCutRows(b *dsl.Builder, cache, scratch dsl.Buf, list dsl.Arr, count, rsHead, rowLen dsl.Val) {
 	stride := b.Let("stride", b.U32(chainGroups).Mul(gatherChunk))
 	first := b.Let("first", b.GroupID(0).Mul(gatherChunk).Add(b.LocalID(0)))
 	vals := b.Array("vals", ir.F32, cutRowsInFlight*gatherPerThread)
@@ -309,7 +310,7 @@ func copyCutRows(b *dsl.Builder, cache, scratch, ids dsl.Buf, list dsl.Arr, coun
 			b.Unrolled("i", 0, cutRowsInFlight, func(i dsl.Val) {
 				b.If(k.Add(i).Lt(count), func() {
 					r := b.Let("r", list.At(k.Add(i)).U32())
-					from := b.Let("from", cacheRow(ids.Load(r), rowLen))
+					from := b.Let("from", cacheRow(rsHead.Add(r), rowLen))
 					b.Unrolled("j", 0, gatherPerThread, func(j dsl.Val) {
 						e := c.Add(j.Mul(gatherThreads))
 						b.If(e.Lt(rowLen), func() { vals.Set(i.Mul(gatherPerThread).Add(j), cache.Load(from.Add(e.U64()))) })

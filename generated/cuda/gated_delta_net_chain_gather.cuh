@@ -72,12 +72,14 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
         } else {
             int32_t held[4u];
             int32_t held_jump[4u];
+            int32_t source[4u];
             #pragma unroll
             for (uint32_t j_2 = 0u; j_2 < 4u; ++j_2) {
                 const uint32_t u = j_2 * 256u + lid;
                 if (u < n_seqs) {
                     const int32_t id_3 = ids[u];
-                    next[u] = (!(id_3 == (int32_t) (rs_head + u)) && (id_3 >= (int32_t) rs_head && id_3 < (int32_t) (rs_head + n_seqs)) ? id_3 - (int32_t) rs_head : (-1));
+                    source[j_2] = (!(id_3 == (int32_t) (rs_head + u)) && (id_3 >= (int32_t) rs_head && id_3 < (int32_t) (rs_head + n_seqs)) ? id_3 - (int32_t) rs_head : (-1));
+                    next[u] = source[j_2];
                     prev[u] = (-1);
                 }
             }
@@ -209,13 +211,13 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                 }
             }
             __syncthreads();
-            // a row several cut readers read is copied once, into the scratch row of the lowest
+            // a row cut readers read is copied once, into its own scratch row
             #pragma unroll
             for (uint32_t j_13 = 0u; j_13 < 4u; ++j_13) {
                 const uint32_t u_11 = j_13 * 256u + lid;
                 if (u_11 < n_seqs) {
-                    const int32_t id_4 = ids[u_11];
-                    jump[u_11] = (!(id_4 == (int32_t) (rs_head + u_11)) && (id_4 >= (int32_t) rs_head && id_4 < (int32_t) (rs_head + n_seqs)) ? id_4 - (int32_t) rs_head : (-1));
+                    jump[u_11] = 0;
+                    prev[u_11] = (next[u_11] == (-2) ? source[j_13] : (-1));
                 }
             }
             __syncthreads();
@@ -223,38 +225,22 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
             for (uint32_t j_14 = 0u; j_14 < 4u; ++j_14) {
                 const uint32_t u_12 = j_14 * 256u + lid;
                 if (u_12 < n_seqs) {
-                    held[j_14] = (-1);
                     if (next[u_12] == (-2)) {
-                        const int32_t t_4 = jump[u_12];
-                        int32_t from_1 = (int32_t) u_12;
-                        for (uint32_t v_1 = 0u; v_1 < u_12; ++v_1) {
-                            if (from_1 == (int32_t) u_12 && next[v_1] == (-2) && jump[v_1] == t_4) {
-                                from_1 = (int32_t) v_1;
-                            }
-                        }
-                        held[j_14] = from_1;
+                        jump[(uint32_t) source[j_14]] = 1;
                     }
-                }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (uint32_t j_15 = 0u; j_15 < 4u; ++j_15) {
-                const uint32_t u_13 = j_15 * 256u + lid;
-                if (u_13 < n_seqs) {
-                    prev[u_13] = held[j_15];
                 }
             }
             __syncthreads();
             if (blockIdx.x == 0u) {
                 // a segment's first walks it for its length
                 #pragma unroll
-                for (uint32_t j_16 = 0u; j_16 < 4u; ++j_16) {
-                    const uint32_t u_14 = j_16 * 256u + lid;
-                    if (u_14 < n_seqs) {
+                for (uint32_t j_15 = 0u; j_15 < 4u; ++j_15) {
+                    const uint32_t u_13 = j_15 * 256u + lid;
+                    if (u_13 < n_seqs) {
                         int32_t len = 0;
-                        if (((uint32_t) val[u_14] % seg) == 0u) {
+                        if (((uint32_t) val[u_13] % seg) == 0u) {
                             len = 1;
-                            int32_t at = next[u_14];
+                            int32_t at = next[u_13];
                             for (uint32_t k = 1u; k < seg; ++k) {
                                 if (at >= 0) {
                                     len = len + 1;
@@ -262,50 +248,50 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                                 }
                             }
                         }
-                        plan[u_14] = (len << 16) + (prev[u_14] + 1);
+                        plan[u_13] = (len << 16) + (prev[u_13] + 1);
                     }
                 }
             }
             __syncthreads();
             int32_t held_rank[4u];
+            int32_t flagged[4u];
             #pragma unroll
-            for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
-                const uint32_t u_15 = j_17 * 256u + lid;
-                if (u_15 < n_seqs) {
-                    jump[u_15] = (prev[u_15] == (int32_t) u_15 ? 1 : 0);
+            for (uint32_t j_16 = 0u; j_16 < 4u; ++j_16) {
+                const uint32_t u_14 = j_16 * 256u + lid;
+                if (u_14 < n_seqs) {
+                    flagged[j_16] = jump[u_14];
                 }
             }
-            __syncthreads();
             for (uint32_t round_2 = 0u; round_2 < 10u; ++round_2) {
                 const uint32_t d = 1u << round_2;
                 if (d < n_seqs) {
                     #pragma unroll
-                    for (uint32_t j_18 = 0u; j_18 < 4u; ++j_18) {
-                        const uint32_t u_16 = j_18 * 256u + lid;
-                        if (u_16 < n_seqs) {
-                            held_rank[j_18] = jump[u_16];
-                            if (u_16 >= d) {
-                                held_rank[j_18] = held_rank[j_18] + jump[u_16 - d];
+                    for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
+                        const uint32_t u_15 = j_17 * 256u + lid;
+                        if (u_15 < n_seqs) {
+                            held_rank[j_17] = jump[u_15];
+                            if (u_15 >= d) {
+                                held_rank[j_17] = held_rank[j_17] + jump[u_15 - d];
                             }
                         }
                     }
                     __syncthreads();
                     #pragma unroll
-                    for (uint32_t j_19 = 0u; j_19 < 4u; ++j_19) {
-                        const uint32_t u_17 = j_19 * 256u + lid;
-                        if (u_17 < n_seqs) {
-                            jump[u_17] = held_rank[j_19];
+                    for (uint32_t j_18 = 0u; j_18 < 4u; ++j_18) {
+                        const uint32_t u_16 = j_18 * 256u + lid;
+                        if (u_16 < n_seqs) {
+                            jump[u_16] = held_rank[j_18];
                         }
                     }
                     __syncthreads();
                 }
             }
             #pragma unroll
-            for (uint32_t j_20 = 0u; j_20 < 4u; ++j_20) {
-                const uint32_t u_18 = j_20 * 256u + lid;
-                if (u_18 < n_seqs) {
-                    if (prev[u_18] == (int32_t) u_18) {
-                        val[(uint32_t) (jump[u_18] - 1)] = (int32_t) u_18;
+            for (uint32_t j_19 = 0u; j_19 < 4u; ++j_19) {
+                const uint32_t u_17 = j_19 * 256u + lid;
+                if (u_17 < n_seqs) {
+                    if (flagged[j_19] == 1) {
+                        val[(uint32_t) (jump[u_17] - 1)] = (int32_t) u_17;
                     }
                 }
             }
@@ -320,11 +306,11 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                     for (uint32_t i = 0u; i < 8u; ++i) {
                         if ((k_1 + i) < cut_count) {
                             const uint32_t r_2 = (uint32_t) val[k_1 + i];
-                            const uint64_t from_2 = (uint64_t) ids[r_2] * row_len;
+                            const uint64_t from_1 = (uint64_t) (rs_head + r_2) * row_len;
                             #pragma unroll
-                            for (uint32_t j_21 = 0u; j_21 < 8u; ++j_21) {
-                                if ((c_1 + j_21 * 256u) < row_len) {
-                                    vals_1[i * 8u + j_21] = cache[from_2 + (c_1 + j_21 * 256u)];
+                            for (uint32_t j_20 = 0u; j_20 < 8u; ++j_20) {
+                                if ((c_1 + j_20 * 256u) < row_len) {
+                                    vals_1[i * 8u + j_20] = cache[from_1 + (c_1 + j_20 * 256u)];
                                 }
                             }
                         }
@@ -334,9 +320,9 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                         if ((k_1 + i_1) < cut_count) {
                             const uint32_t to_3 = (uint32_t) val[k_1 + i_1] * row_len;
                             #pragma unroll
-                            for (uint32_t j_22 = 0u; j_22 < 8u; ++j_22) {
-                                if ((c_1 + j_22 * 256u) < row_len) {
-                                    scratch[to_3 + (c_1 + j_22 * 256u)] = vals_1[i_1 * 8u + j_22];
+                            for (uint32_t j_21 = 0u; j_21 < 8u; ++j_21) {
+                                if ((c_1 + j_21 * 256u) < row_len) {
+                                    scratch[to_3 + (c_1 + j_21 * 256u)] = vals_1[i_1 * 8u + j_21];
                                 }
                             }
                         }

@@ -67,9 +67,15 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 	held_jumpLen := int(4)
 	held_jump := make([]int32, kgN*held_jumpLen)
 	_ = held_jump
+	sourceLen := int(4)
+	source := make([]int32, kgN*sourceLen)
+	_ = source
 	held_rankLen := int(4)
 	held_rank := make([]int32, kgN*held_rankLen)
 	_ = held_rank
+	flaggedLen := int(4)
+	flagged := make([]int32, kgN*flaggedLen)
+	_ = flagged
 	d := make([]uint32, kgN)
 	vals_1Len := int(64)
 	vals_1 := make([]float32, kgN*vals_1Len)
@@ -139,7 +145,8 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 								var u uint32 = ((j_2 * 256) + lid[kgTid])
 								if u < n_seqs {
 									var id_3 int32 = ids[u]
-									next[int(u)] = rt.SelI32((!(id_3 == int32((rs_head + u))) && ((id_3 >= int32(rs_head)) && (id_3 < int32((rs_head + n_seqs))))), (id_3 - int32(rs_head)), -1)
+									source[kgTid*sourceLen+int(j_2)] = rt.SelI32((!(id_3 == int32((rs_head + u))) && ((id_3 >= int32(rs_head)) && (id_3 < int32((rs_head + n_seqs))))), (id_3 - int32(rs_head)), -1)
+									next[int(u)] = source[kgTid*sourceLen+int(j_2)]
 									prev[int(u)] = -1
 								}
 							}
@@ -283,12 +290,12 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// a row several cut readers read is copied once, into the scratch row of the lowest
+							// a row cut readers read is copied once, into its own scratch row
 							for j_13 := uint32(0); j_13 < 4; j_13 += 1 {
 								var u_11 uint32 = ((j_13 * 256) + lid[kgTid])
 								if u_11 < n_seqs {
-									var id_4 int32 = ids[u_11]
-									jump[int(u_11)] = rt.SelI32((!(id_4 == int32((rs_head + u_11))) && ((id_4 >= int32(rs_head)) && (id_4 < int32((rs_head + n_seqs))))), (id_4 - int32(rs_head)), -1)
+									jump[int(u_11)] = 0
+									prev[int(u_11)] = rt.SelI32((next[int(u_11)] == -2), source[kgTid*sourceLen+int(j_13)], -1)
 								}
 							}
 						}
@@ -297,26 +304,9 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 							for j_14 := uint32(0); j_14 < 4; j_14 += 1 {
 								var u_12 uint32 = ((j_14 * 256) + lid[kgTid])
 								if u_12 < n_seqs {
-									held[kgTid*heldLen+int(j_14)] = -1
 									if next[int(u_12)] == -2 {
-										var t_4 int32 = jump[int(u_12)]
-										var from_1 int32 = int32(u_12)
-										for v_1 := uint32(0); v_1 < u_12; v_1 += 1 {
-											if ((from_1 == int32(u_12)) && (next[int(v_1)] == -2)) && (jump[int(v_1)] == t_4) {
-												from_1 = int32(v_1)
-											}
-										}
-										held[kgTid*heldLen+int(j_14)] = from_1
+										jump[int(uint32(source[kgTid*sourceLen+int(j_14)]))] = 1
 									}
-								}
-							}
-						}
-						// barrier: the thread loops before and after it are the ordering
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_15 := uint32(0); j_15 < 4; j_15 += 1 {
-								var u_13 uint32 = ((j_15 * 256) + lid[kgTid])
-								if u_13 < n_seqs {
-									prev[int(u_13)] = held[kgTid*heldLen+int(j_15)]
 								}
 							}
 						}
@@ -324,13 +314,13 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							if uint32(kgGX) == 0 {
 								// a segment's first walks it for its length
-								for j_16 := uint32(0); j_16 < 4; j_16 += 1 {
-									var u_14 uint32 = ((j_16 * 256) + lid[kgTid])
-									if u_14 < n_seqs {
+								for j_15 := uint32(0); j_15 < 4; j_15 += 1 {
+									var u_13 uint32 = ((j_15 * 256) + lid[kgTid])
+									if u_13 < n_seqs {
 										var len_ int32 = 0
-										if (uint32(val[int(u_14)]) % seg) == 0 {
+										if (uint32(val[int(u_13)]) % seg) == 0 {
 											len_ = 1
-											var at int32 = next[int(u_14)]
+											var at int32 = next[int(u_13)]
 											for k := uint32(1); k < seg; k += 1 {
 												if at >= 0 {
 													len_ = (len_ + 1)
@@ -338,43 +328,42 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 												}
 											}
 										}
-										plan[u_14] = ((len_ << 16) + (prev[int(u_14)] + 1))
+										plan[u_13] = ((len_ << 16) + (prev[int(u_13)] + 1))
 									}
 								}
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
-								var u_15 uint32 = ((j_17 * 256) + lid[kgTid])
-								if u_15 < n_seqs {
-									jump[int(u_15)] = rt.SelI32((prev[int(u_15)] == int32(u_15)), 1, 0)
+							for j_16 := uint32(0); j_16 < 4; j_16 += 1 {
+								var u_14 uint32 = ((j_16 * 256) + lid[kgTid])
+								if u_14 < n_seqs {
+									flagged[kgTid*flaggedLen+int(j_16)] = jump[int(u_14)]
 								}
 							}
 						}
-						// barrier: the thread loops before and after it are the ordering
 						for round_2 := uint32(0); round_2 < 10; round_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								d[kgTid] = (1 << round_2)
 							}
 							if d[0] < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									for j_18 := uint32(0); j_18 < 4; j_18 += 1 {
-										var u_16 uint32 = ((j_18 * 256) + lid[kgTid])
-										if u_16 < n_seqs {
-											held_rank[kgTid*held_rankLen+int(j_18)] = jump[int(u_16)]
-											if u_16 >= d[kgTid] {
-												held_rank[kgTid*held_rankLen+int(j_18)] = (held_rank[kgTid*held_rankLen+int(j_18)] + jump[int((u_16-d[kgTid]))])
+									for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
+										var u_15 uint32 = ((j_17 * 256) + lid[kgTid])
+										if u_15 < n_seqs {
+											held_rank[kgTid*held_rankLen+int(j_17)] = jump[int(u_15)]
+											if u_15 >= d[kgTid] {
+												held_rank[kgTid*held_rankLen+int(j_17)] = (held_rank[kgTid*held_rankLen+int(j_17)] + jump[int((u_15-d[kgTid]))])
 											}
 										}
 									}
 								}
 								// barrier: the thread loops before and after it are the ordering
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									for j_19 := uint32(0); j_19 < 4; j_19 += 1 {
-										var u_17 uint32 = ((j_19 * 256) + lid[kgTid])
-										if u_17 < n_seqs {
-											jump[int(u_17)] = held_rank[kgTid*held_rankLen+int(j_19)]
+									for j_18 := uint32(0); j_18 < 4; j_18 += 1 {
+										var u_16 uint32 = ((j_18 * 256) + lid[kgTid])
+										if u_16 < n_seqs {
+											jump[int(u_16)] = held_rank[kgTid*held_rankLen+int(j_18)]
 										}
 									}
 								}
@@ -382,11 +371,11 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 							}
 						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_20 := uint32(0); j_20 < 4; j_20 += 1 {
-								var u_18 uint32 = ((j_20 * 256) + lid[kgTid])
-								if u_18 < n_seqs {
-									if prev[int(u_18)] == int32(u_18) {
-										val[int(uint32((jump[int(u_18)] - 1)))] = int32(u_18)
+							for j_19 := uint32(0); j_19 < 4; j_19 += 1 {
+								var u_17 uint32 = ((j_19 * 256) + lid[kgTid])
+								if u_17 < n_seqs {
+									if flagged[kgTid*flaggedLen+int(j_19)] == 1 {
+										val[int(uint32((jump[int(u_17)] - 1)))] = int32(u_17)
 									}
 								}
 							}
@@ -402,10 +391,10 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 									for i := uint32(0); i < 8; i += 1 {
 										if (k_1 + i) < cut_count {
 											var r_2 uint32 = uint32(val[int((k_1 + i))])
-											var from_2 uint64 = (uint64(ids[r_2]) * uint64(row_len))
-											for j_21 := uint32(0); j_21 < 8; j_21 += 1 {
-												if (c_1 + (j_21 * 256)) < row_len {
-													vals_1[kgTid*vals_1Len+int(((i*8)+j_21))] = cache[(from_2 + uint64((c_1 + (j_21 * 256))))]
+											var from_1 uint64 = (uint64((rs_head + r_2)) * uint64(row_len))
+											for j_20 := uint32(0); j_20 < 8; j_20 += 1 {
+												if (c_1 + (j_20 * 256)) < row_len {
+													vals_1[kgTid*vals_1Len+int(((i*8)+j_20))] = cache[(from_1 + uint64((c_1 + (j_20 * 256))))]
 												}
 											}
 										}
@@ -413,9 +402,9 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 									for i_1 := uint32(0); i_1 < 8; i_1 += 1 {
 										if (k_1 + i_1) < cut_count {
 											var to_3 uint32 = (uint32(val[int((k_1+i_1))]) * row_len)
-											for j_22 := uint32(0); j_22 < 8; j_22 += 1 {
-												if (c_1 + (j_22 * 256)) < row_len {
-													scratch[(to_3 + (c_1 + (j_22 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_22))]
+											for j_21 := uint32(0); j_21 < 8; j_21 += 1 {
+												if (c_1 + (j_21 * 256)) < row_len {
+													scratch[(to_3 + (c_1 + (j_21 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_21))]
 												}
 											}
 										}

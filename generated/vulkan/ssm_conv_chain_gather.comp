@@ -79,12 +79,14 @@ void main() {
         } else {
             int held[4u];
             int held_jump[4u];
+            int source[4u];
             [[unroll]]
             for (uint j_2 = 0u; j_2 < 4u; ++j_2) {
                 uint u = j_2 * 256u + lid;
                 if (u < pc.n_seqs) {
                     int id_3 = ids[u];
-                    next[u] = (!(id_3 == int(pc.rs_head + u)) && (id_3 >= int(pc.rs_head) && id_3 < int(pc.rs_head + pc.n_seqs)) ? id_3 - int(pc.rs_head) : (-1));
+                    source[j_2] = (!(id_3 == int(pc.rs_head + u)) && (id_3 >= int(pc.rs_head) && id_3 < int(pc.rs_head + pc.n_seqs)) ? id_3 - int(pc.rs_head) : (-1));
+                    next[u] = source[j_2];
                     prev[u] = (-1);
                 }
             }
@@ -216,13 +218,13 @@ void main() {
                 }
             }
             barrier();
-            // a row several cut readers read is copied once, into the scratch row of the lowest
+            // a row cut readers read is copied once, into its own scratch row
             [[unroll]]
             for (uint j_13 = 0u; j_13 < 4u; ++j_13) {
                 uint u_11 = j_13 * 256u + lid;
                 if (u_11 < pc.n_seqs) {
-                    int id_4 = ids[u_11];
-                    jump[u_11] = (!(id_4 == int(pc.rs_head + u_11)) && (id_4 >= int(pc.rs_head) && id_4 < int(pc.rs_head + pc.n_seqs)) ? id_4 - int(pc.rs_head) : (-1));
+                    jump[u_11] = 0;
+                    prev[u_11] = (next[u_11] == (-2) ? source[j_13] : (-1));
                 }
             }
             barrier();
@@ -230,38 +232,22 @@ void main() {
             for (uint j_14 = 0u; j_14 < 4u; ++j_14) {
                 uint u_12 = j_14 * 256u + lid;
                 if (u_12 < pc.n_seqs) {
-                    held[j_14] = (-1);
                     if (next[u_12] == (-2)) {
-                        int t_4 = jump[u_12];
-                        int from_1 = int(u_12);
-                        for (uint v_1 = 0u; v_1 < u_12; ++v_1) {
-                            if (from_1 == int(u_12) && next[v_1] == (-2) && jump[v_1] == t_4) {
-                                from_1 = int(v_1);
-                            }
-                        }
-                        held[j_14] = from_1;
+                        jump[uint(source[j_14])] = 1;
                     }
-                }
-            }
-            barrier();
-            [[unroll]]
-            for (uint j_15 = 0u; j_15 < 4u; ++j_15) {
-                uint u_13 = j_15 * 256u + lid;
-                if (u_13 < pc.n_seqs) {
-                    prev[u_13] = held[j_15];
                 }
             }
             barrier();
             if (gl_WorkGroupID.x == 0u) {
                 // a segment's first walks it for its length
                 [[unroll]]
-                for (uint j_16 = 0u; j_16 < 4u; ++j_16) {
-                    uint u_14 = j_16 * 256u + lid;
-                    if (u_14 < pc.n_seqs) {
+                for (uint j_15 = 0u; j_15 < 4u; ++j_15) {
+                    uint u_13 = j_15 * 256u + lid;
+                    if (u_13 < pc.n_seqs) {
                         int len = 0;
-                        if ((uint(val[u_14]) % pc.seg) == 0u) {
+                        if ((uint(val[u_13]) % pc.seg) == 0u) {
                             len = 1;
-                            int at = next[u_14];
+                            int at = next[u_13];
                             for (uint k = 1u; k < pc.seg; ++k) {
                                 if (at >= 0) {
                                     len = len + 1;
@@ -269,50 +255,50 @@ void main() {
                                 }
                             }
                         }
-                        plan[u_14] = (len << 16) + (prev[u_14] + 1);
+                        plan[u_13] = (len << 16) + (prev[u_13] + 1);
                     }
                 }
             }
             barrier();
             int held_rank[4u];
+            int flagged[4u];
             [[unroll]]
-            for (uint j_17 = 0u; j_17 < 4u; ++j_17) {
-                uint u_15 = j_17 * 256u + lid;
-                if (u_15 < pc.n_seqs) {
-                    jump[u_15] = (prev[u_15] == int(u_15) ? 1 : 0);
+            for (uint j_16 = 0u; j_16 < 4u; ++j_16) {
+                uint u_14 = j_16 * 256u + lid;
+                if (u_14 < pc.n_seqs) {
+                    flagged[j_16] = jump[u_14];
                 }
             }
-            barrier();
             for (uint round_2 = 0u; round_2 < 10u; ++round_2) {
                 uint d = 1u << round_2;
                 if (d < pc.n_seqs) {
                     [[unroll]]
-                    for (uint j_18 = 0u; j_18 < 4u; ++j_18) {
-                        uint u_16 = j_18 * 256u + lid;
-                        if (u_16 < pc.n_seqs) {
-                            held_rank[j_18] = jump[u_16];
-                            if (u_16 >= d) {
-                                held_rank[j_18] = held_rank[j_18] + jump[u_16 - d];
+                    for (uint j_17 = 0u; j_17 < 4u; ++j_17) {
+                        uint u_15 = j_17 * 256u + lid;
+                        if (u_15 < pc.n_seqs) {
+                            held_rank[j_17] = jump[u_15];
+                            if (u_15 >= d) {
+                                held_rank[j_17] = held_rank[j_17] + jump[u_15 - d];
                             }
                         }
                     }
                     barrier();
                     [[unroll]]
-                    for (uint j_19 = 0u; j_19 < 4u; ++j_19) {
-                        uint u_17 = j_19 * 256u + lid;
-                        if (u_17 < pc.n_seqs) {
-                            jump[u_17] = held_rank[j_19];
+                    for (uint j_18 = 0u; j_18 < 4u; ++j_18) {
+                        uint u_16 = j_18 * 256u + lid;
+                        if (u_16 < pc.n_seqs) {
+                            jump[u_16] = held_rank[j_18];
                         }
                     }
                     barrier();
                 }
             }
             [[unroll]]
-            for (uint j_20 = 0u; j_20 < 4u; ++j_20) {
-                uint u_18 = j_20 * 256u + lid;
-                if (u_18 < pc.n_seqs) {
-                    if (prev[u_18] == int(u_18)) {
-                        val[uint(jump[u_18] - 1)] = int(u_18);
+            for (uint j_19 = 0u; j_19 < 4u; ++j_19) {
+                uint u_17 = j_19 * 256u + lid;
+                if (u_17 < pc.n_seqs) {
+                    if (flagged[j_19] == 1) {
+                        val[uint(jump[u_17] - 1)] = int(u_17);
                     }
                 }
             }
@@ -327,11 +313,11 @@ void main() {
                     for (uint i = 0u; i < 8u; ++i) {
                         if ((k_1 + i) < cut_count) {
                             uint r_2 = uint(val[k_1 + i]);
-                            uint from_2 = uint(ids[r_2]) * pc.row_len;
+                            uint from_1 = (pc.rs_head + r_2) * pc.row_len;
                             [[unroll]]
-                            for (uint j_21 = 0u; j_21 < 8u; ++j_21) {
-                                if ((c_1 + j_21 * 256u) < pc.row_len) {
-                                    vals_1[i * 8u + j_21] = cache[from_2 + (c_1 + j_21 * 256u)];
+                            for (uint j_20 = 0u; j_20 < 8u; ++j_20) {
+                                if ((c_1 + j_20 * 256u) < pc.row_len) {
+                                    vals_1[i * 8u + j_20] = cache[from_1 + (c_1 + j_20 * 256u)];
                                 }
                             }
                         }
@@ -341,9 +327,9 @@ void main() {
                         if ((k_1 + i_1) < cut_count) {
                             uint to_3 = uint(val[k_1 + i_1]) * pc.row_len;
                             [[unroll]]
-                            for (uint j_22 = 0u; j_22 < 8u; ++j_22) {
-                                if ((c_1 + j_22 * 256u) < pc.row_len) {
-                                    scratch[to_3 + (c_1 + j_22 * 256u)] = vals_1[i_1 * 8u + j_22];
+                            for (uint j_21 = 0u; j_21 < 8u; ++j_21) {
+                                if ((c_1 + j_21 * 256u) < pc.row_len) {
+                                    scratch[to_3 + (c_1 + j_21 * 256u)] = vals_1[i_1 * 8u + j_21];
                                 }
                             }
                         }
