@@ -97,13 +97,15 @@ func init() {
 			// 8, against 1.41-1.52x and 1.32-1.45x at 4 (H200, bench/
 			// RESULTS.md "cut rows in flight"; identity does not read the
 			// plan). Before that change 4 was the best of 4, 8 and 64 at
-			// 16 to 64 sequences on the H100 (call 6). From 128 sequences
+			// 16 to 64 sequences on the H100 (call 6). From 96 sequences
 			// 16: the worst pattern took 1.29 / 1.25x its identity at 128
 			// (H 32 / 48) and 1.23 / 1.19x at 256, against 1.33 / 1.26x
-			// and 1.32 / 1.23x at 8; at 96 the two were within 0.02 either
-			// way, at 64 16 took 1.37-1.40x against 8's 1.32-1.38x (H200,
-			// call 39, bench/RESULTS.md "a wider split").
-			ChainSplit: 8, ChainWideFrom: 128, ChainWideSplit: 16,
+			// and 1.32 / 1.23x at 8; at 96 1.33 / 1.29x against 1.35 /
+			// 1.28x, and with the chain gather's plan made cheaper 1.29 /
+			// 1.26x against 1.31 / 1.25x; at 64 16 took 1.34-1.40x
+			// against 8's 1.29-1.38x (H200, calls 39 and 47,
+			// bench/RESULTS.md "a wider chain split").
+			ChainSplit: 8, ChainWideFrom: 96, ChainWideSplit: 16,
 			// Op D never (as CUDA): 1.9-3.9x today's worst pattern.
 			ConvChainFrom: 0,
 		}})

@@ -806,7 +806,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .seg = */ (uint32_t) ((op->src[2]->ne[3] >= 128 ? (op->src[2]->ne[3] + 15) / 16 : (op->src[2]->ne[3] + 7) / 8)),
+                    /* .seg = */ (uint32_t) ((op->src[2]->ne[3] >= 96 ? (op->src[2]->ne[3] + 15) / 16 : (op->src[2]->ne[3] + 7) / 8)),
                 };
                 vk_pipeline pipeline = nullptr;
                 if (true) { pipeline = ctx->device->pipeline_gated_delta_net_chain_gather[0]; }
