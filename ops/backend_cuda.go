@@ -68,7 +68,7 @@ func init() {
 			// against 1.28 / 1.22x at 8 (H200, call 39; 1.23 against 1.28
 			// in call 31 too); at 128 16 took 1.29 / 1.25x against 8's
 			// 1.29 / 1.22x, and 8 led below (bench/RESULTS.md "a wider
-			// split").
+			// chain split").
 			ChainSplit: 8, ChainWideFrom: 256, ChainWideSplit: 16,
 			// Op D never: where its sources alias the chain gather's plan
 			// (microseconds) outweighs its 2-37 us op (2.3-4.1x today's
