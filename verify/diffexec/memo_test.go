@@ -48,8 +48,8 @@ func TestMemoRunsLessAndChangesNothing(t *testing.T) {
 	opt := Options{PerVariant: 1}
 	memo := NewMemo()
 	for _, x := range []struct {
-		name string
-		b    Kernels
+		name    string
+		b       Kernels
 		differs bool
 		// launches run on n problems
 		launches func(n int) int64
