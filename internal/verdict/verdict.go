@@ -83,7 +83,7 @@ func (e *Execution) Summary() string {
 type Options struct {
 	// Problems per variant (default 2).
 	Problems int
-	// Memo, when set, keeps problems and runs across Compare calls that
+	// Memo, when set, keeps what runs leave across Compare calls that
 	// share a revision (diffexec.Memo).
 	Memo *diffexec.Memo
 }

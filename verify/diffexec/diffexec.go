@@ -66,7 +66,7 @@ type Options struct {
 	// with an ids buffer gets one more where some sequence reads another's
 	// destination, when none of the others does.
 	PerVariant int
-	// Memo, when set, keeps problems and runs across calls of Run (see
+	// Memo, when set, keeps what runs leave across calls of Run (see
 	// Memo); without one, a Run keeps its own.
 	Memo *Memo
 }
