@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/ptx"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/emulate"
@@ -144,6 +145,7 @@ type syclJSON struct {
 type cacheJSON struct {
 	Hostemu string `json:"hostemu"` // compiled emulation programs
 	SPIRV   string `json:"spirv"`   // compiled Vulkan variants
+	PTX     string `json:"ptx"`     // CUDA headers that compiled to PTX
 	From    string `json:"from"`    // "$KERNELGEN_CACHE" or "user cache directory"
 	Error   string `json:"error,omitempty"`
 }
@@ -212,13 +214,16 @@ func cacheData() cacheJSON {
 	if c.Hostemu, err = hostemu.CacheDir(); err == nil {
 		c.SPIRV, err = spvbuild.CacheDir()
 	}
+	if err == nil {
+		c.PTX, err = ptx.CacheDir()
+	}
 	if err != nil {
 		c.Error = err.Error() + "; set KERNELGEN_CACHE to a writable directory"
 	}
 	return c
 }
 
-// root is the directory holding both caches.
+// root is the directory holding the caches.
 func (c cacheJSON) root() string {
 	if c.Hostemu == "" {
 		return ""

@@ -72,7 +72,7 @@ func TestDoctorJSON(t *testing.T) {
 	if got.CXX.Setting != "/nonexistent/c++ -O2" || got.CXX.Source != "$CXX" || !strings.Contains(got.CXX.Error, "was not found") {
 		t.Errorf("cxx: %+v", got.CXX)
 	}
-	if got.Cache.Hostemu != filepath.Join(cache, "hostemu") || got.Cache.SPIRV != filepath.Join(cache, "spirv") || got.Cache.From != "$KERNELGEN_CACHE" {
+	if got.Cache.Hostemu != filepath.Join(cache, "hostemu") || got.Cache.SPIRV != filepath.Join(cache, "spirv") || got.Cache.PTX != filepath.Join(cache, "ptx") || got.Cache.From != "$KERNELGEN_CACHE" {
 		t.Errorf("cache: %+v", got.Cache)
 	}
 	code, text, _ := run(t, "doctor")

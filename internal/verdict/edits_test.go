@@ -14,6 +14,7 @@ import (
 
 	"github.com/kernelgen/kernelgen/internal/verdict"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/verify/diffexec"
 )
 
 // edit is a change a reviewer might meet, applied to a copy of ops/.
@@ -139,8 +140,12 @@ var edits = []edit{
 
 // TestEdits applies every edit to its own copy of ops/ in one scratch
 // module, regenerates every kernel's IR text from each copy (one build for
-// all of them), and checks the verdict on every kernel that changed (about
-// a minute of CPU time, three minutes on two busy cores; -short skips it).
+// all of them), and checks the verdict on every kernel that changed. One
+// diffexec.Memo serves every edit, so the base's runs and the gathers no
+// edit changes run once; what remains is mostly the first GDN edit, which
+// runs every GDN kernel on both sides (about 3.5 minutes of CPU time,
+// nearly all of it executing the batched and chained GDN kernels; -short
+// skips it).
 func TestEdits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 22 copies of ops/ and runs the changed kernels")
@@ -151,10 +156,12 @@ func TestEdits(t *testing.T) {
 	list := edits
 	trees := regenerate(t, list)
 	base := trees["base"]
+	// The base's runs, and the gathers no edit changes, are done once.
+	memo := diffexec.NewMemo()
 	for i, e := range list {
 		t.Run(e.name, func(t *testing.T) {
 			got := trees[fmt.Sprint("e", i)]
-			vs, err := verdict.Compare(base, got, verdict.Options{Problems: 1})
+			vs, err := verdict.Compare(base, got, verdict.Options{Problems: 1, Memo: memo})
 			if err != nil {
 				t.Fatal(err)
 			}

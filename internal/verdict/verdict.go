@@ -83,6 +83,9 @@ func (e *Execution) Summary() string {
 type Options struct {
 	// Problems per variant (default 2).
 	Problems int
+	// Memo, when set, keeps what runs leave across Compare calls that
+	// share a revision (diffexec.Memo).
+	Memo *diffexec.Memo
 }
 
 // BugError lists kernels whose canonical forms are equal while their
@@ -199,7 +202,7 @@ func judge(v *Kernel, path string, textA, textB []byte, ka, kb diffexec.Kernels,
 		v.Differences = append(v.Differences, Difference{Category: d.Category.String(),
 			A: line(path, textA, d.LineA), B: line(path, textB, d.LineB)})
 	}
-	r := diffexec.Run(v.Kernel, ka, kb, diffexec.Options{PerVariant: opt.Problems})
+	r := diffexec.Run(v.Kernel, ka, kb, diffexec.Options{PerVariant: opt.Problems, Memo: opt.Memo})
 	e := &Execution{Problems: r.Problems, Differ: r.Differ, First: r.First, Reason: r.NotRun}
 	switch {
 	case r.NotRun != "":

@@ -297,6 +297,17 @@ func f32arg(x float32) int64 { return int64(math.Float64bits(float64(x))) }
 // Random builds one case of op under contract a. variant picks from the
 // variant table when nil.
 func Random(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Variant) (*Case, error) {
+	c, err := RandomInputs(opName, a, r, sz, variant)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.runReference()
+}
+
+// RandomInputs is Random without running the Go reference: the case's
+// buffers and launches, no Expected. Comparing two revisions of a kernel
+// (verify/diffexec) needs no reference. It draws what Random draws.
+func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Variant) (*Case, error) {
 	vs := ops.VariantsOf(opName)
 	if len(vs) == 0 {
 		return nil, fmt.Errorf("op %s has no variants", opName)
@@ -326,7 +337,7 @@ func Random(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops.Varia
 		return nil, err
 	}
 	b.c.Name = fmt.Sprintf("%s@%s[%s]", opName, a, v)
-	return b.c, b.c.runReference()
+	return b.c, nil
 }
 
 // runReference replays the launches on the Go reference.

@@ -10,12 +10,15 @@
 package diffexec
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -63,6 +66,9 @@ type Options struct {
 	// with an ids buffer gets one more where some sequence reads another's
 	// destination, when none of the others does.
 	PerVariant int
+	// Memo, when set, keeps what runs leave across calls of Run (see
+	// Memo); without one, a Run keeps its own.
+	Memo *Memo
 }
 
 // Run compares revisions a and b of kernel id (NAME@ARITH) on its op's
@@ -75,6 +81,10 @@ func Run(id string, a, b Kernels, opt Options) Result {
 	op, err := ops.Lookup(ka.Name)
 	if err != nil {
 		return Result{NotRun: fmt.Sprintf("this kernelgen has no op %s to make problems for", ka.Name)}
+	}
+	memo := opt.Memo
+	if memo == nil {
+		memo = NewMemo()
 	}
 	probs, err := problems(op, ka.Arith, max(1, opt.PerVariant))
 	if err != nil {
@@ -90,24 +100,16 @@ func Run(id string, a, b Kernels, opt Options) Result {
 			}
 		}
 	}
-	type outcome struct {
-		differ bool
-		first  *Mismatch
-	}
-	outs := make([]outcome, len(probs))
+	differ := make([]bool, len(probs))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ra, rb := newRunner(a), newRunner(b)
+			ra, rb := newRunner(a, memo), newRunner(b, memo)
 			for i := range next {
-				ma, ea := ra.run(probs[i])
-				mb, eb := rb.run(probs[i])
-				if m := compare(probs[i], ma, mb, ea, eb); m != nil {
-					outs[i] = outcome{true, m}
-				}
+				differ[i] = ra.outcome(probs[i]) != rb.outcome(probs[i])
 			}
 		}()
 	}
@@ -117,11 +119,19 @@ func Run(id string, a, b Kernels, opt Options) Result {
 	close(next)
 	wg.Wait()
 	r := Result{Problems: len(probs)}
-	for _, o := range outs {
-		if o.differ {
-			r.Differ++
-			if r.First == nil {
-				r.First = o.first
+	for i, d := range differ {
+		if !d {
+			continue
+		}
+		r.Differ++
+		if r.First == nil {
+			// Outcomes keep a digest of the memory a run leaves: run the
+			// first problem that differs again, whole, to say where.
+			ra, rb := newRunner(a, memo), newRunner(b, memo)
+			ma, ea := ra.run(probs[i])
+			mb, eb := rb.run(probs[i])
+			if r.First = compare(probs[i], ma, mb, ea, eb); r.First == nil {
+				r.First = &Mismatch{Problem: probs[i].Name, Index: -1, A: "left memory with another digest", B: "the same memory when run again"}
 			}
 		}
 	}
@@ -130,7 +140,7 @@ func Run(id string, a, b Kernels, opt Options) Result {
 
 // problems draws op's problems under contract a: perVariant per variant,
 // seeded by the op, contract, variant and index, so that every run of
-// kernelgen diff uses the same ones.
+// kernelgen diff uses the same ones (and a Memo knows them by name).
 func problems(op *ops.Op, a ir.Arith, perVariant int) ([]*cases.Case, error) {
 	var out []*cases.Case
 	for _, v := range ops.VariantsOf(op.Name) {
@@ -138,7 +148,7 @@ func problems(op *ops.Op, a ir.Arith, perVariant int) ([]*cases.Case, error) {
 		var mine []*cases.Case
 		for i := 0; i < perVariant || hasIDs(mine) && !aliased && i < perVariant+64; i++ {
 			rng := rand.New(rand.NewPCG(seed(op.Name, a.String(), v.String()), uint64(i)))
-			c, err := cases.Random(op.Name, a, rng, cases.Small, &v)
+			c, err := cases.RandomInputs(op.Name, a, rng, cases.Small, &v)
 			if err != nil {
 				return nil, fmt.Errorf("making problems for %s@%s: %v", op.Name, a, err)
 			}
@@ -232,18 +242,67 @@ func bind(l cases.Launch, name string) string {
 // runner runs problems on one revision, compiling each kernel once.
 type runner struct {
 	ks    Kernels
+	memo  *Memo
 	progs map[string]*interp.Program
 }
 
-func newRunner(ks Kernels) *runner { return &runner{ks: ks, progs: map[string]*interp.Program{}} }
+func newRunner(ks Kernels, memo *Memo) *runner {
+	return &runner{ks: ks, memo: memo, progs: map[string]*interp.Program{}}
+}
+
+// outcome is what running c leaves, from the memo when a run of the same
+// kernels on c is there.
+func (r *runner) outcome(c *cases.Case) outcome {
+	keys := r.keys(c)
+	if o, ok := r.memo.outcome(keys[len(keys)-1]); ok {
+		return o
+	}
+	state, err := r.replay(c, keys)
+	o := outcome{}
+	if err != nil {
+		o.err = err.Error()
+	} else {
+		o.digest = digest(c, state)
+	}
+	r.memo.putOutcome(keys[len(keys)-1], o)
+	return o
+}
 
 // run replays c's launches and returns the buffers they leave.
 func (r *runner) run(c *cases.Case) (map[string]*cases.Buffer, error) {
-	state := map[string]*cases.Buffer{}
-	for _, b := range c.Buffers {
-		state[b.Name] = b.Clone()
+	return r.replay(c, r.keys(c))
+}
+
+// keys are the memo keys of the memory c leaves after each launch.
+func (r *runner) keys(c *cases.Case) []stateKey {
+	keys := make([]stateKey, len(c.Launches))
+	var ran strings.Builder
+	for i, l := range c.Launches {
+		ran.WriteString(r.memo.kernelDigest(r.ks[kernelID(c, l)]))
+		keys[i] = stateKey{c.Name, ran.String()}
 	}
-	for _, l := range c.Launches {
+	return keys
+}
+
+// replay runs c's launches from the latest memory the memo holds after
+// some of them (the gather both revisions share), keeping what the
+// launches before the last leave.
+func (r *runner) replay(c *cases.Case, keys []stateKey) (map[string]*cases.Buffer, error) {
+	state, start := map[string]*cases.Buffer(nil), 0
+	for i := len(c.Launches) - 2; i >= 0; i-- {
+		if s, err, ok := r.memo.state(keys[i]); ok {
+			if err != nil {
+				return nil, err
+			}
+			state, start = s, i+1
+			break
+		}
+	}
+	if state == nil {
+		state = clone(c.Buffers)
+	}
+	for i := start; i < len(c.Launches); i++ {
+		l := c.Launches[i]
 		id := kernelID(c, l)
 		p := r.progs[id]
 		if p == nil {
@@ -262,11 +321,39 @@ func (r *runner) run(c *cases.Case) (map[string]*cases.Buffer, error) {
 				bufs[kb.Name] = b.F32
 			}
 		}
-		if err := p.Run(l.Params, l.Args, bufs); err != nil {
+		launchesRun.Add(1)
+		err := p.Run(l.Params, l.Args, bufs)
+		if i < len(c.Launches)-1 {
+			r.memo.putState(keys[i], state, err)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	return state, nil
+}
+
+// launchesRun counts the launches run (tests check what a Memo saves).
+var launchesRun atomic.Int64
+
+// digest is a SHA-256 of every buffer of c in state, bit for bit.
+func digest(c *cases.Case, state map[string]*cases.Buffer) [sha256.Size]byte {
+	h := sha256.New()
+	for _, x := range c.Buffers {
+		fmt.Fprintf(h, "%s\x00", x.Name)
+		h.Write(state[x.Name].Bytes())
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+func clone(bufs []*cases.Buffer) map[string]*cases.Buffer {
+	out := make(map[string]*cases.Buffer, len(bufs))
+	for _, b := range bufs {
+		out[b.Name] = b.Clone()
+	}
+	return out
 }
 
 // compare returns the first difference of two runs of c, or nil.

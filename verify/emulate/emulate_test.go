@@ -87,14 +87,16 @@ func rng(t *testing.T) *rand.Rand {
 
 type buildResult struct {
 	once sync.Once
+	bin  *hostemu.Binary
 	err  error
 }
 
 var builds sync.Map // programKey -> *buildResult
 
 // build compiles the program of (lang, op, a) once per test binary, so a
-// broken program fails its own subtest once, not every variant of it.
-func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) {
+// broken program fails its own subtest once, not every variant of it; the
+// runs then find it in hostemu's cache.
+func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) *hostemu.Binary {
 	t.Helper()
 	key := programKey{lang, op.Name, a.String()}
 	if op.ArithFree() {
@@ -107,13 +109,14 @@ func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) {
 		defer cancel()
 		p, err := cachedProgram(lang, op, a)
 		if err == nil {
-			_, err = hostemu.Build(ctx, p.Program)
+			r.bin, err = buildProgram(ctx, p.Program, hostemu.Options{})
 		}
 		r.err = err
 	})
 	if r.err != nil {
 		t.Fatalf("%s %s@%s: %v", lang, op.Name, a, r.err)
 	}
+	return r.bin
 }
 
 // gatherOf is the gather dispatch an ids op's cases run first, or nil.
@@ -255,6 +258,34 @@ func TestProgramsCarryTheirContract(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// The build ahead of the runs is the build the runs use (same program,
+// same flags: one cache entry), so no program is compiled twice.
+func TestBuildAheadIsTheRunsBuild(t *testing.T) {
+	needCompiler(t)
+	t.Parallel()
+	op, err := ops.Lookup("ssm_conv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range languages {
+		ahead := build(t, l.lang, op, ir.Portable)
+		c, err := cases.Random(op.Name, ir.Portable, rng(t), cases.Small, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins, err := BuildFor(context.Background(), l.lang, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bins) != 1 {
+			t.Fatalf("%s: %d programs for one launch", l.lang, len(bins))
+		}
+		if bins[0].Path != ahead.Path {
+			t.Errorf("%s: the runs use %s, the build ahead made %s", l.lang, bins[0].Path, ahead.Path)
 		}
 	}
 }

@@ -97,9 +97,16 @@ func BuildWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, o hostemu.
 	return bins, err
 }
 
+// buildProgram builds p as every launch runs it: with WarningFlags before
+// o.Flags (the flags are part of hostemu's cache key, so a build ahead of
+// the runs must use this too, or it compiles the program a second time).
+func buildProgram(ctx context.Context, p hostemu.Program, o hostemu.Options) (*hostemu.Binary, error) {
+	o.Flags = append(append([]string{}, WarningFlags...), o.Flags...)
+	return hostemu.BuildWith(ctx, p, o)
+}
+
 // buildLaunches builds the program of each of c's launches, from src.
 func buildLaunches(ctx context.Context, src source, c *cases.Case, o hostemu.Options) ([]*hostemu.Binary, []program, error) {
-	o.Flags = append(append([]string{}, WarningFlags...), o.Flags...)
 	var bins []*hostemu.Binary
 	var progs []program
 	for _, l := range c.Launches {
@@ -107,7 +114,7 @@ func buildLaunches(ctx context.Context, src source, c *cases.Case, o hostemu.Opt
 		if err != nil {
 			return nil, nil, err
 		}
-		bin, err := hostemu.BuildWith(ctx, p.Program, o)
+		bin, err := buildProgram(ctx, p.Program, o)
 		if err != nil {
 			return nil, nil, err
 		}

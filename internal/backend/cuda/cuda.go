@@ -5,7 +5,9 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/glue"
@@ -54,7 +56,12 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 			written[f.Op] = f.Data
 		}
 	}
-	kernels := 0
+	type header struct {
+		op  *ops.Op
+		src []byte
+		ks  []*ir.Kernel
+	}
+	var headers []header
 	for _, op := range ops.All() {
 		if !backend.BuiltOn(op, name) {
 			continue
@@ -67,11 +74,28 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 		if err != nil {
 			return "", err
 		}
-		n, err := PTX(ctx, op, src, ks)
-		if err != nil {
-			return "", err
+		headers = append(headers, header{op, src, ks})
+	}
+	// One clang per core: a header compiles alone on one.
+	counts, errs := make([]int, len(headers)), make([]error, len(headers))
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, h := range headers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			counts[i], errs[i] = PTX(ctx, h.op, h.src, h.ks)
+		}()
+	}
+	wg.Wait()
+	kernels := 0
+	for i := range headers {
+		if errs[i] != nil {
+			return "", errs[i]
 		}
-		kernels += n
+		kernels += counts[i]
 	}
 	n, err := emulate.Check(ctx, hostemu.CUDA, ir.Native(name), backend.Emulated(files, ".cuh"), emulationWidth, progress)
 	if err != nil {
