@@ -1,50 +1,22 @@
-package diffexec_test
+package diffexec
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ir/irtext"
 	"github.com/kernelgen/kernelgen/ops"
-	"github.com/kernelgen/kernelgen/verify/diffexec"
 )
-
-// revision returns every kernel of the ops, with the IR text of one edited.
-func revision(t *testing.T, id, from, to string) diffexec.Kernels {
-	t.Helper()
-	ks := diffexec.Kernels{}
-	for _, op := range ops.All() {
-		for _, a := range op.Ariths() {
-			k, err := op.Kernel(a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text := ir.Print(k)
-			if k.ID() == id {
-				if !strings.Contains(text, from) {
-					t.Fatalf("%s has no %q", id, from)
-				}
-				text = strings.Replace(text, from, to, 1)
-			}
-			if ks[k.ID()], err = irtext.Parse(k.ID(), text); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return ks
-}
 
 func TestSameAndDifferentResults(t *testing.T) {
 	const id = "ssm_conv_update_inplace_ids@portable"
-	base := revision(t, "", "", "")
-	opt := diffexec.Options{PerVariant: 1}
-	r := diffexec.Run(id, base, revision(t, id, "let taps: u32 = d_conv - 1u", "let taps: u32 = d_conv + 0u - 1u"), opt)
+	base := edited(t, "", "", "")
+	opt := Options{PerVariant: 1}
+	r := Run(id, base, edited(t, id, "let taps: u32 = d_conv - 1u", "let taps: u32 = d_conv + 0u - 1u"), opt)
 	variants := len(ops.VariantsOf("ssm_conv_update_inplace_ids"))
 	if !r.Identical() || r.Problems <= variants {
 		t.Errorf("an equivalent edit: %+v; want identical on more than %d problems (one per variant and one with aliasing ids)", r, variants)
 	}
-	r = diffexec.Run(id, base, revision(t, id, "window[j_4 + 1u]", "window[j_4]"), opt)
+	r = Run(id, base, edited(t, id, "window[j_4 + 1u]", "window[j_4]"), opt)
 	if r.Identical() || r.First == nil || r.First.Buffer != "conv_state_dst" || r.Differ == 0 {
 		t.Errorf("the ring no longer shifted: %+v", r)
 	} else {
@@ -52,15 +24,15 @@ func TestSameAndDifferentResults(t *testing.T) {
 	}
 	// Each revision's gather runs before its compute kernel: a gather that
 	// copies the wrong row shows in the compute kernel's results.
-	r = diffexec.Run(id, base, revision(t, "ssm_conv_gather@portable", "load cache[from + u64(c + j * 256u)]", "load cache[u64(to) + u64(c + j * 256u)]"), opt)
+	r = Run(id, base, edited(t, "ssm_conv_gather@portable", "load cache[from + u64(c + j * 256u)]", "load cache[u64(to) + u64(c + j * 256u)]"), opt)
 	if r.Identical() || r.First == nil {
 		t.Errorf("a broken gather: %+v", r)
 	}
-	r = diffexec.Run(id, base, revision(t, id, "store conv_state_dst[ring_off + j_4]", "store conv_state_dst[ring_off + j_4 + 100000u]"), opt)
+	r = Run(id, base, edited(t, id, "store conv_state_dst[ring_off + j_4]", "store conv_state_dst[ring_off + j_4 + 100000u]"), opt)
 	if r.First == nil || !strings.Contains(r.First.B, "index out of range") || r.First.A != "ran" {
 		t.Errorf("b writes out of range: %+v", r.First)
 	}
-	r = diffexec.Run(id, base, revision(t, id, "arg rs_head: u32", "arg rs_head: u32\n    arg extra: u32"), opt)
+	r = Run(id, base, edited(t, id, "arg rs_head: u32", "arg rs_head: u32\n    arg extra: u32"), opt)
 	if r.NotRun == "" || !strings.Contains(r.NotRun, "arg extra") {
 		t.Errorf("a new arg: %+v", r)
 	}
@@ -69,21 +41,21 @@ func TestSameAndDifferentResults(t *testing.T) {
 // Native-cpu kernels run with their vector operations: an equivalent edit
 // of a vec_dot is identical, a shorter one or a shorter vec_silu differs.
 func TestVectorOperations(t *testing.T) {
-	base := revision(t, "", "", "")
-	opt := diffexec.Options{PerVariant: 1}
+	base := edited(t, "", "", "")
+	opt := Options{PerVariant: 1}
 	const gdn = "gated_delta_net_inplace_ids@native-cpu"
-	r := diffexec.Run(gdn, base, revision(t, gdn, "vec_dot<R>(s_shard[reg0..], q_reg[0u..])", "vec_dot<R>(q_reg[0u..], s_shard[reg0..])"), opt)
+	r := Run(gdn, base, edited(t, gdn, "vec_dot<R>(s_shard[reg0..], q_reg[0u..])", "vec_dot<R>(q_reg[0u..], s_shard[reg0..])"), opt)
 	if !r.Identical() || r.Problems <= len(ops.VariantsOf("gated_delta_net_inplace_ids")) {
 		t.Errorf("a vec_dot's operands swapped: %+v; want identical on every problem", r)
 	}
-	r = diffexec.Run(gdn, base, revision(t, gdn, "vec_dot<R>(s_shard[reg0..], k_reg[0u..])", "vec_dot<R - 1u>(s_shard[reg0..], k_reg[0u..])"), opt)
+	r = Run(gdn, base, edited(t, gdn, "vec_dot<R>(s_shard[reg0..], k_reg[0u..])", "vec_dot<R - 1u>(s_shard[reg0..], k_reg[0u..])"), opt)
 	if r.Identical() || r.First == nil || r.First.Buffer == "" {
 		t.Errorf("a vec_dot one row short: %+v", r)
 	} else {
 		t.Logf("vec_dot one row short: %d of %d differ; first %s", r.Differ, r.Problems, r.First)
 	}
 	const conv = "ssm_conv_update_inplace_ids@native-cpu"
-	r = diffexec.Run(conv, base, revision(t, conv, "vec_silu<block_len>(", "vec_silu<block_len - 1u>("), opt)
+	r = Run(conv, base, edited(t, conv, "vec_silu<block_len>(", "vec_silu<block_len - 1u>("), opt)
 	if r.Identical() || r.First == nil || r.First.Buffer != "dst" {
 		t.Errorf("a vec_silu one channel short: %+v", r)
 	} else {
