@@ -182,6 +182,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
 	var aliased dsl.Val // the chained kernel: some source aliases (it reads the plan)
+	var at segmentStep  // the chained kernel: where member runs in its segment
+	// The register shard; the chained kernel's is declared before its loop
+	// over members, beside the next member's, read ahead.
+	var shard, ahead dsl.Arr
+	if mode == gdnInplaceIdsChained {
+		shard = b.Array("s_shard", ir.F32, cpw.Mul(rows))
+		ahead = b.Array("next_shard", ir.F32, cpw.Mul(rows))
+	}
 	sequence := func() {
 		switch {
 		case mode == gdnInplaceIdsChained:
@@ -249,15 +257,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
-		shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
+		if mode != gdnInplaceIdsChained {
+			shard = b.Array("s_shard", ir.F32, cpw.Mul(rows))
+		}
 		if !batched {
 			b.Comment("read the prior state once; it stays in registers for every token")
 		}
-		loadFrom := func(buf dsl.Buf, base dsl.Val) {
+		loadInto := func(into dsl.Arr, buf dsl.Buf, base dsl.Val) {
 			forShard(func(c, i, reg dsl.Val) {
-				shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
+				into.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
 			})
 		}
+		loadFrom := func(buf dsl.Buf, base dsl.Val) { loadInto(shard, buf, base) }
 		loadIds := func() {
 			// Identity reads its own slot; a source that another sequence of this
 			// op writes was gathered into scratch; any other source is read from
@@ -274,14 +285,15 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 				})
 		}
-		loadChained := func() {
-			b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
-				func() { loadFrom(scratch, scratchRow(b, plan, s).Mul(nHeads).Add(h).Mul(block)) },
+		// loadChained reads sequence u's prior state into the shard into.
+		loadChained := func(into dsl.Arr, u dsl.Val) {
+			b.IfElse(aliased.AndAlso(readsScratch(b, plan, u)),
+				func() { loadInto(into, scratch, scratchRow(b, plan, u).Mul(nHeads).Add(h).Mul(block)) },
 				func() {
-					src := b.Let("src", ids.Load(s))
+					src := b.Let("src", ids.Load(u))
 					b.IfElse(inWindow(src, rsHead, nSeqs),
-						func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+						func() { loadInto(into, stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+						func() { loadInto(into, state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 				})
 		}
 		switch mode {
@@ -290,7 +302,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		case gdnInplaceIds:
 			loadIds()
 		case gdnInplaceIdsChained:
-			loadChained()
+			b.If(at.m.Eq(0), func() { loadChained(shard, s) })
+			// The next member's prior state is read while this one runs: it
+			// is scratch, a row outside the window, or the row of the member
+			// after it, which this workgroup writes later; so no write of
+			// this member's orders it, and its loads wait on no compute.
+			b.Comment("read the next member's prior state ahead, while this one runs")
+			b.If(at.hasNext(), func() { loadChained(ahead, b.Let("next", nextMember(ids, s, rsHead))) })
 		case gdnShared:
 			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
 		}
@@ -585,13 +603,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 		}
+		if mode == gdnInplaceIdsChained {
+			b.If(at.hasNext(), func() {
+				b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, ahead.At(reg)) })
+			})
+		}
 	}
 	if mode != gdnInplaceIdsChained {
 		sequence()
 		return b.Build()
 	}
 	runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), "row", &aliased, &member,
-		func() dsl.Val { sequence(); return s })
+		func(step segmentStep) dsl.Val { at = step; sequence(); return s })
 	return b.Build()
 }
 

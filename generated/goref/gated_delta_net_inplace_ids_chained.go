@@ -120,6 +120,12 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -133,9 +139,6 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -149,14 +152,14 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_3 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -211,31 +214,66 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0[kgTid] + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-								}
-							}
-						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+						if m == 0 {
+							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((r * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len[kgTid] {
+							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
+							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
+										}
 									}
 								}
 							}
@@ -244,10 +282,10 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -257,8 +295,8 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])
 									var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
 									var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
 									var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
@@ -277,18 +315,18 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 									var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
 									var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
 									var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-									g_reg[kgTid*g_regLen+int(r_4)] = exp
+									g_reg[kgTid*g_regLen+int(r_7)] = exp
 								}
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
+									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+									reg0[kgTid] = (cc_6 * R)
 									kv_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
-										kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+										kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_8)], kv_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -296,12 +334,12 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-										attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_6)], attn_part[kgTid])
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+										attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_9)], attn_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -310,7 +348,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -337,15 +375,15 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
 								gate[kgTid] = exp_1
 							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
+									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+									reg0_1[kgTid] = (cc_7 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
-										kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_7)], kv_part_1[kgTid])
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
+										kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_10)], kv_part_1[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -353,12 +391,12 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-										attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_8)], attn_part_1[kgTid])
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_11)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+										attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_11)], attn_part_1[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -367,7 +405,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -376,11 +414,16 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								var i_4 uint32 = ((r_9 * W) + lane[kgTid])
-								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
+							}
+						}
+						if (m + 1) < seg_len[kgTid] {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -457,6 +500,12 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -470,9 +519,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -483,14 +529,14 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -545,31 +591,66 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0[kgTid] + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-								}
-							}
-						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+						if m == 0 {
+							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((r * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len[kgTid] {
+							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
+							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
+										}
 									}
 								}
 							}
@@ -578,10 +659,10 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -592,13 +673,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row, applied inside the dot and the update
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
+									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+									reg0[kgTid] = (cc_6 * R)
 									kv_part[kgTid] = 0.0
-									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -606,17 +687,17 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 										var s_new float32 = 0.0
 										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
 										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
 										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -625,7 +706,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -634,13 +715,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								var e float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e
 							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
+									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+									reg0_1[kgTid] = (cc_7 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -648,12 +729,12 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -662,7 +743,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -671,11 +752,16 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								var i_4 uint32 = ((r_8 * W) + lane[kgTid])
-								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
+							}
+						}
+						if (m + 1) < seg_len[kgTid] {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -752,6 +838,12 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -765,9 +857,6 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -781,14 +870,14 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_3 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -843,31 +932,66 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0[kgTid] + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = ((lane[kgTid] * R) + r)
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-								}
-							}
-						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+						if m == 0 {
+							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((lane[kgTid] * R) + r)
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len[kgTid] {
+							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
+							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((lane[kgTid] * R) + r_4)
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											var i_5 uint32 = ((lane[kgTid] * R) + r_5)
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
+										}
 									}
 								}
 							}
@@ -876,10 +1000,10 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((lane[kgTid] * R) + r_3)
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								var i_6 uint32 = ((lane[kgTid] * R) + r_6)
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -889,20 +1013,20 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_7))])
+									g_reg[kgTid*g_regLen+int(r_7)] = e
 								}
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
+									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+									reg0[kgTid] = (cc_6 * R)
 									kv_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -910,12 +1034,12 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -924,7 +1048,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -933,15 +1057,15 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e_1
 							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
+									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+									reg0_1[kgTid] = (cc_7 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -949,12 +1073,12 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -963,7 +1087,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -972,11 +1096,16 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								var i_4 uint32 = ((lane[kgTid] * R) + r_9)
-								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((lane[kgTid] * R) + r_12)
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
+							}
+						}
+						if (m + 1) < seg_len[kgTid] {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -1053,6 +1182,12 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1066,9 +1201,6 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1082,14 +1214,14 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_3 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1144,31 +1276,66 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0[kgTid] + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-								}
-							}
-						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+						if m == 0 {
+							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((r * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len[kgTid] {
+							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
+							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
+										}
 									}
 								}
 							}
@@ -1177,10 +1344,10 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -1190,20 +1357,20 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
+									g_reg[kgTid*g_regLen+int(r_7)] = e
 								}
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
+									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+									reg0[kgTid] = (cc_6 * R)
 									kv_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1211,12 +1378,12 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1225,7 +1392,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -1234,15 +1401,15 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e_1
 							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
+									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+									reg0_1[kgTid] = (cc_7 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1250,12 +1417,12 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1264,7 +1431,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -1273,11 +1440,16 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								var i_4 uint32 = ((r_9 * W) + lane[kgTid])
-								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
+							}
+						}
+						if (m + 1) < seg_len[kgTid] {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -1354,6 +1526,12 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1367,9 +1545,6 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1380,14 +1555,14 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_3 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1442,31 +1617,66 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0[kgTid] + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-								}
-							}
-						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+						if m == 0 {
+							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((r * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len[kgTid] {
+							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
+							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
+										}
 									}
 								}
 							}
@@ -1475,10 +1685,10 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -1489,13 +1699,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row, applied inside the dot and the update
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
+									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+									reg0[kgTid] = (cc_6 * R)
 									kv_part[kgTid] = 0.0
-									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1503,17 +1713,17 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 										var s_new float32 = 0.0
 										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
 										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
 										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1522,7 +1732,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -1531,13 +1741,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								var e float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e
 							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
+									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+									reg0_1[kgTid] = (cc_7 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1545,12 +1755,12 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1559,7 +1769,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -1568,11 +1778,16 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								var i_4 uint32 = ((r_8 * W) + lane[kgTid])
-								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
+							}
+						}
+						if (m + 1) < seg_len[kgTid] {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -1646,13 +1861,16 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1707,74 +1925,111 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 						var sq uint32 = (s / rq3)
 						var block uint32 = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1 && ((plan[s] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0 + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block) + (col * S_v)) + r)]
-								}
-							}
-						} else {
-							var src int32 = ids[s]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0 + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
+						if m == 0 {
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0 + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block) + (col * S_v)) + r)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0 + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0 + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0 + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len {
+							var next uint32 = (uint32(ids[s]) - rs_head)
+							if aliased_1 && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0 + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block) + (col_3 * S_v)) + r_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0 + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block)) + (col_4 * S_v)) + r_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0 + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_5 * S_v))) + uint64(r_5))]
+										}
 									}
 								}
 							}
 						}
 						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + r_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + r_6)]
 							}
 							var g_off uint32 = (((s * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							var beta_t float32 = beta[(((s * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
 							var v_off uint32 = (((s * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
 							var attn_off uint32 = (((((s * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 							if KDA {
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off + r_4)])
-									gates[kgTid*gatesLen+int(r_4)] = e
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off + r_7)])
+									gates[kgTid*gatesLen+int(r_7)] = e
 								}
 							} else {
 								var e_1 float32 = rt.ExpNative(g[g_off])
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									gates[kgTid*gatesLen+int(r_5)] = e_1
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									gates[kgTid*gatesLen+int(r_8)] = e_1
 								}
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-								var col_3 uint32 = (col0 + (cc_3 * NW))
-								var reg0 uint32 = (cc_3 * R)
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+								var col_6 uint32 = (col0 + (cc_6 * NW))
+								var reg0 uint32 = (cc_6 * R)
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_9))] = float32(gates[kgTid*gatesLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0+r_9))])
 								}
 								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
+								var delta float32 = float32((v[(v_off+col_6)] - kv) * beta_t)
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_10))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_10))])
 								}
 								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								dst[(attn_off + col_3)] = float32(attn * scale)
+								dst[(attn_off + col_6)] = float32(attn * scale)
 							}
 						}
 						// write the final state
 						var final_off uint32 = ((s * sd1) + (h[kgTid] * block))
-						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-							var col_4 uint32 = (col0 + (cc_4 * NW))
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							var col_7 uint32 = (col0 + (cc_7 * NW))
+							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+								state_dst[((final_off + (col_7 * S_v)) + r_11)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+							}
+						}
+						if (m + 1) < seg_len {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member = (uint32(ids[s]) - rs_head)
@@ -1851,6 +2106,12 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	next_shardLen := int((CPW * R))
+	next_shard := make([]float32, kgN*next_shardLen)
+	_ = next_shard
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1864,9 +2125,6 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1880,14 +2138,14 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_3 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1942,31 +2200,66 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-							for cc := uint32(0); cc < CPW; cc += 1 {
-								var col uint32 = (col0[kgTid] + (cc * NW))
-								for r := uint32(0); r < R; r += 1 {
-									var i uint32 = ((r * W) + lane[kgTid])
-									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-								}
-							}
-						} else {
-							var src int32 = ids[s[kgTid]]
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+						if m == 0 {
+							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((r * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
-								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+						// read the next member's prior state ahead, while this one runs
+						if (m + 1) < seg_len[kgTid] {
+							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
+							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
+								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
+								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
+									}
+								}
+							} else {
+								var src_1 int32 = ids[next]
+								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
+										}
+									}
+								} else {
+									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
+										}
 									}
 								}
 							}
@@ -1975,10 +2268,10 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
+								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -1988,20 +2281,20 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
+									g_reg[kgTid*g_regLen+int(r_7)] = e
 								}
 							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
+									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+									reg0[kgTid] = (cc_6 * R)
 									kv_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2009,12 +2302,12 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2023,7 +2316,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -2032,13 +2325,13 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e_1
 							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
+									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+									reg0_1[kgTid] = (cc_7 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
+									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]*k_reg[kgTid*k_regLen+int(r_10)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2046,12 +2339,12 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]) + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2060,7 +2353,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -2069,11 +2362,16 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								var i_4 uint32 = ((r_9 * W) + lane[kgTid])
-								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
+							}
+						}
+						if (m + 1) < seg_len[kgTid] {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
