@@ -185,10 +185,11 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var at segmentStep  // the chained kernel: where member runs in its segment
 	// The register shard; the chained kernel's is declared before its loop
 	// over members, beside the next member's, read ahead.
-	var shard, ahead dsl.Arr
+	var shard dsl.Arr
+	var entry, source dsl.Mut
 	if mode == gdnInplaceIdsChained {
-		shard = b.Array("s_shard", ir.F32, cpw.Mul(rows))
-		ahead = b.Array("next_shard", ir.F32, cpw.Mul(rows))
+		entry = b.Var("entry", b.I32(0))
+		source = b.Var("source", b.I32(0))
 	}
 	sequence := func() {
 		switch {
@@ -257,9 +258,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
-		if mode != gdnInplaceIdsChained {
-			shard = b.Array("s_shard", ir.F32, cpw.Mul(rows))
-		}
+		shard = b.Array("s_shard", ir.F32, cpw.Mul(rows))
 		if !batched {
 			b.Comment("read the prior state once; it stays in registers for every token")
 		}
@@ -285,30 +284,33 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 				})
 		}
-		// loadChained reads sequence u's prior state into the shard into.
-		loadChained := func(into dsl.Arr, u dsl.Val) {
-			b.IfElse(aliased.AndAlso(readsScratch(b, plan, u)),
-				func() { loadInto(into, scratch, scratchRow(b, plan, u).Mul(nHeads).Add(h).Mul(block)) },
-				func() {
-					src := b.Let("src", ids.Load(u))
-					b.IfElse(inWindow(src, rsHead, nSeqs),
-						func() { loadInto(into, stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-						func() { loadInto(into, state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-				})
-		}
 		switch mode {
 		case gdnBase, gdnInplace:
 			loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
 		case gdnInplaceIds:
 			loadIds()
 		case gdnInplaceIdsChained:
-			b.If(at.m.Eq(0), func() { loadChained(shard, s) })
-			// The next member's prior state is read while this one runs: it
-			// is scratch, a row outside the window, or the row of the member
-			// after it, which this workgroup writes later; so no write of
-			// this member's orders it, and its loads wait on no compute.
-			b.Comment("read the next member's prior state ahead, while this one runs")
-			b.If(at.hasNext(), func() { loadChained(ahead, b.Let("next", nextMember(ids, s, rsHead))) })
+			b.If(at.m.Eq(0), func() {
+				b.If(aliased, func() { entry.Set(plan.Load(s)) })
+				source.Set(ids.Load(s))
+			})
+			b.IfElse(entry.Get().BitAnd(planFromMask).Ne(0),
+				func() {
+					row := b.Let("from_row", entry.Get().BitAnd(planFromMask).Sub(1).U32())
+					loadInto(shard, scratch, row.Mul(nHeads).Add(h).Mul(block))
+				},
+				func() {
+					src := b.Let("src", source.Get())
+					b.IfElse(inWindow(src, rsHead, nSeqs),
+						func() { loadInto(shard, stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+						func() { loadInto(shard, state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+				})
+			b.Comment("look up the next member's plan entry and source while this one runs")
+			b.If(at.hasNext(), func() {
+				next := b.Let("next", source.Get().U32().Sub(rsHead))
+				b.If(aliased, func() { entry.Set(plan.Load(next)) })
+				source.Set(ids.Load(next))
+			})
 		case gdnShared:
 			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
 		}
@@ -602,11 +604,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			}
 			base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-		}
-		if mode == gdnInplaceIdsChained {
-			b.If(at.hasNext(), func() {
-				b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, ahead.At(reg)) })
-			})
 		}
 	}
 	if mode != gdnInplaceIdsChained {

@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         ggml_cuda_pdl_sync();
     }
     const uint32_t h = blockIdx.x;
-    float s_shard[CPW * R];
-    float next_shard[CPW * R];
+    int32_t entry = 0;
+    int32_t source = 0;
     const uint32_t first = blockIdx.y;
     if ((threadIdx.y * W + threadIdx.x) == 0u) {
         aliased[0u] = 0;
@@ -77,92 +77,66 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
         const uint32_t block = S_v * S_v;
+        float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
         if (m == 0u) {
-            if (aliased_1 && (plan[s] & 65535) != 0) {
-                const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
+            if (aliased_1) {
+                entry = plan[s];
+            }
+            source = ids[s];
+        }
+        if ((entry & 65535) != 0) {
+            const uint32_t from_row = (uint32_t) ((entry & 65535) - 1);
+            #pragma unroll
+            for (uint32_t cc = 0u; cc < CPW; ++cc) {
+                const uint32_t col = col0 + cc * NW;
                 #pragma unroll
-                for (uint32_t cc = 0u; cc < CPW; ++cc) {
-                    const uint32_t col = col0 + cc * NW;
+                for (uint32_t r = 0u; r < R; ++r) {
+                    const uint32_t i = r * W + lane;
+                    s_shard[cc * R + r] = scratch[(from_row * H + h) * block + col * S_v + i];
+                }
+            }
+        } else {
+            const int32_t src = source;
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                #pragma unroll
+                for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                    const uint32_t col_1 = col0 + cc_1 * NW;
                     #pragma unroll
-                    for (uint32_t r = 0u; r < R; ++r) {
-                        const uint32_t i = r * W + lane;
-                        s_shard[cc * R + r] = scratch[(from_row * H + h) * block + col * S_v + i];
+                    for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
+                        const uint32_t i_1 = r_1 * W + lane;
+                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
-                const int32_t src = ids[s];
-                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                #pragma unroll
+                for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                    const uint32_t col_2 = col0 + cc_2 * NW;
                     #pragma unroll
-                    for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                        const uint32_t col_1 = col0 + cc_1 * NW;
-                        #pragma unroll
-                        for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
-                            const uint32_t i_1 = r_1 * W + lane;
-                            s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
-                        }
-                    }
-                } else {
-                    #pragma unroll
-                    for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                        const uint32_t col_2 = col0 + cc_2 * NW;
-                        #pragma unroll
-                        for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-                            const uint32_t i_2 = r_2 * W + lane;
-                            s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
-                        }
+                    for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                        const uint32_t i_2 = r_2 * W + lane;
+                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }
         }
-        // read the next member's prior state ahead, while this one runs
+        // look up the next member's plan entry and source while this one runs
         if ((m + 1u) < seg_len) {
-            const uint32_t next = (uint32_t) ids[s] - rs_head;
-            if (aliased_1 && (plan[next] & 65535) != 0) {
-                const uint32_t from_row_1 = (uint32_t) ((plan[next] & 65535) - 1);
-                #pragma unroll
-                for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                    const uint32_t col_3 = col0 + cc_3 * NW;
-                    #pragma unroll
-                    for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                        const uint32_t i_3 = r_3 * W + lane;
-                        next_shard[cc_3 * R + r_3] = scratch[(from_row_1 * H + h) * block + col_3 * S_v + i_3];
-                    }
-                }
-            } else {
-                const int32_t src_1 = ids[next];
-                if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
-                    #pragma unroll
-                    for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                        const uint32_t col_4 = col0 + cc_4 * NW;
-                        #pragma unroll
-                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                            const uint32_t i_4 = r_4 * W + lane;
-                            next_shard[cc_4 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_4 * S_v + i_4];
-                        }
-                    }
-                } else {
-                    #pragma unroll
-                    for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                        const uint32_t col_5 = col0 + cc_5 * NW;
-                        #pragma unroll
-                        for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                            const uint32_t i_5 = r_5 * W + lane;
-                            next_shard[cc_5 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_5 * S_v + i_5];
-                        }
-                    }
-                }
+            const uint32_t next = (uint32_t) source - rs_head;
+            if (aliased_1) {
+                entry = plan[next];
             }
+            source = ids[next];
         }
         for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
             float q_reg[R];
             float k_reg[R];
             const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
             #pragma unroll
-            for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                const uint32_t i_6 = r_6 * W + lane;
-                q_reg[r_6] = q[qk_off + i_6];
-                k_reg[r_6] = k[qk_off + i_6];
+            for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                const uint32_t i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
             }
             const uint32_t g_off = s * sg3 + t_1 * sg2 + h * sg1;
             const float beta_t = beta[s * sb3 + t_1 * sb2 + h * sb1];
@@ -172,8 +146,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                 float g_reg[R];
                 // KDA: one gate per key row
                 #pragma unroll
-                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                    const float exp_x = (g[g_off + (r_7 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_7 * W + lane)]);
+                for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                    const float exp_x = (g[g_off + (r_4 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_4 * W + lane)]);
                     const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
                     const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
                     const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
@@ -192,18 +166,18 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                     const float exp_s1 = __int_as_float((exp_n1 + 127) << 23);
                     const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
                     const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
-                    g_reg[r_7] = exp_;
+                    g_reg[r_4] = exp_;
                 }
                 #pragma unroll
-                for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                    const uint32_t col_6 = col0 + cc_6 * NW;
-                    const uint32_t reg0 = cc_6 * R;
+                for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    const uint32_t col_3 = col0 + cc_3 * NW;
+                    const uint32_t reg0 = cc_3 * R;
                     float kv_part = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                        const float s_dec = __fmul_rn(g_reg[r_8], s_shard[reg0 + r_8]);
-                        s_shard[reg0 + r_8] = s_dec;
-                        kv_part = fmaf(s_dec, k_reg[r_8], kv_part);
+                    for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                        const float s_dec = __fmul_rn(g_reg[r_5], s_shard[reg0 + r_5]);
+                        s_shard[reg0 + r_5] = s_dec;
+                        kv_part = fmaf(s_dec, k_reg[r_5], kv_part);
                     }
                     float kv = kv_part;
                     if ((uint32_t) warpSize >= W) {
@@ -219,13 +193,13 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                             __syncthreads();
                         }
                     }
-                    const float delta = __fmul_rn(__fsub_rn(v[v_off + col_6], kv), beta_t);
+                    const float delta = __fmul_rn(__fsub_rn(v[v_off + col_3], kv), beta_t);
                     float attn_part = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                        const float s_new = fmaf(k_reg[r_9], delta, s_shard[reg0 + r_9]);
-                        s_shard[reg0 + r_9] = s_new;
-                        attn_part = fmaf(s_new, q_reg[r_9], attn_part);
+                    for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                        const float s_new = fmaf(k_reg[r_6], delta, s_shard[reg0 + r_6]);
+                        s_shard[reg0 + r_6] = s_new;
+                        attn_part = fmaf(s_new, q_reg[r_6], attn_part);
                     }
                     float attn = attn_part;
                     if ((uint32_t) warpSize >= W) {
@@ -242,7 +216,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_6] = __fmul_rn(attn, scale);
+                        dst[attn_off + col_3] = __fmul_rn(attn, scale);
                     }
                 }
             } else {
@@ -267,15 +241,15 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                 const float exp_1 = __fmul_rn(__fmul_rn(exp_p_1, exp_s1_1), exp_s2_1);
                 const float gate = exp_1;
                 #pragma unroll
-                for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                    const uint32_t col_7 = col0 + cc_7 * NW;
-                    const uint32_t reg0_1 = cc_7 * R;
+                for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    const uint32_t col_4 = col0 + cc_4 * NW;
+                    const uint32_t reg0_1 = cc_4 * R;
                     float kv_part_1 = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                        const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_10]);
-                        s_shard[reg0_1 + r_10] = s_dec_1;
-                        kv_part_1 = fmaf(s_dec_1, k_reg[r_10], kv_part_1);
+                    for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                        const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_7]);
+                        s_shard[reg0_1 + r_7] = s_dec_1;
+                        kv_part_1 = fmaf(s_dec_1, k_reg[r_7], kv_part_1);
                     }
                     float kv_1 = kv_part_1;
                     if ((uint32_t) warpSize >= W) {
@@ -291,13 +265,13 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                             __syncthreads();
                         }
                     }
-                    const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_7], kv_1), beta_t);
+                    const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_4], kv_1), beta_t);
                     float attn_part_1 = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                        const float s_new_1 = fmaf(k_reg[r_11], delta_1, s_shard[reg0_1 + r_11]);
-                        s_shard[reg0_1 + r_11] = s_new_1;
-                        attn_part_1 = fmaf(s_new_1, q_reg[r_11], attn_part_1);
+                    for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                        const float s_new_1 = fmaf(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
+                        s_shard[reg0_1 + r_8] = s_new_1;
+                        attn_part_1 = fmaf(s_new_1, q_reg[r_8], attn_part_1);
                     }
                     float attn_1 = attn_part_1;
                     if ((uint32_t) warpSize >= W) {
@@ -314,7 +288,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_7] = __fmul_rn(attn_1, scale);
+                        dst[attn_off + col_4] = __fmul_rn(attn_1, scale);
                     }
                 }
             }
@@ -322,18 +296,12 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         // write the final state
         const uint32_t final_off = s * sd1 + h * block;
         #pragma unroll
-        for (uint32_t cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            const uint32_t col_8 = col0 + cc_8 * NW;
+        for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+            const uint32_t col_5 = col0 + cc_5 * NW;
             #pragma unroll
-            for (uint32_t r_12 = 0u; r_12 < R; ++r_12) {
-                const uint32_t i_7 = r_12 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_12];
-            }
-        }
-        if ((m + 1u) < seg_len) {
-            #pragma unroll
-            for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                s_shard[reg] = next_shard[reg];
+            for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
+                const uint32_t i_4 = r_9 * W + lane;
+                state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
             }
         }
         member = (uint32_t) ids[s] - rs_head;
@@ -383,8 +351,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         ggml_cuda_pdl_sync();
     }
     const uint32_t h = blockIdx.x;
-    float s_shard[CPW * R];
-    float next_shard[CPW * R];
+    int32_t entry = 0;
+    int32_t source = 0;
     const uint32_t first = blockIdx.y;
     if ((threadIdx.y * W + threadIdx.x) == 0u) {
         aliased[0u] = 0;
@@ -412,92 +380,66 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
         const uint32_t block = S_v * S_v;
+        float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
         if (m == 0u) {
-            if (aliased_1 && (plan[s] & 65535) != 0) {
-                const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
+            if (aliased_1) {
+                entry = plan[s];
+            }
+            source = ids[s];
+        }
+        if ((entry & 65535) != 0) {
+            const uint32_t from_row = (uint32_t) ((entry & 65535) - 1);
+            #pragma unroll
+            for (uint32_t cc = 0u; cc < CPW; ++cc) {
+                const uint32_t col = col0 + cc * NW;
                 #pragma unroll
-                for (uint32_t cc = 0u; cc < CPW; ++cc) {
-                    const uint32_t col = col0 + cc * NW;
+                for (uint32_t r = 0u; r < R; ++r) {
+                    const uint32_t i = r * W + lane;
+                    s_shard[cc * R + r] = scratch[(from_row * H + h) * block + col * S_v + i];
+                }
+            }
+        } else {
+            const int32_t src = source;
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                #pragma unroll
+                for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                    const uint32_t col_1 = col0 + cc_1 * NW;
                     #pragma unroll
-                    for (uint32_t r = 0u; r < R; ++r) {
-                        const uint32_t i = r * W + lane;
-                        s_shard[cc * R + r] = scratch[(from_row * H + h) * block + col * S_v + i];
+                    for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
+                        const uint32_t i_1 = r_1 * W + lane;
+                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
-                const int32_t src = ids[s];
-                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                #pragma unroll
+                for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                    const uint32_t col_2 = col0 + cc_2 * NW;
                     #pragma unroll
-                    for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                        const uint32_t col_1 = col0 + cc_1 * NW;
-                        #pragma unroll
-                        for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
-                            const uint32_t i_1 = r_1 * W + lane;
-                            s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
-                        }
-                    }
-                } else {
-                    #pragma unroll
-                    for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                        const uint32_t col_2 = col0 + cc_2 * NW;
-                        #pragma unroll
-                        for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-                            const uint32_t i_2 = r_2 * W + lane;
-                            s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
-                        }
+                    for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                        const uint32_t i_2 = r_2 * W + lane;
+                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }
         }
-        // read the next member's prior state ahead, while this one runs
+        // look up the next member's plan entry and source while this one runs
         if ((m + 1u) < seg_len) {
-            const uint32_t next = (uint32_t) ids[s] - rs_head;
-            if (aliased_1 && (plan[next] & 65535) != 0) {
-                const uint32_t from_row_1 = (uint32_t) ((plan[next] & 65535) - 1);
-                #pragma unroll
-                for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                    const uint32_t col_3 = col0 + cc_3 * NW;
-                    #pragma unroll
-                    for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                        const uint32_t i_3 = r_3 * W + lane;
-                        next_shard[cc_3 * R + r_3] = scratch[(from_row_1 * H + h) * block + col_3 * S_v + i_3];
-                    }
-                }
-            } else {
-                const int32_t src_1 = ids[next];
-                if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
-                    #pragma unroll
-                    for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                        const uint32_t col_4 = col0 + cc_4 * NW;
-                        #pragma unroll
-                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                            const uint32_t i_4 = r_4 * W + lane;
-                            next_shard[cc_4 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_4 * S_v + i_4];
-                        }
-                    }
-                } else {
-                    #pragma unroll
-                    for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                        const uint32_t col_5 = col0 + cc_5 * NW;
-                        #pragma unroll
-                        for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                            const uint32_t i_5 = r_5 * W + lane;
-                            next_shard[cc_5 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_5 * S_v + i_5];
-                        }
-                    }
-                }
+            const uint32_t next = (uint32_t) source - rs_head;
+            if (aliased_1) {
+                entry = plan[next];
             }
+            source = ids[next];
         }
         for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
             float q_reg[R];
             float k_reg[R];
             const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
             #pragma unroll
-            for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                const uint32_t i_6 = r_6 * W + lane;
-                q_reg[r_6] = q[qk_off + i_6];
-                k_reg[r_6] = k[qk_off + i_6];
+            for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                const uint32_t i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
             }
             const uint32_t g_off = s * sg3 + t_1 * sg2 + h * sg1;
             const float beta_t = beta[s * sb3 + t_1 * sb2 + h * sb1];
@@ -506,13 +448,13 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
             if (KDA) {
                 // KDA: one gate per key row, applied inside the dot and the update
                 #pragma unroll
-                for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                    const uint32_t col_6 = col0 + cc_6 * NW;
-                    const uint32_t reg0 = cc_6 * R;
+                for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    const uint32_t col_3 = col0 + cc_3 * NW;
+                    const uint32_t reg0 = cc_3 * R;
                     float kv_part = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                        kv_part = fmaf(expf(g[g_off + (r_7 * W + lane)]) * s_shard[reg0 + r_7], k_reg[r_7], kv_part);
+                    for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                        kv_part = fmaf(expf(g[g_off + (r_4 * W + lane)]) * s_shard[reg0 + r_4], k_reg[r_4], kv_part);
                     }
                     float kv = kv_part;
                     if ((uint32_t) warpSize >= W) {
@@ -528,18 +470,18 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                             __syncthreads();
                         }
                     }
-                    const float delta = (v[v_off + col_6] - kv) * beta_t;
+                    const float delta = (v[v_off + col_3] - kv) * beta_t;
                     float attn_part = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                    for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
                         float s_new = 0.0f;
                         if (R == 1u) {
-                            s_new = fmaf(k_reg[r_8], delta, expf(g[g_off + (r_8 * W + lane)]) * s_shard[reg0 + r_8]);
+                            s_new = fmaf(k_reg[r_5], delta, expf(g[g_off + (r_5 * W + lane)]) * s_shard[reg0 + r_5]);
                         } else {
-                            s_new = fmaf(expf(g[g_off + (r_8 * W + lane)]), s_shard[reg0 + r_8], k_reg[r_8] * delta);
+                            s_new = fmaf(expf(g[g_off + (r_5 * W + lane)]), s_shard[reg0 + r_5], k_reg[r_5] * delta);
                         }
-                        s_shard[reg0 + r_8] = s_new;
-                        attn_part = attn_part + s_new * q_reg[r_8];
+                        s_shard[reg0 + r_5] = s_new;
+                        attn_part = attn_part + s_new * q_reg[r_5];
                     }
                     float attn = attn_part;
                     if ((uint32_t) warpSize >= W) {
@@ -556,20 +498,20 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_6] = attn * scale;
+                        dst[attn_off + col_3] = attn * scale;
                     }
                 }
             } else {
                 const float e = expf(g[g_off]);
                 const float gate = e;
                 #pragma unroll
-                for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                    const uint32_t col_7 = col0 + cc_7 * NW;
-                    const uint32_t reg0_1 = cc_7 * R;
+                for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    const uint32_t col_4 = col0 + cc_4 * NW;
+                    const uint32_t reg0_1 = cc_4 * R;
                     float kv_part_1 = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                        kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_9] * k_reg[r_9];
+                    for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                        kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_6] * k_reg[r_6];
                     }
                     float kv_1 = kv_part_1;
                     if ((uint32_t) warpSize >= W) {
@@ -585,13 +527,13 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                             __syncthreads();
                         }
                     }
-                    const float delta_1 = (v[v_off + col_7] - gate * kv_1) * beta_t;
+                    const float delta_1 = (v[v_off + col_4] - gate * kv_1) * beta_t;
                     float attn_part_1 = 0.0f;
                     #pragma unroll
-                    for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                        const float s_new_1 = gate * s_shard[reg0_1 + r_10] + k_reg[r_10] * delta_1;
-                        s_shard[reg0_1 + r_10] = s_new_1;
-                        attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_10];
+                    for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                        const float s_new_1 = gate * s_shard[reg0_1 + r_7] + k_reg[r_7] * delta_1;
+                        s_shard[reg0_1 + r_7] = s_new_1;
+                        attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
                     }
                     float attn_1 = attn_part_1;
                     if ((uint32_t) warpSize >= W) {
@@ -608,7 +550,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_7] = attn_1 * scale;
+                        dst[attn_off + col_4] = attn_1 * scale;
                     }
                 }
             }
@@ -616,18 +558,12 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         // write the final state
         const uint32_t final_off = s * sd1 + h * block;
         #pragma unroll
-        for (uint32_t cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            const uint32_t col_8 = col0 + cc_8 * NW;
+        for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+            const uint32_t col_5 = col0 + cc_5 * NW;
             #pragma unroll
-            for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                const uint32_t i_7 = r_11 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_11];
-            }
-        }
-        if ((m + 1u) < seg_len) {
-            #pragma unroll
-            for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                s_shard[reg] = next_shard[reg];
+            for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                const uint32_t i_4 = r_8 * W + lane;
+                state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_8];
             }
         }
         member = (uint32_t) ids[s] - rs_head;

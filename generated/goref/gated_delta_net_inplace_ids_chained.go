@@ -120,12 +120,8 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -139,6 +135,9 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -152,14 +151,14 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -176,6 +175,8 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -215,77 +216,56 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[s[kgTid]]
+							}
+							source[kgTid] = ids[s[kgTid]]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
-							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -295,8 +275,8 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])
 									var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
 									var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
 									var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
@@ -315,18 +295,18 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 									var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
 									var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
 									var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-									g_reg[kgTid*g_regLen+int(r_7)] = exp
+									g_reg[kgTid*g_regLen+int(r_4)] = exp
 								}
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-									reg0[kgTid] = (cc_6 * R)
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-										kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_8)], kv_part[kgTid])
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -334,12 +314,12 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-										attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_9)], attn_part[kgTid])
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_6)], attn_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -348,7 +328,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -375,15 +355,15 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
 								gate[kgTid] = exp_1
 							}
-							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-									reg0_1[kgTid] = (cc_7 * R)
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
-										kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_10)], kv_part_1[kgTid])
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+										kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_7)], kv_part_1[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -391,12 +371,12 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_11)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-										attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_11)], attn_part_1[kgTid])
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_8)], attn_part_1[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -405,7 +385,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -414,16 +394,11 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
-							}
-						}
-						if (m + 1) < seg_len[kgTid] {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -500,12 +475,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -519,6 +490,9 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -529,14 +503,14 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -553,6 +527,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -592,77 +568,56 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[s[kgTid]]
+							}
+							source[kgTid] = ids[s[kgTid]]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
-							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -673,13 +628,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row, applied inside the dot and the update
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-									reg0[kgTid] = (cc_6 * R)
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -687,17 +642,17 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 										var s_new float32 = 0.0
 										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
 										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
 										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -706,7 +661,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -715,13 +670,13 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								var e float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e
 							}
-							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-									reg0_1[kgTid] = (cc_7 * R)
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -729,12 +684,12 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -743,7 +698,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -752,16 +707,11 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
-							}
-						}
-						if (m + 1) < seg_len[kgTid] {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -838,12 +788,8 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -857,6 +803,9 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -870,14 +819,14 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -894,6 +843,8 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -933,77 +884,56 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((lane[kgTid] * R) + r)
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[s[kgTid]]
+							}
+							source[kgTid] = ids[s[kgTid]]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((lane[kgTid] * R) + r)
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
-							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((lane[kgTid] * R) + r_3)
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											var i_5 uint32 = ((lane[kgTid] * R) + r_5)
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								var i_6 uint32 = ((lane[kgTid] * R) + r_6)
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -1013,20 +943,20 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_7))])
-									g_reg[kgTid*g_regLen+int(r_7)] = e
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
+									g_reg[kgTid*g_regLen+int(r_4)] = e
 								}
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-									reg0[kgTid] = (cc_6 * R)
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1034,12 +964,12 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1048,7 +978,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -1057,15 +987,15 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e_1
 							}
-							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-									reg0_1[kgTid] = (cc_7 * R)
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1073,12 +1003,12 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1087,7 +1017,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -1096,16 +1026,11 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((lane[kgTid] * R) + r_12)
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
-							}
-						}
-						if (m + 1) < seg_len[kgTid] {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								var i_4 uint32 = ((lane[kgTid] * R) + r_9)
+								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -1182,12 +1107,8 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1201,6 +1122,9 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1214,14 +1138,14 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1238,6 +1162,8 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -1277,77 +1203,56 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[s[kgTid]]
+							}
+							source[kgTid] = ids[s[kgTid]]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
-							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -1357,20 +1262,20 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_7)] = e
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+									g_reg[kgTid*g_regLen+int(r_4)] = e
 								}
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-									reg0[kgTid] = (cc_6 * R)
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1378,12 +1283,12 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1392,7 +1297,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -1401,15 +1306,15 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e_1
 							}
-							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-									reg0_1[kgTid] = (cc_7 * R)
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1417,12 +1322,12 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1431,7 +1336,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -1440,16 +1345,11 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
-							}
-						}
-						if (m + 1) < seg_len[kgTid] {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -1526,12 +1426,8 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1545,6 +1441,9 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1555,14 +1454,14 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1579,6 +1478,8 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -1618,77 +1519,56 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[s[kgTid]]
+							}
+							source[kgTid] = ids[s[kgTid]]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
-							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -1699,13 +1579,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row, applied inside the dot and the update
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-									reg0[kgTid] = (cc_6 * R)
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1713,17 +1593,17 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
 										var s_new float32 = 0.0
 										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
 										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
 										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1732,7 +1612,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -1741,13 +1621,13 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								var e float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e
 							}
-							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-									reg0_1[kgTid] = (cc_7 * R)
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1755,12 +1635,12 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1769,7 +1649,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -1778,16 +1658,11 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
-							}
-						}
-						if (m + 1) < seg_len[kgTid] {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)
@@ -1861,16 +1736,15 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1891,6 +1765,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -1926,110 +1802,87 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 						var block uint32 = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1 && ((plan[s] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0 + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block) + (col * S_v)) + r)]
+							if aliased_1 {
+								entry[kgTid] = plan[s]
+							}
+							source[kgTid] = ids[s]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0 + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block) + (col * S_v)) + r)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0 + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0 + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block)) + (col_1 * S_v)) + r_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0 + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0 + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_2 * S_v))) + uint64(r_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len {
-							var next uint32 = (uint32(ids[s]) - rs_head)
-							if aliased_1 && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0 + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block) + (col_3 * S_v)) + r_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0 + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block)) + (col_4 * S_v)) + r_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0 + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block)) + uint64((col_5 * S_v))) + uint64(r_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1 {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + r_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + r_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
 							}
 							var g_off uint32 = (((s * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							var beta_t float32 = beta[(((s * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
 							var v_off uint32 = (((s * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
 							var attn_off uint32 = (((((s * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 							if KDA {
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off + r_7)])
-									gates[kgTid*gatesLen+int(r_7)] = e
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off + r_4)])
+									gates[kgTid*gatesLen+int(r_4)] = e
 								}
 							} else {
 								var e_1 float32 = rt.ExpNative(g[g_off])
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									gates[kgTid*gatesLen+int(r_8)] = e_1
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									gates[kgTid*gatesLen+int(r_5)] = e_1
 								}
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-								var col_6 uint32 = (col0 + (cc_6 * NW))
-								var reg0 uint32 = (cc_6 * R)
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_9))] = float32(gates[kgTid*gatesLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0+r_9))])
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								var col_3 uint32 = (col0 + (cc_3 * NW))
+								var reg0 uint32 = (cc_3 * R)
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
 								}
 								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta float32 = float32((v[(v_off+col_6)] - kv) * beta_t)
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_10))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_10))])
+								var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
 								}
 								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								dst[(attn_off + col_6)] = float32(attn * scale)
+								dst[(attn_off + col_3)] = float32(attn * scale)
 							}
 						}
 						// write the final state
 						var final_off uint32 = ((s * sd1) + (h[kgTid] * block))
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							var col_7 uint32 = (col0 + (cc_7 * NW))
-							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-								state_dst[((final_off + (col_7 * S_v)) + r_11)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
-							}
-						}
-						if (m + 1) < seg_len {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+							var col_4 uint32 = (col0 + (cc_4 * NW))
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
 							}
 						}
 						member = (uint32(ids[s]) - rs_head)
@@ -2106,12 +1959,8 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	next_shardLen := int((CPW * R))
-	next_shard := make([]float32, kgN*next_shardLen)
-	_ = next_shard
+	entry := make([]int32, kgN)
+	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -2125,6 +1974,9 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	hq := make([]uint32, kgN)
 	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -2138,14 +1990,14 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -2162,6 +2014,8 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
+					entry[kgTid] = 0
+					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -2201,77 +2055,56 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
 						if m == 0 {
-							if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[s[kgTid]]
+							}
+							source[kgTid] = ids[s[kgTid]]
+						}
+						if (entry[kgTid] & 65535) != 0 {
+							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+							for cc := uint32(0); cc < CPW; cc += 1 {
+								var col uint32 = (col0[kgTid] + (cc * NW))
+								for r := uint32(0); r < R; r += 1 {
+									var i uint32 = ((r * W) + lane[kgTid])
+									s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((from_row * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+								}
+							}
+						} else {
+							var src int32 = source[kgTid]
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+									for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+										var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 									}
 								}
 							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
+								for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+									var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+									for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+										var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 									}
 								}
 							}
 						}
-						// read the next member's prior state ahead, while this one runs
+						// look up the next member's plan entry and source while this one runs
 						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(ids[s[kgTid]]) - rs_head)
-							if aliased_1[kgTid] && ((plan[next] & 65535) != 0) {
-								var from_row_1 uint32 = uint32(((plan[next] & 65535) - 1))
-								for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-									var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										next_shard[kgTid*next_shardLen+int(((cc_3*R)+r_3))] = scratch[(((((from_row_1 * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_3)]
-									}
-								}
-							} else {
-								var src_1 int32 = ids[next]
-								if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-									for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-										var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_4*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-											var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-											next_shard[kgTid*next_shardLen+int(((cc_5*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_5))]
-										}
-									}
-								}
+							var next uint32 = (uint32(source[kgTid]) - rs_head)
+							if aliased_1[kgTid] {
+								entry[kgTid] = plan[next]
 							}
+							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-								var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_6)] = q[(qk_off + i_6)]
-								k_reg[kgTid*k_regLen+int(r_6)] = k[(qk_off + i_6)]
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 							}
 							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
 							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
@@ -2281,20 +2114,20 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						if KDA {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_7)] = e
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+									g_reg[kgTid*g_regLen+int(r_4)] = e
 								}
 							}
-							for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-									reg0[kgTid] = (cc_6 * R)
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2302,12 +2135,12 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
 									attn_part[kgTid] = 0.0
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2316,7 +2149,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
 									}
 								}
 							}
@@ -2325,13 +2158,13 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
 								gate[kgTid] = e_1
 							}
-							for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-									reg0_1[kgTid] = (cc_7 * R)
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]*k_reg[kgTid*k_regLen+int(r_10)]))
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2339,12 +2172,12 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 								rt.Butterfly(kv_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
 									attn_part_1[kgTid] = 0.0
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]) + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
 									}
 								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2353,7 +2186,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								rt.Butterfly(attn_1, int(W))
 								for kgTid := 0; kgTid < kgN; kgTid++ {
 									if lane[kgTid] == 0 {
-										dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
 									}
 								}
 							}
@@ -2362,16 +2195,11 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
 						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
-							}
-						}
-						if (m + 1) < seg_len[kgTid] {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = next_shard[kgTid*next_shardLen+int(reg)]
+						for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+							var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+								state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 							}
 						}
 						member[kgTid] = (uint32(ids[s[kgTid]]) - rs_head)

@@ -58,8 +58,8 @@ shared int aliased[1u];
 void main() {
     const uint kg_lin = gl_LocalInvocationIndex;
     uint h = gl_WorkGroupID.x;
-    float s_shard[CPW * R];
-    float next_shard[CPW * R];
+    int entry = 0;
+    int source = 0;
     uint first = gl_WorkGroupID.y;
     if ((gl_LocalInvocationID.y * W + gl_LocalInvocationID.x) == 0u) {
         aliased[0u] = 0;
@@ -86,92 +86,66 @@ void main() {
         uint hq = h % pc.neq1;
         uint sq = s / pc.rq3;
         uint block = S_v * S_v;
+        float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
         if (m == 0u) {
-            if (aliased_1 && (plan[s] & 65535) != 0) {
-                uint from_row = uint((plan[s] & 65535) - 1);
+            if (aliased_1) {
+                entry = plan[s];
+            }
+            source = ids[s];
+        }
+        if ((entry & 65535) != 0) {
+            uint from_row = uint((entry & 65535) - 1);
+            [[unroll]]
+            for (uint cc = 0u; cc < CPW; ++cc) {
+                uint col = col0 + cc * NW;
                 [[unroll]]
-                for (uint cc = 0u; cc < CPW; ++cc) {
-                    uint col = col0 + cc * NW;
+                for (uint r = 0u; r < R; ++r) {
+                    uint i = r * W + lane;
+                    s_shard[cc * R + r] = scratch[(from_row * pc.H + h) * block + col * S_v + i];
+                }
+            }
+        } else {
+            int src = source;
+            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+                [[unroll]]
+                for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                    uint col_1 = col0 + cc_1 * NW;
                     [[unroll]]
-                    for (uint r = 0u; r < R; ++r) {
-                        uint i = r * W + lane;
-                        s_shard[cc * R + r] = scratch[(from_row * pc.H + h) * block + col * S_v + i];
+                    for (uint r_1 = 0u; r_1 < R; ++r_1) {
+                        uint i_1 = r_1 * W + lane;
+                        s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
-                int src = ids[s];
-                if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+                [[unroll]]
+                for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                    uint col_2 = col0 + cc_2 * NW;
                     [[unroll]]
-                    for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                        uint col_1 = col0 + cc_1 * NW;
-                        [[unroll]]
-                        for (uint r_1 = 0u; r_1 < R; ++r_1) {
-                            uint i_1 = r_1 * W + lane;
-                            s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
-                        }
-                    }
-                } else {
-                    [[unroll]]
-                    for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                        uint col_2 = col0 + cc_2 * NW;
-                        [[unroll]]
-                        for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                            uint i_2 = r_2 * W + lane;
-                            s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
-                        }
+                    for (uint r_2 = 0u; r_2 < R; ++r_2) {
+                        uint i_2 = r_2 * W + lane;
+                        s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }
         }
-        // read the next member's prior state ahead, while this one runs
+        // look up the next member's plan entry and source while this one runs
         if ((m + 1u) < seg_len) {
-            uint next = uint(ids[s]) - pc.rs_head;
-            if (aliased_1 && (plan[next] & 65535) != 0) {
-                uint from_row_1 = uint((plan[next] & 65535) - 1);
-                [[unroll]]
-                for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                    uint col_3 = col0 + cc_3 * NW;
-                    [[unroll]]
-                    for (uint r_3 = 0u; r_3 < R; ++r_3) {
-                        uint i_3 = r_3 * W + lane;
-                        next_shard[cc_3 * R + r_3] = scratch[(from_row_1 * pc.H + h) * block + col_3 * S_v + i_3];
-                    }
-                }
-            } else {
-                int src_1 = ids[next];
-                if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
-                    [[unroll]]
-                    for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                        uint col_4 = col0 + cc_4 * NW;
-                        [[unroll]]
-                        for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                            uint i_4 = r_4 * W + lane;
-                            next_shard[cc_4 * R + r_4] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_4 * S_v + i_4];
-                        }
-                    }
-                } else {
-                    [[unroll]]
-                    for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                        uint col_5 = col0 + cc_5 * NW;
-                        [[unroll]]
-                        for (uint r_5 = 0u; r_5 < R; ++r_5) {
-                            uint i_5 = r_5 * W + lane;
-                            next_shard[cc_5 * R + r_5] = cache[(uint(src_1) * pc.H + h) * block + col_5 * S_v + i_5];
-                        }
-                    }
-                }
+            uint next = uint(source) - pc.rs_head;
+            if (aliased_1) {
+                entry = plan[next];
             }
+            source = ids[next];
         }
         for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
             float q_reg[R];
             float k_reg[R];
             uint qk_off = sq * pc.sq3 + t_1 * pc.sq2 + hq * pc.sq1;
             [[unroll]]
-            for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                uint i_6 = r_6 * W + lane;
-                q_reg[r_6] = q[qk_off + i_6];
-                k_reg[r_6] = k[qk_off + i_6];
+            for (uint r_3 = 0u; r_3 < R; ++r_3) {
+                uint i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
             }
             uint g_off = s * pc.sg3 + t_1 * pc.sg2 + h * pc.sg1;
             float beta_t = beta[s * pc.sb3 + t_1 * pc.sb2 + h * pc.sb1];
@@ -181,20 +155,20 @@ void main() {
                 float g_reg[R];
                 // KDA: one gate per key row
                 [[unroll]]
-                for (uint r_7 = 0u; r_7 < R; ++r_7) {
-                    float e = exp(g[g_off + (r_7 * W + lane)]);
-                    g_reg[r_7] = e;
+                for (uint r_4 = 0u; r_4 < R; ++r_4) {
+                    float e = exp(g[g_off + (r_4 * W + lane)]);
+                    g_reg[r_4] = e;
                 }
                 [[unroll]]
-                for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                    uint col_6 = col0 + cc_6 * NW;
-                    uint reg0 = cc_6 * R;
+                for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    uint col_3 = col0 + cc_3 * NW;
+                    uint reg0 = cc_3 * R;
                     float kv_part = 0.0;
                     [[unroll]]
-                    for (uint r_8 = 0u; r_8 < R; ++r_8) {
-                        float s_dec = g_reg[r_8] * s_shard[reg0 + r_8];
-                        s_shard[reg0 + r_8] = s_dec;
-                        kv_part = kv_part + s_dec * k_reg[r_8];
+                    for (uint r_5 = 0u; r_5 < R; ++r_5) {
+                        float s_dec = g_reg[r_5] * s_shard[reg0 + r_5];
+                        s_shard[reg0 + r_5] = s_dec;
+                        kv_part = kv_part + s_dec * k_reg[r_5];
                     }
                     float kv = kv_part;
                     if (gl_SubgroupSize >= W) {
@@ -210,13 +184,13 @@ void main() {
                             barrier();
                         }
                     }
-                    float delta = (v[v_off + col_6] - kv) * beta_t;
+                    float delta = (v[v_off + col_3] - kv) * beta_t;
                     float attn_part = 0.0;
                     [[unroll]]
-                    for (uint r_9 = 0u; r_9 < R; ++r_9) {
-                        float s_new = s_shard[reg0 + r_9] + k_reg[r_9] * delta;
-                        s_shard[reg0 + r_9] = s_new;
-                        attn_part = attn_part + s_new * q_reg[r_9];
+                    for (uint r_6 = 0u; r_6 < R; ++r_6) {
+                        float s_new = s_shard[reg0 + r_6] + k_reg[r_6] * delta;
+                        s_shard[reg0 + r_6] = s_new;
+                        attn_part = attn_part + s_new * q_reg[r_6];
                     }
                     float attn = attn_part;
                     if (gl_SubgroupSize >= W) {
@@ -233,22 +207,22 @@ void main() {
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_6] = attn * pc.scale;
+                        dst[attn_off + col_3] = attn * pc.scale;
                     }
                 }
             } else {
                 float e_1 = exp(g[g_off]);
                 float gate = e_1;
                 [[unroll]]
-                for (uint cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                    uint col_7 = col0 + cc_7 * NW;
-                    uint reg0_1 = cc_7 * R;
+                for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    uint col_4 = col0 + cc_4 * NW;
+                    uint reg0_1 = cc_4 * R;
                     float kv_part_1 = 0.0;
                     [[unroll]]
-                    for (uint r_10 = 0u; r_10 < R; ++r_10) {
-                        float s_dec_1 = gate * s_shard[reg0_1 + r_10];
-                        s_shard[reg0_1 + r_10] = s_dec_1;
-                        kv_part_1 = kv_part_1 + s_dec_1 * k_reg[r_10];
+                    for (uint r_7 = 0u; r_7 < R; ++r_7) {
+                        float s_dec_1 = gate * s_shard[reg0_1 + r_7];
+                        s_shard[reg0_1 + r_7] = s_dec_1;
+                        kv_part_1 = kv_part_1 + s_dec_1 * k_reg[r_7];
                     }
                     float kv_1 = kv_part_1;
                     if (gl_SubgroupSize >= W) {
@@ -264,13 +238,13 @@ void main() {
                             barrier();
                         }
                     }
-                    float delta_1 = (v[v_off + col_7] - kv_1) * beta_t;
+                    float delta_1 = (v[v_off + col_4] - kv_1) * beta_t;
                     float attn_part_1 = 0.0;
                     [[unroll]]
-                    for (uint r_11 = 0u; r_11 < R; ++r_11) {
-                        float s_new_1 = s_shard[reg0_1 + r_11] + k_reg[r_11] * delta_1;
-                        s_shard[reg0_1 + r_11] = s_new_1;
-                        attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_11];
+                    for (uint r_8 = 0u; r_8 < R; ++r_8) {
+                        float s_new_1 = s_shard[reg0_1 + r_8] + k_reg[r_8] * delta_1;
+                        s_shard[reg0_1 + r_8] = s_new_1;
+                        attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_8];
                     }
                     float attn_1 = attn_part_1;
                     if (gl_SubgroupSize >= W) {
@@ -287,7 +261,7 @@ void main() {
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_7] = attn_1 * pc.scale;
+                        dst[attn_off + col_4] = attn_1 * pc.scale;
                     }
                 }
             }
@@ -295,18 +269,12 @@ void main() {
         // write the final state
         uint final_off = s * pc.sd1 + h * block;
         [[unroll]]
-        for (uint cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            uint col_8 = col0 + cc_8 * NW;
+        for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+            uint col_5 = col0 + cc_5 * NW;
             [[unroll]]
-            for (uint r_12 = 0u; r_12 < R; ++r_12) {
-                uint i_7 = r_12 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_12];
-            }
-        }
-        if ((m + 1u) < seg_len) {
-            [[unroll]]
-            for (uint reg = 0u; reg < CPW * R; ++reg) {
-                s_shard[reg] = next_shard[reg];
+            for (uint r_9 = 0u; r_9 < R; ++r_9) {
+                uint i_4 = r_9 * W + lane;
+                state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
             }
         }
         member = uint(ids[s]) - pc.rs_head;

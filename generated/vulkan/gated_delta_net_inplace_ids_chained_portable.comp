@@ -92,8 +92,8 @@ shared int aliased[1u];
 void main() {
     const uint kg_lin = gl_LocalInvocationIndex;
     uint h = gl_WorkGroupID.x;
-    float s_shard[CPW * R];
-    float next_shard[CPW * R];
+    int entry = 0;
+    int source = 0;
     uint first = gl_WorkGroupID.y;
     if ((gl_LocalInvocationID.y * W + gl_LocalInvocationID.x) == 0u) {
         aliased[0u] = 0;
@@ -120,92 +120,66 @@ void main() {
         uint hq = h % pc.neq1;
         uint sq = s / pc.rq3;
         uint block = S_v * S_v;
+        float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
         if (m == 0u) {
-            if (aliased_1 && (plan[s] & 65535) != 0) {
-                uint from_row = uint((plan[s] & 65535) - 1);
+            if (aliased_1) {
+                entry = plan[s];
+            }
+            source = ids[s];
+        }
+        if ((entry & 65535) != 0) {
+            uint from_row = uint((entry & 65535) - 1);
+            [[unroll]]
+            for (uint cc = 0u; cc < CPW; ++cc) {
+                uint col = col0 + cc * NW;
                 [[unroll]]
-                for (uint cc = 0u; cc < CPW; ++cc) {
-                    uint col = col0 + cc * NW;
+                for (uint r = 0u; r < R; ++r) {
+                    uint i = r * W + lane;
+                    s_shard[cc * R + r] = scratch[(from_row * pc.H + h) * block + col * S_v + i];
+                }
+            }
+        } else {
+            int src = source;
+            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+                [[unroll]]
+                for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                    uint col_1 = col0 + cc_1 * NW;
                     [[unroll]]
-                    for (uint r = 0u; r < R; ++r) {
-                        uint i = r * W + lane;
-                        s_shard[cc * R + r] = scratch[(from_row * pc.H + h) * block + col * S_v + i];
+                    for (uint r_1 = 0u; r_1 < R; ++r_1) {
+                        uint i_1 = r_1 * W + lane;
+                        s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
                     }
                 }
             } else {
-                int src = ids[s];
-                if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
+                [[unroll]]
+                for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                    uint col_2 = col0 + cc_2 * NW;
                     [[unroll]]
-                    for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                        uint col_1 = col0 + cc_1 * NW;
-                        [[unroll]]
-                        for (uint r_1 = 0u; r_1 < R; ++r_1) {
-                            uint i_1 = r_1 * W + lane;
-                            s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
-                        }
-                    }
-                } else {
-                    [[unroll]]
-                    for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                        uint col_2 = col0 + cc_2 * NW;
-                        [[unroll]]
-                        for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                            uint i_2 = r_2 * W + lane;
-                            s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
-                        }
+                    for (uint r_2 = 0u; r_2 < R; ++r_2) {
+                        uint i_2 = r_2 * W + lane;
+                        s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
                     }
                 }
             }
         }
-        // read the next member's prior state ahead, while this one runs
+        // look up the next member's plan entry and source while this one runs
         if ((m + 1u) < seg_len) {
-            uint next = uint(ids[s]) - pc.rs_head;
-            if (aliased_1 && (plan[next] & 65535) != 0) {
-                uint from_row_1 = uint((plan[next] & 65535) - 1);
-                [[unroll]]
-                for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                    uint col_3 = col0 + cc_3 * NW;
-                    [[unroll]]
-                    for (uint r_3 = 0u; r_3 < R; ++r_3) {
-                        uint i_3 = r_3 * W + lane;
-                        next_shard[cc_3 * R + r_3] = scratch[(from_row_1 * pc.H + h) * block + col_3 * S_v + i_3];
-                    }
-                }
-            } else {
-                int src_1 = ids[next];
-                if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
-                    [[unroll]]
-                    for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                        uint col_4 = col0 + cc_4 * NW;
-                        [[unroll]]
-                        for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                            uint i_4 = r_4 * W + lane;
-                            next_shard[cc_4 * R + r_4] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_4 * S_v + i_4];
-                        }
-                    }
-                } else {
-                    [[unroll]]
-                    for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                        uint col_5 = col0 + cc_5 * NW;
-                        [[unroll]]
-                        for (uint r_5 = 0u; r_5 < R; ++r_5) {
-                            uint i_5 = r_5 * W + lane;
-                            next_shard[cc_5 * R + r_5] = cache[(uint(src_1) * pc.H + h) * block + col_5 * S_v + i_5];
-                        }
-                    }
-                }
+            uint next = uint(source) - pc.rs_head;
+            if (aliased_1) {
+                entry = plan[next];
             }
+            source = ids[next];
         }
         for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
             float q_reg[R];
             float k_reg[R];
             uint qk_off = sq * pc.sq3 + t_1 * pc.sq2 + hq * pc.sq1;
             [[unroll]]
-            for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                uint i_6 = r_6 * W + lane;
-                q_reg[r_6] = q[qk_off + i_6];
-                k_reg[r_6] = k[qk_off + i_6];
+            for (uint r_3 = 0u; r_3 < R; ++r_3) {
+                uint i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
             }
             uint g_off = s * pc.sg3 + t_1 * pc.sg2 + h * pc.sg1;
             precise float beta_t = beta[s * pc.sb3 + t_1 * pc.sb2 + h * pc.sb1];
@@ -215,8 +189,8 @@ void main() {
                 float g_reg[R];
                 // KDA: one gate per key row
                 [[unroll]]
-                for (uint r_7 = 0u; r_7 < R; ++r_7) {
-                    precise float exp_x = (g[g_off + (r_7 * W + lane)] > 88.72284 ? 88.72284 : g[g_off + (r_7 * W + lane)]);
+                for (uint r_4 = 0u; r_4 < R; ++r_4) {
+                    precise float exp_x = (g[g_off + (r_4 * W + lane)] > 88.72284 ? 88.72284 : g[g_off + (r_4 * W + lane)]);
                     precise float exp_x_1 = (exp_x < -103.972084 ? -103.972084 : exp_x);
                     precise float exp_kf = kg_fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
                     precise float exp_r = kg_fma(exp_kf, -0.69314575, exp_x_1);
@@ -235,18 +209,18 @@ void main() {
                     precise float exp_s1 = intBitsToFloat((exp_n1 + 127) << 23);
                     precise float exp_s2 = intBitsToFloat((exp_n2 + 127) << 23);
                     precise float exp_ = exp_p * exp_s1 * exp_s2;
-                    g_reg[r_7] = exp_;
+                    g_reg[r_4] = exp_;
                 }
                 [[unroll]]
-                for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                    uint col_6 = col0 + cc_6 * NW;
-                    uint reg0 = cc_6 * R;
+                for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    uint col_3 = col0 + cc_3 * NW;
+                    uint reg0 = cc_3 * R;
                     precise float kv_part = 0.0;
                     [[unroll]]
-                    for (uint r_8 = 0u; r_8 < R; ++r_8) {
-                        precise float s_dec = g_reg[r_8] * s_shard[reg0 + r_8];
-                        s_shard[reg0 + r_8] = s_dec;
-                        kv_part = kg_fma(s_dec, k_reg[r_8], kv_part);
+                    for (uint r_5 = 0u; r_5 < R; ++r_5) {
+                        precise float s_dec = g_reg[r_5] * s_shard[reg0 + r_5];
+                        s_shard[reg0 + r_5] = s_dec;
+                        kv_part = kg_fma(s_dec, k_reg[r_5], kv_part);
                     }
                     precise float kv = kv_part;
                     if (gl_SubgroupSize >= W) {
@@ -262,13 +236,13 @@ void main() {
                             barrier();
                         }
                     }
-                    precise float delta = (v[v_off + col_6] - kv) * beta_t;
+                    precise float delta = (v[v_off + col_3] - kv) * beta_t;
                     precise float attn_part = 0.0;
                     [[unroll]]
-                    for (uint r_9 = 0u; r_9 < R; ++r_9) {
-                        precise float s_new = kg_fma(k_reg[r_9], delta, s_shard[reg0 + r_9]);
-                        s_shard[reg0 + r_9] = s_new;
-                        attn_part = kg_fma(s_new, q_reg[r_9], attn_part);
+                    for (uint r_6 = 0u; r_6 < R; ++r_6) {
+                        precise float s_new = kg_fma(k_reg[r_6], delta, s_shard[reg0 + r_6]);
+                        s_shard[reg0 + r_6] = s_new;
+                        attn_part = kg_fma(s_new, q_reg[r_6], attn_part);
                     }
                     precise float attn = attn_part;
                     if (gl_SubgroupSize >= W) {
@@ -285,7 +259,7 @@ void main() {
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_6] = attn * pc.scale;
+                        dst[attn_off + col_3] = attn * pc.scale;
                     }
                 }
             } else {
@@ -310,15 +284,15 @@ void main() {
                 precise float exp_1 = exp_p_1 * exp_s1_1 * exp_s2_1;
                 precise float gate = exp_1;
                 [[unroll]]
-                for (uint cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                    uint col_7 = col0 + cc_7 * NW;
-                    uint reg0_1 = cc_7 * R;
+                for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    uint col_4 = col0 + cc_4 * NW;
+                    uint reg0_1 = cc_4 * R;
                     precise float kv_part_1 = 0.0;
                     [[unroll]]
-                    for (uint r_10 = 0u; r_10 < R; ++r_10) {
-                        precise float s_dec_1 = gate * s_shard[reg0_1 + r_10];
-                        s_shard[reg0_1 + r_10] = s_dec_1;
-                        kv_part_1 = kg_fma(s_dec_1, k_reg[r_10], kv_part_1);
+                    for (uint r_7 = 0u; r_7 < R; ++r_7) {
+                        precise float s_dec_1 = gate * s_shard[reg0_1 + r_7];
+                        s_shard[reg0_1 + r_7] = s_dec_1;
+                        kv_part_1 = kg_fma(s_dec_1, k_reg[r_7], kv_part_1);
                     }
                     precise float kv_1 = kv_part_1;
                     if (gl_SubgroupSize >= W) {
@@ -334,13 +308,13 @@ void main() {
                             barrier();
                         }
                     }
-                    precise float delta_1 = (v[v_off + col_7] - kv_1) * beta_t;
+                    precise float delta_1 = (v[v_off + col_4] - kv_1) * beta_t;
                     precise float attn_part_1 = 0.0;
                     [[unroll]]
-                    for (uint r_11 = 0u; r_11 < R; ++r_11) {
-                        precise float s_new_1 = kg_fma(k_reg[r_11], delta_1, s_shard[reg0_1 + r_11]);
-                        s_shard[reg0_1 + r_11] = s_new_1;
-                        attn_part_1 = kg_fma(s_new_1, q_reg[r_11], attn_part_1);
+                    for (uint r_8 = 0u; r_8 < R; ++r_8) {
+                        precise float s_new_1 = kg_fma(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
+                        s_shard[reg0_1 + r_8] = s_new_1;
+                        attn_part_1 = kg_fma(s_new_1, q_reg[r_8], attn_part_1);
                     }
                     precise float attn_1 = attn_part_1;
                     if (gl_SubgroupSize >= W) {
@@ -357,7 +331,7 @@ void main() {
                         }
                     }
                     if (lane == 0u) {
-                        dst[attn_off + col_7] = attn_1 * pc.scale;
+                        dst[attn_off + col_4] = attn_1 * pc.scale;
                     }
                 }
             }
@@ -365,18 +339,12 @@ void main() {
         // write the final state
         uint final_off = s * pc.sd1 + h * block;
         [[unroll]]
-        for (uint cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            uint col_8 = col0 + cc_8 * NW;
+        for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+            uint col_5 = col0 + cc_5 * NW;
             [[unroll]]
-            for (uint r_12 = 0u; r_12 < R; ++r_12) {
-                uint i_7 = r_12 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_12];
-            }
-        }
-        if ((m + 1u) < seg_len) {
-            [[unroll]]
-            for (uint reg = 0u; reg < CPW * R; ++reg) {
-                s_shard[reg] = next_shard[reg];
+            for (uint r_9 = 0u; r_9 < R; ++r_9) {
+                uint i_4 = r_9 * W + lane;
+                state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
             }
         }
         member = uint(ids[s]) - pc.rs_head;
