@@ -336,9 +336,9 @@ func copyCutRows(b *dsl.Builder, cache, scratch dsl.Buf, list dsl.Arr, count, rs
 // of one, as in the two-phase kernel. lid and threads are the workgroup's
 // linear thread index and size; rows names what a sequence owns ("row",
 // "ring"). It sets *aliased and then *member, the sequence sequence runs
-// (at says where in the segment; sequence returns its index); the next
-// member is the one whose row it read.
-func runSegments(b *dsl.Builder, plan, ids dsl.Buf, rsHead, nSeqs, lid, threads dsl.Val, rows string, aliased *dsl.Val, member *dsl.Mut, sequence func(at segmentStep) dsl.Val) {
+// (sequence returns its index); the next member is the one whose row it
+// read.
+func runSegments(b *dsl.Builder, plan, ids dsl.Buf, rsHead, nSeqs, lid, threads dsl.Val, rows string, aliased *dsl.Val, member *dsl.Mut, sequence func() dsl.Val) {
 	first := b.Let("first", b.GroupID(1))
 	*aliased = anyAliases(b, lid, threads, ids, rsHead, nSeqs)
 	segLen := b.Var("seg_len", b.U32(1))
@@ -348,23 +348,10 @@ func runSegments(b *dsl.Builder, plan, ids dsl.Buf, rsHead, nSeqs, lid, threads 
 	})
 	b.Comment("run the segment this sequence starts, if any: each member reads the %s the next one writes", rows)
 	*member = b.Var("member", first)
-	b.For("m", b.U32(0), segLen.Get(), func(m dsl.Val) {
-		s := sequence(segmentStep{m: m, len: segLen.Get()})
-		member.Set(nextMember(ids, s, rsHead))
+	b.For("m", b.U32(0), segLen.Get(), func(dsl.Val) {
+		s := sequence()
+		member.Set(ids.Load(s).U32().Sub(rsHead))
 	})
-}
-
-// segmentStep is where a chained kernel's member runs in its segment: the
-// m-th of len.
-type segmentStep struct{ m, len dsl.Val }
-
-// hasNext is true where a member follows this one in the segment.
-func (at segmentStep) hasNext() dsl.Val { return at.m.Add(1).Lt(at.len) }
-
-// nextMember is the member after s in its segment (meaningful where one
-// follows): the window sequence whose row s reads.
-func nextMember(ids dsl.Buf, s, rsHead dsl.Val) dsl.Val {
-	return ids.Load(s).U32().Sub(rsHead)
 }
 
 // anyAliases is true, for the whole workgroup, where some sequence reads

@@ -317,7 +317,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			threads = b.U32(1)
 		}
 		runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(0), threads, "ring", &aliased, &member,
-			func(segmentStep) dsl.Val { sequence(); return s })
+			func() dsl.Val { sequence(); return s })
 	} else {
 		sequence()
 	}

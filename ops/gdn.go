@@ -182,15 +182,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
 	var aliased dsl.Val // the chained kernel: some source aliases (it reads the plan)
-	var at segmentStep  // the chained kernel: where member runs in its segment
-	// The register shard; the chained kernel's is declared before its loop
-	// over members, beside the next member's, read ahead.
-	var shard dsl.Arr
-	var entry, source dsl.Mut
-	if mode == gdnInplaceIdsChained {
-		entry = b.Var("entry", b.I32(0))
-		source = b.Var("source", b.I32(0))
-	}
 	sequence := func() {
 		switch {
 		case mode == gdnInplaceIdsChained:
@@ -258,16 +249,15 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 
-		shard = b.Array("s_shard", ir.F32, cpw.Mul(rows))
+		shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
 		if !batched {
 			b.Comment("read the prior state once; it stays in registers for every token")
 		}
-		loadInto := func(into dsl.Arr, buf dsl.Buf, base dsl.Val) {
+		loadFrom := func(buf dsl.Buf, base dsl.Val) {
 			forShard(func(c, i, reg dsl.Val) {
-				into.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
+				shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
 			})
 		}
-		loadFrom := func(buf dsl.Buf, base dsl.Val) { loadInto(shard, buf, base) }
 		loadIds := func() {
 			// Identity reads its own slot; a source that another sequence of this
 			// op writes was gathered into scratch; any other source is read from
@@ -284,33 +274,23 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
 				})
 		}
+		loadChained := func() {
+			b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
+				func() { loadFrom(scratch, scratchRow(b, plan, s).Mul(nHeads).Add(h).Mul(block)) },
+				func() {
+					src := b.Let("src", ids.Load(s))
+					b.IfElse(inWindow(src, rsHead, nSeqs),
+						func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+				})
+		}
 		switch mode {
 		case gdnBase, gdnInplace:
 			loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
 		case gdnInplaceIds:
 			loadIds()
 		case gdnInplaceIdsChained:
-			b.If(at.m.Eq(0), func() {
-				b.If(aliased, func() { entry.Set(plan.Load(s)) })
-				source.Set(ids.Load(s))
-			})
-			b.IfElse(entry.Get().BitAnd(planFromMask).Ne(0),
-				func() {
-					row := b.Let("from_row", entry.Get().BitAnd(planFromMask).Sub(1).U32())
-					loadInto(shard, scratch, row.Mul(nHeads).Add(h).Mul(block))
-				},
-				func() {
-					src := b.Let("src", source.Get())
-					b.IfElse(inWindow(src, rsHead, nSeqs),
-						func() { loadInto(shard, stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-						func() { loadInto(shard, state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-				})
-			b.Comment("look up the next member's plan entry and source while this one runs")
-			b.If(at.hasNext(), func() {
-				next := b.Let("next", source.Get().U32().Sub(rsHead))
-				b.If(aliased, func() { entry.Set(plan.Load(next)) })
-				source.Set(ids.Load(next))
-			})
+			loadChained()
 		case gdnShared:
 			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
 		}
@@ -611,7 +591,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		return b.Build()
 	}
 	runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), "row", &aliased, &member,
-		func(step segmentStep) dsl.Val { at = step; sequence(); return s })
+		func() dsl.Val { sequence(); return s })
 	return b.Build()
 }
 

@@ -48,8 +48,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         ggml_cuda_pdl_sync();
     }
     const uint32_t h = blockIdx.x;
-    int32_t entry = 0;
-    int32_t source = 0;
     const uint32_t first = blockIdx.y;
     if ((threadIdx.y * W + threadIdx.x) == 0u) {
         aliased[0u] = 0;
@@ -79,14 +77,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t block = S_v * S_v;
         float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
-        if (m == 0u) {
-            if (aliased_1) {
-                entry = plan[s];
-            }
-            source = ids[s];
-        }
-        if ((entry & 65535) != 0) {
-            const uint32_t from_row = (uint32_t) ((entry & 65535) - 1);
+        if (aliased_1 && (plan[s] & 65535) != 0) {
+            const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
             #pragma unroll
             for (uint32_t cc = 0u; cc < CPW; ++cc) {
                 const uint32_t col = col0 + cc * NW;
@@ -97,7 +89,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                 }
             }
         } else {
-            const int32_t src = source;
+            const int32_t src = ids[s];
             if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
@@ -119,14 +111,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                     }
                 }
             }
-        }
-        // look up the next member's plan entry and source while this one runs
-        if ((m + 1u) < seg_len) {
-            const uint32_t next = (uint32_t) source - rs_head;
-            if (aliased_1) {
-                entry = plan[next];
-            }
-            source = ids[next];
         }
         for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
             float q_reg[R];
@@ -351,8 +335,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         ggml_cuda_pdl_sync();
     }
     const uint32_t h = blockIdx.x;
-    int32_t entry = 0;
-    int32_t source = 0;
     const uint32_t first = blockIdx.y;
     if ((threadIdx.y * W + threadIdx.x) == 0u) {
         aliased[0u] = 0;
@@ -382,14 +364,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t block = S_v * S_v;
         float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
-        if (m == 0u) {
-            if (aliased_1) {
-                entry = plan[s];
-            }
-            source = ids[s];
-        }
-        if ((entry & 65535) != 0) {
-            const uint32_t from_row = (uint32_t) ((entry & 65535) - 1);
+        if (aliased_1 && (plan[s] & 65535) != 0) {
+            const uint32_t from_row = (uint32_t) ((plan[s] & 65535) - 1);
             #pragma unroll
             for (uint32_t cc = 0u; cc < CPW; ++cc) {
                 const uint32_t col = col0 + cc * NW;
@@ -400,7 +376,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                 }
             }
         } else {
-            const int32_t src = source;
+            const int32_t src = ids[s];
             if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
@@ -422,14 +398,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
                     }
                 }
             }
-        }
-        // look up the next member's plan entry and source while this one runs
-        if ((m + 1u) < seg_len) {
-            const uint32_t next = (uint32_t) source - rs_head;
-            if (aliased_1) {
-                entry = plan[next];
-            }
-            source = ids[next];
         }
         for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
             float q_reg[R];

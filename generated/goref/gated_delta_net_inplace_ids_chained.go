@@ -120,8 +120,6 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -175,8 +173,6 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -215,14 +211,8 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[s[kgTid]]
-							}
-							source[kgTid] = ids[s[kgTid]]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -231,7 +221,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s[kgTid]]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -249,14 +239,6 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
@@ -475,8 +457,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -527,8 +507,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -567,14 +545,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[s[kgTid]]
-							}
-							source[kgTid] = ids[s[kgTid]]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -583,7 +555,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s[kgTid]]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -601,14 +573,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
@@ -788,8 +752,6 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -843,8 +805,6 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -883,14 +843,8 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[s[kgTid]]
-							}
-							source[kgTid] = ids[s[kgTid]]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -899,7 +853,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s[kgTid]]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -917,14 +871,6 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
@@ -1107,8 +1053,6 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1162,8 +1106,6 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -1202,14 +1144,8 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[s[kgTid]]
-							}
-							source[kgTid] = ids[s[kgTid]]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -1218,7 +1154,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s[kgTid]]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1236,14 +1172,6 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
@@ -1426,8 +1354,6 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1478,8 +1404,6 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -1518,14 +1442,8 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[s[kgTid]]
-							}
-							source[kgTid] = ids[s[kgTid]]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -1534,7 +1452,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s[kgTid]]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1552,14 +1470,6 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
@@ -1736,8 +1646,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1765,8 +1673,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -1801,14 +1707,8 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 						var sq uint32 = (s / rq3)
 						var block uint32 = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1 {
-								entry[kgTid] = plan[s]
-							}
-							source[kgTid] = ids[s]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1 && ((plan[s] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0 + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -1816,7 +1716,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0 + (cc_1 * NW))
@@ -1832,14 +1732,6 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1 {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
@@ -1959,8 +1851,6 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
-	entry := make([]int32, kgN)
-	source := make([]int32, kgN)
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -2014,8 +1904,6 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					entry[kgTid] = 0
-					source[kgTid] = 0
 					first[kgTid] = uint32(kgGY)
 					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
@@ -2054,14 +1942,8 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 						sq[kgTid] = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
 						// read the prior state once; it stays in registers for every token
-						if m == 0 {
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[s[kgTid]]
-							}
-							source[kgTid] = ids[s[kgTid]]
-						}
-						if (entry[kgTid] & 65535) != 0 {
-							var from_row uint32 = uint32(((entry[kgTid] & 65535) - 1))
+						if aliased_1[kgTid] && ((plan[s[kgTid]] & 65535) != 0) {
+							var from_row uint32 = uint32(((plan[s[kgTid]] & 65535) - 1))
 							for cc := uint32(0); cc < CPW; cc += 1 {
 								var col uint32 = (col0[kgTid] + (cc * NW))
 								for r := uint32(0); r < R; r += 1 {
@@ -2070,7 +1952,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 								}
 							}
 						} else {
-							var src int32 = source[kgTid]
+							var src int32 = ids[s[kgTid]]
 							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 									var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -2088,14 +1970,6 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 									}
 								}
 							}
-						}
-						// look up the next member's plan entry and source while this one runs
-						if (m + 1) < seg_len[kgTid] {
-							var next uint32 = (uint32(source[kgTid]) - rs_head)
-							if aliased_1[kgTid] {
-								entry[kgTid] = plan[next]
-							}
-							source[kgTid] = ids[next]
 						}
 					}
 					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {

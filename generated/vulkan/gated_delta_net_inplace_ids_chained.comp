@@ -58,8 +58,6 @@ shared int aliased[1u];
 void main() {
     const uint kg_lin = gl_LocalInvocationIndex;
     uint h = gl_WorkGroupID.x;
-    int entry = 0;
-    int source = 0;
     uint first = gl_WorkGroupID.y;
     if ((gl_LocalInvocationID.y * W + gl_LocalInvocationID.x) == 0u) {
         aliased[0u] = 0;
@@ -88,14 +86,8 @@ void main() {
         uint block = S_v * S_v;
         float s_shard[CPW * R];
         // read the prior state once; it stays in registers for every token
-        if (m == 0u) {
-            if (aliased_1) {
-                entry = plan[s];
-            }
-            source = ids[s];
-        }
-        if ((entry & 65535) != 0) {
-            uint from_row = uint((entry & 65535) - 1);
+        if (aliased_1 && (plan[s] & 65535) != 0) {
+            uint from_row = uint((plan[s] & 65535) - 1);
             [[unroll]]
             for (uint cc = 0u; cc < CPW; ++cc) {
                 uint col = col0 + cc * NW;
@@ -106,7 +98,7 @@ void main() {
                 }
             }
         } else {
-            int src = source;
+            int src = ids[s];
             if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
                 [[unroll]]
                 for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
@@ -128,14 +120,6 @@ void main() {
                     }
                 }
             }
-        }
-        // look up the next member's plan entry and source while this one runs
-        if ((m + 1u) < seg_len) {
-            uint next = uint(source) - pc.rs_head;
-            if (aliased_1) {
-                entry = plan[next];
-            }
-            source = ids[next];
         }
         for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
             float q_reg[R];
