@@ -243,6 +243,13 @@ type Buf struct {
 // IR returns the underlying buffer.
 func (x Buf) IR() *ir.Buffer { return x.buf }
 
+// Prior marks a buffer the op's previous dispatch writes (ir.Buffer.Prior):
+// read it only after DepWait.
+func (x Buf) Prior() Buf {
+	x.buf.Prior = true
+	return x
+}
+
 // Load reads element i.
 func (x Buf) Load(i any) Val {
 	return x.b.val(&ir.Load{Buf: x.buf, Index: x.b.lit(i, ir.U32).e, At: callerPos()})

@@ -38,8 +38,15 @@ type Buffer struct {
 	Access Access
 	// Role ties the buffer to the ggml node: "src0".."src9", "dst" or "scratch".
 	Role string
-	Doc  string
-	At   Pos
+	// Prior: the op's dispatch before this one writes the buffer, and
+	// where dispatches overlap (CUDA's programmatic dependent launch) it
+	// may still be running when this kernel starts. The kernel reads it
+	// only after a DepWait, and an emitter must keep those loads after
+	// the wait: a read-only (const restrict) pointer lets nvcc issue them
+	// before it (bench/RESULTS.md, call 52).
+	Prior bool
+	Doc   string
+	At    Pos
 }
 
 // Var is a scalar variable. Immutable variables are defined once by Let,

@@ -61,7 +61,11 @@ func (p *printer) kernel(k *Kernel) {
 		p.line("arg %s: %s", x.Name, x.Type)
 	}
 	for _, x := range k.Buffers {
-		p.line("buffer %s: %s %s role=%s", x.Name, x.Elem, x.Access, x.Role)
+		prior := ""
+		if x.Prior {
+			prior = " prior"
+		}
+		p.line("buffer %s: %s %s role=%s%s", x.Name, x.Elem, x.Access, x.Role, prior)
 	}
 	p.line("workgroup (%s, %s, %s)", ExprString(k.Workgroup[0]), ExprString(k.Workgroup[1]), ExprString(k.Workgroup[2]))
 	p.line("grid (%s, %s, %s)", ExprString(k.Grid[0]), ExprString(k.Grid[1]), ExprString(k.Grid[2]))

@@ -150,12 +150,12 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src4", "source slot of each sequence")
 	}
 	if mode == convIds || shared {
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of sequences whose source is another's destination, rows of cs2")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered taps of sequences whose source is another's destination, rows of cs2").Prior()
 	}
 	var plan dsl.Buf
 	if chained {
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "taps of the sequences the plan marks, copied by the chain gather, rows of cs2")
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "taps of the sequences the plan marks, copied by the chain gather, rows of cs2").Prior()
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
 	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
 	if batched {

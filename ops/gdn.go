@@ -146,15 +146,15 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	case gdnInplaceIds, gdnShared:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination").Prior()
 	case gdnInplaceIdsBatched, gdnInplaceIdsChained:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "the cache's rows [rs_head, rs_head+n_seqs): sources there are read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 	}
 	var plan dsl.Buf
 	if mode == gdnInplaceIdsChained {
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather")
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence")
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather").Prior()
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
 
 	if batched {

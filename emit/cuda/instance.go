@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ir/ctype"
 )
@@ -19,12 +20,7 @@ func Instantiation(in ir.Instance) string {
 	}
 	var ptypes []string
 	for _, b := range k.Buffers {
-		t := ctype.C.Of(b.Elem)
-		if b.Access == ir.Read {
-			ptypes = append(ptypes, "const "+t+" * __restrict__")
-		} else {
-			ptypes = append(ptypes, t+" * __restrict__")
-		}
+		ptypes = append(ptypes, strings.TrimSpace(cfamily.PointerType(dialect{}, b)))
 	}
 	for _, a := range k.Args {
 		ptypes = append(ptypes, "const "+ctype.C.Of(a.Type))

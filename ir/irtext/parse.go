@@ -195,8 +195,9 @@ func (p *parser) header(l string) error {
 	case "buffer":
 		name, spec, ok := strings.Cut(rest, ": ")
 		f := strings.Fields(spec)
-		if !ok || len(f) != 3 || !strings.HasPrefix(f[2], "role=") {
-			return p.errf("want \"buffer NAME: ELEM ACCESS role=ROLE\"")
+		prior := len(f) == 4 && f[3] == "prior"
+		if !ok || len(f) != 3 && !prior || !strings.HasPrefix(f[2], "role=") {
+			return p.errf("want \"buffer NAME: ELEM ACCESS role=ROLE [prior]\"")
 		}
 		t, err := p.typ(f[0])
 		if err != nil {
@@ -206,7 +207,7 @@ func (p *parser) header(l string) error {
 		if acc == 0 {
 			return p.errf("unknown access %q: want read, write or read_write", f[1])
 		}
-		x := &ir.Buffer{Name: name, Elem: t, Access: acc, Role: strings.TrimPrefix(f[2], "role="), At: p.pos()}
+		x := &ir.Buffer{Name: name, Elem: t, Access: acc, Role: strings.TrimPrefix(f[2], "role="), Prior: prior, At: p.pos()}
 		k.Buffers = append(k.Buffers, x)
 		return p.declare(name, x)
 	case "workgroup", "grid":

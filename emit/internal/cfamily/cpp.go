@@ -59,19 +59,32 @@ func (p *Printer) TemplateParams() []string {
 
 // PointerParams returns the buffers as restrict pointers (const where only
 // read) followed by the scalar args by value: CUDA's and SYCL's signature.
+// Where the dialect's dispatches overlap (its DepWait is a real wait), a
+// buffer the previous dispatch writes (ir.Buffer.Prior) is no restrict
+// pointer: the compiler would take it as read-only for the whole kernel
+// and may load it before the wait.
 func (p *Printer) PointerParams() []string {
 	var out []string
 	for _, buf := range p.K.Buffers {
-		c := ""
-		if buf.Access == ir.Read {
-			c = "const "
-		}
-		out = append(out, fmt.Sprintf("%s%s * __restrict__ %s", c, p.D.Type(buf.Elem), p.Name(buf, buf.Name)))
+		out = append(out, PointerType(p.D, buf)+p.Name(buf, buf.Name))
 	}
 	for _, a := range p.K.Args {
 		out = append(out, fmt.Sprintf("const %s %s", p.D.Type(a.Type), p.Name(a, a.Name)))
 	}
 	return out
+}
+
+// PointerType spells buf's pointer parameter type in dialect d, with the
+// space before the name (see PointerParams).
+func PointerType(d Dialect, buf *ir.Buffer) string {
+	c := ""
+	if buf.Access == ir.Read {
+		c = "const "
+	}
+	if buf.Prior && d.DepSync(ir.DepWait) != "" {
+		return c + d.Type(buf.Elem) + " * "
+	}
+	return c + d.Type(buf.Elem) + " * __restrict__ "
 }
 
 // WriteParams writes a function's parameter list, one parameter per line,

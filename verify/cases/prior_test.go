@@ -1,0 +1,52 @@
+package cases
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// A buffer one launch of a case writes and a later launch reads is marked
+// Prior in the later kernel. With programmatic dependent launch (CUDA) the
+// later kernel starts while the earlier one runs; a read-only (const
+// restrict) pointer would let nvcc load it before the kernel's wait, and
+// only Prior buffers are kept off it (ir.Buffer.Prior).
+func TestLaterLaunchesMarkWhatEarlierOnesWrite(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	sz := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 6, MaxChannels: 64}
+	pairs := map[string]int{} // later kernel: buffers checked
+	for _, op := range ops.All() {
+		for i := 0; i < 6; i++ {
+			a := ops.Ariths()[i%len(ops.Ariths())]
+			c, err := Random(op.Name, a, r, sz, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			written := map[string]string{} // case buffer: the kernel that wrote it
+			for _, l := range c.Launches {
+				for bi, kb := range l.Kernel.Buffers {
+					by, ok := written[l.Bind[bi]]
+					if !ok || kb.Access == ir.Write {
+						continue
+					}
+					pairs[l.Kernel.Name]++
+					if !kb.Prior {
+						t.Errorf("%s: %s reads buffer %s, which %s wrote in the launch before, but does not mark it Prior", c.Name, l.Kernel.Name, kb.Name, by)
+					}
+				}
+				for bi, kb := range l.Kernel.Buffers {
+					if kb.Access != ir.Read {
+						written[l.Bind[bi]] = l.Kernel.Name
+					}
+				}
+			}
+		}
+	}
+	// The four ids compute kernels (two-phase and chained, ops B and D)
+	// each read what their gather wrote.
+	if len(pairs) < 4 {
+		t.Errorf("only %d kernels read what an earlier launch wrote (%v): the cases no longer cover the ids ops' gathers", len(pairs), pairs)
+	}
+}
