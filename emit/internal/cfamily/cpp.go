@@ -62,7 +62,9 @@ func (p *Printer) TemplateParams() []string {
 // Where the dialect's dispatches overlap (its DepWait is a real wait), a
 // buffer the previous dispatch writes (ir.Buffer.Prior) is no restrict
 // pointer: the compiler would take it as read-only for the whole kernel
-// and may load it before the wait.
+// and may load it before the wait. Other inputs stay restrict: plain
+// pointers for all of them cost op B up to 1.24x (bench/RESULTS.md, call
+// 54).
 func (p *Printer) PointerParams() []string {
 	var out []string
 	for _, buf := range p.K.Buffers {
