@@ -79,6 +79,16 @@ func TestValidateRejects(t *testing.T) {
 		{"arith-free kernel reducing", arithFree(kernel(&ir.Reduce{Var: x, X: f32(1), Width: u32(32), Order: ir.Butterfly, At: here})),
 			"arith-free kernel k reduces"},
 		{"arith-free kernel under a native contract", arithFree(native()), "marked arith-free but built under native-cpu"},
+		{"prior buffer written", func() *ir.Kernel {
+			k := kernel(&ir.DepSync{Kind: ir.DepWait, At: here})
+			k.Buffers = []*ir.Buffer{{Name: "out", Elem: ir.F32, Access: ir.Write, Role: "dst", Prior: true, At: here}}
+			return k
+		}(), "buffer out is marked prior but declared write"},
+		{"prior buffer never waited for", func() *ir.Kernel {
+			k := kernel()
+			k.Buffers = []*ir.Buffer{{Name: "in", Elem: ir.F32, Access: ir.Read, Role: "src0", Prior: true, At: here}}
+			return k
+		}(), "buffer in is marked prior (the previous dispatch writes it), but the kernel never waits"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

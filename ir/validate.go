@@ -105,6 +105,12 @@ func (v *validator) run() {
 		if b.Elem == Bool || b.Elem == Invalid || b.Elem == U64 {
 			v.errs.add(b.At, "buffer %s has element type %s; use f32, bf16, i32 or u32", b.Name, b.Elem)
 		}
+		if b.Prior && b.Access != Read {
+			v.errs.add(b.At, "buffer %s is marked prior but declared %s; prior marks a buffer the kernel only reads", b.Name, b.Access)
+		}
+		if b.Prior && !waits(k) {
+			v.errs.add(b.At, "buffer %s is marked prior (the previous dispatch writes it), but the kernel never waits for that dispatch; add a dep_wait before reading it", b.Name)
+		}
 	}
 	root := newScope(nil)
 	for d := 0; d < 3; d++ {
@@ -499,4 +505,15 @@ func (v *validator) call(x *Call) {
 	if x.Fn.NativeOnly() && !v.k.Arith.Native {
 		v.errs.add(x.At, "%s in a portable kernel: its rounding is backend-defined; use the portable routine", x.Fn)
 	}
+}
+
+// waits reports whether k waits for the previous dispatch anywhere.
+func waits(k *Kernel) bool {
+	found := false
+	WalkStmts(k.Body, func(s Stmt) {
+		if d, ok := s.(*DepSync); ok && d.Kind == DepWait {
+			found = true
+		}
+	})
+	return found
 }

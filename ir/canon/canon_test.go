@@ -30,6 +30,9 @@ func conv(t *testing.T, edits ...string) (*ir.Kernel, string) {
 	w1 := b.Arg("w1", ir.U32, "")
 	sd1 := b.Arg("sd1", ir.U32, "")
 	states := b.Buffer("states", ir.F32, ir.Read, "src0", "")
+	if on("states_prior") {
+		states.Prior()
+	}
 	wk := b.Buffer("weights", ir.F32, ir.Read, "src1", "")
 	xCur := b.Buffer("x", ir.F32, ir.Read, "src2", "")
 	ring := b.Buffer("ring", ir.F32, ir.Write, "src3", "")
@@ -154,6 +157,7 @@ func TestEditsAreClassified(t *testing.T) {
 		{"inline_base", "names/layout only", "", ""},
 		{"commuted_index", "names/layout only", "", ""},
 		{"tiling64", "launch", "workgroup (128u", "workgroup (64u"},
+		{"states_prior", "interface", "buffer states", "buffer states"},
 		{"workgroup_only", "memory, control, launch", "let c: u32", "let c: u32"},
 		{"ring_not_shifted", "memory", "store ring", "store ring"},
 		{"ring_other_channel", "memory", "let ring_off", "store ring"},

@@ -135,7 +135,7 @@ func Of(k *ir.Kernel) (f *Form, err error) {
 		*iface = append(*iface, item{x.At.Line, hashOf("arg", x.Name, int(x.Type))})
 	}
 	for _, x := range k.Buffers {
-		*iface = append(*iface, item{x.At.Line, hashOf("buffer", x.Name, int(x.Elem), int(x.Access), x.Role)})
+		*iface = append(*iface, item{x.At.Line, hashOf("buffer", x.Name, int(x.Elem), int(x.Access), x.Role, x.Prior)})
 	}
 	f.items[Launch] = []item{
 		{k.Workgroup[0].Pos().Line, hashOf("workgroup", wg[0].id, wg[1].id, wg[2].id)},

@@ -2,6 +2,7 @@ package canon
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -115,6 +116,14 @@ func hashOf(parts ...any) digest {
 			}
 		case int:
 			h.num(uint64(p))
+		case bool:
+			if p {
+				h.num(1)
+			} else {
+				h.num(0)
+			}
+		default:
+			panic(fmt.Sprintf("canon: hashOf cannot hash %T", p))
 		}
 	}
 	return h.sum()
