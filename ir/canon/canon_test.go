@@ -43,6 +43,7 @@ func conv(t *testing.T, edits ...string) (*ir.Kernel, string) {
 		b.Workgroup(threads, 1, 1)
 	}
 	b.Grid(nCh.Add(threads-1).Div(threads), 1, 1)
+	b.DepWait() // what the previous dispatch wrote is ready (states_prior marks states so)
 	cName := "c"
 	if on("rename") {
 		cName = "channel"
