@@ -376,16 +376,63 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 		}
 		return fmt.Sprintf("(%s == 128 ? %s : %s)", ne(2, 0), at128, below)
 	}
-	bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: []Choice{
+	variant := []Choice{
 		{"NW", choice(func(b ops.Batch) int { return b.NW })},
 		{"CPW", choice(func(b ops.Batch) int { return b.CPW })},
 		{"NS", choice(func(b ops.Batch) int { return b.NS })},
 		{"SPT", choice(func(b ops.Batch) int { return b.SPT })},
-	}})
-	if err != nil {
-		return err
 	}
-	return opB.batched(bd, nSeqs, spans, spansLow[0].From, stateDstIsWindow, "state_dst", "prior state")
+	var whole, aliased []ops.Span
+	for _, sp := range spans {
+		if sp.Aliased {
+			aliased = append(aliased, sp)
+		} else {
+			whole = append(whole, sp)
+		}
+	}
+	if len(whole) > 0 {
+		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: withArg(gdnArgs, aliasedBatched, "0"), variant: variant})
+		if err != nil {
+			return err
+		}
+		if err := opB.batched(bd, nSeqs, whole, spansLow[0].From, stateDstIsWindow, "state_dst", "prior state"); err != nil {
+			return err
+		}
+	}
+	if len(aliased) == 0 {
+		return nil
+	}
+	if spans[0].Aliased {
+		return fmt.Errorf("glue: the %s batched schedule's first tier is Aliased; the split by aliasing starts where the chained schedule runs", backend)
+	}
+	if from, ok := ops.ChainFrom(backend); !ok || from > aliased[0].From {
+		return fmt.Errorf("glue: the %s batched tiers from %d sequences are Aliased, but the chained compute, which runs their steps where no source aliases, runs only from %d (ops.Tuning.ChainFrom)", backend, aliased[0].From, from)
+	}
+	var ds []Dispatch
+	for _, d := range []disp{
+		{op: "gated_delta_net_inplace_ids_batched", args: withArg(gdnArgs, aliasedBatched, "1"), variant: variant},
+		{op: opB.Name + "_chained", args: withArg(gdnArgs, aliasedBatched, "1")},
+	} {
+		dd, err := dispatch(opB.Name, d)
+		if err != nil {
+			return err
+		}
+		ds = append(ds, dd)
+	}
+	return opB.byAliasing(ds, nSeqs, aliased, stateDstIsWindow, "state_dst")
+}
+
+// aliasedBatched is the arg of op B's batched and chained compute kernels
+// that splits a step between them by its ids (ops.Batch.Aliased).
+const aliasedBatched = "aliased_batched"
+
+// withArg is args with one more.
+func withArg(args map[string]string, name, expr string) map[string]string {
+	out := map[string]string{name: expr}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
 }
 
 // byTier is the C expression of a param over the tiers (ascending Seqs):
@@ -434,10 +481,7 @@ func chainedSchedule(backend string, from int, o *Op, family string, batched int
 		return nil
 	}
 	seg := chainSeg(backend, nSeqs)
-	withSeg := map[string]string{"seg": seg}
-	for k, v := range args {
-		withSeg[k] = v
-	}
+	withSeg := withArg(withArg(args, "seg", seg), aliasedBatched, "0")
 	var ds []Dispatch
 	for _, op := range []string{family + "_chain_gather", o.Name + "_chained"} {
 		d, err := dispatch(o.Name, disp{op: op, args: withSeg})
@@ -499,6 +543,33 @@ func (o *Op) batched(d Dispatch, nSeqs string, spans []ops.Span, fromLow int, wi
 	return o.checkVariant()
 }
 
+// byAliasing gives op B the split by aliasing (ops.Batch.Aliased) for the
+// n_seqs of spans (nSeqs, a C expression) where window says the
+// destination (dstName) is the cache's window: ds, the batched dispatch,
+// which runs the step where some source is another sequence's destination,
+// then the chained compute, which runs it where none is. Each looks at ids
+// itself; no plan is written.
+func (o *Op) byAliasing(ds []Dispatch, nSeqs string, spans []ops.Span, window, dstName string) error {
+	if len(ds) != 2 || planAccess(ds[0]) != 0 || !planAccess(ds[1]).CanRead() {
+		return fmt.Errorf("glue: %s: the split by aliasing is the batched dispatch, then the chained compute", o.Name)
+	}
+	var conds, seqs []string
+	for _, sp := range spans {
+		conds = append(conds, fmt.Sprintf("%s >= %d && %s <= %d", nSeqs, sp.From, nSeqs, sp.To))
+		seqs = append(seqs, fmt.Sprintf("%d..%d", sp.From, sp.To))
+	}
+	cond := conds[0]
+	if len(conds) > 1 {
+		cond = "((" + strings.Join(conds, ") || (") + "))"
+	}
+	o.Schedules = append(o.Schedules, &Schedule{Local: "by_aliasing", Cond: cond + " && " + window,
+		Why: fmt.Sprintf("%s sequences, %s the cache's rows from rs_head: where some source is another sequence's destination ", strings.Join(seqs, ", "), dstName) +
+			"one dispatch reads every prior state before writing any, where none is the chained compute runs the step (each looks at ids)",
+		Otherwise:  "otherwise the gather, then the compute dispatch",
+		Dispatches: ds})
+	return o.checkVariant()
+}
+
 // chained gives an ids op the chained schedule (ops/chain.go): the chain
 // gather, which writes the plan, then the chained compute, which reads it
 // (ds, in that order), for from or more sequences
@@ -523,16 +594,12 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 	cond := fmt.Sprintf("%s >= %d && %s", nSeqs, from, window)
 	seqs := fmt.Sprintf("%d or more sequences", from)
 	if from <= batched {
-		var one *Schedule
-		for _, s := range o.Schedules {
-			if s.Local == "one_dispatch" {
-				one = s
-			}
-		}
-		if one == nil {
+		if len(o.Schedules) == 0 {
 			return fmt.Errorf("glue: %s: the chained schedule starts at %d sequences, inside the one-dispatch schedule's (up to %d), which the op does not have yet; give it the one-dispatch schedule first", o.Name, from, batched)
 		}
-		cond += " && !" + one.Local
+		for _, s := range o.Schedules {
+			cond += " && !" + s.Local
+		}
 		seqs += " where one dispatch does not take them"
 	}
 	if o.Scratch == nil {

@@ -224,7 +224,7 @@ func NewView(n Names) (*View, error) {
 			groups = append(groups, s.Dispatches)
 			for _, d := range s.Dispatches {
 				for _, b := range d.Bind {
-					if b.Tensor == "plan" {
+					if b.Tensor == "plan" && b.Access.CanWrite() { // a schedule that only reads it passes none
 						ov.PlanWhen = s.Local
 					}
 				}

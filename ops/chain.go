@@ -29,6 +29,20 @@ import (
 // segment's members after s are
 // ids[s] - rs_head, then that one's, and so on. Where no source aliases
 // there is no plan: the compute kernels look first (anyAliases).
+// aliasedBatchedArg is the arg of op B's batched and chained compute
+// kernels that splits a step between them by its ids, for the n_seqs
+// where the batched dispatch bounds every aliasing pattern but costs
+// identity ids more than the chained compute (Batch.Aliased): the batched
+// dispatch runs the step where some source is another sequence's
+// destination and the chained compute, launched after it, where none is.
+// Each looks at ids itself (anyAliases), so no plan and no chain gather
+// run; identity ids pay the batched dispatch's look, as they pay the chain
+// gather's.
+const (
+	aliasedBatchedArg = "aliased_batched"
+	aliasedBatchedDoc = "1: the batched dispatch runs the step where some source aliases, the chained compute after it where none does; 0: each runs every step"
+)
+
 const (
 	// planThreads is the chain gather's workgroup; each thread plans
 	// planPerThread sequences (strided), planMax in all. Above planMax the
@@ -337,14 +351,22 @@ func copyCutRows(b *dsl.Builder, cache, scratch dsl.Buf, list dsl.Arr, count, rs
 // linear thread index and size; rows names what a sequence owns ("row",
 // "ring"). It sets *aliased and then *member, the sequence sequence runs
 // (sequence returns its index); the next member is the one whose row it
-// read.
-func runSegments(b *dsl.Builder, plan, ids dsl.Buf, rsHead, nSeqs, lid, threads dsl.Val, rows string, aliased *dsl.Val, member *dsl.Mut, sequence func() dsl.Val) {
+// read. byAliasing (the zero Val: the kernel has no such arg) is the
+// aliasedBatchedArg: where it is set and some source aliases, the batched
+// dispatch before ran the step and no segment runs.
+func runSegments(b *dsl.Builder, plan, ids dsl.Buf, rsHead, nSeqs, lid, threads dsl.Val, rows string, aliased *dsl.Val, member *dsl.Mut, byAliasing dsl.Val, sequence func() dsl.Val) {
 	first := b.Let("first", b.GroupID(1))
 	*aliased = anyAliases(b, lid, threads, ids, rsHead, nSeqs)
 	segLen := b.Var("seg_len", b.U32(1))
 	b.If(*aliased, func() {
 		b.DepWait() // the plan, scratch and the rows the segment reads are ready
-		segLen.Set(segmentLen(plan, first))
+		if byAliasing.Expr() == nil {
+			segLen.Set(segmentLen(plan, first))
+			return
+		}
+		b.IfElse(byAliasing.Ne(0),
+			func() { segLen.Set(b.U32(0)) }, // the batched dispatch ran the step; its wait above keeps the launches in order
+			func() { segLen.Set(segmentLen(plan, first)) })
 	})
 	b.Comment("run the segment this sequence starts, if any: each member reads the %s the next one writes", rows)
 	*member = b.Var("member", first)

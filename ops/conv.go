@@ -316,7 +316,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		if st.vectorRows {
 			threads = b.U32(1)
 		}
-		runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(0), threads, "ring", &aliased, &member,
+		runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(0), threads, "ring", &aliased, &member, dsl.Val{},
 			func() dsl.Val { sequence(); return s })
 	} else {
 		sequence()

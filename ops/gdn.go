@@ -124,6 +124,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if mode.ids() || mode == gdnShared {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
+	var byAliasing dsl.Val // batched and chained: the step split between them (aliasedBatchedArg)
+	if batched || mode == gdnInplaceIdsChained {
+		byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
+	}
 
 	q := b.Buffer("q", ir.F32, ir.Read, "src0", "[S_v, H_k, T, n_seqs_q]")
 	k := b.Buffer("k", ir.F32, ir.Read, "src1", "[S_v, H_k, T, n_seqs_q]")
@@ -169,6 +173,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	// one writes). Inputs come from earlier dispatches: wait for them, except
 	// in op B, whose gather waited for them before letting this dispatch
 	// start, and which waits for the gather itself only where it must.
+	if batched {
+		// Split by aliasing, the chained compute after this dispatch reads
+		// its inputs without waiting (waitWithoutGather): wait for them
+		// before letting it start, as a gather does.
+		b.If(byAliasing.Ne(0), func() { b.DepWait() })
+	}
 	b.DepRelease()
 	switch mode {
 	case gdnInplaceIds, gdnInplaceIdsChained:
@@ -586,11 +596,21 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 		}
 	}
+	if batched {
+		runs := b.Var("runs", b.Bool(true))
+		b.If(byAliasing.Ne(0), func() {
+			b.Comment("split by aliasing: where no source aliases, the chained compute runs the step")
+			threads := w.Mul(nw).Mul(ns)
+			runs.Set(anyAliases(b, b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)), threads, ids, rsHead, nSeqs))
+		})
+		b.If(runs.Get(), sequence)
+		return b.Build()
+	}
 	if mode != gdnInplaceIdsChained {
 		sequence()
 		return b.Build()
 	}
-	runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), "row", &aliased, &member,
+	runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), "row", &aliased, &member, byAliasing,
 		func() dsl.Val { sequence(); return s })
 	return b.Build()
 }

@@ -169,28 +169,39 @@ func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
 // column groups of CPW columns and NS rows of threads, SPT sequences a row.
 // From is the fewest sequences the tier takes where that is not one past
 // the tier before it (0): the sequences between run the other schedules.
-type Batch struct{ NW, CPW, NS, SPT, From int }
+// Aliased: the tier runs a step only where some source is another
+// sequence's destination, and the chained compute runs the steps where
+// none is (aliasedBatchedArg): for the n_seqs where one dispatch bounds
+// every ids pattern but costs identity ids more than the chained schedule.
+type Batch struct {
+	NW, CPW, NS, SPT, From int
+	Aliased                bool
+}
 
 // Seqs is the most sequences the tier takes.
 func (b Batch) Seqs() int { return b.NS * b.SPT }
 
-// Shape is the tier's kernel shape (its variant), without From.
-func (b Batch) Shape() Batch { b.From = 0; return b }
+// Shape is the tier's kernel shape (its variant), without From and Aliased.
+func (b Batch) Shape() Batch { b.From, b.Aliased = 0, false; return b }
 
-// Span is a range of n_seqs, From..To.
-type Span struct{ From, To int }
+// Span is a range of n_seqs, From..To; Aliased as its tiers'.
+type Span struct {
+	From, To int
+	Aliased  bool
+}
 
 // GDNBatchSpans are the n_seqs op B's one-dispatch schedule takes at S_v,
-// as ascending disjoint spans (tiers that follow each other merged).
+// as ascending disjoint spans (tiers that follow each other merged where
+// both are Aliased or neither is).
 func GDNBatchSpans(backend string, sv int) []Span {
 	var out []Span
 	tiers := GDNBatch(backend, sv)
 	for i, bt := range tiers {
 		lo := tierFrom(backend, sv, tiers, i)
-		if n := len(out); n > 0 && out[n-1].To+1 == lo {
+		if n := len(out); n > 0 && out[n-1].To+1 == lo && out[n-1].Aliased == bt.Aliased {
 			out[n-1].To = bt.Seqs()
 		} else {
-			out = append(out, Span{lo, bt.Seqs()})
+			out = append(out, Span{lo, bt.Seqs(), bt.Aliased})
 		}
 	}
 	return out

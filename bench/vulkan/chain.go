@@ -132,7 +132,7 @@ func newChainOp(b *builder, gdn bool, a ir.Arith, hc, n int) *chainOp {
 			return map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": uint32(n), "neq1": h, "rq3": 1,
 				"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
 				"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
-				"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(o.row), "rs_head": uint32(rs)}
+				"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(o.row), "rs_head": uint32(rs), "aliased_batched": 0}
 		}
 	} else {
 		C := hc
@@ -215,9 +215,20 @@ func (o *chainOp) batched(ids bind, rs int) error {
 }
 
 // batchedAt dispatches op B's one-dispatch schedule at shape bt (tuning
-// runs: -batched with -only chain).
+// runs: -batched with -only chain); an Aliased shape runs the split by
+// aliasing: the batched dispatch where some source aliases, then the
+// chained compute where none does (ops.Batch.Aliased).
 func (o *chainOp) batchedAt(ids bind, rs int, bt ops.Batch) error {
-	return o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, batchVariant(bt), o.args(rs), o.binds(ids, rs))
+	if !bt.Aliased {
+		return o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, batchVariant(bt), o.args(rs), o.binds(ids, rs))
+	}
+	args := o.args(rs)
+	args["aliased_batched"] = 1
+	if err := o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, batchVariant(bt), args, o.binds(ids, rs)); err != nil {
+		return err
+	}
+	nw, cpw := ops.GDNTiling("vulkan", sv)
+	return o.b.dispatch("gated_delta_net_inplace_ids_chained", o.a, o.variant(nw, cpw), args, o.binds(ids, rs))
 }
 
 // today dispatches what the glue dispatches at n sequences: the batched

@@ -170,16 +170,22 @@ func (b *builder) timing(cfg config, e *entry) {
 // tiling is op B's workgroup shape: NW column groups of CPW columns.
 type tiling struct{ nw, cpw int }
 
-// batchName is a batched shape as -batched spells it: NWxCPWxNS, and
-// xSPT where a row holds more than one sequence.
+// batchName is a batched shape as -batched spells it: NWxCPWxNS, xSPT
+// where a row holds more than one sequence, and a trailing "a" for the
+// split by aliasing (ops.Batch.Aliased).
 func batchName(bt ops.Batch) string {
-	if bt.SPT == 1 {
-		return fmt.Sprintf("%dx%dx%d", bt.NW, bt.CPW, bt.NS)
+	name := fmt.Sprintf("%dx%dx%d", bt.NW, bt.CPW, bt.NS)
+	if bt.SPT != 1 {
+		name += fmt.Sprintf("x%d", bt.SPT)
 	}
-	return fmt.Sprintf("%dx%dx%dx%d", bt.NW, bt.CPW, bt.NS, bt.SPT)
+	if bt.Aliased {
+		name += "a"
+	}
+	return name
 }
 
-// batchVariant is the batched kernel's variant at shape bt.
+// batchVariant is the batched kernel's variant at shape bt (its
+// dispatches say whether it runs split by aliasing).
 func batchVariant(bt ops.Batch) map[string]int64 {
 	return map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.NW), "CPW": int64(bt.CPW), "NS": int64(bt.NS), "SPT": int64(bt.SPT)}
 }
@@ -187,7 +193,9 @@ func batchVariant(bt ops.Batch) map[string]int64 {
 func parseBatches(s string) ([]ops.Batch, error) {
 	var out []ops.Batch
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' }) {
-		p := strings.Split(strings.TrimSpace(f), "x")
+		f = strings.TrimSpace(f)
+		aliased := strings.HasSuffix(f, "a")
+		p := strings.Split(strings.TrimSuffix(f, "a"), "x")
 		v := [4]int{0, 0, 0, 1}
 		ok := len(p) == 3 || len(p) == 4
 		for i := 0; ok && i < len(p); i++ {
@@ -198,7 +206,7 @@ func parseBatches(s string) ([]ops.Batch, error) {
 		if !ok || sv%(v[0]*v[1]) != 0 {
 			return nil, fmt.Errorf("-batched: %q is not NWxCPWxNS[xSPT] with NW*CPW dividing %d (e.g. 4x1x8, 1x2x32x2)", f, sv)
 		}
-		out = append(out, ops.Batch{NW: v[0], CPW: v[1], NS: v[2], SPT: v[3]})
+		out = append(out, ops.Batch{NW: v[0], CPW: v[1], NS: v[2], SPT: v[3], Aliased: aliased})
 	}
 	return out, nil
 }
@@ -283,7 +291,7 @@ prepare flags:
 	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
-	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS[xSPT] shapes (SPT sequences a row, 1 if left out), at each n_seqs <= NS*SPT (e.g. 4x1x8,1x2x32x2): tuning runs")
+	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS[xSPT][a] shapes (SPT sequences a row, 1 if left out; a trailing a: split by aliasing, the batched dispatch then the chained compute, with -only chain), at each n_seqs <= NS*SPT (e.g. 4x1x8,1x2x32x2,1x2x18x2a): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named), probe (op B's parts at one sequence, probe.go; only when named), chain (ops B and D, today's schedule and the chained one per ids pattern, chain.go; only when named), chaincheck (the chained schedule against gather + compute, bit for bit: check.sh; only when named, alone)")
@@ -648,7 +656,7 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 		return map[string]uint32{"H": h, "n_tokens": 1, "n_seqs": uint32(n), "neq1": h, "rq3": 1,
 			"sq1": sv, "sq2": sv * h, "sq3": sv * h, "sv1": sv, "sv2": sv * h, "sv3": sv * h,
 			"sg1": 1, "sg2": h, "sg3": h, "sb1": 1, "sb2": h, "sb3": h,
-			"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs)}
+			"scale": math.Float32bits(float32(1 / math.Sqrt(sv))), "sd1": uint32(D), "rs_head": uint32(rs), "aliased_batched": 0}
 	}
 	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := head(rep)

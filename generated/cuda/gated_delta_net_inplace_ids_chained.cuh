@@ -38,7 +38,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head) {
+        const uint32_t rs_head,
+        const uint32_t aliased_batched) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -64,7 +65,11 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     uint32_t seg_len = 1u;
     if (aliased_1) {
         ggml_cuda_pdl_sync();
-        seg_len = (uint32_t) plan[first] >> 16u;
+        if (aliased_batched != 0u) {
+            seg_len = 0u;
+        } else {
+            seg_len = (uint32_t) plan[first] >> 16u;
+        }
     }
     // run the segment this sequence starts, if any: each member reads the row the next one writes
     uint32_t member = first;
@@ -325,7 +330,8 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head) {
+        const uint32_t rs_head,
+        const uint32_t aliased_batched) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -351,7 +357,11 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     uint32_t seg_len = 1u;
     if (aliased_1) {
         ggml_cuda_pdl_sync();
-        seg_len = (uint32_t) plan[first] >> 16u;
+        if (aliased_batched != 0u) {
+            seg_len = 0u;
+        } else {
+            seg_len = (uint32_t) plan[first] >> 16u;
+        }
     }
     // run the segment this sequence starts, if any: each member reads the row the next one writes
     uint32_t member = first;

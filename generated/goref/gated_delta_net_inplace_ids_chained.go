@@ -18,26 +18,27 @@ type GatedDeltaNetInplaceIdsChainedParams struct {
 
 // GatedDeltaNetInplaceIdsChainedArgs are the runtime scalar arguments.
 type GatedDeltaNetInplaceIdsChainedArgs struct {
-	H       uint32  // H: value heads
-	NTokens uint32  // n_tokens: tokens per sequence
-	NSeqs   uint32  // n_seqs: sequences
-	Neq1    uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
-	Rq3     uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
-	Sq1     uint32  // sq1: q/k head stride, elements
-	Sq2     uint32  // sq2: q/k token stride, elements
-	Sq3     uint32  // sq3: q/k sequence stride, elements
-	Sv1     uint32  // sv1: v head stride, elements
-	Sv2     uint32  // sv2: v token stride, elements
-	Sv3     uint32  // sv3: v sequence stride, elements
-	Sg1     uint32  // sg1: g head stride, elements
-	Sg2     uint32  // sg2: g token stride, elements
-	Sg3     uint32  // sg3: g sequence stride, elements
-	Sb1     uint32  // sb1: beta head stride, elements
-	Sb2     uint32  // sb2: beta token stride, elements
-	Sb3     uint32  // sb3: beta sequence stride, elements
-	Scale   float32 // scale: 1/sqrt(S_v), computed by the host
-	Sd1     uint32  // sd1: state_dst sequence (row) stride, elements
-	RsHead  uint32  // rs_head: first destination slot (op_params[1])
+	H              uint32  // H: value heads
+	NTokens        uint32  // n_tokens: tokens per sequence
+	NSeqs          uint32  // n_seqs: sequences
+	Neq1           uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
+	Rq3            uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
+	Sq1            uint32  // sq1: q/k head stride, elements
+	Sq2            uint32  // sq2: q/k token stride, elements
+	Sq3            uint32  // sq3: q/k sequence stride, elements
+	Sv1            uint32  // sv1: v head stride, elements
+	Sv2            uint32  // sv2: v token stride, elements
+	Sv3            uint32  // sv3: v sequence stride, elements
+	Sg1            uint32  // sg1: g head stride, elements
+	Sg2            uint32  // sg2: g token stride, elements
+	Sg3            uint32  // sg3: g sequence stride, elements
+	Sb1            uint32  // sb1: beta head stride, elements
+	Sb2            uint32  // sb2: beta token stride, elements
+	Sb3            uint32  // sb3: beta sequence stride, elements
+	Scale          float32 // scale: 1/sqrt(S_v), computed by the host
+	Sd1            uint32  // sd1: state_dst sequence (row) stride, elements
+	RsHead         uint32  // rs_head: first destination slot (op_params[1])
+	AliasedBatched uint32  // aliased_batched: 1: the batched dispatch runs the step where some source aliases, the chained compute after it where none does; 0: each runs every step
 }
 
 // GatedDeltaNetInplaceIdsChainedBuffers are the bound buffers; indices are in elements.
@@ -83,6 +84,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -94,7 +96,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -195,7 +197,11 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len[kgTid] = 0
+						} else {
+							seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -420,6 +426,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -431,7 +438,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -529,7 +536,11 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len[kgTid] = 0
+						} else {
+							seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -715,6 +726,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -726,7 +738,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -827,7 +839,11 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len[kgTid] = 0
+						} else {
+							seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -1016,6 +1032,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1027,7 +1044,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1128,7 +1145,11 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len[kgTid] = 0
+						} else {
+							seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -1317,6 +1338,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1328,7 +1350,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1426,7 +1448,11 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len[kgTid] = 0
+						} else {
+							seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]
@@ -1612,6 +1638,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1623,7 +1650,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1696,7 +1723,11 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 					var seg_len uint32 = 1
 					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len = 0
+						} else {
+							seg_len = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					var member uint32 = first[kgTid]
@@ -1814,6 +1845,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1825,7 +1857,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1926,7 +1958,11 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					seg_len[kgTid] = 1
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						if aliased_batched != 0 {
+							seg_len[kgTid] = 0
+						} else {
+							seg_len[kgTid] = (uint32(plan[first[kgTid]]) >> 16)
+						}
 					}
 					// run the segment this sequence starts, if any: each member reads the row the next one writes
 					member[kgTid] = first[kgTid]

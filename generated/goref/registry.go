@@ -892,6 +892,13 @@ func runGatedDeltaNetInplaceIdsBatched(arith string, params map[string]int64, ar
 		a.RsHead = v
 	}
 	{
+		v, ok := args["aliased_batched"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_batched: arg aliased_batched not set")
+		}
+		a.AliasedBatched = v
+	}
+	{
 		v, ok := bufs["q"].([]float32)
 		if !ok {
 			return fmt.Errorf("gated_delta_net_inplace_ids_batched: buffer q must be a []float32, got %T", bufs["q"])
@@ -1285,6 +1292,13 @@ func runGatedDeltaNetInplaceIdsChained(arith string, params map[string]int64, ar
 			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg rs_head not set")
 		}
 		a.RsHead = v
+	}
+	{
+		v, ok := args["aliased_batched"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_chained: arg aliased_batched not set")
+		}
+		a.AliasedBatched = v
 	}
 	{
 		v, ok := bufs["q"].([]float32)

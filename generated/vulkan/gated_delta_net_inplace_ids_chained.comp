@@ -45,6 +45,7 @@ layout(push_constant) uniform parameter {
     float scale;
     uint sd1;
     uint rs_head;
+    uint aliased_batched;
 } pc;
 
 const uint W = (S_v < 32u ? S_v : 32u);
@@ -73,7 +74,11 @@ void main() {
     bool aliased_1 = aliased[0u] != 0;
     uint seg_len = 1u;
     if (aliased_1) {
-        seg_len = uint(plan[first]) >> 16u;
+        if (pc.aliased_batched != 0u) {
+            seg_len = 0u;
+        } else {
+            seg_len = uint(plan[first]) >> 16u;
+        }
     }
     // run the segment this sequence starts, if any: each member reads the row the next one writes
     uint member = first;

@@ -89,13 +89,34 @@ func (b *builder) gdn(op string) error {
 		b.ids("ids", n, slots, rsHead)
 	}
 	args["sd1"], args["rs_head"] = int64(D), int64(rsHead)
+	args["aliased_batched"] = 0
 	if op == batchedOp {
 		// The batched kernel takes state_dst to be the cache's window
 		// (glue.stateDstIsWindow); a case cannot alias two buffers, so
 		// state_dst starts as a copy of the window's rows.
 		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
 		b.untouched("dst", attn+D*n)
-		return b.launch(op, args, nil)
+		chained, ok := splitVariant(b.c.Variant)
+		if r.IntN(3) != 0 || !ok {
+			return b.launch(op, args, nil)
+		}
+		// A third split the step by aliasing (ops.Batch.Aliased): the
+		// batched dispatch, then the chained compute. The plan left from
+		// an earlier step has every sequence run as a segment of one, so
+		// a chained compute that ran where the batched dispatch did would
+		// recompute the aliasing sequences from rows already written.
+		args["aliased_batched"] = 1
+		b.untouched("scratch", n*D)
+		for i := range b.plan(n).I32 {
+			b.c.Buffer("plan").I32[i] = 1 << 16
+		}
+		if err := b.launch(op, args, nil); err != nil {
+			return err
+		}
+		batched := b.vals
+		defer func() { b.vals = batched }()
+		b.vals = chained.Values
+		return b.launch(chainedOp, args, nil)
 	}
 	if op == chainedOp {
 		b.untouched("scratch", n*D)
@@ -109,6 +130,26 @@ func (b *builder) gdn(op string) error {
 		return err
 	}
 	return b.launch(op, args, nil)
+}
+
+// splitVariant is the chained compute's variant that runs after batched
+// variant v in op B's split by aliasing: at v's S_v and KDA, built on
+// every backend that builds v (any, where v names none); ok false: none
+// is, and a case of v does not split.
+func splitVariant(v ops.Variant) (ops.Variant, bool) {
+	for _, c := range ops.VariantsOf(chainedOp) {
+		if c.Values["S_v"] != v.Values["S_v"] || c.Values["KDA"] != v.Values["KDA"] {
+			continue
+		}
+		ok := true
+		for _, be := range v.On {
+			ok = ok && c.BuiltOn(be)
+		}
+		if ok && (v.On != nil || v.NotOn == nil) {
+			return c, true
+		}
+	}
+	return ops.Variant{}, false
 }
 
 // batchedOp and convBatchedOp are ops B's and D's one-dispatch schedules
@@ -147,8 +188,10 @@ func (b *builder) chainGather(family string) error {
 	switch r.IntN(8) {
 	case 0:
 		n = 1025 + r.IntN(100) // past what one workgroup plans
-	case 1, 2:
-		n = 1 + r.IntN(3) // one sequence among them: the guarded gather
+	case 1:
+		n = 1 // the guarded gather
+	case 2:
+		n = 2 + r.IntN(2)
 	}
 	slots := n + r.IntN(4)
 	rsHead := r.IntN(slots - n + 1)

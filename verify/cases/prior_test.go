@@ -12,7 +12,10 @@ import (
 // Prior in the later kernel. With programmatic dependent launch (CUDA) the
 // later kernel starts while the earlier one runs; a read-only (const
 // restrict) pointer would let nvcc load it before the kernel's wait, and
-// only Prior buffers are kept off it (ir.Buffer.Prior).
+// only Prior buffers are kept off it (ir.Buffer.Prior). A buffer the
+// later kernel writes too is never declared const, and the wait's memory
+// clobber keeps its loads behind the wait (op B's split by aliasing: the
+// chained compute reads state_dst, which the batched dispatch writes).
 func TestLaterLaunchesMarkWhatEarlierOnesWrite(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	sz := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 6, MaxChannels: 64}
@@ -28,7 +31,7 @@ func TestLaterLaunchesMarkWhatEarlierOnesWrite(t *testing.T) {
 			for _, l := range c.Launches {
 				for bi, kb := range l.Kernel.Buffers {
 					by, ok := written[l.Bind[bi]]
-					if !ok || kb.Access == ir.Write {
+					if !ok || kb.Access != ir.Read {
 						continue
 					}
 					pairs[l.Kernel.Name]++

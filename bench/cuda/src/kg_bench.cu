@@ -750,8 +750,10 @@ enum chain_parts { parts_all, parts_gather, parts_compute };
 
 // gdn_chain: the chain gather (it writes the plan), then the chained
 // compute (parts: what runs).
+// split: the chained compute alone, after a batched dispatch split by
+// aliasing (aliased_batched 1: it runs no step where some source aliases).
 template <bool NATIVE, int NW = 16, int CPW = 4> // the glue's tiling for many sequences by default
-void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
+void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool split = false) {
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
         kg_launch_pdl(gated_delta_net_chain_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, seg);
@@ -762,29 +764,33 @@ void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, ch
     kg_launch_pdl(k, dim3(b.H, b.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
-        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, split ? 1u : 0u);
 }
 
 // gdn_batched: op B's one-dispatch schedule (gated_delta_net_inplace_ids_batched)
 // at (NW, CPW, NS, SPT), n <= NS * SPT: one workgroup per (head, column
-// block) holds every sequence, SPT per row of threads; no gather.
+// block) holds every sequence, SPT per row of threads; no gather. split:
+// the split by aliasing (ops.Batch.Aliased): the batched dispatch runs the
+// step only where some source aliases, the chained compute after it (at
+// the glue's tiling) where none does.
 template <bool NATIVE, int NW, int CPW, int NS, int SPT>
-void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs) {
+void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, bool split) {
     auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT>
                     : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT>;
     const uint32_t H = b.H, n = b.n;
     kg_launch_pdl(k, dim3(b.H, 1, kSv / (NW * CPW)), dim3(32, NW, NS), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
-        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, split ? 1u : 0u);
+    if (split) gdn_chain<NATIVE>(b, ids, rs, 1, parts_compute, true);
 }
 
 // The batched shapes the chain mode checks and times (tuning runs),
 // NWxCPWxNS, xSPT where a row holds more than one sequence.
 struct batch_shape {
     int nw, cpw, ns, spt;
-    void (*native)(const gdn_bufs &, const int32_t *, int);
-    void (*portable)(const gdn_bufs &, const int32_t *, int);
+    void (*native)(const gdn_bufs &, const int32_t *, int, bool);
+    void (*portable)(const gdn_bufs &, const int32_t *, int, bool);
     int seqs() const { return ns * spt; }
     std::string name() const {
         return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns) + (spt > 1 ? "x" + std::to_string(spt) : "");
@@ -864,7 +870,9 @@ unsigned long long words_differ(const float * a, const float * b, size_t n) {
 // those after the two-phase one. A control runs the chain gather on
 // rotated ids (where rows must be copied), poisons scratch again (its
 // copies lost, its plan kept) and runs the chained compute: it must differ
-// (the check can fail). The pool is small (2n + 9
+// (the check can fail). Op B's batched shapes that take n run too, alone and
+// split by aliasing (the chained compute after them, a stale plan of
+// segments of one that must not run). The pool is small (2n + 9
 // rows) with the window inside it, so shuffled sources lie on both sides.
 int chain_check(FILE * log) {
     int failures = 0, runs = 0;
@@ -909,7 +917,12 @@ int chain_check(FILE * log) {
             KG_CHECK(cudaMemcpy(to, init, pool * 4, cudaMemcpyDeviceToDevice));
             KG_CHECK(cudaMemset(to_dst, 0, dst_len * 4));
             KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
-            KG_CHECK(cudaMemset(plan, 0, n * 4)); // the chain gather writes it only where some source aliases
+            if (bs && split) { // split by aliasing: a plan an earlier step left, every sequence a segment of one, which must not run
+                const std::vector<int32_t> stale(n, 1 << 16);
+                KG_CHECK(cudaMemcpy(plan, stale.data(), n * 4, cudaMemcpyHostToDevice));
+            } else {
+                KG_CHECK(cudaMemset(plan, 0, n * 4)); // the chain gather writes it only where some source aliases
+            }
             KG_CHECK(cudaDeviceSynchronize());
             const uint32_t seg = chain_seg(n, std::max(split, 1));
             const gdn_bufs gb{q, k, v, g, beta, to, to_dst, scratch, plan, sh.HC, n, row};
@@ -920,7 +933,7 @@ int chain_check(FILE * log) {
                 else native ? conv_chain<true>(cb, ids, rs, seg, parts) : conv_chain<false>(cb, ids, rs, seg, parts);
             };
             if (bs) {
-                (native ? bs->native : bs->portable)(gb, ids, rs);
+                (native ? bs->native : bs->portable)(gb, ids, rs, split != 0);
             } else if (split == 0) {
                 if (sh.gdn) native ? gdn_two<true>(gb, ids, rs) : gdn_two<false>(gb, ids, rs);
                 else native ? conv_two<true>(cb, ids, rs) : conv_two<false>(cb, ids, rs);
@@ -955,15 +968,17 @@ int chain_check(FILE * log) {
                         sh.gdn ? "op B" : "op D", sh.gdn ? "H" : "C", sh.HC, n, chain_pattern_name[pat], native ? "native-cuda" : "portable", split,
                         chain_seg(n, split), ok ? "same" : "DIFFERENT", dp, dd, planned);
                 }
-                for (const batch_shape & bs : kBatchShapes) { // op B's one-dispatch schedule where it takes n
+                for (const batch_shape & bs : kBatchShapes) { // op B's one-dispatch schedule where it takes n, alone and split by aliasing
                     if (!sh.gdn || n > bs.seqs()) continue;
-                    run(native, 0, ids, b, dst_b, false, &bs);
-                    const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
-                    runs++;
-                    const bool ok = dp == 0 && dd == 0;
-                    failures += !ok;
-                    fprintf(log, "batched check op B H=%d n %d %s %s %s: %s (%llu pool words, %llu dst words differ)\n", sh.HC, n,
-                        chain_pattern_name[pat], native ? "native-cuda" : "portable", bs.name().c_str(), ok ? "same" : "DIFFERENT", dp, dd);
+                    for (int split : {0, 1}) {
+                        run(native, split, ids, b, dst_b, false, &bs);
+                        const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
+                        runs++;
+                        const bool ok = dp == 0 && dd == 0;
+                        failures += !ok;
+                        fprintf(log, "batched check op B H=%d n %d %s %s %s%s: %s (%llu pool words, %llu dst words differ)\n", sh.HC, n,
+                            chain_pattern_name[pat], native ? "native-cuda" : "portable", bs.name().c_str(), split ? " split" : "", ok ? "same" : "DIFFERENT", dp, dd);
+                    }
                 }
             }
             if (pat == pat_rotation && n >= 3) { // the control: the plan kept, the copied rows lost
@@ -1046,7 +1061,9 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const 
                 }
                 for (const batch_shape & bs : kBatchShapes) {
                     if (n > bs.seqs()) continue;
-                    row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep)); }), p.bytes());
+                    row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
+                    if (n >= 17) // where the chained compute runs: split by aliasing
+                        row("chain_gdn", shape, n, pn + " split " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), true); }), p.bytes());
                 }
                 if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
                     const uint32_t seg = chain_seg(n, 8);

@@ -52,8 +52,9 @@ struct vk_op_gated_delta_net_inplace_ids_batched_push_constants {
     float scale;
     uint32_t sd1;
     uint32_t rs_head;
+    uint32_t aliased_batched;
 };
-static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants) == 80, "vk_op_gated_delta_net_inplace_ids_batched_push_constants must match the shader's push constants");
+static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants) == 84, "vk_op_gated_delta_net_inplace_ids_batched_push_constants must match the shader's push constants");
 
 struct vk_op_gated_delta_net_chain_gather_push_constants {
     uint32_t row_len;
@@ -84,8 +85,9 @@ struct vk_op_gated_delta_net_inplace_ids_chained_push_constants {
     float scale;
     uint32_t sd1;
     uint32_t rs_head;
+    uint32_t aliased_batched;
 };
-static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants) == 80, "vk_op_gated_delta_net_inplace_ids_chained_push_constants must match the shader's push constants");
+static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants) == 84, "vk_op_gated_delta_net_inplace_ids_chained_push_constants must match the shader's push constants");
 
 struct vk_op_gated_delta_net_gather_push_constants {
     uint32_t row_len;
@@ -727,6 +729,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .scale = */ (float) (1.0f / sqrtf((float) op->src[2]->ne[0])),
                     /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
+                    /* .aliased_batched = */ (uint32_t) (0),
                 };
                 const uint32_t H = pc.H;
                 vk_pipeline pipeline = nullptr;
@@ -847,6 +850,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .scale = */ (float) (1.0f / sqrtf((float) op->src[2]->ne[0])),
                     /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
+                    /* .aliased_batched = */ (uint32_t) (0),
                 };
                 const uint32_t H = pc.H;
                 const uint32_t n_seqs = pc.n_seqs;
