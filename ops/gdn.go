@@ -46,6 +46,10 @@ func (m gdnMode) ids() bool {
 // Vulkan driver gives a workgroup.
 const maxShared = 12288
 
+// splitGroups is the most workgroups of the batched kernel split by
+// aliasing (aliasedBatchedArg).
+const splitGroups = 256
+
 // sharedFlag is the bool param of a Shared kernel that picks the ids op.
 const sharedFlag = "IDS"
 
@@ -161,9 +165,16 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
 
+	var tiles, groups dsl.Val // batched: (head, column block) tiles, and the workgroups that run them
 	if batched {
 		b.Workgroup(w, nw, ns)
-		b.Grid(nHeads, 1, sv.Div(nw.Mul(cpw)))
+		// A workgroup per tile, but split by aliasing at most splitGroups,
+		// each running tiles splitGroups apart: where no source aliases
+		// every workgroup only looks at ids, and one wave of them costs
+		// identity ids less than a workgroup per tile would.
+		tiles = nHeads.Mul(sv.Div(nw.Mul(cpw)))
+		groups = b.Select(byAliasing.Ne(0).AndAlso(tiles.Gt(splitGroups)), b.U32(splitGroups), tiles)
+		b.Grid(groups, 1, 1)
 	} else {
 		b.Workgroup(w, nw, 1)
 		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
@@ -188,7 +199,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	default:
 		b.DepWait()
 	}
-	h := b.Let("h", b.GroupID(0))
+	var h, colBlock dsl.Val // the batched kernel sets them per tile
+	if !batched {
+		h, colBlock = b.Let("h", b.GroupID(0)), b.GroupID(2)
+	}
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
 	var aliased dsl.Val // the chained kernel: some source aliases (it reads the plan)
@@ -217,7 +231,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		if !st.vectorRows {
 			lane = b.Let("lane", b.LocalID(0))
 		}
-		col0 := b.Let("col0", b.GroupID(2).Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
+		col0 := b.Let("col0", colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
 		hq := b.Let("hq", h.Rem(neq1))
 		var sq dsl.Val
 		if !batched {
@@ -603,7 +617,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			threads := w.Mul(nw).Mul(ns)
 			runs.Set(anyAliases(b, b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)), threads, ids, rsHead, nSeqs))
 		})
-		b.If(runs.Get(), sequence)
+		b.If(runs.Get(), func() {
+			b.ForStep("tile", b.GroupID(0), tiles, groups, func(tile dsl.Val) {
+				h, colBlock = b.Let("h", tile.Rem(nHeads)), b.Let("col_block", tile.Div(nHeads))
+				sequence()
+			})
+		})
 		return b.Build()
 	}
 	if mode != gdnInplaceIdsChained {

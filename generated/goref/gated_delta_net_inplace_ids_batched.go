@@ -136,12 +136,12 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -192,7 +192,6 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -224,256 +223,260 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						lane[kgTid] = kgLX
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											var i uint32 = ((r * W) + lane[kgTid])
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((r * W) + lane[kgTid])
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								sq[kgTid] = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-													}
-												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-									}
-									g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
 										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 											}
 										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 												}
 											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 														}
 													}
 												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 														}
 													}
 												}
 											}
 										}
 									}
-									v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 								}
-								if KDA {
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// KDA: one gate per key row
-										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-											var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])
-											var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
-											var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-											var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
-											var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
-											var exp_p float32 = 0.0001984127
-											exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
-											exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
-											exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
-											exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
-											exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
-											exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-											exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-											var exp_n int32 = int32(exp_kf)
-											var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
-											var exp_n2 int32 = (exp_n - exp_n1)
-											var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
-											var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
-											var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-											g_reg[kgTid*g_regLen+int(r_6)] = exp
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									if KDA {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-											reg0[kgTid] = (cc_5 * R)
-											kv_part[kgTid] = 0.0
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
-												kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
+											// KDA: one gate per key row
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])
+												var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
+												var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+												var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
+												var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
+												var exp_p float32 = 0.0001984127
+												exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
+												exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
+												exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
+												exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
+												exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
+												exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+												exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+												var exp_n int32 = int32(exp_kf)
+												var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
+												var exp_n2 int32 = (exp_n - exp_n1)
+												var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
+												var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
+												var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
+												g_reg[kgTid*g_regLen+int(r_6)] = exp
 											}
 										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv[kgTid] = kv_part[kgTid]
-										}
-										rt.Butterfly(kv, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-											attn_part[kgTid] = 0.0
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-												attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_8)], attn_part[kgTid])
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+													kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+													attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_8)], attn_part[kgTid])
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
 											}
 										}
+									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn[kgTid] = attn_part[kgTid]
+											var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
+											var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
+											var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+											var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
+											var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
+											var exp_p_1 float32 = 0.0001984127
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+											exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+											var exp_n_1 int32 = int32(exp_kf_1)
+											var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
+											var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
+											var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
+											var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
+											var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
+											gate[kgTid] = exp_1
 										}
-										rt.Butterfly(attn, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
+													kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_9)], kv_part_1[kgTid])
+												}
 											}
-										}
-									}
-								} else {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
-										var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
-										var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-										var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
-										var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
-										var exp_p_1 float32 = 0.0001984127
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-										exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-										var exp_n_1 int32 = int32(exp_kf_1)
-										var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
-										var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
-										var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
-										var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
-										var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
-										gate[kgTid] = exp_1
-									}
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-											reg0_1[kgTid] = (cc_6 * R)
-											kv_part_1[kgTid] = 0.0
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
-												kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_9)], kv_part_1[kgTid])
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = kv_part_1[kgTid]
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv_1[kgTid] = kv_part_1[kgTid]
-										}
-										rt.Butterfly(kv_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-											attn_part_1[kgTid] = 0.0
-											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-												var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-												attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_10)], attn_part_1[kgTid])
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+													var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+													attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_10)], attn_part_1[kgTid])
+												}
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn_1[kgTid] = attn_part_1[kgTid]
-										}
-										rt.Butterfly(attn_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+												}
 											}
 										}
 									}
 								}
-							}
-							if j_1 == 0 {
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-										var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var i_6 uint32 = ((r_11 * W) + lane[kgTid])
-											state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+												var i_6 uint32 = ((r_11 * W) + lane[kgTid])
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+											}
 										}
 									}
 								}
@@ -567,12 +570,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -620,7 +623,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -652,217 +654,221 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						lane[kgTid] = kgLX
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											var i uint32 = ((r * W) + lane[kgTid])
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((r * W) + lane[kgTid])
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								sq[kgTid] = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
+										if !(stores_1[kgTid]) {
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+											}
+										} else {
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+												}
+											} else {
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+														}
+													}
+												} else {
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+														}
+													}
+												}
+											}
+										}
+									}
+								}
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+									}
+									if KDA {
+										for kgTid := 0; kgTid < kgN; kgTid++ {
+											// KDA: one gate per key row, applied inside the dot and the update
+										}
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+													kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_new float32 = 0.0
+													if R == 1 {
+														s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
+													} else {
+														s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+													}
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
+											}
 										}
 									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-													}
+										for kgTid := 0; kgTid < kgN; kgTid++ {
+											var e float32 = rt.ExpNative(g[g_off[kgTid]])
+											gate[kgTid] = e
+										}
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
 												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-													}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = kv_part_1[kgTid]
+											}
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
 												}
 											}
 										}
 									}
 								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-									}
-									g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
-										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
-												}
-											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
-														}
-													}
-												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
-														}
-													}
-												}
-											}
-										}
-									}
-									v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-								}
-								if KDA {
+								if j_1 == 0 {
 									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// KDA: one gate per key row, applied inside the dot and the update
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
 									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-											reg0[kgTid] = (cc_5 * R)
-											kv_part[kgTid] = 0.0
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv[kgTid] = kv_part[kgTid]
-										}
-										rt.Butterfly(kv, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-											attn_part[kgTid] = 0.0
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												var s_new float32 = 0.0
-												if R == 1 {
-													s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
-												} else {
-													s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-												}
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-												attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn[kgTid] = attn_part[kgTid]
-										}
-										rt.Butterfly(attn, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
-											}
-										}
-									}
-								} else {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var e float32 = rt.ExpNative(g[g_off[kgTid]])
-										gate[kgTid] = e
-									}
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-											reg0_1[kgTid] = (cc_6 * R)
-											kv_part_1[kgTid] = 0.0
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv_1[kgTid] = kv_part_1[kgTid]
-										}
-										rt.Butterfly(kv_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-											attn_part_1[kgTid] = 0.0
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-												attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn_1[kgTid] = attn_part_1[kgTid]
-										}
-										rt.Butterfly(attn_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
-											}
-										}
-									}
+									// barrier: the thread loops before and after it are the ordering
 								}
-							}
-							if j_1 == 0 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-										var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											var i_6 uint32 = ((r_10 * W) + lane[kgTid])
-											state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+												var i_6 uint32 = ((r_10 * W) + lane[kgTid])
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
+											}
 										}
 									}
 								}
@@ -956,12 +962,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1012,7 +1018,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -1044,220 +1049,224 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						lane[kgTid] = kgLX
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											var i uint32 = ((lane[kgTid] * R) + r)
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((lane[kgTid] * R) + r)
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								sq[kgTid] = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-													}
-												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((lane[kgTid] * R) + r_3)
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-									}
-									g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
 										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 											}
 										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 												}
 											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 														}
 													}
 												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															var i_5 uint32 = ((lane[kgTid] * R) + r_5)
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 														}
 													}
 												}
 											}
 										}
 									}
-									v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 								}
-								if KDA {
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// KDA: one gate per key row
-										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-											var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_6))])
-											g_reg[kgTid*g_regLen+int(r_6)] = e
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((lane[kgTid] * R) + r_4)
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((lane[kgTid] * R) + r_5)
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									if KDA {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-											reg0[kgTid] = (cc_5 * R)
-											kv_part[kgTid] = 0.0
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
-												kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+											// KDA: one gate per key row
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_6))])
+												g_reg[kgTid*g_regLen+int(r_6)] = e
 											}
 										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv[kgTid] = kv_part[kgTid]
-										}
-										rt.Butterfly(kv, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-											attn_part[kgTid] = 0.0
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-												attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+													kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
 											}
 										}
+									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn[kgTid] = attn_part[kgTid]
+											var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+											gate[kgTid] = e_1
 										}
-										rt.Butterfly(attn, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
+													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_9)]))
+												}
 											}
-										}
-									}
-								} else {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-										gate[kgTid] = e_1
-									}
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-											reg0_1[kgTid] = (cc_6 * R)
-											kv_part_1[kgTid] = 0.0
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
-												kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_9)]))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = kv_part_1[kgTid]
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv_1[kgTid] = kv_part_1[kgTid]
-										}
-										rt.Butterfly(kv_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-											attn_part_1[kgTid] = 0.0
-											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-												var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-												attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+													var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+												}
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn_1[kgTid] = attn_part_1[kgTid]
-										}
-										rt.Butterfly(attn_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+												}
 											}
 										}
 									}
 								}
-							}
-							if j_1 == 0 {
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-										var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var i_6 uint32 = ((lane[kgTid] * R) + r_11)
-											state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+												var i_6 uint32 = ((lane[kgTid] * R) + r_11)
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+											}
 										}
 									}
 								}
@@ -1351,12 +1360,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1407,7 +1416,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -1439,220 +1447,224 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						lane[kgTid] = kgLX
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											var i uint32 = ((r * W) + lane[kgTid])
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((r * W) + lane[kgTid])
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								sq[kgTid] = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-													}
-												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-									}
-									g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
 										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 											}
 										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 												}
 											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 														}
 													}
 												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 														}
 													}
 												}
 											}
 										}
 									}
-									v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 								}
-								if KDA {
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// KDA: one gate per key row
-										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-											var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
-											g_reg[kgTid*g_regLen+int(r_6)] = e
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									if KDA {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-											reg0[kgTid] = (cc_5 * R)
-											kv_part[kgTid] = 0.0
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
-												kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+											// KDA: one gate per key row
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
+												g_reg[kgTid*g_regLen+int(r_6)] = e
 											}
 										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv[kgTid] = kv_part[kgTid]
-										}
-										rt.Butterfly(kv, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-											attn_part[kgTid] = 0.0
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-												attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+													kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
 											}
 										}
+									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn[kgTid] = attn_part[kgTid]
+											var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+											gate[kgTid] = e_1
 										}
-										rt.Butterfly(attn, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
+													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_9)]))
+												}
 											}
-										}
-									}
-								} else {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-										gate[kgTid] = e_1
-									}
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-											reg0_1[kgTid] = (cc_6 * R)
-											kv_part_1[kgTid] = 0.0
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))])
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_dec_1
-												kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_9)]))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = kv_part_1[kgTid]
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv_1[kgTid] = kv_part_1[kgTid]
-										}
-										rt.Butterfly(kv_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-											attn_part_1[kgTid] = 0.0
-											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-												var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-												attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+													var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+												}
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn_1[kgTid] = attn_part_1[kgTid]
-										}
-										rt.Butterfly(attn_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+												}
 											}
 										}
 									}
 								}
-							}
-							if j_1 == 0 {
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-										var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var i_6 uint32 = ((r_11 * W) + lane[kgTid])
-											state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+												var i_6 uint32 = ((r_11 * W) + lane[kgTid])
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+											}
 										}
 									}
 								}
@@ -1746,12 +1758,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1799,7 +1811,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -1831,217 +1842,221 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						lane[kgTid] = kgLX
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											var i uint32 = ((r * W) + lane[kgTid])
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((r * W) + lane[kgTid])
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								sq[kgTid] = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
+										if !(stores_1[kgTid]) {
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+											}
+										} else {
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+												}
+											} else {
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+														}
+													}
+												} else {
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+														}
+													}
+												}
+											}
+										}
+									}
+								}
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+									}
+									if KDA {
+										for kgTid := 0; kgTid < kgN; kgTid++ {
+											// KDA: one gate per key row, applied inside the dot and the update
+										}
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+													kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_new float32 = 0.0
+													if R == 1 {
+														s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
+													} else {
+														s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+													}
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
+											}
 										}
 									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-													}
+										for kgTid := 0; kgTid < kgN; kgTid++ {
+											var e float32 = rt.ExpNative(g[g_off[kgTid]])
+											gate[kgTid] = e
+										}
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
 												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-													}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = kv_part_1[kgTid]
+											}
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
 												}
 											}
 										}
 									}
 								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-									}
-									g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
-										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
-												}
-											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
-														}
-													}
-												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
-														}
-													}
-												}
-											}
-										}
-									}
-									v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-								}
-								if KDA {
+								if j_1 == 0 {
 									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// KDA: one gate per key row, applied inside the dot and the update
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
 									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-											reg0[kgTid] = (cc_5 * R)
-											kv_part[kgTid] = 0.0
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv[kgTid] = kv_part[kgTid]
-										}
-										rt.Butterfly(kv, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-											attn_part[kgTid] = 0.0
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												var s_new float32 = 0.0
-												if R == 1 {
-													s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
-												} else {
-													s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-												}
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-												attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn[kgTid] = attn_part[kgTid]
-										}
-										rt.Butterfly(attn, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
-											}
-										}
-									}
-								} else {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var e float32 = rt.ExpNative(g[g_off[kgTid]])
-										gate[kgTid] = e
-									}
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-											reg0_1[kgTid] = (cc_6 * R)
-											kv_part_1[kgTid] = 0.0
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv_1[kgTid] = kv_part_1[kgTid]
-										}
-										rt.Butterfly(kv_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-											attn_part_1[kgTid] = 0.0
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-												attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
-											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn_1[kgTid] = attn_part_1[kgTid]
-										}
-										rt.Butterfly(attn_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
-											}
-										}
-									}
+									// barrier: the thread loops before and after it are the ordering
 								}
-							}
-							if j_1 == 0 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-										var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											var i_6 uint32 = ((r_10 * W) + lane[kgTid])
-											state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+												var i_6 uint32 = ((r_10 * W) + lane[kgTid])
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
+											}
 										}
 									}
 								}
@@ -2132,12 +2147,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -2169,7 +2184,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -2201,155 +2215,159 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + r)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + r)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								var sq uint32 = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
-													}
-												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
-													}
-												}
-											}
-										}
-									}
-								}
-								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-									var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
-									}
-									var g_off uint32 = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									var beta_t float32 = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									var sq uint32 = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
 										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 											}
 										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 												}
 											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
 														}
 													}
 												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
 														}
 													}
 												}
 											}
 										}
 									}
-									var v_off uint32 = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-									if KDA {
-										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-											var e float32 = rt.ExpNative(g[(g_off + r_6)])
-											gates[kgTid*gatesLen+int(r_6)] = e
+									for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+										var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
 										}
-									} else {
-										var e_1 float32 = rt.ExpNative(g[g_off])
-										for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-											gates[kgTid*gatesLen+int(r_7)] = e_1
+										var g_off uint32 = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										var beta_t float32 = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
+															}
+														}
+													}
+												}
+											}
 										}
-									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-										var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-										var reg0 uint32 = (cc_5 * R)
-										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-											s_shard[kgTid*s_shardLen+int((reg0+r_8))] = float32(gates[kgTid*gatesLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0+r_8))])
+										var v_off uint32 = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+										if KDA {
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var e float32 = rt.ExpNative(g[(g_off + r_6)])
+												gates[kgTid*gatesLen+int(r_6)] = e
+											}
+										} else {
+											var e_1 float32 = rt.ExpNative(g[g_off])
+											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+												gates[kgTid*gatesLen+int(r_7)] = e_1
+											}
 										}
-										var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-										var delta float32 = float32((v[(v_off+col_5)] - kv) * beta_t)
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											s_shard[kgTid*s_shardLen+int((reg0+r_9))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_9))])
-										}
-										var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-										if stores_1[kgTid] {
-											dst[(attn_off + col_5)] = float32(attn * scale)
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											var reg0 uint32 = (cc_5 * R)
+											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+												s_shard[kgTid*s_shardLen+int((reg0+r_8))] = float32(gates[kgTid*gatesLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0+r_8))])
+											}
+											var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+											var delta float32 = float32((v[(v_off+col_5)] - kv) * beta_t)
+											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+												s_shard[kgTid*s_shardLen+int((reg0+r_9))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_9))])
+											}
+											var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+											if stores_1[kgTid] {
+												dst[(attn_off + col_5)] = float32(attn * scale)
+											}
 										}
 									}
 								}
-							}
-							if j_1 == 0 {
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											state_dst[((final_off + (col_6 * S_v)) + r_10)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+												state_dst[((final_off + (col_6 * S_v)) + r_10)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
+											}
 										}
 									}
 								}
@@ -2443,12 +2461,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(1), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	h := make([]uint32, kgN)
 	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -2499,7 +2517,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
 					runs[kgTid] = true
 				}
 				if aliased_batched != 0 {
@@ -2531,218 +2548,222 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 					}
 				}
 				if runs[0] {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						z[kgTid] = kgLZ
-						lane[kgTid] = kgLX
-						col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-						hq[kgTid] = (h[kgTid] % neq1)
-						block[kgTid] = (S_v * S_v)
-						tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-						// stage each later slot's source that is another sequence's destination, before any slot writes
-						for j := uint32(1); j < SPT; j += 1 {
-							var slot uint32 = (z[kgTid] + (j * NS))
-							var stores bool = (slot < n_seqs)
-							var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-							if stores {
-								var later_src int32 = ids[s]
-								if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-									var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-									for cc := uint32(0); cc < CPW; cc += 1 {
-										var col uint32 = (col0[kgTid] + (cc * NW))
-										for r := uint32(0); r < R; r += 1 {
-											var i uint32 = ((r * W) + lane[kgTid])
-											staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = (tile % H)
+							var col_block uint32 = (tile / H)
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((r * W) + lane[kgTid])
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
 										}
 									}
 								}
 							}
 						}
-					}
-					for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-						if (j_1 * NS) < n_seqs {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-								stores_1[kgTid] = (slot_1 < n_seqs)
-								s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-								sq[kgTid] = (s_1[kgTid] / rq3)
-								// no tokens: the final state is the prior state
-								if n_tokens == 0 {
-									if !(stores_1[kgTid]) {
-										for reg := uint32(0); reg < (CPW * R); reg += 1 {
-											s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-											for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-											}
-										} else {
-											if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-												for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-													var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-													for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-														var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-													}
-												}
-											} else {
-												for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-													var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-													for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-														var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-									for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-										var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-										q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-										k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-									}
-									g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-									beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-									// read the prior state once, behind this token's inputs; it stays in registers for every token
-									if t_1 == 0 {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
 										if !(stores_1[kgTid]) {
-											for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-												s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 											}
 										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-												for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
 												}
 											} else {
-												if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-													for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-														var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-														for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-															var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
 														}
 													}
 												} else {
-													for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-														var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-														for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-															var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
 														}
 													}
 												}
 											}
 										}
 									}
-									v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-									attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 								}
-								if KDA {
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
 									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// KDA: one gate per key row
-										for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-											var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
-											g_reg[kgTid*g_regLen+int(r_6)] = e
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 									}
-									for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+									if KDA {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-											reg0[kgTid] = (cc_5 * R)
-											kv_part[kgTid] = 0.0
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
-												kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+											// KDA: one gate per key row
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
+												g_reg[kgTid*g_regLen+int(r_6)] = e
 											}
 										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv[kgTid] = kv_part[kgTid]
-										}
-										rt.Butterfly(kv, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-											attn_part[kgTid] = 0.0
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
-												s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-												attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_7)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))])
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_dec
+													kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_7)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
 											}
 										}
+									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn[kgTid] = attn_part[kgTid]
+											var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+											gate[kgTid] = e_1
 										}
-										rt.Butterfly(attn, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+												}
 											}
-										}
-									}
-								} else {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-										gate[kgTid] = e_1
-									}
-									for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-											reg0_1[kgTid] = (cc_6 * R)
-											kv_part_1[kgTid] = 0.0
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
-										}
-										rt.Butterfly(kv_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-											attn_part_1[kgTid] = 0.0
-											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-												var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-												s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-												attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+													var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+												}
 											}
-										}
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											attn_1[kgTid] = attn_part_1[kgTid]
-										}
-										rt.Butterfly(attn_1, int(W))
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											if (lane[kgTid] == 0) && stores_1[kgTid] {
-												dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+												}
 											}
 										}
 									}
 								}
-							}
-							if j_1 == 0 {
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-								}
-								// barrier: the thread loops before and after it are the ordering
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if stores_1[kgTid] {
-									var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-									for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-										var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var i_6 uint32 = ((r_11 * W) + lane[kgTid])
-											state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+												var i_6 uint32 = ((r_11 * W) + lane[kgTid])
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+											}
 										}
 									}
 								}

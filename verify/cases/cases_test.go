@@ -217,6 +217,50 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 // twoDispatches is case c's op as gather then compute, from the launch of
 // another schedule of it (its args; its params but NS and SPT): c's buffers that
 // keep names (scratch added afresh), run on the Go reference.
+// Split by aliasing (ops.Batch.Aliased), the batched kernel runs at most
+// 256 workgroups, each taking (head, column block) tiles 256 apart: with
+// more tiles than that (heads x S_v / (NW*CPW)) every tile is still run
+// once, and the step leaves the bits of gather + compute.
+func TestSplitBatchedTilesMatchTwoDispatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	sz := Size{MaxHeads: 40, MaxTokens: 2, MaxSeqs: 8, WindowIds: true}
+	strided, aliasing := 0, 0
+	for i := 0; strided < 12 && i < 400; i++ {
+		a := ops.Ariths()[i%len(ops.Ariths())]
+		v := ops.V(batchedOp, "S_v", 16, "KDA", i%2 == 0, "NW", 1, "CPW", 1, "NS", 4, "SPT", 2)
+		c, err := Random(batchedOp, a, r, sz, &v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := c.Launches[0]
+		if one.Args["aliased_batched"] == 0 || one.Args["H"]*16 <= 256 {
+			continue
+		}
+		strided++
+		two, err := twoDispatches(c, one, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", func(string) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range c.Expected {
+			if want.Name == "scratch" {
+				continue
+			}
+			if got := expectedNamed(two, want.Name); got == nil || string(got.Bytes()) != string(want.Bytes()) {
+				t.Fatalf("%s: buffer %s differs between the split schedule and gather + compute", c.Name, want.Name)
+			}
+		}
+		ids, rs, n := c.Buffer("ids").I32, int32(one.Args["rs_head"]), int32(one.Args["n_seqs"])
+		for s, id := range ids {
+			if id != rs+int32(s) && id >= rs && id < rs+n {
+				aliasing++
+			}
+		}
+	}
+	if strided < 12 || aliasing < 10 {
+		t.Errorf("%d split cases with more than 256 tiles, %d aliasing sequences: too few to say anything", strided, aliasing)
+	}
+}
+
 // expectedNamed is c's expected buffer named name, or nil.
 func expectedNamed(c *Case, name string) *Buffer {
 	for _, b := range c.Expected {
