@@ -48,7 +48,6 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
     }
     ggml_cuda_pdl_lc();
     ggml_cuda_pdl_sync();
-    const uint32_t h = blockIdx.x;
     bool runs = true;
     if (aliased_batched != 0u) {
         // split by aliasing: where no source aliases, the chained compute runs the step
@@ -67,297 +66,301 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         runs = aliased_1;
     }
     if (runs) {
-        const uint32_t z = threadIdx.z;
-        const uint32_t lane = threadIdx.x;
-        const uint32_t col0 = blockIdx.z * (NW * CPW) + threadIdx.y;
-        const uint32_t hq = h % neq1;
-        const uint32_t block = S_v * S_v;
-        float s_shard[CPW * R];
-        const uint32_t tid = (threadIdx.z * NW + threadIdx.y) * W + threadIdx.x;
-        // stage each later slot's source that is another sequence's destination, before any slot writes
-        #pragma unroll
-        for (uint32_t j = 1u; j < SPT; ++j) {
-            const uint32_t slot = z + j * NS;
-            const bool stores = slot < n_seqs;
-            const uint32_t s = (stores ? slot : n_seqs - 1u);
-            if (stores) {
-                const int32_t later_src = ids[s];
-                if (later_src >= (int32_t) rs_head && later_src < (int32_t) (rs_head + n_seqs) && later_src != (int32_t) (rs_head + s)) {
-                    const uint32_t src_off = ((uint32_t) later_src - rs_head) * sd1 + h * block;
-                    #pragma unroll
-                    for (uint32_t cc = 0u; cc < CPW; ++cc) {
-                        const uint32_t col = col0 + cc * NW;
+        for (uint32_t tile = blockIdx.x; tile < H * (S_v / (NW * CPW)); tile += (aliased_batched != 0u && (H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW)))) {
+            const uint32_t h = tile % H;
+            const uint32_t col_block = tile / H;
+            const uint32_t z = threadIdx.z;
+            const uint32_t lane = threadIdx.x;
+            const uint32_t col0 = col_block * (NW * CPW) + threadIdx.y;
+            const uint32_t hq = h % neq1;
+            const uint32_t block = S_v * S_v;
+            float s_shard[CPW * R];
+            const uint32_t tid = (threadIdx.z * NW + threadIdx.y) * W + threadIdx.x;
+            // stage each later slot's source that is another sequence's destination, before any slot writes
+            #pragma unroll
+            for (uint32_t j = 1u; j < SPT; ++j) {
+                const uint32_t slot = z + j * NS;
+                const bool stores = slot < n_seqs;
+                const uint32_t s = (stores ? slot : n_seqs - 1u);
+                if (stores) {
+                    const int32_t later_src = ids[s];
+                    if (later_src >= (int32_t) rs_head && later_src < (int32_t) (rs_head + n_seqs) && later_src != (int32_t) (rs_head + s)) {
+                        const uint32_t src_off = ((uint32_t) later_src - rs_head) * sd1 + h * block;
                         #pragma unroll
-                        for (uint32_t r = 0u; r < R; ++r) {
-                            const uint32_t i = r * W + lane;
-                            staged[((j - 1u) * (CPW * R) + (cc * R + r)) * (W * NW * NS) + tid] = state_dst[src_off + col * S_v + i];
+                        for (uint32_t cc = 0u; cc < CPW; ++cc) {
+                            const uint32_t col = col0 + cc * NW;
+                            #pragma unroll
+                            for (uint32_t r = 0u; r < R; ++r) {
+                                const uint32_t i = r * W + lane;
+                                staged[((j - 1u) * (CPW * R) + (cc * R + r)) * (W * NW * NS) + tid] = state_dst[src_off + col * S_v + i];
+                            }
                         }
                     }
                 }
             }
-        }
-        for (uint32_t j_1 = 0u; j_1 < SPT; ++j_1) {
-            if ((j_1 * NS) < n_seqs) {
-                const uint32_t slot_1 = z + j_1 * NS;
-                const bool stores_1 = slot_1 < n_seqs;
-                const uint32_t s_1 = (stores_1 ? slot_1 : n_seqs - 1u);
-                const uint32_t sq = s_1 / rq3;
-                // no tokens: the final state is the prior state
-                if (n_tokens == 0u) {
-                    if (!stores_1) {
-                        #pragma unroll
-                        for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                            s_shard[reg] = 0.0f;
-                        }
-                    } else {
-                        const int32_t src = ids[s_1];
-                        if (j_1 > 0u && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s_1))) {
-                            #pragma unroll
-                            for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
-                                s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
-                            }
-                        } else {
-                            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
-                                #pragma unroll
-                                for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                                    const uint32_t col_1 = col0 + cc_1 * NW;
-                                    #pragma unroll
-                                    for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
-                                        const uint32_t i_1 = r_1 * W + lane;
-                                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
-                                    }
-                                }
-                            } else {
-                                #pragma unroll
-                                for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                                    const uint32_t col_2 = col0 + cc_2 * NW;
-                                    #pragma unroll
-                                    for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-                                        const uint32_t i_2 = r_2 * W + lane;
-                                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
-                    float q_reg[R];
-                    float k_reg[R];
-                    const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
-                    #pragma unroll
-                    for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                        const uint32_t i_3 = r_3 * W + lane;
-                        q_reg[r_3] = q[qk_off + i_3];
-                        k_reg[r_3] = k[qk_off + i_3];
-                    }
-                    const uint32_t g_off = s_1 * sg3 + t_1 * sg2 + h * sg1;
-                    const float beta_t = beta[s_1 * sb3 + t_1 * sb2 + h * sb1];
-                    // read the prior state once, behind this token's inputs; it stays in registers for every token
-                    if (t_1 == 0u) {
+            for (uint32_t j_1 = 0u; j_1 < SPT; ++j_1) {
+                if ((j_1 * NS) < n_seqs) {
+                    const uint32_t slot_1 = z + j_1 * NS;
+                    const bool stores_1 = slot_1 < n_seqs;
+                    const uint32_t s_1 = (stores_1 ? slot_1 : n_seqs - 1u);
+                    const uint32_t sq = s_1 / rq3;
+                    // no tokens: the final state is the prior state
+                    if (n_tokens == 0u) {
                         if (!stores_1) {
                             #pragma unroll
-                            for (uint32_t reg_2 = 0u; reg_2 < CPW * R; ++reg_2) {
-                                s_shard[reg_2] = 0.0f;
+                            for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                                s_shard[reg] = 0.0f;
                             }
                         } else {
-                            const int32_t src_1 = ids[s_1];
-                            if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
+                            const int32_t src = ids[s_1];
+                            if (j_1 > 0u && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s_1))) {
                                 #pragma unroll
-                                for (uint32_t reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
-                                    s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
+                                for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
+                                    s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
                                 }
                             } else {
-                                if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                                     #pragma unroll
-                                    for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                                        const uint32_t col_3 = col0 + cc_3 * NW;
+                                    for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                                        const uint32_t col_1 = col0 + cc_1 * NW;
                                         #pragma unroll
-                                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                                            const uint32_t i_4 = r_4 * W + lane;
-                                            s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
+                                        for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
+                                            const uint32_t i_1 = r_1 * W + lane;
+                                            s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                                         }
                                     }
                                 } else {
                                     #pragma unroll
-                                    for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                                        const uint32_t col_4 = col0 + cc_4 * NW;
+                                    for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                                        const uint32_t col_2 = col0 + cc_2 * NW;
                                         #pragma unroll
-                                        for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                                            const uint32_t i_5 = r_5 * W + lane;
-                                            s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_4 * S_v + i_5];
+                                        for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                                            const uint32_t i_2 = r_2 * W + lane;
+                                            s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                                         }
                                     }
                                 }
                             }
                         }
                     }
-                    const uint32_t v_off = s_1 * sv3 + t_1 * sv2 + h * sv1;
-                    const uint32_t attn_off = ((s_1 * n_tokens + t_1) * H + h) * S_v;
-                    if (KDA) {
-                        float g_reg[R];
-                        // KDA: one gate per key row
+                    for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
+                        float q_reg[R];
+                        float k_reg[R];
+                        const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
                         #pragma unroll
-                        for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                            const float exp_x = (g[g_off + (r_6 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_6 * W + lane)]);
-                            const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
-                            const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
-                            const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
-                            const float exp_r_1 = fmaf(exp_kf, -1.4286068e-06f, exp_r);
-                            float exp_p = 0.0001984127f;
-                            exp_p = fmaf(exp_p, exp_r_1, 0.0013888889f);
-                            exp_p = fmaf(exp_p, exp_r_1, 0.008333334f);
-                            exp_p = fmaf(exp_p, exp_r_1, 0.041666668f);
-                            exp_p = fmaf(exp_p, exp_r_1, 0.16666667f);
-                            exp_p = fmaf(exp_p, exp_r_1, 0.5f);
-                            exp_p = fmaf(exp_p, exp_r_1, 1.0f);
-                            exp_p = fmaf(exp_p, exp_r_1, 1.0f);
-                            const int32_t exp_n = (int32_t) exp_kf;
-                            const int32_t exp_n1 = ((exp_n + 150) >> 1) - 75;
-                            const int32_t exp_n2 = exp_n - exp_n1;
-                            const float exp_s1 = __int_as_float((exp_n1 + 127) << 23);
-                            const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
-                            const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
-                            g_reg[r_6] = exp_;
+                        for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                            const uint32_t i_3 = r_3 * W + lane;
+                            q_reg[r_3] = q[qk_off + i_3];
+                            k_reg[r_3] = k[qk_off + i_3];
                         }
-                        #pragma unroll
-                        for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                            const uint32_t col_5 = col0 + cc_5 * NW;
-                            const uint32_t reg0 = cc_5 * R;
-                            float kv_part = 0.0f;
-                            #pragma unroll
-                            for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                                const float s_dec = __fmul_rn(g_reg[r_7], s_shard[reg0 + r_7]);
-                                s_shard[reg0 + r_7] = s_dec;
-                                kv_part = fmaf(s_dec, k_reg[r_7], kv_part);
-                            }
-                            float kv = kv_part;
-                            if ((uint32_t) warpSize >= W) {
-                            #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
+                        const uint32_t g_off = s_1 * sg3 + t_1 * sg2 + h * sg1;
+                        const float beta_t = beta[s_1 * sb3 + t_1 * sb2 + h * sb1];
+                        // read the prior state once, behind this token's inputs; it stays in registers for every token
+                        if (t_1 == 0u) {
+                            if (!stores_1) {
+                                #pragma unroll
+                                for (uint32_t reg_2 = 0u; reg_2 < CPW * R; ++reg_2) {
+                                    s_shard[reg_2] = 0.0f;
                                 }
                             } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = kv;
-                                    __syncthreads();
-                                    kv += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
+                                const int32_t src_1 = ids[s_1];
+                                if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
+                                    #pragma unroll
+                                    for (uint32_t reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
+                                        s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
+                                    }
+                                } else {
+                                    if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                                        #pragma unroll
+                                        for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                                            const uint32_t col_3 = col0 + cc_3 * NW;
+                                            #pragma unroll
+                                            for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                                                const uint32_t i_4 = r_4 * W + lane;
+                                                s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
+                                            }
+                                        }
+                                    } else {
+                                        #pragma unroll
+                                        for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                                            const uint32_t col_4 = col0 + cc_4 * NW;
+                                            #pragma unroll
+                                            for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                                                const uint32_t i_5 = r_5 * W + lane;
+                                                s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_4 * S_v + i_5];
+                                            }
+                                        }
+                                    }
                                 }
-                            }
-                            const float delta = __fmul_rn(__fsub_rn(v[v_off + col_5], kv), beta_t);
-                            float attn_part = 0.0f;
-                            #pragma unroll
-                            for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                                const float s_new = fmaf(k_reg[r_8], delta, s_shard[reg0 + r_8]);
-                                s_shard[reg0 + r_8] = s_new;
-                                attn_part = fmaf(s_new, q_reg[r_8], attn_part);
-                            }
-                            float attn = attn_part;
-                            if ((uint32_t) warpSize >= W) {
-                            #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
-                                }
-                            } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = attn;
-                                    __syncthreads();
-                                    attn += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
-                                }
-                            }
-                            if (lane == 0u && stores_1) {
-                                dst[attn_off + col_5] = __fmul_rn(attn, scale);
                             }
                         }
-                    } else {
-                        const float exp_x_2 = (g[g_off] > 88.72284f ? 88.72284f : g[g_off]);
-                        const float exp_x_3 = (exp_x_2 < -103.972084f ? -103.972084f : exp_x_2);
-                        const float exp_kf_1 = __fsub_rn(fmaf(exp_x_3, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
-                        const float exp_r_2 = fmaf(exp_kf_1, -0.69314575f, exp_x_3);
-                        const float exp_r_3 = fmaf(exp_kf_1, -1.4286068e-06f, exp_r_2);
-                        float exp_p_1 = 0.0001984127f;
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.0013888889f);
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.008333334f);
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.041666668f);
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.16666667f);
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.5f);
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
-                        exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
-                        const int32_t exp_n_1 = (int32_t) exp_kf_1;
-                        const int32_t exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
-                        const int32_t exp_n2_1 = exp_n_1 - exp_n1_1;
-                        const float exp_s1_1 = __int_as_float((exp_n1_1 + 127) << 23);
-                        const float exp_s2_1 = __int_as_float((exp_n2_1 + 127) << 23);
-                        const float exp_1 = __fmul_rn(__fmul_rn(exp_p_1, exp_s1_1), exp_s2_1);
-                        const float gate = exp_1;
-                        #pragma unroll
-                        for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                            const uint32_t col_6 = col0 + cc_6 * NW;
-                            const uint32_t reg0_1 = cc_6 * R;
-                            float kv_part_1 = 0.0f;
+                        const uint32_t v_off = s_1 * sv3 + t_1 * sv2 + h * sv1;
+                        const uint32_t attn_off = ((s_1 * n_tokens + t_1) * H + h) * S_v;
+                        if (KDA) {
+                            float g_reg[R];
+                            // KDA: one gate per key row
                             #pragma unroll
-                            for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                                const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_9]);
-                                s_shard[reg0_1 + r_9] = s_dec_1;
-                                kv_part_1 = fmaf(s_dec_1, k_reg[r_9], kv_part_1);
+                            for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                                const float exp_x = (g[g_off + (r_6 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_6 * W + lane)]);
+                                const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
+                                const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
+                                const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
+                                const float exp_r_1 = fmaf(exp_kf, -1.4286068e-06f, exp_r);
+                                float exp_p = 0.0001984127f;
+                                exp_p = fmaf(exp_p, exp_r_1, 0.0013888889f);
+                                exp_p = fmaf(exp_p, exp_r_1, 0.008333334f);
+                                exp_p = fmaf(exp_p, exp_r_1, 0.041666668f);
+                                exp_p = fmaf(exp_p, exp_r_1, 0.16666667f);
+                                exp_p = fmaf(exp_p, exp_r_1, 0.5f);
+                                exp_p = fmaf(exp_p, exp_r_1, 1.0f);
+                                exp_p = fmaf(exp_p, exp_r_1, 1.0f);
+                                const int32_t exp_n = (int32_t) exp_kf;
+                                const int32_t exp_n1 = ((exp_n + 150) >> 1) - 75;
+                                const int32_t exp_n2 = exp_n - exp_n1;
+                                const float exp_s1 = __int_as_float((exp_n1 + 127) << 23);
+                                const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
+                                const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
+                                g_reg[r_6] = exp_;
                             }
-                            float kv_1 = kv_part_1;
-                            if ((uint32_t) warpSize >= W) {
                             #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
+                            for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                                const uint32_t col_5 = col0 + cc_5 * NW;
+                                const uint32_t reg0 = cc_5 * R;
+                                float kv_part = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                                    const float s_dec = __fmul_rn(g_reg[r_7], s_shard[reg0 + r_7]);
+                                    s_shard[reg0 + r_7] = s_dec;
+                                    kv_part = fmaf(s_dec, k_reg[r_7], kv_part);
                                 }
-                            } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = kv_1;
-                                    __syncthreads();
-                                    kv_1 += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
+                                float kv = kv_part;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = kv;
+                                        __syncthreads();
+                                        kv += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
+                                }
+                                const float delta = __fmul_rn(__fsub_rn(v[v_off + col_5], kv), beta_t);
+                                float attn_part = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                                    const float s_new = fmaf(k_reg[r_8], delta, s_shard[reg0 + r_8]);
+                                    s_shard[reg0 + r_8] = s_new;
+                                    attn_part = fmaf(s_new, q_reg[r_8], attn_part);
+                                }
+                                float attn = attn_part;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = attn;
+                                        __syncthreads();
+                                        attn += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
+                                }
+                                if (lane == 0u && stores_1) {
+                                    dst[attn_off + col_5] = __fmul_rn(attn, scale);
                                 }
                             }
-                            const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_6], kv_1), beta_t);
-                            float attn_part_1 = 0.0f;
+                        } else {
+                            const float exp_x_2 = (g[g_off] > 88.72284f ? 88.72284f : g[g_off]);
+                            const float exp_x_3 = (exp_x_2 < -103.972084f ? -103.972084f : exp_x_2);
+                            const float exp_kf_1 = __fsub_rn(fmaf(exp_x_3, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
+                            const float exp_r_2 = fmaf(exp_kf_1, -0.69314575f, exp_x_3);
+                            const float exp_r_3 = fmaf(exp_kf_1, -1.4286068e-06f, exp_r_2);
+                            float exp_p_1 = 0.0001984127f;
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.0013888889f);
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.008333334f);
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.041666668f);
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.16666667f);
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.5f);
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
+                            exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
+                            const int32_t exp_n_1 = (int32_t) exp_kf_1;
+                            const int32_t exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
+                            const int32_t exp_n2_1 = exp_n_1 - exp_n1_1;
+                            const float exp_s1_1 = __int_as_float((exp_n1_1 + 127) << 23);
+                            const float exp_s2_1 = __int_as_float((exp_n2_1 + 127) << 23);
+                            const float exp_1 = __fmul_rn(__fmul_rn(exp_p_1, exp_s1_1), exp_s2_1);
+                            const float gate = exp_1;
                             #pragma unroll
-                            for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                                const float s_new_1 = fmaf(k_reg[r_10], delta_1, s_shard[reg0_1 + r_10]);
-                                s_shard[reg0_1 + r_10] = s_new_1;
-                                attn_part_1 = fmaf(s_new_1, q_reg[r_10], attn_part_1);
-                            }
-                            float attn_1 = attn_part_1;
-                            if ((uint32_t) warpSize >= W) {
-                            #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
+                            for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
+                                const uint32_t col_6 = col0 + cc_6 * NW;
+                                const uint32_t reg0_1 = cc_6 * R;
+                                float kv_part_1 = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
+                                    const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_9]);
+                                    s_shard[reg0_1 + r_9] = s_dec_1;
+                                    kv_part_1 = fmaf(s_dec_1, k_reg[r_9], kv_part_1);
                                 }
-                            } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = attn_1;
-                                    __syncthreads();
-                                    attn_1 += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
+                                float kv_1 = kv_part_1;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = kv_1;
+                                        __syncthreads();
+                                        kv_1 += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
                                 }
-                            }
-                            if (lane == 0u && stores_1) {
-                                dst[attn_off + col_6] = __fmul_rn(attn_1, scale);
+                                const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_6], kv_1), beta_t);
+                                float attn_part_1 = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
+                                    const float s_new_1 = fmaf(k_reg[r_10], delta_1, s_shard[reg0_1 + r_10]);
+                                    s_shard[reg0_1 + r_10] = s_new_1;
+                                    attn_part_1 = fmaf(s_new_1, q_reg[r_10], attn_part_1);
+                                }
+                                float attn_1 = attn_part_1;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = attn_1;
+                                        __syncthreads();
+                                        attn_1 += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
+                                }
+                                if (lane == 0u && stores_1) {
+                                    dst[attn_off + col_6] = __fmul_rn(attn_1, scale);
+                                }
                             }
                         }
                     }
-                }
-                if (j_1 == 0u) {
-                    // every thread of the workgroup has read slot 0's prior state and staged the later slots'
-                    __syncthreads();
-                }
-                if (stores_1) {
-                    const uint32_t final_off = s_1 * sd1 + h * block;
-                    #pragma unroll
-                    for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                        const uint32_t col_7 = col0 + cc_7 * NW;
+                    if (j_1 == 0u) {
+                        // every thread of the workgroup has read slot 0's prior state and staged the later slots'
+                        __syncthreads();
+                    }
+                    if (stores_1) {
+                        const uint32_t final_off = s_1 * sd1 + h * block;
                         #pragma unroll
-                        for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                            const uint32_t i_6 = r_11 * W + lane;
-                            state_dst[final_off + col_7 * S_v + i_6] = s_shard[cc_7 * R + r_11];
+                        for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
+                            const uint32_t col_7 = col0 + cc_7 * NW;
+                            #pragma unroll
+                            for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
+                                const uint32_t i_6 = r_11 * W + lane;
+                                state_dst[final_off + col_7 * S_v + i_6] = s_shard[cc_7 * R + r_11];
+                            }
                         }
                     }
                 }
@@ -409,7 +412,6 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
     }
     ggml_cuda_pdl_lc();
     ggml_cuda_pdl_sync();
-    const uint32_t h = blockIdx.x;
     bool runs = true;
     if (aliased_batched != 0u) {
         // split by aliasing: where no source aliases, the chained compute runs the step
@@ -428,256 +430,260 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         runs = aliased_1;
     }
     if (runs) {
-        const uint32_t z = threadIdx.z;
-        const uint32_t lane = threadIdx.x;
-        const uint32_t col0 = blockIdx.z * (NW * CPW) + threadIdx.y;
-        const uint32_t hq = h % neq1;
-        const uint32_t block = S_v * S_v;
-        float s_shard[CPW * R];
-        const uint32_t tid = (threadIdx.z * NW + threadIdx.y) * W + threadIdx.x;
-        // stage each later slot's source that is another sequence's destination, before any slot writes
-        #pragma unroll
-        for (uint32_t j = 1u; j < SPT; ++j) {
-            const uint32_t slot = z + j * NS;
-            const bool stores = slot < n_seqs;
-            const uint32_t s = (stores ? slot : n_seqs - 1u);
-            if (stores) {
-                const int32_t later_src = ids[s];
-                if (later_src >= (int32_t) rs_head && later_src < (int32_t) (rs_head + n_seqs) && later_src != (int32_t) (rs_head + s)) {
-                    const uint32_t src_off = ((uint32_t) later_src - rs_head) * sd1 + h * block;
-                    #pragma unroll
-                    for (uint32_t cc = 0u; cc < CPW; ++cc) {
-                        const uint32_t col = col0 + cc * NW;
+        for (uint32_t tile = blockIdx.x; tile < H * (S_v / (NW * CPW)); tile += (aliased_batched != 0u && (H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW)))) {
+            const uint32_t h = tile % H;
+            const uint32_t col_block = tile / H;
+            const uint32_t z = threadIdx.z;
+            const uint32_t lane = threadIdx.x;
+            const uint32_t col0 = col_block * (NW * CPW) + threadIdx.y;
+            const uint32_t hq = h % neq1;
+            const uint32_t block = S_v * S_v;
+            float s_shard[CPW * R];
+            const uint32_t tid = (threadIdx.z * NW + threadIdx.y) * W + threadIdx.x;
+            // stage each later slot's source that is another sequence's destination, before any slot writes
+            #pragma unroll
+            for (uint32_t j = 1u; j < SPT; ++j) {
+                const uint32_t slot = z + j * NS;
+                const bool stores = slot < n_seqs;
+                const uint32_t s = (stores ? slot : n_seqs - 1u);
+                if (stores) {
+                    const int32_t later_src = ids[s];
+                    if (later_src >= (int32_t) rs_head && later_src < (int32_t) (rs_head + n_seqs) && later_src != (int32_t) (rs_head + s)) {
+                        const uint32_t src_off = ((uint32_t) later_src - rs_head) * sd1 + h * block;
                         #pragma unroll
-                        for (uint32_t r = 0u; r < R; ++r) {
-                            const uint32_t i = r * W + lane;
-                            staged[((j - 1u) * (CPW * R) + (cc * R + r)) * (W * NW * NS) + tid] = state_dst[src_off + col * S_v + i];
+                        for (uint32_t cc = 0u; cc < CPW; ++cc) {
+                            const uint32_t col = col0 + cc * NW;
+                            #pragma unroll
+                            for (uint32_t r = 0u; r < R; ++r) {
+                                const uint32_t i = r * W + lane;
+                                staged[((j - 1u) * (CPW * R) + (cc * R + r)) * (W * NW * NS) + tid] = state_dst[src_off + col * S_v + i];
+                            }
                         }
                     }
                 }
             }
-        }
-        for (uint32_t j_1 = 0u; j_1 < SPT; ++j_1) {
-            if ((j_1 * NS) < n_seqs) {
-                const uint32_t slot_1 = z + j_1 * NS;
-                const bool stores_1 = slot_1 < n_seqs;
-                const uint32_t s_1 = (stores_1 ? slot_1 : n_seqs - 1u);
-                const uint32_t sq = s_1 / rq3;
-                // no tokens: the final state is the prior state
-                if (n_tokens == 0u) {
-                    if (!stores_1) {
-                        #pragma unroll
-                        for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                            s_shard[reg] = 0.0f;
-                        }
-                    } else {
-                        const int32_t src = ids[s_1];
-                        if (j_1 > 0u && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s_1))) {
-                            #pragma unroll
-                            for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
-                                s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
-                            }
-                        } else {
-                            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
-                                #pragma unroll
-                                for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                                    const uint32_t col_1 = col0 + cc_1 * NW;
-                                    #pragma unroll
-                                    for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
-                                        const uint32_t i_1 = r_1 * W + lane;
-                                        s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
-                                    }
-                                }
-                            } else {
-                                #pragma unroll
-                                for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                                    const uint32_t col_2 = col0 + cc_2 * NW;
-                                    #pragma unroll
-                                    for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
-                                        const uint32_t i_2 = r_2 * W + lane;
-                                        s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
-                    float q_reg[R];
-                    float k_reg[R];
-                    const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
-                    #pragma unroll
-                    for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-                        const uint32_t i_3 = r_3 * W + lane;
-                        q_reg[r_3] = q[qk_off + i_3];
-                        k_reg[r_3] = k[qk_off + i_3];
-                    }
-                    const uint32_t g_off = s_1 * sg3 + t_1 * sg2 + h * sg1;
-                    const float beta_t = beta[s_1 * sb3 + t_1 * sb2 + h * sb1];
-                    // read the prior state once, behind this token's inputs; it stays in registers for every token
-                    if (t_1 == 0u) {
+            for (uint32_t j_1 = 0u; j_1 < SPT; ++j_1) {
+                if ((j_1 * NS) < n_seqs) {
+                    const uint32_t slot_1 = z + j_1 * NS;
+                    const bool stores_1 = slot_1 < n_seqs;
+                    const uint32_t s_1 = (stores_1 ? slot_1 : n_seqs - 1u);
+                    const uint32_t sq = s_1 / rq3;
+                    // no tokens: the final state is the prior state
+                    if (n_tokens == 0u) {
                         if (!stores_1) {
                             #pragma unroll
-                            for (uint32_t reg_2 = 0u; reg_2 < CPW * R; ++reg_2) {
-                                s_shard[reg_2] = 0.0f;
+                            for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
+                                s_shard[reg] = 0.0f;
                             }
                         } else {
-                            const int32_t src_1 = ids[s_1];
-                            if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
+                            const int32_t src = ids[s_1];
+                            if (j_1 > 0u && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs) && src != (int32_t) (rs_head + s_1))) {
                                 #pragma unroll
-                                for (uint32_t reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
-                                    s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
+                                for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
+                                    s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
                                 }
                             } else {
-                                if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                                     #pragma unroll
-                                    for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                                        const uint32_t col_3 = col0 + cc_3 * NW;
+                                    for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                                        const uint32_t col_1 = col0 + cc_1 * NW;
                                         #pragma unroll
-                                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                                            const uint32_t i_4 = r_4 * W + lane;
-                                            s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
+                                        for (uint32_t r_1 = 0u; r_1 < R; ++r_1) {
+                                            const uint32_t i_1 = r_1 * W + lane;
+                                            s_shard[cc_1 * R + r_1] = state_dst[((uint32_t) src - rs_head) * sd1 + h * block + col_1 * S_v + i_1];
                                         }
                                     }
                                 } else {
                                     #pragma unroll
-                                    for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                                        const uint32_t col_4 = col0 + cc_4 * NW;
+                                    for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                                        const uint32_t col_2 = col0 + cc_2 * NW;
                                         #pragma unroll
-                                        for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                                            const uint32_t i_5 = r_5 * W + lane;
-                                            s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_4 * S_v + i_5];
+                                        for (uint32_t r_2 = 0u; r_2 < R; ++r_2) {
+                                            const uint32_t i_2 = r_2 * W + lane;
+                                            s_shard[cc_2 * R + r_2] = cache[((uint64_t) src * H + h) * block + col_2 * S_v + i_2];
                                         }
                                     }
                                 }
                             }
                         }
                     }
-                    const uint32_t v_off = s_1 * sv3 + t_1 * sv2 + h * sv1;
-                    const uint32_t attn_off = ((s_1 * n_tokens + t_1) * H + h) * S_v;
-                    if (KDA) {
-                        // KDA: one gate per key row, applied inside the dot and the update
+                    for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
+                        float q_reg[R];
+                        float k_reg[R];
+                        const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
                         #pragma unroll
-                        for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                            const uint32_t col_5 = col0 + cc_5 * NW;
-                            const uint32_t reg0 = cc_5 * R;
-                            float kv_part = 0.0f;
-                            #pragma unroll
-                            for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                                kv_part = fmaf(expf(g[g_off + (r_6 * W + lane)]) * s_shard[reg0 + r_6], k_reg[r_6], kv_part);
-                            }
-                            float kv = kv_part;
-                            if ((uint32_t) warpSize >= W) {
-                            #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
+                        for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                            const uint32_t i_3 = r_3 * W + lane;
+                            q_reg[r_3] = q[qk_off + i_3];
+                            k_reg[r_3] = k[qk_off + i_3];
+                        }
+                        const uint32_t g_off = s_1 * sg3 + t_1 * sg2 + h * sg1;
+                        const float beta_t = beta[s_1 * sb3 + t_1 * sb2 + h * sb1];
+                        // read the prior state once, behind this token's inputs; it stays in registers for every token
+                        if (t_1 == 0u) {
+                            if (!stores_1) {
+                                #pragma unroll
+                                for (uint32_t reg_2 = 0u; reg_2 < CPW * R; ++reg_2) {
+                                    s_shard[reg_2] = 0.0f;
                                 }
                             } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = kv;
-                                    __syncthreads();
-                                    kv += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
-                                }
-                            }
-                            const float delta = (v[v_off + col_5] - kv) * beta_t;
-                            float attn_part = 0.0f;
-                            #pragma unroll
-                            for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                                float s_new = 0.0f;
-                                if (R == 1u) {
-                                    s_new = fmaf(k_reg[r_7], delta, expf(g[g_off + (r_7 * W + lane)]) * s_shard[reg0 + r_7]);
+                                const int32_t src_1 = ids[s_1];
+                                if (j_1 > 0u && (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs) && src_1 != (int32_t) (rs_head + s_1))) {
+                                    #pragma unroll
+                                    for (uint32_t reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
+                                        s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
+                                    }
                                 } else {
-                                    s_new = fmaf(expf(g[g_off + (r_7 * W + lane)]), s_shard[reg0 + r_7], k_reg[r_7] * delta);
+                                    if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
+                                        #pragma unroll
+                                        for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                                            const uint32_t col_3 = col0 + cc_3 * NW;
+                                            #pragma unroll
+                                            for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                                                const uint32_t i_4 = r_4 * W + lane;
+                                                s_shard[cc_3 * R + r_4] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_3 * S_v + i_4];
+                                            }
+                                        }
+                                    } else {
+                                        #pragma unroll
+                                        for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                                            const uint32_t col_4 = col0 + cc_4 * NW;
+                                            #pragma unroll
+                                            for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                                                const uint32_t i_5 = r_5 * W + lane;
+                                                s_shard[cc_4 * R + r_5] = cache[((uint64_t) src_1 * H + h) * block + col_4 * S_v + i_5];
+                                            }
+                                        }
+                                    }
                                 }
-                                s_shard[reg0 + r_7] = s_new;
-                                attn_part = attn_part + s_new * q_reg[r_7];
-                            }
-                            float attn = attn_part;
-                            if ((uint32_t) warpSize >= W) {
-                            #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
-                                }
-                            } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = attn;
-                                    __syncthreads();
-                                    attn += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
-                                }
-                            }
-                            if (lane == 0u && stores_1) {
-                                dst[attn_off + col_5] = attn * scale;
                             }
                         }
-                    } else {
-                        const float e = expf(g[g_off]);
-                        const float gate = e;
-                        #pragma unroll
-                        for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                            const uint32_t col_6 = col0 + cc_6 * NW;
-                            const uint32_t reg0_1 = cc_6 * R;
-                            float kv_part_1 = 0.0f;
+                        const uint32_t v_off = s_1 * sv3 + t_1 * sv2 + h * sv1;
+                        const uint32_t attn_off = ((s_1 * n_tokens + t_1) * H + h) * S_v;
+                        if (KDA) {
+                            // KDA: one gate per key row, applied inside the dot and the update
                             #pragma unroll
-                            for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                                kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_8] * k_reg[r_8];
+                            for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                                const uint32_t col_5 = col0 + cc_5 * NW;
+                                const uint32_t reg0 = cc_5 * R;
+                                float kv_part = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                                    kv_part = fmaf(expf(g[g_off + (r_6 * W + lane)]) * s_shard[reg0 + r_6], k_reg[r_6], kv_part);
+                                }
+                                float kv = kv_part;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = kv;
+                                        __syncthreads();
+                                        kv += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
+                                }
+                                const float delta = (v[v_off + col_5] - kv) * beta_t;
+                                float attn_part = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                                    float s_new = 0.0f;
+                                    if (R == 1u) {
+                                        s_new = fmaf(k_reg[r_7], delta, expf(g[g_off + (r_7 * W + lane)]) * s_shard[reg0 + r_7]);
+                                    } else {
+                                        s_new = fmaf(expf(g[g_off + (r_7 * W + lane)]), s_shard[reg0 + r_7], k_reg[r_7] * delta);
+                                    }
+                                    s_shard[reg0 + r_7] = s_new;
+                                    attn_part = attn_part + s_new * q_reg[r_7];
+                                }
+                                float attn = attn_part;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = attn;
+                                        __syncthreads();
+                                        attn += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
+                                }
+                                if (lane == 0u && stores_1) {
+                                    dst[attn_off + col_5] = attn * scale;
+                                }
                             }
-                            float kv_1 = kv_part_1;
-                            if ((uint32_t) warpSize >= W) {
+                        } else {
+                            const float e = expf(g[g_off]);
+                            const float gate = e;
                             #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
+                            for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
+                                const uint32_t col_6 = col0 + cc_6 * NW;
+                                const uint32_t reg0_1 = cc_6 * R;
+                                float kv_part_1 = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_8] * k_reg[r_8];
                                 }
-                            } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = kv_1;
-                                    __syncthreads();
-                                    kv_1 += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
+                                float kv_1 = kv_part_1;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = kv_1;
+                                        __syncthreads();
+                                        kv_1 += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
                                 }
-                            }
-                            const float delta_1 = (v[v_off + col_6] - gate * kv_1) * beta_t;
-                            float attn_part_1 = 0.0f;
-                            #pragma unroll
-                            for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                                const float s_new_1 = gate * s_shard[reg0_1 + r_9] + k_reg[r_9] * delta_1;
-                                s_shard[reg0_1 + r_9] = s_new_1;
-                                attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_9];
-                            }
-                            float attn_1 = attn_part_1;
-                            if ((uint32_t) warpSize >= W) {
-                            #pragma unroll
-                                for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
+                                const float delta_1 = (v[v_off + col_6] - gate * kv_1) * beta_t;
+                                float attn_part_1 = 0.0f;
+                                #pragma unroll
+                                for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
+                                    const float s_new_1 = gate * s_shard[reg0_1 + r_9] + k_reg[r_9] * delta_1;
+                                    s_shard[reg0_1 + r_9] = s_new_1;
+                                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_9];
                                 }
-                            } else {
-                                for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                    kg_red[kg_lin] = attn_1;
-                                    __syncthreads();
-                                    attn_1 += kg_red[kg_lin ^ kg_off];
-                                    __syncthreads();
+                                float attn_1 = attn_part_1;
+                                if ((uint32_t) warpSize >= W) {
+                                #pragma unroll
+                                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
+                                    }
+                                } else {
+                                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                                        kg_red[kg_lin] = attn_1;
+                                        __syncthreads();
+                                        attn_1 += kg_red[kg_lin ^ kg_off];
+                                        __syncthreads();
+                                    }
                                 }
-                            }
-                            if (lane == 0u && stores_1) {
-                                dst[attn_off + col_6] = attn_1 * scale;
+                                if (lane == 0u && stores_1) {
+                                    dst[attn_off + col_6] = attn_1 * scale;
+                                }
                             }
                         }
                     }
-                }
-                if (j_1 == 0u) {
-                    // every thread of the workgroup has read slot 0's prior state and staged the later slots'
-                    __syncthreads();
-                }
-                if (stores_1) {
-                    const uint32_t final_off = s_1 * sd1 + h * block;
-                    #pragma unroll
-                    for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                        const uint32_t col_7 = col0 + cc_7 * NW;
+                    if (j_1 == 0u) {
+                        // every thread of the workgroup has read slot 0's prior state and staged the later slots'
+                        __syncthreads();
+                    }
+                    if (stores_1) {
+                        const uint32_t final_off = s_1 * sd1 + h * block;
                         #pragma unroll
-                        for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                            const uint32_t i_6 = r_10 * W + lane;
-                            state_dst[final_off + col_7 * S_v + i_6] = s_shard[cc_7 * R + r_10];
+                        for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
+                            const uint32_t col_7 = col0 + cc_7 * NW;
+                            #pragma unroll
+                            for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
+                                const uint32_t i_6 = r_10 * W + lane;
+                                state_dst[final_off + col_7 * S_v + i_6] = s_shard[cc_7 * R + r_10];
+                            }
                         }
                     }
                 }

@@ -58,7 +58,6 @@ shared float staged[(SPT > 1u ? (SPT - 1u) * NS * NW * CPW * S_v : 1u)];
 
 void main() {
     const uint kg_lin = gl_LocalInvocationIndex;
-    uint h = gl_WorkGroupID.x;
     bool runs = true;
     if (pc.aliased_batched != 0u) {
         // split by aliasing: where no source aliases, the chained compute runs the step
@@ -77,261 +76,265 @@ void main() {
         runs = aliased_1;
     }
     if (runs) {
-        uint z = gl_LocalInvocationID.z;
-        uint lane = gl_LocalInvocationID.x;
-        uint col0 = gl_WorkGroupID.z * (NW * CPW) + gl_LocalInvocationID.y;
-        uint hq = h % pc.neq1;
-        uint block = S_v * S_v;
-        float s_shard[CPW * R];
-        uint tid = (gl_LocalInvocationID.z * NW + gl_LocalInvocationID.y) * W + gl_LocalInvocationID.x;
-        // stage each later slot's source that is another sequence's destination, before any slot writes
-        [[unroll]]
-        for (uint j = 1u; j < SPT; ++j) {
-            uint slot = z + j * NS;
-            bool stores = slot < pc.n_seqs;
-            uint s = (stores ? slot : pc.n_seqs - 1u);
-            if (stores) {
-                int later_src = ids[s];
-                if (later_src >= int(pc.rs_head) && later_src < int(pc.rs_head + pc.n_seqs) && later_src != int(pc.rs_head + s)) {
-                    uint src_off = (uint(later_src) - pc.rs_head) * pc.sd1 + h * block;
-                    [[unroll]]
-                    for (uint cc = 0u; cc < CPW; ++cc) {
-                        uint col = col0 + cc * NW;
+        for (uint tile = gl_WorkGroupID.x; tile < pc.H * (S_v / (NW * CPW)); tile += (pc.aliased_batched != 0u && (pc.H * (S_v / (NW * CPW))) > 256u ? 256u : pc.H * (S_v / (NW * CPW)))) {
+            uint h = tile % pc.H;
+            uint col_block = tile / pc.H;
+            uint z = gl_LocalInvocationID.z;
+            uint lane = gl_LocalInvocationID.x;
+            uint col0 = col_block * (NW * CPW) + gl_LocalInvocationID.y;
+            uint hq = h % pc.neq1;
+            uint block = S_v * S_v;
+            float s_shard[CPW * R];
+            uint tid = (gl_LocalInvocationID.z * NW + gl_LocalInvocationID.y) * W + gl_LocalInvocationID.x;
+            // stage each later slot's source that is another sequence's destination, before any slot writes
+            [[unroll]]
+            for (uint j = 1u; j < SPT; ++j) {
+                uint slot = z + j * NS;
+                bool stores = slot < pc.n_seqs;
+                uint s = (stores ? slot : pc.n_seqs - 1u);
+                if (stores) {
+                    int later_src = ids[s];
+                    if (later_src >= int(pc.rs_head) && later_src < int(pc.rs_head + pc.n_seqs) && later_src != int(pc.rs_head + s)) {
+                        uint src_off = (uint(later_src) - pc.rs_head) * pc.sd1 + h * block;
                         [[unroll]]
-                        for (uint r = 0u; r < R; ++r) {
-                            uint i = r * W + lane;
-                            staged[((j - 1u) * (CPW * R) + (cc * R + r)) * (W * NW * NS) + tid] = state_dst[src_off + col * S_v + i];
+                        for (uint cc = 0u; cc < CPW; ++cc) {
+                            uint col = col0 + cc * NW;
+                            [[unroll]]
+                            for (uint r = 0u; r < R; ++r) {
+                                uint i = r * W + lane;
+                                staged[((j - 1u) * (CPW * R) + (cc * R + r)) * (W * NW * NS) + tid] = state_dst[src_off + col * S_v + i];
+                            }
                         }
                     }
                 }
             }
-        }
-        for (uint j_1 = 0u; j_1 < SPT; ++j_1) {
-            if ((j_1 * NS) < pc.n_seqs) {
-                uint slot_1 = z + j_1 * NS;
-                bool stores_1 = slot_1 < pc.n_seqs;
-                uint s_1 = (stores_1 ? slot_1 : pc.n_seqs - 1u);
-                uint sq = s_1 / pc.rq3;
-                // no tokens: the final state is the prior state
-                if (pc.n_tokens == 0u) {
-                    if (!stores_1) {
-                        [[unroll]]
-                        for (uint reg = 0u; reg < CPW * R; ++reg) {
-                            s_shard[reg] = 0.0;
-                        }
-                    } else {
-                        int src = ids[s_1];
-                        if (j_1 > 0u && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs) && src != int(pc.rs_head + s_1))) {
-                            [[unroll]]
-                            for (uint reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
-                                s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
-                            }
-                        } else {
-                            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
-                                [[unroll]]
-                                for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
-                                    uint col_1 = col0 + cc_1 * NW;
-                                    [[unroll]]
-                                    for (uint r_1 = 0u; r_1 < R; ++r_1) {
-                                        uint i_1 = r_1 * W + lane;
-                                        s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
-                                    }
-                                }
-                            } else {
-                                [[unroll]]
-                                for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
-                                    uint col_2 = col0 + cc_2 * NW;
-                                    [[unroll]]
-                                    for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                                        uint i_2 = r_2 * W + lane;
-                                        s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
-                    float q_reg[R];
-                    float k_reg[R];
-                    uint qk_off = sq * pc.sq3 + t_1 * pc.sq2 + hq * pc.sq1;
-                    [[unroll]]
-                    for (uint r_3 = 0u; r_3 < R; ++r_3) {
-                        uint i_3 = r_3 * W + lane;
-                        q_reg[r_3] = q[qk_off + i_3];
-                        k_reg[r_3] = k[qk_off + i_3];
-                    }
-                    uint g_off = s_1 * pc.sg3 + t_1 * pc.sg2 + h * pc.sg1;
-                    float beta_t = beta[s_1 * pc.sb3 + t_1 * pc.sb2 + h * pc.sb1];
-                    // read the prior state once, behind this token's inputs; it stays in registers for every token
-                    if (t_1 == 0u) {
+            for (uint j_1 = 0u; j_1 < SPT; ++j_1) {
+                if ((j_1 * NS) < pc.n_seqs) {
+                    uint slot_1 = z + j_1 * NS;
+                    bool stores_1 = slot_1 < pc.n_seqs;
+                    uint s_1 = (stores_1 ? slot_1 : pc.n_seqs - 1u);
+                    uint sq = s_1 / pc.rq3;
+                    // no tokens: the final state is the prior state
+                    if (pc.n_tokens == 0u) {
                         if (!stores_1) {
                             [[unroll]]
-                            for (uint reg_2 = 0u; reg_2 < CPW * R; ++reg_2) {
-                                s_shard[reg_2] = 0.0;
+                            for (uint reg = 0u; reg < CPW * R; ++reg) {
+                                s_shard[reg] = 0.0;
                             }
                         } else {
-                            int src_1 = ids[s_1];
-                            if (j_1 > 0u && (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs) && src_1 != int(pc.rs_head + s_1))) {
+                            int src = ids[s_1];
+                            if (j_1 > 0u && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs) && src != int(pc.rs_head + s_1))) {
                                 [[unroll]]
-                                for (uint reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
-                                    s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
+                                for (uint reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
+                                    s_shard[reg_1] = staged[((j_1 - 1u) * (CPW * R) + reg_1) * (W * NW * NS) + tid];
                                 }
                             } else {
-                                if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
+                                if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
                                     [[unroll]]
-                                    for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                                        uint col_3 = col0 + cc_3 * NW;
+                                    for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
+                                        uint col_1 = col0 + cc_1 * NW;
                                         [[unroll]]
-                                        for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                                            uint i_4 = r_4 * W + lane;
-                                            s_shard[cc_3 * R + r_4] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_3 * S_v + i_4];
+                                        for (uint r_1 = 0u; r_1 < R; ++r_1) {
+                                            uint i_1 = r_1 * W + lane;
+                                            s_shard[cc_1 * R + r_1] = state_dst[(uint(src) - pc.rs_head) * pc.sd1 + h * block + col_1 * S_v + i_1];
                                         }
                                     }
                                 } else {
                                     [[unroll]]
-                                    for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                                        uint col_4 = col0 + cc_4 * NW;
+                                    for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
+                                        uint col_2 = col0 + cc_2 * NW;
                                         [[unroll]]
-                                        for (uint r_5 = 0u; r_5 < R; ++r_5) {
-                                            uint i_5 = r_5 * W + lane;
-                                            s_shard[cc_4 * R + r_5] = cache[(uint(src_1) * pc.H + h) * block + col_4 * S_v + i_5];
+                                        for (uint r_2 = 0u; r_2 < R; ++r_2) {
+                                            uint i_2 = r_2 * W + lane;
+                                            s_shard[cc_2 * R + r_2] = cache[(uint(src) * pc.H + h) * block + col_2 * S_v + i_2];
                                         }
                                     }
                                 }
                             }
                         }
                     }
-                    uint v_off = s_1 * pc.sv3 + t_1 * pc.sv2 + h * pc.sv1;
-                    uint attn_off = ((s_1 * pc.n_tokens + t_1) * pc.H + h) * S_v;
-                    if (KDA) {
-                        float g_reg[R];
-                        // KDA: one gate per key row
+                    for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
+                        float q_reg[R];
+                        float k_reg[R];
+                        uint qk_off = sq * pc.sq3 + t_1 * pc.sq2 + hq * pc.sq1;
                         [[unroll]]
-                        for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                            float e = exp(g[g_off + (r_6 * W + lane)]);
-                            g_reg[r_6] = e;
+                        for (uint r_3 = 0u; r_3 < R; ++r_3) {
+                            uint i_3 = r_3 * W + lane;
+                            q_reg[r_3] = q[qk_off + i_3];
+                            k_reg[r_3] = k[qk_off + i_3];
                         }
-                        [[unroll]]
-                        for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                            uint col_5 = col0 + cc_5 * NW;
-                            uint reg0 = cc_5 * R;
-                            float kv_part = 0.0;
-                            [[unroll]]
-                            for (uint r_7 = 0u; r_7 < R; ++r_7) {
-                                float s_dec = g_reg[r_7] * s_shard[reg0 + r_7];
-                                s_shard[reg0 + r_7] = s_dec;
-                                kv_part = kv_part + s_dec * k_reg[r_7];
-                            }
-                            float kv = kv_part;
-                            if (gl_SubgroupSize >= W) {
+                        uint g_off = s_1 * pc.sg3 + t_1 * pc.sg2 + h * pc.sg1;
+                        float beta_t = beta[s_1 * pc.sb3 + t_1 * pc.sb2 + h * pc.sb1];
+                        // read the prior state once, behind this token's inputs; it stays in registers for every token
+                        if (t_1 == 0u) {
+                            if (!stores_1) {
                                 [[unroll]]
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    kv += subgroupShuffleXor(kv, kg_off);
+                                for (uint reg_2 = 0u; reg_2 < CPW * R; ++reg_2) {
+                                    s_shard[reg_2] = 0.0;
                                 }
                             } else {
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    kg_red[kg_lin] = kv;
-                                    barrier();
-                                    kv += kg_red[kg_lin ^ kg_off];
-                                    barrier();
+                                int src_1 = ids[s_1];
+                                if (j_1 > 0u && (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs) && src_1 != int(pc.rs_head + s_1))) {
+                                    [[unroll]]
+                                    for (uint reg_3 = 0u; reg_3 < CPW * R; ++reg_3) {
+                                        s_shard[reg_3] = staged[((j_1 - 1u) * (CPW * R) + reg_3) * (W * NW * NS) + tid];
+                                    }
+                                } else {
+                                    if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
+                                        [[unroll]]
+                                        for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                                            uint col_3 = col0 + cc_3 * NW;
+                                            [[unroll]]
+                                            for (uint r_4 = 0u; r_4 < R; ++r_4) {
+                                                uint i_4 = r_4 * W + lane;
+                                                s_shard[cc_3 * R + r_4] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_3 * S_v + i_4];
+                                            }
+                                        }
+                                    } else {
+                                        [[unroll]]
+                                        for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                                            uint col_4 = col0 + cc_4 * NW;
+                                            [[unroll]]
+                                            for (uint r_5 = 0u; r_5 < R; ++r_5) {
+                                                uint i_5 = r_5 * W + lane;
+                                                s_shard[cc_4 * R + r_5] = cache[(uint(src_1) * pc.H + h) * block + col_4 * S_v + i_5];
+                                            }
+                                        }
+                                    }
                                 }
-                            }
-                            float delta = (v[v_off + col_5] - kv) * beta_t;
-                            float attn_part = 0.0;
-                            [[unroll]]
-                            for (uint r_8 = 0u; r_8 < R; ++r_8) {
-                                float s_new = s_shard[reg0 + r_8] + k_reg[r_8] * delta;
-                                s_shard[reg0 + r_8] = s_new;
-                                attn_part = attn_part + s_new * q_reg[r_8];
-                            }
-                            float attn = attn_part;
-                            if (gl_SubgroupSize >= W) {
-                                [[unroll]]
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    attn += subgroupShuffleXor(attn, kg_off);
-                                }
-                            } else {
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    kg_red[kg_lin] = attn;
-                                    barrier();
-                                    attn += kg_red[kg_lin ^ kg_off];
-                                    barrier();
-                                }
-                            }
-                            if (lane == 0u && stores_1) {
-                                dst[attn_off + col_5] = attn * pc.scale;
                             }
                         }
-                    } else {
-                        float e_1 = exp(g[g_off]);
-                        float gate = e_1;
-                        [[unroll]]
-                        for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                            uint col_6 = col0 + cc_6 * NW;
-                            uint reg0_1 = cc_6 * R;
-                            float kv_part_1 = 0.0;
+                        uint v_off = s_1 * pc.sv3 + t_1 * pc.sv2 + h * pc.sv1;
+                        uint attn_off = ((s_1 * pc.n_tokens + t_1) * pc.H + h) * S_v;
+                        if (KDA) {
+                            float g_reg[R];
+                            // KDA: one gate per key row
                             [[unroll]]
-                            for (uint r_9 = 0u; r_9 < R; ++r_9) {
-                                float s_dec_1 = gate * s_shard[reg0_1 + r_9];
-                                s_shard[reg0_1 + r_9] = s_dec_1;
-                                kv_part_1 = kv_part_1 + s_dec_1 * k_reg[r_9];
+                            for (uint r_6 = 0u; r_6 < R; ++r_6) {
+                                float e = exp(g[g_off + (r_6 * W + lane)]);
+                                g_reg[r_6] = e;
                             }
-                            float kv_1 = kv_part_1;
-                            if (gl_SubgroupSize >= W) {
-                                [[unroll]]
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    kv_1 += subgroupShuffleXor(kv_1, kg_off);
-                                }
-                            } else {
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    kg_red[kg_lin] = kv_1;
-                                    barrier();
-                                    kv_1 += kg_red[kg_lin ^ kg_off];
-                                    barrier();
-                                }
-                            }
-                            float delta_1 = (v[v_off + col_6] - kv_1) * beta_t;
-                            float attn_part_1 = 0.0;
                             [[unroll]]
-                            for (uint r_10 = 0u; r_10 < R; ++r_10) {
-                                float s_new_1 = s_shard[reg0_1 + r_10] + k_reg[r_10] * delta_1;
-                                s_shard[reg0_1 + r_10] = s_new_1;
-                                attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_10];
-                            }
-                            float attn_1 = attn_part_1;
-                            if (gl_SubgroupSize >= W) {
+                            for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                                uint col_5 = col0 + cc_5 * NW;
+                                uint reg0 = cc_5 * R;
+                                float kv_part = 0.0;
                                 [[unroll]]
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    attn_1 += subgroupShuffleXor(attn_1, kg_off);
+                                for (uint r_7 = 0u; r_7 < R; ++r_7) {
+                                    float s_dec = g_reg[r_7] * s_shard[reg0 + r_7];
+                                    s_shard[reg0 + r_7] = s_dec;
+                                    kv_part = kv_part + s_dec * k_reg[r_7];
                                 }
-                            } else {
-                                for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                                    kg_red[kg_lin] = attn_1;
-                                    barrier();
-                                    attn_1 += kg_red[kg_lin ^ kg_off];
-                                    barrier();
+                                float kv = kv_part;
+                                if (gl_SubgroupSize >= W) {
+                                    [[unroll]]
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        kv += subgroupShuffleXor(kv, kg_off);
+                                    }
+                                } else {
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        kg_red[kg_lin] = kv;
+                                        barrier();
+                                        kv += kg_red[kg_lin ^ kg_off];
+                                        barrier();
+                                    }
+                                }
+                                float delta = (v[v_off + col_5] - kv) * beta_t;
+                                float attn_part = 0.0;
+                                [[unroll]]
+                                for (uint r_8 = 0u; r_8 < R; ++r_8) {
+                                    float s_new = s_shard[reg0 + r_8] + k_reg[r_8] * delta;
+                                    s_shard[reg0 + r_8] = s_new;
+                                    attn_part = attn_part + s_new * q_reg[r_8];
+                                }
+                                float attn = attn_part;
+                                if (gl_SubgroupSize >= W) {
+                                    [[unroll]]
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        attn += subgroupShuffleXor(attn, kg_off);
+                                    }
+                                } else {
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        kg_red[kg_lin] = attn;
+                                        barrier();
+                                        attn += kg_red[kg_lin ^ kg_off];
+                                        barrier();
+                                    }
+                                }
+                                if (lane == 0u && stores_1) {
+                                    dst[attn_off + col_5] = attn * pc.scale;
                                 }
                             }
-                            if (lane == 0u && stores_1) {
-                                dst[attn_off + col_6] = attn_1 * pc.scale;
+                        } else {
+                            float e_1 = exp(g[g_off]);
+                            float gate = e_1;
+                            [[unroll]]
+                            for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
+                                uint col_6 = col0 + cc_6 * NW;
+                                uint reg0_1 = cc_6 * R;
+                                float kv_part_1 = 0.0;
+                                [[unroll]]
+                                for (uint r_9 = 0u; r_9 < R; ++r_9) {
+                                    float s_dec_1 = gate * s_shard[reg0_1 + r_9];
+                                    s_shard[reg0_1 + r_9] = s_dec_1;
+                                    kv_part_1 = kv_part_1 + s_dec_1 * k_reg[r_9];
+                                }
+                                float kv_1 = kv_part_1;
+                                if (gl_SubgroupSize >= W) {
+                                    [[unroll]]
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        kv_1 += subgroupShuffleXor(kv_1, kg_off);
+                                    }
+                                } else {
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        kg_red[kg_lin] = kv_1;
+                                        barrier();
+                                        kv_1 += kg_red[kg_lin ^ kg_off];
+                                        barrier();
+                                    }
+                                }
+                                float delta_1 = (v[v_off + col_6] - kv_1) * beta_t;
+                                float attn_part_1 = 0.0;
+                                [[unroll]]
+                                for (uint r_10 = 0u; r_10 < R; ++r_10) {
+                                    float s_new_1 = s_shard[reg0_1 + r_10] + k_reg[r_10] * delta_1;
+                                    s_shard[reg0_1 + r_10] = s_new_1;
+                                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_10];
+                                }
+                                float attn_1 = attn_part_1;
+                                if (gl_SubgroupSize >= W) {
+                                    [[unroll]]
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        attn_1 += subgroupShuffleXor(attn_1, kg_off);
+                                    }
+                                } else {
+                                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                                        kg_red[kg_lin] = attn_1;
+                                        barrier();
+                                        attn_1 += kg_red[kg_lin ^ kg_off];
+                                        barrier();
+                                    }
+                                }
+                                if (lane == 0u && stores_1) {
+                                    dst[attn_off + col_6] = attn_1 * pc.scale;
+                                }
                             }
                         }
                     }
-                }
-                if (j_1 == 0u) {
-                    // every thread of the workgroup has read slot 0's prior state and staged the later slots'
-                    controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-                }
-                if (stores_1) {
-                    uint final_off = s_1 * pc.sd1 + h * block;
-                    [[unroll]]
-                    for (uint cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                        uint col_7 = col0 + cc_7 * NW;
+                    if (j_1 == 0u) {
+                        // every thread of the workgroup has read slot 0's prior state and staged the later slots'
+                        controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+                    }
+                    if (stores_1) {
+                        uint final_off = s_1 * pc.sd1 + h * block;
                         [[unroll]]
-                        for (uint r_11 = 0u; r_11 < R; ++r_11) {
-                            uint i_6 = r_11 * W + lane;
-                            state_dst[final_off + col_7 * S_v + i_6] = s_shard[cc_7 * R + r_11];
+                        for (uint cc_7 = 0u; cc_7 < CPW; ++cc_7) {
+                            uint col_7 = col0 + cc_7 * NW;
+                            [[unroll]]
+                            for (uint r_11 = 0u; r_11 < R; ++r_11) {
+                                uint i_6 = r_11 * W + lane;
+                                state_dst[final_off + col_7 * S_v + i_6] = s_shard[cc_7 * R + r_11];
+                            }
                         }
                     }
                 }

@@ -778,7 +778,8 @@ void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, bool split) {
     auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT>
                     : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT>;
     const uint32_t H = b.H, n = b.n;
-    kg_launch_pdl(k, dim3(b.H, 1, kSv / (NW * CPW)), dim3(32, NW, NS), kg_stream,
+    const uint32_t tiles = H * (kSv / (NW * CPW)); // a workgroup per tile, split at most 256 (ops.splitGroups)
+    kg_launch_pdl(k, dim3(split && tiles > 256 ? 256 : tiles), dim3(32, NW, NS), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, split ? 1u : 0u);

@@ -151,7 +151,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
                 const uint32_t aliased_batched = 0;
-                const dim3 grid(H, 1u, (S_v / (NW * CPW)));
+                const dim3 grid((((aliased_batched != 0u) && ((H * (S_v / (NW * CPW))) > 256u)) ? 256u : (H * (S_v / (NW * CPW)))), 1u, 1u);
                 const dim3 block(W, NW, NS);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {

@@ -732,6 +732,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .aliased_batched = */ (uint32_t) (0),
                 };
                 const uint32_t H = pc.H;
+                const uint32_t aliased_batched = pc.aliased_batched;
                 vk_pipeline pipeline = nullptr;
                 if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[0]; }
                 else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[1]; }
@@ -801,7 +802,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     dst_buf, // dst
                     ggml_vk_tensor_subbuffer(ctx, op->src[6]), // state_dst
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
-                }, pc, { H, 1u, (S_v / (NW * CPW)) });
+                }, pc, { (((aliased_batched != 0u) && ((H * (S_v / (NW * CPW))) > 256u)) ? 256u : (H * (S_v / (NW * CPW)))), 1u, 1u });
             }
             // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
             if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
