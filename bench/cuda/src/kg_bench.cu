@@ -772,9 +772,11 @@ void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, ch
 // block) holds every sequence, SPT per row of threads; no gather. split:
 // the split by aliasing (ops.Batch.Aliased): the batched dispatch runs the
 // step only where some source aliases, the chained compute after it (at
-// the glue's tiling) where none does.
+// the glue's tiling) where none does; mode: 0 alone, 1 split, 2 split
+// without the chained compute (the batched dispatch's part of the split).
 template <bool NATIVE, int NW, int CPW, int NS, int SPT>
-void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, bool split) {
+void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, int mode) {
+    const bool split = mode != 0;
     auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT>
                     : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT>;
     const uint32_t H = b.H, n = b.n;
@@ -783,15 +785,15 @@ void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, bool split) {
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, split ? 1u : 0u);
-    if (split) gdn_chain<NATIVE>(b, ids, rs, 1, parts_compute, true);
+    if (mode == 1) gdn_chain<NATIVE>(b, ids, rs, 1, parts_compute, true);
 }
 
 // The batched shapes the chain mode checks and times (tuning runs),
 // NWxCPWxNS, xSPT where a row holds more than one sequence.
 struct batch_shape {
     int nw, cpw, ns, spt;
-    void (*native)(const gdn_bufs &, const int32_t *, int, bool);
-    void (*portable)(const gdn_bufs &, const int32_t *, int, bool);
+    void (*native)(const gdn_bufs &, const int32_t *, int, int);
+    void (*portable)(const gdn_bufs &, const int32_t *, int, int);
     int seqs() const { return ns * spt; }
     std::string name() const {
         return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns) + (spt > 1 ? "x" + std::to_string(spt) : "");
@@ -934,7 +936,7 @@ int chain_check(FILE * log) {
                 else native ? conv_chain<true>(cb, ids, rs, seg, parts) : conv_chain<false>(cb, ids, rs, seg, parts);
             };
             if (bs) {
-                (native ? bs->native : bs->portable)(gb, ids, rs, split != 0);
+                (native ? bs->native : bs->portable)(gb, ids, rs, split != 0 ? 1 : 0);
             } else if (split == 0) {
                 if (sh.gdn) native ? gdn_two<true>(gb, ids, rs) : gdn_two<false>(gb, ids, rs);
                 else native ? conv_two<true>(cb, ids, rs) : conv_two<false>(cb, ids, rs);
@@ -1062,9 +1064,11 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const 
                 }
                 for (const batch_shape & bs : kBatchShapes) {
                     if (n > bs.seqs()) continue;
-                    row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), false); }), p.bytes());
-                    if (n >= 17) // where the chained compute runs: split by aliasing
-                        row("chain_gdn", shape, n, pn + " split " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), true); }), p.bytes());
+                    row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), 0); }), p.bytes());
+                    if (n >= 17) { // where the chained compute runs: split by aliasing, and its batched part alone
+                        row("chain_gdn", shape, n, pn + " split " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), 1); }), p.bytes());
+                        row("chain_gdn", shape, n, pn + " split batched part " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), 2); }), p.bytes());
+                    }
                 }
                 if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
                     const uint32_t seg = chain_seg(n, 8);
