@@ -803,7 +803,7 @@ struct batch_shape {
 // chained schedule): they stay to show why (bench/RESULTS.md, call 39).
 #define KG_BATCH(NW, CPW, NS, SPT) batch_shape{NW, CPW, NS, SPT, &gdn_batched<true, NW, CPW, NS, SPT>, &gdn_batched<false, NW, CPW, NS, SPT>}
 const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1), KG_BATCH(1, 4, 10, 2), KG_BATCH(1, 4, 12, 2),
-    KG_BATCH(1, 4, 14, 2), KG_BATCH(1, 4, 16, 2), KG_BATCH(1, 2, 18, 2), KG_BATCH(1, 2, 20, 2), KG_BATCH(1, 2, 24, 2), KG_BATCH(1, 2, 32, 2),
+    KG_BATCH(1, 4, 14, 2), KG_BATCH(1, 4, 16, 2), KG_BATCH(1, 2, 18, 2), KG_BATCH(1, 2, 20, 2), KG_BATCH(1, 2, 22, 2), KG_BATCH(1, 2, 24, 2), KG_BATCH(1, 2, 32, 2),
     KG_BATCH(1, 1, 32, 2), KG_BATCH(1, 2, 16, 3), KG_BATCH(1, 1, 16, 4), KG_BATCH(1, 1, 22, 3)};
 #undef KG_BATCH
 
