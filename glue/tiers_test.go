@@ -17,7 +17,8 @@ import (
 // every n_seqs the schedule takes the tier ops.GDNBatchAt names, a shape
 // the variant table builds for the backend and that holds n_seqs. Its
 // condition holds exactly there (where the destination is the window),
-// and the chained schedule's exactly from ops.ChainFrom where it does not.
+// the split by aliasing's where the tier is Aliased, and the chained
+// schedule's exactly from ops.ChainFrom where neither holds.
 func TestBatchedTiersPickTheirShape(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -36,14 +37,21 @@ func TestBatchedTiersPickTheirShape(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, o := range model {
-			s := scheduleOf(o, "one_dispatch")
-			if o.Fusion != "B" || s == nil {
+			if o.Fusion != "B" {
 				continue
 			}
-			d := s.Dispatches[0]
-			chained := "false"
-			if c := scheduleOf(o, "chained"); c != nil {
-				chained = c.Cond
+			conds := map[string]string{"one_dispatch": "false", "by_aliasing": "false", "chained": "false"}
+			var d *Dispatch // the batched dispatch: every schedule that has one chooses its shape alike
+			for local := range conds {
+				if s := scheduleOf(o, local); s != nil {
+					conds[local] = s.Cond
+					if local != "chained" {
+						d = &s.Dispatches[0]
+					}
+				}
+			}
+			if d == nil {
+				continue
 			}
 			// a node whose state_dst (src[6]) is the cache's (src[5]) window at rs_head 0
 			prog := `#include <cstdio>
@@ -68,9 +76,10 @@ int main() {
         for (long seqs = 1; seqs <= 300; seqs++) {
             t2.ne[0] = sv;
             t2.ne[3] = seqs;
-            const bool one_dispatch = ` + s.Cond + `;
-            const bool chained = ` + chained + `;
-            printf("%ld %ld %ld %ld %ld %ld %d %d\n", sv, seqs, (long) (` + o.Choice(d, "NW") + `), (long) (` + o.Choice(d, "CPW") + `), (long) (` + o.Choice(d, "NS") + `), (long) (` + o.Choice(d, "SPT") + `), one_dispatch, chained);
+            const bool one_dispatch = ` + conds["one_dispatch"] + `;
+            const bool by_aliasing = ` + conds["by_aliasing"] + `;
+            const bool chained = ` + conds["chained"] + `;
+            printf("%ld %ld %ld %ld %ld %ld %d %d %d\n", sv, seqs, (long) (` + o.Choice(*d, "NW") + `), (long) (` + o.Choice(*d, "CPW") + `), (long) (` + o.Choice(*d, "NS") + `), (long) (` + o.Choice(*d, "SPT") + `), one_dispatch, by_aliasing, chained);
         }
     }
 }
@@ -96,15 +105,16 @@ int main() {
 				built[bt][v.Values["S_v"]] = true
 			}
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				var sv, n, one, chained int
+				var sv, n, one, split, chained int
 				var got ops.Batch
-				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT, &one, &chained); err != nil {
+				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT, &one, &split, &chained); err != nil {
 					t.Fatalf("%s: %q: %v", backend, line, err)
 				}
 				want, takes := ops.GDNBatchAt(backend, sv, n)
 				from, chains := ops.ChainFrom(backend)
-				if wantChained := chains && n >= from && !takes; (one == 1) != takes || (chained == 1) != wantChained {
-					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, chained %d; want %v, %v", backend, sv, n, one, chained, takes, wantChained)
+				wantOne, wantSplit := takes && !want.Aliased, takes && want.Aliased
+				if wantChained := chains && n >= from && !takes; (one == 1) != wantOne || (split == 1) != wantSplit || (chained == 1) != wantChained {
+					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, split by aliasing %d, chained %d; want %v, %v, %v", backend, sv, n, one, split, chained, wantOne, wantSplit, wantChained)
 				}
 				if !takes {
 					continue

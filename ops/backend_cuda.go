@@ -44,9 +44,23 @@ func init() {
 			// SPT 2): 1.04-1.09x). From 33 every shape that fits 48 KiB
 			// of shared memory costs 6% or more ((1, 2, 20, SPT 2) 1.059 /
 			// 1.073x at 40, (1, 2, 16, SPT 3) 1.11-1.15x at 40..48).
+			//
+			// From 33 to 48 the tiers are Aliased: identity ids run the
+			// chained compute, and only a step whose sources alias runs
+			// the batched dispatch (H200, graph replay, bench/RESULTS.md
+			// "split by aliasing", calls 59 and 61; over the chained
+			// schedule's identity, H 32 / 48): identity 1.000-1.007x,
+			// the worst pattern (1, 2, 18, SPT 2) 1.22-1.27x at 33..36,
+			// (1, 2, 20, SPT 2) 1.21-1.25x at 37..40, (1, 2, 22, SPT 2)
+			// 1.28-1.33x at 41..44, (1, 2, 16, SPT 3) 1.25-1.30x at 45..48,
+			// where the chained schedule's worst takes 1.34-1.46x.
+			// (1, 2, 32, SPT 2), the one shape past 48, took 1.45-1.53x
+			// at 56..64 (call 57): those stay chained.
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 4, NS: 16, SPT: 1},
-					{NW: 1, CPW: 4, NS: 10, SPT: 2}, {NW: 1, CPW: 4, NS: 12, SPT: 2}, {NW: 1, CPW: 4, NS: 16, SPT: 2}}
+					{NW: 1, CPW: 4, NS: 10, SPT: 2}, {NW: 1, CPW: 4, NS: 12, SPT: 2}, {NW: 1, CPW: 4, NS: 16, SPT: 2},
+					{NW: 1, CPW: 2, NS: 18, SPT: 2, Aliased: true}, {NW: 1, CPW: 2, NS: 20, SPT: 2, Aliased: true},
+					{NW: 1, CPW: 2, NS: 22, SPT: 2, Aliased: true}, {NW: 1, CPW: 2, NS: 16, SPT: 3, Aliased: true}}
 			},
 			GDNBatchFrom: 5,
 			// The chained schedule of op B (ops/chain.go), H100, graph

@@ -72,11 +72,20 @@ func init() {
 			// identity ids took 1.04-1.11x the chained schedule's
 			// time (1.01-1.02x at 32, 0.83-0.98x at 3..20): they stay
 			// for the bound, the chained schedule's worst being
-			// 1.39-1.52x there.
+			// 1.39-1.52x there. From 33 the tiers are Aliased: identity
+			// ids run the chained compute, and only a step whose sources
+			// alias runs the batched dispatch (H200, bench/RESULTS.md
+			// "split by aliasing", call 60; over the chained schedule's
+			// identity, H 32 / 48): identity 1.000-1.003x where the
+			// tiers alone took 1.07-1.13x at 34..40, the worst pattern
+			// (1, 2, 18, SPT 2) 1.20-1.27x at 33..36, (1, 2, 20, SPT 2)
+			// 1.18 / 1.22x at 40. Past 40 no shape split so stays
+			// within 1.3x ((1, 2, 24, SPT 2) 1.57 / 1.60x at 48, (1, 2,
+			// 32, SPT 2) 1.42-1.55x at 56..64): chained.
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 20, SPT: 1},
 					{NW: 1, CPW: 2, NS: 24, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1},
-					{NW: 1, CPW: 2, NS: 18, SPT: 2, From: 34}, {NW: 1, CPW: 2, NS: 20, SPT: 2}}
+					{NW: 1, CPW: 2, NS: 18, SPT: 2, Aliased: true}, {NW: 1, CPW: 2, NS: 20, SPT: 2, Aliased: true}}
 			},
 			// 8, as op B's; on the H100 op D at C 8192 / 10240 took 7.6 /
 			// 8.0 us at n_seqs 8 where gather + compute took 12.9 / 12.6
