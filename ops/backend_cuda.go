@@ -49,7 +49,7 @@ func init() {
 			// chained compute, and only a step whose sources alias runs
 			// the batched dispatch (H200, graph replay, bench/RESULTS.md
 			// "split by aliasing", calls 59 and 61; over the chained
-			// schedule's identity, H 32 / 48): identity 1.000-1.007x,
+			// schedule's identity, H 32 / 48): identity 0.999-1.005x,
 			// the worst pattern (1, 2, 18, SPT 2) 1.22-1.27x at 33..36,
 			// (1, 2, 20, SPT 2) 1.21-1.25x at 37..40, (1, 2, 22, SPT 2)
 			// 1.28-1.33x at 41..44, (1, 2, 16, SPT 3) 1.25-1.30x at 45..48,

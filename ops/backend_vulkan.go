@@ -34,10 +34,10 @@ func init() {
 				}
 				return 4, 2, 2, true
 			},
-			// Tiers (1, 4, 8) from three sequences, then (1, 2, 16), (1, 2,
-			// 20), (1, 2, 24), (1, 2, 32), (1, 2, 18, SPT 2) from 34 and (1,
-			// 2, 20, SPT 2): one warp per sequence row. (1, 4, 8) on
-			// the H100 (bench/vulkan -batched, S_v 128, H 32 / 48) ran op B
+			// Tiers (1, 4, 8) from three sequences, then (1, 2, 16), (1,
+			// 2, 20), (1, 2, 24), (1, 2, 32), then split by aliasing (1,
+			// 2, 18, SPT 2) and (1, 2, 20, SPT 2): one warp per sequence
+			// row. (1, 4, 8) on the H100 (bench/vulkan -batched, S_v 128, H 32 / 48) ran op B
 			// at n_seqs 2, 4, 8 in 13.2/15.1, 15.1/18.0, 20.6/26.9 us where
 			// gather + compute took 15.6/17.4, 18.7/21.7, 25.5/32.3; of the
 			// shapes timed beside it (NWxCPW 1x2, 1x8, 2x2, 2x4) it had the
@@ -58,7 +58,8 @@ func init() {
 			// 1.037x at 37 and 1.014 / 1.027x at 40 (call 22), every ids
 			// pattern within 1.06x of its identity, where the chained
 			// schedule's worst takes 1.33-1.42x; at 33 (1, 2, 18, SPT 2)
-			// took 1.035 / 1.052x, so 33 stays chained. On
+			// took 1.035 / 1.052x, so 33 stayed chained (until the split
+			// by aliasing, below). On
 			// NVIDIA's driver a workgroup's threads and shared memory
 			// cost occupancy more than under CUDA: (1, 2, 24, SPT 2), 768
 			// threads, took 1.21-1.32x at 40..48, three slots of 16-22
@@ -75,13 +76,15 @@ func init() {
 			// 1.39-1.52x there. From 33 the tiers are Aliased: identity
 			// ids run the chained compute, and only a step whose sources
 			// alias runs the batched dispatch (H200, bench/RESULTS.md
-			// "split by aliasing", call 60; over the chained schedule's
+			// "split by aliasing"; over the chained schedule's
 			// identity, H 32 / 48): identity 1.000-1.003x where the
 			// tiers alone took 1.07-1.13x at 34..40, the worst pattern
 			// (1, 2, 18, SPT 2) 1.20-1.27x at 33..36, (1, 2, 20, SPT 2)
-			// 1.18 / 1.22x at 40. Past 40 no shape split so stays
-			// within 1.3x ((1, 2, 24, SPT 2) 1.57 / 1.60x at 48, (1, 2,
-			// 32, SPT 2) 1.42-1.55x at 56..64): chained.
+			// 1.18-1.21 / 1.22-1.25x at 37..40 (calls 60 and 62). Past
+			// 40 no shape split stays within 1.3x ((1, 2, 22, SPT 2)
+			// 1.64-1.88x at 41..44, call 62; (1, 2, 24, SPT 2) 1.57 /
+			// 1.60x at 48, (1, 2, 32, SPT 2) 1.42-1.55x at 56..64):
+			// chained.
 			GDNBatch: func(int) []Batch {
 				return []Batch{{NW: 1, CPW: 4, NS: 8, SPT: 1}, {NW: 1, CPW: 2, NS: 16, SPT: 1}, {NW: 1, CPW: 2, NS: 20, SPT: 1},
 					{NW: 1, CPW: 2, NS: 24, SPT: 1}, {NW: 1, CPW: 2, NS: 32, SPT: 1},

@@ -12,7 +12,9 @@
 //   - gated_delta_net_inplace_ids (op B) and gated_delta_net_gather: two-phase.
 //   - gated_delta_net_inplace_ids_batched: op B in one dispatch, for up to
 //     NS*SPT sequences where state_dst is the cache's window; a backend's
-//     tiers pick the shape by n_seqs (GDNBatch, GDNBatchSpans; Vulkan, CUDA).
+//     tiers pick the shape by n_seqs (GDNBatch, GDNBatchSpans; Vulkan, CUDA);
+//     an Aliased tier runs a step only where some source aliases, the
+//     chained compute after it where none does (docs/ops.md#split-by-aliasing).
 //   - ssm_conv: the plain conv, the non-fused path of ops C and D.
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
 //     ssm_conv_gather; ssm_conv_update_inplace_ids_batched, op D in one

@@ -511,8 +511,10 @@ func TestGDNBatchStartsPastTheSmallTiling(t *testing.T) {
 }
 
 // The one-dispatch schedule of op B takes the n_seqs of its spans and no
-// others: each n_seqs in a span goes to the first tier that holds it, and
-// the spans are ascending and apart (tiers that follow each other merged).
+// others: each n_seqs in a span goes to the first tier that holds it, whose
+// Aliased is the span's, and the spans are ascending and apart (tiers that
+// follow each other merged), but where one split by aliasing meets one
+// that is not.
 func TestGDNBatchSpansAndTiers(t *testing.T) {
 	checked := 0
 	for _, be := range ops.NativeBackends() {
@@ -523,7 +525,7 @@ func TestGDNBatchSpansAndTiers(t *testing.T) {
 			}
 			checked++
 			for i := 1; i < len(spans); i++ {
-				if spans[i].From <= spans[i-1].To+1 {
+				if spans[i].From < spans[i-1].To+1 || spans[i].From == spans[i-1].To+1 && spans[i].Aliased == spans[i-1].Aliased {
 					t.Errorf("%s S_v %d: spans %v not ascending and apart", be, sv, spans)
 				}
 			}
@@ -542,9 +544,11 @@ func TestGDNBatchSpansAndTiers(t *testing.T) {
 				}
 			}
 			for n := 1; n <= 2*ops.GDNBatchMax(be, sv); n++ {
-				in := false
+				in, aliased := false, false
 				for _, sp := range spans {
-					in = in || n >= sp.From && n <= sp.To
+					if n >= sp.From && n <= sp.To {
+						in, aliased = true, sp.Aliased
+					}
 				}
 				bt, ok := ops.GDNBatchAt(be, sv, n)
 				if ok != in {
@@ -560,8 +564,8 @@ func TestGDNBatchSpansAndTiers(t *testing.T) {
 						break
 					}
 				}
-				if bt != first {
-					t.Errorf("%s S_v %d, %d sequences: tier %+v, want the first that holds it, %+v", be, sv, n, bt, first)
+				if bt != first || bt.Aliased != aliased {
+					t.Errorf("%s S_v %d, %d sequences: tier %+v, want the first that holds it, %+v, in a span Aliased %v", be, sv, n, bt, first, aliased)
 				}
 			}
 		}

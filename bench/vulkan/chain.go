@@ -366,6 +366,9 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 	impl := "today"
 	if o.todayBatched() && split == 0 {
 		impl = "today (batched)"
+		if bt, _ := ops.GDNBatchAt("vulkan", sv, n); gdn && bt.Aliased {
+			impl = "today (split by aliasing)"
+		}
 	}
 	if split > 0 {
 		impl = fmt.Sprintf("chained %d", split)
