@@ -61,24 +61,16 @@ func TestChainedScheduleCondition(t *testing.T) {
 			}
 			c := fmt.Sprintf("%s >= %d && %s", want[0], from, want[1])
 			if b := scheduleOf(o, "one_dispatch"); b != nil {
-				most := 0 // the last sequences one dispatch takes alone (not split by aliasing)
-				for _, sp := range ops.GDNBatchSpans(backend, 128) {
-					if !sp.Aliased {
-						most = sp.To
-					}
-				}
+				most := ops.GDNBatchMax(backend, 128)
 				if o.Fusion == "D" {
 					most, _ = ops.ConvBatch(backend)
 				}
 				if most == 0 || !strings.Contains(b.Cond, fmt.Sprintf(" <= %d", most)) {
 					t.Errorf("%s %s: the one-dispatch schedule (%s) does not end at %d sequences", backend, o.Name, b.Cond, most)
 				}
-				if ops.GDNBatchMax(backend, 128) >= from || most >= from {
+				if most >= from {
 					c += " && !one_dispatch"
 				}
-			}
-			if scheduleOf(o, "by_aliasing") != nil {
-				c += " && !by_aliasing"
 			}
 			if s.Cond != c {
 				t.Errorf("%s %s: chained when %q, want %q", backend, o.Name, s.Cond, c)
@@ -216,7 +208,11 @@ func TestChainedScheduleView(t *testing.T) {
 		}
 		var whens []string
 		for _, d := range ov.Dispatches {
-			whens = append(whens, fmt.Sprintf("%s [%s] barrier %v", d.Kernel, d.When, d.Barrier))
+			w := fmt.Sprintf("%s [%s] barrier %v", d.Kernel, d.When, d.Barrier)
+			if d.BarrierWhen != "" {
+				w += " if " + d.BarrierWhen
+			}
+			whens = append(whens, w)
 		}
 		got := strings.Join(whens, "\n")
 		n := chainedOps[ov.Name][0]
@@ -226,11 +222,11 @@ func TestChainedScheduleView(t *testing.T) {
 		}
 		gather := ops.GatherFor(family+"_gather", "vulkan")
 		lines := []string{ov.Name + "_batched [one_dispatch] barrier false"}
-		none := "!one_dispatch && !chained"
-		if scheduleOf(ov.Op, "by_aliasing") != nil { // the batched dispatch, then the chained compute
-			lines = append(lines, ov.Name+"_batched [by_aliasing] barrier true", ov.Name+"_chained [by_aliasing] barrier false")
-			none = "!one_dispatch && !by_aliasing && !chained"
+		if one := scheduleOf(ov.Op, "one_dispatch"); len(one.Dispatches) > 1 { // split by aliasing: the chained compute after it, where its tiers are
+			split := one.Dispatches[1].When
+			lines = []string{ov.Name + "_batched [one_dispatch] barrier true if " + split, ov.Name + "_chained [one_dispatch && " + split + "] barrier false"}
 		}
+		none := "!one_dispatch && !chained"
 		want := strings.Join(append(lines,
 			family+"_chain_gather [chained && "+n+" >= 2] barrier true",
 			ov.Name+"_chained [chained] barrier false",

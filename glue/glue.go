@@ -320,7 +320,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2),
 			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
 		if err == nil {
-			err = opD.batched(bd, ne(2, 2), []ops.Span{{From: 2, To: ns}}, 2, convStateDstIsWindow, "conv_state_dst", "window")
+			err = opD.batched([]Dispatch{bd}, ne(2, 2), []ops.Span{{From: 2, To: ns}}, 2, convStateDstIsWindow, "conv_state_dst", "window")
 		}
 		if err != nil {
 			return nil, err
@@ -382,44 +382,39 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 		{"NS", choice(func(b ops.Batch) int { return b.NS })},
 		{"SPT", choice(func(b ops.Batch) int { return b.SPT })},
 	}
-	var whole, aliased []ops.Span
+	// The Aliased spans run split by aliasing: the batched dispatch's
+	// aliased_batched arg is their condition, and the chained compute
+	// follows it there.
+	var aliased []ops.Span
 	for _, sp := range spans {
 		if sp.Aliased {
 			aliased = append(aliased, sp)
-		} else {
-			whole = append(whole, sp)
 		}
 	}
-	if len(whole) > 0 {
-		bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: withArg(gdnArgs, aliasedBatched, "0"), variant: variant})
+	split := "0"
+	if len(aliased) > 0 {
+		if from, ok := ops.ChainFrom(backend); !ok || from > aliased[0].From {
+			return fmt.Errorf("glue: the %s batched tiers from %d sequences are Aliased, but the chained compute, which runs their steps where no source aliases, runs only from %d (ops.Tuning.ChainFrom)", backend, aliased[0].From, from)
+		}
+		split, _ = spanCond(nSeqs, aliased, aliased[0].From)
+	}
+	bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: withArg(gdnArgs, aliasedBatched, split), variant: variant})
+	if err != nil {
+		return err
+	}
+	ds := []Dispatch{bd}
+	if len(aliased) > 0 {
+		cd, err := dispatch(opB.Name, disp{op: opB.Name + "_chained", args: withArg(gdnArgs, aliasedBatched, "1")})
 		if err != nil {
 			return err
 		}
-		if err := opB.batched(bd, nSeqs, whole, spansLow[0].From, stateDstIsWindow, "state_dst", "prior state"); err != nil {
-			return err
+		if planAccess(cd).CanWrite() {
+			return fmt.Errorf("glue: %s: the chained compute after the split batched dispatch writes the plan; the split writes none", opB.Name)
 		}
+		cd.When, cd.WhenWhy = split, "split by aliasing (ops.Batch.Aliased): where no source aliases the batched dispatch ran nothing, and the chained compute runs the step"
+		ds = append(ds, cd)
 	}
-	if len(aliased) == 0 {
-		return nil
-	}
-	if spans[0].Aliased {
-		return fmt.Errorf("glue: the %s batched schedule's first tier is Aliased; the split by aliasing starts where the chained schedule runs", backend)
-	}
-	if from, ok := ops.ChainFrom(backend); !ok || from > aliased[0].From {
-		return fmt.Errorf("glue: the %s batched tiers from %d sequences are Aliased, but the chained compute, which runs their steps where no source aliases, runs only from %d (ops.Tuning.ChainFrom)", backend, aliased[0].From, from)
-	}
-	var ds []Dispatch
-	for _, d := range []disp{
-		{op: "gated_delta_net_inplace_ids_batched", args: withArg(gdnArgs, aliasedBatched, "1"), variant: variant},
-		{op: opB.Name + "_chained", args: withArg(gdnArgs, aliasedBatched, "1")},
-	} {
-		dd, err := dispatch(opB.Name, d)
-		if err != nil {
-			return err
-		}
-		ds = append(ds, dd)
-	}
-	return opB.byAliasing(ds, nSeqs, aliased, stateDstIsWindow, "state_dst")
+	return opB.batched(ds, nSeqs, spans, spansLow[0].From, stateDstIsWindow, "state_dst", "prior state")
 }
 
 // aliasedBatched is the arg of op B's batched and chained compute kernels
@@ -513,61 +508,55 @@ func bindingOf(b *ir.Buffer) (Binding, error) {
 	return Binding{}, fmt.Errorf("buffer %s has role %q; a buffer is bound by its role: src0..src9, dst, scratch or plan", b.Name, b.Role)
 }
 
-// batched gives an ids op its one-dispatch schedule d: it runs for the
-// n_seqs of spans (nSeqs, a C expression; the first span from fromLow
-// below S_v 128, where the op has S_v) where window (a C condition) says
-// the destination (dstName) is the cache's window; what names what it
-// reads.
-func (o *Op) batched(d Dispatch, nSeqs string, spans []ops.Span, fromLow int, window, dstName, what string) error {
-	var conds, seqs []string
+// batched gives an ids op its one-dispatch schedule ds (the batched
+// dispatch, then where some tiers split by aliasing the chained compute):
+// it runs for the n_seqs of spans (nSeqs, a C expression; the first span
+// from fromLow below S_v 128, where the op has S_v) where window (a C
+// condition) says the destination (dstName) is the cache's window; what
+// names what it reads.
+func (o *Op) batched(ds []Dispatch, nSeqs string, spans []ops.Span, fromLow int, window, dstName, what string) error {
+	var merged []ops.Span // the schedule's n_seqs, split or not
+	for _, sp := range spans {
+		if n := len(merged); n > 0 && merged[n-1].To+1 == sp.From {
+			merged[n-1].To = sp.To
+		} else {
+			merged = append(merged, ops.Span{From: sp.From, To: sp.To})
+		}
+	}
+	cond, why := spanCond(nSeqs, merged, fromLow)
+	if fromLow != spans[0].From {
+		why += fmt.Sprintf(" (from %d below S_v 128)", fromLow)
+	}
+	why = fmt.Sprintf("%s, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", why, dstName, what)
+	for _, sp := range spans {
+		if sp.Aliased {
+			why += fmt.Sprintf("; at %d..%d only where some source aliases, and the chained compute runs the steps where none does", sp.From, sp.To)
+		}
+	}
+	o.Schedules = append(o.Schedules, &Schedule{Local: "one_dispatch", Cond: cond + " && " + window,
+		Why:        why,
+		Otherwise:  "otherwise the gather, then the compute dispatch",
+		Dispatches: ds})
+	return o.checkVariant()
+}
+
+// spanCond is the C condition that nSeqs lies in one of spans (the first
+// from fromLow below S_v 128) and the spans as prose.
+func spanCond(nSeqs string, spans []ops.Span, fromLow int) (cond, seqs string) {
+	var conds, names []string
 	for i, sp := range spans {
 		from := fmt.Sprint(sp.From)
 		if i == 0 {
 			from = bySv(sp.From, fromLow)
 		}
 		conds = append(conds, fmt.Sprintf("%s >= %s && %s <= %d", nSeqs, from, nSeqs, sp.To))
-		seqs = append(seqs, fmt.Sprintf("%d..%d", sp.From, sp.To))
+		names = append(names, fmt.Sprintf("%d..%d", sp.From, sp.To))
 	}
-	cond := conds[0]
+	cond = conds[0]
 	if len(conds) > 1 { // (a && b) || (c && d): -Wparentheses
 		cond = "((" + strings.Join(conds, ") || (") + "))"
 	}
-	why := strings.Join(seqs, ", ") + " sequences"
-	if fromLow != spans[0].From {
-		why += fmt.Sprintf(" (from %d below S_v 128)", fromLow)
-	}
-	o.Schedules = append(o.Schedules, &Schedule{Local: "one_dispatch", Cond: cond + " && " + window,
-		Why:        fmt.Sprintf("%s, %s the cache's rows from rs_head: one dispatch reads every %s before writing any (no gather)", why, dstName, what),
-		Otherwise:  "otherwise the gather, then the compute dispatch",
-		Dispatches: []Dispatch{d}})
-	return o.checkVariant()
-}
-
-// byAliasing gives op B the split by aliasing (ops.Batch.Aliased) for the
-// n_seqs of spans (nSeqs, a C expression) where window says the
-// destination (dstName) is the cache's window: ds, the batched dispatch,
-// which runs the step where some source is another sequence's destination,
-// then the chained compute, which runs it where none is. Each looks at ids
-// itself; no plan is written.
-func (o *Op) byAliasing(ds []Dispatch, nSeqs string, spans []ops.Span, window, dstName string) error {
-	if len(ds) != 2 || planAccess(ds[0]) != 0 || !planAccess(ds[1]).CanRead() {
-		return fmt.Errorf("glue: %s: the split by aliasing is the batched dispatch, then the chained compute", o.Name)
-	}
-	var conds, seqs []string
-	for _, sp := range spans {
-		conds = append(conds, fmt.Sprintf("%s >= %d && %s <= %d", nSeqs, sp.From, nSeqs, sp.To))
-		seqs = append(seqs, fmt.Sprintf("%d..%d", sp.From, sp.To))
-	}
-	cond := conds[0]
-	if len(conds) > 1 {
-		cond = "((" + strings.Join(conds, ") || (") + "))"
-	}
-	o.Schedules = append(o.Schedules, &Schedule{Local: "by_aliasing", Cond: cond + " && " + window,
-		Why: fmt.Sprintf("%s sequences, %s the cache's rows from rs_head: where some source is another sequence's destination ", strings.Join(seqs, ", "), dstName) +
-			"one dispatch reads every prior state before writing any, where none is the chained compute runs the step (each looks at ids)",
-		Otherwise:  "otherwise the gather, then the compute dispatch",
-		Dispatches: ds})
-	return o.checkVariant()
+	return cond, strings.Join(names, ", ") + " sequences"
 }
 
 // chained gives an ids op the chained schedule (ops/chain.go): the chain

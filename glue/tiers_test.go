@@ -17,8 +17,9 @@ import (
 // every n_seqs the schedule takes the tier ops.GDNBatchAt names, a shape
 // the variant table builds for the backend and that holds n_seqs. Its
 // condition holds exactly there (where the destination is the window),
-// the split by aliasing's where the tier is Aliased, and the chained
-// schedule's exactly from ops.ChainFrom where neither holds.
+// the batched dispatch's aliased_batched arg and the chained compute's
+// launch after it where the tier is Aliased (split by aliasing), and the
+// chained schedule's condition exactly from ops.ChainFrom where it does not.
 func TestBatchedTiersPickTheirShape(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -40,18 +41,25 @@ func TestBatchedTiersPickTheirShape(t *testing.T) {
 			if o.Fusion != "B" {
 				continue
 			}
-			conds := map[string]string{"one_dispatch": "false", "by_aliasing": "false", "chained": "false"}
-			var d *Dispatch // the batched dispatch: every schedule that has one chooses its shape alike
-			for local := range conds {
-				if s := scheduleOf(o, local); s != nil {
-					conds[local] = s.Cond
-					if local != "chained" {
-						d = &s.Dispatches[0]
-					}
+			s := scheduleOf(o, "one_dispatch")
+			if s == nil {
+				continue
+			}
+			d := s.Dispatches[0]
+			chained := "false"
+			if c := scheduleOf(o, "chained"); c != nil {
+				chained = c.Cond
+			}
+			// split by aliasing: the batched dispatch's arg, and the chained
+			// compute's launch after it
+			split, after := "", "false"
+			for _, a := range d.Args {
+				if a.Arg == aliasedBatched {
+					split = a.Expr
 				}
 			}
-			if d == nil {
-				continue
+			if len(s.Dispatches) > 1 {
+				after = s.Dispatches[1].When
 			}
 			// a node whose state_dst (src[6]) is the cache's (src[5]) window at rs_head 0
 			prog := `#include <cstdio>
@@ -76,10 +84,11 @@ int main() {
         for (long seqs = 1; seqs <= 300; seqs++) {
             t2.ne[0] = sv;
             t2.ne[3] = seqs;
-            const bool one_dispatch = ` + conds["one_dispatch"] + `;
-            const bool by_aliasing = ` + conds["by_aliasing"] + `;
-            const bool chained = ` + conds["chained"] + `;
-            printf("%ld %ld %ld %ld %ld %ld %d %d %d\n", sv, seqs, (long) (` + o.Choice(*d, "NW") + `), (long) (` + o.Choice(*d, "CPW") + `), (long) (` + o.Choice(*d, "NS") + `), (long) (` + o.Choice(*d, "SPT") + `), one_dispatch, by_aliasing, chained);
+            const bool one_dispatch = ` + s.Cond + `;
+            const bool split = ` + split + `;
+            const bool after = ` + after + `;
+            const bool chained = ` + chained + `;
+            printf("%ld %ld %ld %ld %ld %ld %d %d %d %d\n", sv, seqs, (long) (` + o.Choice(d, "NW") + `), (long) (` + o.Choice(d, "CPW") + `), (long) (` + o.Choice(d, "NS") + `), (long) (` + o.Choice(d, "SPT") + `), one_dispatch, split, after, chained);
         }
     }
 }
@@ -105,16 +114,19 @@ int main() {
 				built[bt][v.Values["S_v"]] = true
 			}
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				var sv, n, one, split, chained int
+				var sv, n, one, split, after, chained int
 				var got ops.Batch
-				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT, &one, &split, &chained); err != nil {
+				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT, &one, &split, &after, &chained); err != nil {
 					t.Fatalf("%s: %q: %v", backend, line, err)
 				}
 				want, takes := ops.GDNBatchAt(backend, sv, n)
 				from, chains := ops.ChainFrom(backend)
-				wantOne, wantSplit := takes && !want.Aliased, takes && want.Aliased
-				if wantChained := chains && n >= from && !takes; (one == 1) != wantOne || (split == 1) != wantSplit || (chained == 1) != wantChained {
-					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, split by aliasing %d, chained %d; want %v, %v, %v", backend, sv, n, one, split, chained, wantOne, wantSplit, wantChained)
+				wantSplit := takes && want.Aliased
+				if wantChained := chains && n >= from && !takes; (one == 1) != takes || (chained == 1) != wantChained {
+					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, chained %d; want %v, %v", backend, sv, n, one, chained, takes, wantChained)
+				}
+				if takes && ((split == 1) != wantSplit || (after == 1) != wantSplit) {
+					t.Errorf("%s S_v %d, %d sequences: split by aliasing %d, the chained compute after it %d; want both %v", backend, sv, n, split, after, wantSplit)
 				}
 				if !takes {
 					continue

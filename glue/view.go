@@ -21,6 +21,10 @@ type View struct {
 	Rejects []Check
 	// Headers are the generated kernel headers the glue includes.
 	Headers []string
+	// Kernels are the dispatches of distinct kernels, each kernel's first:
+	// what is declared once per kernel (argument structs, pipelines) though
+	// several schedules dispatch it.
+	Kernels []DispatchView
 }
 
 // OpView is one fused op as the templates see it.
@@ -56,10 +60,12 @@ type DispatchView struct {
 	// its block).
 	Locals []Local
 	// Barrier: a launch of the op that runs with this one follows it and
-	// reads what it wrote.
-	Barrier  bool
-	Function string // the backend's kernel function / shader name
-	Args     []Local
+	// reads what it wrote; BarrierWhen, when set, is the C condition under
+	// which that launch runs (the barrier is needed only then).
+	Barrier     bool
+	BarrierWhen string
+	Function    string // the backend's kernel function / shader name
+	Args        []Local
 	// GridArgs are the args the grid and workgroup expressions name (Metal
 	// and Vulkan copy them out of the argument struct; no unused locals).
 	GridArgs  []Local
@@ -241,7 +247,9 @@ func NewView(n Names) (*View, error) {
 				if err != nil {
 					return nil, err
 				}
-				dv.Barrier = i < len(group)-1
+				if dv.Barrier = i < len(group)-1; dv.Barrier {
+					dv.BarrierWhen = group[i+1].When
+				}
 				dv.Locals = perDispatch[d.Op.Name]
 				switch {
 				case gi < len(o.Schedules):
@@ -262,6 +270,7 @@ func NewView(n Names) (*View, error) {
 				if !seen[d.Op.Name] {
 					seen[d.Op.Name] = true
 					v.Headers = append(v.Headers, d.Op.Name)
+					v.Kernels = append(v.Kernels, dv)
 				}
 			}
 		}

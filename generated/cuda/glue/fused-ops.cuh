@@ -111,18 +111,16 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 32 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 48 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
-            const bool by_aliasing = op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 48 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
-            GGML_UNUSED(by_aliasing);
-            const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch && !by_aliasing;
+            const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch;
             GGML_UNUSED(chained);
             // The node's own output has an unused state region of the gather's size (docs/ops.md#scratch).
             float * scratch = (float *) op->data + (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]);
             // the chain plan, from the pool where the chained schedule runs
             ggml_cuda_pool_alloc<int32_t> plan_alloc(ctx.pool());
             int32_t * plan = chained ? plan_alloc.alloc(op->src[2]->ne[3]) : nullptr;
-            // 5..32 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            // 5..48 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..48 only where some source aliases, and the chained compute runs the steps where none does
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
@@ -152,7 +150,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const float scale = 1.0f / sqrtf((float) op->src[2]->ne[0]);
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t aliased_batched = 0;
+                const uint32_t aliased_batched = op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 48;
                 const dim3 grid((((aliased_batched != 0u) && ((H * (S_v / (NW * CPW))) > 256u)) ? 256u : (H * (S_v / (NW * CPW)))), 1u, 1u);
                 const dim3 block(W, NW, NS);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
@@ -376,262 +374,8 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                     GGML_ABORT("no gated_delta_net_inplace_ids_batched kernel for this variant");
                 }
             }
-            // 33..48 sequences, state_dst the cache's rows from rs_head: where some source is another sequence's destination one dispatch reads every prior state before writing any, where none is the chained compute runs the step (each looks at ids)
-            if (by_aliasing) { // gated_delta_net_inplace_ids_batched
-                const uint32_t NW = 1;
-                GGML_UNUSED(NW);
-                const uint32_t CPW = (op->src[2]->ne[3] <= 32 ? 4 : 2);
-                GGML_UNUSED(CPW);
-                const uint32_t NS = (op->src[2]->ne[3] <= 8 ? 8 : op->src[2]->ne[3] <= 16 ? 16 : op->src[2]->ne[3] <= 20 ? 10 : op->src[2]->ne[3] <= 24 ? 12 : op->src[2]->ne[3] <= 32 ? 16 : op->src[2]->ne[3] <= 36 ? 18 : op->src[2]->ne[3] <= 40 ? 20 : op->src[2]->ne[3] <= 44 ? 22 : 16);
-                GGML_UNUSED(NS);
-                const uint32_t SPT = (op->src[2]->ne[3] <= 16 ? 1 : op->src[2]->ne[3] <= 44 ? 2 : 3);
-                GGML_UNUSED(SPT);
-                const uint32_t H = op->src[2]->ne[1];
-                const uint32_t n_tokens = op->src[2]->ne[2];
-                const uint32_t n_seqs = op->src[2]->ne[3];
-                const uint32_t neq1 = op->src[0]->ne[1];
-                const uint32_t rq3 = op->src[2]->ne[3] / op->src[0]->ne[3];
-                const uint32_t sq1 = op->src[0]->nb[1] / 4;
-                const uint32_t sq2 = op->src[0]->nb[2] / 4;
-                const uint32_t sq3 = op->src[0]->nb[3] / 4;
-                const uint32_t sv1 = op->src[2]->nb[1] / 4;
-                const uint32_t sv2 = op->src[2]->nb[2] / 4;
-                const uint32_t sv3 = op->src[2]->nb[3] / 4;
-                const uint32_t sg1 = op->src[3]->nb[1] / 4;
-                const uint32_t sg2 = op->src[3]->nb[2] / 4;
-                const uint32_t sg3 = op->src[3]->nb[3] / 4;
-                const uint32_t sb1 = op->src[4]->nb[1] / 4;
-                const uint32_t sb2 = op->src[4]->nb[2] / 4;
-                const uint32_t sb3 = op->src[4]->nb[3] / 4;
-                const float scale = 1.0f / sqrtf((float) op->src[2]->ne[0]);
-                const uint32_t sd1 = op->src[6]->nb[1] / 4;
-                const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t aliased_batched = 1;
-                const dim3 grid((((aliased_batched != 0u) && ((H * (S_v / (NW * CPW))) > 256u)) ? 256u : (H * (S_v / (NW * CPW)))), 1u, 1u);
-                const dim3 block(W, NW, NS);
-                const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
-                if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 8u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 16u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 10 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 10u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 12 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 12u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 16 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 4u, 16u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 18u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 20u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 22u, 2u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 16u, 3u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
-                }
-                else {
-                    GGML_ABORT("no gated_delta_net_inplace_ids_batched kernel for this variant");
-                }
-            }
-            // 33..48 sequences, state_dst the cache's rows from rs_head: where some source is another sequence's destination one dispatch reads every prior state before writing any, where none is the chained compute runs the step (each looks at ids)
-            if (by_aliasing) { // gated_delta_net_inplace_ids_chained
+            // 5..48 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..48 only where some source aliases, and the chained compute runs the steps where none does; split by aliasing (ops.Batch.Aliased): where no source aliases the batched dispatch ran nothing, and the chained compute runs the step
+            if (one_dispatch && op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 48) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);
@@ -763,7 +507,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
             }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!one_dispatch && !by_aliasing && !chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
+            if (!one_dispatch && !chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
@@ -778,7 +522,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
             }
             // otherwise the gather, then the compute dispatch
-            if (!one_dispatch && !by_aliasing && !chained) { // gated_delta_net_inplace_ids
+            if (!one_dispatch && !chained) { // gated_delta_net_inplace_ids
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);

@@ -25,8 +25,6 @@
 // The pipelines are the kernels' explicit instantiations, found by host name.
 #pragma once
 
-#ifndef KG_KARGS_gated_delta_net_inplace
-#define KG_KARGS_gated_delta_net_inplace
 typedef struct {
     uint32_t H;
     uint32_t n_tokens;
@@ -48,19 +46,13 @@ typedef struct {
     float scale;
     uint32_t sd1;
 } ggml_metal_kargs_gated_delta_net_inplace;
-#endif
 
-#ifndef KG_KARGS_gated_delta_net_gather
-#define KG_KARGS_gated_delta_net_gather
 typedef struct {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
 } ggml_metal_kargs_gated_delta_net_gather;
-#endif
 
-#ifndef KG_KARGS_gated_delta_net_inplace_ids
-#define KG_KARGS_gated_delta_net_inplace_ids
 typedef struct {
     uint32_t H;
     uint32_t n_tokens;
@@ -83,10 +75,7 @@ typedef struct {
     uint32_t sd1;
     uint32_t rs_head;
 } ggml_metal_kargs_gated_delta_net_inplace_ids;
-#endif
 
-#ifndef KG_KARGS_ssm_conv_update_inplace
-#define KG_KARGS_ssm_conv_update_inplace
 typedef struct {
     uint32_t n_ch;
     uint32_t n_seqs;
@@ -97,19 +86,13 @@ typedef struct {
     uint32_t sd1;
     uint32_t d2;
 } ggml_metal_kargs_ssm_conv_update_inplace;
-#endif
 
-#ifndef KG_KARGS_ssm_conv_gather
-#define KG_KARGS_ssm_conv_gather
 typedef struct {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
 } ggml_metal_kargs_ssm_conv_gather;
-#endif
 
-#ifndef KG_KARGS_ssm_conv_update_inplace_ids
-#define KG_KARGS_ssm_conv_update_inplace_ids
 typedef struct {
     uint32_t n_ch;
     uint32_t n_seqs;
@@ -121,7 +104,6 @@ typedef struct {
     uint32_t d2;
     uint32_t rs_head;
 } ggml_metal_kargs_ssm_conv_update_inplace_ids;
-#endif
 
 #include "fused-ops-supports.h"
 

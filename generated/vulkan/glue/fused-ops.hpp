@@ -56,31 +56,6 @@ struct vk_op_gated_delta_net_inplace_ids_batched_push_constants {
 };
 static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants) == 84, "vk_op_gated_delta_net_inplace_ids_batched_push_constants must match the shader's push constants");
 
-struct vk_op_gated_delta_net_inplace_ids_batched_push_constants {
-    uint32_t H;
-    uint32_t n_tokens;
-    uint32_t n_seqs;
-    uint32_t neq1;
-    uint32_t rq3;
-    uint32_t sq1;
-    uint32_t sq2;
-    uint32_t sq3;
-    uint32_t sv1;
-    uint32_t sv2;
-    uint32_t sv3;
-    uint32_t sg1;
-    uint32_t sg2;
-    uint32_t sg3;
-    uint32_t sb1;
-    uint32_t sb2;
-    uint32_t sb3;
-    float scale;
-    uint32_t sd1;
-    uint32_t rs_head;
-    uint32_t aliased_batched;
-};
-static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants) == 84, "vk_op_gated_delta_net_inplace_ids_batched_push_constants must match the shader's push constants");
-
 struct vk_op_gated_delta_net_inplace_ids_chained_push_constants {
     uint32_t H;
     uint32_t n_tokens;
@@ -113,31 +88,6 @@ struct vk_op_gated_delta_net_chain_gather_push_constants {
     uint32_t seg;
 };
 static_assert(sizeof(vk_op_gated_delta_net_chain_gather_push_constants) == 16, "vk_op_gated_delta_net_chain_gather_push_constants must match the shader's push constants");
-
-struct vk_op_gated_delta_net_inplace_ids_chained_push_constants {
-    uint32_t H;
-    uint32_t n_tokens;
-    uint32_t n_seqs;
-    uint32_t neq1;
-    uint32_t rq3;
-    uint32_t sq1;
-    uint32_t sq2;
-    uint32_t sq3;
-    uint32_t sv1;
-    uint32_t sv2;
-    uint32_t sv3;
-    uint32_t sg1;
-    uint32_t sg2;
-    uint32_t sg3;
-    uint32_t sb1;
-    uint32_t sb2;
-    uint32_t sb3;
-    float scale;
-    uint32_t sd1;
-    uint32_t rs_head;
-    uint32_t aliased_batched;
-};
-static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants) == 84, "vk_op_gated_delta_net_inplace_ids_chained_push_constants must match the shader's push constants");
 
 struct vk_op_gated_delta_net_gather_push_constants {
     uint32_t row_len;
@@ -284,62 +234,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "8"}, {"NS", "8u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns18_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "18"}, {"NS", "18u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt2", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "2u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns16_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "16"}, {"NS", "16u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "20"}, {"NS", "20u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "24"}, {"NS", "24u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1", "gated_delta_net_inplace_ids_batched.comp", {{"CPW", "2u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "32"}, {"NS", "32u"}, {"NW", "1u"}, {"SPT", "1u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "32u"}});
@@ -349,14 +243,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_chain_gather", "gated_delta_net_chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v32_kda1_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "32u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v64_kda0_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_gather", "gated_delta_net_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -415,10 +301,8 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     // fused gated-DeltaNet / conv-update pipelines, one per variant
     vk_pipeline pipeline_gated_delta_net_inplace[10];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[56];
-    vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[56];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_chained[8];
     vk_pipeline pipeline_gated_delta_net_chain_gather[1];
-    vk_pipeline pipeline_gated_delta_net_inplace_ids_chained[8];
     vk_pipeline pipeline_gated_delta_net_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[10];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
@@ -494,62 +378,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[53], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[54], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[55], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[0], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[1], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[2], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[3], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[4], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[5], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[6], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[7], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[8], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[9], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[10], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[11], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[12], "gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda0_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[13], "gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v16_kda1_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[14], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[15], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[16], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[17], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[18], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[19], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[20], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[21], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[22], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[23], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[24], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[25], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[26], "gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda0_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[27], "gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v32_kda1_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[28], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[29], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[30], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[31], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[32], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[33], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[34], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[35], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[36], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[37], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[38], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[39], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[40], "gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda0_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[41], "gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v64_kda1_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[42], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[43], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw4_ns8_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[44], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[45], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns18_spt2", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns18_spt2_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns18_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[46], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[47], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt2", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt2_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt2_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[48], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[49], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns16_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns16_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns16_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[50], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[51], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns20_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[52], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[53], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns24_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[54], "gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda0_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_batched[55], "gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1", gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1_len, gated_delta_net_inplace_ids_batched_s_v128_kda1_nw1_cpw2_ns32_spt1_data, "main", 9, sizeof(vk_op_gated_delta_net_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[0], "gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[1], "gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[2], "gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
@@ -559,14 +387,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[6], "gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[7], "gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_chain_gather[0], "gated_delta_net_chain_gather", gated_delta_net_chain_gather_len, gated_delta_net_chain_gather_data, "main", 4, sizeof(vk_op_gated_delta_net_chain_gather_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[0], "gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v16_kda0_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[1], "gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v16_kda1_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[2], "gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v32_kda0_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[3], "gated_delta_net_inplace_ids_chained_s_v32_kda1_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v32_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v32_kda1_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[4], "gated_delta_net_inplace_ids_chained_s_v64_kda0_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v64_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v64_kda0_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[5], "gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[6], "gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[7], "gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_gather[0], "gated_delta_net_gather", gated_delta_net_gather_len, gated_delta_net_gather_data, "main", 3, sizeof(vk_op_gated_delta_net_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[0], "gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[1], "gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -867,11 +687,9 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 32 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = op->src[2]->ne[3] >= (op->src[2]->ne[0] == 128 ? 3 : 2) && op->src[2]->ne[3] <= 40 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
-            const bool by_aliasing = op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
-            GGML_UNUSED(by_aliasing);
-            const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch && !by_aliasing;
+            const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch;
             GGML_UNUSED(chained);
             vk_subbuffer dst_buf = ggml_vk_tensor_subbuffer(ctx, op);
             vk_subbuffer scratch_buf = dst_buf;
@@ -880,7 +698,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
             vk_subbuffer plan_buf = dst_buf; // the chain plan, after the scratch
             plan_buf.offset += GGML_PAD(ggml_vk_fused_scratch_end(op), GGML_VK_FUSED_SCRATCH_ALIGN);
             plan_buf.size = (op->src[2]->ne[3]) * sizeof(int32_t);
-            // 3..32 sequences (from 2 below S_v 128), state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather)
+            // 3..40 sequences (from 2 below S_v 128), state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..40 only where some source aliases, and the chained compute runs the steps where none does
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
@@ -911,7 +729,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     /* .scale = */ (float) (1.0f / sqrtf((float) op->src[2]->ne[0])),
                     /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .aliased_batched = */ (uint32_t) (0),
+                    /* .aliased_batched = */ (uint32_t) (op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40),
                 };
                 const uint32_t H = pc.H;
                 const uint32_t aliased_batched = pc.aliased_batched;
@@ -985,116 +803,12 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                     ggml_vk_tensor_subbuffer(ctx, op->src[6]), // state_dst
                     ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
                 }, pc, { (((aliased_batched != 0u) && ((H * (S_v / (NW * CPW))) > 256u)) ? 256u : (H * (S_v / (NW * CPW)))), 1u, 1u });
+                if (op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40) {
+                    ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
+                }
             }
-            // 33..40 sequences, state_dst the cache's rows from rs_head: where some source is another sequence's destination one dispatch reads every prior state before writing any, where none is the chained compute runs the step (each looks at ids)
-            if (by_aliasing) { // gated_delta_net_inplace_ids_batched
-                const uint32_t NW = 1;
-                GGML_UNUSED(NW);
-                const uint32_t CPW = (op->src[2]->ne[3] <= 8 ? 4 : 2);
-                GGML_UNUSED(CPW);
-                const uint32_t NS = (op->src[2]->ne[3] <= 8 ? 8 : op->src[2]->ne[3] <= 16 ? 16 : op->src[2]->ne[3] <= 20 ? 20 : op->src[2]->ne[3] <= 24 ? 24 : op->src[2]->ne[3] <= 32 ? 32 : op->src[2]->ne[3] <= 36 ? 18 : 20);
-                GGML_UNUSED(NS);
-                const uint32_t SPT = (op->src[2]->ne[3] <= 32 ? 1 : 2);
-                GGML_UNUSED(SPT);
-                const vk_op_gated_delta_net_inplace_ids_batched_push_constants pc = {
-                    /* .H = */ (uint32_t) (op->src[2]->ne[1]),
-                    /* .n_tokens = */ (uint32_t) (op->src[2]->ne[2]),
-                    /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
-                    /* .neq1 = */ (uint32_t) (op->src[0]->ne[1]),
-                    /* .rq3 = */ (uint32_t) (op->src[2]->ne[3] / op->src[0]->ne[3]),
-                    /* .sq1 = */ (uint32_t) (op->src[0]->nb[1] / 4),
-                    /* .sq2 = */ (uint32_t) (op->src[0]->nb[2] / 4),
-                    /* .sq3 = */ (uint32_t) (op->src[0]->nb[3] / 4),
-                    /* .sv1 = */ (uint32_t) (op->src[2]->nb[1] / 4),
-                    /* .sv2 = */ (uint32_t) (op->src[2]->nb[2] / 4),
-                    /* .sv3 = */ (uint32_t) (op->src[2]->nb[3] / 4),
-                    /* .sg1 = */ (uint32_t) (op->src[3]->nb[1] / 4),
-                    /* .sg2 = */ (uint32_t) (op->src[3]->nb[2] / 4),
-                    /* .sg3 = */ (uint32_t) (op->src[3]->nb[3] / 4),
-                    /* .sb1 = */ (uint32_t) (op->src[4]->nb[1] / 4),
-                    /* .sb2 = */ (uint32_t) (op->src[4]->nb[2] / 4),
-                    /* .sb3 = */ (uint32_t) (op->src[4]->nb[3] / 4),
-                    /* .scale = */ (float) (1.0f / sqrtf((float) op->src[2]->ne[0])),
-                    /* .sd1 = */ (uint32_t) (op->src[6]->nb[1] / 4),
-                    /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
-                    /* .aliased_batched = */ (uint32_t) (1),
-                };
-                const uint32_t H = pc.H;
-                const uint32_t aliased_batched = pc.aliased_batched;
-                vk_pipeline pipeline = nullptr;
-                if (S_v == 16 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[0]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[1]; }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[2]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[3]; }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[4]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[5]; }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[6]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[7]; }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[8]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[9]; }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[10]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[11]; }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[12]; }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[13]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[14]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[15]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[16]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[17]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[18]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[19]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[20]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[21]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[22]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[23]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[24]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[25]; }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[26]; }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[27]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[28]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[29]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[30]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[31]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[32]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[33]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[34]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[35]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[36]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[37]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[38]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[39]; }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[40]; }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[41]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[42]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 4 && NS == 8 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[43]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[44]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 18 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[45]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[46]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[47]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[48]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[49]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[50]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[51]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[52]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 24 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[53]; }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[54]; }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 32 && SPT == 1) { pipeline = ctx->device->pipeline_gated_delta_net_inplace_ids_batched[55]; }
-                GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_inplace_ids_batched pipeline for this variant");
-                ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
-                ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
-                    ggml_vk_tensor_subbuffer(ctx, op->src[0]), // q
-                    ggml_vk_tensor_subbuffer(ctx, op->src[1]), // k
-                    ggml_vk_tensor_subbuffer(ctx, op->src[2]), // v
-                    ggml_vk_tensor_subbuffer(ctx, op->src[3]), // g
-                    ggml_vk_tensor_subbuffer(ctx, op->src[4]), // beta
-                    ggml_vk_tensor_subbuffer(ctx, op->src[5]), // cache
-                    dst_buf, // dst
-                    ggml_vk_tensor_subbuffer(ctx, op->src[6]), // state_dst
-                    ggml_vk_tensor_subbuffer(ctx, op->src[7]), // ids
-                }, pc, { (((aliased_batched != 0u) && ((H * (S_v / (NW * CPW))) > 256u)) ? 256u : (H * (S_v / (NW * CPW)))), 1u, 1u });
-                ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
-            }
-            // 33..40 sequences, state_dst the cache's rows from rs_head: where some source is another sequence's destination one dispatch reads every prior state before writing any, where none is the chained compute runs the step (each looks at ids)
-            if (by_aliasing) { // gated_delta_net_inplace_ids_chained
+            // 3..40 sequences (from 2 below S_v 128), state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..40 only where some source aliases, and the chained compute runs the steps where none does; split by aliasing (ops.Batch.Aliased): where no source aliases the batched dispatch ran nothing, and the chained compute runs the step
+            if (one_dispatch && op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 2 : 4) : 1);
@@ -1226,7 +940,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { H, n_seqs, (S_v / (NW * CPW)) });
             }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!one_dispatch && !by_aliasing && !chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
+            if (!one_dispatch && !chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
                 const vk_op_gated_delta_net_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
@@ -1246,7 +960,7 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 ggml_vk_sync_buffers(ctx, subctx); // the next launch reads what this one wrote
             }
             // otherwise the gather, then the compute dispatch
-            if (!one_dispatch && !by_aliasing && !chained) { // gated_delta_net_inplace_ids
+            if (!one_dispatch && !chained) { // gated_delta_net_inplace_ids
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 4 : 8) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 2 ? 2 : 4) : 1);
