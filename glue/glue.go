@@ -381,24 +381,24 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 		{"CPW", choice(func(b ops.Batch) int { return b.CPW })},
 		{"NS", choice(func(b ops.Batch) int { return b.NS })},
 		{"SPT", choice(func(b ops.Batch) int { return b.SPT })},
+		{"SPLIT", choice(func(b ops.Batch) int { return b2i(b.Aliased) })},
 	}
-	// The Aliased spans run split by aliasing: the batched dispatch's
-	// aliased_batched arg is their condition, and the chained compute
-	// follows it there.
+	// The Aliased spans run split by aliasing: the batched dispatch's SPLIT
+	// variant there, and the chained compute after it.
 	var aliased []ops.Span
 	for _, sp := range spans {
 		if sp.Aliased {
 			aliased = append(aliased, sp)
 		}
 	}
-	split := "0"
+	split := ""
 	if len(aliased) > 0 {
 		if from, ok := ops.ChainFrom(backend); !ok || from > aliased[0].From {
 			return fmt.Errorf("glue: the %s batched tiers from %d sequences are Aliased, but the chained compute, which runs their steps where no source aliases, runs only from %d (ops.Tuning.ChainFrom)", backend, aliased[0].From, from)
 		}
 		split, _ = spanCond(nSeqs, aliased, aliased[0].From)
 	}
-	bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: withArg(gdnArgs, aliasedBatched, split), variant: variant})
+	bd, err := dispatch(opB.Name, disp{op: "gated_delta_net_inplace_ids_batched", args: gdnArgs, variant: variant})
 	if err != nil {
 		return err
 	}
@@ -417,9 +417,16 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 	return opB.batched(ds, nSeqs, spans, spansLow[0].From, stateDstIsWindow, "state_dst", "prior state")
 }
 
-// aliasedBatched is the arg of op B's batched and chained compute kernels
-// that splits a step between them by its ids (ops.Batch.Aliased).
+// aliasedBatched is the arg of op B's chained compute that has it run
+// after the batched dispatch split by aliasing (ops.Batch.Aliased).
 const aliasedBatched = "aliased_batched"
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // withArg is args with one more.
 func withArg(args map[string]string, name, expr string) map[string]string {

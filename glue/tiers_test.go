@@ -50,14 +50,9 @@ func TestBatchedTiersPickTheirShape(t *testing.T) {
 			if c := scheduleOf(o, "chained"); c != nil {
 				chained = c.Cond
 			}
-			// split by aliasing: the batched dispatch's arg, and the chained
-			// compute's launch after it
-			split, after := "", "false"
-			for _, a := range d.Args {
-				if a.Arg == aliasedBatched {
-					split = a.Expr
-				}
-			}
+			// split by aliasing: the batched dispatch's SPLIT, and the
+			// chained compute's launch after it
+			split, after := o.Choice(d, "SPLIT"), "false"
 			if len(s.Dispatches) > 1 {
 				after = s.Dispatches[1].When
 			}
@@ -107,7 +102,7 @@ int main() {
 			}
 			built := map[ops.Batch]map[int64]bool{}
 			for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_batched", backend) {
-				bt := ops.Batch{NW: int(v.Values["NW"]), CPW: int(v.Values["CPW"]), NS: int(v.Values["NS"]), SPT: int(v.Values["SPT"])}
+				bt := ops.Batch{NW: int(v.Values["NW"]), CPW: int(v.Values["CPW"]), NS: int(v.Values["NS"]), SPT: int(v.Values["SPT"]), Aliased: v.Values["SPLIT"] == 1}
 				if built[bt] == nil {
 					built[bt] = map[int64]bool{}
 				}
@@ -125,6 +120,7 @@ int main() {
 				if wantChained := chains && n >= from && !takes; (one == 1) != takes || (chained == 1) != wantChained {
 					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, chained %d; want %v, %v", backend, sv, n, one, chained, takes, wantChained)
 				}
+				got.Aliased = split == 1
 				if takes && ((split == 1) != wantSplit || (after == 1) != wantSplit) {
 					t.Errorf("%s S_v %d, %d sequences: split by aliasing %d, the chained compute after it %d; want both %v", backend, sv, n, split, after, wantSplit)
 				}

@@ -29,20 +29,6 @@ import (
 // segment's members after s are
 // ids[s] - rs_head, then that one's, and so on. Where no source aliases
 // there is no plan: the compute kernels look first (anyAliases).
-// aliasedBatchedArg is the arg of op B's batched and chained compute
-// kernels that splits a step between them by its ids, for the n_seqs
-// where the batched dispatch bounds every aliasing pattern but costs
-// identity ids more than the chained compute (Batch.Aliased): the batched
-// dispatch runs the step where some source is another sequence's
-// destination and the chained compute, launched after it, where none is.
-// Each looks at ids itself (anyAliases), so no plan and no chain gather
-// run; identity ids pay the batched dispatch's look, as they pay the chain
-// gather's.
-const (
-	aliasedBatchedArg = "aliased_batched"
-	aliasedBatchedDoc = "1: the batched dispatch runs the step where some source aliases, the chained compute after it where none does; 0: each runs every step"
-)
-
 const (
 	// planThreads is the chain gather's workgroup; each thread plans
 	// planPerThread sequences (strided), planMax in all. Above planMax the
@@ -68,6 +54,19 @@ const (
 	// scratch; else scratch row from - 1.
 	planLenShift = 16
 	planFromMask = 1<<planLenShift - 1
+)
+
+// aliasedBatchedArg is the chained compute's arg that splits a step with
+// the batched kernel before it (its splitParam), for the n_seqs where the
+// batched dispatch bounds every aliasing pattern but costs identity ids
+// more than the chained compute (Batch.Aliased): the batched dispatch runs
+// the step where some source is another sequence's destination and the
+// chained compute, launched after it, where none is. Each looks at ids
+// itself (anyAliases), so no plan and no chain gather run; identity ids
+// pay the batched dispatch's look, as they pay the chain gather's.
+const (
+	aliasedBatchedArg = "aliased_batched"
+	aliasedBatchedDoc = "1: the batched dispatch before ran the step where some source aliases (split by aliasing); 0: the chained schedule"
 )
 
 // buildChainGather is the chain gather: it plans the segments and copies

@@ -47,8 +47,14 @@ func (m gdnMode) ids() bool {
 const maxShared = 12288
 
 // splitGroups is the most workgroups of the batched kernel split by
-// aliasing (aliasedBatchedArg).
+// aliasing (splitParam).
 const splitGroups = 256
+
+// splitParam is the batched kernel's bool param of a tier split by
+// aliasing (Batch.Aliased): the kernel runs a step only where some source
+// aliases, and the chained compute after it (aliasedBatchedArg) where none
+// does.
+const splitParam = "SPLIT"
 
 // sharedFlag is the bool param of a Shared kernel that picks the ids op.
 const sharedFlag = "IDS"
@@ -74,10 +80,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
 	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
 	batched := mode == gdnInplaceIdsBatched
-	var ns, spt dsl.Val
+	var ns, spt, split dsl.Val
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32)
 		spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
+		// split by aliasing (Batch.Aliased): a variant of its own, so that
+		// the tiers that run every step keep their code (a runtime switch
+		// cost them 0-5%, bench/RESULTS.md "split by aliasing")
+		split = b.Param(splitParam, ir.Bool)
 	}
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
 	if st.lanes != nil {
@@ -128,8 +138,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if mode.ids() || mode == gdnShared {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
-	var byAliasing dsl.Val // batched and chained: the step split between them (aliasedBatchedArg)
-	if batched || mode == gdnInplaceIdsChained {
+	var byAliasing dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
+	if mode == gdnInplaceIdsChained {
 		byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
 	}
 
@@ -165,16 +175,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
 
-	var tiles, groups dsl.Val // batched: (head, column block) tiles, and the workgroups that run them
+	var tiles, groups dsl.Val // split: (head, column block) tiles, and the workgroups that run them
 	if batched {
 		b.Workgroup(w, nw, ns)
-		// A workgroup per tile, but split by aliasing at most splitGroups,
-		// each running tiles splitGroups apart: where no source aliases
-		// every workgroup only looks at ids, and one wave of them costs
-		// identity ids less than a workgroup per tile would.
-		tiles = nHeads.Mul(sv.Div(nw.Mul(cpw)))
-		groups = b.Select(byAliasing.Ne(0).AndAlso(tiles.Gt(splitGroups)), b.U32(splitGroups), tiles)
-		b.Grid(groups, 1, 1)
+		// A workgroup per (head, column block) tile; split by aliasing, at
+		// most splitGroups, each running tiles splitGroups apart: where no
+		// source aliases every workgroup only looks at ids, and one wave of
+		// them costs identity ids less than a workgroup per tile would.
+		cols := sv.Div(nw.Mul(cpw))
+		tiles = nHeads.Mul(cols)
+		groups = b.Select(tiles.Gt(splitGroups), b.U32(splitGroups), tiles)
+		b.Grid(b.Select(split, groups, nHeads), 1, b.Select(split, b.U32(1), cols))
 	} else {
 		b.Workgroup(w, nw, 1)
 		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
@@ -188,7 +199,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		// Split by aliasing, the chained compute after this dispatch reads
 		// its inputs without waiting (waitWithoutGather): wait for them
 		// before letting it start, as a gather does.
-		b.If(byAliasing.Ne(0), func() { b.DepWait() })
+		b.If(split, func() { b.DepWait() })
 	}
 	b.DepRelease()
 	switch mode {
@@ -611,15 +622,19 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		}
 	}
 	if batched {
+		// Without SPLIT (a compile-time constant) the tile loop runs once
+		// from 0 and h, col_block are the workgroup's: the code of a
+		// workgroup per tile.
 		runs := b.Var("runs", b.Bool(true))
-		b.If(byAliasing.Ne(0), func() {
+		b.If(split, func() {
 			b.Comment("split by aliasing: where no source aliases, the chained compute runs the step")
 			threads := w.Mul(nw).Mul(ns)
 			runs.Set(anyAliases(b, b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)), threads, ids, rsHead, nSeqs))
 		})
 		b.If(runs.Get(), func() {
-			b.ForStep("tile", b.GroupID(0), tiles, groups, func(tile dsl.Val) {
-				h, colBlock = b.Let("h", tile.Rem(nHeads)), b.Let("col_block", tile.Div(nHeads))
+			b.ForStep("tile", b.Select(split, b.GroupID(0), b.U32(0)), b.Select(split, tiles, b.U32(1)), b.Select(split, groups, b.U32(1)), func(tile dsl.Val) {
+				h = b.Let("h", b.Select(split, tile.Rem(nHeads), b.GroupID(0)))
+				colBlock = b.Let("col_block", b.Select(split, tile.Div(nHeads), b.GroupID(2)))
 				sequence()
 			})
 		})

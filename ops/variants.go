@@ -181,8 +181,8 @@ type Batch struct {
 // Seqs is the most sequences the tier takes.
 func (b Batch) Seqs() int { return b.NS * b.SPT }
 
-// Shape is the tier's kernel shape (its variant), without From and Aliased.
-func (b Batch) Shape() Batch { b.From, b.Aliased = 0, false; return b }
+// Shape is the tier's kernel variant (Aliased is its SPLIT), without From.
+func (b Batch) Shape() Batch { b.From = 0; return b }
 
 // Span is a range of n_seqs, From..To; Aliased as its tiers'.
 type Span struct {
@@ -378,7 +378,7 @@ func table() []Variant {
 		}
 		for _, bt := range batches {
 			for _, kda := range []bool{false, true} {
-				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS, "SPT", bt.SPT).OnlyOn(batchAt[bt]...))
+				out = append(out, V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS, "SPT", bt.SPT, splitParam, bt.Aliased).OnlyOn(batchAt[bt]...))
 			}
 		}
 	}

@@ -184,10 +184,14 @@ func batchName(bt ops.Batch) string {
 	return name
 }
 
-// batchVariant is the batched kernel's variant at shape bt (its
-// dispatches say whether it runs split by aliasing).
+// batchVariant is the batched kernel's variant at shape bt (SPLIT: split
+// by aliasing, the chained compute after it).
 func batchVariant(bt ops.Batch) map[string]int64 {
-	return map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.NW), "CPW": int64(bt.CPW), "NS": int64(bt.NS), "SPT": int64(bt.SPT)}
+	split := int64(0)
+	if bt.Aliased {
+		split = 1
+	}
+	return map[string]int64{"S_v": sv, "KDA": 0, "NW": int64(bt.NW), "CPW": int64(bt.CPW), "NS": int64(bt.NS), "SPT": int64(bt.SPT), "SPLIT": split}
 }
 
 func parseBatches(s string) ([]ops.Batch, error) {
@@ -971,13 +975,15 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 					return nil, nil, err
 				}
 			}
-			// The table's batched shape at n, then the tuning ones: where n fits.
+			// The table's batched shape at n, then the tuning ones: where n
+			// fits. A shape split by aliasing runs with the chained compute
+			// after it, in -only chain.
 			var batches []ops.Batch
 			if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
 				batches = append(batches, bt)
 			}
 			for _, bt := range append(batches, cfg.batches...) {
-				if n > bt.Seqs() {
+				if n > bt.Seqs() || bt.Aliased {
 					continue
 				}
 				if err := add(gdnJob(cfg, comp, native, H, n, schedule{batch: &bt})); err != nil {
@@ -1116,7 +1122,7 @@ func glueImpl(bench string, n int) string {
 	native := ir.Native("vulkan").String()
 	switch bench {
 	case "gdn_ids":
-		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
+		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok && !bt.Aliased { // split by aliasing: -only chain times it
 			return native + " batched " + batchName(bt)
 		}
 	case "conv_ids":

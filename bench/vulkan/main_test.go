@@ -390,7 +390,12 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 // beside joins the row of what the glue dispatches with kg_bench's rows of
 // the same shape, reading both the quoted CSV and the older unquoted one.
 func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
-	ns := ops.GDNBatchMax("vulkan", sv)
+	ns := 0 // the most sequences one dispatch takes alone (not split by aliasing)
+	for n := 1; n <= ops.GDNBatchMax("vulkan", sv); n++ {
+		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok && !bt.Aliased {
+			ns = n
+		}
+	}
 	bt, _ := ops.GDNBatchAt("vulkan", sv, ns)
 	batched := "native-vulkan batched " + batchName(bt)
 	rows := []row{

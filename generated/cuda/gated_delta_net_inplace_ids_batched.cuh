@@ -6,7 +6,7 @@
 #pragma once
 
 // gated_delta_net_inplace_ids_batched@portable
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_batched_f32_portable(
         const float * __restrict__ q,
         const float * __restrict__ k,
@@ -36,20 +36,19 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head,
-        const uint32_t aliased_batched) {
+        const uint32_t rs_head) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW * NS];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ int32_t aliased[1u];
     __shared__ float staged[(SPT > 1u ? (SPT - 1u) * NS * NW * CPW * S_v : 1u)];
-    if (aliased_batched != 0u) {
+    if (SPLIT) {
         ggml_cuda_pdl_sync();
     }
     ggml_cuda_pdl_lc();
     ggml_cuda_pdl_sync();
     bool runs = true;
-    if (aliased_batched != 0u) {
+    if (SPLIT) {
         // split by aliasing: where no source aliases, the chained compute runs the step
         if (((threadIdx.z * NW + threadIdx.y) * W + threadIdx.x) == 0u) {
             aliased[0u] = 0;
@@ -66,9 +65,9 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         runs = aliased_1;
     }
     if (runs) {
-        for (uint32_t tile = blockIdx.x; tile < H * (S_v / (NW * CPW)); tile += (aliased_batched != 0u && (H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW)))) {
-            const uint32_t h = tile % H;
-            const uint32_t col_block = tile / H;
+        for (uint32_t tile = (SPLIT ? blockIdx.x : 0u); tile < (SPLIT ? H * (S_v / (NW * CPW)) : 1u); tile += (SPLIT ? ((H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW))) : 1u)) {
+            const uint32_t h = (SPLIT ? tile % H : blockIdx.x);
+            const uint32_t col_block = (SPLIT ? tile / H : blockIdx.z);
             const uint32_t z = threadIdx.z;
             const uint32_t lane = threadIdx.x;
             const uint32_t col0 = col_block * (NW * CPW) + threadIdx.y;
@@ -370,7 +369,7 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
 }
 
 // gated_delta_net_inplace_ids_batched@native-cuda
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_batched_f32(
         const float * __restrict__ q,
         const float * __restrict__ k,
@@ -400,20 +399,19 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head,
-        const uint32_t aliased_batched) {
+        const uint32_t rs_head) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW * NS];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ int32_t aliased[1u];
     __shared__ float staged[(SPT > 1u ? (SPT - 1u) * NS * NW * CPW * S_v : 1u)];
-    if (aliased_batched != 0u) {
+    if (SPLIT) {
         ggml_cuda_pdl_sync();
     }
     ggml_cuda_pdl_lc();
     ggml_cuda_pdl_sync();
     bool runs = true;
-    if (aliased_batched != 0u) {
+    if (SPLIT) {
         // split by aliasing: where no source aliases, the chained compute runs the step
         if (((threadIdx.z * NW + threadIdx.y) * W + threadIdx.x) == 0u) {
             aliased[0u] = 0;
@@ -430,9 +428,9 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
         runs = aliased_1;
     }
     if (runs) {
-        for (uint32_t tile = blockIdx.x; tile < H * (S_v / (NW * CPW)); tile += (aliased_batched != 0u && (H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW)))) {
-            const uint32_t h = tile % H;
-            const uint32_t col_block = tile / H;
+        for (uint32_t tile = (SPLIT ? blockIdx.x : 0u); tile < (SPLIT ? H * (S_v / (NW * CPW)) : 1u); tile += (SPLIT ? ((H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW))) : 1u)) {
+            const uint32_t h = (SPLIT ? tile % H : blockIdx.x);
+            const uint32_t col_block = (SPLIT ? tile / H : blockIdx.z);
             const uint32_t z = threadIdx.z;
             const uint32_t lane = threadIdx.x;
             const uint32_t col0 = col_block * (NW * CPW) + threadIdx.y;

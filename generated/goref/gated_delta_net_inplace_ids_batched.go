@@ -10,37 +10,37 @@ import (
 
 // GatedDeltaNetInplaceIdsBatchedParams are the compile-time parameters of a variant.
 type GatedDeltaNetInplaceIdsBatchedParams struct {
-	SV  uint32 // S_v in [16 32 64 128]
-	KDA bool   // KDA
-	NW  uint32 // NW in [1 2 4 8 16]
-	CPW uint32 // CPW in [1 2 4 8]
-	NS  uint32 // NS in [2 4 8 10 12 16 18 20 22 24 32]
-	SPT uint32 // SPT in [1 2 3 4 8]
+	SV    uint32 // S_v in [16 32 64 128]
+	KDA   bool   // KDA
+	NW    uint32 // NW in [1 2 4 8 16]
+	CPW   uint32 // CPW in [1 2 4 8]
+	NS    uint32 // NS in [2 4 8 10 12 16 18 20 22 24 32]
+	SPT   uint32 // SPT in [1 2 3 4 8]
+	SPLIT bool   // SPLIT
 }
 
 // GatedDeltaNetInplaceIdsBatchedArgs are the runtime scalar arguments.
 type GatedDeltaNetInplaceIdsBatchedArgs struct {
-	H              uint32  // H: value heads
-	NTokens        uint32  // n_tokens: tokens per sequence
-	NSeqs          uint32  // n_seqs: sequences
-	Neq1           uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
-	Rq3            uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
-	Sq1            uint32  // sq1: q/k head stride, elements
-	Sq2            uint32  // sq2: q/k token stride, elements
-	Sq3            uint32  // sq3: q/k sequence stride, elements
-	Sv1            uint32  // sv1: v head stride, elements
-	Sv2            uint32  // sv2: v token stride, elements
-	Sv3            uint32  // sv3: v sequence stride, elements
-	Sg1            uint32  // sg1: g head stride, elements
-	Sg2            uint32  // sg2: g token stride, elements
-	Sg3            uint32  // sg3: g sequence stride, elements
-	Sb1            uint32  // sb1: beta head stride, elements
-	Sb2            uint32  // sb2: beta token stride, elements
-	Sb3            uint32  // sb3: beta sequence stride, elements
-	Scale          float32 // scale: 1/sqrt(S_v), computed by the host
-	Sd1            uint32  // sd1: state_dst sequence (row) stride, elements
-	RsHead         uint32  // rs_head: first destination slot (op_params[1])
-	AliasedBatched uint32  // aliased_batched: 1: the batched dispatch runs the step where some source aliases, the chained compute after it where none does; 0: each runs every step
+	H       uint32  // H: value heads
+	NTokens uint32  // n_tokens: tokens per sequence
+	NSeqs   uint32  // n_seqs: sequences
+	Neq1    uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
+	Rq3     uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
+	Sq1     uint32  // sq1: q/k head stride, elements
+	Sq2     uint32  // sq2: q/k token stride, elements
+	Sq3     uint32  // sq3: q/k sequence stride, elements
+	Sv1     uint32  // sv1: v head stride, elements
+	Sv2     uint32  // sv2: v token stride, elements
+	Sv3     uint32  // sv3: v sequence stride, elements
+	Sg1     uint32  // sg1: g head stride, elements
+	Sg2     uint32  // sg2: g token stride, elements
+	Sg3     uint32  // sg3: g sequence stride, elements
+	Sb1     uint32  // sb1: beta head stride, elements
+	Sb2     uint32  // sb2: beta token stride, elements
+	Sb3     uint32  // sb3: beta sequence stride, elements
+	Scale   float32 // scale: 1/sqrt(S_v), computed by the host
+	Sd1     uint32  // sd1: state_dst sequence (row) stride, elements
+	RsHead  uint32  // rs_head: first destination slot (op_params[1])
 }
 
 // GatedDeltaNetInplaceIdsBatchedBuffers are the bound buffers; indices are in elements.
@@ -64,6 +64,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -86,7 +87,6 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -96,7 +96,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -136,7 +136,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -187,14 +187,14 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -223,13 +223,13 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							lane[kgTid] = kgLX
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
@@ -498,6 +498,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -520,7 +521,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -530,7 +530,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -570,7 +570,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -618,14 +618,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -654,13 +654,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							lane[kgTid] = kgLX
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
@@ -890,6 +890,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -912,7 +913,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -922,7 +922,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -962,7 +962,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1013,14 +1013,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1049,13 +1049,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							lane[kgTid] = kgLX
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
@@ -1288,6 +1288,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -1310,7 +1311,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1320,7 +1320,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1360,7 +1360,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1411,14 +1411,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1447,13 +1447,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							lane[kgTid] = kgLX
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
@@ -1686,6 +1686,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -1708,7 +1709,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1718,7 +1718,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1758,7 +1758,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1806,14 +1806,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1842,13 +1842,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							lane[kgTid] = kgLX
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
@@ -2078,6 +2078,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	var W uint32 = 1
 	R := (S_v / W)
 	H := kgA.H
@@ -2100,7 +2101,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -2110,7 +2110,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -2147,7 +2147,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -2179,14 +2179,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -2215,13 +2215,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
 							hq[kgTid] = (h[kgTid] % neq1)
@@ -2389,6 +2389,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	CPW := kgP.CPW
 	NS := kgP.NS
 	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
 	W := rt.SelU32((S_v == 128), 8, rt.SelU32((S_v < 32), S_v, 32))
 	R := (S_v / W)
 	H := kgA.H
@@ -2411,7 +2412,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -2421,7 +2421,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	dst := kgB.Dst
 	state_dst := kgB.StateDst
 	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -2461,7 +2461,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(((aliased_batched != 0) && ((H*(S_v/(NW*CPW))) > 256)), 256, (H*(S_v/(NW*CPW))))), int(1), int(1)
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
 	runs := make([]bool, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -2512,14 +2512,14 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if aliased_batched != 0 {
+					if SPLIT {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					// dep_release: dispatches are ordered in the Go reference
 					// dep_wait: dispatches are ordered in the Go reference
 					runs[kgTid] = true
 				}
-				if aliased_batched != 0 {
+				if SPLIT {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -2548,13 +2548,13 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 					}
 				}
 				if runs[0] {
-					for tile := uint32(uint32(kgGX)); tile < (H * (S_v / (NW * CPW))); tile += rt.SelU32(((aliased_batched != 0) && ((H * (S_v / (NW * CPW))) > 256)), 256, (H * (S_v / (NW * CPW)))) {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							kgLX := uint32(kgTid % kgWX)
 							kgLY := uint32(kgTid / kgWX % kgWY)
 							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = (tile % H)
-							var col_block uint32 = (tile / H)
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
 							z[kgTid] = kgLZ
 							lane[kgTid] = kgLX
 							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)

@@ -38,7 +38,7 @@ type GatedDeltaNetInplaceIdsChainedArgs struct {
 	Scale          float32 // scale: 1/sqrt(S_v), computed by the host
 	Sd1            uint32  // sd1: state_dst sequence (row) stride, elements
 	RsHead         uint32  // rs_head: first destination slot (op_params[1])
-	AliasedBatched uint32  // aliased_batched: 1: the batched dispatch runs the step where some source aliases, the chained compute after it where none does; 0: each runs every step
+	AliasedBatched uint32  // aliased_batched: 1: the batched dispatch before ran the step where some source aliases (split by aliasing); 0: the chained schedule
 }
 
 // GatedDeltaNetInplaceIdsChainedBuffers are the bound buffers; indices are in elements.

@@ -752,6 +752,13 @@ func runGatedDeltaNetInplaceIdsBatched(arith string, params map[string]int64, ar
 		p.SPT = uint32(v)
 	}
 	{
+		v, ok := params["SPLIT"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_batched: param SPLIT not set")
+		}
+		p.SPLIT = v != 0
+	}
+	{
 		v, ok := args["H"]
 		if !ok {
 			return fmt.Errorf("gated_delta_net_inplace_ids_batched: arg H not set")
@@ -890,13 +897,6 @@ func runGatedDeltaNetInplaceIdsBatched(arith string, params map[string]int64, ar
 			return fmt.Errorf("gated_delta_net_inplace_ids_batched: arg rs_head not set")
 		}
 		a.RsHead = v
-	}
-	{
-		v, ok := args["aliased_batched"]
-		if !ok {
-			return fmt.Errorf("gated_delta_net_inplace_ids_batched: arg aliased_batched not set")
-		}
-		a.AliasedBatched = v
 	}
 	{
 		v, ok := bufs["q"].([]float32)

@@ -4,7 +4,7 @@
 // To regenerate: kernelgen build --backend vulkan
 //
 // gated_delta_net_inplace_ids_batched (portable): op B in one dispatch for n_seqs <= NS*SPT, state_dst the cache's window: no gather
-// Variant defines: S_v, KDA, NW, CPW, NS, SPT, and KG_WG_X/Y/Z (the workgroup size).
+// Variant defines: S_v, KDA, NW, CPW, NS, SPT, SPLIT, and KG_WG_X/Y/Z (the workgroup size).
 
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef KG_DENORM_PRESERVE
@@ -47,7 +47,6 @@ layout(push_constant) uniform parameter {
     float scale;
     uint sd1;
     uint rs_head;
-    uint aliased_batched;
 } pc;
 
 const uint W = (S_v < 32u ? S_v : 32u);
@@ -93,7 +92,7 @@ shared float staged[(SPT > 1u ? (SPT - 1u) * NS * NW * CPW * S_v : 1u)];
 void main() {
     const uint kg_lin = gl_LocalInvocationIndex;
     bool runs = true;
-    if (pc.aliased_batched != 0u) {
+    if (SPLIT) {
         // split by aliasing: where no source aliases, the chained compute runs the step
         if (((gl_LocalInvocationID.z * NW + gl_LocalInvocationID.y) * W + gl_LocalInvocationID.x) == 0u) {
             aliased[0u] = 0;
@@ -110,9 +109,9 @@ void main() {
         runs = aliased_1;
     }
     if (runs) {
-        for (uint tile = gl_WorkGroupID.x; tile < pc.H * (S_v / (NW * CPW)); tile += (pc.aliased_batched != 0u && (pc.H * (S_v / (NW * CPW))) > 256u ? 256u : pc.H * (S_v / (NW * CPW)))) {
-            uint h = tile % pc.H;
-            uint col_block = tile / pc.H;
+        for (uint tile = (SPLIT ? gl_WorkGroupID.x : 0u); tile < (SPLIT ? pc.H * (S_v / (NW * CPW)) : 1u); tile += (SPLIT ? ((pc.H * (S_v / (NW * CPW))) > 256u ? 256u : pc.H * (S_v / (NW * CPW))) : 1u)) {
+            uint h = (SPLIT ? tile % pc.H : gl_WorkGroupID.x);
+            uint col_block = (SPLIT ? tile / pc.H : gl_WorkGroupID.z);
             uint z = gl_LocalInvocationID.z;
             uint lane = gl_LocalInvocationID.x;
             uint col0 = col_block * (NW * CPW) + gl_LocalInvocationID.y;

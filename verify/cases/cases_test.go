@@ -165,7 +165,7 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 					for range 8 + 2*spt {
 						a := ops.Ariths()[i%len(ops.Ariths())]
 						i++
-						v := ops.V(batchedOp, "S_v", sv, "KDA", kda, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt)
+						v := ops.V(batchedOp, "S_v", sv, "KDA", kda, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt, "SPLIT", i%3 == 0)
 						c, err := Random(batchedOp, a, r, sz, &v)
 						if err != nil {
 							t.Fatal(err)
@@ -227,13 +227,13 @@ func TestSplitBatchedTilesMatchTwoDispatches(t *testing.T) {
 	strided, aliasing := 0, 0
 	for i := 0; strided < 12 && i < 400; i++ {
 		a := ops.Ariths()[i%len(ops.Ariths())]
-		v := ops.V(batchedOp, "S_v", 16, "KDA", i%2 == 0, "NW", 1, "CPW", 1, "NS", 4, "SPT", 2)
+		v := ops.V(batchedOp, "S_v", 16, "KDA", i%2 == 0, "NW", 1, "CPW", 1, "NS", 4, "SPT", 2, "SPLIT", true)
 		c, err := Random(batchedOp, a, r, sz, &v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		one := c.Launches[0]
-		if one.Args["aliased_batched"] == 0 || one.Args["H"]*16 <= 256 {
+		if one.Args["H"]*16 <= 256 {
 			continue
 		}
 		strided++

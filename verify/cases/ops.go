@@ -1,9 +1,12 @@
 package cases
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -96,15 +99,18 @@ func (b *builder) gdn(op string) error {
 		// state_dst starts as a copy of the window's rows.
 		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
 		b.untouched("dst", attn+D*n)
-		chained, ok := splitVariant(b.c.Variant)
-		if r.IntN(3) != 0 || !ok {
+		if b.vals["SPLIT"] == 0 {
 			return b.launch(op, args, nil)
 		}
-		// A third split the step by aliasing (ops.Batch.Aliased): the
-		// batched dispatch, then the chained compute. The plan left from
-		// an earlier step has every sequence run as a segment of one, so
-		// a chained compute that ran where the batched dispatch did would
+		// A variant split by aliasing (ops.Batch.Aliased): the batched
+		// dispatch, then the chained compute. The plan left from an
+		// earlier step has every sequence run as a segment of one, so a
+		// chained compute that ran where the batched dispatch did would
 		// recompute the aliasing sequences from rows already written.
+		chained, ok := splitVariant(b.c.Variant, b.c.Arith)
+		if !ok {
+			return fmt.Errorf("%s: no chained compute variant at S_v %d, KDA %d is built where it is", b.c.Variant, b.vals["S_v"], b.vals["KDA"])
+		}
 		args["aliased_batched"] = 1
 		b.untouched("scratch", n*D)
 		for i := range b.plan(n).I32 {
@@ -133,20 +139,27 @@ func (b *builder) gdn(op string) error {
 }
 
 // splitVariant is the chained compute's variant that runs after batched
-// variant v in op B's split by aliasing: at v's S_v and KDA, built on
-// every backend that builds v (any, where v names none); ok false: none
-// is, and a case of v does not split.
-func splitVariant(v ops.Variant) (ops.Variant, bool) {
-	for _, c := range ops.VariantsOf(chainedOp) {
-		if c.Values["S_v"] != v.Values["S_v"] || c.Values["KDA"] != v.Values["KDA"] {
-			continue
-		}
-		ok := true
-		for _, be := range v.On {
-			ok = ok && c.BuiltOn(be)
-		}
-		if ok && (v.On != nil || v.NotOn == nil) {
-			return c, true
+// variant v in op B's split by aliasing, at v's S_v and KDA: one built on
+// every backend that builds v (any, where v names none), else the one of
+// contract a's backend, else of the first backend v names. A caller that
+// runs a case on one backend passes v.OnlyOn(it): the backends' tilings
+// differ at S_v 128.
+func splitVariant(v ops.Variant, a ir.Arith) (ops.Variant, bool) {
+	for _, builtOn := range []func(c ops.Variant) bool{
+		func(c ops.Variant) bool {
+			ok := v.On != nil || v.NotOn == nil
+			for _, be := range v.On {
+				ok = ok && c.BuiltOn(be)
+			}
+			return ok
+		},
+		func(c ops.Variant) bool { return a.Native && slices.Contains(v.On, a.Backend) && c.BuiltOn(a.Backend) },
+		func(c ops.Variant) bool { return len(v.On) > 0 && c.BuiltOn(v.On[0]) },
+	} {
+		for _, c := range ops.VariantsOf(chainedOp) {
+			if c.Values["S_v"] == v.Values["S_v"] && c.Values["KDA"] == v.Values["KDA"] && builtOn(c) {
+				return c, true
+			}
 		}
 	}
 	return ops.Variant{}, false

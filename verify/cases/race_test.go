@@ -62,7 +62,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 		for _, ns := range nss {
 			for range 10 {
 				a := ops.Ariths()[i%len(ops.Ariths())]
-				v := ops.V(batchedOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt)
+				v := ops.V(batchedOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt, "SPLIT", i%2 == 0)
 				i++
 				c, err := Random(batchedOp, a, r, sz, &v)
 				if err != nil {

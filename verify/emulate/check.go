@@ -75,7 +75,7 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written m
 				return
 			}
 			r := rand.New(rand.NewPCG(uint64(i), 7))
-			v := j.v
+			v := j.v.OnlyOn(native.Backend) // the case runs here (a split's chained compute is this backend's)
 			c, err := cases.Random(j.op.Name, j.a, r, cases.Small, &v)
 			if err != nil {
 				fails[i] = &failure{noRun, err}

@@ -272,7 +272,7 @@ func TestBatchedSequencesPerThread(t *testing.T) {
 		for _, spt := range []int{2, 3, 4, 8} {
 			for _, sv := range []int{16, 32} {
 				for _, kda := range []bool{false, true} {
-					v := ops.V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", 2, "CPW", 1, "NS", 4, "SPT", spt)
+					v := ops.V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", 2, "CPW", 1, "NS", 4, "SPT", spt, "SPLIT", spt == 2)
 					name := fmt.Sprintf("%s@%s[%s]", v.Op, a, v)
 					t.Run(name, func(t *testing.T) {
 						t.Parallel()

@@ -777,14 +777,17 @@ void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, ch
 template <bool NATIVE, int NW, int CPW, int NS, int SPT>
 void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, int mode) {
     const bool split = mode != 0;
-    auto k = NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT>
-                    : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT>;
+    auto k = split ? (NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT, true>
+                             : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT, true>)
+                   : (NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT, false>
+                             : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT, false>);
     const uint32_t H = b.H, n = b.n;
-    const uint32_t tiles = H * (kSv / (NW * CPW)); // a workgroup per tile, split at most 256 (ops.splitGroups)
-    kg_launch_pdl(k, dim3(split && tiles > 256 ? 256 : tiles), dim3(32, NW, NS), kg_stream,
+    const uint32_t tiles = H * (kSv / (NW * CPW)); // split: at most 256 workgroups over the tiles (ops.splitGroups)
+    const dim3 grid = split ? dim3(tiles > 256 ? 256 : tiles) : dim3(H, 1, kSv / (NW * CPW));
+    kg_launch_pdl(k, grid, dim3(32, NW, NS), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
-        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, split ? 1u : 0u);
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
     if (mode == 1) gdn_chain<NATIVE>(b, ids, rs, 1, parts_compute, true);
 }
 
