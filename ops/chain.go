@@ -96,15 +96,57 @@ const (
 //
 // Past planMax sequences every aliasing row is copied (segments of one).
 func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
+	return buildPlanGather(name, cacheRole, idsRole, chainLayout)
+}
+
+// buildBlockGather is the block gather of op B's block schedule
+// (docs/ops.md#blocks): it plans as the chain gather does through step 2,
+// then lays the paths out one after another and cuts them into blocks of
+// `block` sequences, one workgroup of the compute kernel each. A sequence
+// reads scratch only where the row it reads lies in another block; within
+// a block every read comes before one barrier and every write after it,
+// so a cycle or a row several read needs no copy there.
+//
+//  3. Pointer jumping along prev ranks every sequence from its path's
+//     head and finds the head.
+//  4. A prefix sum over the paths' lengths (stored at their heads) places
+//     each path; a sequence's position is its path's start plus its rank.
+//  5. Every edge whose ends lie in different blocks is cut and its row
+//     flagged; the first workgroup stores plan[pos] = s << 16 | from.
+//  6. The flagged rows are listed and copied, as in the chain gather.
+//
+// Past planMax sequences every aliasing row is copied, each sequence at
+// its own position.
+func buildBlockGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
+	return buildPlanGather(name, cacheRole, idsRole, blockLayout)
+}
+
+// planLayout is what a plan gather lays out: the chained schedule's
+// segments, or the block schedule's blocks.
+type planLayout int
+
+const (
+	chainLayout planLayout = iota
+	blockLayout
+)
+
+func buildPlanGather(name, cacheRole, idsRole string, layout planLayout) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	seg := b.Arg("seg", ir.U32, "most sequences a segment runs, at least 1 (1: every aliasing row copied)")
+	var seg, block dsl.Val
+	planDoc := "len << 16 | from per sequence, written where some source aliases"
+	if layout == chainLayout {
+		seg = b.Arg("seg", ir.U32, "most sequences a segment runs, at least 1 (1: every aliasing row copied)")
+	} else {
+		block = b.Arg("block", ir.U32, "sequences a block holds (the compute kernel's NS), at least 1")
+		planDoc = "s << 16 | from per position, written where some source aliases"
+	}
 	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
 	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
-	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", "len << 16 | from per sequence, written where some source aliases")
+	plan := b.Buffer("plan", ir.I32, ir.Write, "plan", planDoc)
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	b.Grid(chainGroups, 1, 1)
@@ -131,12 +173,25 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 			b.Comment("too many sequences to plan: every aliasing row is copied")
 			b.If(b.GroupID(0).Eq(0), func() {
 				b.ForStep("t", lid, nSeqs, b.U32(planThreads), func(t dsl.Val) {
-					plan.Store(t, b.Select(target(t).Ge(0), t.I32().Add(1), b.I32(0)).Add(1<<planLenShift))
+					// s reads its source from scratch row s: a segment of
+					// one, or a block position of its own
+					from := b.Select(target(t).Ge(0), t.I32().Add(1), b.I32(0))
+					if layout == chainLayout {
+						plan.Store(t, from.Add(1<<planLenShift))
+					} else {
+						plan.Store(t, from.Add(t.I32().Shl(planLenShift)))
+					}
 				})
 			})
 			copyRows(func(r dsl.Val) dsl.Val { return target(r).Ge(0) })
 		}, func() {
-			flags, free := planSegments(b, lid, nSeqs, seg, plan, target)
+			p := planPaths(b, lid, nSeqs, target)
+			var flags, free dsl.Arr
+			if layout == chainLayout {
+				flags, free = p.segments(seg, plan)
+			} else {
+				flags, free = p.blocks(block, plan)
+			}
 			list, count := cutRows(b, lid, nSeqs, flags, free)
 			copyCutRows(b, cache, scratch, list, count, rsHead, rowLen)
 		})
@@ -144,30 +199,73 @@ func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
 	return b.Build()
 }
 
-// planSegments plans in shared memory (the steps of buildChainGather); the
-// first workgroup stores the plan. It returns the window rows to copy
-// (flags[t] 1: a cut edge reads row t, 0: none) and an array of planMax it
-// no longer needs: more shared memory would cost the chain gather
+// planner is a plan in shared memory: next[s] and prev[t] as in
+// buildChainGather, jump and val for the pointer-jumping passes; each
+// thread keeps source[j], the row its j-th sequence reads (target).
+// Four arrays of planMax: more shared memory would cost the gather
 // occupancy on NVIDIA's Vulkan driver (0.35 us more with identity ids, 8
 // us with rotated, on the H200: bench/RESULTS.md).
-func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target func(dsl.Val) dsl.Val) (flags, free dsl.Arr) {
-	next := b.SharedArray("next", ir.I32, planMax)
-	prev := b.SharedArray("prev", ir.I32, planMax)
-	jump := b.SharedArray("jump", ir.I32, planMax)
-	val := b.SharedArray("val", ir.I32, planMax)
-	held := b.Array("held", ir.I32, planPerThread)
-	heldJump := b.Array("held_jump", ir.I32, planPerThread)
-	source := b.Array("source", ir.I32, planPerThread) // the row u reads (target), kept
-	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
-	each(func(u, j dsl.Val) {
-		source.Set(j, target(u))
-		next.Set(u, source.At(j))
+type planner struct {
+	b                      *dsl.Builder
+	lid, nSeqs             dsl.Val
+	next, prev, jump, val  dsl.Arr
+	held, heldJump, source dsl.Arr
+}
+
+func (p *planner) each(f func(u, j dsl.Val)) { forPlanned(p.b, p.lid, p.nSeqs, f) }
+
+// jumpRounds doubles jump[] until it spans n_seqs, combining val[] with
+// combine(own, the jumped-to's) on the way. sticky: a jump to a head (jump
+// -1) stays there, so that jump[] ends at each one's head (the head's val
+// must be combine's identity).
+func (p *planner) jumpRounds(combine func(own, far dsl.Val) dsl.Val, sticky bool) {
+	b, jump, val := p.b, p.jump, p.val
+	b.For("round", 0, planRounds, func(round dsl.Val) {
+		b.If(b.U32(1).Shl(round).Lt(p.nSeqs), func() {
+			p.each(func(u, j dsl.Val) {
+				to := b.Let("to", jump.At(u))
+				p.held.Set(j, val.At(u))
+				p.heldJump.Set(j, to)
+				b.If(to.Ge(0), func() {
+					p.held.Set(j, combine(val.At(u), val.At(to.U32())))
+					far := jump.At(to.U32())
+					if sticky {
+						far = b.Select(far.Ge(0), far, to)
+					}
+					p.heldJump.Set(j, far)
+				})
+			})
+			b.Barrier()
+			p.each(func(u, j dsl.Val) {
+				val.Set(u, p.held.At(j))
+				jump.Set(u, p.heldJump.At(j))
+			})
+			b.Barrier()
+		})
+	})
+}
+
+// planPaths runs steps 1 and 2 of buildChainGather: afterwards every
+// kept edge (next[s] >= 0, prev[next[s]] == s) lies on a path.
+func planPaths(b *dsl.Builder, lid, nSeqs dsl.Val, target func(dsl.Val) dsl.Val) *planner {
+	p := &planner{b: b, lid: lid, nSeqs: nSeqs}
+	p.next = b.SharedArray("next", ir.I32, planMax)
+	p.prev = b.SharedArray("prev", ir.I32, planMax)
+	p.jump = b.SharedArray("jump", ir.I32, planMax)
+	p.val = b.SharedArray("val", ir.I32, planMax)
+	p.held = b.Array("held", ir.I32, planPerThread)
+	p.heldJump = b.Array("held_jump", ir.I32, planPerThread)
+	p.source = b.Array("source", ir.I32, planPerThread) // the row u reads (target), kept
+	next, prev, jump, val, held := p.next, p.prev, p.jump, p.val, p.held
+	p.each(func(u, j dsl.Val) {
+		p.source.Set(j, target(u))
+		next.Set(u, p.source.At(j))
 		prev.Set(u, b.I32(-1))
 	})
 	b.Barrier()
 
 	b.Comment("a row read by several sequences keeps its lowest reader; the others read scratch")
-	each(func(u, j dsl.Val) {
+	p.each(func(u, j dsl.Val) {
 		t := b.Let("t", next.At(u))
 		kept := b.Var("kept", t.Ge(0))
 		b.If(kept.Get(), func() {
@@ -178,45 +276,21 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 		held.Set(j, b.Select(kept.Get(), t, b.Select(t.Ge(0), b.I32(-2), b.I32(-1))))
 	})
 	b.Barrier()
-	each(func(u, j dsl.Val) {
+	p.each(func(u, j dsl.Val) {
 		t := b.Let("t", held.At(j))
 		next.Set(u, t)
 		b.If(t.Ge(0), func() { prev.Set(t.U32(), u.I32()) })
 	})
 	b.Barrier()
 
-	// jumpRounds doubles jump[] until it spans n_seqs, combining val[]
-	// with combine(own, the jumped-to's) on the way.
-	jumpRounds := func(combine func(own, far dsl.Val) dsl.Val) {
-		b.For("round", 0, planRounds, func(round dsl.Val) {
-			b.If(b.U32(1).Shl(round).Lt(nSeqs), func() {
-				each(func(u, j dsl.Val) {
-					to := b.Let("to", jump.At(u))
-					held.Set(j, val.At(u))
-					heldJump.Set(j, to)
-					b.If(to.Ge(0), func() {
-						held.Set(j, combine(val.At(u), val.At(to.U32())))
-						heldJump.Set(j, jump.At(to.U32()))
-					})
-				})
-				b.Barrier()
-				each(func(u, j dsl.Val) {
-					val.Set(u, held.At(j))
-					jump.Set(u, heldJump.At(j))
-				})
-				b.Barrier()
-			})
-		})
-	}
-
 	b.Comment("cycles: after the rounds only a cycle's members still jump; the edge into its lowest is cut")
-	each(func(u, _ dsl.Val) {
+	p.each(func(u, _ dsl.Val) {
 		jump.Set(u, b.Select(next.At(u).Ge(0), next.At(u), b.I32(-1)))
 		val.Set(u, u.I32())
 	})
 	b.Barrier()
-	jumpRounds(func(own, far dsl.Val) dsl.Val { return b.Select(far.Lt(own), far, own) })
-	each(func(u, _ dsl.Val) {
+	p.jumpRounds(func(own, far dsl.Val) dsl.Val { return b.Select(far.Lt(own), far, own) }, false)
+	p.each(func(u, _ dsl.Val) {
 		b.If(jump.At(u).Ge(0).AndAlso(val.At(u).Eq(u.I32())), func() {
 			r := b.Let("r", prev.At(u))
 			next.Set(r.U32(), b.I32(-2))
@@ -224,15 +298,22 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 		})
 	})
 	b.Barrier()
+	return p
+}
 
+// segments runs steps 3 and 4 of buildChainGather; the first workgroup
+// stores the plan. It returns the window rows to copy (flags[t] 1: a cut
+// edge reads row t, 0: none) and an array of planMax it no longer needs.
+func (p *planner) segments(seg dsl.Val, plan dsl.Buf) (flags, free dsl.Arr) {
+	b, next, prev, jump, val := p.b, p.next, p.prev, p.jump, p.val
 	b.Comment("rank each sequence from its path's head; every seg-th starts a segment, cut from its reader")
-	each(func(u, _ dsl.Val) {
+	p.each(func(u, _ dsl.Val) {
 		jump.Set(u, prev.At(u))
 		val.Set(u, b.Select(prev.At(u).Ge(0), b.I32(1), b.I32(0)))
 	})
 	b.Barrier()
-	jumpRounds(func(own, far dsl.Val) dsl.Val { return own.Add(far) })
-	each(func(u, _ dsl.Val) {
+	p.jumpRounds(func(own, far dsl.Val) dsl.Val { return own.Add(far) }, false)
+	p.each(func(u, _ dsl.Val) {
 		rank := b.Let("rank", val.At(u).U32())
 		b.If(rank.Gt(0).AndAlso(rank.Rem(seg).Eq(0)), func() { next.Set(prev.At(u).U32(), b.I32(-2)) })
 	})
@@ -242,19 +323,19 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	// once however many read it: a flag per row, set by every cut reader
 	// (the same value from each), no search for a lowest reader.
 	b.Comment("a row cut readers read is copied once, into its own scratch row")
-	each(func(u, j dsl.Val) {
+	p.each(func(u, j dsl.Val) {
 		jump.Set(u, b.I32(0))
-		prev.Set(u, b.Select(next.At(u).Eq(-2), source.At(j), b.I32(-1)))
+		prev.Set(u, b.Select(next.At(u).Eq(-2), p.source.At(j), b.I32(-1)))
 	})
 	b.Barrier()
-	each(func(u, j dsl.Val) {
-		b.If(next.At(u).Eq(-2), func() { jump.Set(source.At(j).U32(), b.I32(1)) })
+	p.each(func(u, j dsl.Val) {
+		b.If(next.At(u).Eq(-2), func() { jump.Set(p.source.At(j).U32(), b.I32(1)) })
 	})
 	b.Barrier()
 
 	b.If(b.GroupID(0).Eq(0), func() {
 		b.Comment("a segment's first walks it for its length")
-		each(func(u, _ dsl.Val) {
+		p.each(func(u, _ dsl.Val) {
 			n := b.Var("len", b.I32(0))
 			b.If(val.At(u).U32().Rem(seg).Eq(0), func() {
 				n.Set(b.I32(1))
@@ -273,6 +354,68 @@ func planSegments(b *dsl.Builder, lid, nSeqs, seg dsl.Val, plan dsl.Buf, target 
 	return jump, val
 }
 
+// blocks runs steps 3 to 5 of buildBlockGather; the first workgroup stores
+// the plan. It returns the rows to copy and a free array, as segments does.
+func (p *planner) blocks(block dsl.Val, plan dsl.Buf) (flags, free dsl.Arr) {
+	b, next, prev, jump, val := p.b, p.next, p.prev, p.jump, p.val
+	rank := b.Array("rank", ir.I32, planPerThread)
+	head := b.Array("head", ir.I32, planPerThread)
+	tail := b.Array("tail", ir.I32, planPerThread)
+	b.Comment("rank each sequence from its path's head, and find the head")
+	p.each(func(u, _ dsl.Val) {
+		jump.Set(u, prev.At(u))
+		val.Set(u, b.Select(prev.At(u).Ge(0), b.I32(1), b.I32(0)))
+	})
+	b.Barrier()
+	p.jumpRounds(func(own, far dsl.Val) dsl.Val { return own.Add(far) }, true)
+	p.each(func(u, j dsl.Val) {
+		rank.Set(j, val.At(u))
+		head.Set(j, b.Select(jump.At(u).Ge(0), jump.At(u), u.I32()))
+		tail.Set(j, b.Select(next.At(u).Lt(0), b.I32(1), b.I32(0)))
+	})
+	b.Barrier()
+
+	b.Comment("lay the paths out one after another: each starts at the sum of the lengths of the paths of lower heads")
+	p.each(func(u, _ dsl.Val) { prev.Set(u, b.I32(0)) })
+	b.Barrier()
+	p.each(func(u, j dsl.Val) {
+		b.If(tail.At(j).Eq(1), func() { prev.Set(head.At(j).U32(), rank.At(j).Add(1)) })
+	})
+	b.Barrier()
+	p.each(func(u, _ dsl.Val) { next.Set(u, prev.At(u)) })
+	b.Barrier()
+	prefixSum(b, p.lid, p.nSeqs, next, p.held)
+	p.each(func(u, j dsl.Val) {
+		h := head.At(j).U32()
+		val.Set(u, next.At(h).Sub(prev.At(h)).Add(rank.At(j)))
+	})
+	b.Barrier()
+
+	b.Comment("an edge between blocks is cut: its row is copied once, into its own scratch row")
+	p.each(func(u, _ dsl.Val) { jump.Set(u, b.I32(0)) })
+	b.Barrier()
+	cut := b.Array("cut", ir.I32, planPerThread)
+	p.each(func(u, j dsl.Val) {
+		t := b.Let("t", p.source.At(j))
+		cut.Set(j, b.I32(0))
+		b.If(t.Ge(0), func() {
+			b.If(val.At(u).U32().Div(block).Ne(val.At(t.U32()).U32().Div(block)), func() {
+				cut.Set(j, b.I32(1))
+				jump.Set(t.U32(), b.I32(1))
+			})
+		})
+	})
+	b.Barrier()
+	b.If(b.GroupID(0).Eq(0), func() {
+		p.each(func(u, j dsl.Val) {
+			from := b.Select(cut.At(j).Eq(1), p.source.At(j).Add(1), b.I32(0))
+			plan.Store(val.At(u).U32(), u.I32().Shl(planLenShift).Add(from))
+		})
+	})
+	b.Barrier() // val is free from here (cutRows reuses it)
+	return jump, val
+}
+
 // forPlanned runs f for every sequence u this thread plans (the j-th of
 // its planPerThread, strided by planThreads).
 func forPlanned(b *dsl.Builder, lid, nSeqs dsl.Val, f func(u, j dsl.Val)) {
@@ -283,32 +426,40 @@ func forPlanned(b *dsl.Builder, lid, nSeqs dsl.Val, f func(u, j dsl.Val)) {
 }
 
 // cutRows lists the flagged rows (flags[t] 1) in list, in order, and
-// returns its length: a prefix sum over the flags in place, by doubling
-// (ceil(log2 n_seqs) rounds), each flagged row then storing itself at its
-// rank. flags and list are shared arrays of planMax.
+// returns its length: a prefix sum over the flags in place, each flagged
+// row then storing itself at its rank. flags and list are shared arrays of
+// planMax.
 func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, flags, list dsl.Arr) (dsl.Arr, dsl.Val) {
 	held := b.Array("held_rank", ir.I32, planPerThread)
 	flagged := b.Array("flagged", ir.I32, planPerThread)
 	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
 	each(func(u, j dsl.Val) { flagged.Set(j, flags.At(u)) })
 	rank := flags
-	b.For("round", 0, planRounds, func(round dsl.Val) {
-		d := b.Let("d", b.U32(1).Shl(round))
-		b.If(d.Lt(nSeqs), func() {
-			each(func(u, j dsl.Val) {
-				held.Set(j, rank.At(u))
-				b.If(u.Ge(d), func() { held.Set(j, held.At(j).Add(rank.At(u.Sub(d)))) })
-			})
-			b.Barrier()
-			each(func(u, j dsl.Val) { rank.Set(u, held.At(j)) })
-			b.Barrier()
-		})
-	})
+	prefixSum(b, lid, nSeqs, rank, held)
 	each(func(u, j dsl.Val) {
 		b.If(flagged.At(j).Eq(1), func() { list.Set(rank.At(u).Sub(1).U32(), u.I32()) })
 	})
 	b.Barrier()
 	return list, b.Let("cut_count", rank.At(nSeqs.Sub(1)).U32())
+}
+
+// prefixSum turns the shared array a (of planMax) into its inclusive
+// prefix sum over n_seqs, by doubling (ceil(log2 n_seqs) rounds); held is
+// a thread's planPerThread registers.
+func prefixSum(b *dsl.Builder, lid, nSeqs dsl.Val, a, held dsl.Arr) {
+	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
+	b.For("round", 0, planRounds, func(round dsl.Val) {
+		d := b.Let("d", b.U32(1).Shl(round))
+		b.If(d.Lt(nSeqs), func() {
+			each(func(u, j dsl.Val) {
+				held.Set(j, a.At(u))
+				b.If(u.Ge(d), func() { held.Set(j, held.At(j).Add(a.At(u.Sub(d)))) })
+			})
+			b.Barrier()
+			each(func(u, j dsl.Val) { a.Set(u, held.At(j)) })
+			b.Barrier()
+		})
+	})
 }
 
 // copyCutRows copies this workgroup's share of every listed window row t

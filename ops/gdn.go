@@ -32,13 +32,22 @@ const (
 	// a sequence the plan marks reads scratch, any other source is read
 	// through state_dst where it lies in the window, else the cache.
 	gdnInplaceIdsChained
+	// gdnInplaceIdsBlocks is op B's compute kernel in the block schedule
+	// (docs/ops.md#blocks): the batched kernel's workgroup of NS rows of
+	// threads, one per block of the block gather's layout. Row z runs the
+	// sequence at position block*NS + z (the plan's, where some source
+	// aliases; else that sequence itself); every row reads its prior state,
+	// one workgroup barrier, then every row writes. A source the plan
+	// marks is read from scratch, any other in the window through
+	// state_dst: the block gather placed its writer in the same block.
+	gdnInplaceIdsBlocks
 	// gdnShared is ops A and B in one kernel, picked by the IDS param: what
 	// upstream gets (Shared), one template for both ops.
 	gdnShared
 )
 
 func (m gdnMode) ids() bool {
-	return m == gdnInplaceIds || m == gdnInplaceIdsBatched || m == gdnInplaceIdsChained
+	return m == gdnInplaceIds || m == gdnInplaceIdsBatched || m == gdnInplaceIdsChained || m == gdnInplaceIdsBlocks
 }
 
 // maxShared is the most shared memory, in floats, the batched kernel may
@@ -79,10 +88,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
 	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
-	batched := mode == gdnInplaceIdsBatched
+	// The block schedule's kernel is the batched kernel's rows of threads,
+	// one slot each, over a grid of blocks.
+	blocks := mode == gdnInplaceIdsBlocks
+	batched := mode == gdnInplaceIdsBatched || blocks
 	var ns, spt, split dsl.Val
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32)
+	}
+	if blocks {
+		spt, split = b.U32(1), b.Bool(false)
+	} else if batched {
 		spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
 		// split by aliasing (Batch.Aliased): a variant of its own, so that
 		// the tiers that run every step keep their code (a runtime switch
@@ -152,7 +168,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	switch mode {
 	case gdnBase, gdnInplace:
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
-	case gdnInplaceIds, gdnInplaceIdsBatched, gdnInplaceIdsChained:
+	case gdnInplaceIds, gdnInplaceIdsBatched, gdnInplaceIdsChained, gdnInplaceIdsBlocks:
 		state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
 	case gdnShared:
 		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]; with IDS the full cache, rows of S_v*S_v*H")
@@ -165,7 +181,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination").Prior()
-	case gdnInplaceIdsBatched, gdnInplaceIdsChained:
+	case gdnInplaceIdsBatched, gdnInplaceIdsChained, gdnInplaceIdsBlocks:
 		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "the cache's rows [rs_head, rs_head+n_seqs): sources there are read here")
 		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 	}
@@ -174,9 +190,16 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather").Prior()
 		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
+	if blocks {
+		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the block gather").Prior()
+		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the block plan: s << 16 | from per position").Prior()
+	}
 
 	var tiles, groups dsl.Val // split: (head, column block) tiles, and the workgroups that run them
-	if batched {
+	if blocks {
+		b.Workgroup(w, nw, ns)
+		b.Grid(nHeads, nSeqs.Add(ns.Sub(1)).Div(ns), sv.Div(nw.Mul(cpw)))
+	} else if batched {
 		b.Workgroup(w, nw, ns)
 		// A workgroup per (head, column block) tile; split by aliasing, at
 		// most splitGroups, each running tiles splitGroups apart: where no
@@ -203,7 +226,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	b.DepRelease()
 	switch mode {
-	case gdnInplaceIds, gdnInplaceIdsChained:
+	case gdnInplaceIds, gdnInplaceIdsChained, gdnInplaceIdsBlocks:
 		waitWithoutGather(b, nSeqs)
 	case gdnShared:
 		b.If(withIds.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
@@ -233,7 +256,18 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		// z + j*NS). Slots past n_seqs run the last sequence's inputs on
 		// a zero state, so that every thread reaches every barrier of the
 		// reductions, and store nothing.
+		var from dsl.Val // blocks: 0, or the plan's scratch row + 1
 		slot := func(j dsl.Val) {
+			if blocks {
+				at := b.Let("slot", b.GroupID(1).Mul(ns).Add(z))
+				stores = b.Let("stores", at.Lt(nSeqs))
+				pos := b.Let("pos", b.Select(stores, at, nSeqs.Sub(1)))
+				entry := b.Var("entry", pos.I32().Shl(planLenShift))
+				b.If(aliased, func() { entry.Set(plan.Load(pos)) })
+				s = b.Let("s", entry.Get().U32().Shr(planLenShift))
+				from = b.Let("from", entry.Get().BitAnd(planFromMask))
+				return
+			}
 			at := b.Let("slot", z.Add(j.Mul(ns)))
 			stores = b.Let("stores", at.Lt(nSeqs))
 			s = b.Let("s", b.Select(stores, at, nSeqs.Sub(1)))
@@ -357,6 +391,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				b.IfElse(stores.Not(),
 					func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
 					func() {
+						if blocks {
+							b.IfElse(from.Ne(0),
+								func() { loadFrom(scratch, from.Sub(1).U32().Mul(nHeads).Add(h).Mul(block)) },
+								func() {
+									src := b.Let("src", ids.Load(s))
+									b.IfElse(inWindow(src, rsHead, nSeqs),
+										func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+										func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+								})
+							return
+						}
 						src := b.Let("src", ids.Load(s))
 						inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
 						b.IfElse(j.Gt(0).AndAlso(stagedSource(src)),
@@ -620,6 +665,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
 			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 		}
+	}
+	if blocks {
+		h, colBlock = b.Let("h", b.GroupID(0)), b.GroupID(2)
+		tid := b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0))
+		aliased = anyAliases(b, tid, w.Mul(nw).Mul(ns), ids, rsHead, nSeqs)
+		b.If(aliased, func() { b.DepWait() }) // the plan and scratch are the block gather's
+		sequence()
+		return b.Build()
 	}
 	if batched {
 		// Without SPLIT (a compile-time constant) the tile loop runs once

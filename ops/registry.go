@@ -80,6 +80,12 @@ var registry = []*Op{
 	{Name: "gated_delta_net_inplace_ids_chained", Fusion: "B", Summary: "op B's chained schedule, phase 2: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_chained", gdnInplaceIdsChained, a)
 	}},
+	{Name: "gated_delta_net_block_gather", Fusion: "B", Summary: "op B's block schedule, phase 1: lay the ids chains out in blocks, copy the prior states read across blocks to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildBlockGather("gated_delta_net_block_gather", "src5", "src7")
+	}},
+	{Name: "gated_delta_net_inplace_ids_blocks", Fusion: "B", Summary: "op B's block schedule, phase 2: each workgroup runs a block of sequences, one per row of threads", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildGDN("gated_delta_net_inplace_ids_blocks", gdnInplaceIdsBlocks, a)
+	}},
 	{Name: "ssm_conv", Summary: "plain depthwise causal conv (the non-fused path)", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildSSMConv("ssm_conv", a)
 	}},

@@ -129,6 +129,10 @@ type Tuning struct {
 	// with many sequences the chains' own parallelism fills the device,
 	// and shorter segments only add copies.
 	ChainSplit, ChainWideFrom, ChainWideSplit int
+	// GDNBlocks are the shapes (SPT 1) of op B's block schedule
+	// (docs/ops.md#blocks) generated at S_v for the bench; the glue runs
+	// none of them.
+	GDNBlocks func(sv int) []Batch
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -224,6 +228,15 @@ func tierFrom(backend string, sv int, tiers []Batch, i int) int {
 func GDNBatch(backend string, sv int) []Batch {
 	if t := tuningOf(backend); t.GDNBatch != nil {
 		return t.GDNBatch(sv)
+	}
+	return nil
+}
+
+// GDNBlocks are a backend's shapes of op B's block schedule at S_v (SPT
+// 1), generated for the bench; none: the backend has none.
+func GDNBlocks(backend string, sv int) []Batch {
+	if t := tuningOf(backend); t.GDNBlocks != nil {
+		return t.GDNBlocks(sv)
 	}
 	return nil
 }
@@ -363,6 +376,22 @@ func table() []Variant {
 				out = append(out, V("gated_delta_net_inplace_ids_chained", "S_v", sv, "KDA", kda, "NW", t[0], "CPW", t[1]).OnlyOn(chainAt[t]...))
 			}
 		}
+		// the block schedule's compute kernel at each backend's shapes
+		blocksAt := map[Batch][]string{}
+		var shapes []Batch
+		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBlocks != nil }) {
+			for _, bt := range GDNBlocks(be, sv) {
+				if blocksAt[bt] == nil {
+					shapes = append(shapes, bt)
+				}
+				blocksAt[bt] = append(blocksAt[bt], be)
+			}
+		}
+		for _, bt := range shapes {
+			for _, kda := range []bool{false, true} {
+				out = append(out, V("gated_delta_net_inplace_ids_blocks", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS).OnlyOn(blocksAt[bt]...))
+			}
+		}
 		// the batched kernel at each tier of each backend, one variant per
 		// shape
 		batchAt := map[Batch][]string{}
@@ -388,6 +417,9 @@ func table() []Variant {
 		for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
 			out = append(out, V(op).OnlyOn(chain...))
 		}
+	}
+	if blocks := tunedBackends(func(t Tuning) bool { return t.GDNBlocks != nil }); len(blocks) > 0 {
+		out = append(out, V("gated_delta_net_block_gather").OnlyOn(blocks...))
 	}
 	for dconv := 2; dconv <= 8; dconv++ {
 		out = append(out, V("ssm_conv", "d_conv", dconv))

@@ -1379,6 +1379,326 @@ func runGatedDeltaNetInplaceIdsChained(arith string, params map[string]int64, ar
 	}
 	return GatedDeltaNetInplaceIdsChained(arith, p, a, b)
 }
+func runGatedDeltaNetBlockGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetBlockGatherParams
+	var a GatedDeltaNetBlockGatherArgs
+	var b GatedDeltaNetBlockGatherBuffers
+	{
+		v, ok := args["row_len"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: arg row_len not set")
+		}
+		a.RowLen = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := args["block"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: arg block not set")
+		}
+		a.Block = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_block_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	return GatedDeltaNetBlockGather(arith, p, a, b)
+}
+func runGatedDeltaNetInplaceIdsBlocks(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetInplaceIdsBlocksParams
+	var a GatedDeltaNetInplaceIdsBlocksArgs
+	var b GatedDeltaNetInplaceIdsBlocksBuffers
+	{
+		v, ok := params["S_v"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: param S_v not set")
+		}
+		p.SV = uint32(v)
+	}
+	{
+		v, ok := params["KDA"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: param KDA not set")
+		}
+		p.KDA = v != 0
+	}
+	{
+		v, ok := params["NW"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: param NW not set")
+		}
+		p.NW = uint32(v)
+	}
+	{
+		v, ok := params["CPW"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: param CPW not set")
+		}
+		p.CPW = uint32(v)
+	}
+	{
+		v, ok := params["NS"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: param NS not set")
+		}
+		p.NS = uint32(v)
+	}
+	{
+		v, ok := args["H"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg H not set")
+		}
+		a.H = v
+	}
+	{
+		v, ok := args["n_tokens"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg n_tokens not set")
+		}
+		a.NTokens = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["neq1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg neq1 not set")
+		}
+		a.Neq1 = v
+	}
+	{
+		v, ok := args["rq3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg rq3 not set")
+		}
+		a.Rq3 = v
+	}
+	{
+		v, ok := args["sq1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sq1 not set")
+		}
+		a.Sq1 = v
+	}
+	{
+		v, ok := args["sq2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sq2 not set")
+		}
+		a.Sq2 = v
+	}
+	{
+		v, ok := args["sq3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sq3 not set")
+		}
+		a.Sq3 = v
+	}
+	{
+		v, ok := args["sv1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sv1 not set")
+		}
+		a.Sv1 = v
+	}
+	{
+		v, ok := args["sv2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sv2 not set")
+		}
+		a.Sv2 = v
+	}
+	{
+		v, ok := args["sv3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sv3 not set")
+		}
+		a.Sv3 = v
+	}
+	{
+		v, ok := args["sg1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sg1 not set")
+		}
+		a.Sg1 = v
+	}
+	{
+		v, ok := args["sg2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sg2 not set")
+		}
+		a.Sg2 = v
+	}
+	{
+		v, ok := args["sg3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sg3 not set")
+		}
+		a.Sg3 = v
+	}
+	{
+		v, ok := args["sb1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sb1 not set")
+		}
+		a.Sb1 = v
+	}
+	{
+		v, ok := args["sb2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sb2 not set")
+		}
+		a.Sb2 = v
+	}
+	{
+		v, ok := args["sb3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sb3 not set")
+		}
+		a.Sb3 = v
+	}
+	{
+		v, ok := args["scale"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg scale not set")
+		}
+		a.Scale = rt.BitsToF32(v)
+	}
+	{
+		v, ok := args["sd1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg sd1 not set")
+		}
+		a.Sd1 = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := bufs["q"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer q must be a []float32, got %T", bufs["q"])
+		}
+		b.Q = v
+	}
+	{
+		v, ok := bufs["k"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer k must be a []float32, got %T", bufs["k"])
+		}
+		b.K = v
+	}
+	{
+		v, ok := bufs["v"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer v must be a []float32, got %T", bufs["v"])
+		}
+		b.V = v
+	}
+	{
+		v, ok := bufs["g"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer g must be a []float32, got %T", bufs["g"])
+		}
+		b.G = v
+	}
+	{
+		v, ok := bufs["beta"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer beta must be a []float32, got %T", bufs["beta"])
+		}
+		b.Beta = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer dst must be a []float32, got %T", bufs["dst"])
+		}
+		b.Dst = v
+	}
+	{
+		v, ok := bufs["state_dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer state_dst must be a []float32, got %T", bufs["state_dst"])
+		}
+		b.StateDst = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	{
+		v, ok := bufs["plan"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer plan must be a []int32, got %T", bufs["plan"])
+		}
+		b.Plan = v
+	}
+	return GatedDeltaNetInplaceIdsBlocks(arith, p, a, b)
+}
 func runSsmConv(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvParams
 	var a SsmConvArgs
@@ -2147,12 +2467,14 @@ func runSsmConvUpdateInplaceIdsChained(arith string, params map[string]int64, ar
 // name ([]float32, []int32 or []uint16 for bf16). Buffers are modified in place.
 var Run = map[string]func(string, map[string]int64, map[string]uint32, map[string]any) error{
 	"gated_delta_net":                     runGatedDeltaNet,
+	"gated_delta_net_block_gather":        runGatedDeltaNetBlockGather,
 	"gated_delta_net_chain_gather":        runGatedDeltaNetChainGather,
 	"gated_delta_net_gather":              runGatedDeltaNetGather,
 	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
 	"gated_delta_net_inplace_ids":         runGatedDeltaNetInplaceIds,
 	"gated_delta_net_inplace_ids_batched": runGatedDeltaNetInplaceIdsBatched,
+	"gated_delta_net_inplace_ids_blocks":  runGatedDeltaNetInplaceIdsBlocks,
 	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
 	"ssm_conv":                            runSsmConv,
 	"ssm_conv_chain_gather":               runSsmConvChainGather,

@@ -319,7 +319,7 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 	b := &builder{r: r, sz: sz, vals: v.Values, c: &Case{Op: opName, Arith: a, Variant: v}}
 	var err error
 	switch opName {
-	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", batchedOp, chainedOp:
+	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", batchedOp, chainedOp, blocksOp:
 		err = b.gdn(opName)
 	case "ssm_conv":
 		err = b.conv()
@@ -327,6 +327,8 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 		err = b.convUpdate(opName)
 	case "gated_delta_net_chain_gather", "ssm_conv_chain_gather":
 		err = b.chainGather(strings.TrimSuffix(opName, "_chain_gather"))
+	case blockGatherOp:
+		err = b.blockGather()
 	case "gated_delta_net_gather", "ssm_conv_gather",
 		"gated_delta_net_gather" + ops.GatherRowsSuffix, "ssm_conv_gather" + ops.GatherRowsSuffix:
 		err = b.gather(opName)

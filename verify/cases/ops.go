@@ -23,8 +23,8 @@ func (b *builder) gdn(op string) error {
 	}
 	T := 1 + r.IntN(b.sz.MaxTokens)
 	n := 1 + r.IntN(b.sz.MaxSeqs)
-	if op == chainedOp {
-		n = 1 + r.IntN(2*b.sz.MaxSeqs+2) // chains long enough to cut into segments
+	if op == chainedOp || op == blocksOp {
+		n = 1 + r.IntN(2*b.sz.MaxSeqs+2) // chains long enough to cut into segments or blocks
 	}
 	if op == batchedOp {
 		n = 1 + r.IntN(min(int(v["NS"]*v["SPT"]), b.sz.MaxSeqs+1)) // a workgroup takes NS*SPT
@@ -79,9 +79,10 @@ func (b *builder) gdn(op string) error {
 	rsHead := r.IntN(slots - n + 1)
 	cache := b.f32("cache", slots*D, -1, 1, true)
 	stateDst := b.f32("state_dst", n*D, -1, 1, true)
-	if op == chainedOp {
+	if op == chainedOp || op == blocksOp {
 		// state_dst is the cache's window, as the glue binds it: the
-		// chained kernel reads sources inside the window through it.
+		// chained and block kernels read sources inside the window
+		// through it.
 		b.chainIds("ids", n, slots, rsHead)
 		copy(stateDst.F32, cache.F32[rsHead*D:(rsHead+n)*D])
 	} else if op == batchedOp && b.sz.WindowIds && r.IntN(2) == 0 {
@@ -130,6 +131,17 @@ func (b *builder) gdn(op string) error {
 		args["seg"] = int64(1 + r.IntN(3))
 		return b.chain("gated_delta_net", D, n, rsHead, args)
 	}
+	if op == blocksOp {
+		b.untouched("scratch", n*D)
+		b.untouched("dst", attn+D*n)
+		b.plan(n)
+		// blocks of the kernel's NS; the gather's guard skips one sequence
+		err := b.launch(blockGatherOp, map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead), "block": b.vals["NS"]}, nil)
+		if err != nil {
+			return err
+		}
+		return b.launch(op, args, nil)
+	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
 	if err := b.launch(ops.GatherFor("gated_delta_net_gather", b.c.Arith.Backend), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
@@ -174,6 +186,10 @@ const (
 	// kernels (ops/chain.go).
 	chainedOp     = "gated_delta_net_inplace_ids_chained"
 	convChainedOp = "ssm_conv_update_inplace_ids_chained"
+	// blocksOp is op B's block schedule's compute kernel and blockGatherOp
+	// its first dispatch (docs/ops.md#blocks).
+	blocksOp      = "gated_delta_net_inplace_ids_blocks"
+	blockGatherOp = "gated_delta_net_block_gather"
 )
 
 // chain adds the chained schedule's launches of op family (the chain
@@ -214,6 +230,29 @@ func (b *builder) chainGather(family string) error {
 	b.plan(n)
 	b.untouched("scratch", n*rowLen)
 	return b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead), "seg": int64(1 + r.IntN(9))}, nil)
+}
+
+// blockGather is a case of the block gather alone, as chainGather is of
+// a chain gather.
+func (b *builder) blockGather() error {
+	r := b.r
+	n := 1 + r.IntN(300)
+	switch r.IntN(8) {
+	case 0:
+		n = 1025 + r.IntN(100) // past what one workgroup plans
+	case 1:
+		n = 1 // the guarded gather
+	case 2:
+		n = 2 + r.IntN(2)
+	}
+	slots := n + r.IntN(4)
+	rsHead := r.IntN(slots - n + 1)
+	b.chainIds("ids", n, slots, rsHead)
+	rowLen := 1 + r.IntN(40)
+	b.f32("cache", slots*rowLen, -1, 1, true)
+	b.plan(n)
+	b.untouched("scratch", n*rowLen)
+	return b.launch(blockGatherOp, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead), "block": int64(1 + r.IntN(40))}, nil)
 }
 
 func (b *builder) conv() error {
