@@ -76,6 +76,24 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 			t.Errorf("SPT %d: %d sequences read another's destination: too few to say anything", spt, aliasing)
 		}
 	}
+	// op B's block schedule in blocks of 2 and 4 (its launches ordered):
+	// a block's rows read before its barrier, write after, and read
+	// across blocks only what the block gather copied
+	blockCases := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 10, MaxChannels: 64}
+	aliasing := 0
+	for range 20 {
+		v := ops.V(blocksOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", 2<<(i%2))
+		c, err := Random(blocksOp, ops.Ariths()[i%len(ops.Ariths())], r, blockCases, &v)
+		i++
+		if err != nil {
+			t.Fatal(err)
+		}
+		aliasing += run(c)
+	}
+	t.Logf("%s: %d sequences read another's destination", blocksOp, aliasing)
+	if aliasing < 10 {
+		t.Errorf("%s: %d sequences read another's destination: too few to say anything", blocksOp, aliasing)
+	}
 	// op D's one-dispatch kernel, and the chained schedules of both ops,
 	// whose workgroups read across segments only what the chain gather
 	// copied (its launch is checked too; launches are ordered)
