@@ -370,7 +370,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		var staged dsl.Arr
 		var stagedAt func(j, reg dsl.Val) dsl.Val
 		var stagedSource func(src dsl.Val) dsl.Val
-		if batched {
+		if batched && !blocks { // a block's rows run one slot each: nothing staged
 			staged = b.SharedArray("staged", ir.F32, b.Select(spt.Gt(1), stagedLen, b.U32(1)))
 			threads := w.Mul(nw).Mul(ns)
 			tid := b.Let("tid", b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)))
@@ -609,38 +609,50 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 		if batched {
-			b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
-			b.Unrolled("j", 1, spt, func(j dsl.Val) {
-				slot(j)
-				b.If(stores, func() {
-					src := b.Let("later_src", ids.Load(s)) // the prior-state loads keep the name src
-					b.If(stagedSource(src), func() {
-						base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
-						forShard(func(c, i, reg dsl.Val) {
-							staged.Set(stagedAt(j, reg), stateDst.Load(base.Add(c.Mul(sv)).Add(i)))
+			if !blocks {
+				b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
+				b.Unrolled("j", 1, spt, func(j dsl.Val) {
+					slot(j)
+					b.If(stores, func() {
+						src := b.Let("later_src", ids.Load(s)) // the prior-state loads keep the name src
+						b.If(stagedSource(src), func() {
+							base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
+							forShard(func(c, i, reg dsl.Val) {
+								staged.Set(stagedAt(j, reg), stateDst.Load(base.Add(c.Mul(sv)).Add(i)))
+							})
 						})
 					})
 				})
-			})
-			// A loop, not unrolled: the slots' code once, not SPT times;
-			// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
-			b.For("j", 0, spt, func(j dsl.Val) {
-				b.If(j.Mul(ns).Lt(nSeqs), func() { // uniform: a slot past every sequence is skipped whole
-					slot(j)
-					slotJ = j
-					sq = b.Let("sq", s.Div(rq3))
-					b.Comment("no tokens: the final state is the prior state")
-					b.If(nTok.Eq(0), loadBatched(j))
-					b.For("t", 0, nTok, token)
+			}
+			run := func(j dsl.Val) {
+				slot(j)
+				slotJ = j
+				sq = b.Let("sq", s.Div(rq3))
+				b.Comment("no tokens: the final state is the prior state")
+				b.If(nTok.Eq(0), loadBatched(j))
+				b.For("t", 0, nTok, token)
+				if blocks {
+					b.Comment("every thread of the workgroup has read its prior state")
+					b.DeviceBarrier()
+				} else {
 					b.If(j.Eq(0), func() {
 						b.Comment("every thread of the workgroup has read slot 0's prior state and staged the later slots'")
 						b.DeviceBarrier()
 					})
-					b.If(stores, func() {
-						base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-						forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-					})
+				}
+				b.If(stores, func() {
+					base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+					forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
 				})
+			}
+			if blocks { // one slot
+				run(b.U32(0))
+				return
+			}
+			// A loop, not unrolled: the slots' code once, not SPT times;
+			// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
+			b.For("j", 0, spt, func(j dsl.Val) {
+				b.If(j.Mul(ns).Lt(nSeqs), func() { run(j) }) // uniform: a slot past every sequence is skipped whole
 			})
 			return
 		}

@@ -136,8 +136,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -145,12 +143,9 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	from_1 := make([]int32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	from := make([]int32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -165,14 +160,14 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_7 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_8 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -214,279 +209,244 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					lane[kgTid] = kgLX
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					from[kgTid] = (entry & 65535)
+					sq[kgTid] = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from[kgTid] != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							from_1[kgTid] = (entry_1 & 65535)
-							sq[kgTid] = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1[kgTid] != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_3))]
-												}
-											}
-										}
-									}
-								}
-							}
+				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + i_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + i_4)]
-								}
-								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1[kgTid] != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + i_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + i_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														var i_7 uint32 = ((r_7 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(i_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])
-										var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
-										var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-										var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
-										var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
-										var exp_p float32 = 0.0001984127
-										exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
-										exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
-										exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
-										exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
-										exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
-										exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-										exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-										var exp_n int32 = int32(exp_kf)
-										var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
-										var exp_n2 int32 = (exp_n - exp_n1)
-										var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
-										var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
-										var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-										g_reg[kgTid*g_regLen+int(r_8)] = exp
-									}
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-										reg0[kgTid] = (cc_7 * R)
-										kv_part[kgTid] = 0.0
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_dec
-											kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_9)], kv_part[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv[kgTid] = kv_part[kgTid]
-									}
-									rt.Butterfly(kv, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-										attn_part[kgTid] = 0.0
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))])
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] = s_new
-											attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_10)], attn_part[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn[kgTid] = attn_part[kgTid]
-									}
-									rt.Butterfly(attn, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn[kgTid] * scale)
-										}
-									}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
 								}
 							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
-									var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
-									var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-									var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
-									var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
-									var exp_p_1 float32 = 0.0001984127
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-									exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-									var exp_n_1 int32 = int32(exp_kf_1)
-									var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
-									var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
-									var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
-									var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
-									var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
-									gate[kgTid] = exp_1
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0[kgTid] + (cc_8 * NW))
-										reg0_1[kgTid] = (cc_8 * R)
-										kv_part_1[kgTid] = 0.0
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_dec_1
-											kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_11)], kv_part_1[kgTid])
+								if from[kgTid] != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 										}
 									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_1[kgTid] = kv_part_1[kgTid]
-									}
-									rt.Butterfly(kv_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_1 float32 = float32((v[(v_off[kgTid]+col_8[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-										attn_part_1[kgTid] = 0.0
-										for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-											var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_12)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))])
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))] = s_new_1
-											attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_12)], attn_part_1[kgTid])
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
+											}
 										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_1[kgTid] = attn_part_1[kgTid]
-									}
-									rt.Butterfly(attn_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_8[kgTid])] = float32(attn_1[kgTid] * scale)
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
+											}
 										}
 									}
 								}
 							}
 						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									var col_9 uint32 = (col0[kgTid] + (cc_9 * NW))
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var i_8 uint32 = ((r_13 * W) + lane[kgTid])
-										state_dst[((final_off + (col_9 * S_v)) + i_8)] = s_shard[kgTid*s_shardLen+int(((cc_9*R)+r_13))]
-									}
+							// KDA: one gate per key row
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])
+								var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
+								var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+								var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
+								var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
+								var exp_p float32 = 0.0001984127
+								exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
+								exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
+								exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
+								exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
+								exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
+								exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+								exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+								var exp_n int32 = int32(exp_kf)
+								var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
+								var exp_n2 int32 = (exp_n - exp_n1)
+								var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
+								var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
+								var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
+								g_reg[kgTid*g_regLen+int(r_7)] = exp
+							}
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+								reg0[kgTid] = (cc_6 * R)
+								kv_part[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+									kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_8)], kv_part[kgTid])
 								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+									attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_9)], attn_part[kgTid])
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
+							var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
+							var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+							var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
+							var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
+							var exp_p_1 float32 = 0.0001984127
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+							var exp_n_1 int32 = int32(exp_kf_1)
+							var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
+							var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
+							var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
+							var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
+							var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
+							gate[kgTid] = exp_1
+						}
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+								reg0_1[kgTid] = (cc_7 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
+									kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_10)], kv_part_1[kgTid])
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = kv_part_1[kgTid]
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+									var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_11)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+									attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_11)], attn_part_1[kgTid])
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
@@ -577,8 +537,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -586,12 +544,9 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	from_1 := make([]int32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	from := make([]int32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -603,14 +558,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_8 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -652,240 +607,205 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					lane[kgTid] = kgLX
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					from[kgTid] = (entry & 65535)
+					sq[kgTid] = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from[kgTid] != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							from_1[kgTid] = (entry_1 & 65535)
-							sq[kgTid] = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1[kgTid] != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_3))]
-												}
-											}
-										}
-									}
-								}
-							}
+				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + i_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + i_4)]
-								}
-								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1[kgTid] != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + i_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + i_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														var i_7 uint32 = ((r_7 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(i_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row, applied inside the dot and the update
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-										reg0[kgTid] = (cc_7 * R)
-										kv_part[kgTid] = 0.0
-										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-											kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]), k_reg[kgTid*k_regLen+int(r_8)], kv_part[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv[kgTid] = kv_part[kgTid]
-									}
-									rt.Butterfly(kv, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-										attn_part[kgTid] = 0.0
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											var s_new float32 = 0.0
-											if R == 1 {
-												s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_9*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))]))
-											} else {
-												s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_9*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))], float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-											}
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn[kgTid] = attn_part[kgTid]
-									}
-									rt.Butterfly(attn, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn[kgTid] * scale)
-										}
-									}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
 								}
 							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e float32 = rt.ExpNative(g[g_off[kgTid]])
-									gate[kgTid] = e
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0[kgTid] + (cc_8 * NW))
-										reg0_1[kgTid] = (cc_8 * R)
-										kv_part_1[kgTid] = 0.0
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]*k_reg[kgTid*k_regLen+int(r_10)]))
+								if from[kgTid] != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 										}
 									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_1[kgTid] = kv_part_1[kgTid]
-									}
-									rt.Butterfly(kv_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_1 float32 = float32((v[(v_off[kgTid]+col_8[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-										attn_part_1[kgTid] = 0.0
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]) + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
+											}
 										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_1[kgTid] = attn_part_1[kgTid]
-									}
-									rt.Butterfly(attn_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_8[kgTid])] = float32(attn_1[kgTid] * scale)
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
+											}
 										}
 									}
 								}
 							}
 						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									var col_9 uint32 = (col0[kgTid] + (cc_9 * NW))
-									for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-										var i_8 uint32 = ((r_12 * W) + lane[kgTid])
-										state_dst[((final_off + (col_9 * S_v)) + i_8)] = s_shard[kgTid*s_shardLen+int(((cc_9*R)+r_12))]
-									}
+							// KDA: one gate per key row, applied inside the dot and the update
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+								reg0[kgTid] = (cc_6 * R)
+								kv_part[kgTid] = 0.0
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
 								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+									}
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
+						}
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+								reg0_1[kgTid] = (cc_7 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = kv_part_1[kgTid]
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
 							}
 						}
 					}
@@ -976,8 +896,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -985,12 +903,9 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	from_1 := make([]int32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	from := make([]int32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -1005,14 +920,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_7 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_8 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1054,243 +969,208 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					lane[kgTid] = kgLX
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					from[kgTid] = (entry & 65535)
+					sq[kgTid] = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from[kgTid] != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((lane[kgTid] * R) + r)
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((lane[kgTid] * R) + r_1)
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((lane[kgTid] * R) + r_2)
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							from_1[kgTid] = (entry_1 & 65535)
-							sq[kgTid] = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1[kgTid] != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												var i_1 uint32 = ((lane[kgTid] * R) + r_1)
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													var i_2 uint32 = ((lane[kgTid] * R) + r_2)
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													var i_3 uint32 = ((lane[kgTid] * R) + r_3)
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_3))]
-												}
-											}
-										}
-									}
-								}
-							}
+				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + i_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + i_4)]
-								}
-								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1[kgTid] != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													var i_5 uint32 = ((lane[kgTid] * R) + r_5)
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + i_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														var i_6 uint32 = ((lane[kgTid] * R) + r_6)
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + i_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														var i_7 uint32 = ((lane[kgTid] * R) + r_7)
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(i_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_8))])
-										g_reg[kgTid*g_regLen+int(r_8)] = e
-									}
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-										reg0[kgTid] = (cc_7 * R)
-										kv_part[kgTid] = 0.0
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_dec
-											kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_9)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv[kgTid] = kv_part[kgTid]
-									}
-									rt.Butterfly(kv, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-										attn_part[kgTid] = 0.0
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta))
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] = s_new
-											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_10)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn[kgTid] = attn_part[kgTid]
-									}
-									rt.Butterfly(attn, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn[kgTid] * scale)
-										}
-									}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
 								}
 							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-									gate[kgTid] = e_1
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0[kgTid] + (cc_8 * NW))
-										reg0_1[kgTid] = (cc_8 * R)
-										kv_part_1[kgTid] = 0.0
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_dec_1
-											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_11)]))
+								if from[kgTid] != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((lane[kgTid] * R) + r_4)
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 										}
 									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_1[kgTid] = kv_part_1[kgTid]
-									}
-									rt.Butterfly(kv_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_1 float32 = float32((v[(v_off[kgTid]+col_8[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-										attn_part_1[kgTid] = 0.0
-										for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-											var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))] + float32(k_reg[kgTid*k_regLen+int(r_12)]*delta_1))
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))] = s_new_1
-											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_12)]))
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												var i_5 uint32 = ((lane[kgTid] * R) + r_5)
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
+											}
 										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_1[kgTid] = attn_part_1[kgTid]
-									}
-									rt.Butterfly(attn_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_8[kgTid])] = float32(attn_1[kgTid] * scale)
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var i_6 uint32 = ((lane[kgTid] * R) + r_6)
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
+											}
 										}
 									}
 								}
 							}
 						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									var col_9 uint32 = (col0[kgTid] + (cc_9 * NW))
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var i_8 uint32 = ((lane[kgTid] * R) + r_13)
-										state_dst[((final_off + (col_9 * S_v)) + i_8)] = s_shard[kgTid*s_shardLen+int(((cc_9*R)+r_13))]
-									}
+							// KDA: one gate per key row
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_7))])
+								g_reg[kgTid*g_regLen+int(r_7)] = e
+							}
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+								reg0[kgTid] = (cc_6 * R)
+								kv_part[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
 								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e_1
+						}
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+								reg0_1[kgTid] = (cc_7 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = kv_part_1[kgTid]
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((lane[kgTid] * R) + r_12)
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
@@ -1381,8 +1261,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -1390,12 +1268,9 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	from_1 := make([]int32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	from := make([]int32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -1410,14 +1285,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_7 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_8 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1459,243 +1334,208 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					lane[kgTid] = kgLX
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					from[kgTid] = (entry & 65535)
+					sq[kgTid] = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from[kgTid] != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							from_1[kgTid] = (entry_1 & 65535)
-							sq[kgTid] = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1[kgTid] != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_3))]
-												}
-											}
-										}
-									}
-								}
-							}
+				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + i_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + i_4)]
-								}
-								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1[kgTid] != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + i_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + i_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														var i_7 uint32 = ((r_7 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(i_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_8 * W) + lane[kgTid]))])
-										g_reg[kgTid*g_regLen+int(r_8)] = e
-									}
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-										reg0[kgTid] = (cc_7 * R)
-										kv_part[kgTid] = 0.0
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_dec
-											kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_9)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv[kgTid] = kv_part[kgTid]
-									}
-									rt.Butterfly(kv, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-										attn_part[kgTid] = 0.0
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta))
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] = s_new
-											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_10)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn[kgTid] = attn_part[kgTid]
-									}
-									rt.Butterfly(attn, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn[kgTid] * scale)
-										}
-									}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
 								}
 							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-									gate[kgTid] = e_1
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0[kgTid] + (cc_8 * NW))
-										reg0_1[kgTid] = (cc_8 * R)
-										kv_part_1[kgTid] = 0.0
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_dec_1
-											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_11)]))
+								if from[kgTid] != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 										}
 									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_1[kgTid] = kv_part_1[kgTid]
-									}
-									rt.Butterfly(kv_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_1 float32 = float32((v[(v_off[kgTid]+col_8[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-										attn_part_1[kgTid] = 0.0
-										for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-											var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))] + float32(k_reg[kgTid*k_regLen+int(r_12)]*delta_1))
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))] = s_new_1
-											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_12)]))
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
+											}
 										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_1[kgTid] = attn_part_1[kgTid]
-									}
-									rt.Butterfly(attn_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_8[kgTid])] = float32(attn_1[kgTid] * scale)
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
+											}
 										}
 									}
 								}
 							}
 						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									var col_9 uint32 = (col0[kgTid] + (cc_9 * NW))
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var i_8 uint32 = ((r_13 * W) + lane[kgTid])
-										state_dst[((final_off + (col_9 * S_v)) + i_8)] = s_shard[kgTid*s_shardLen+int(((cc_9*R)+r_13))]
-									}
+							// KDA: one gate per key row
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_7)] = e
+							}
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+								reg0[kgTid] = (cc_6 * R)
+								kv_part[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
 								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e_1
+						}
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+								reg0_1[kgTid] = (cc_7 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = kv_part_1[kgTid]
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
@@ -1786,8 +1626,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -1795,12 +1633,9 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	from_1 := make([]int32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	from := make([]int32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -1812,14 +1647,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_8 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1861,240 +1696,205 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					lane[kgTid] = kgLX
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					from[kgTid] = (entry & 65535)
+					sq[kgTid] = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from[kgTid] != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							from_1[kgTid] = (entry_1 & 65535)
-							sq[kgTid] = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1[kgTid] != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_3))]
-												}
-											}
-										}
-									}
-								}
-							}
+				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + i_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + i_4)]
-								}
-								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1[kgTid] != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + i_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + i_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														var i_7 uint32 = ((r_7 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(i_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row, applied inside the dot and the update
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-										reg0[kgTid] = (cc_7 * R)
-										kv_part[kgTid] = 0.0
-										for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-											kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]), k_reg[kgTid*k_regLen+int(r_8)], kv_part[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv[kgTid] = kv_part[kgTid]
-									}
-									rt.Butterfly(kv, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-										attn_part[kgTid] = 0.0
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											var s_new float32 = 0.0
-											if R == 1 {
-												s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_9*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))]))
-											} else {
-												s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_9*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))], float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-											}
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn[kgTid] = attn_part[kgTid]
-									}
-									rt.Butterfly(attn, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn[kgTid] * scale)
-										}
-									}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
 								}
 							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e float32 = rt.ExpNative(g[g_off[kgTid]])
-									gate[kgTid] = e
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0[kgTid] + (cc_8 * NW))
-										reg0_1[kgTid] = (cc_8 * R)
-										kv_part_1[kgTid] = 0.0
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]*k_reg[kgTid*k_regLen+int(r_10)]))
+								if from[kgTid] != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 										}
 									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_1[kgTid] = kv_part_1[kgTid]
-									}
-									rt.Butterfly(kv_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_1 float32 = float32((v[(v_off[kgTid]+col_8[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-										attn_part_1[kgTid] = 0.0
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]) + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
+											}
 										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_1[kgTid] = attn_part_1[kgTid]
-									}
-									rt.Butterfly(attn_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_8[kgTid])] = float32(attn_1[kgTid] * scale)
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
+											}
 										}
 									}
 								}
 							}
 						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									var col_9 uint32 = (col0[kgTid] + (cc_9 * NW))
-									for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-										var i_8 uint32 = ((r_12 * W) + lane[kgTid])
-										state_dst[((final_off + (col_9 * S_v)) + i_8)] = s_shard[kgTid*s_shardLen+int(((cc_9*R)+r_12))]
-									}
+							// KDA: one gate per key row, applied inside the dot and the update
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+								reg0[kgTid] = (cc_6 * R)
+								kv_part[kgTid] = 0.0
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
 								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
+									}
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var e float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e
+						}
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+								reg0_1[kgTid] = (cc_7 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = kv_part_1[kgTid]
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
 							}
 						}
 					}
@@ -2182,19 +1982,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
-	hq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -2237,179 +2031,142 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
+					var hq uint32 = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					var from int32 = (entry & 65535)
+					var sq uint32 = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + r)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + r)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
+										}
 									}
 								}
 							}
 						}
 					}
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+						}
+						var g_off uint32 = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						var beta_t float32 = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
+								}
+							} else {
+								if from != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + r_4)]
+										}
+									}
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + r_5)]
+											}
+										}
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(r_6))]
+											}
+										}
+									}
+								}
+							}
+						}
+						var v_off uint32 = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						var attn_off uint32 = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						if KDA {
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off + r_7)])
+								gates[kgTid*gatesLen+int(r_7)] = e
+							}
+						} else {
+							var e_1 float32 = rt.ExpNative(g[g_off])
+							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+								gates[kgTid*gatesLen+int(r_8)] = e_1
+							}
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+							var reg0 uint32 = (cc_6 * R)
+							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_9))] = float32(gates[kgTid*gatesLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0+r_9))])
+							}
+							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+							var delta float32 = float32((v[(v_off+col_6)] - kv) * beta_t)
+							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_10))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_10))])
+							}
+							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+							if stores[kgTid] {
+								dst[(attn_off + col_6)] = float32(attn * scale)
+							}
+						}
+					}
+					// every thread of the workgroup has read its prior state
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							var from_1 int32 = (entry_1 & 65535)
-							var sq uint32 = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1 != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1 - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + r_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + r_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(r_3))]
-												}
-											}
-										}
-									}
-								}
-							}
-							for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-								var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + r_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + r_4)]
-								}
-								var g_off uint32 = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								var beta_t float32 = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1 != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1 - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + r_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + r_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(r_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								var v_off uint32 = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-								if KDA {
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var e float32 = rt.ExpNative(g[(g_off + r_8)])
-										gates[kgTid*gatesLen+int(r_8)] = e
-									}
-								} else {
-									var e_1 float32 = rt.ExpNative(g[g_off])
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										gates[kgTid*gatesLen+int(r_9)] = e_1
-									}
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-									var reg0 uint32 = (cc_7 * R)
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										s_shard[kgTid*s_shardLen+int((reg0+r_10))] = float32(gates[kgTid*gatesLen+int(r_10)] * s_shard[kgTid*s_shardLen+int((reg0+r_10))])
-									}
-									var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-									var delta float32 = float32((v[(v_off+col_7)] - kv) * beta_t)
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										s_shard[kgTid*s_shardLen+int((reg0+r_11))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_11)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_11))])
-									}
-									var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-									if stores_1[kgTid] {
-										dst[(attn_off + col_7)] = float32(attn * scale)
-									}
-								}
-							}
-						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-									for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-										state_dst[((final_off + (col_8 * S_v)) + r_12)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
-									}
-								}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+								state_dst[((final_off + (col_7 * S_v)) + r_11)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
 							}
 						}
 					}
@@ -2500,8 +2257,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	z := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -2509,12 +2264,9 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stagedLen := int(rt.SelU32((1 > 1), (((((1 - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	from_1 := make([]int32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	from := make([]int32, kgN)
 	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
@@ -2529,14 +2281,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_7 := make([]uint32, kgN)
+	col_6 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_8 := make([]uint32, kgN)
+	col_7 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -2578,241 +2330,206 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					if aliased_1 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					z[kgTid] = kgLZ
+					var z uint32 = kgLZ
 					lane[kgTid] = kgLX
 					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
 					hq[kgTid] = (h[kgTid] % neq1)
 					block[kgTid] = (S_v * S_v)
-					var tid uint32 = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-					// stage each later slot's source that is another sequence's destination, before any slot writes
-					for j := uint32(1); j < 1; j += 1 {
-						var slot uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-						var stores bool = (slot < n_seqs)
-						var pos uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-						var entry int32 = (int32(pos) << 16)
-						if aliased_1[kgTid] {
-							entry = plan[pos]
-						}
-						var s uint32 = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						_ = from
-						if stores {
-							var later_src int32 = ids[s]
-							if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-								var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+					var slot uint32 = ((uint32(kgGY) * NS) + z)
+					stores[kgTid] = (slot < n_seqs)
+					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
+					var entry int32 = (int32(pos) << 16)
+					if aliased_1 {
+						entry = plan[pos]
+					}
+					s[kgTid] = (uint32(entry) >> 16)
+					from[kgTid] = (entry & 65535)
+					sq[kgTid] = (s[kgTid] / rq3)
+					// no tokens: the final state is the prior state
+					if n_tokens == 0 {
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from[kgTid] != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
 									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid))] = state_dst[((src_off + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				for j_1 := uint32(0); j_1 < 1; j_1 += 1 {
-					if (j_1 * NS) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var slot_1 uint32 = ((uint32(kgGY) * NS) + z[kgTid])
-							stores_1[kgTid] = (slot_1 < n_seqs)
-							var pos_1 uint32 = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-							var entry_1 int32 = (int32(pos_1) << 16)
-							if aliased_1[kgTid] {
-								entry_1 = plan[pos_1]
-							}
-							s_1[kgTid] = (uint32(entry_1) >> 16)
-							from_1[kgTid] = (entry_1 & 65535)
-							sq[kgTid] = (s_1[kgTid] / rq3)
-							// no tokens: the final state is the prior state
-							if n_tokens == 0 {
-								if !(stores_1[kgTid]) {
-									for reg := uint32(0); reg < (CPW * R); reg += 1 {
-										s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-									}
-								} else {
-									if from_1[kgTid] != 0 {
-										for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-											var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-											for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-												var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_1 * S_v)) + i_1)]
-											}
-										}
-									} else {
-										var src int32 = ids[s_1[kgTid]]
-										if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-											for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-												var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-												for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-													var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_2 * S_v)) + i_2)]
-												}
-											}
-										} else {
-											for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-												var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-												for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-													var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_3))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_3 * S_v))) + uint64(i_3))]
-												}
-											}
-										}
-									}
-								}
-							}
+				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
 						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-									q_reg[kgTid*q_regLen+int(r_4)] = q[(qk_off + i_4)]
-									k_reg[kgTid*k_regLen+int(r_4)] = k[(qk_off + i_4)]
-								}
-								g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-								beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-								// read the prior state once, behind this token's inputs; it stays in registers for every token
-								if t_1 == 0 {
-									if !(stores_1[kgTid]) {
-										for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-										}
-									} else {
-										if from_1[kgTid] != 0 {
-											for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-												var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-												for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-													var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-													s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = scratch[(((((uint32((from_1[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_4 * S_v)) + i_5)]
-												}
-											}
-										} else {
-											var src_1 int32 = ids[s_1[kgTid]]
-											if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-												for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-													var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-													for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-														var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_5 * S_v)) + i_6)]
-													}
-												}
-											} else {
-												for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-													var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-													for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-														var i_7 uint32 = ((r_7 * W) + lane[kgTid])
-														s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_7))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_6 * S_v))) + uint64(i_7))]
-													}
-												}
-											}
-										}
-									}
-								}
-								v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-								attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-										var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_8 * W) + lane[kgTid]))])
-										g_reg[kgTid*g_regLen+int(r_8)] = e
-									}
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-										reg0[kgTid] = (cc_7 * R)
-										kv_part[kgTid] = 0.0
-										for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-											var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_dec
-											kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_9)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv[kgTid] = kv_part[kgTid]
-									}
-									rt.Butterfly(kv, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-										attn_part[kgTid] = 0.0
-										for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-											var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta))
-											s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_10))] = s_new
-											attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_10)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn[kgTid] = attn_part[kgTid]
-									}
-									rt.Butterfly(attn, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn[kgTid] * scale)
-										}
-									}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+						// read the prior state once, behind this token's inputs; it stays in registers for every token
+						if t_1 == 0 {
+							if !(stores[kgTid]) {
+								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
 								}
 							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-									gate[kgTid] = e_1
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0[kgTid] + (cc_8 * NW))
-										reg0_1[kgTid] = (cc_8 * R)
-										kv_part_1[kgTid] = 0.0
-										for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-											kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]*k_reg[kgTid*k_regLen+int(r_11)]))
+								if from[kgTid] != 0 {
+									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
 										}
 									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
-									}
-									rt.Butterfly(kv_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_1 float32 = float32((v[(v_off[kgTid]+col_8[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-										attn_part_1[kgTid] = 0.0
-										for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-											var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))]) + float32(k_reg[kgTid*k_regLen+int(r_12)]*delta_1))
-											s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_12))] = s_new_1
-											attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_12)]))
+								} else {
+									var src_1 int32 = ids[s[kgTid]]
+									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
+											}
 										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_1[kgTid] = attn_part_1[kgTid]
-									}
-									rt.Butterfly(attn_1, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if (lane[kgTid] == 0) && stores_1[kgTid] {
-											dst[(attn_off[kgTid] + col_8[kgTid])] = float32(attn_1[kgTid] * scale)
+									} else {
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
+												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
+											}
 										}
 									}
 								}
 							}
 						}
-						if j_1 == 0 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-							}
-							// barrier: the thread loops before and after it are the ordering
-						}
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if stores_1[kgTid] {
-								var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									var col_9 uint32 = (col0[kgTid] + (cc_9 * NW))
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var i_8 uint32 = ((r_13 * W) + lane[kgTid])
-										state_dst[((final_off + (col_9 * S_v)) + i_8)] = s_shard[kgTid*s_shardLen+int(((cc_9*R)+r_13))]
-									}
+							// KDA: one gate per key row
+							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
+								g_reg[kgTid*g_regLen+int(r_7)] = e
+							}
+						}
+						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+								reg0[kgTid] = (cc_6 * R)
+								kv_part[kgTid] = 0.0
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
+									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
 								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+							gate[kgTid] = e_1
+						}
+						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
+								reg0_1[kgTid] = (cc_7 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]*k_reg[kgTid*k_regLen+int(r_10)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]) + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if (lane[kgTid] == 0) && stores[kgTid] {
+									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// every thread of the workgroup has read its prior state
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if stores[kgTid] {
+						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
+							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
+							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
+								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
+								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
