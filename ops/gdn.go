@@ -218,7 +218,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	// one writes). Inputs come from earlier dispatches: wait for them, except
 	// in op B, whose gather waited for them before letting this dispatch
 	// start, and which waits for the gather itself only where it must.
-	if batched {
+	if batched && !blocks {
 		// Split by aliasing, the chained compute after this dispatch reads
 		// its inputs without waiting (waitWithoutGather): wait for them
 		// before letting it start, as a gather does.

@@ -180,9 +180,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
@@ -578,9 +575,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
@@ -940,9 +934,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
@@ -1305,9 +1296,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
@@ -1667,9 +1655,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
@@ -2005,9 +1990,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
@@ -2301,9 +2283,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					if false {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference

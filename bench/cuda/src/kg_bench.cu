@@ -23,6 +23,8 @@
 #include "ssm_conv_chain_gather.cuh"
 #include "ssm_conv_update_inplace_ids_chained.cuh"
 #include "gated_delta_net_inplace_ids_batched.cuh"
+#include "gated_delta_net_block_gather.cuh"
+#include "gated_delta_net_inplace_ids_blocks.cuh"
 
 #ifdef KG_WITH_REFERENCE
 #include "ggml-cuda/gated_delta_net.cu"
@@ -810,6 +812,37 @@ const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1),
     KG_BATCH(1, 1, 32, 2), KG_BATCH(1, 2, 16, 3), KG_BATCH(1, 1, 16, 4), KG_BATCH(1, 1, 22, 3)};
 #undef KG_BATCH
 
+// gdn_blocks: op B's block schedule (docs/ops.md#blocks) at (NW, CPW, NS):
+// the block gather lays the ids chains out in blocks of NS sequences and
+// copies the rows read across blocks; the blocks compute runs a block per
+// workgroup, a sequence per row of threads (parts: what runs, as
+// gdn_chain's).
+template <bool NATIVE, int NW, int CPW, int NS>
+void gdn_blocks(const gdn_bufs & b, const int32_t * ids, int rs, chain_parts parts) {
+    if (b.n >= 2 && parts != parts_compute) { // the gather's guard
+        kg_launch_pdl(gated_delta_net_block_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
+            (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, (uint32_t) NS);
+    }
+    if (parts == parts_gather) return;
+    auto k = NATIVE ? &gated_delta_net_inplace_ids_blocks_f32<kSv, false, NW, CPW, NS> : &gated_delta_net_inplace_ids_blocks_f32_portable<kSv, false, NW, CPW, NS>;
+    const uint32_t H = b.H, n = b.n;
+    kg_launch_pdl(k, dim3(H, (n + NS - 1) / NS, kSv / (NW * CPW)), dim3(32, NW, NS), kg_stream,
+        b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
+        (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+}
+
+// The block schedule's shapes the chain mode checks and times, NWxCPWxNS.
+struct block_shape {
+    int nw, cpw, ns;
+    void (*native)(const gdn_bufs &, const int32_t *, int, chain_parts);
+    void (*portable)(const gdn_bufs &, const int32_t *, int, chain_parts);
+    std::string name() const { return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns); }
+};
+#define KG_BLOCKS(NW, CPW, NS) block_shape{NW, CPW, NS, &gdn_blocks<true, NW, CPW, NS>, &gdn_blocks<false, NW, CPW, NS>}
+const block_shape kBlockShapes[] = {KG_BLOCKS(1, 4, 8), KG_BLOCKS(1, 4, 16), KG_BLOCKS(1, 2, 16), KG_BLOCKS(1, 2, 24), KG_BLOCKS(1, 2, 32)};
+#undef KG_BLOCKS
+
 // Op D, d_conv 4, SiLU: the same two schedules.
 struct conv_bufs {
     const float *w, *x;
@@ -919,7 +952,8 @@ int chain_check(FILE * log) {
         // run: one schedule (split 0: two-phase) on pool to, dst to_dst;
         // lose_copies: scratch poisoned again between the chain gather and
         // the chained compute (the control).
-        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool lose_copies, const batch_shape * bs = nullptr) {
+        auto run = [&](bool native, int split, const int32_t * ids, float * to, float * to_dst, bool lose_copies, const batch_shape * bs = nullptr,
+                       const block_shape * blk = nullptr) {
             KG_CHECK(cudaMemcpy(to, init, pool * 4, cudaMemcpyDeviceToDevice));
             KG_CHECK(cudaMemset(to_dst, 0, dst_len * 4));
             KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
@@ -938,7 +972,15 @@ int chain_check(FILE * log) {
                 if (sh.gdn) native ? gdn_chain<true>(gb, ids, rs, seg, parts) : gdn_chain<false>(gb, ids, rs, seg, parts);
                 else native ? conv_chain<true>(cb, ids, rs, seg, parts) : conv_chain<false>(cb, ids, rs, seg, parts);
             };
-            if (bs) {
+            if (blk && lose_copies) { // the control: the block gather's copies lost, its plan kept
+                (native ? blk->native : blk->portable)(gb, ids, rs, parts_gather);
+                KG_CHECK(cudaStreamSynchronize(kg_stream));
+                KG_CHECK(cudaMemset(scratch, 0xff, row * n * 4));
+                KG_CHECK(cudaDeviceSynchronize());
+                (native ? blk->native : blk->portable)(gb, ids, rs, parts_compute);
+            } else if (blk) {
+                (native ? blk->native : blk->portable)(gb, ids, rs, parts_all);
+            } else if (bs) {
                 (native ? bs->native : bs->portable)(gb, ids, rs, split != 0 ? 1 : 0);
             } else if (split == 0) {
                 if (sh.gdn) native ? gdn_two<true>(gb, ids, rs) : gdn_two<false>(gb, ids, rs);
@@ -987,6 +1029,30 @@ int chain_check(FILE * log) {
                     }
                 }
             }
+            for (const block_shape & blk : kBlockShapes) { // op B's block schedule
+                if (!sh.gdn) continue;
+                for (bool native : {false, true}) {
+                    run(native, 0, ids, a, dst_a, false);
+                    run(native, 0, ids, b, dst_b, false, nullptr, &blk);
+                    const unsigned long long dp = words_differ(a, b, pool), dd = words_differ(dst_a, dst_b, dst_len);
+                    KG_CHECK(cudaMemcpy(hplan.data(), plan, n * 4, cudaMemcpyDeviceToHost));
+                    int copies = 0;
+                    for (int32_t pl : hplan) copies += (pl & 0xffff) ? 1 : 0;
+                    runs++;
+                    const bool ok = dp == 0 && dd == 0;
+                    failures += !ok;
+                    fprintf(log, "blocks check op B H=%d n %d %s %s %s: %s (%llu pool words, %llu dst words differ; %d sequences read scratch)\n", sh.HC, n,
+                        chain_pattern_name[pat], native ? "native-cuda" : "portable", blk.name().c_str(), ok ? "same" : "DIFFERENT", dp, dd, copies);
+                }
+                if (pat == pat_rotation && n > blk.ns) { // the control: rows read across blocks must be copied
+                    run(true, 0, ids, a, dst_a, false);
+                    run(true, 0, ids, b, dst_b, true, nullptr, &blk);
+                    const unsigned long long dp = words_differ(a, b, pool);
+                    failures += dp == 0;
+                    fprintf(log, "blocks check control op B n %d rotation %s, the block gather's copies lost: %s (%llu pool words differ)\n", n,
+                        blk.name().c_str(), dp ? "differs, as it must" : "NOT CAUGHT", dp);
+                }
+            }
             if (pat == pat_rotation && n >= 3) { // the control: the plan kept, the copied rows lost
                 run(true, 0, ids, a, dst_a, false);
                 run(true, 4, ids, b, dst_b, true);
@@ -1018,7 +1084,7 @@ struct chain_ids_set {
     }
 };
 
-int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const std::vector<int> & seqs, bool check_only, bool tilings) {
+int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const std::vector<int> & seqs, bool check_only, bool tilings, bool blocks) {
     {
         // one line per check run: KG_CHAIN_LOG, else chain_check.txt here
         FILE * log = fopen(getenv("KG_CHAIN_LOG") ? getenv("KG_CHAIN_LOG") : "chain_check.txt", "w");
@@ -1066,7 +1132,7 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const 
                     }
                 }
                 for (const batch_shape & bs : kBatchShapes) {
-                    if (n > bs.seqs()) continue;
+                    if (n > bs.seqs() || blocks) continue;
                     row("chain_gdn", shape, n, pn + " batched " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), 0); }), p.bytes());
                     if (n >= 17) { // where the chained compute runs: split by aliasing, and its batched part alone
                         row("chain_gdn", shape, n, pn + " split " + bs.name(), t.graph_us([&](int rep) { bs.native(b, set.ids[rep], p.rep_head(rep), 1); }), p.bytes());
@@ -1076,6 +1142,14 @@ int chain_bench(FILE * csv, double copy, const std::vector<int> & splits, const 
                 if (pat == pat_identity || pat == pat_rotation) { // the plan and the copies
                     const uint32_t seg = chain_seg(n, 8);
                     row("chain_gdn", shape, n, pn + " chain gather alone 8", t.graph_us([&](int rep) { gdn_chain<true>(b, set.ids[rep], p.rep_head(rep), seg, parts_gather); }), 0);
+                }
+                if (blocks && n >= 17) { // op B's block schedule, and its gather alone
+                    for (const block_shape & blk : kBlockShapes) {
+                        row("chain_gdn", shape, n, pn + " blocks " + blk.name(), t.graph_us([&](int rep) { blk.native(b, set.ids[rep], p.rep_head(rep), parts_all); }), p.bytes());
+                        if (pat != pat_identity)
+                            row("chain_gdn", shape, n, pn + " block gather alone " + blk.name(),
+                                t.graph_us([&](int rep) { blk.native(b, set.ids[rep], p.rep_head(rep), parts_gather); }), 0);
+                    }
                 }
                 if (pat == pat_identity && n >= 16) { // where the identity cost goes
                     const uint32_t seg = chain_seg(n, 8);
@@ -1150,9 +1224,11 @@ int main(int argc, char ** argv) {
         };
         const std::vector<int> splits = ints(argc > 3 ? argv[3] : "2,4,8,64");
         const std::vector<int> seqs = ints(argc > 4 ? argv[4] : "2,4,8,16,32,64,128,256");
-        // a fifth argument "tilings" also times the chained compute at smaller tilings (tuning runs)
+        // a fifth argument "tilings" also times the chained compute at smaller tilings (tuning runs);
+        // "blocks" times op B's block schedule (and leaves out the batched shapes)
         const bool tilings = argc > 5 && !strcmp(argv[5], "tilings");
-        const int rc = chain_bench(csv, copy, splits, seqs, !strcmp(argv[2], "chaincheck"), tilings);
+        const bool blocks = argc > 5 && !strcmp(argv[5], "blocks");
+        const int rc = chain_bench(csv, copy, splits, seqs, !strcmp(argv[2], "chaincheck"), tilings, blocks);
         if (csv != stdout) fclose(csv);
         return rc;
     }
