@@ -120,13 +120,8 @@ func init() {
 			ChainSplit: 8, ChainWideFrom: 96, ChainWideSplit: 16,
 			// Op D never (as CUDA): 1.9-3.9x today's worst pattern.
 			ConvChainFrom: 0,
-			// Op B's block schedule, for the bench (bench/RESULTS.md "the
-			// block schedule"): one shape at S_v 128; the bench builds others.
-			GDNBlocks: func(sv int) []Batch {
-				if sv != 128 {
-					return nil
-				}
-				return []Batch{{NW: 1, CPW: 2, NS: 16, SPT: 1}}
-			},
+			// Op B's block schedule (bench/RESULTS.md "the block schedule"):
+			// blocks of 16 sequences at S_v 128.
+			GDNBlocks: func(sv int) (nw, cpw int, ok bool) { return 16, 4, sv == 128 },
 		}})
 }

@@ -33,13 +33,16 @@ const (
 	// through state_dst where it lies in the window, else the cache.
 	gdnInplaceIdsChained
 	// gdnInplaceIdsBlocks is op B's compute kernel in the block schedule
-	// (docs/ops.md#blocks): the batched kernel's workgroup of NS rows of
-	// threads, one per block of the block gather's layout. Row z runs the
-	// sequence at position block*NS + z (the plan's, where some source
-	// aliases; else that sequence itself); every row reads its prior state,
-	// one workgroup barrier, then every row writes. A source the plan
-	// marks is read from scratch, any other in the window through
-	// state_dst: the block gather placed its writer in the same block.
+	// (docs/ops.md#blocks), a workgroup of NW warps of CPW columns each,
+	// as the two-phase kernel's. Where no source aliases, workgroup (h, s,
+	// column block) runs sequence s over NW*CPW columns, each warp CPW
+	// columns NW apart, as the two-phase kernel does. Where one does, the
+	// same grid runs the block gather's layout: a workgroup takes one block
+	// of NW positions and CPW adjacent columns, warp y the sequence at
+	// position y of the block. Every warp reads its prior state, one
+	// workgroup barrier, then every warp writes: a source the plan marks is
+	// read from scratch, any other in the window through state_dst, since
+	// the block gather placed its writer in the same block.
 	gdnInplaceIdsBlocks
 	// gdnShared is ops A and B in one kernel, picked by the IDS param: what
 	// upstream gets (Shared), one template for both ops.
@@ -88,17 +91,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
 	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
-	// The block schedule's kernel is the batched kernel's rows of threads,
-	// one slot each, over a grid of blocks.
-	blocks := mode == gdnInplaceIdsBlocks
-	batched := mode == gdnInplaceIdsBatched || blocks
+	batched := mode == gdnInplaceIdsBatched
 	var ns, spt, split dsl.Val
 	if batched {
 		ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32)
-	}
-	if blocks {
-		spt, split = b.U32(1), b.Bool(false)
-	} else if batched {
 		spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
 		// split by aliasing (Batch.Aliased): a variant of its own, so that
 		// the tiers that run every step keep their code (a runtime switch
@@ -155,7 +151,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
 	var byAliasing dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
-	if mode == gdnInplaceIdsChained {
+	if mode == gdnInplaceIdsChained || mode == gdnInplaceIdsBlocks {
 		byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
 	}
 
@@ -190,16 +186,14 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather").Prior()
 		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
+	blocks := mode == gdnInplaceIdsBlocks
 	if blocks {
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the block gather").Prior()
 		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the block plan: s << 16 | from per position").Prior()
 	}
 
 	var tiles, groups dsl.Val // split: (head, column block) tiles, and the workgroups that run them
-	if blocks {
-		b.Workgroup(w, nw, ns)
-		b.Grid(nHeads, nSeqs.Add(ns.Sub(1)).Div(ns), sv.Div(nw.Mul(cpw)))
-	} else if batched {
+	if batched {
 		b.Workgroup(w, nw, ns)
 		// A workgroup per (head, column block) tile; split by aliasing, at
 		// most splitGroups, each running tiles splitGroups apart: where no
@@ -209,6 +203,11 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		tiles = nHeads.Mul(cols)
 		groups = b.Select(tiles.Gt(splitGroups), b.U32(splitGroups), tiles)
 		b.Grid(b.Select(split, groups, nHeads), 1, b.Select(split, b.U32(1), cols))
+	} else if blocks {
+		// n_seqs rounded up to whole blocks of NW: the grid both ways
+		// of running a step take
+		b.Workgroup(w, nw, 1)
+		b.Grid(nHeads, nSeqs.Add(nw.Sub(1)).Div(nw).Mul(nw), sv.Div(nw.Mul(cpw)))
 	} else {
 		b.Workgroup(w, nw, 1)
 		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
@@ -218,7 +217,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	// one writes). Inputs come from earlier dispatches: wait for them, except
 	// in op B, whose gather waited for them before letting this dispatch
 	// start, and which waits for the gather itself only where it must.
-	if batched && !blocks {
+	if batched {
 		// Split by aliasing, the chained compute after this dispatch reads
 		// its inputs without waiting (waitWithoutGather): wait for them
 		// before letting it start, as a gather does.
@@ -239,15 +238,33 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
-	var aliased dsl.Val // the chained kernel: some source aliases (it reads the plan)
+	var aliased dsl.Val // the chained and block kernels: some source aliases (they read the plan)
 	sequence := func() {
+		stores := b.Bool(true)
+		// colStep is how far apart a warp's columns lie; blocks: from, 0 or
+		// the plan's scratch row + 1
+		colStep, from := nw, dsl.Val{}
+		var col0 dsl.Val
 		switch {
 		case mode == gdnInplaceIdsChained:
 			s = b.Let("s", member.Get())
+		case blocks:
+			// where some source aliases, this workgroup is block blk's at
+			// CPW adjacent columns from col_block * CPW
+			blockCols := sv.Div(cpw)
+			at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
+			pos := b.Let("pos", at.Div(blockCols).Mul(nw).Add(b.LocalID(1)))
+			slot := b.Let("slot", b.Select(aliased, pos, b.GroupID(1)))
+			stores = b.Let("stores", slot.Lt(nSeqs))
+			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
+			b.If(aliased.AndAlso(stores), func() { entry.Set(plan.Load(slot)) })
+			s = b.Let("s", entry.Get().U32().Shr(planLenShift))
+			from = b.Let("from", entry.Get().BitAnd(planFromMask))
+			colStep = b.Let("col_step", b.Select(aliased, b.U32(1), nw))
+			col0 = b.Let("col0", b.Select(aliased, at.Rem(blockCols).Mul(cpw), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
 		case !batched:
 			s = b.Let("s", b.GroupID(1))
 		}
-		stores := b.Bool(true)
 		var z dsl.Val // batched: the row of threads
 		if batched {
 			z = b.Let("z", b.LocalID(2))
@@ -256,18 +273,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		// z + j*NS). Slots past n_seqs run the last sequence's inputs on
 		// a zero state, so that every thread reaches every barrier of the
 		// reductions, and store nothing.
-		var from dsl.Val // blocks: 0, or the plan's scratch row + 1
 		slot := func(j dsl.Val) {
-			if blocks {
-				at := b.Let("slot", b.GroupID(1).Mul(ns).Add(z))
-				stores = b.Let("stores", at.Lt(nSeqs))
-				pos := b.Let("pos", b.Select(stores, at, nSeqs.Sub(1)))
-				entry := b.Var("entry", pos.I32().Shl(planLenShift))
-				b.If(aliased, func() { entry.Set(plan.Load(pos)) })
-				s = b.Let("s", entry.Get().U32().Shr(planLenShift))
-				from = b.Let("from", entry.Get().BitAnd(planFromMask))
-				return
-			}
 			at := b.Let("slot", z.Add(j.Mul(ns)))
 			stores = b.Let("stores", at.Lt(nSeqs))
 			s = b.Let("s", b.Select(stores, at, nSeqs.Sub(1)))
@@ -276,7 +282,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		if !st.vectorRows {
 			lane = b.Let("lane", b.LocalID(0))
 		}
-		col0 := b.Let("col0", colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
+		if col0.Expr() == nil {
+			col0 = b.Let("col0", colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
+		}
 		hq := b.Let("hq", h.Rem(neq1))
 		var sq dsl.Val
 		if !batched {
@@ -311,7 +319,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				return
 			}
 			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
+				c := b.Let("col", col0.Add(cc.Mul(colStep)))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
 					f(c, rowVar(r), cc.Mul(rows).Add(r))
 				})
@@ -360,6 +368,21 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			loadIds()
 		case gdnInplaceIdsChained:
 			loadChained()
+		case gdnInplaceIdsBlocks:
+			// a warp past n_seqs (where some source aliases) runs the last
+			// sequence's inputs on a zero state and stores nothing
+			b.IfElse(stores.Not(),
+				func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
+				func() {
+					b.IfElse(from.Ne(0),
+						func() { loadFrom(scratch, from.Sub(1).U32().Mul(nHeads).Add(h).Mul(block)) },
+						func() {
+							src := b.Let("src", ids.Load(s))
+							b.IfElse(inWindow(src, rsHead, nSeqs),
+								func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
+								func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
+						})
+				})
 		case gdnShared:
 			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
 		}
@@ -370,7 +393,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		var staged dsl.Arr
 		var stagedAt func(j, reg dsl.Val) dsl.Val
 		var stagedSource func(src dsl.Val) dsl.Val
-		if batched && !blocks { // a block's rows run one slot each: nothing staged
+		if batched {
 			staged = b.SharedArray("staged", ir.F32, b.Select(spt.Gt(1), stagedLen, b.U32(1)))
 			threads := w.Mul(nw).Mul(ns)
 			tid := b.Let("tid", b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)))
@@ -391,17 +414,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				b.IfElse(stores.Not(),
 					func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
 					func() {
-						if blocks {
-							b.IfElse(from.Ne(0),
-								func() { loadFrom(scratch, from.Sub(1).U32().Mul(nHeads).Add(h).Mul(block)) },
-								func() {
-									src := b.Let("src", ids.Load(s))
-									b.IfElse(inWindow(src, rsHead, nSeqs),
-										func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-										func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-								})
-							return
-						}
 						src := b.Let("src", ids.Load(s))
 						inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
 						b.IfElse(j.Gt(0).AndAlso(stagedSource(src)),
@@ -459,7 +471,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// VecDot over the column and the row of k or q.
 			vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					c := b.Let("col", col0.Add(cc.Mul(colStep)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
 					kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
@@ -476,7 +488,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
 			decayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					c := b.Let("col", col0.Add(cc.Mul(colStep)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -500,7 +512,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// delta = (v - g*kv)*beta, S = g*S + k*delta.
 			gateAfter := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					c := b.Let("col", col0.Add(cc.Mul(colStep)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -530,7 +542,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				b.Comment("KDA: one gate per key row, applied inside the dot and the update")
 				gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					c := b.Let("col", col0.Add(cc.Mul(colStep)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -579,7 +591,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// the undecayed state times g, then the reduction; S = g*S + k*delta.
 			gateOnPart := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
+					c := b.Let("col", col0.Add(cc.Mul(colStep)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -609,50 +621,38 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			})
 		}
 		if batched {
-			if !blocks {
-				b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
-				b.Unrolled("j", 1, spt, func(j dsl.Val) {
-					slot(j)
-					b.If(stores, func() {
-						src := b.Let("later_src", ids.Load(s)) // the prior-state loads keep the name src
-						b.If(stagedSource(src), func() {
-							base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
-							forShard(func(c, i, reg dsl.Val) {
-								staged.Set(stagedAt(j, reg), stateDst.Load(base.Add(c.Mul(sv)).Add(i)))
-							})
+			b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
+			b.Unrolled("j", 1, spt, func(j dsl.Val) {
+				slot(j)
+				b.If(stores, func() {
+					src := b.Let("later_src", ids.Load(s)) // the prior-state loads keep the name src
+					b.If(stagedSource(src), func() {
+						base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
+						forShard(func(c, i, reg dsl.Val) {
+							staged.Set(stagedAt(j, reg), stateDst.Load(base.Add(c.Mul(sv)).Add(i)))
 						})
 					})
 				})
-			}
-			run := func(j dsl.Val) {
-				slot(j)
-				slotJ = j
-				sq = b.Let("sq", s.Div(rq3))
-				b.Comment("no tokens: the final state is the prior state")
-				b.If(nTok.Eq(0), loadBatched(j))
-				b.For("t", 0, nTok, token)
-				if blocks {
-					b.Comment("every thread of the workgroup has read its prior state")
-					b.DeviceBarrier()
-				} else {
+			})
+			// A loop, not unrolled: the slots' code once, not SPT times;
+			// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
+			b.For("j", 0, spt, func(j dsl.Val) {
+				b.If(j.Mul(ns).Lt(nSeqs), func() { // uniform: a slot past every sequence is skipped whole
+					slot(j)
+					slotJ = j
+					sq = b.Let("sq", s.Div(rq3))
+					b.Comment("no tokens: the final state is the prior state")
+					b.If(nTok.Eq(0), loadBatched(j))
+					b.For("t", 0, nTok, token)
 					b.If(j.Eq(0), func() {
 						b.Comment("every thread of the workgroup has read slot 0's prior state and staged the later slots'")
 						b.DeviceBarrier()
 					})
-				}
-				b.If(stores, func() {
-					base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-					forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+					b.If(stores, func() {
+						base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+						forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+					})
 				})
-			}
-			if blocks { // one slot
-				run(b.U32(0))
-				return
-			}
-			// A loop, not unrolled: the slots' code once, not SPT times;
-			// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
-			b.For("j", 0, spt, func(j dsl.Val) {
-				b.If(j.Mul(ns).Lt(nSeqs), func() { run(j) }) // uniform: a slot past every sequence is skipped whole
 			})
 			return
 		}
@@ -673,18 +673,17 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			case gdnShared:
 				// With IDS the gather may still be reading this row as another sequence's source.
 				b.If(withIds, func() { b.DepWait() })
+			case gdnInplaceIdsBlocks:
+				b.If(aliased, func() {
+					b.Comment("every warp of the block has read its prior state")
+					b.DeviceBarrier()
+				})
 			}
-			base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-			forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+			storeIf(b, stores, func() {
+				base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
+				forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
+			})
 		}
-	}
-	if blocks {
-		h, colBlock = b.Let("h", b.GroupID(0)), b.GroupID(2)
-		tid := b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0))
-		aliased = anyAliases(b, tid, w.Mul(nw).Mul(ns), ids, rsHead, nSeqs)
-		b.If(aliased, func() { b.DepWait() }) // the plan and scratch are the block gather's
-		sequence()
-		return b.Build()
 	}
 	if batched {
 		// Without SPLIT (a compile-time constant) the tile loop runs once
@@ -703,6 +702,15 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				sequence()
 			})
 		})
+		return b.Build()
+	}
+	if blocks {
+		aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
+		b.If(aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
+		// Where no source aliases, a workgroup past n_seqs has no
+		// sequence; split by aliasing, the batched dispatch before ran
+		// a step where some source aliases.
+		b.If(b.Select(aliased, byAliasing.Eq(0), b.GroupID(1).Lt(nSeqs)), sequence)
 		return b.Build()
 	}
 	if mode != gdnInplaceIdsChained {

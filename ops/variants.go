@@ -129,10 +129,10 @@ type Tuning struct {
 	// with many sequences the chains' own parallelism fills the device,
 	// and shorter segments only add copies.
 	ChainSplit, ChainWideFrom, ChainWideSplit int
-	// GDNBlocks are the shapes (SPT 1) of op B's block schedule
-	// (docs/ops.md#blocks) generated at S_v for the bench; the glue runs
-	// none of them.
-	GDNBlocks func(sv int) []Batch
+	// GDNBlocks is the tiling (NW warps of CPW columns; blocks of NW
+	// sequences) of op B's block schedule (docs/ops.md#blocks) at S_v; ok
+	// false: none.
+	GDNBlocks func(sv int) (nw, cpw int, ok bool)
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -232,13 +232,13 @@ func GDNBatch(backend string, sv int) []Batch {
 	return nil
 }
 
-// GDNBlocks are a backend's shapes of op B's block schedule at S_v (SPT
-// 1), generated for the bench; none: the backend has none.
-func GDNBlocks(backend string, sv int) []Batch {
+// GDNBlocks is a backend's tiling of op B's block schedule at S_v (blocks
+// of nw sequences); ok false: none.
+func GDNBlocks(backend string, sv int) (nw, cpw int, ok bool) {
 	if t := tuningOf(backend); t.GDNBlocks != nil {
 		return t.GDNBlocks(sv)
 	}
-	return nil
+	return 0, 0, false
 }
 
 // GDNBatchMax is the most sequences op B's one-dispatch schedule takes at
@@ -376,20 +376,20 @@ func table() []Variant {
 				out = append(out, V("gated_delta_net_inplace_ids_chained", "S_v", sv, "KDA", kda, "NW", t[0], "CPW", t[1]).OnlyOn(chainAt[t]...))
 			}
 		}
-		// the block schedule's compute kernel at each backend's shapes
-		blocksAt := map[Batch][]string{}
-		var shapes []Batch
+		// the block schedule's compute kernel at each backend's tiling
+		blocksAt := map[[2]int][]string{}
+		var blockTilings [][2]int
 		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBlocks != nil }) {
-			for _, bt := range GDNBlocks(be, sv) {
-				if blocksAt[bt] == nil {
-					shapes = append(shapes, bt)
+			if nw, cpw, ok := GDNBlocks(be, sv); ok {
+				if blocksAt[[2]int{nw, cpw}] == nil {
+					blockTilings = append(blockTilings, [2]int{nw, cpw})
 				}
-				blocksAt[bt] = append(blocksAt[bt], be)
+				blocksAt[[2]int{nw, cpw}] = append(blocksAt[[2]int{nw, cpw}], be)
 			}
 		}
-		for _, bt := range shapes {
+		for _, t := range blockTilings {
 			for _, kda := range []bool{false, true} {
-				out = append(out, V("gated_delta_net_inplace_ids_blocks", "S_v", sv, "KDA", kda, "NW", bt.NW, "CPW", bt.CPW, "NS", bt.NS).OnlyOn(blocksAt[bt]...))
+				out = append(out, V("gated_delta_net_inplace_ids_blocks", "S_v", sv, "KDA", kda, "NW", t[0], "CPW", t[1]).OnlyOn(blocksAt[t]...))
 			}
 		}
 		// the batched kernel at each tier of each backend, one variant per

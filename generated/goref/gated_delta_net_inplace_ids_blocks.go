@@ -14,31 +14,31 @@ type GatedDeltaNetInplaceIdsBlocksParams struct {
 	KDA bool   // KDA
 	NW  uint32 // NW in [1 2 4 8 16]
 	CPW uint32 // CPW in [1 2 4 8]
-	NS  uint32 // NS in [2 4 8 10 12 16 18 20 22 24 32]
 }
 
 // GatedDeltaNetInplaceIdsBlocksArgs are the runtime scalar arguments.
 type GatedDeltaNetInplaceIdsBlocksArgs struct {
-	H       uint32  // H: value heads
-	NTokens uint32  // n_tokens: tokens per sequence
-	NSeqs   uint32  // n_seqs: sequences
-	Neq1    uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
-	Rq3     uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
-	Sq1     uint32  // sq1: q/k head stride, elements
-	Sq2     uint32  // sq2: q/k token stride, elements
-	Sq3     uint32  // sq3: q/k sequence stride, elements
-	Sv1     uint32  // sv1: v head stride, elements
-	Sv2     uint32  // sv2: v token stride, elements
-	Sv3     uint32  // sv3: v sequence stride, elements
-	Sg1     uint32  // sg1: g head stride, elements
-	Sg2     uint32  // sg2: g token stride, elements
-	Sg3     uint32  // sg3: g sequence stride, elements
-	Sb1     uint32  // sb1: beta head stride, elements
-	Sb2     uint32  // sb2: beta token stride, elements
-	Sb3     uint32  // sb3: beta sequence stride, elements
-	Scale   float32 // scale: 1/sqrt(S_v), computed by the host
-	Sd1     uint32  // sd1: state_dst sequence (row) stride, elements
-	RsHead  uint32  // rs_head: first destination slot (op_params[1])
+	H              uint32  // H: value heads
+	NTokens        uint32  // n_tokens: tokens per sequence
+	NSeqs          uint32  // n_seqs: sequences
+	Neq1           uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
+	Rq3            uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
+	Sq1            uint32  // sq1: q/k head stride, elements
+	Sq2            uint32  // sq2: q/k token stride, elements
+	Sq3            uint32  // sq3: q/k sequence stride, elements
+	Sv1            uint32  // sv1: v head stride, elements
+	Sv2            uint32  // sv2: v token stride, elements
+	Sv3            uint32  // sv3: v sequence stride, elements
+	Sg1            uint32  // sg1: g head stride, elements
+	Sg2            uint32  // sg2: g token stride, elements
+	Sg3            uint32  // sg3: g sequence stride, elements
+	Sb1            uint32  // sb1: beta head stride, elements
+	Sb2            uint32  // sb2: beta token stride, elements
+	Sb3            uint32  // sb3: beta sequence stride, elements
+	Scale          float32 // scale: 1/sqrt(S_v), computed by the host
+	Sd1            uint32  // sd1: state_dst sequence (row) stride, elements
+	RsHead         uint32  // rs_head: first destination slot (op_params[1])
+	AliasedBatched uint32  // aliased_batched: 1: the batched dispatch before ran the step where some source aliases (split by aliasing); 0: the chained schedule
 }
 
 // GatedDeltaNetInplaceIdsBlocksBuffers are the bound buffers; indices are in elements.
@@ -62,7 +62,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -85,6 +84,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -96,7 +96,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -112,41 +112,31 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@portable: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@portable: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@portable: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@portable: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@portable: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@portable: reduction width W must divide the workgroup x size")
 	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	lane := make([]uint32, kgN)
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	from := make([]int32, kgN)
-	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -160,14 +150,14 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -179,13 +169,12 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -193,8 +182,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -203,48 +191,50 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					from[kgTid] = (entry & 65535)
-					sq[kgTid] = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 							}
 						} else {
-							if from[kgTid] != 0 {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -252,7 +242,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -262,188 +252,156 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 							}
 						}
 					}
-				}
-				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])
+									var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
+									var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+									var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
+									var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
+									var exp_p float32 = 0.0001984127
+									exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
+									exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
+									exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
+									exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
+									exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
+									exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+									exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
+									var exp_n int32 = int32(exp_kf)
+									var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
+									var exp_n2 int32 = (exp_n - exp_n1)
+									var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
+									var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
+									var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
+									g_reg[kgTid*g_regLen+int(r_4)] = exp
+								}
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_5)], kv_part[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_6)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_6)], attn_part[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
+								var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
+								var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
+								var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
+								var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
+								var exp_p_1 float32 = 0.0001984127
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+								exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
+								var exp_n_1 int32 = int32(exp_kf_1)
+								var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
+								var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
+								var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
+								var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
+								var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
+								gate[kgTid] = exp_1
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+										kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_7)], kv_part_1[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = kv_part_1[kgTid]
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_8)], attn_part_1[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-								}
-							} else {
-								if from[kgTid] != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
-											}
-										}
-									}
-								}
-							}
-						}
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						// write the final state
 					}
-					if KDA {
+					if aliased_1[0] {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var exp_x float32 = rt.SelF32((g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))] > 88.72284), 88.72284, g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])
-								var exp_x_1 float32 = rt.SelF32((exp_x < -103.972084), -103.972084, exp_x)
-								var exp_kf float32 = (rt.FMA(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-								var exp_r float32 = rt.FMA(exp_kf, -0.69314575, exp_x_1)
-								var exp_r_1 float32 = rt.FMA(exp_kf, -1.4286068e-06, exp_r)
-								var exp_p float32 = 0.0001984127
-								exp_p = rt.FMA(exp_p, exp_r_1, 0.0013888889)
-								exp_p = rt.FMA(exp_p, exp_r_1, 0.008333334)
-								exp_p = rt.FMA(exp_p, exp_r_1, 0.041666668)
-								exp_p = rt.FMA(exp_p, exp_r_1, 0.16666667)
-								exp_p = rt.FMA(exp_p, exp_r_1, 0.5)
-								exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-								exp_p = rt.FMA(exp_p, exp_r_1, 1.0)
-								var exp_n int32 = int32(exp_kf)
-								var exp_n1 int32 = (((exp_n + 150) >> 1) - 75)
-								var exp_n2 int32 = (exp_n - exp_n1)
-								var exp_s1 float32 = rt.BitsToF32(uint32(((exp_n1 + 127) << 23)))
-								var exp_s2 float32 = rt.BitsToF32(uint32(((exp_n2 + 127) << 23)))
-								var exp float32 = float32(float32(exp_p*exp_s1) * exp_s2)
-								g_reg[kgTid*g_regLen+int(r_7)] = exp
-							}
+							// every warp of the block has read its prior state
 						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-								reg0[kgTid] = (cc_6 * R)
-								kv_part[kgTid] = 0.0
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-									kv_part[kgTid] = rt.FMA(s_dec, k_reg[kgTid*k_regLen+int(r_8)], kv_part[kgTid])
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									var s_new float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-									attn_part[kgTid] = rt.FMA(s_new, q_reg[kgTid*q_regLen+int(r_9)], attn_part[kgTid])
+									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var exp_x_2 float32 = rt.SelF32((g[g_off[kgTid]] > 88.72284), 88.72284, g[g_off[kgTid]])
-							var exp_x_3 float32 = rt.SelF32((exp_x_2 < -103.972084), -103.972084, exp_x_2)
-							var exp_kf_1 float32 = (rt.FMA(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-							var exp_r_2 float32 = rt.FMA(exp_kf_1, -0.69314575, exp_x_3)
-							var exp_r_3 float32 = rt.FMA(exp_kf_1, -1.4286068e-06, exp_r_2)
-							var exp_p_1 float32 = 0.0001984127
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.0013888889)
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.008333334)
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.041666668)
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.16666667)
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 0.5)
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-							exp_p_1 = rt.FMA(exp_p_1, exp_r_3, 1.0)
-							var exp_n_1 int32 = int32(exp_kf_1)
-							var exp_n1_1 int32 = (((exp_n_1 + 150) >> 1) - 75)
-							var exp_n2_1 int32 = (exp_n_1 - exp_n1_1)
-							var exp_s1_1 float32 = rt.BitsToF32(uint32(((exp_n1_1 + 127) << 23)))
-							var exp_s2_1 float32 = rt.BitsToF32(uint32(((exp_n2_1 + 127) << 23)))
-							var exp_1 float32 = float32(float32(exp_p_1*exp_s1_1) * exp_s2_1)
-							gate[kgTid] = exp_1
-						}
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-								reg0_1[kgTid] = (cc_7 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
-									kv_part_1[kgTid] = rt.FMA(s_dec_1, k_reg[kgTid*k_regLen+int(r_10)], kv_part_1[kgTid])
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = kv_part_1[kgTid]
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									var s_new_1 float32 = rt.FMA(k_reg[kgTid*k_regLen+int(r_11)], delta_1, s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-									attn_part_1[kgTid] = rt.FMA(s_new_1, q_reg[kgTid*q_regLen+int(r_11)], attn_part_1[kgTid])
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
@@ -460,7 +418,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -483,6 +440,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -494,7 +452,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -510,41 +468,31 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: reduction width W must divide the workgroup x size")
 	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	lane := make([]uint32, kgN)
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	from := make([]int32, kgN)
-	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -555,14 +503,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -574,13 +522,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -588,8 +535,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -598,48 +544,50 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					from[kgTid] = (entry & 65535)
-					sq[kgTid] = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 							}
 						} else {
-							if from[kgTid] != 0 {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -647,7 +595,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -657,149 +605,117 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 						}
 					}
-				}
-				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row, applied inside the dot and the update
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_new float32 = 0.0
+										if R == 1 {
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+										} else {
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+										}
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var e float32 = rt.ExpNative(g[g_off[kgTid]])
+								gate[kgTid] = e
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = kv_part_1[kgTid]
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-								}
-							} else {
-								if from[kgTid] != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
-											}
-										}
-									}
-								}
-							}
-						}
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						// write the final state
 					}
-					if KDA {
+					if aliased_1[0] {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row, applied inside the dot and the update
+							// every warp of the block has read its prior state
 						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-								reg0[kgTid] = (cc_6 * R)
-								kv_part[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_new float32 = 0.0
-									if R == 1 {
-										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
-									} else {
-										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
-									}
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
-						}
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-								reg0_1[kgTid] = (cc_7 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = kv_part_1[kgTid]
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
 							}
 						}
 					}
@@ -816,7 +732,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -839,6 +754,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -850,7 +766,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -866,41 +782,31 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-metal: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-metal: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-metal: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-metal: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-metal: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-metal: reduction width W must divide the workgroup x size")
 	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	lane := make([]uint32, kgN)
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	from := make([]int32, kgN)
-	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -914,14 +820,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -933,13 +839,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -947,8 +852,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -957,48 +861,50 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					from[kgTid] = (entry & 65535)
-					sq[kgTid] = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 							}
 						} else {
-							if from[kgTid] != 0 {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((lane[kgTid] * R) + r)
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((lane[kgTid] * R) + r_1)
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -1006,7 +912,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((lane[kgTid] * R) + r_2)
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -1016,152 +922,120 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 							}
 						}
 					}
-				}
-				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((lane[kgTid] * R) + r_3)
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
+									g_reg[kgTid*g_regLen+int(r_4)] = e
+								}
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+								gate[kgTid] = e_1
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = kv_part_1[kgTid]
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = ((lane[kgTid] * R) + r_3)
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-								}
-							} else {
-								if from[kgTid] != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((lane[kgTid] * R) + r_4)
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												var i_5 uint32 = ((lane[kgTid] * R) + r_5)
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var i_6 uint32 = ((lane[kgTid] * R) + r_6)
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
-											}
-										}
-									}
-								}
-							}
-						}
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						// write the final state
 					}
-					if KDA {
+					if aliased_1[0] {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_7))])
-								g_reg[kgTid*g_regLen+int(r_7)] = e
-							}
+							// every warp of the block has read its prior state
 						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-								reg0[kgTid] = (cc_6 * R)
-								kv_part[kgTid] = 0.0
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+									var i_4 uint32 = ((lane[kgTid] * R) + r_9)
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
-						}
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-								reg0_1[kgTid] = (cc_7 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = kv_part_1[kgTid]
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((lane[kgTid] * R) + r_12)
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
@@ -1178,7 +1052,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -1201,6 +1074,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1212,7 +1086,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1228,41 +1102,31 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-vulkan: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-vulkan: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-vulkan: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-vulkan: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-vulkan: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-vulkan: reduction width W must divide the workgroup x size")
 	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	lane := make([]uint32, kgN)
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	from := make([]int32, kgN)
-	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1276,14 +1140,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1295,13 +1159,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -1309,8 +1172,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -1319,48 +1181,50 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					from[kgTid] = (entry & 65535)
-					sq[kgTid] = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 							}
 						} else {
-							if from[kgTid] != 0 {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -1368,7 +1232,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -1378,152 +1242,120 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 						}
 					}
-				}
-				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+									g_reg[kgTid*g_regLen+int(r_4)] = e
+								}
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+								gate[kgTid] = e_1
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))])
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_dec_1
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_7)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = kv_part_1[kgTid]
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-								}
-							} else {
-								if from[kgTid] != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
-											}
-										}
-									}
-								}
-							}
-						}
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						// write the final state
 					}
-					if KDA {
+					if aliased_1[0] {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_7)] = e
-							}
+							// every warp of the block has read its prior state
 						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-								reg0[kgTid] = (cc_6 * R)
-								kv_part[kgTid] = 0.0
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
-						}
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-								reg0_1[kgTid] = (cc_7 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var s_dec_1 float32 = float32(gate[kgTid] * s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))])
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_dec_1
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_dec_1*k_reg[kgTid*k_regLen+int(r_10)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = kv_part_1[kgTid]
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									var s_new_1 float32 = (s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}
@@ -1540,7 +1372,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
@@ -1563,6 +1394,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1574,7 +1406,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1590,41 +1422,31 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: reduction width W must divide the workgroup x size")
 	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	lane := make([]uint32, kgN)
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	from := make([]int32, kgN)
-	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1635,14 +1457,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	beta_t := make([]float32, kgN)
 	v_off := make([]uint32, kgN)
 	attn_off := make([]uint32, kgN)
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -1654,13 +1476,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -1668,8 +1489,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -1678,48 +1498,50 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					from[kgTid] = (entry & 65535)
-					sq[kgTid] = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 							}
 						} else {
-							if from[kgTid] != 0 {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -1727,7 +1549,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -1737,149 +1559,117 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 						}
 					}
-				}
-				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row, applied inside the dot and the update
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_new float32 = 0.0
+										if R == 1 {
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+										} else {
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+										}
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var e float32 = rt.ExpNative(g[g_off[kgTid]])
+								gate[kgTid] = e
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = kv_part_1[kgTid]
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-								}
-							} else {
-								if from[kgTid] != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
-											}
-										}
-									}
-								}
-							}
-						}
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						// write the final state
 					}
-					if KDA {
+					if aliased_1[0] {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row, applied inside the dot and the update
+							// every warp of the block has read its prior state
 						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-								reg0[kgTid] = (cc_6 * R)
-								kv_part[kgTid] = 0.0
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]), k_reg[kgTid*k_regLen+int(r_7)], kv_part[kgTid])
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_new float32 = 0.0
-									if R == 1 {
-										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_8)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))]))
-									} else {
-										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_8*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))], float32(k_reg[kgTid*k_regLen+int(r_8)]*delta))
-									}
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_8)]))
+									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
-						}
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-								reg0_1[kgTid] = (cc_7 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]*k_reg[kgTid*k_regLen+int(r_9)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = kv_part_1[kgTid]
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]) + float32(k_reg[kgTid*k_regLen+int(r_10)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_10)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-								var i_7 uint32 = ((r_11 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_11))]
 							}
 						}
 					}
@@ -1896,7 +1686,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	var W uint32 = 1
 	R := (S_v / W)
 	H := kgA.H
@@ -1919,6 +1708,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1930,7 +1720,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1946,34 +1736,25 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: S_v must be a multiple of NW*CPW")
 	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -1989,13 +1770,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -2003,8 +1783,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -2013,28 +1792,30 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					var hq uint32 = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					var from int32 = (entry & 65535)
-					var sq uint32 = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						var hq uint32 = (h[kgTid] % neq1)
+						var sq uint32 = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
@@ -2042,7 +1823,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + r)]
 									}
@@ -2051,14 +1832,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
 										}
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
 										}
@@ -2066,89 +1847,60 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 								}
 							}
 						}
-					}
-					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-						var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
-						}
-						var g_off uint32 = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						var beta_t float32 = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
+						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+							}
+							var g_off uint32 = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							var beta_t float32 = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							var v_off uint32 = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							var attn_off uint32 = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+							if KDA {
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off + r_4)])
+									gates[kgTid*gatesLen+int(r_4)] = e
 								}
 							} else {
-								if from != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + r_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + r_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(r_6))]
-											}
-										}
-									}
+								var e_1 float32 = rt.ExpNative(g[g_off])
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									gates[kgTid*gatesLen+int(r_5)] = e_1
+								}
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								var col_3 uint32 = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+								var reg0 uint32 = (cc_3 * R)
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
+								}
+								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+								var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
+								}
+								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+								if stores[kgTid] {
+									dst[(attn_off + col_3)] = float32(attn * scale)
 								}
 							}
 						}
-						var v_off uint32 = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						var attn_off uint32 = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-						if KDA {
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off + r_7)])
-								gates[kgTid*gatesLen+int(r_7)] = e
-							}
-						} else {
-							var e_1 float32 = rt.ExpNative(g[g_off])
-							for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-								gates[kgTid*gatesLen+int(r_8)] = e_1
-							}
-						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-							var reg0 uint32 = (cc_6 * R)
-							for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_9))] = float32(gates[kgTid*gatesLen+int(r_9)] * s_shard[kgTid*s_shardLen+int((reg0+r_9))])
-							}
-							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-							var delta float32 = float32((v[(v_off+col_6)] - kv) * beta_t)
-							for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_10))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_10)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_10))])
-							}
-							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-							if stores[kgTid] {
-								dst[(attn_off + col_6)] = float32(attn * scale)
-							}
-						}
+						// write the final state
 					}
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-							for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-								state_dst[((final_off + (col_7 * S_v)) + r_11)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								var col_4 uint32 = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+								}
 							}
 						}
 					}
@@ -2165,7 +1917,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	NS := kgP.NS
 	W := rt.SelU32((S_v == 128), 8, rt.SelU32((S_v < 32), S_v, 32))
 	R := (S_v / W)
 	H := kgA.H
@@ -2188,6 +1939,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
+	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -2199,7 +1951,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -2215,41 +1967,31 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	default:
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-opencl: CPW %d is not in [1 2 4 8]", CPW)
 	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-opencl: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
 	if !((S_v % (NW * CPW)) == 0) {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-opencl: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-opencl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((1 - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-opencl: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
 		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-opencl: reduction width W must divide the workgroup x size")
 	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs + (NS - 1)) / NS)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
-	lane := make([]uint32, kgN)
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
 	s_shard := make([]float32, kgN*s_shardLen)
 	_ = s_shard
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	from := make([]int32, kgN)
-	sq := make([]uint32, kgN)
 	q_regLen := int(R)
 	q_reg := make([]float32, kgN*q_regLen)
 	_ = q_reg
@@ -2263,14 +2005,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	g_regLen := int(R)
 	g_reg := make([]float32, kgN*g_regLen)
 	_ = g_reg
-	col_6 := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
 	reg0 := make([]uint32, kgN)
 	kv_part := make([]float32, kgN)
 	kv := make([]float32, kgN)
 	attn_part := make([]float32, kgN)
 	attn := make([]float32, kgN)
 	gate := make([]float32, kgN)
-	col_7 := make([]uint32, kgN)
+	col_4 := make([]uint32, kgN)
 	reg0_1 := make([]uint32, kgN)
 	kv_part_1 := make([]float32, kgN)
 	kv_1 := make([]float32, kgN)
@@ -2282,13 +2024,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
 					// dep_release: dispatches are ordered in the Go reference
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 					h[kgTid] = uint32(kgGX)
-					if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+					if ((kgLY * W) + kgLX) == 0 {
 						aliased[int(0)] = 0
 					}
 				}
@@ -2296,8 +2037,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
 					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -2306,48 +2046,50 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					kgLZ := uint32(kgTid / (kgWX * kgWY))
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					if aliased_1 {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var z uint32 = kgLZ
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					block[kgTid] = (S_v * S_v)
-					var slot uint32 = ((uint32(kgGY) * NS) + z)
-					stores[kgTid] = (slot < n_seqs)
-					var pos uint32 = rt.SelU32(stores[kgTid], slot, (n_seqs - 1))
-					var entry int32 = (int32(pos) << 16)
-					if aliased_1 {
-						entry = plan[pos]
-					}
-					s[kgTid] = (uint32(entry) >> 16)
-					from[kgTid] = (entry & 65535)
-					sq[kgTid] = (s[kgTid] / rq3)
-					// no tokens: the final state is the prior state
-					if n_tokens == 0 {
+				}
+				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
 						if !(stores[kgTid]) {
 							for reg := uint32(0); reg < (CPW * R); reg += 1 {
 								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
 							}
 						} else {
-							if from[kgTid] != 0 {
+							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
+									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
 									}
 								}
 							} else {
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -2355,7 +2097,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -2365,150 +2107,118 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 						}
 					}
-				}
-				for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
+									g_reg[kgTid*g_regLen+int(r_4)] = e
+								}
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_5)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))])
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_dec
+										kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_5)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] + float32(k_reg[kgTid*k_regLen+int(r_6)]*delta))
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_6)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
+								gate[kgTid] = e_1
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]*k_reg[kgTid*k_regLen+int(r_7)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]) + float32(k_reg[kgTid*k_regLen+int(r_8)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_8)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-						for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-							var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-							k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-						// read the prior state once, behind this token's inputs; it stays in registers for every token
-						if t_1 == 0 {
-							if !(stores[kgTid]) {
-								for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-									s_shard[kgTid*s_shardLen+int(reg_1)] = 0.0
-								}
-							} else {
-								if from[kgTid] != 0 {
-									for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-										var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-										for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-											var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = scratch[(((((uint32((from[kgTid] - 1)) * H) + h[kgTid]) * block[kgTid]) + (col_3 * S_v)) + i_4)]
-										}
-									}
-								} else {
-									var src_1 int32 = ids[s[kgTid]]
-									if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-										for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-											var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-											for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-												var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_4 * S_v)) + i_5)]
-											}
-										}
-									} else {
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var i_6 uint32 = ((r_6 * W) + lane[kgTid])
-												s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_6))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_5 * S_v))) + uint64(i_6))]
-											}
-										}
-									}
-								}
-							}
-						}
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						// write the final state
 					}
-					if KDA {
+					if aliased_1[0] {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row
-							for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_7 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_7)] = e
-							}
+							// every warp of the block has read its prior state
 						}
-						for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-								reg0[kgTid] = (cc_6 * R)
-								kv_part[kgTid] = 0.0
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var s_dec float32 = float32(g_reg[kgTid*g_regLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))])
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_8))] = s_dec
-									kv_part[kgTid] = (kv_part[kgTid] + float32(s_dec*k_reg[kgTid*k_regLen+int(r_8)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-									var s_new float32 = (s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta))
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_9))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_9)]))
+									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
 								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
-						}
-						for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_7[kgTid] = (col0[kgTid] + (cc_7 * NW))
-								reg0_1[kgTid] = (cc_7 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_10))]*k_reg[kgTid*k_regLen+int(r_10)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = float32(kv_part_1[kgTid] * gate[kgTid])
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_7[kgTid])] - kv_1[kgTid]) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))]) + float32(k_reg[kgTid*k_regLen+int(r_11)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_11))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_11)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if (lane[kgTid] == 0) && stores[kgTid] {
-									dst[(attn_off[kgTid] + col_7[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// every thread of the workgroup has read its prior state
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if stores[kgTid] {
-						var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-						for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-							var col_8 uint32 = (col0[kgTid] + (cc_8 * NW))
-							for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-								var i_7 uint32 = ((r_12 * W) + lane[kgTid])
-								state_dst[((final_off + (col_8 * S_v)) + i_7)] = s_shard[kgTid*s_shardLen+int(((cc_8*R)+r_12))]
 							}
 						}
 					}

@@ -1474,13 +1474,6 @@ func runGatedDeltaNetInplaceIdsBlocks(arith string, params map[string]int64, arg
 		p.CPW = uint32(v)
 	}
 	{
-		v, ok := params["NS"]
-		if !ok {
-			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: param NS not set")
-		}
-		p.NS = uint32(v)
-	}
-	{
 		v, ok := args["H"]
 		if !ok {
 			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg H not set")
@@ -1619,6 +1612,13 @@ func runGatedDeltaNetInplaceIdsBlocks(arith string, params map[string]int64, arg
 			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg rs_head not set")
 		}
 		a.RsHead = v
+	}
+	{
+		v, ok := args["aliased_batched"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg aliased_batched not set")
+		}
+		a.AliasedBatched = v
 	}
 	{
 		v, ok := bufs["q"].([]float32)

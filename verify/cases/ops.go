@@ -135,8 +135,8 @@ func (b *builder) gdn(op string) error {
 		b.untouched("scratch", n*D)
 		b.untouched("dst", attn+D*n)
 		b.plan(n)
-		// blocks of the kernel's NS; the gather's guard skips one sequence
-		err := b.launch(blockGatherOp, map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead), "block": b.vals["NS"]}, nil)
+		// blocks of the kernel's NW; the gather's guard skips one sequence
+		err := b.launch(blockGatherOp, map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead), "block": b.vals["NW"]}, nil)
 		if err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 	blockCases := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 10, MaxChannels: 64}
 	aliasing := 0
 	for range 20 {
-		v := ops.V(blocksOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", 2<<(i%2))
+		v := ops.V(blocksOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 2<<(i%2), "CPW", 1+r.IntN(2))
 		c, err := Random(blocksOp, ops.Ariths()[i%len(ops.Ariths())], r, blockCases, &v)
 		i++
 		if err != nil {
