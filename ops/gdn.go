@@ -241,27 +241,27 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var aliased dsl.Val // the chained and block kernels: some source aliases (they read the plan)
 	sequence := func() {
 		stores := b.Bool(true)
-		// colStep is how far apart a warp's columns lie; blocks: from, 0 or
-		// the plan's scratch row + 1
-		colStep, from := nw, dsl.Val{}
-		var col0 dsl.Val
+		// blocks: from, 0 or the plan's scratch row + 1
+		var col0, from dsl.Val
 		switch {
 		case mode == gdnInplaceIdsChained:
 			s = b.Let("s", member.Get())
 		case blocks:
-			// where some source aliases, this workgroup is block blk's at
-			// CPW adjacent columns from col_block * CPW
-			blockCols := sv.Div(cpw)
+			// Where some source aliases, this workgroup runs one block at
+			// one tile of CPW columns NW apart (S_v/CPW tiles a head), warp
+			// y the block's y-th position: the columns lie as a warp's of
+			// the two-phase tiling do, so both ways compile to one code.
+			tiles := sv.Div(cpw)
 			at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
-			pos := b.Let("pos", at.Div(blockCols).Mul(nw).Add(b.LocalID(1)))
+			tile := b.Let("tile", at.Rem(tiles))
+			pos := b.Let("pos", at.Div(tiles).Mul(nw).Add(b.LocalID(1)))
 			slot := b.Let("slot", b.Select(aliased, pos, b.GroupID(1)))
 			stores = b.Let("stores", slot.Lt(nSeqs))
 			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
 			b.If(aliased.AndAlso(stores), func() { entry.Set(plan.Load(slot)) })
 			s = b.Let("s", entry.Get().U32().Shr(planLenShift))
 			from = b.Let("from", entry.Get().BitAnd(planFromMask))
-			colStep = b.Let("col_step", b.Select(aliased, b.U32(1), nw))
-			col0 = b.Let("col0", b.Select(aliased, at.Rem(blockCols).Mul(cpw), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
+			col0 = b.Let("col0", b.Select(aliased, tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
 		case !batched:
 			s = b.Let("s", b.GroupID(1))
 		}
@@ -319,7 +319,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				return
 			}
 			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(colStep)))
+				c := b.Let("col", col0.Add(cc.Mul(nw)))
 				b.Unrolled("r", 0, rows, func(r dsl.Val) {
 					f(c, rowVar(r), cc.Mul(rows).Add(r))
 				})
@@ -471,7 +471,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// VecDot over the column and the row of k or q.
 			vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(colStep)))
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
 					kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
@@ -488,7 +488,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
 			decayFirst := func(gate func(r dsl.Val) dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(colStep)))
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -512,7 +512,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// delta = (v - g*kv)*beta, S = g*S + k*delta.
 			gateAfter := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(colStep)))
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -542,7 +542,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				b.Comment("KDA: one gate per key row, applied inside the dot and the update")
 				gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(colStep)))
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {
@@ -591,7 +591,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// the undecayed state times g, then the reduction; S = g*S + k*delta.
 			gateOnPart := func(ga dsl.Val) {
 				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(colStep)))
+					c := b.Let("col", col0.Add(cc.Mul(nw)))
 					reg0 := b.Let("reg0", cc.Mul(rows))
 					kv := b.Var("kv_part", b.F32(0))
 					b.Unrolled("r", 0, rows, func(r dsl.Val) {

@@ -6,8 +6,8 @@
 #pragma once
 
 // gated_delta_net_inplace_ids_blocks@portable
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-__global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_blocks_f32_portable(
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+__global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_f32_portable(
         const float * __restrict__ q,
         const float * __restrict__ k,
         const float * __restrict__ v,
@@ -38,9 +38,10 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head) {
+        const uint32_t rs_head,
+        const uint32_t aliased_batched) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
-    __shared__ float kg_red[W * NW * NS];
+    __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ int32_t aliased[1u];
     ggml_cuda_pdl_lc();
@@ -48,11 +49,11 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
         ggml_cuda_pdl_sync();
     }
     const uint32_t h = blockIdx.x;
-    if (((threadIdx.z * NW + threadIdx.y) * W + threadIdx.x) == 0u) {
+    if ((threadIdx.y * W + threadIdx.x) == 0u) {
         aliased[0u] = 0;
     }
     __syncthreads();
-    for (uint32_t t = (threadIdx.z * NW + threadIdx.y) * W + threadIdx.x; t < n_seqs; t += W * NW * NS) {
+    for (uint32_t t = threadIdx.y * W + threadIdx.x; t < n_seqs; t += W * NW) {
         const int32_t id = ids[t];
         if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
@@ -63,24 +64,25 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    const uint32_t z = threadIdx.z;
-    const uint32_t lane = threadIdx.x;
-    const uint32_t col0 = blockIdx.z * (NW * CPW) + threadIdx.y;
-    const uint32_t hq = h % neq1;
-    const uint32_t block = S_v * S_v;
-    float s_shard[CPW * R];
-    const uint32_t slot = blockIdx.y * NS + z;
-    const bool stores = slot < n_seqs;
-    const uint32_t pos = (stores ? slot : n_seqs - 1u);
-    int32_t entry = (int32_t) pos << 16;
-    if (aliased_1) {
-        entry = plan[pos];
-    }
-    const uint32_t s = (uint32_t) entry >> 16u;
-    const int32_t from = entry & 65535;
-    const uint32_t sq = s / rq3;
-    // no tokens: the final state is the prior state
-    if (n_tokens == 0u) {
+    if (aliased_1 ? aliased_batched == 0u : blockIdx.y < n_seqs) {
+        const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
+        const uint32_t tile = at % (S_v / CPW);
+        const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
+        const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
+        const bool stores = slot < n_seqs;
+        int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
+        if (aliased_1 && stores) {
+            entry = plan[slot];
+        }
+        const uint32_t s = (uint32_t) entry >> 16u;
+        const int32_t from = entry & 65535;
+        const uint32_t col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
+        const uint32_t lane = threadIdx.x;
+        const uint32_t hq = h % neq1;
+        const uint32_t sq = s / rq3;
+        const uint32_t block = S_v * S_v;
+        float s_shard[CPW * R];
+        // read the prior state once; it stays in registers for every token
         if (!stores) {
             #pragma unroll
             for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
@@ -122,235 +124,194 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
                 }
             }
         }
-    }
-    for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
-        float q_reg[R];
-        float k_reg[R];
-        const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
-        #pragma unroll
-        for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-            const uint32_t i_3 = r_3 * W + lane;
-            q_reg[r_3] = q[qk_off + i_3];
-            k_reg[r_3] = k[qk_off + i_3];
-        }
-        const uint32_t g_off = s * sg3 + t_1 * sg2 + h * sg1;
-        const float beta_t = beta[s * sb3 + t_1 * sb2 + h * sb1];
-        // read the prior state once, behind this token's inputs; it stays in registers for every token
-        if (t_1 == 0u) {
-            if (!stores) {
+        for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
+            float q_reg[R];
+            float k_reg[R];
+            const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
+            #pragma unroll
+            for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                const uint32_t i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
+            }
+            const uint32_t g_off = s * sg3 + t_1 * sg2 + h * sg1;
+            const float beta_t = beta[s * sb3 + t_1 * sb2 + h * sb1];
+            const uint32_t v_off = s * sv3 + t_1 * sv2 + h * sv1;
+            const uint32_t attn_off = ((s * n_tokens + t_1) * H + h) * S_v;
+            if (KDA) {
+                float g_reg[R];
+                // KDA: one gate per key row
                 #pragma unroll
-                for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
-                    s_shard[reg_1] = 0.0f;
+                for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                    const float exp_x = (g[g_off + (r_4 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_4 * W + lane)]);
+                    const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
+                    const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
+                    const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
+                    const float exp_r_1 = fmaf(exp_kf, -1.4286068e-06f, exp_r);
+                    float exp_p = 0.0001984127f;
+                    exp_p = fmaf(exp_p, exp_r_1, 0.0013888889f);
+                    exp_p = fmaf(exp_p, exp_r_1, 0.008333334f);
+                    exp_p = fmaf(exp_p, exp_r_1, 0.041666668f);
+                    exp_p = fmaf(exp_p, exp_r_1, 0.16666667f);
+                    exp_p = fmaf(exp_p, exp_r_1, 0.5f);
+                    exp_p = fmaf(exp_p, exp_r_1, 1.0f);
+                    exp_p = fmaf(exp_p, exp_r_1, 1.0f);
+                    const int32_t exp_n = (int32_t) exp_kf;
+                    const int32_t exp_n1 = ((exp_n + 150) >> 1) - 75;
+                    const int32_t exp_n2 = exp_n - exp_n1;
+                    const float exp_s1 = __int_as_float((exp_n1 + 127) << 23);
+                    const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
+                    const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
+                    g_reg[r_4] = exp_;
                 }
-            } else {
-                if (from != 0) {
+                #pragma unroll
+                for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    const uint32_t col_3 = col0 + cc_3 * NW;
+                    const uint32_t reg0 = cc_3 * R;
+                    float kv_part = 0.0f;
                     #pragma unroll
-                    for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                        const uint32_t col_3 = col0 + cc_3 * NW;
-                        #pragma unroll
-                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                            const uint32_t i_4 = r_4 * W + lane;
-                            s_shard[cc_3 * R + r_4] = scratch[((uint32_t) (from - 1) * H + h) * block + col_3 * S_v + i_4];
-                        }
+                    for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                        const float s_dec = __fmul_rn(g_reg[r_5], s_shard[reg0 + r_5]);
+                        s_shard[reg0 + r_5] = s_dec;
+                        kv_part = fmaf(s_dec, k_reg[r_5], kv_part);
                     }
-                } else {
-                    const int32_t src_1 = ids[s];
-                    if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
-                        #pragma unroll
-                        for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                            const uint32_t col_4 = col0 + cc_4 * NW;
-                            #pragma unroll
-                            for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                                const uint32_t i_5 = r_5 * W + lane;
-                                s_shard[cc_4 * R + r_5] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_4 * S_v + i_5];
-                            }
+                    float kv = kv_part;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
                         }
                     } else {
-                        #pragma unroll
-                        for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                            const uint32_t col_5 = col0 + cc_5 * NW;
-                            #pragma unroll
-                            for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                                const uint32_t i_6 = r_6 * W + lane;
-                                s_shard[cc_5 * R + r_6] = cache[((uint64_t) src_1 * H + h) * block + col_5 * S_v + i_6];
-                            }
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = kv;
+                            __syncthreads();
+                            kv += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
                         }
                     }
+                    const float delta = __fmul_rn(__fsub_rn(v[v_off + col_3], kv), beta_t);
+                    float attn_part = 0.0f;
+                    #pragma unroll
+                    for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                        const float s_new = fmaf(k_reg[r_6], delta, s_shard[reg0 + r_6]);
+                        s_shard[reg0 + r_6] = s_new;
+                        attn_part = fmaf(s_new, q_reg[r_6], attn_part);
+                    }
+                    float attn = attn_part;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
+                        }
+                    } else {
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = attn;
+                            __syncthreads();
+                            attn += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
+                        }
+                    }
+                    if (lane == 0u && stores) {
+                        dst[attn_off + col_3] = __fmul_rn(attn, scale);
+                    }
+                }
+            } else {
+                const float exp_x_2 = (g[g_off] > 88.72284f ? 88.72284f : g[g_off]);
+                const float exp_x_3 = (exp_x_2 < -103.972084f ? -103.972084f : exp_x_2);
+                const float exp_kf_1 = __fsub_rn(fmaf(exp_x_3, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
+                const float exp_r_2 = fmaf(exp_kf_1, -0.69314575f, exp_x_3);
+                const float exp_r_3 = fmaf(exp_kf_1, -1.4286068e-06f, exp_r_2);
+                float exp_p_1 = 0.0001984127f;
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.0013888889f);
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.008333334f);
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.041666668f);
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.16666667f);
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.5f);
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
+                exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
+                const int32_t exp_n_1 = (int32_t) exp_kf_1;
+                const int32_t exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
+                const int32_t exp_n2_1 = exp_n_1 - exp_n1_1;
+                const float exp_s1_1 = __int_as_float((exp_n1_1 + 127) << 23);
+                const float exp_s2_1 = __int_as_float((exp_n2_1 + 127) << 23);
+                const float exp_1 = __fmul_rn(__fmul_rn(exp_p_1, exp_s1_1), exp_s2_1);
+                const float gate = exp_1;
+                #pragma unroll
+                for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    const uint32_t col_4 = col0 + cc_4 * NW;
+                    const uint32_t reg0_1 = cc_4 * R;
+                    float kv_part_1 = 0.0f;
+                    #pragma unroll
+                    for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                        const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_7]);
+                        s_shard[reg0_1 + r_7] = s_dec_1;
+                        kv_part_1 = fmaf(s_dec_1, k_reg[r_7], kv_part_1);
+                    }
+                    float kv_1 = kv_part_1;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
+                        }
+                    } else {
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = kv_1;
+                            __syncthreads();
+                            kv_1 += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
+                        }
+                    }
+                    const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_4], kv_1), beta_t);
+                    float attn_part_1 = 0.0f;
+                    #pragma unroll
+                    for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
+                        const float s_new_1 = fmaf(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
+                        s_shard[reg0_1 + r_8] = s_new_1;
+                        attn_part_1 = fmaf(s_new_1, q_reg[r_8], attn_part_1);
+                    }
+                    float attn_1 = attn_part_1;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
+                        }
+                    } else {
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = attn_1;
+                            __syncthreads();
+                            attn_1 += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
+                        }
+                    }
+                    if (lane == 0u && stores) {
+                        dst[attn_off + col_4] = __fmul_rn(attn_1, scale);
+                    }
                 }
             }
         }
-        const uint32_t v_off = s * sv3 + t_1 * sv2 + h * sv1;
-        const uint32_t attn_off = ((s * n_tokens + t_1) * H + h) * S_v;
-        if (KDA) {
-            float g_reg[R];
-            // KDA: one gate per key row
+        // write the final state
+        if (aliased_1) {
+            // every warp of the block has read its prior state
+            __syncthreads();
+        }
+        if (stores) {
+            const uint32_t final_off = s * sd1 + h * block;
             #pragma unroll
-            for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                const float exp_x = (g[g_off + (r_7 * W + lane)] > 88.72284f ? 88.72284f : g[g_off + (r_7 * W + lane)]);
-                const float exp_x_1 = (exp_x < -103.972084f ? -103.972084f : exp_x);
-                const float exp_kf = __fsub_rn(fmaf(exp_x_1, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
-                const float exp_r = fmaf(exp_kf, -0.69314575f, exp_x_1);
-                const float exp_r_1 = fmaf(exp_kf, -1.4286068e-06f, exp_r);
-                float exp_p = 0.0001984127f;
-                exp_p = fmaf(exp_p, exp_r_1, 0.0013888889f);
-                exp_p = fmaf(exp_p, exp_r_1, 0.008333334f);
-                exp_p = fmaf(exp_p, exp_r_1, 0.041666668f);
-                exp_p = fmaf(exp_p, exp_r_1, 0.16666667f);
-                exp_p = fmaf(exp_p, exp_r_1, 0.5f);
-                exp_p = fmaf(exp_p, exp_r_1, 1.0f);
-                exp_p = fmaf(exp_p, exp_r_1, 1.0f);
-                const int32_t exp_n = (int32_t) exp_kf;
-                const int32_t exp_n1 = ((exp_n + 150) >> 1) - 75;
-                const int32_t exp_n2 = exp_n - exp_n1;
-                const float exp_s1 = __int_as_float((exp_n1 + 127) << 23);
-                const float exp_s2 = __int_as_float((exp_n2 + 127) << 23);
-                const float exp_ = __fmul_rn(__fmul_rn(exp_p, exp_s1), exp_s2);
-                g_reg[r_7] = exp_;
-            }
-            #pragma unroll
-            for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                const uint32_t col_6 = col0 + cc_6 * NW;
-                const uint32_t reg0 = cc_6 * R;
-                float kv_part = 0.0f;
-                #pragma unroll
-                for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                    const float s_dec = __fmul_rn(g_reg[r_8], s_shard[reg0 + r_8]);
-                    s_shard[reg0 + r_8] = s_dec;
-                    kv_part = fmaf(s_dec, k_reg[r_8], kv_part);
-                }
-                float kv = kv_part;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = kv;
-                        __syncthreads();
-                        kv += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                const float delta = __fmul_rn(__fsub_rn(v[v_off + col_6], kv), beta_t);
-                float attn_part = 0.0f;
+            for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                const uint32_t col_5 = col0 + cc_5 * NW;
                 #pragma unroll
                 for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                    const float s_new = fmaf(k_reg[r_9], delta, s_shard[reg0 + r_9]);
-                    s_shard[reg0 + r_9] = s_new;
-                    attn_part = fmaf(s_new, q_reg[r_9], attn_part);
+                    const uint32_t i_4 = r_9 * W + lane;
+                    state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
                 }
-                float attn = attn_part;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = attn;
-                        __syncthreads();
-                        attn += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                if (lane == 0u && stores) {
-                    dst[attn_off + col_6] = __fmul_rn(attn, scale);
-                }
-            }
-        } else {
-            const float exp_x_2 = (g[g_off] > 88.72284f ? 88.72284f : g[g_off]);
-            const float exp_x_3 = (exp_x_2 < -103.972084f ? -103.972084f : exp_x_2);
-            const float exp_kf_1 = __fsub_rn(fmaf(exp_x_3, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
-            const float exp_r_2 = fmaf(exp_kf_1, -0.69314575f, exp_x_3);
-            const float exp_r_3 = fmaf(exp_kf_1, -1.4286068e-06f, exp_r_2);
-            float exp_p_1 = 0.0001984127f;
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.0013888889f);
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.008333334f);
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.041666668f);
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.16666667f);
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 0.5f);
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
-            exp_p_1 = fmaf(exp_p_1, exp_r_3, 1.0f);
-            const int32_t exp_n_1 = (int32_t) exp_kf_1;
-            const int32_t exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
-            const int32_t exp_n2_1 = exp_n_1 - exp_n1_1;
-            const float exp_s1_1 = __int_as_float((exp_n1_1 + 127) << 23);
-            const float exp_s2_1 = __int_as_float((exp_n2_1 + 127) << 23);
-            const float exp_1 = __fmul_rn(__fmul_rn(exp_p_1, exp_s1_1), exp_s2_1);
-            const float gate = exp_1;
-            #pragma unroll
-            for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                const uint32_t col_7 = col0 + cc_7 * NW;
-                const uint32_t reg0_1 = cc_7 * R;
-                float kv_part_1 = 0.0f;
-                #pragma unroll
-                for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                    const float s_dec_1 = __fmul_rn(gate, s_shard[reg0_1 + r_10]);
-                    s_shard[reg0_1 + r_10] = s_dec_1;
-                    kv_part_1 = fmaf(s_dec_1, k_reg[r_10], kv_part_1);
-                }
-                float kv_1 = kv_part_1;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = kv_1;
-                        __syncthreads();
-                        kv_1 += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                const float delta_1 = __fmul_rn(__fsub_rn(v[v_off + col_7], kv_1), beta_t);
-                float attn_part_1 = 0.0f;
-                #pragma unroll
-                for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                    const float s_new_1 = fmaf(k_reg[r_11], delta_1, s_shard[reg0_1 + r_11]);
-                    s_shard[reg0_1 + r_11] = s_new_1;
-                    attn_part_1 = fmaf(s_new_1, q_reg[r_11], attn_part_1);
-                }
-                float attn_1 = attn_part_1;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = attn_1;
-                        __syncthreads();
-                        attn_1 += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                if (lane == 0u && stores) {
-                    dst[attn_off + col_7] = __fmul_rn(attn_1, scale);
-                }
-            }
-        }
-    }
-    // every thread of the workgroup has read its prior state
-    __syncthreads();
-    if (stores) {
-        const uint32_t final_off = s * sd1 + h * block;
-        #pragma unroll
-        for (uint32_t cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            const uint32_t col_8 = col0 + cc_8 * NW;
-            #pragma unroll
-            for (uint32_t r_12 = 0u; r_12 < R; ++r_12) {
-                const uint32_t i_7 = r_12 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_12];
             }
         }
     }
 }
 
 // gated_delta_net_inplace_ids_blocks@native-cuda
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-__global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_blocks_f32(
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+__global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_f32(
         const float * __restrict__ q,
         const float * __restrict__ k,
         const float * __restrict__ v,
@@ -381,9 +342,10 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head) {
+        const uint32_t rs_head,
+        const uint32_t aliased_batched) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
-    __shared__ float kg_red[W * NW * NS];
+    __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ int32_t aliased[1u];
     ggml_cuda_pdl_lc();
@@ -391,11 +353,11 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
         ggml_cuda_pdl_sync();
     }
     const uint32_t h = blockIdx.x;
-    if (((threadIdx.z * NW + threadIdx.y) * W + threadIdx.x) == 0u) {
+    if ((threadIdx.y * W + threadIdx.x) == 0u) {
         aliased[0u] = 0;
     }
     __syncthreads();
-    for (uint32_t t = (threadIdx.z * NW + threadIdx.y) * W + threadIdx.x; t < n_seqs; t += W * NW * NS) {
+    for (uint32_t t = threadIdx.y * W + threadIdx.x; t < n_seqs; t += W * NW) {
         const int32_t id = ids[t];
         if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
@@ -406,24 +368,25 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    const uint32_t z = threadIdx.z;
-    const uint32_t lane = threadIdx.x;
-    const uint32_t col0 = blockIdx.z * (NW * CPW) + threadIdx.y;
-    const uint32_t hq = h % neq1;
-    const uint32_t block = S_v * S_v;
-    float s_shard[CPW * R];
-    const uint32_t slot = blockIdx.y * NS + z;
-    const bool stores = slot < n_seqs;
-    const uint32_t pos = (stores ? slot : n_seqs - 1u);
-    int32_t entry = (int32_t) pos << 16;
-    if (aliased_1) {
-        entry = plan[pos];
-    }
-    const uint32_t s = (uint32_t) entry >> 16u;
-    const int32_t from = entry & 65535;
-    const uint32_t sq = s / rq3;
-    // no tokens: the final state is the prior state
-    if (n_tokens == 0u) {
+    if (aliased_1 ? aliased_batched == 0u : blockIdx.y < n_seqs) {
+        const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
+        const uint32_t tile = at % (S_v / CPW);
+        const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
+        const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
+        const bool stores = slot < n_seqs;
+        int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
+        if (aliased_1 && stores) {
+            entry = plan[slot];
+        }
+        const uint32_t s = (uint32_t) entry >> 16u;
+        const int32_t from = entry & 65535;
+        const uint32_t col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
+        const uint32_t lane = threadIdx.x;
+        const uint32_t hq = h % neq1;
+        const uint32_t sq = s / rq3;
+        const uint32_t block = S_v * S_v;
+        float s_shard[CPW * R];
+        // read the prior state once; it stays in registers for every token
         if (!stores) {
             #pragma unroll
             for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
@@ -465,186 +428,145 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_bl
                 }
             }
         }
-    }
-    for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
-        float q_reg[R];
-        float k_reg[R];
-        const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
-        #pragma unroll
-        for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
-            const uint32_t i_3 = r_3 * W + lane;
-            q_reg[r_3] = q[qk_off + i_3];
-            k_reg[r_3] = k[qk_off + i_3];
-        }
-        const uint32_t g_off = s * sg3 + t_1 * sg2 + h * sg1;
-        const float beta_t = beta[s * sb3 + t_1 * sb2 + h * sb1];
-        // read the prior state once, behind this token's inputs; it stays in registers for every token
-        if (t_1 == 0u) {
-            if (!stores) {
+        for (uint32_t t_1 = 0u; t_1 < n_tokens; ++t_1) {
+            float q_reg[R];
+            float k_reg[R];
+            const uint32_t qk_off = sq * sq3 + t_1 * sq2 + hq * sq1;
+            #pragma unroll
+            for (uint32_t r_3 = 0u; r_3 < R; ++r_3) {
+                const uint32_t i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
+            }
+            const uint32_t g_off = s * sg3 + t_1 * sg2 + h * sg1;
+            const float beta_t = beta[s * sb3 + t_1 * sb2 + h * sb1];
+            const uint32_t v_off = s * sv3 + t_1 * sv2 + h * sv1;
+            const uint32_t attn_off = ((s * n_tokens + t_1) * H + h) * S_v;
+            if (KDA) {
+                // KDA: one gate per key row, applied inside the dot and the update
                 #pragma unroll
-                for (uint32_t reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
-                    s_shard[reg_1] = 0.0f;
+                for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    const uint32_t col_3 = col0 + cc_3 * NW;
+                    const uint32_t reg0 = cc_3 * R;
+                    float kv_part = 0.0f;
+                    #pragma unroll
+                    for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
+                        kv_part = fmaf(expf(g[g_off + (r_4 * W + lane)]) * s_shard[reg0 + r_4], k_reg[r_4], kv_part);
+                    }
+                    float kv = kv_part;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
+                        }
+                    } else {
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = kv;
+                            __syncthreads();
+                            kv += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
+                        }
+                    }
+                    const float delta = (v[v_off + col_3] - kv) * beta_t;
+                    float attn_part = 0.0f;
+                    #pragma unroll
+                    for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
+                        float s_new = 0.0f;
+                        if (R == 1u) {
+                            s_new = fmaf(k_reg[r_5], delta, expf(g[g_off + (r_5 * W + lane)]) * s_shard[reg0 + r_5]);
+                        } else {
+                            s_new = fmaf(expf(g[g_off + (r_5 * W + lane)]), s_shard[reg0 + r_5], k_reg[r_5] * delta);
+                        }
+                        s_shard[reg0 + r_5] = s_new;
+                        attn_part = attn_part + s_new * q_reg[r_5];
+                    }
+                    float attn = attn_part;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
+                        }
+                    } else {
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = attn;
+                            __syncthreads();
+                            attn += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
+                        }
+                    }
+                    if (lane == 0u && stores) {
+                        dst[attn_off + col_3] = attn * scale;
+                    }
                 }
             } else {
-                if (from != 0) {
+                const float e = expf(g[g_off]);
+                const float gate = e;
+                #pragma unroll
+                for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    const uint32_t col_4 = col0 + cc_4 * NW;
+                    const uint32_t reg0_1 = cc_4 * R;
+                    float kv_part_1 = 0.0f;
                     #pragma unroll
-                    for (uint32_t cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                        const uint32_t col_3 = col0 + cc_3 * NW;
-                        #pragma unroll
-                        for (uint32_t r_4 = 0u; r_4 < R; ++r_4) {
-                            const uint32_t i_4 = r_4 * W + lane;
-                            s_shard[cc_3 * R + r_4] = scratch[((uint32_t) (from - 1) * H + h) * block + col_3 * S_v + i_4];
-                        }
+                    for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
+                        kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_6] * k_reg[r_6];
                     }
-                } else {
-                    const int32_t src_1 = ids[s];
-                    if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
-                        #pragma unroll
-                        for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                            const uint32_t col_4 = col0 + cc_4 * NW;
-                            #pragma unroll
-                            for (uint32_t r_5 = 0u; r_5 < R; ++r_5) {
-                                const uint32_t i_5 = r_5 * W + lane;
-                                s_shard[cc_4 * R + r_5] = state_dst[((uint32_t) src_1 - rs_head) * sd1 + h * block + col_4 * S_v + i_5];
-                            }
+                    float kv_1 = kv_part_1;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
                         }
                     } else {
-                        #pragma unroll
-                        for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                            const uint32_t col_5 = col0 + cc_5 * NW;
-                            #pragma unroll
-                            for (uint32_t r_6 = 0u; r_6 < R; ++r_6) {
-                                const uint32_t i_6 = r_6 * W + lane;
-                                s_shard[cc_5 * R + r_6] = cache[((uint64_t) src_1 * H + h) * block + col_5 * S_v + i_6];
-                            }
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = kv_1;
+                            __syncthreads();
+                            kv_1 += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
                         }
+                    }
+                    const float delta_1 = (v[v_off + col_4] - gate * kv_1) * beta_t;
+                    float attn_part_1 = 0.0f;
+                    #pragma unroll
+                    for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
+                        const float s_new_1 = gate * s_shard[reg0_1 + r_7] + k_reg[r_7] * delta_1;
+                        s_shard[reg0_1 + r_7] = s_new_1;
+                        attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_7];
+                    }
+                    float attn_1 = attn_part_1;
+                    if ((uint32_t) warpSize >= W) {
+                    #pragma unroll
+                        for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
+                        }
+                    } else {
+                        for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
+                            kg_red[kg_lin] = attn_1;
+                            __syncthreads();
+                            attn_1 += kg_red[kg_lin ^ kg_off];
+                            __syncthreads();
+                        }
+                    }
+                    if (lane == 0u && stores) {
+                        dst[attn_off + col_4] = attn_1 * scale;
                     }
                 }
             }
         }
-        const uint32_t v_off = s * sv3 + t_1 * sv2 + h * sv1;
-        const uint32_t attn_off = ((s * n_tokens + t_1) * H + h) * S_v;
-        if (KDA) {
-            // KDA: one gate per key row, applied inside the dot and the update
+        // write the final state
+        if (aliased_1) {
+            // every warp of the block has read its prior state
+            __syncthreads();
+        }
+        if (stores) {
+            const uint32_t final_off = s * sd1 + h * block;
             #pragma unroll
-            for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                const uint32_t col_6 = col0 + cc_6 * NW;
-                const uint32_t reg0 = cc_6 * R;
-                float kv_part = 0.0f;
-                #pragma unroll
-                for (uint32_t r_7 = 0u; r_7 < R; ++r_7) {
-                    kv_part = fmaf(expf(g[g_off + (r_7 * W + lane)]) * s_shard[reg0 + r_7], k_reg[r_7], kv_part);
-                }
-                float kv = kv_part;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kv += __shfl_xor_sync(0xffffffff, kv, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = kv;
-                        __syncthreads();
-                        kv += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                const float delta = (v[v_off + col_6] - kv) * beta_t;
-                float attn_part = 0.0f;
+            for (uint32_t cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                const uint32_t col_5 = col0 + cc_5 * NW;
                 #pragma unroll
                 for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
-                    float s_new = 0.0f;
-                    if (R == 1u) {
-                        s_new = fmaf(k_reg[r_8], delta, expf(g[g_off + (r_8 * W + lane)]) * s_shard[reg0 + r_8]);
-                    } else {
-                        s_new = fmaf(expf(g[g_off + (r_8 * W + lane)]), s_shard[reg0 + r_8], k_reg[r_8] * delta);
-                    }
-                    s_shard[reg0 + r_8] = s_new;
-                    attn_part = attn_part + s_new * q_reg[r_8];
+                    const uint32_t i_4 = r_8 * W + lane;
+                    state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_8];
                 }
-                float attn = attn_part;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        attn += __shfl_xor_sync(0xffffffff, attn, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = attn;
-                        __syncthreads();
-                        attn += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                if (lane == 0u && stores) {
-                    dst[attn_off + col_6] = attn * scale;
-                }
-            }
-        } else {
-            const float e = expf(g[g_off]);
-            const float gate = e;
-            #pragma unroll
-            for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                const uint32_t col_7 = col0 + cc_7 * NW;
-                const uint32_t reg0_1 = cc_7 * R;
-                float kv_part_1 = 0.0f;
-                #pragma unroll
-                for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                    kv_part_1 = kv_part_1 + s_shard[reg0_1 + r_9] * k_reg[r_9];
-                }
-                float kv_1 = kv_part_1;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kv_1 += __shfl_xor_sync(0xffffffff, kv_1, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = kv_1;
-                        __syncthreads();
-                        kv_1 += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                const float delta_1 = (v[v_off + col_7] - gate * kv_1) * beta_t;
-                float attn_part_1 = 0.0f;
-                #pragma unroll
-                for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                    const float s_new_1 = gate * s_shard[reg0_1 + r_10] + k_reg[r_10] * delta_1;
-                    s_shard[reg0_1 + r_10] = s_new_1;
-                    attn_part_1 = attn_part_1 + s_new_1 * q_reg[r_10];
-                }
-                float attn_1 = attn_part_1;
-                if ((uint32_t) warpSize >= W) {
-                #pragma unroll
-                    for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        attn_1 += __shfl_xor_sync(0xffffffff, attn_1, kg_off, W);
-                    }
-                } else {
-                    for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                        kg_red[kg_lin] = attn_1;
-                        __syncthreads();
-                        attn_1 += kg_red[kg_lin ^ kg_off];
-                        __syncthreads();
-                    }
-                }
-                if (lane == 0u && stores) {
-                    dst[attn_off + col_7] = attn_1 * scale;
-                }
-            }
-        }
-    }
-    // every thread of the workgroup has read its prior state
-    __syncthreads();
-    if (stores) {
-        const uint32_t final_off = s * sd1 + h * block;
-        #pragma unroll
-        for (uint32_t cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            const uint32_t col_8 = col0 + cc_8 * NW;
-            #pragma unroll
-            for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                const uint32_t i_7 = r_11 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_11];
             }
         }
     }

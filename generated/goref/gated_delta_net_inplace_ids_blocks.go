@@ -128,7 +128,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -201,6 +200,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -210,8 +210,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -224,7 +223,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
@@ -234,7 +233,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -242,7 +241,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -293,7 +292,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
 									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
@@ -350,7 +349,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
 									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
@@ -397,7 +396,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
@@ -484,7 +483,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -554,6 +552,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -563,8 +562,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -577,7 +575,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
@@ -587,7 +585,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -595,7 +593,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -624,7 +622,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
@@ -666,7 +664,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
 									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
@@ -711,7 +709,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
@@ -798,7 +796,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -871,6 +868,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -880,8 +878,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -894,7 +891,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((lane[kgTid] * R) + r)
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
@@ -904,7 +901,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((lane[kgTid] * R) + r_1)
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -912,7 +909,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((lane[kgTid] * R) + r_2)
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -945,7 +942,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
 									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
@@ -984,7 +981,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
 									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
@@ -1031,7 +1028,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((lane[kgTid] * R) + r_9)
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
@@ -1118,7 +1115,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -1191,6 +1187,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -1200,8 +1197,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1214,7 +1210,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
@@ -1224,7 +1220,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -1232,7 +1228,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -1265,7 +1261,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
 									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
@@ -1304,7 +1300,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
 									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
@@ -1351,7 +1347,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
@@ -1438,7 +1434,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -1508,6 +1503,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -1517,8 +1513,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1531,7 +1526,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
@@ -1541,7 +1536,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -1549,7 +1544,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -1578,7 +1573,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
 									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
@@ -1620,7 +1615,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
 									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
@@ -1665,7 +1660,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
@@ -1749,7 +1744,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	block := make([]uint32, kgN)
 	s_shardLen := int((CPW * R))
@@ -1801,6 +1795,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -1810,8 +1805,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						var hq uint32 = (h[kgTid] % neq1)
 						var sq uint32 = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
@@ -1823,7 +1817,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + r)]
 									}
@@ -1832,14 +1826,14 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
 										}
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
 										}
@@ -1869,7 +1863,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-								var col_3 uint32 = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+								var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
 								var reg0 uint32 = (cc_3 * R)
 								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
 									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
@@ -1897,7 +1891,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								var col_4 uint32 = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+								var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
 								}
@@ -1983,7 +1977,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	aliased_1 := make([]bool, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
-	col_step := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
 	lane := make([]uint32, kgN)
 	hq := make([]uint32, kgN)
@@ -2056,6 +2049,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
@@ -2065,8 +2059,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col_step[kgTid] = rt.SelU32(aliased_1[kgTid], 1, NW)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], ((at % (S_v / CPW)) * CPW), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -2079,7 +2072,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 						} else {
 							if from != 0 {
 								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * col_step[kgTid]))
+									var col uint32 = (col0[kgTid] + (cc * NW))
 									for r := uint32(0); r < R; r += 1 {
 										var i uint32 = ((r * W) + lane[kgTid])
 										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
@@ -2089,7 +2082,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 								var src int32 = ids[s[kgTid]]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * col_step[kgTid]))
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
 										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
 											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
@@ -2097,7 +2090,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 									}
 								} else {
 									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * col_step[kgTid]))
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
 										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
 											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
 											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
@@ -2130,7 +2123,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * col_step[kgTid]))
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
 									reg0[kgTid] = (cc_3 * R)
 									kv_part[kgTid] = 0.0
 									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
@@ -2169,7 +2162,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * col_step[kgTid]))
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
 									reg0_1[kgTid] = (cc_4 * R)
 									kv_part_1[kgTid] = 0.0
 									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
@@ -2214,7 +2207,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
 							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * col_step[kgTid]))
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]

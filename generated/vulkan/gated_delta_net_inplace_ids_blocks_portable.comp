@@ -4,7 +4,7 @@
 // To regenerate: kernelgen build --backend vulkan
 //
 // gated_delta_net_inplace_ids_blocks (portable): op B's block schedule, phase 2: each workgroup runs a block of sequences, one per row of threads
-// Variant defines: S_v, KDA, NW, CPW, NS, and KG_WG_X/Y/Z (the workgroup size).
+// Variant defines: S_v, KDA, NW, CPW, and KG_WG_X/Y/Z (the workgroup size).
 
 #extension GL_EXT_control_flow_attributes : enable
 #ifdef KG_DENORM_PRESERVE
@@ -49,6 +49,7 @@ layout(push_constant) uniform parameter {
     float scale;
     uint sd1;
     uint rs_head;
+    uint aliased_batched;
 } pc;
 
 const uint W = (S_v < 32u ? S_v : 32u);
@@ -93,11 +94,11 @@ shared int aliased[1u];
 void main() {
     const uint kg_lin = gl_LocalInvocationIndex;
     uint h = gl_WorkGroupID.x;
-    if (((gl_LocalInvocationID.z * NW + gl_LocalInvocationID.y) * W + gl_LocalInvocationID.x) == 0u) {
+    if ((gl_LocalInvocationID.y * W + gl_LocalInvocationID.x) == 0u) {
         aliased[0u] = 0;
     }
     barrier();
-    for (uint t = (gl_LocalInvocationID.z * NW + gl_LocalInvocationID.y) * W + gl_LocalInvocationID.x; t < pc.n_seqs; t += W * NW * NS) {
+    for (uint t = gl_LocalInvocationID.y * W + gl_LocalInvocationID.x; t < pc.n_seqs; t += W * NW) {
         int id = ids[t];
         if (!(id == int(pc.rs_head + t)) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
             aliased[0u] = 1;
@@ -105,24 +106,25 @@ void main() {
     }
     barrier();
     bool aliased_1 = aliased[0u] != 0;
-    uint z = gl_LocalInvocationID.z;
-    uint lane = gl_LocalInvocationID.x;
-    uint col0 = gl_WorkGroupID.z * (NW * CPW) + gl_LocalInvocationID.y;
-    uint hq = h % pc.neq1;
-    uint block = S_v * S_v;
-    float s_shard[CPW * R];
-    uint slot = gl_WorkGroupID.y * NS + z;
-    bool stores = slot < pc.n_seqs;
-    uint pos = (stores ? slot : pc.n_seqs - 1u);
-    int entry = int(pos) << 16;
-    if (aliased_1) {
-        entry = plan[pos];
-    }
-    uint s = uint(entry) >> 16u;
-    int from = entry & 65535;
-    uint sq = s / pc.rq3;
-    // no tokens: the final state is the prior state
-    if (pc.n_tokens == 0u) {
+    if (aliased_1 ? pc.aliased_batched == 0u : gl_WorkGroupID.y < pc.n_seqs) {
+        uint at = gl_WorkGroupID.y * (S_v / (NW * CPW)) + gl_WorkGroupID.z;
+        uint tile = at % (S_v / CPW);
+        uint pos = at / (S_v / CPW) * NW + gl_LocalInvocationID.y;
+        uint slot = (aliased_1 ? pos : gl_WorkGroupID.y);
+        bool stores = slot < pc.n_seqs;
+        int entry = int(stores ? slot : pc.n_seqs - 1u) << 16;
+        if (aliased_1 && stores) {
+            entry = plan[slot];
+        }
+        uint s = uint(entry) >> 16u;
+        int from = entry & 65535;
+        uint col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : gl_WorkGroupID.z * (NW * CPW) + gl_LocalInvocationID.y);
+        uint lane = gl_LocalInvocationID.x;
+        uint hq = h % pc.neq1;
+        uint sq = s / pc.rq3;
+        uint block = S_v * S_v;
+        float s_shard[CPW * R];
+        // read the prior state once; it stays in registers for every token
         if (!stores) {
             [[unroll]]
             for (uint reg = 0u; reg < CPW * R; ++reg) {
@@ -164,227 +166,186 @@ void main() {
                 }
             }
         }
-    }
-    for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
-        float q_reg[R];
-        float k_reg[R];
-        uint qk_off = sq * pc.sq3 + t_1 * pc.sq2 + hq * pc.sq1;
-        [[unroll]]
-        for (uint r_3 = 0u; r_3 < R; ++r_3) {
-            uint i_3 = r_3 * W + lane;
-            q_reg[r_3] = q[qk_off + i_3];
-            k_reg[r_3] = k[qk_off + i_3];
-        }
-        uint g_off = s * pc.sg3 + t_1 * pc.sg2 + h * pc.sg1;
-        precise float beta_t = beta[s * pc.sb3 + t_1 * pc.sb2 + h * pc.sb1];
-        // read the prior state once, behind this token's inputs; it stays in registers for every token
-        if (t_1 == 0u) {
-            if (!stores) {
+        for (uint t_1 = 0u; t_1 < pc.n_tokens; ++t_1) {
+            float q_reg[R];
+            float k_reg[R];
+            uint qk_off = sq * pc.sq3 + t_1 * pc.sq2 + hq * pc.sq1;
+            [[unroll]]
+            for (uint r_3 = 0u; r_3 < R; ++r_3) {
+                uint i_3 = r_3 * W + lane;
+                q_reg[r_3] = q[qk_off + i_3];
+                k_reg[r_3] = k[qk_off + i_3];
+            }
+            uint g_off = s * pc.sg3 + t_1 * pc.sg2 + h * pc.sg1;
+            precise float beta_t = beta[s * pc.sb3 + t_1 * pc.sb2 + h * pc.sb1];
+            uint v_off = s * pc.sv3 + t_1 * pc.sv2 + h * pc.sv1;
+            uint attn_off = ((s * pc.n_tokens + t_1) * pc.H + h) * S_v;
+            if (KDA) {
+                float g_reg[R];
+                // KDA: one gate per key row
                 [[unroll]]
-                for (uint reg_1 = 0u; reg_1 < CPW * R; ++reg_1) {
-                    s_shard[reg_1] = 0.0;
+                for (uint r_4 = 0u; r_4 < R; ++r_4) {
+                    precise float exp_x = (g[g_off + (r_4 * W + lane)] > 88.72284 ? 88.72284 : g[g_off + (r_4 * W + lane)]);
+                    precise float exp_x_1 = (exp_x < -103.972084 ? -103.972084 : exp_x);
+                    precise float exp_kf = kg_fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
+                    precise float exp_r = kg_fma(exp_kf, -0.69314575, exp_x_1);
+                    precise float exp_r_1 = kg_fma(exp_kf, -1.4286068e-06, exp_r);
+                    precise float exp_p = 0.0001984127;
+                    exp_p = kg_fma(exp_p, exp_r_1, 0.0013888889);
+                    exp_p = kg_fma(exp_p, exp_r_1, 0.008333334);
+                    exp_p = kg_fma(exp_p, exp_r_1, 0.041666668);
+                    exp_p = kg_fma(exp_p, exp_r_1, 0.16666667);
+                    exp_p = kg_fma(exp_p, exp_r_1, 0.5);
+                    exp_p = kg_fma(exp_p, exp_r_1, 1.0);
+                    exp_p = kg_fma(exp_p, exp_r_1, 1.0);
+                    int exp_n = int(exp_kf);
+                    int exp_n1 = ((exp_n + 150) >> 1) - 75;
+                    int exp_n2 = exp_n - exp_n1;
+                    precise float exp_s1 = intBitsToFloat((exp_n1 + 127) << 23);
+                    precise float exp_s2 = intBitsToFloat((exp_n2 + 127) << 23);
+                    precise float exp_ = exp_p * exp_s1 * exp_s2;
+                    g_reg[r_4] = exp_;
                 }
-            } else {
-                if (from != 0) {
+                [[unroll]]
+                for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
+                    uint col_3 = col0 + cc_3 * NW;
+                    uint reg0 = cc_3 * R;
+                    precise float kv_part = 0.0;
                     [[unroll]]
-                    for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {
-                        uint col_3 = col0 + cc_3 * NW;
-                        [[unroll]]
-                        for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                            uint i_4 = r_4 * W + lane;
-                            s_shard[cc_3 * R + r_4] = scratch[(uint(from - 1) * pc.H + h) * block + col_3 * S_v + i_4];
-                        }
+                    for (uint r_5 = 0u; r_5 < R; ++r_5) {
+                        precise float s_dec = g_reg[r_5] * s_shard[reg0 + r_5];
+                        s_shard[reg0 + r_5] = s_dec;
+                        kv_part = kg_fma(s_dec, k_reg[r_5], kv_part);
                     }
-                } else {
-                    int src_1 = ids[s];
-                    if (src_1 >= int(pc.rs_head) && src_1 < int(pc.rs_head + pc.n_seqs)) {
+                    precise float kv = kv_part;
+                    if (gl_SubgroupSize >= W) {
                         [[unroll]]
-                        for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
-                            uint col_4 = col0 + cc_4 * NW;
-                            [[unroll]]
-                            for (uint r_5 = 0u; r_5 < R; ++r_5) {
-                                uint i_5 = r_5 * W + lane;
-                                s_shard[cc_4 * R + r_5] = state_dst[(uint(src_1) - pc.rs_head) * pc.sd1 + h * block + col_4 * S_v + i_5];
-                            }
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            kv += subgroupShuffleXor(kv, kg_off);
                         }
                     } else {
-                        [[unroll]]
-                        for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
-                            uint col_5 = col0 + cc_5 * NW;
-                            [[unroll]]
-                            for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                                uint i_6 = r_6 * W + lane;
-                                s_shard[cc_5 * R + r_6] = cache[(uint(src_1) * pc.H + h) * block + col_5 * S_v + i_6];
-                            }
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            kg_red[kg_lin] = kv;
+                            barrier();
+                            kv += kg_red[kg_lin ^ kg_off];
+                            barrier();
                         }
                     }
+                    precise float delta = (v[v_off + col_3] - kv) * beta_t;
+                    precise float attn_part = 0.0;
+                    [[unroll]]
+                    for (uint r_6 = 0u; r_6 < R; ++r_6) {
+                        precise float s_new = kg_fma(k_reg[r_6], delta, s_shard[reg0 + r_6]);
+                        s_shard[reg0 + r_6] = s_new;
+                        attn_part = kg_fma(s_new, q_reg[r_6], attn_part);
+                    }
+                    precise float attn = attn_part;
+                    if (gl_SubgroupSize >= W) {
+                        [[unroll]]
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            attn += subgroupShuffleXor(attn, kg_off);
+                        }
+                    } else {
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            kg_red[kg_lin] = attn;
+                            barrier();
+                            attn += kg_red[kg_lin ^ kg_off];
+                            barrier();
+                        }
+                    }
+                    if (lane == 0u && stores) {
+                        dst[attn_off + col_3] = attn * pc.scale;
+                    }
+                }
+            } else {
+                precise float exp_x_2 = (g[g_off] > 88.72284 ? 88.72284 : g[g_off]);
+                precise float exp_x_3 = (exp_x_2 < -103.972084 ? -103.972084 : exp_x_2);
+                precise float exp_kf_1 = kg_fma(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07;
+                precise float exp_r_2 = kg_fma(exp_kf_1, -0.69314575, exp_x_3);
+                precise float exp_r_3 = kg_fma(exp_kf_1, -1.4286068e-06, exp_r_2);
+                precise float exp_p_1 = 0.0001984127;
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.0013888889);
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.008333334);
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.041666668);
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.16666667);
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.5);
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 1.0);
+                exp_p_1 = kg_fma(exp_p_1, exp_r_3, 1.0);
+                int exp_n_1 = int(exp_kf_1);
+                int exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
+                int exp_n2_1 = exp_n_1 - exp_n1_1;
+                precise float exp_s1_1 = intBitsToFloat((exp_n1_1 + 127) << 23);
+                precise float exp_s2_1 = intBitsToFloat((exp_n2_1 + 127) << 23);
+                precise float exp_1 = exp_p_1 * exp_s1_1 * exp_s2_1;
+                precise float gate = exp_1;
+                [[unroll]]
+                for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
+                    uint col_4 = col0 + cc_4 * NW;
+                    uint reg0_1 = cc_4 * R;
+                    precise float kv_part_1 = 0.0;
+                    [[unroll]]
+                    for (uint r_7 = 0u; r_7 < R; ++r_7) {
+                        precise float s_dec_1 = gate * s_shard[reg0_1 + r_7];
+                        s_shard[reg0_1 + r_7] = s_dec_1;
+                        kv_part_1 = kg_fma(s_dec_1, k_reg[r_7], kv_part_1);
+                    }
+                    precise float kv_1 = kv_part_1;
+                    if (gl_SubgroupSize >= W) {
+                        [[unroll]]
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            kv_1 += subgroupShuffleXor(kv_1, kg_off);
+                        }
+                    } else {
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            kg_red[kg_lin] = kv_1;
+                            barrier();
+                            kv_1 += kg_red[kg_lin ^ kg_off];
+                            barrier();
+                        }
+                    }
+                    precise float delta_1 = (v[v_off + col_4] - kv_1) * beta_t;
+                    precise float attn_part_1 = 0.0;
+                    [[unroll]]
+                    for (uint r_8 = 0u; r_8 < R; ++r_8) {
+                        precise float s_new_1 = kg_fma(k_reg[r_8], delta_1, s_shard[reg0_1 + r_8]);
+                        s_shard[reg0_1 + r_8] = s_new_1;
+                        attn_part_1 = kg_fma(s_new_1, q_reg[r_8], attn_part_1);
+                    }
+                    precise float attn_1 = attn_part_1;
+                    if (gl_SubgroupSize >= W) {
+                        [[unroll]]
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            attn_1 += subgroupShuffleXor(attn_1, kg_off);
+                        }
+                    } else {
+                        for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
+                            kg_red[kg_lin] = attn_1;
+                            barrier();
+                            attn_1 += kg_red[kg_lin ^ kg_off];
+                            barrier();
+                        }
+                    }
+                    if (lane == 0u && stores) {
+                        dst[attn_off + col_4] = attn_1 * pc.scale;
+                    }
                 }
             }
         }
-        uint v_off = s * pc.sv3 + t_1 * pc.sv2 + h * pc.sv1;
-        uint attn_off = ((s * pc.n_tokens + t_1) * pc.H + h) * S_v;
-        if (KDA) {
-            float g_reg[R];
-            // KDA: one gate per key row
+        // write the final state
+        if (aliased_1) {
+            // every warp of the block has read its prior state
+            controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+        }
+        if (stores) {
+            uint final_off = s * pc.sd1 + h * block;
             [[unroll]]
-            for (uint r_7 = 0u; r_7 < R; ++r_7) {
-                precise float exp_x = (g[g_off + (r_7 * W + lane)] > 88.72284 ? 88.72284 : g[g_off + (r_7 * W + lane)]);
-                precise float exp_x_1 = (exp_x < -103.972084 ? -103.972084 : exp_x);
-                precise float exp_kf = kg_fma(exp_x_1, 1.442695, 1.2582912e+07) - 1.2582912e+07;
-                precise float exp_r = kg_fma(exp_kf, -0.69314575, exp_x_1);
-                precise float exp_r_1 = kg_fma(exp_kf, -1.4286068e-06, exp_r);
-                precise float exp_p = 0.0001984127;
-                exp_p = kg_fma(exp_p, exp_r_1, 0.0013888889);
-                exp_p = kg_fma(exp_p, exp_r_1, 0.008333334);
-                exp_p = kg_fma(exp_p, exp_r_1, 0.041666668);
-                exp_p = kg_fma(exp_p, exp_r_1, 0.16666667);
-                exp_p = kg_fma(exp_p, exp_r_1, 0.5);
-                exp_p = kg_fma(exp_p, exp_r_1, 1.0);
-                exp_p = kg_fma(exp_p, exp_r_1, 1.0);
-                int exp_n = int(exp_kf);
-                int exp_n1 = ((exp_n + 150) >> 1) - 75;
-                int exp_n2 = exp_n - exp_n1;
-                precise float exp_s1 = intBitsToFloat((exp_n1 + 127) << 23);
-                precise float exp_s2 = intBitsToFloat((exp_n2 + 127) << 23);
-                precise float exp_ = exp_p * exp_s1 * exp_s2;
-                g_reg[r_7] = exp_;
-            }
-            [[unroll]]
-            for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                uint col_6 = col0 + cc_6 * NW;
-                uint reg0 = cc_6 * R;
-                precise float kv_part = 0.0;
-                [[unroll]]
-                for (uint r_8 = 0u; r_8 < R; ++r_8) {
-                    precise float s_dec = g_reg[r_8] * s_shard[reg0 + r_8];
-                    s_shard[reg0 + r_8] = s_dec;
-                    kv_part = kg_fma(s_dec, k_reg[r_8], kv_part);
-                }
-                precise float kv = kv_part;
-                if (gl_SubgroupSize >= W) {
-                    [[unroll]]
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        kv += subgroupShuffleXor(kv, kg_off);
-                    }
-                } else {
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        kg_red[kg_lin] = kv;
-                        barrier();
-                        kv += kg_red[kg_lin ^ kg_off];
-                        barrier();
-                    }
-                }
-                precise float delta = (v[v_off + col_6] - kv) * beta_t;
-                precise float attn_part = 0.0;
+            for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {
+                uint col_5 = col0 + cc_5 * NW;
                 [[unroll]]
                 for (uint r_9 = 0u; r_9 < R; ++r_9) {
-                    precise float s_new = kg_fma(k_reg[r_9], delta, s_shard[reg0 + r_9]);
-                    s_shard[reg0 + r_9] = s_new;
-                    attn_part = kg_fma(s_new, q_reg[r_9], attn_part);
+                    uint i_4 = r_9 * W + lane;
+                    state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
                 }
-                precise float attn = attn_part;
-                if (gl_SubgroupSize >= W) {
-                    [[unroll]]
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        attn += subgroupShuffleXor(attn, kg_off);
-                    }
-                } else {
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        kg_red[kg_lin] = attn;
-                        barrier();
-                        attn += kg_red[kg_lin ^ kg_off];
-                        barrier();
-                    }
-                }
-                if (lane == 0u && stores) {
-                    dst[attn_off + col_6] = attn * pc.scale;
-                }
-            }
-        } else {
-            precise float exp_x_2 = (g[g_off] > 88.72284 ? 88.72284 : g[g_off]);
-            precise float exp_x_3 = (exp_x_2 < -103.972084 ? -103.972084 : exp_x_2);
-            precise float exp_kf_1 = kg_fma(exp_x_3, 1.442695, 1.2582912e+07) - 1.2582912e+07;
-            precise float exp_r_2 = kg_fma(exp_kf_1, -0.69314575, exp_x_3);
-            precise float exp_r_3 = kg_fma(exp_kf_1, -1.4286068e-06, exp_r_2);
-            precise float exp_p_1 = 0.0001984127;
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.0013888889);
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.008333334);
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.041666668);
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.16666667);
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 0.5);
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 1.0);
-            exp_p_1 = kg_fma(exp_p_1, exp_r_3, 1.0);
-            int exp_n_1 = int(exp_kf_1);
-            int exp_n1_1 = ((exp_n_1 + 150) >> 1) - 75;
-            int exp_n2_1 = exp_n_1 - exp_n1_1;
-            precise float exp_s1_1 = intBitsToFloat((exp_n1_1 + 127) << 23);
-            precise float exp_s2_1 = intBitsToFloat((exp_n2_1 + 127) << 23);
-            precise float exp_1 = exp_p_1 * exp_s1_1 * exp_s2_1;
-            precise float gate = exp_1;
-            [[unroll]]
-            for (uint cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                uint col_7 = col0 + cc_7 * NW;
-                uint reg0_1 = cc_7 * R;
-                precise float kv_part_1 = 0.0;
-                [[unroll]]
-                for (uint r_10 = 0u; r_10 < R; ++r_10) {
-                    precise float s_dec_1 = gate * s_shard[reg0_1 + r_10];
-                    s_shard[reg0_1 + r_10] = s_dec_1;
-                    kv_part_1 = kg_fma(s_dec_1, k_reg[r_10], kv_part_1);
-                }
-                precise float kv_1 = kv_part_1;
-                if (gl_SubgroupSize >= W) {
-                    [[unroll]]
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        kv_1 += subgroupShuffleXor(kv_1, kg_off);
-                    }
-                } else {
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        kg_red[kg_lin] = kv_1;
-                        barrier();
-                        kv_1 += kg_red[kg_lin ^ kg_off];
-                        barrier();
-                    }
-                }
-                precise float delta_1 = (v[v_off + col_7] - kv_1) * beta_t;
-                precise float attn_part_1 = 0.0;
-                [[unroll]]
-                for (uint r_11 = 0u; r_11 < R; ++r_11) {
-                    precise float s_new_1 = kg_fma(k_reg[r_11], delta_1, s_shard[reg0_1 + r_11]);
-                    s_shard[reg0_1 + r_11] = s_new_1;
-                    attn_part_1 = kg_fma(s_new_1, q_reg[r_11], attn_part_1);
-                }
-                precise float attn_1 = attn_part_1;
-                if (gl_SubgroupSize >= W) {
-                    [[unroll]]
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        attn_1 += subgroupShuffleXor(attn_1, kg_off);
-                    }
-                } else {
-                    for (uint kg_off = W / 2u; kg_off > 0u; kg_off >>= 1u) {
-                        kg_red[kg_lin] = attn_1;
-                        barrier();
-                        attn_1 += kg_red[kg_lin ^ kg_off];
-                        barrier();
-                    }
-                }
-                if (lane == 0u && stores) {
-                    dst[attn_off + col_7] = attn_1 * pc.scale;
-                }
-            }
-        }
-    }
-    // every thread of the workgroup has read its prior state
-    controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-    if (stores) {
-        uint final_off = s * pc.sd1 + h * block;
-        [[unroll]]
-        for (uint cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-            uint col_8 = col0 + cc_8 * NW;
-            [[unroll]]
-            for (uint r_12 = 0u; r_12 < R; ++r_12) {
-                uint i_7 = r_12 * W + lane;
-                state_dst[final_off + col_8 * S_v + i_7] = s_shard[cc_8 * R + r_12];
             }
         }
     }

@@ -812,35 +812,35 @@ const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1),
     KG_BATCH(1, 1, 32, 2), KG_BATCH(1, 2, 16, 3), KG_BATCH(1, 1, 16, 4), KG_BATCH(1, 1, 22, 3)};
 #undef KG_BATCH
 
-// gdn_blocks: op B's block schedule (docs/ops.md#blocks) at (NW, CPW, NS):
-// the block gather lays the ids chains out in blocks of NS sequences and
-// copies the rows read across blocks; the blocks compute runs a block per
-// workgroup, a sequence per row of threads (parts: what runs, as
-// gdn_chain's).
-template <bool NATIVE, int NW, int CPW, int NS>
+// gdn_blocks: op B's block schedule (docs/ops.md#blocks) at the tiling
+// (NW, CPW): the block gather lays the ids chains out in blocks of NW
+// sequences and copies the rows read across blocks; the blocks compute
+// runs identity ids as the two-phase kernel does, aliasing ids a block per
+// workgroup, a sequence per warp (parts: what runs, as gdn_chain's).
+template <bool NATIVE, int NW, int CPW>
 void gdn_blocks(const gdn_bufs & b, const int32_t * ids, int rs, chain_parts parts) {
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
         kg_launch_pdl(gated_delta_net_block_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
-            (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, (uint32_t) NS);
+            (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, (uint32_t) NW);
     }
     if (parts == parts_gather) return;
-    auto k = NATIVE ? &gated_delta_net_inplace_ids_blocks_f32<kSv, false, NW, CPW, NS> : &gated_delta_net_inplace_ids_blocks_f32_portable<kSv, false, NW, CPW, NS>;
+    auto k = NATIVE ? &gated_delta_net_inplace_ids_blocks_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_blocks_f32_portable<kSv, false, NW, CPW>;
     const uint32_t H = b.H, n = b.n;
-    kg_launch_pdl(k, dim3(H, (n + NS - 1) / NS, kSv / (NW * CPW)), dim3(32, NW, NS), kg_stream,
+    kg_launch_pdl(k, dim3(H, (n + NW - 1) / NW * NW, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
-        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, 0u);
 }
 
-// The block schedule's shapes the chain mode checks and times, NWxCPWxNS.
+// The block schedule's tilings the chain mode checks and times, NWxCPW.
 struct block_shape {
     int nw, cpw, ns;
     void (*native)(const gdn_bufs &, const int32_t *, int, chain_parts);
     void (*portable)(const gdn_bufs &, const int32_t *, int, chain_parts);
-    std::string name() const { return std::to_string(nw) + "x" + std::to_string(cpw) + "x" + std::to_string(ns); }
+    std::string name() const { return std::to_string(nw) + "x" + std::to_string(cpw); }
 };
-#define KG_BLOCKS(NW, CPW, NS) block_shape{NW, CPW, NS, &gdn_blocks<true, NW, CPW, NS>, &gdn_blocks<false, NW, CPW, NS>}
-const block_shape kBlockShapes[] = {KG_BLOCKS(1, 4, 8), KG_BLOCKS(1, 4, 16), KG_BLOCKS(1, 2, 16), KG_BLOCKS(1, 2, 24), KG_BLOCKS(1, 2, 32)};
+#define KG_BLOCKS(NW, CPW) block_shape{NW, CPW, NW, &gdn_blocks<true, NW, CPW>, &gdn_blocks<false, NW, CPW>}
+const block_shape kBlockShapes[] = {KG_BLOCKS(16, 4), KG_BLOCKS(8, 4), KG_BLOCKS(16, 8), KG_BLOCKS(8, 8)};
 #undef KG_BLOCKS
 
 // Op D, d_conv 4, SiLU: the same two schedules.
