@@ -281,6 +281,28 @@ func (o *chainOp) chainedCompute(ids bind, rs int) error {
 	return o.b.dispatch(compute, o.a, o.variant(nw, cpw), o.args(rs), o.binds(ids, rs))
 }
 
+// blockGather dispatches op B's block gather: it lays the chains out in
+// blocks of nw sequences and copies the rows read across blocks.
+func (o *chainOp) blockGather(ids bind, rs, nw int) error {
+	return o.b.dispatch("gated_delta_net_block_gather", ir.Portable, map[string]int64{},
+		map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs), "block": uint32(nw)},
+		map[string]bind{"cache": whole(o.cache), "ids": ids, "plan": whole(o.plan), "scratch": whole(o.scratch)})
+}
+
+// blocks dispatches op B's block schedule (docs/ops.md#blocks) at tiling
+// t: the block gather, then the blocks compute (parts: what runs).
+func (o *chainOp) blocks(ids bind, rs int, t tiling, parts string) error {
+	if parts != partsCompute {
+		if err := o.blockGather(ids, rs, t.nw); err != nil || parts == partsGather {
+			return err
+		}
+	}
+	return o.b.dispatch("gated_delta_net_inplace_ids_blocks", o.a, o.variant(t.nw, t.cpw), o.args(rs), o.binds(ids, rs))
+}
+
+// blockName is a block tiling as -blocks spells it.
+func blockName(t tiling) string { return fmt.Sprintf("%dx%d", t.nw, t.cpw) }
+
 // The parts of a decomposition job (split 8): the chain gather alone
 // (identity and rotated ids: the plan, and the plan with copies), the
 // chained compute kernel alone (identity ids, the plan preset to
@@ -299,9 +321,10 @@ const (
 // the schedules (where its cost goes).
 //
 // A batch shape bt (NS > 0, op B, n <= its Seqs) times op B's one-dispatch
-// schedule at that shape instead (split unused).
-func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string, bt ops.Batch) (vkrun.Job, entry, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n))), offTable: bt.NS > 0}
+// schedule at that shape instead (split unused); a block tiling blk (nw >
+// 0, op B) op B's block schedule (parts: partsAll or partsGather).
+func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, parts string, bt ops.Batch, blk tiling) (vkrun.Job, entry, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc), uint64(n))), offTable: bt.NS > 0 || blk.nw > 0}
 	native := ir.Native("vulkan")
 	o := newChainOp(b, gdn, native, hc, n)
 	patterns := timedPatterns
@@ -345,6 +368,8 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 			ids := bind{idsBuf, uint64(p*runs+rep) * idsStride(n), uint64(4 * n)}
 			rs := head(rep)
 			switch {
+			case blk.nw > 0:
+				err = o.blocks(ids, rs, blk, parts)
 			case parts == partsGather:
 				err = o.chainGather(ids, rs, chainSeg(n, split))
 			case parts == partsCompute:
@@ -381,6 +406,12 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 	}
 	if parts == partsGather {
 		impl = fmt.Sprintf("%s %d", parts, split)
+	}
+	if blk.nw > 0 {
+		impl = "blocks " + blockName(blk)
+		if parts == partsGather {
+			impl = "block gather alone " + blockName(blk)
+		}
 	}
 	bench, shape := "chain_conv", fmt.Sprintf("C=%d", hc)
 	if gdn {
@@ -422,8 +453,11 @@ void main() {
 //
 // Op B also runs its one-dispatch schedule at each shape of batches that
 // takes n, one set each after the chained ones.
-func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int, batches []ops.Batch) (vkrun.Job, entry, []string, error) {
-	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern)))), offTable: len(batches) > 0}
+//
+// And its block schedule at each tiling of blocks, one set each after
+// those.
+func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, pattern string, splits []int, batches []ops.Batch, blocks []tiling) (vkrun.Job, entry, []string, error) {
+	b := &builder{comp: comp, rng: rand.New(rand.NewPCG(uint64(hc)*7+uint64(n), uint64(len(pattern)))), offTable: len(batches) > 0 || len(blocks) > 0}
 	spv, err := comp.Build(context.Background(), []spvbuild.Unit{{File: "bench/vulkan/fill.comp", Source: []byte(fillShader), Name: "bench fill"}})
 	if err != nil {
 		return b.job, entry{}, nil, err
@@ -437,6 +471,13 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 		if gdn && n <= bt.Seqs() {
 			takes = append(takes, bt)
 			labels = append(labels, "batched "+batchName(bt))
+		}
+	}
+	var blks []tiling
+	if gdn {
+		blks = blocks
+		for _, t := range blks {
+			labels = append(labels, "blocks "+blockName(t))
 		}
 	}
 	control := pattern == "rotation" && n >= 3
@@ -476,6 +517,8 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 			err = o.chained(whole(ids), rs, chainSeg(n, splits[i-1]))
 		case i <= len(splits)+len(takes):
 			err = o.batchedAt(whole(ids), rs, takes[i-1-len(splits)])
+		case i <= len(splits)+len(takes)+len(blks):
+			err = o.blocks(whole(ids), rs, blks[i-1-len(splits)-len(takes)], partsAll)
 		default:
 			if err = o.chainGather(whole(ids), rs, chainSeg(n, 4)); err == nil {
 				fill(o.scratch, uint64(row*n), uint32(2+i+len(sets)))
@@ -505,7 +548,7 @@ func chainCheckJobs(cfg config, comp *vulkan.Compiler, add func(vkrun.Job, entry
 		for _, n := range cfg.chainCheckSeqs {
 			for _, a := range []ir.Arith{ir.Native("vulkan"), ir.Portable} {
 				for _, pat := range chainPatterns {
-					j, e, l, err := chainCheckJob(comp, gdn, a, hc, n, pat, cfg.chainSplits, cfg.batches)
+					j, e, l, err := chainCheckJob(comp, gdn, a, hc, n, pat, cfg.chainSplits, cfg.batches, cfg.blockTilings)
 					e.labels = l
 					if err := add(j, e, err); err != nil {
 						return err

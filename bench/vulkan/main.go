@@ -109,17 +109,18 @@ func main() {
 
 // config is one benchmark sweep: the real one, or a tiny one for lavapipe.
 type config struct {
-	reps      int
-	blocks    int // timed blocks of reps (after one warm-up block)
-	heads     []int
-	seqs      []int
-	channels  []int
-	gdnPool   uint64 // minimum pool bytes (bench/cuda: 1 GiB)
-	convPool  uint64 // minimum (bench/cuda: 512 MiB)
-	poolCap   uint64 // maximum: one binding covers the pool
-	copyBytes uint64
-	tilings   []tiling    // extra op B tilings to time (-tilings)
-	batches   []ops.Batch // extra batched shapes to time (-batched)
+	reps         int
+	blocks       int // timed blocks of reps (after one warm-up block)
+	heads        []int
+	seqs         []int
+	channels     []int
+	gdnPool      uint64 // minimum pool bytes (bench/cuda: 1 GiB)
+	convPool     uint64 // minimum (bench/cuda: 512 MiB)
+	poolCap      uint64 // maximum: one binding covers the pool
+	copyBytes    uint64
+	tilings      []tiling    // extra op B tilings to time (-tilings)
+	batches      []ops.Batch // extra batched shapes to time (-batched)
+	blockTilings []tiling    // op B's block schedule's tilings to time and check (-blocks)
 	// convBatches are extra NS to time op D's batched dispatch at
 	// (-conv-batched).
 	convBatches []int
@@ -245,6 +246,8 @@ var smoke = config{
 	aliasIDs:    true,
 	models:      []layerModel{{"smoke", 2, 256}},
 	chainSplits: []int{1, 2}, chainCheckH: 1, chainCheckC: 128, chainCheckSeqs: []int{3, 9},
+	// op B's block schedule in blocks of 2: 3 and 9 sequences span blocks
+	blockTilings: []tiling{{2, 4}},
 }
 
 // entry is one job of the plan: what it measures and its bytes per
@@ -296,6 +299,7 @@ prepare flags:
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS[xSPT][a] shapes (SPT sequences a row, 1 if left out; a trailing a: split by aliasing, the batched dispatch then the chained compute, with -only chain), at each n_seqs <= NS*SPT (e.g. 4x1x8,1x2x32x2,1x2x18x2a): tuning runs")
+	blocks := fs.String("blocks", "", "also time (with -only chain) and check (with -only chaincheck) op B's block schedule at these NWxCPW tilings (blocks of NW sequences), comma-separated (e.g. 16x4,8x4): tuning runs")
 	convBatched := fs.String("conv-batched", "", "also time op D's batched dispatch at these NS (32 channels x NS sequences per workgroup, NS in 2..32), comma-separated, at each n_seqs <= NS: tuning runs")
 	seqs := fs.String("seqs", "", "n_seqs to run, comma-separated (default: "+intList(full.seqs)+")")
 	only := fs.String("only", "", "benchmark families to prepare, comma-separated: gdn, conv (default: both), layer (one layer's decode step, fused and unfused; only when named), probe (op B's parts at one sequence, probe.go; only when named), chain (ops B and D, today's schedule and the chained one per ids pattern, chain.go; only when named), chaincheck (the chained schedule against gather + compute, bit for bit: check.sh; only when named, alone)")
@@ -319,6 +323,11 @@ prepare flags:
 		return err
 	}
 	cfg.batches = append(cfg.batches[:len(cfg.batches):len(cfg.batches)], moreBatches...)
+	moreBlocks, err := parseTilings(*blocks)
+	if err != nil {
+		return fmt.Errorf("-blocks: %w", err)
+	}
+	cfg.blockTilings = append(cfg.blockTilings[:len(cfg.blockTilings):len(cfg.blockTilings)], moreBlocks...)
 	for _, f := range strings.FieldsFunc(*convBatched, func(r rune) bool { return r == ',' }) {
 		ns, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || ns < 2 || ns > 32 || ns&(ns-1) != 0 {
@@ -923,7 +932,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			for _, hc := range hcs {
 				for _, n := range cfg.seqs {
 					for _, split := range append([]int{0}, cfg.chainSplits...) {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll, ops.Batch{})); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, split, partsAll, ops.Batch{}, tiling{})); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -933,8 +942,23 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 						if !gdn || n > bt.Seqs() {
 							continue
 						}
-						if err := add(chainJob(cfg, comp, gdn, hc, n, 0, partsAll, bt)); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 0, partsAll, bt, tiling{})); err != nil {
 							return nil, nil, err
+						}
+					}
+					// op B's block schedule at each -blocks tiling, and its
+					// gather alone (tuning runs)
+					for _, t := range cfg.blockTilings {
+						if !gdn {
+							continue
+						}
+						for _, parts := range []string{partsAll, partsGather} {
+							if parts == partsGather && n < 2 {
+								continue // the gather's guard: nothing to time
+							}
+							if err := add(chainJob(cfg, comp, gdn, hc, n, 0, parts, ops.Batch{}, t)); err != nil {
+								return nil, nil, err
+							}
 						}
 					}
 					// where the chained schedule's cost goes (split 8): the
@@ -948,7 +972,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 						parts = append(parts, partsCompute, partsTodayCompute)
 					}
 					for _, parts := range parts {
-						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts, ops.Batch{})); err != nil {
+						if err := add(chainJob(cfg, comp, gdn, hc, n, 8, parts, ops.Batch{}, tiling{})); err != nil {
 							return nil, nil, err
 						}
 					}

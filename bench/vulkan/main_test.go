@@ -479,9 +479,11 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	same, controls := strings.Count(log.String(), ": same ("), strings.Count(log.String(), "differs, as it must")
-	// 2 ops x 2 n x 2 contracts x 6 patterns, 2 splits each, and op B's
-	// batched shapes where they take n; a control per rotation job.
+	// 2 ops x 2 n x 2 contracts x 6 patterns, 2 splits each, op B's
+	// batched shapes where they take n and its block tilings; a control
+	// per rotation job.
 	want := 2 * 2 * 2 * len(chainPatterns) * len(smoke.chainSplits)
+	want += 2 * 2 * len(chainPatterns) * len(smoke.blockTilings)
 	for _, n := range smoke.chainCheckSeqs {
 		for _, bt := range smoke.batches {
 			if n <= bt.Seqs() {
@@ -550,7 +552,10 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 			}
 		}
 	}
-	if want := (2*len(smoke.seqs)*(1+len(smoke.chainSplits))+batched)*len(timedPatterns) + gathers; chain != want {
+	// op B's block schedule at each block tiling and n, and its gather
+	// alone where it runs (identity and rotated ids)
+	blocks := len(smoke.blockTilings) * (len(smoke.seqs)*len(timedPatterns) + 2*many)
+	if want := (2*len(smoke.seqs)*(1+len(smoke.chainSplits))+batched)*len(timedPatterns) + gathers + blocks; chain != want {
 		t.Fatalf("%d chain rows, want %d", chain, want)
 	}
 }
