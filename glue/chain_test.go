@@ -157,7 +157,12 @@ func TestChainedScheduleDispatches(t *testing.T) {
 					t.Errorf("%s %s: %s binds its plan to %q (%v), want the plan (%v)", backend, o.Name, d.Op.Name, plan, access, want)
 				}
 			}
-			if got, want := strings.Join(names, ", "), family+"_chain_gather, "+o.Name+"_chained"; got != want {
+			blocks := o.Fusion == "B" && ops.GDNBlocks(backend)
+			want := family + "_chain_gather, " + o.Name + "_chained"
+			if blocks {
+				want = family + "_block_gather, " + o.Name + "_blocks"
+			}
+			if got := strings.Join(names, ", "); got != want {
 				t.Errorf("%s %s: chained dispatches %s, want %s", backend, o.Name, got, want)
 			}
 			nSeqs := chainedOps[o.Name][0]
@@ -165,6 +170,20 @@ func TestChainedScheduleDispatches(t *testing.T) {
 				if g := s.Dispatches[0]; g.When != nSeqs+" >= 2" {
 					t.Errorf("%s %s: the chain gather runs when %q, want the gather's guard", backend, o.Name, g.When)
 				}
+				if blocks {
+					// blocks of the compute's NW: the same C expression
+					block := ""
+					for _, a := range s.Dispatches[0].Args {
+						if a.Arg == "block_len" {
+							block = a.Expr
+						}
+					}
+					if nw := o.Choice(s.Dispatches[1], "NW"); block == "" || block != nw {
+						t.Errorf("%s %s: the block gather's block is %q, not the blocks compute's NW %q", backend, o.Name, block, nw)
+					}
+				}
+			}
+			if len(s.Dispatches) == 2 && !blocks {
 				seg := ""
 				for _, a := range s.Dispatches[0].Args {
 					if a.Arg == "seg" {

@@ -299,7 +299,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		return nil, err
 	}
 	fromB, _ := ops.ChainFrom(a.Backend)
-	if err := chainedSchedule(a.Backend, fromB, opB, "gated_delta_net", ops.GDNBatchMax(a.Backend, 128), dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst"); err != nil {
+	if err := chainedSchedule(a.Backend, fromB, opB, "gated_delta_net", ops.GDNBatchMax(a.Backend, 128), dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst", nwChoice); err != nil {
 		return nil, err
 	}
 	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
@@ -328,7 +328,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 	}
 	nsD, _ := ops.ConvBatch(a.Backend)
 	fromD, _ := ops.ConvChainFrom(a.Backend)
-	if err := chainedSchedule(a.Backend, fromD, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst"); err != nil {
+	if err := chainedSchedule(a.Backend, fromD, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst", ""); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -404,7 +404,7 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 	}
 	ds := []Dispatch{bd}
 	if len(aliased) > 0 {
-		cd, err := dispatch(opB.Name, disp{op: opB.Name + "_chained", args: withArg(gdnArgs, aliasedBatched, "1")})
+		cd, err := dispatch(opB.Name, disp{op: chainedCompute(backend, opB), args: withArg(gdnArgs, aliasedBatched, "1")})
 		if err != nil {
 			return err
 		}
@@ -472,21 +472,37 @@ func chainSeg(backend, nSeqs string) string {
 	return e
 }
 
+// chainedCompute is the compute kernel of op o's chained schedule on a
+// backend: op B's blocks compute where the backend runs the block
+// schedule (ops.GDNBlocks), else o's chained compute.
+func chainedCompute(backend string, o *Op) string {
+	if o.Fusion == "B" && ops.GDNBlocks(backend) {
+		return o.Name + "_blocks"
+	}
+	return o.Name + "_chained"
+}
+
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
 // args over the node) the chained schedule from from sequences where the
 // backend runs it (from > 0: ops.ChainFrom, ops.ConvChainFrom): family's chain gather (which plans the segments, then
 // copies), then o's chained compute, where window says dstName is the
 // cache's window; batched is the most sequences o's one-dispatch schedule
-// takes (0: none).
-func chainedSchedule(backend string, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName string) error {
+// takes (0: none). Where op B runs the block schedule (ops.GDNBlocks) its
+// kernels are the block gather, in blocks of nw (a C expression: the
+// compute's NW), and the blocks compute.
+func chainedSchedule(backend string, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName, nw string) error {
 	if from <= 0 {
 		return nil
 	}
-	seg := chainSeg(backend, nSeqs)
-	withSeg := withArg(withArg(args, "seg", seg), aliasedBatched, "0")
+	gather := family + "_chain_gather"
+	planArgs := withArg(withArg(args, "seg", chainSeg(backend, nSeqs)), aliasedBatched, "0")
+	if chainedCompute(backend, o) != o.Name+"_chained" {
+		gather = family + "_block_gather"
+		planArgs = withArg(withArg(args, "block_len", nw), aliasedBatched, "0")
+	}
 	var ds []Dispatch
-	for _, op := range []string{family + "_chain_gather", o.Name + "_chained"} {
-		d, err := dispatch(o.Name, disp{op: op, args: withSeg})
+	for _, op := range []string{gather, chainedCompute(backend, o)} {
+		d, err := dispatch(o.Name, disp{op: op, args: planArgs})
 		if err != nil {
 			return err
 		}
@@ -602,9 +618,12 @@ func (o *Op) chained(ds []Dispatch, nSeqs string, from, batched int, window, dst
 		return fmt.Errorf("glue: %s: the chained schedule needs the op's scratch, where its plan is allocated", o.Name)
 	}
 	o.Scratch.Plan = nSeqs
+	why := "the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order"
+	if strings.HasSuffix(ds[1].Op.Name, "_blocks") {
+		why = "the block gather lays the ids chains out in blocks of NW sequences and copies the rows read across blocks, and a workgroup runs a block, its reads before its writes"
+	}
 	o.Schedules = append(o.Schedules, &Schedule{Local: "chained", Cond: cond,
-		Why: fmt.Sprintf("%s, %s the cache's rows from rs_head: the chain gather cuts the ids chains into segments ", seqs, dstName) +
-			"and copies the rows read across a segment boundary, and a workgroup runs each segment in order",
+		Why:        fmt.Sprintf("%s, %s the cache's rows from rs_head: %s", seqs, dstName, why),
 		Otherwise:  "otherwise the gather, then the compute dispatch",
 		Dispatches: ds})
 	return o.checkVariant()

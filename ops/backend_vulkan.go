@@ -120,8 +120,5 @@ func init() {
 			ChainSplit: 8, ChainWideFrom: 96, ChainWideSplit: 16,
 			// Op D never (as CUDA): 1.9-3.9x today's worst pattern.
 			ConvChainFrom: 0,
-			// Op B's block schedule (bench/RESULTS.md "the block schedule"):
-			// blocks of 16 sequences at S_v 128.
-			GDNBlocks: func(sv int) (nw, cpw int, ok bool) { return 16, 4, sv == 128 },
 		}})
 }

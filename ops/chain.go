@@ -141,7 +141,7 @@ func buildPlanGather(name, cacheRole, idsRole string, layout planLayout) (*ir.Ke
 	if layout == chainLayout {
 		seg = b.Arg("seg", ir.U32, "most sequences a segment runs, at least 1 (1: every aliasing row copied)")
 	} else {
-		block = b.Arg("block", ir.U32, "sequences a block holds (the compute kernel's NS), at least 1")
+		block = b.Arg("block_len", ir.U32, "sequences a block holds (the blocks compute's NW), at least 1")
 		planDoc = "s << 16 | from per position, written where some source aliases"
 	}
 	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")

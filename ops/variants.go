@@ -129,10 +129,11 @@ type Tuning struct {
 	// with many sequences the chains' own parallelism fills the device,
 	// and shorter segments only add copies.
 	ChainSplit, ChainWideFrom, ChainWideSplit int
-	// GDNBlocks is the tiling (NW warps of CPW columns; blocks of NW
-	// sequences) of op B's block schedule (docs/ops.md#blocks) at S_v; ok
-	// false: none.
-	GDNBlocks func(sv int) (nw, cpw int, ok bool)
+	// GDNBlocks: op B's chained schedule runs the block schedule's kernels
+	// (docs/ops.md#blocks) at the op's tiling (GDNTiling: blocks of NW
+	// sequences), the block gather and the blocks compute, and so does the
+	// split by aliasing after its batched dispatch.
+	GDNBlocks bool
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -232,14 +233,9 @@ func GDNBatch(backend string, sv int) []Batch {
 	return nil
 }
 
-// GDNBlocks is a backend's tiling of op B's block schedule at S_v (blocks
-// of nw sequences); ok false: none.
-func GDNBlocks(backend string, sv int) (nw, cpw int, ok bool) {
-	if t := tuningOf(backend); t.GDNBlocks != nil {
-		return t.GDNBlocks(sv)
-	}
-	return 0, 0, false
-}
+// GDNBlocks reports whether op B's chained schedule runs the block
+// schedule's kernels on a backend (Tuning.GDNBlocks).
+func GDNBlocks(backend string) bool { return tuningOf(backend).GDNBlocks }
 
 // GDNBatchMax is the most sequences op B's one-dispatch schedule takes at
 // S_v (its last tier's); 0: the backend has none.
@@ -376,16 +372,16 @@ func table() []Variant {
 				out = append(out, V("gated_delta_net_inplace_ids_chained", "S_v", sv, "KDA", kda, "NW", t[0], "CPW", t[1]).OnlyOn(chainAt[t]...))
 			}
 		}
-		// the block schedule's compute kernel at each backend's tiling
+		// the block schedule's compute kernel at each blocks backend's
+		// tiling
 		blocksAt := map[[2]int][]string{}
 		var blockTilings [][2]int
-		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBlocks != nil }) {
-			if nw, cpw, ok := GDNBlocks(be, sv); ok {
-				if blocksAt[[2]int{nw, cpw}] == nil {
-					blockTilings = append(blockTilings, [2]int{nw, cpw})
-				}
-				blocksAt[[2]int{nw, cpw}] = append(blocksAt[[2]int{nw, cpw}], be)
+		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBlocks }) {
+			nw, cpw := GDNTiling(be, sv)
+			if blocksAt[[2]int{nw, cpw}] == nil {
+				blockTilings = append(blockTilings, [2]int{nw, cpw})
 			}
+			blocksAt[[2]int{nw, cpw}] = append(blocksAt[[2]int{nw, cpw}], be)
 		}
 		for _, t := range blockTilings {
 			for _, kda := range []bool{false, true} {
@@ -418,7 +414,7 @@ func table() []Variant {
 			out = append(out, V(op).OnlyOn(chain...))
 		}
 	}
-	if blocks := tunedBackends(func(t Tuning) bool { return t.GDNBlocks != nil }); len(blocks) > 0 {
+	if blocks := tunedBackends(func(t Tuning) bool { return t.GDNBlocks }); len(blocks) > 0 {
 		out = append(out, V("gated_delta_net_block_gather").OnlyOn(blocks...))
 	}
 	for dconv := 2; dconv <= 8; dconv++ {

@@ -285,7 +285,7 @@ func (o *chainOp) chainedCompute(ids bind, rs int) error {
 // blocks of nw sequences and copies the rows read across blocks.
 func (o *chainOp) blockGather(ids bind, rs, nw int) error {
 	return o.b.dispatch("gated_delta_net_block_gather", ir.Portable, map[string]int64{},
-		map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs), "block": uint32(nw)},
+		map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs), "block_len": uint32(nw)},
 		map[string]bind{"cache": whole(o.cache), "ids": ids, "plan": whole(o.plan), "scratch": whole(o.scratch)})
 }
 

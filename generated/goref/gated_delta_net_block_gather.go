@@ -13,10 +13,10 @@ type GatedDeltaNetBlockGatherParams struct{}
 
 // GatedDeltaNetBlockGatherArgs are the runtime scalar arguments.
 type GatedDeltaNetBlockGatherArgs struct {
-	RowLen uint32 // row_len: elements per row (cache and scratch)
-	NSeqs  uint32 // n_seqs: sequences
-	RsHead uint32 // rs_head: first destination slot
-	Block  uint32 // block: sequences a block holds (the compute kernel's NS), at least 1
+	RowLen   uint32 // row_len: elements per row (cache and scratch)
+	NSeqs    uint32 // n_seqs: sequences
+	RsHead   uint32 // rs_head: first destination slot
+	BlockLen uint32 // block_len: sequences a block holds (the blocks compute's NW), at least 1
 }
 
 // GatedDeltaNetBlockGatherBuffers are the bound buffers; indices are in elements.
@@ -32,12 +32,12 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 	row_len := kgA.RowLen
 	n_seqs := kgA.NSeqs
 	rs_head := kgA.RsHead
-	block := kgA.Block
+	block_len := kgA.BlockLen
 	cache := kgB.Cache
 	ids := kgB.Ids
 	plan := kgB.Plan
 	scratch := kgB.Scratch
-	_, _, _, _, _, _, _, _ = row_len, n_seqs, rs_head, block, cache, ids, plan, scratch
+	_, _, _, _, _, _, _, _ = row_len, n_seqs, rs_head, block_len, cache, ids, plan, scratch
 	kgWX, kgWY, kgWZ := int(256), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(256), int(1), int(1)
@@ -385,7 +385,7 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 									var t_4 int32 = source[kgTid*sourceLen+int(j_20)]
 									cut[kgTid*cutLen+int(j_20)] = 0
 									if t_4 >= 0 {
-										if (uint32(val[int(u_18)]) / block) != (uint32(val[int(uint32(t_4))]) / block) {
+										if (uint32(val[int(u_18)]) / block_len) != (uint32(val[int(uint32(t_4))]) / block_len) {
 											cut[kgTid*cutLen+int(j_20)] = 1
 											jump[int(uint32(t_4))] = 1
 										}

@@ -1405,11 +1405,11 @@ func runGatedDeltaNetBlockGather(arith string, params map[string]int64, args map
 		a.RsHead = v
 	}
 	{
-		v, ok := args["block"]
+		v, ok := args["block_len"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_block_gather: arg block not set")
+			return fmt.Errorf("gated_delta_net_block_gather: arg block_len not set")
 		}
-		a.Block = v
+		a.BlockLen = v
 	}
 	{
 		v, ok := bufs["cache"].([]float32)

@@ -134,7 +134,7 @@ func TestBlockPlanIsASchedule(t *testing.T) {
 			cache[i] = float32(100 + i) // row i holds 100 + i
 		}
 		scratch := make([]float32, len(ids))
-		err := run("portable", map[string]int64{}, map[string]uint32{"row_len": 1, "n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), "block": uint32(block)},
+		err := run("portable", map[string]int64{}, map[string]uint32{"row_len": 1, "n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), "block_len": uint32(block)},
 			map[string]any{"cache": cache, "ids": ids, "plan": out, "scratch": scratch})
 		if err != nil {
 			t.Fatal(err)

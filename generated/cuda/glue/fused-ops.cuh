@@ -17,8 +17,8 @@
 
 #include "gated_delta_net_inplace.cuh"
 #include "gated_delta_net_inplace_ids_batched.cuh"
-#include "gated_delta_net_inplace_ids_chained.cuh"
-#include "gated_delta_net_chain_gather.cuh"
+#include "gated_delta_net_inplace_ids_blocks.cuh"
+#include "gated_delta_net_block_gather.cuh"
 #include "gated_delta_net_gather.cuh"
 #include "gated_delta_net_inplace_ids.cuh"
 #include "ssm_conv_update_inplace.cuh"
@@ -111,7 +111,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             GGML_UNUSED(W);
             const uint32_t R = (S_v / W);
             GGML_UNUSED(R);
-            const bool one_dispatch = op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 48 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
+            const bool one_dispatch = op->src[2]->ne[3] >= 5 && op->src[2]->ne[3] <= 40 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3];
             GGML_UNUSED(one_dispatch);
             const bool chained = op->src[2]->ne[3] >= 17 && op->src[6]->buffer == op->src[5]->buffer && op->src[6]->nb[1] == op->src[5]->nb[3] && (const char *) op->src[6]->data == (const char *) op->src[5]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[5]->nb[3] && !one_dispatch;
             GGML_UNUSED(chained);
@@ -120,15 +120,15 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             // the chain plan, from the pool where the chained schedule runs
             ggml_cuda_pool_alloc<int32_t> plan_alloc(ctx.pool());
             int32_t * plan = chained ? plan_alloc.alloc(op->src[2]->ne[3]) : nullptr;
-            // 5..48 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..48 only where some source aliases, and the chained compute runs the steps where none does
+            // 5..40 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..40 only where some source aliases, and the chained compute runs the steps where none does
             if (one_dispatch) { // gated_delta_net_inplace_ids_batched
                 const uint32_t NW = 1;
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[3] <= 32 ? 4 : 2);
                 GGML_UNUSED(CPW);
-                const uint32_t NS = (op->src[2]->ne[3] <= 8 ? 8 : op->src[2]->ne[3] <= 16 ? 16 : op->src[2]->ne[3] <= 20 ? 10 : op->src[2]->ne[3] <= 24 ? 12 : op->src[2]->ne[3] <= 32 ? 16 : op->src[2]->ne[3] <= 36 ? 18 : op->src[2]->ne[3] <= 40 ? 20 : op->src[2]->ne[3] <= 44 ? 22 : 16);
+                const uint32_t NS = (op->src[2]->ne[3] <= 8 ? 8 : op->src[2]->ne[3] <= 16 ? 16 : op->src[2]->ne[3] <= 20 ? 10 : op->src[2]->ne[3] <= 24 ? 12 : op->src[2]->ne[3] <= 32 ? 16 : op->src[2]->ne[3] <= 36 ? 18 : 20);
                 GGML_UNUSED(NS);
-                const uint32_t SPT = (op->src[2]->ne[3] <= 16 ? 1 : op->src[2]->ne[3] <= 44 ? 2 : 3);
+                const uint32_t SPT = (op->src[2]->ne[3] <= 16 ? 1 : 2);
                 GGML_UNUSED(SPT);
                 const bool SPLIT = (op->src[2]->ne[3] <= 32 ? 0 : 1);
                 GGML_UNUSED(SPLIT);
@@ -197,18 +197,6 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2 && SPLIT == true) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 20u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 16 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, false, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 16 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<16u, true, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
                 else if (S_v == 32 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1 && SPLIT == false) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 4u, 8u, 1u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
@@ -250,18 +238,6 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
                 else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2 && SPLIT == true) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 20u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 32 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, false, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 32 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<32u, true, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 64 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1 && SPLIT == false) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 4u, 8u, 1u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
@@ -305,18 +281,6 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2 && SPLIT == true) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 20u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 64 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, false, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 64 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<64u, true, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
                 else if (S_v == 128 && KDA == false && NW == 1 && CPW == 4 && NS == 8 && SPT == 1 && SPLIT == false) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 4u, 8u, 1u, false>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
@@ -359,24 +323,12 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 20 && SPT == 2 && SPLIT == true) {
                     ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 20u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 22 && SPT == 2 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 22u, 2u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 128 && KDA == false && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, false, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
-                else if (S_v == 128 && KDA == true && NW == 1 && CPW == 2 && NS == 16 && SPT == 3 && SPLIT == true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_batched_f32<128u, true, 1u, 2u, 16u, 3u, true>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
-                }
                 else {
                     GGML_ABORT("no gated_delta_net_inplace_ids_batched kernel for this variant");
                 }
             }
-            // 5..48 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..48 only where some source aliases, and the chained compute runs the steps where none does; split by aliasing (ops.Batch.Aliased): where no source aliases the batched dispatch ran nothing, and the chained compute runs the step
-            if (one_dispatch && op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 48) { // gated_delta_net_inplace_ids_chained
+            // 5..40 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..40 only where some source aliases, and the chained compute runs the steps where none does; split by aliasing (ops.Batch.Aliased): where no source aliases the batched dispatch ran nothing, and the chained compute runs the step
+            if (one_dispatch && op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40) { // gated_delta_net_inplace_ids_blocks
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);
@@ -402,55 +354,55 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
                 const uint32_t aliased_batched = 1;
-                const dim3 grid(H, n_seqs, (S_v / (NW * CPW)));
+                const dim3 grid(H, (((n_seqs + (NW - 1u)) / NW) * NW), (S_v / (NW * CPW)));
                 const dim3 block(W, NW, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 32 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 32 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 64 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else {
-                    GGML_ABORT("no gated_delta_net_inplace_ids_chained kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace_ids_blocks kernel for this variant");
                 }
             }
-            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
+            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the block gather lays the ids chains out in blocks of NW sequences and copies the rows read across blocks, and a workgroup runs a block, its reads before its writes; with one sequence no source is another sequence's destination: the gather copies nothing
+            if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_block_gather
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t seg = (op->src[2]->ne[3] >= 256 ? (op->src[2]->ne[3] + 15) / 16 : (op->src[2]->ne[3] + 7) / 8);
+                const uint32_t block = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 const dim3 grid(256u, 1u, 1u);
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_chain_gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, plan, scratch, row_len, n_seqs, rs_head, seg);
+                    ggml_cuda_kernel_launch(gated_delta_net_block_gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, plan, scratch, row_len, n_seqs, rs_head, block);
                 }
                 else {
-                    GGML_ABORT("no gated_delta_net_chain_gather kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_block_gather kernel for this variant");
                 }
             }
-            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order
-            if (chained) { // gated_delta_net_inplace_ids_chained
+            // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the block gather lays the ids chains out in blocks of NW sequences and copies the rows read across blocks, and a workgroup runs a block, its reads before its writes
+            if (chained) { // gated_delta_net_inplace_ids_blocks
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);
@@ -476,35 +428,35 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
                 const uint32_t aliased_batched = 0;
-                const dim3 grid(H, n_seqs, (S_v / (NW * CPW)));
+                const dim3 grid(H, (((n_seqs + (NW - 1u)) / NW) * NW), (S_v / (NW * CPW)));
                 const dim3 block(W, NW, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 32 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 32 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 64 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else {
-                    GGML_ABORT("no gated_delta_net_inplace_ids_chained kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace_ids_blocks kernel for this variant");
                 }
             }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
