@@ -404,7 +404,7 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 	}
 	ds := []Dispatch{bd}
 	if len(aliased) > 0 {
-		cd, err := dispatch(opB.Name, disp{op: chainedCompute(backend, opB), args: withArg(gdnArgs, aliasedBatched, "1")})
+		cd, err := dispatch(opB.Name, disp{op: opB.Name + "_chained", args: withArg(gdnArgs, aliasedBatched, "1")})
 		if err != nil {
 			return err
 		}
@@ -474,7 +474,9 @@ func chainSeg(backend, nSeqs string) string {
 
 // chainedCompute is the compute kernel of op o's chained schedule on a
 // backend: op B's blocks compute where the backend runs the block
-// schedule (ops.GDNBlocks), else o's chained compute.
+// schedule (ops.GDNBlocks), else o's chained compute. (The split by
+// aliasing keeps the chained compute after its batched dispatch: with
+// identity ids it runs the two-phase kernel's code on an unpadded grid.)
 func chainedCompute(backend string, o *Op) string {
 	if o.Fusion == "B" && ops.GDNBlocks(backend) {
 		return o.Name + "_blocks"
@@ -498,7 +500,7 @@ func chainedSchedule(backend string, from int, o *Op, family string, batched int
 	planArgs := withArg(withArg(args, "seg", chainSeg(backend, nSeqs)), aliasedBatched, "0")
 	if chainedCompute(backend, o) != o.Name+"_chained" {
 		gather = family + "_block_gather"
-		planArgs = withArg(withArg(args, "block_len", nw), aliasedBatched, "0")
+		planArgs = withArg(args, "block_len", nw)
 	}
 	var ds []Dispatch
 	for _, op := range []string{gather, chainedCompute(backend, o)} {

@@ -46,7 +46,7 @@ func init() {
 			// 1.073x at 40, (1, 2, 16, SPT 3) 1.11-1.15x at 40..48).
 			//
 			// From 33 to 40 the tiers are Aliased: identity ids run the
-			// blocks compute (as the two-phase kernel), and only a step whose sources alias runs
+			// chained compute, and only a step whose sources alias runs
 			// the batched dispatch (H200, graph replay, bench/RESULTS.md
 			// "split by aliasing", calls 59 and 61; over the chained
 			// schedule's identity, H 32 / 48): identity 0.999-1.005x,

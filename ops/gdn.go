@@ -151,7 +151,7 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
 	var byAliasing dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
-	if mode == gdnInplaceIdsChained || mode == gdnInplaceIdsBlocks {
+	if mode == gdnInplaceIdsChained {
 		byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
 	}
 
@@ -707,10 +707,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if blocks {
 		aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
 		b.If(aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
-		// Where no source aliases, a workgroup past n_seqs has no
-		// sequence; split by aliasing, the batched dispatch before ran
-		// a step where some source aliases.
-		b.If(b.Select(aliased, byAliasing.Eq(0), b.GroupID(1).Lt(nSeqs)), sequence)
+		// where no source aliases, a workgroup past n_seqs has no sequence
+		b.If(aliased.OrElse(b.GroupID(1).Lt(nSeqs)), sequence)
 		return b.Build()
 	}
 	if mode != gdnInplaceIdsChained {

@@ -14,7 +14,7 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
         const uint32_t row_len,
         const uint32_t n_seqs,
         const uint32_t rs_head,
-        const uint32_t block) {
+        const uint32_t block_len) {
     __shared__ int32_t aliased[1u];
     __shared__ int32_t next[1024u];
     __shared__ int32_t prev[1024u];
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
                     const int32_t t_4 = source[j_20];
                     cut[j_20] = 0;
                     if (t_4 >= 0) {
-                        if (((uint32_t) val[u_18] / block) != ((uint32_t) val[(uint32_t) t_4] / block)) {
+                        if (((uint32_t) val[u_18] / block_len) != ((uint32_t) val[(uint32_t) t_4] / block_len)) {
                             cut[j_20] = 1;
                             jump[(uint32_t) t_4] = 1;
                         }

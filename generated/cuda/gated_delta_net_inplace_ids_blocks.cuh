@@ -38,8 +38,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head,
-        const uint32_t aliased_batched) {
+        const uint32_t rs_head) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -64,7 +63,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    if (aliased_1 ? aliased_batched == 0u : blockIdx.y < n_seqs) {
+    if (aliased_1 || blockIdx.y < n_seqs) {
         const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
         const uint32_t tile = at % (S_v / CPW);
         const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
@@ -342,8 +341,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
         const uint32_t sb3,
         const float scale,
         const uint32_t sd1,
-        const uint32_t rs_head,
-        const uint32_t aliased_batched) {
+        const uint32_t rs_head) {
     // Lanes exchange through shared memory when the hardware warp is narrower than a reduction.
     __shared__ float kg_red[W * NW];
     const uint32_t kg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -368,7 +366,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    if (aliased_1 ? aliased_batched == 0u : blockIdx.y < n_seqs) {
+    if (aliased_1 || blockIdx.y < n_seqs) {
         const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
         const uint32_t tile = at % (S_v / CPW);
         const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;

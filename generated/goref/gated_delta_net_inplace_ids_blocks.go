@@ -18,27 +18,26 @@ type GatedDeltaNetInplaceIdsBlocksParams struct {
 
 // GatedDeltaNetInplaceIdsBlocksArgs are the runtime scalar arguments.
 type GatedDeltaNetInplaceIdsBlocksArgs struct {
-	H              uint32  // H: value heads
-	NTokens        uint32  // n_tokens: tokens per sequence
-	NSeqs          uint32  // n_seqs: sequences
-	Neq1           uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
-	Rq3            uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
-	Sq1            uint32  // sq1: q/k head stride, elements
-	Sq2            uint32  // sq2: q/k token stride, elements
-	Sq3            uint32  // sq3: q/k sequence stride, elements
-	Sv1            uint32  // sv1: v head stride, elements
-	Sv2            uint32  // sv2: v token stride, elements
-	Sv3            uint32  // sv3: v sequence stride, elements
-	Sg1            uint32  // sg1: g head stride, elements
-	Sg2            uint32  // sg2: g token stride, elements
-	Sg3            uint32  // sg3: g sequence stride, elements
-	Sb1            uint32  // sb1: beta head stride, elements
-	Sb2            uint32  // sb2: beta token stride, elements
-	Sb3            uint32  // sb3: beta sequence stride, elements
-	Scale          float32 // scale: 1/sqrt(S_v), computed by the host
-	Sd1            uint32  // sd1: state_dst sequence (row) stride, elements
-	RsHead         uint32  // rs_head: first destination slot (op_params[1])
-	AliasedBatched uint32  // aliased_batched: 1: the batched dispatch before ran the step where some source aliases (split by aliasing); 0: the chained schedule
+	H       uint32  // H: value heads
+	NTokens uint32  // n_tokens: tokens per sequence
+	NSeqs   uint32  // n_seqs: sequences
+	Neq1    uint32  // neq1: q/k heads (GQA: head h reads q/k head h % neq1)
+	Rq3     uint32  // rq3: n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)
+	Sq1     uint32  // sq1: q/k head stride, elements
+	Sq2     uint32  // sq2: q/k token stride, elements
+	Sq3     uint32  // sq3: q/k sequence stride, elements
+	Sv1     uint32  // sv1: v head stride, elements
+	Sv2     uint32  // sv2: v token stride, elements
+	Sv3     uint32  // sv3: v sequence stride, elements
+	Sg1     uint32  // sg1: g head stride, elements
+	Sg2     uint32  // sg2: g token stride, elements
+	Sg3     uint32  // sg3: g sequence stride, elements
+	Sb1     uint32  // sb1: beta head stride, elements
+	Sb2     uint32  // sb2: beta token stride, elements
+	Sb3     uint32  // sb3: beta sequence stride, elements
+	Scale   float32 // scale: 1/sqrt(S_v), computed by the host
+	Sd1     uint32  // sd1: state_dst sequence (row) stride, elements
+	RsHead  uint32  // rs_head: first destination slot (op_params[1])
 }
 
 // GatedDeltaNetInplaceIdsBlocksBuffers are the bound buffers; indices are in elements.
@@ -84,7 +83,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -96,7 +94,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -195,7 +193,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -439,7 +437,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -451,7 +448,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -547,7 +544,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -752,7 +749,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -764,7 +760,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -863,7 +859,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1071,7 +1067,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1083,7 +1078,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1182,7 +1177,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1390,7 +1385,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1402,7 +1396,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1498,7 +1492,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
@@ -1703,7 +1697,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1715,7 +1708,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -1791,7 +1784,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
@@ -1933,7 +1926,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	scale := kgA.Scale
 	sd1 := kgA.Sd1
 	rs_head := kgA.RsHead
-	aliased_batched := kgA.AliasedBatched
 	q := kgB.Q
 	k := kgB.K
 	v := kgB.V
@@ -1945,7 +1937,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	ids := kgB.Ids
 	scratch := kgB.Scratch
 	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
@@ -2044,7 +2036,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if rt.SelBool(aliased_1[0], (aliased_batched == 0), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)

@@ -1614,13 +1614,6 @@ func runGatedDeltaNetInplaceIdsBlocks(arith string, params map[string]int64, arg
 		a.RsHead = v
 	}
 	{
-		v, ok := args["aliased_batched"]
-		if !ok {
-			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: arg aliased_batched not set")
-		}
-		a.AliasedBatched = v
-	}
-	{
 		v, ok := bufs["q"].([]float32)
 		if !ok {
 			return fmt.Errorf("gated_delta_net_inplace_ids_blocks: buffer q must be a []float32, got %T", bufs["q"])

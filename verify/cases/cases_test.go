@@ -101,7 +101,7 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 		{convBatchedOp, "ssm_conv_gather", "ssm_conv_update_inplace_ids", "cs2", 0},
 	} {
 		r := rand.New(rand.NewPCG(21, 22))
-		aliasing, noTokens, split, splitBlocks := 0, 0, 0, 0
+		aliasing, noTokens, split := 0, 0, 0
 		for i := 0; i < 200; i++ {
 			a := ops.Ariths()[i%len(ops.Ariths())]
 			c, err := Random(x.batched, a, r, Small, nil)
@@ -133,9 +133,6 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 			}
 			if one.Params["SPLIT"] == 1 {
 				split++
-				if c.Launches[len(c.Launches)-1].Op.Name == blocksOp {
-					splitBlocks++
-				}
 			}
 			ids, rs := c.Buffer("ids").I32, int32(one.Args["rs_head"])
 			for s, id := range ids {
@@ -144,8 +141,8 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 				}
 			}
 		}
-		if aliasing < 50 || noTokens < x.noTokens || x.batched == batchedOp && (split < 20 || splitBlocks < 5) {
-			t.Errorf("%s: only %d sequences read another's destination, %d cases have no tokens, %d split by aliasing (%d with the blocks compute after): too few to say anything", x.batched, aliasing, noTokens, split, splitBlocks)
+		if aliasing < 50 || noTokens < x.noTokens || x.batched == batchedOp && split < 20 {
+			t.Errorf("%s: only %d sequences read another's destination, %d cases have no tokens, %d split by aliasing: too few to say anything", x.batched, aliasing, noTokens, split)
 		}
 	}
 }

@@ -108,18 +108,7 @@ func (b *builder) gdn(op string) error {
 		// earlier step has every sequence run as a segment of one, so a
 		// chained compute that ran where the batched dispatch did would
 		// recompute the aliasing sequences from rows already written.
-		// The compute after it is the chained compute, or on a backend
-		// whose chained schedule is the block schedule the blocks compute
-		// (ops.GDNBlocks): half the cases each where both are built.
-		after := chainedOp
-		if r.IntN(2) == 0 {
-			after = blocksOp
-		}
-		chained, ok := splitVariant(after, b.c.Variant, b.c.Arith)
-		if !ok && after == blocksOp {
-			after = chainedOp
-			chained, ok = splitVariant(after, b.c.Variant, b.c.Arith)
-		}
+		chained, ok := splitVariant(b.c.Variant, b.c.Arith)
 		if !ok {
 			return fmt.Errorf("%s: no chained compute variant at S_v %d, KDA %d is built where it is", b.c.Variant, b.vals["S_v"], b.vals["KDA"])
 		}
@@ -134,7 +123,7 @@ func (b *builder) gdn(op string) error {
 		batched := b.vals
 		defer func() { b.vals = batched }()
 		b.vals = chained.Values
-		return b.launch(after, args, nil)
+		return b.launch(chainedOp, args, nil)
 	}
 	if op == chainedOp {
 		b.untouched("scratch", n*D)
@@ -161,13 +150,13 @@ func (b *builder) gdn(op string) error {
 	return b.launch(op, args, nil)
 }
 
-// splitVariant is op's variant (the chained or the blocks compute) that runs after batched
+// splitVariant is the chained compute's variant that runs after batched
 // variant v in op B's split by aliasing, at v's S_v and KDA: one built on
 // every backend that builds v (any, where v names none), else the one of
 // contract a's backend, else of the first backend v names. A caller that
 // runs a case on one backend passes v.OnlyOn(it): the backends' tilings
 // differ at S_v 128.
-func splitVariant(op string, v ops.Variant, a ir.Arith) (ops.Variant, bool) {
+func splitVariant(v ops.Variant, a ir.Arith) (ops.Variant, bool) {
 	for _, builtOn := range []func(c ops.Variant) bool{
 		func(c ops.Variant) bool {
 			ok := v.On != nil || v.NotOn == nil
@@ -179,7 +168,7 @@ func splitVariant(op string, v ops.Variant, a ir.Arith) (ops.Variant, bool) {
 		func(c ops.Variant) bool { return a.Native && slices.Contains(v.On, a.Backend) && c.BuiltOn(a.Backend) },
 		func(c ops.Variant) bool { return len(v.On) > 0 && c.BuiltOn(v.On[0]) },
 	} {
-		for _, c := range ops.VariantsOf(op) {
+		for _, c := range ops.VariantsOf(chainedOp) {
 			if c.Values["S_v"] == v.Values["S_v"] && c.Values["KDA"] == v.Values["KDA"] && builtOn(c) {
 				return c, true
 			}

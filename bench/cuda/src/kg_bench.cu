@@ -829,7 +829,7 @@ void gdn_blocks(const gdn_bufs & b, const int32_t * ids, int rs, chain_parts par
     kg_launch_pdl(k, dim3(H, (n + NW - 1) / NW * NW, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
-        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, 0u);
+        1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
 }
 
 // The block schedule's tilings the chain mode checks and times, NWxCPW.

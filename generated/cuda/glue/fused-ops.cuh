@@ -17,8 +17,9 @@
 
 #include "gated_delta_net_inplace.cuh"
 #include "gated_delta_net_inplace_ids_batched.cuh"
-#include "gated_delta_net_inplace_ids_blocks.cuh"
+#include "gated_delta_net_inplace_ids_chained.cuh"
 #include "gated_delta_net_block_gather.cuh"
+#include "gated_delta_net_inplace_ids_blocks.cuh"
 #include "gated_delta_net_gather.cuh"
 #include "gated_delta_net_inplace_ids.cuh"
 #include "ssm_conv_update_inplace.cuh"
@@ -328,7 +329,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
             }
             // 5..40 sequences, state_dst the cache's rows from rs_head: one dispatch reads every prior state before writing any (no gather); at 33..40 only where some source aliases, and the chained compute runs the steps where none does; split by aliasing (ops.Batch.Aliased): where no source aliases the batched dispatch ran nothing, and the chained compute runs the step
-            if (one_dispatch && op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40) { // gated_delta_net_inplace_ids_blocks
+            if (one_dispatch && op->src[2]->ne[3] >= 33 && op->src[2]->ne[3] <= 40) { // gated_delta_net_inplace_ids_chained
                 const uint32_t NW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 GGML_UNUSED(NW);
                 const uint32_t CPW = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 2 : 4) : 1);
@@ -354,35 +355,35 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
                 const uint32_t aliased_batched = 1;
-                const dim3 grid(H, (((n_seqs + (NW - 1u)) / NW) * NW), (S_v / (NW * CPW)));
+                const dim3 grid(H, n_seqs, (S_v / (NW * CPW)));
                 const dim3 block(W, NW, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 32 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 32 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 64 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_chained_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
                 }
                 else {
-                    GGML_ABORT("no gated_delta_net_inplace_ids_blocks kernel for this variant");
+                    GGML_ABORT("no gated_delta_net_inplace_ids_chained kernel for this variant");
                 }
             }
             // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the block gather lays the ids chains out in blocks of NW sequences and copies the rows read across blocks, and a workgroup runs a block, its reads before its writes; with one sequence no source is another sequence's destination: the gather copies nothing
@@ -390,12 +391,12 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t block = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
+                const uint32_t block_len = (op->src[2]->ne[0] == 128 ? (op->src[2]->ne[3] <= 1 ? 8 : 16) : 4);
                 const dim3 grid(256u, 1u, 1u);
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_block_gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, plan, scratch, row_len, n_seqs, rs_head, block);
+                    ggml_cuda_kernel_launch(gated_delta_net_block_gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, plan, scratch, row_len, n_seqs, rs_head, block_len);
                 }
                 else {
                     GGML_ABORT("no gated_delta_net_block_gather kernel for this variant");
@@ -427,33 +428,32 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const float scale = 1.0f / sqrtf((float) op->src[2]->ne[0]);
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const uint32_t aliased_batched = 0;
                 const dim3 grid(H, (((n_seqs + (NW - 1u)) / NW) * NW), (S_v / (NW * CPW)));
                 const dim3 block(W, NW, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 16 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<16u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 32 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 32 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<32u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 64 && KDA == false && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, false, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 64 && KDA == true && NW == 4 && CPW == 1) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<64u, true, 4u, 1u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 128 && KDA == false && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, false, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else if (S_v == 128 && KDA == true && NW == 16 && CPW == 4) {
-                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, aliased_batched);
+                    ggml_cuda_kernel_launch(gated_delta_net_inplace_ids_blocks_f32<128u, true, 16u, 4u>, params, (const float *) op->src[0]->data, (const float *) op->src[1]->data, (const float *) op->src[2]->data, (const float *) op->src[3]->data, (const float *) op->src[4]->data, (const float *) op->src[5]->data, (float *) op->data, (float *) op->src[6]->data, (const int32_t *) op->src[7]->data, scratch, plan, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head);
                 }
                 else {
                     GGML_ABORT("no gated_delta_net_inplace_ids_blocks kernel for this variant");
