@@ -88,15 +88,17 @@ func init() {
 			// worst pattern); its kernels stay generated for the bench.
 			ConvChainFrom: 0,
 			// Op B's chained schedule is the block schedule (docs/ops.md#blocks,
-			// bench/RESULTS.md "the block schedule", H200, graph replay, over
-			// the chained schedule's identity, H 32 / 48): identity 1.007-1.017x
-			// at 41..44, 1.000-1.009x from 48; the worst ids pattern
-			// 1.27 / 1.24x at 41, 1.19-1.23x at 44..64, 1.15-1.18x at
-			// 96..256, where the chained schedule's took 1.29-1.40x at 41..64
-			// and the split tiers 1.28-1.33x at 41..44. Below 41 the split
-			// tiers stay: there the block schedule's worst took 1.27-1.42x.
-			// On NVIDIA's Vulkan driver its identity took 1.09-1.22x the
-			// chained schedule's at every tiling timed (call 70): not there.
+			// bench/RESULTS.md "the block schedule", H200, graph replay, call
+			// 71; over the chained schedule's identity, H 32 / 48): identity
+			// 1.003-1.011x at 41..48, 1.015 / 1.016x at 49 (a fourth block
+			// holding one sequence), 0.999-1.007x from 56; the worst ids
+			// pattern 1.26 / 1.24x at 41, 1.18-1.23x at 44..48, 1.33x at 49,
+			// 1.14-1.23x at 56..256, where the chained schedule's took
+			// 1.29-1.39x at 41..64 and 1.17-1.28x at 96..256, and the split
+			// tiers 1.28-1.33x at 41..44. Below 41 the split tiers stay: there
+			// the block schedule's worst took 1.25-1.41x. On NVIDIA's Vulkan
+			// driver its identity took 1.09-1.22x the chained schedule's at
+			// every tiling timed (call 70): not there.
 			GDNBlocks: true,
 		}})
 }
