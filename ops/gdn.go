@@ -239,7 +239,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
 	var aliased dsl.Val // the chained and block kernels: some source aliases (they read the plan)
-	inBlock := false    // blocks: the copy of the body that runs a block (some source aliases)
 	sequence := func() {
 		stores := b.Bool(true)
 		// blocks: from, 0 or the plan's scratch row + 1
@@ -247,20 +246,22 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		switch {
 		case mode == gdnInplaceIdsChained:
 			s = b.Let("s", member.Get())
-		case blocks && inBlock:
-			// This workgroup runs one block at one tile of CPW columns NW
-			// apart (S_v/CPW tiles a head), warp y the block's y-th
-			// position: the columns lie as a warp's of the two-phase
-			// tiling do.
+		case blocks:
+			// Where some source aliases, this workgroup runs one block at
+			// one tile of CPW columns NW apart (S_v/CPW tiles a head), warp
+			// y the block's y-th position: the columns lie as a warp's of
+			// the two-phase tiling do, so both ways compile to one code.
 			tiles := sv.Div(cpw)
 			at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
 			tile := b.Let("tile", at.Rem(tiles))
 			pos := b.Let("pos", at.Div(tiles).Mul(nw).Add(b.LocalID(1)))
-			stores = b.Let("stores", pos.Lt(nSeqs))
-			entry := b.Let("entry", plan.Load(b.Select(stores, pos, nSeqs.Sub(1))))
-			s = b.Let("s", entry.U32().Shr(planLenShift))
-			from = b.Let("from", entry.BitAnd(planFromMask))
-			col0 = b.Let("col0", tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)))
+			slot := b.Let("slot", b.Select(aliased, pos, b.GroupID(1)))
+			stores = b.Let("stores", slot.Lt(nSeqs))
+			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
+			b.If(aliased.AndAlso(stores), func() { entry.Set(plan.Load(slot)) })
+			s = b.Let("s", entry.Get().U32().Shr(planLenShift))
+			from = b.Let("from", entry.Get().BitAnd(planFromMask))
+			col0 = b.Let("col0", b.Select(aliased, tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
 		case !batched:
 			s = b.Let("s", b.GroupID(1))
 		}
@@ -368,15 +369,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		case gdnInplaceIdsChained:
 			loadChained()
 		case gdnInplaceIdsBlocks:
-			if !inBlock { // no source aliases: its own row, or one outside the window
-				src := b.Let("src", ids.Load(s))
-				b.IfElse(inWindow(src, rsHead, nSeqs),
-					func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
-					func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-				break
-			}
-			// a warp past n_seqs runs the last sequence's inputs on a zero
-			// state and stores nothing
+			// a warp past n_seqs (where some source aliases) runs the last
+			// sequence's inputs on a zero state and stores nothing
 			b.IfElse(stores.Not(),
 				func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
 				func() {
@@ -680,10 +674,10 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 				// With IDS the gather may still be reading this row as another sequence's source.
 				b.If(withIds, func() { b.DepWait() })
 			case gdnInplaceIdsBlocks:
-				if inBlock {
+				b.If(aliased, func() {
 					b.Comment("every warp of the block has read its prior state")
 					b.DeviceBarrier()
-				}
+				})
 			}
 			storeIf(b, stores, func() {
 				base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
@@ -713,17 +707,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if blocks {
 		aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
 		b.If(aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
-		// Two copies of the body: the block's, and the two-phase kernel's
-		// where no source aliases (one body choosing between them by
-		// selects cost identity ids 9-22% on NVIDIA's Vulkan driver).
-		b.IfElse(aliased, func() {
-			inBlock = true
-			sequence()
-		}, func() {
-			inBlock = false
-			// a workgroup past n_seqs has no sequence
-			b.If(b.GroupID(1).Lt(nSeqs), sequence)
-		})
+		// where no source aliases, a workgroup past n_seqs has no sequence
+		b.If(aliased.OrElse(b.GroupID(1).Lt(nSeqs)), sequence)
 		return b.Build()
 	}
 	if mode != gdnInplaceIdsChained {

@@ -63,15 +63,19 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    if (aliased_1) {
+    if (aliased_1 || blockIdx.y < n_seqs) {
         const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
         const uint32_t tile = at % (S_v / CPW);
         const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
-        const bool stores = pos < n_seqs;
-        const int32_t entry = plan[(stores ? pos : n_seqs - 1u)];
+        const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
+        const bool stores = slot < n_seqs;
+        int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
+        if (aliased_1 && stores) {
+            entry = plan[slot];
+        }
         const uint32_t s = (uint32_t) entry >> 16u;
         const int32_t from = entry & 65535;
-        const uint32_t col0 = tile / NW * (NW * CPW) + tile % NW;
+        const uint32_t col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
         const uint32_t lane = threadIdx.x;
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
@@ -285,8 +289,10 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
             }
         }
         // write the final state
-        // every warp of the block has read its prior state
-        __syncthreads();
+        if (aliased_1) {
+            // every warp of the block has read its prior state
+            __syncthreads();
+        }
         if (stores) {
             const uint32_t final_off = s * sd1 + h * block;
             #pragma unroll
@@ -296,215 +302,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
                 for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
                     const uint32_t i_4 = r_9 * W + lane;
                     state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_9];
-                }
-            }
-        }
-    } else {
-        if (blockIdx.y < n_seqs) {
-            const uint32_t s_1 = blockIdx.y;
-            const uint32_t lane_1 = threadIdx.x;
-            const uint32_t col0_1 = blockIdx.z * (NW * CPW) + threadIdx.y;
-            const uint32_t hq_1 = h % neq1;
-            const uint32_t sq_1 = s_1 / rq3;
-            const uint32_t block_1 = S_v * S_v;
-            float s_shard_1[CPW * R];
-            // read the prior state once; it stays in registers for every token
-            const int32_t src_1 = ids[s_1];
-            if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
-                #pragma unroll
-                for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                    const uint32_t col_6 = col0_1 + cc_6 * NW;
-                    #pragma unroll
-                    for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                        const uint32_t i_5 = r_10 * W + lane_1;
-                        s_shard_1[cc_6 * R + r_10] = state_dst[s_1 * sd1 + h * block_1 + col_6 * S_v + i_5];
-                    }
-                }
-            } else {
-                #pragma unroll
-                for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                    const uint32_t col_7 = col0_1 + cc_7 * NW;
-                    #pragma unroll
-                    for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                        const uint32_t i_6 = r_11 * W + lane_1;
-                        s_shard_1[cc_7 * R + r_11] = cache[((uint64_t) src_1 * H + h) * block_1 + col_7 * S_v + i_6];
-                    }
-                }
-            }
-            for (uint32_t t_2 = 0u; t_2 < n_tokens; ++t_2) {
-                float q_reg_1[R];
-                float k_reg_1[R];
-                const uint32_t qk_off_1 = sq_1 * sq3 + t_2 * sq2 + hq_1 * sq1;
-                #pragma unroll
-                for (uint32_t r_12 = 0u; r_12 < R; ++r_12) {
-                    const uint32_t i_7 = r_12 * W + lane_1;
-                    q_reg_1[r_12] = q[qk_off_1 + i_7];
-                    k_reg_1[r_12] = k[qk_off_1 + i_7];
-                }
-                const uint32_t g_off_1 = s_1 * sg3 + t_2 * sg2 + h * sg1;
-                const float beta_t_1 = beta[s_1 * sb3 + t_2 * sb2 + h * sb1];
-                const uint32_t v_off_1 = s_1 * sv3 + t_2 * sv2 + h * sv1;
-                const uint32_t attn_off_1 = ((s_1 * n_tokens + t_2) * H + h) * S_v;
-                if (KDA) {
-                    float g_reg_1[R];
-                    // KDA: one gate per key row
-                    #pragma unroll
-                    for (uint32_t r_13 = 0u; r_13 < R; ++r_13) {
-                        const float exp_x_4 = (g[g_off_1 + (r_13 * W + lane_1)] > 88.72284f ? 88.72284f : g[g_off_1 + (r_13 * W + lane_1)]);
-                        const float exp_x_5 = (exp_x_4 < -103.972084f ? -103.972084f : exp_x_4);
-                        const float exp_kf_2 = __fsub_rn(fmaf(exp_x_5, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
-                        const float exp_r_4 = fmaf(exp_kf_2, -0.69314575f, exp_x_5);
-                        const float exp_r_5 = fmaf(exp_kf_2, -1.4286068e-06f, exp_r_4);
-                        float exp_p_2 = 0.0001984127f;
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 0.0013888889f);
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 0.008333334f);
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 0.041666668f);
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 0.16666667f);
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 0.5f);
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 1.0f);
-                        exp_p_2 = fmaf(exp_p_2, exp_r_5, 1.0f);
-                        const int32_t exp_n_2 = (int32_t) exp_kf_2;
-                        const int32_t exp_n1_2 = ((exp_n_2 + 150) >> 1) - 75;
-                        const int32_t exp_n2_2 = exp_n_2 - exp_n1_2;
-                        const float exp_s1_2 = __int_as_float((exp_n1_2 + 127) << 23);
-                        const float exp_s2_2 = __int_as_float((exp_n2_2 + 127) << 23);
-                        const float exp_2 = __fmul_rn(__fmul_rn(exp_p_2, exp_s1_2), exp_s2_2);
-                        g_reg_1[r_13] = exp_2;
-                    }
-                    #pragma unroll
-                    for (uint32_t cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-                        const uint32_t col_8 = col0_1 + cc_8 * NW;
-                        const uint32_t reg0_2 = cc_8 * R;
-                        float kv_part_2 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_14 = 0u; r_14 < R; ++r_14) {
-                            const float s_dec_2 = __fmul_rn(g_reg_1[r_14], s_shard_1[reg0_2 + r_14]);
-                            s_shard_1[reg0_2 + r_14] = s_dec_2;
-                            kv_part_2 = fmaf(s_dec_2, k_reg_1[r_14], kv_part_2);
-                        }
-                        float kv_2 = kv_part_2;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kv_2 += __shfl_xor_sync(0xffffffff, kv_2, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = kv_2;
-                                __syncthreads();
-                                kv_2 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        const float delta_2 = __fmul_rn(__fsub_rn(v[v_off_1 + col_8], kv_2), beta_t_1);
-                        float attn_part_2 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_15 = 0u; r_15 < R; ++r_15) {
-                            const float s_new_2 = fmaf(k_reg_1[r_15], delta_2, s_shard_1[reg0_2 + r_15]);
-                            s_shard_1[reg0_2 + r_15] = s_new_2;
-                            attn_part_2 = fmaf(s_new_2, q_reg_1[r_15], attn_part_2);
-                        }
-                        float attn_2 = attn_part_2;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                attn_2 += __shfl_xor_sync(0xffffffff, attn_2, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = attn_2;
-                                __syncthreads();
-                                attn_2 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        if (lane_1 == 0u) {
-                            dst[attn_off_1 + col_8] = __fmul_rn(attn_2, scale);
-                        }
-                    }
-                } else {
-                    const float exp_x_6 = (g[g_off_1] > 88.72284f ? 88.72284f : g[g_off_1]);
-                    const float exp_x_7 = (exp_x_6 < -103.972084f ? -103.972084f : exp_x_6);
-                    const float exp_kf_3 = __fsub_rn(fmaf(exp_x_7, 1.442695f, 1.2582912e+07f), 1.2582912e+07f);
-                    const float exp_r_6 = fmaf(exp_kf_3, -0.69314575f, exp_x_7);
-                    const float exp_r_7 = fmaf(exp_kf_3, -1.4286068e-06f, exp_r_6);
-                    float exp_p_3 = 0.0001984127f;
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 0.0013888889f);
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 0.008333334f);
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 0.041666668f);
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 0.16666667f);
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 0.5f);
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 1.0f);
-                    exp_p_3 = fmaf(exp_p_3, exp_r_7, 1.0f);
-                    const int32_t exp_n_3 = (int32_t) exp_kf_3;
-                    const int32_t exp_n1_3 = ((exp_n_3 + 150) >> 1) - 75;
-                    const int32_t exp_n2_3 = exp_n_3 - exp_n1_3;
-                    const float exp_s1_3 = __int_as_float((exp_n1_3 + 127) << 23);
-                    const float exp_s2_3 = __int_as_float((exp_n2_3 + 127) << 23);
-                    const float exp_3 = __fmul_rn(__fmul_rn(exp_p_3, exp_s1_3), exp_s2_3);
-                    const float gate_1 = exp_3;
-                    #pragma unroll
-                    for (uint32_t cc_9 = 0u; cc_9 < CPW; ++cc_9) {
-                        const uint32_t col_9 = col0_1 + cc_9 * NW;
-                        const uint32_t reg0_3 = cc_9 * R;
-                        float kv_part_3 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_16 = 0u; r_16 < R; ++r_16) {
-                            const float s_dec_3 = __fmul_rn(gate_1, s_shard_1[reg0_3 + r_16]);
-                            s_shard_1[reg0_3 + r_16] = s_dec_3;
-                            kv_part_3 = fmaf(s_dec_3, k_reg_1[r_16], kv_part_3);
-                        }
-                        float kv_3 = kv_part_3;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kv_3 += __shfl_xor_sync(0xffffffff, kv_3, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = kv_3;
-                                __syncthreads();
-                                kv_3 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        const float delta_3 = __fmul_rn(__fsub_rn(v[v_off_1 + col_9], kv_3), beta_t_1);
-                        float attn_part_3 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_17 = 0u; r_17 < R; ++r_17) {
-                            const float s_new_3 = fmaf(k_reg_1[r_17], delta_3, s_shard_1[reg0_3 + r_17]);
-                            s_shard_1[reg0_3 + r_17] = s_new_3;
-                            attn_part_3 = fmaf(s_new_3, q_reg_1[r_17], attn_part_3);
-                        }
-                        float attn_3 = attn_part_3;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                attn_3 += __shfl_xor_sync(0xffffffff, attn_3, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = attn_3;
-                                __syncthreads();
-                                attn_3 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        if (lane_1 == 0u) {
-                            dst[attn_off_1 + col_9] = __fmul_rn(attn_3, scale);
-                        }
-                    }
-                }
-            }
-            // write the final state
-            const uint32_t final_off_1 = s_1 * sd1 + h * block_1;
-            #pragma unroll
-            for (uint32_t cc_10 = 0u; cc_10 < CPW; ++cc_10) {
-                const uint32_t col_10 = col0_1 + cc_10 * NW;
-                #pragma unroll
-                for (uint32_t r_18 = 0u; r_18 < R; ++r_18) {
-                    const uint32_t i_8 = r_18 * W + lane_1;
-                    state_dst[final_off_1 + col_10 * S_v + i_8] = s_shard_1[cc_10 * R + r_18];
                 }
             }
         }
@@ -569,15 +366,19 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    if (aliased_1) {
+    if (aliased_1 || blockIdx.y < n_seqs) {
         const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
         const uint32_t tile = at % (S_v / CPW);
         const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
-        const bool stores = pos < n_seqs;
-        const int32_t entry = plan[(stores ? pos : n_seqs - 1u)];
+        const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
+        const bool stores = slot < n_seqs;
+        int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
+        if (aliased_1 && stores) {
+            entry = plan[slot];
+        }
         const uint32_t s = (uint32_t) entry >> 16u;
         const int32_t from = entry & 65535;
-        const uint32_t col0 = tile / NW * (NW * CPW) + tile % NW;
+        const uint32_t col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
         const uint32_t lane = threadIdx.x;
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
@@ -750,8 +551,10 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
             }
         }
         // write the final state
-        // every warp of the block has read its prior state
-        __syncthreads();
+        if (aliased_1) {
+            // every warp of the block has read its prior state
+            __syncthreads();
+        }
         if (stores) {
             const uint32_t final_off = s * sd1 + h * block;
             #pragma unroll
@@ -761,174 +564,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
                 for (uint32_t r_8 = 0u; r_8 < R; ++r_8) {
                     const uint32_t i_4 = r_8 * W + lane;
                     state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_8];
-                }
-            }
-        }
-    } else {
-        if (blockIdx.y < n_seqs) {
-            const uint32_t s_1 = blockIdx.y;
-            const uint32_t lane_1 = threadIdx.x;
-            const uint32_t col0_1 = blockIdx.z * (NW * CPW) + threadIdx.y;
-            const uint32_t hq_1 = h % neq1;
-            const uint32_t sq_1 = s_1 / rq3;
-            const uint32_t block_1 = S_v * S_v;
-            float s_shard_1[CPW * R];
-            // read the prior state once; it stays in registers for every token
-            const int32_t src_1 = ids[s_1];
-            if (src_1 >= (int32_t) rs_head && src_1 < (int32_t) (rs_head + n_seqs)) {
-                #pragma unroll
-                for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
-                    const uint32_t col_6 = col0_1 + cc_6 * NW;
-                    #pragma unroll
-                    for (uint32_t r_9 = 0u; r_9 < R; ++r_9) {
-                        const uint32_t i_5 = r_9 * W + lane_1;
-                        s_shard_1[cc_6 * R + r_9] = state_dst[s_1 * sd1 + h * block_1 + col_6 * S_v + i_5];
-                    }
-                }
-            } else {
-                #pragma unroll
-                for (uint32_t cc_7 = 0u; cc_7 < CPW; ++cc_7) {
-                    const uint32_t col_7 = col0_1 + cc_7 * NW;
-                    #pragma unroll
-                    for (uint32_t r_10 = 0u; r_10 < R; ++r_10) {
-                        const uint32_t i_6 = r_10 * W + lane_1;
-                        s_shard_1[cc_7 * R + r_10] = cache[((uint64_t) src_1 * H + h) * block_1 + col_7 * S_v + i_6];
-                    }
-                }
-            }
-            for (uint32_t t_2 = 0u; t_2 < n_tokens; ++t_2) {
-                float q_reg_1[R];
-                float k_reg_1[R];
-                const uint32_t qk_off_1 = sq_1 * sq3 + t_2 * sq2 + hq_1 * sq1;
-                #pragma unroll
-                for (uint32_t r_11 = 0u; r_11 < R; ++r_11) {
-                    const uint32_t i_7 = r_11 * W + lane_1;
-                    q_reg_1[r_11] = q[qk_off_1 + i_7];
-                    k_reg_1[r_11] = k[qk_off_1 + i_7];
-                }
-                const uint32_t g_off_1 = s_1 * sg3 + t_2 * sg2 + h * sg1;
-                const float beta_t_1 = beta[s_1 * sb3 + t_2 * sb2 + h * sb1];
-                const uint32_t v_off_1 = s_1 * sv3 + t_2 * sv2 + h * sv1;
-                const uint32_t attn_off_1 = ((s_1 * n_tokens + t_2) * H + h) * S_v;
-                if (KDA) {
-                    // KDA: one gate per key row, applied inside the dot and the update
-                    #pragma unroll
-                    for (uint32_t cc_8 = 0u; cc_8 < CPW; ++cc_8) {
-                        const uint32_t col_8 = col0_1 + cc_8 * NW;
-                        const uint32_t reg0_2 = cc_8 * R;
-                        float kv_part_2 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_12 = 0u; r_12 < R; ++r_12) {
-                            kv_part_2 = fmaf(expf(g[g_off_1 + (r_12 * W + lane_1)]) * s_shard_1[reg0_2 + r_12], k_reg_1[r_12], kv_part_2);
-                        }
-                        float kv_2 = kv_part_2;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kv_2 += __shfl_xor_sync(0xffffffff, kv_2, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = kv_2;
-                                __syncthreads();
-                                kv_2 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        const float delta_2 = (v[v_off_1 + col_8] - kv_2) * beta_t_1;
-                        float attn_part_2 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_13 = 0u; r_13 < R; ++r_13) {
-                            float s_new_2 = 0.0f;
-                            if (R == 1u) {
-                                s_new_2 = fmaf(k_reg_1[r_13], delta_2, expf(g[g_off_1 + (r_13 * W + lane_1)]) * s_shard_1[reg0_2 + r_13]);
-                            } else {
-                                s_new_2 = fmaf(expf(g[g_off_1 + (r_13 * W + lane_1)]), s_shard_1[reg0_2 + r_13], k_reg_1[r_13] * delta_2);
-                            }
-                            s_shard_1[reg0_2 + r_13] = s_new_2;
-                            attn_part_2 = attn_part_2 + s_new_2 * q_reg_1[r_13];
-                        }
-                        float attn_2 = attn_part_2;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                attn_2 += __shfl_xor_sync(0xffffffff, attn_2, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = attn_2;
-                                __syncthreads();
-                                attn_2 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        if (lane_1 == 0u) {
-                            dst[attn_off_1 + col_8] = attn_2 * scale;
-                        }
-                    }
-                } else {
-                    const float e_1 = expf(g[g_off_1]);
-                    const float gate_1 = e_1;
-                    #pragma unroll
-                    for (uint32_t cc_9 = 0u; cc_9 < CPW; ++cc_9) {
-                        const uint32_t col_9 = col0_1 + cc_9 * NW;
-                        const uint32_t reg0_3 = cc_9 * R;
-                        float kv_part_3 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_14 = 0u; r_14 < R; ++r_14) {
-                            kv_part_3 = kv_part_3 + s_shard_1[reg0_3 + r_14] * k_reg_1[r_14];
-                        }
-                        float kv_3 = kv_part_3;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kv_3 += __shfl_xor_sync(0xffffffff, kv_3, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = kv_3;
-                                __syncthreads();
-                                kv_3 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        const float delta_3 = (v[v_off_1 + col_9] - gate_1 * kv_3) * beta_t_1;
-                        float attn_part_3 = 0.0f;
-                        #pragma unroll
-                        for (uint32_t r_15 = 0u; r_15 < R; ++r_15) {
-                            const float s_new_3 = gate_1 * s_shard_1[reg0_3 + r_15] + k_reg_1[r_15] * delta_3;
-                            s_shard_1[reg0_3 + r_15] = s_new_3;
-                            attn_part_3 = attn_part_3 + s_new_3 * q_reg_1[r_15];
-                        }
-                        float attn_3 = attn_part_3;
-                        if ((uint32_t) warpSize >= W) {
-                        #pragma unroll
-                            for (int kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                attn_3 += __shfl_xor_sync(0xffffffff, attn_3, kg_off, W);
-                            }
-                        } else {
-                            for (uint32_t kg_off = W / 2; kg_off > 0; kg_off >>= 1) {
-                                kg_red[kg_lin] = attn_3;
-                                __syncthreads();
-                                attn_3 += kg_red[kg_lin ^ kg_off];
-                                __syncthreads();
-                            }
-                        }
-                        if (lane_1 == 0u) {
-                            dst[attn_off_1 + col_9] = attn_3 * scale;
-                        }
-                    }
-                }
-            }
-            // write the final state
-            const uint32_t final_off_1 = s_1 * sd1 + h * block_1;
-            #pragma unroll
-            for (uint32_t cc_10 = 0u; cc_10 < CPW; ++cc_10) {
-                const uint32_t col_10 = col0_1 + cc_10 * NW;
-                #pragma unroll
-                for (uint32_t r_16 = 0u; r_16 < R; ++r_16) {
-                    const uint32_t i_8 = r_16 * W + lane_1;
-                    state_dst[final_off_1 + col_10 * S_v + i_8] = s_shard_1[cc_10 * R + r_16];
                 }
             }
         }

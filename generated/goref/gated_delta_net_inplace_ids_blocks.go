@@ -160,41 +160,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	kv_1 := make([]float32, kgN)
 	attn_part_1 := make([]float32, kgN)
 	attn_1 := make([]float32, kgN)
-	s_1 := make([]uint32, kgN)
-	lane_1 := make([]uint32, kgN)
-	col0_1 := make([]uint32, kgN)
-	hq_1 := make([]uint32, kgN)
-	sq_1 := make([]uint32, kgN)
-	block_1 := make([]uint32, kgN)
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	g_off_1 := make([]uint32, kgN)
-	beta_t_1 := make([]float32, kgN)
-	v_off_1 := make([]uint32, kgN)
-	attn_off_1 := make([]uint32, kgN)
-	g_reg_1Len := int(R)
-	g_reg_1 := make([]float32, kgN*g_reg_1Len)
-	_ = g_reg_1
-	col_8 := make([]uint32, kgN)
-	reg0_2 := make([]uint32, kgN)
-	kv_part_2 := make([]float32, kgN)
-	kv_2 := make([]float32, kgN)
-	attn_part_2 := make([]float32, kgN)
-	attn_2 := make([]float32, kgN)
-	gate_1 := make([]float32, kgN)
-	col_9 := make([]uint32, kgN)
-	reg0_3 := make([]uint32, kgN)
-	kv_part_3 := make([]float32, kgN)
-	kv_3 := make([]float32, kgN)
-	attn_part_3 := make([]float32, kgN)
-	attn_3 := make([]float32, kgN)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -228,18 +193,22 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -414,9 +383,13 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -425,181 +398,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
-								}
-							}
-						}
-					}
-				} else {
-					if uint32(kgGY) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							s_1[kgTid] = uint32(kgGY)
-							lane_1[kgTid] = kgLX
-							col0_1[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							hq_1[kgTid] = (h[kgTid] % neq1)
-							sq_1[kgTid] = (s_1[kgTid] / rq3)
-							block_1[kgTid] = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1[kgTid] + (cc_6 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var i_5 uint32 = ((r_10 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_10))] = state_dst[((((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid])) + (col_6 * S_v)) + i_5)]
-									}
-								}
-							} else {
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1[kgTid] + (cc_7 * NW))
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var i_6 uint32 = ((r_11 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_7*R)+r_11))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1[kgTid])) + uint64((col_7 * S_v))) + uint64(i_6))]
-									}
-								}
-							}
-						}
-						for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off_1 uint32 = (((sq_1[kgTid] * sq3) + (t_2 * sq2)) + (hq_1[kgTid] * sq1))
-								for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-									var i_7 uint32 = ((r_12 * W) + lane_1[kgTid])
-									q_reg_1[kgTid*q_reg_1Len+int(r_12)] = q[(qk_off_1 + i_7)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_12)] = k[(qk_off_1 + i_7)]
-								}
-								g_off_1[kgTid] = (((s_1[kgTid] * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								beta_t_1[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								v_off_1[kgTid] = (((s_1[kgTid] * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								attn_off_1[kgTid] = (((((s_1[kgTid] * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var exp_x_4 float32 = rt.SelF32((g[(g_off_1[kgTid]+((r_13*W)+lane_1[kgTid]))] > 88.72284), 88.72284, g[(g_off_1[kgTid]+((r_13*W)+lane_1[kgTid]))])
-										var exp_x_5 float32 = rt.SelF32((exp_x_4 < -103.972084), -103.972084, exp_x_4)
-										var exp_kf_2 float32 = (rt.FMA(exp_x_5, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-										var exp_r_4 float32 = rt.FMA(exp_kf_2, -0.69314575, exp_x_5)
-										var exp_r_5 float32 = rt.FMA(exp_kf_2, -1.4286068e-06, exp_r_4)
-										var exp_p_2 float32 = 0.0001984127
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 0.0013888889)
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 0.008333334)
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 0.041666668)
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 0.16666667)
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 0.5)
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 1.0)
-										exp_p_2 = rt.FMA(exp_p_2, exp_r_5, 1.0)
-										var exp_n_2 int32 = int32(exp_kf_2)
-										var exp_n1_2 int32 = (((exp_n_2 + 150) >> 1) - 75)
-										var exp_n2_2 int32 = (exp_n_2 - exp_n1_2)
-										var exp_s1_2 float32 = rt.BitsToF32(uint32(((exp_n1_2 + 127) << 23)))
-										var exp_s2_2 float32 = rt.BitsToF32(uint32(((exp_n2_2 + 127) << 23)))
-										var exp_2 float32 = float32(float32(exp_p_2*exp_s1_2) * exp_s2_2)
-										g_reg_1[kgTid*g_reg_1Len+int(r_13)] = exp_2
-									}
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0_1[kgTid] + (cc_8 * NW))
-										reg0_2[kgTid] = (cc_8 * R)
-										kv_part_2[kgTid] = 0.0
-										for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-											var s_dec_2 float32 = float32(g_reg_1[kgTid*g_reg_1Len+int(r_14)] * s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))] = s_dec_2
-											kv_part_2[kgTid] = rt.FMA(s_dec_2, k_reg_1[kgTid*k_reg_1Len+int(r_14)], kv_part_2[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_2[kgTid] = kv_part_2[kgTid]
-									}
-									rt.Butterfly(kv_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_2 float32 = float32((v[(v_off_1[kgTid]+col_8[kgTid])] - kv_2[kgTid]) * beta_t_1[kgTid])
-										attn_part_2[kgTid] = 0.0
-										for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-											var s_new_2 float32 = rt.FMA(k_reg_1[kgTid*k_reg_1Len+int(r_15)], delta_2, s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] = s_new_2
-											attn_part_2[kgTid] = rt.FMA(s_new_2, q_reg_1[kgTid*q_reg_1Len+int(r_15)], attn_part_2[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_2[kgTid] = attn_part_2[kgTid]
-									}
-									rt.Butterfly(attn_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_8[kgTid])] = float32(attn_2[kgTid] * scale)
-										}
-									}
-								}
-							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var exp_x_6 float32 = rt.SelF32((g[g_off_1[kgTid]] > 88.72284), 88.72284, g[g_off_1[kgTid]])
-									var exp_x_7 float32 = rt.SelF32((exp_x_6 < -103.972084), -103.972084, exp_x_6)
-									var exp_kf_3 float32 = (rt.FMA(exp_x_7, 1.442695, 1.2582912e+07) - 1.2582912e+07)
-									var exp_r_6 float32 = rt.FMA(exp_kf_3, -0.69314575, exp_x_7)
-									var exp_r_7 float32 = rt.FMA(exp_kf_3, -1.4286068e-06, exp_r_6)
-									var exp_p_3 float32 = 0.0001984127
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 0.0013888889)
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 0.008333334)
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 0.041666668)
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 0.16666667)
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 0.5)
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 1.0)
-									exp_p_3 = rt.FMA(exp_p_3, exp_r_7, 1.0)
-									var exp_n_3 int32 = int32(exp_kf_3)
-									var exp_n1_3 int32 = (((exp_n_3 + 150) >> 1) - 75)
-									var exp_n2_3 int32 = (exp_n_3 - exp_n1_3)
-									var exp_s1_3 float32 = rt.BitsToF32(uint32(((exp_n1_3 + 127) << 23)))
-									var exp_s2_3 float32 = rt.BitsToF32(uint32(((exp_n2_3 + 127) << 23)))
-									var exp_3 float32 = float32(float32(exp_p_3*exp_s1_3) * exp_s2_3)
-									gate_1[kgTid] = exp_3
-								}
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_9[kgTid] = (col0_1[kgTid] + (cc_9 * NW))
-										reg0_3[kgTid] = (cc_9 * R)
-										kv_part_3[kgTid] = 0.0
-										for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-											var s_dec_3 float32 = float32(gate_1[kgTid] * s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))] = s_dec_3
-											kv_part_3[kgTid] = rt.FMA(s_dec_3, k_reg_1[kgTid*k_reg_1Len+int(r_16)], kv_part_3[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_3[kgTid] = kv_part_3[kgTid]
-									}
-									rt.Butterfly(kv_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_3 float32 = float32((v[(v_off_1[kgTid]+col_9[kgTid])] - kv_3[kgTid]) * beta_t_1[kgTid])
-										attn_part_3[kgTid] = 0.0
-										for r_17 := uint32(0); r_17 < R; r_17 += 1 {
-											var s_new_3 float32 = rt.FMA(k_reg_1[kgTid*k_reg_1Len+int(r_17)], delta_3, s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))] = s_new_3
-											attn_part_3[kgTid] = rt.FMA(s_new_3, q_reg_1[kgTid*q_reg_1Len+int(r_17)], attn_part_3[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_3[kgTid] = attn_part_3[kgTid]
-									}
-									rt.Butterfly(attn_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_9[kgTid])] = float32(attn_3[kgTid] * scale)
-										}
-									}
-								}
-							}
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// write the final state
-							var final_off_1 uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid]))
-							for cc_10 := uint32(0); cc_10 < CPW; cc_10 += 1 {
-								var col_10 uint32 = (col0_1[kgTid] + (cc_10 * NW))
-								for r_18 := uint32(0); r_18 < R; r_18 += 1 {
-									var i_8 uint32 = ((r_18 * W) + lane_1[kgTid])
-									state_dst[((final_off_1 + (col_10 * S_v)) + i_8)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_10*R)+r_18))]
 								}
 							}
 						}
@@ -713,38 +511,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	kv_1 := make([]float32, kgN)
 	attn_part_1 := make([]float32, kgN)
 	attn_1 := make([]float32, kgN)
-	s_1 := make([]uint32, kgN)
-	lane_1 := make([]uint32, kgN)
-	col0_1 := make([]uint32, kgN)
-	hq_1 := make([]uint32, kgN)
-	sq_1 := make([]uint32, kgN)
-	block_1 := make([]uint32, kgN)
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	g_off_1 := make([]uint32, kgN)
-	beta_t_1 := make([]float32, kgN)
-	v_off_1 := make([]uint32, kgN)
-	attn_off_1 := make([]uint32, kgN)
-	col_8 := make([]uint32, kgN)
-	reg0_2 := make([]uint32, kgN)
-	kv_part_2 := make([]float32, kgN)
-	kv_2 := make([]float32, kgN)
-	attn_part_2 := make([]float32, kgN)
-	attn_2 := make([]float32, kgN)
-	gate_1 := make([]float32, kgN)
-	col_9 := make([]uint32, kgN)
-	reg0_3 := make([]uint32, kgN)
-	kv_part_3 := make([]float32, kgN)
-	kv_3 := make([]float32, kgN)
-	attn_part_3 := make([]float32, kgN)
-	attn_3 := make([]float32, kgN)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -778,18 +544,22 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -925,9 +695,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -936,142 +710,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
-								}
-							}
-						}
-					}
-				} else {
-					if uint32(kgGY) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							s_1[kgTid] = uint32(kgGY)
-							lane_1[kgTid] = kgLX
-							col0_1[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							hq_1[kgTid] = (h[kgTid] % neq1)
-							sq_1[kgTid] = (s_1[kgTid] / rq3)
-							block_1[kgTid] = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1[kgTid] + (cc_6 * NW))
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var i_5 uint32 = ((r_9 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_9))] = state_dst[((((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid])) + (col_6 * S_v)) + i_5)]
-									}
-								}
-							} else {
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1[kgTid] + (cc_7 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var i_6 uint32 = ((r_10 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_7*R)+r_10))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1[kgTid])) + uint64((col_7 * S_v))) + uint64(i_6))]
-									}
-								}
-							}
-						}
-						for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off_1 uint32 = (((sq_1[kgTid] * sq3) + (t_2 * sq2)) + (hq_1[kgTid] * sq1))
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									var i_7 uint32 = ((r_11 * W) + lane_1[kgTid])
-									q_reg_1[kgTid*q_reg_1Len+int(r_11)] = q[(qk_off_1 + i_7)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_11)] = k[(qk_off_1 + i_7)]
-								}
-								g_off_1[kgTid] = (((s_1[kgTid] * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								beta_t_1[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								v_off_1[kgTid] = (((s_1[kgTid] * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								attn_off_1[kgTid] = (((((s_1[kgTid] * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row, applied inside the dot and the update
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0_1[kgTid] + (cc_8 * NW))
-										reg0_2[kgTid] = (cc_8 * R)
-										kv_part_2[kgTid] = 0.0
-										for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-											kv_part_2[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off_1[kgTid]+((r_12*W)+lane_1[kgTid]))])*s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_12))]), k_reg_1[kgTid*k_reg_1Len+int(r_12)], kv_part_2[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_2[kgTid] = kv_part_2[kgTid]
-									}
-									rt.Butterfly(kv_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_2 float32 = float32((v[(v_off_1[kgTid]+col_8[kgTid])] - kv_2[kgTid]) * beta_t_1[kgTid])
-										attn_part_2[kgTid] = 0.0
-										for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-											var s_new_2 float32 = 0.0
-											if R == 1 {
-												s_new_2 = rt.FMA(k_reg_1[kgTid*k_reg_1Len+int(r_13)], delta_2, float32(rt.ExpNative(g[(g_off_1[kgTid]+((r_13*W)+lane_1[kgTid]))])*s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_13))]))
-											} else {
-												s_new_2 = rt.FMA(rt.ExpNative(g[(g_off_1[kgTid]+((r_13*W)+lane_1[kgTid]))]), s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_13))], float32(k_reg_1[kgTid*k_reg_1Len+int(r_13)]*delta_2))
-											}
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_13))] = s_new_2
-											attn_part_2[kgTid] = (attn_part_2[kgTid] + float32(s_new_2*q_reg_1[kgTid*q_reg_1Len+int(r_13)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_2[kgTid] = attn_part_2[kgTid]
-									}
-									rt.Butterfly(attn_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_8[kgTid])] = float32(attn_2[kgTid] * scale)
-										}
-									}
-								}
-							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_1 float32 = rt.ExpNative(g[g_off_1[kgTid]])
-									gate_1[kgTid] = e_1
-								}
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_9[kgTid] = (col0_1[kgTid] + (cc_9 * NW))
-										reg0_3[kgTid] = (cc_9 * R)
-										kv_part_3[kgTid] = 0.0
-										for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-											kv_part_3[kgTid] = (kv_part_3[kgTid] + float32(s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_14))]*k_reg_1[kgTid*k_reg_1Len+int(r_14)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_3[kgTid] = kv_part_3[kgTid]
-									}
-									rt.Butterfly(kv_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_3 float32 = float32((v[(v_off_1[kgTid]+col_9[kgTid])] - float32(gate_1[kgTid]*kv_3[kgTid])) * beta_t_1[kgTid])
-										attn_part_3[kgTid] = 0.0
-										for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-											var s_new_3 float32 = (float32(gate_1[kgTid]*s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_15))]) + float32(k_reg_1[kgTid*k_reg_1Len+int(r_15)]*delta_3))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_15))] = s_new_3
-											attn_part_3[kgTid] = (attn_part_3[kgTid] + float32(s_new_3*q_reg_1[kgTid*q_reg_1Len+int(r_15)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_3[kgTid] = attn_part_3[kgTid]
-									}
-									rt.Butterfly(attn_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_9[kgTid])] = float32(attn_3[kgTid] * scale)
-										}
-									}
-								}
-							}
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// write the final state
-							var final_off_1 uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid]))
-							for cc_10 := uint32(0); cc_10 < CPW; cc_10 += 1 {
-								var col_10 uint32 = (col0_1[kgTid] + (cc_10 * NW))
-								for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-									var i_8 uint32 = ((r_16 * W) + lane_1[kgTid])
-									state_dst[((final_off_1 + (col_10 * S_v)) + i_8)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_10*R)+r_16))]
 								}
 							}
 						}
@@ -1188,41 +826,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	kv_1 := make([]float32, kgN)
 	attn_part_1 := make([]float32, kgN)
 	attn_1 := make([]float32, kgN)
-	s_1 := make([]uint32, kgN)
-	lane_1 := make([]uint32, kgN)
-	col0_1 := make([]uint32, kgN)
-	hq_1 := make([]uint32, kgN)
-	sq_1 := make([]uint32, kgN)
-	block_1 := make([]uint32, kgN)
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	g_off_1 := make([]uint32, kgN)
-	beta_t_1 := make([]float32, kgN)
-	v_off_1 := make([]uint32, kgN)
-	attn_off_1 := make([]uint32, kgN)
-	g_reg_1Len := int(R)
-	g_reg_1 := make([]float32, kgN*g_reg_1Len)
-	_ = g_reg_1
-	col_8 := make([]uint32, kgN)
-	reg0_2 := make([]uint32, kgN)
-	kv_part_2 := make([]float32, kgN)
-	kv_2 := make([]float32, kgN)
-	attn_part_2 := make([]float32, kgN)
-	attn_2 := make([]float32, kgN)
-	gate_1 := make([]float32, kgN)
-	col_9 := make([]uint32, kgN)
-	reg0_3 := make([]uint32, kgN)
-	kv_part_3 := make([]float32, kgN)
-	kv_3 := make([]float32, kgN)
-	attn_part_3 := make([]float32, kgN)
-	attn_3 := make([]float32, kgN)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -1256,18 +859,22 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1406,9 +1013,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -1417,145 +1028,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((lane[kgTid] * R) + r_9)
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
-								}
-							}
-						}
-					}
-				} else {
-					if uint32(kgGY) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							s_1[kgTid] = uint32(kgGY)
-							lane_1[kgTid] = kgLX
-							col0_1[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							hq_1[kgTid] = (h[kgTid] % neq1)
-							sq_1[kgTid] = (s_1[kgTid] / rq3)
-							block_1[kgTid] = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1[kgTid] + (cc_6 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var i_5 uint32 = ((lane_1[kgTid] * R) + r_10)
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_10))] = state_dst[((((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid])) + (col_6 * S_v)) + i_5)]
-									}
-								}
-							} else {
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1[kgTid] + (cc_7 * NW))
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var i_6 uint32 = ((lane_1[kgTid] * R) + r_11)
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_7*R)+r_11))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1[kgTid])) + uint64((col_7 * S_v))) + uint64(i_6))]
-									}
-								}
-							}
-						}
-						for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off_1 uint32 = (((sq_1[kgTid] * sq3) + (t_2 * sq2)) + (hq_1[kgTid] * sq1))
-								for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-									var i_7 uint32 = ((lane_1[kgTid] * R) + r_12)
-									q_reg_1[kgTid*q_reg_1Len+int(r_12)] = q[(qk_off_1 + i_7)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_12)] = k[(qk_off_1 + i_7)]
-								}
-								g_off_1[kgTid] = (((s_1[kgTid] * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								beta_t_1[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								v_off_1[kgTid] = (((s_1[kgTid] * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								attn_off_1[kgTid] = (((((s_1[kgTid] * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var e_2 float32 = rt.ExpNative(g[(g_off_1[kgTid] + ((lane_1[kgTid] * R) + r_13))])
-										g_reg_1[kgTid*g_reg_1Len+int(r_13)] = e_2
-									}
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0_1[kgTid] + (cc_8 * NW))
-										reg0_2[kgTid] = (cc_8 * R)
-										kv_part_2[kgTid] = 0.0
-										for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-											var s_dec_2 float32 = float32(g_reg_1[kgTid*g_reg_1Len+int(r_14)] * s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))] = s_dec_2
-											kv_part_2[kgTid] = (kv_part_2[kgTid] + float32(s_dec_2*k_reg_1[kgTid*k_reg_1Len+int(r_14)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_2[kgTid] = kv_part_2[kgTid]
-									}
-									rt.Butterfly(kv_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_2 float32 = float32((v[(v_off_1[kgTid]+col_8[kgTid])] - kv_2[kgTid]) * beta_t_1[kgTid])
-										attn_part_2[kgTid] = 0.0
-										for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-											var s_new_2 float32 = (s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] + float32(k_reg_1[kgTid*k_reg_1Len+int(r_15)]*delta_2))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] = s_new_2
-											attn_part_2[kgTid] = (attn_part_2[kgTid] + float32(s_new_2*q_reg_1[kgTid*q_reg_1Len+int(r_15)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_2[kgTid] = attn_part_2[kgTid]
-									}
-									rt.Butterfly(attn_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_8[kgTid])] = float32(attn_2[kgTid] * scale)
-										}
-									}
-								}
-							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_3 float32 = rt.ExpNative(g[g_off_1[kgTid]])
-									gate_1[kgTid] = e_3
-								}
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_9[kgTid] = (col0_1[kgTid] + (cc_9 * NW))
-										reg0_3[kgTid] = (cc_9 * R)
-										kv_part_3[kgTid] = 0.0
-										for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-											var s_dec_3 float32 = float32(gate_1[kgTid] * s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))] = s_dec_3
-											kv_part_3[kgTid] = (kv_part_3[kgTid] + float32(s_dec_3*k_reg_1[kgTid*k_reg_1Len+int(r_16)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_3[kgTid] = kv_part_3[kgTid]
-									}
-									rt.Butterfly(kv_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_3 float32 = float32((v[(v_off_1[kgTid]+col_9[kgTid])] - kv_3[kgTid]) * beta_t_1[kgTid])
-										attn_part_3[kgTid] = 0.0
-										for r_17 := uint32(0); r_17 < R; r_17 += 1 {
-											var s_new_3 float32 = (s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))] + float32(k_reg_1[kgTid*k_reg_1Len+int(r_17)]*delta_3))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))] = s_new_3
-											attn_part_3[kgTid] = (attn_part_3[kgTid] + float32(s_new_3*q_reg_1[kgTid*q_reg_1Len+int(r_17)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_3[kgTid] = attn_part_3[kgTid]
-									}
-									rt.Butterfly(attn_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_9[kgTid])] = float32(attn_3[kgTid] * scale)
-										}
-									}
-								}
-							}
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// write the final state
-							var final_off_1 uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid]))
-							for cc_10 := uint32(0); cc_10 < CPW; cc_10 += 1 {
-								var col_10 uint32 = (col0_1[kgTid] + (cc_10 * NW))
-								for r_18 := uint32(0); r_18 < R; r_18 += 1 {
-									var i_8 uint32 = ((lane_1[kgTid] * R) + r_18)
-									state_dst[((final_off_1 + (col_10 * S_v)) + i_8)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_10*R)+r_18))]
 								}
 							}
 						}
@@ -1672,41 +1144,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	kv_1 := make([]float32, kgN)
 	attn_part_1 := make([]float32, kgN)
 	attn_1 := make([]float32, kgN)
-	s_1 := make([]uint32, kgN)
-	lane_1 := make([]uint32, kgN)
-	col0_1 := make([]uint32, kgN)
-	hq_1 := make([]uint32, kgN)
-	sq_1 := make([]uint32, kgN)
-	block_1 := make([]uint32, kgN)
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	g_off_1 := make([]uint32, kgN)
-	beta_t_1 := make([]float32, kgN)
-	v_off_1 := make([]uint32, kgN)
-	attn_off_1 := make([]uint32, kgN)
-	g_reg_1Len := int(R)
-	g_reg_1 := make([]float32, kgN*g_reg_1Len)
-	_ = g_reg_1
-	col_8 := make([]uint32, kgN)
-	reg0_2 := make([]uint32, kgN)
-	kv_part_2 := make([]float32, kgN)
-	kv_2 := make([]float32, kgN)
-	attn_part_2 := make([]float32, kgN)
-	attn_2 := make([]float32, kgN)
-	gate_1 := make([]float32, kgN)
-	col_9 := make([]uint32, kgN)
-	reg0_3 := make([]uint32, kgN)
-	kv_part_3 := make([]float32, kgN)
-	kv_3 := make([]float32, kgN)
-	attn_part_3 := make([]float32, kgN)
-	attn_3 := make([]float32, kgN)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -1740,18 +1177,22 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1890,9 +1331,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -1901,145 +1346,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
-								}
-							}
-						}
-					}
-				} else {
-					if uint32(kgGY) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							s_1[kgTid] = uint32(kgGY)
-							lane_1[kgTid] = kgLX
-							col0_1[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							hq_1[kgTid] = (h[kgTid] % neq1)
-							sq_1[kgTid] = (s_1[kgTid] / rq3)
-							block_1[kgTid] = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1[kgTid] + (cc_6 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var i_5 uint32 = ((r_10 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_10))] = state_dst[((((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid])) + (col_6 * S_v)) + i_5)]
-									}
-								}
-							} else {
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1[kgTid] + (cc_7 * NW))
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var i_6 uint32 = ((r_11 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_7*R)+r_11))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1[kgTid])) + uint64((col_7 * S_v))) + uint64(i_6))]
-									}
-								}
-							}
-						}
-						for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off_1 uint32 = (((sq_1[kgTid] * sq3) + (t_2 * sq2)) + (hq_1[kgTid] * sq1))
-								for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-									var i_7 uint32 = ((r_12 * W) + lane_1[kgTid])
-									q_reg_1[kgTid*q_reg_1Len+int(r_12)] = q[(qk_off_1 + i_7)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_12)] = k[(qk_off_1 + i_7)]
-								}
-								g_off_1[kgTid] = (((s_1[kgTid] * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								beta_t_1[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								v_off_1[kgTid] = (((s_1[kgTid] * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								attn_off_1[kgTid] = (((((s_1[kgTid] * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var e_2 float32 = rt.ExpNative(g[(g_off_1[kgTid] + ((r_13 * W) + lane_1[kgTid]))])
-										g_reg_1[kgTid*g_reg_1Len+int(r_13)] = e_2
-									}
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0_1[kgTid] + (cc_8 * NW))
-										reg0_2[kgTid] = (cc_8 * R)
-										kv_part_2[kgTid] = 0.0
-										for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-											var s_dec_2 float32 = float32(g_reg_1[kgTid*g_reg_1Len+int(r_14)] * s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))] = s_dec_2
-											kv_part_2[kgTid] = (kv_part_2[kgTid] + float32(s_dec_2*k_reg_1[kgTid*k_reg_1Len+int(r_14)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_2[kgTid] = kv_part_2[kgTid]
-									}
-									rt.Butterfly(kv_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_2 float32 = float32((v[(v_off_1[kgTid]+col_8[kgTid])] - kv_2[kgTid]) * beta_t_1[kgTid])
-										attn_part_2[kgTid] = 0.0
-										for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-											var s_new_2 float32 = (s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] + float32(k_reg_1[kgTid*k_reg_1Len+int(r_15)]*delta_2))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] = s_new_2
-											attn_part_2[kgTid] = (attn_part_2[kgTid] + float32(s_new_2*q_reg_1[kgTid*q_reg_1Len+int(r_15)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_2[kgTid] = attn_part_2[kgTid]
-									}
-									rt.Butterfly(attn_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_8[kgTid])] = float32(attn_2[kgTid] * scale)
-										}
-									}
-								}
-							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_3 float32 = rt.ExpNative(g[g_off_1[kgTid]])
-									gate_1[kgTid] = e_3
-								}
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_9[kgTid] = (col0_1[kgTid] + (cc_9 * NW))
-										reg0_3[kgTid] = (cc_9 * R)
-										kv_part_3[kgTid] = 0.0
-										for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-											var s_dec_3 float32 = float32(gate_1[kgTid] * s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))] = s_dec_3
-											kv_part_3[kgTid] = (kv_part_3[kgTid] + float32(s_dec_3*k_reg_1[kgTid*k_reg_1Len+int(r_16)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_3[kgTid] = kv_part_3[kgTid]
-									}
-									rt.Butterfly(kv_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_3 float32 = float32((v[(v_off_1[kgTid]+col_9[kgTid])] - kv_3[kgTid]) * beta_t_1[kgTid])
-										attn_part_3[kgTid] = 0.0
-										for r_17 := uint32(0); r_17 < R; r_17 += 1 {
-											var s_new_3 float32 = (s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))] + float32(k_reg_1[kgTid*k_reg_1Len+int(r_17)]*delta_3))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))] = s_new_3
-											attn_part_3[kgTid] = (attn_part_3[kgTid] + float32(s_new_3*q_reg_1[kgTid*q_reg_1Len+int(r_17)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_3[kgTid] = attn_part_3[kgTid]
-									}
-									rt.Butterfly(attn_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_9[kgTid])] = float32(attn_3[kgTid] * scale)
-										}
-									}
-								}
-							}
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// write the final state
-							var final_off_1 uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid]))
-							for cc_10 := uint32(0); cc_10 < CPW; cc_10 += 1 {
-								var col_10 uint32 = (col0_1[kgTid] + (cc_10 * NW))
-								for r_18 := uint32(0); r_18 < R; r_18 += 1 {
-									var i_8 uint32 = ((r_18 * W) + lane_1[kgTid])
-									state_dst[((final_off_1 + (col_10 * S_v)) + i_8)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_10*R)+r_18))]
 								}
 							}
 						}
@@ -2153,38 +1459,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	kv_1 := make([]float32, kgN)
 	attn_part_1 := make([]float32, kgN)
 	attn_1 := make([]float32, kgN)
-	s_1 := make([]uint32, kgN)
-	lane_1 := make([]uint32, kgN)
-	col0_1 := make([]uint32, kgN)
-	hq_1 := make([]uint32, kgN)
-	sq_1 := make([]uint32, kgN)
-	block_1 := make([]uint32, kgN)
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	g_off_1 := make([]uint32, kgN)
-	beta_t_1 := make([]float32, kgN)
-	v_off_1 := make([]uint32, kgN)
-	attn_off_1 := make([]uint32, kgN)
-	col_8 := make([]uint32, kgN)
-	reg0_2 := make([]uint32, kgN)
-	kv_part_2 := make([]float32, kgN)
-	kv_2 := make([]float32, kgN)
-	attn_part_2 := make([]float32, kgN)
-	attn_2 := make([]float32, kgN)
-	gate_1 := make([]float32, kgN)
-	col_9 := make([]uint32, kgN)
-	reg0_3 := make([]uint32, kgN)
-	kv_part_3 := make([]float32, kgN)
-	kv_3 := make([]float32, kgN)
-	attn_part_3 := make([]float32, kgN)
-	attn_3 := make([]float32, kgN)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -2218,18 +1492,22 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -2365,9 +1643,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -2376,142 +1658,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
-								}
-							}
-						}
-					}
-				} else {
-					if uint32(kgGY) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							s_1[kgTid] = uint32(kgGY)
-							lane_1[kgTid] = kgLX
-							col0_1[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							hq_1[kgTid] = (h[kgTid] % neq1)
-							sq_1[kgTid] = (s_1[kgTid] / rq3)
-							block_1[kgTid] = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1[kgTid] + (cc_6 * NW))
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										var i_5 uint32 = ((r_9 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_9))] = state_dst[((((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid])) + (col_6 * S_v)) + i_5)]
-									}
-								}
-							} else {
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1[kgTid] + (cc_7 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var i_6 uint32 = ((r_10 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_7*R)+r_10))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1[kgTid])) + uint64((col_7 * S_v))) + uint64(i_6))]
-									}
-								}
-							}
-						}
-						for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off_1 uint32 = (((sq_1[kgTid] * sq3) + (t_2 * sq2)) + (hq_1[kgTid] * sq1))
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									var i_7 uint32 = ((r_11 * W) + lane_1[kgTid])
-									q_reg_1[kgTid*q_reg_1Len+int(r_11)] = q[(qk_off_1 + i_7)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_11)] = k[(qk_off_1 + i_7)]
-								}
-								g_off_1[kgTid] = (((s_1[kgTid] * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								beta_t_1[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								v_off_1[kgTid] = (((s_1[kgTid] * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								attn_off_1[kgTid] = (((((s_1[kgTid] * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row, applied inside the dot and the update
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0_1[kgTid] + (cc_8 * NW))
-										reg0_2[kgTid] = (cc_8 * R)
-										kv_part_2[kgTid] = 0.0
-										for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-											kv_part_2[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off_1[kgTid]+((r_12*W)+lane_1[kgTid]))])*s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_12))]), k_reg_1[kgTid*k_reg_1Len+int(r_12)], kv_part_2[kgTid])
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_2[kgTid] = kv_part_2[kgTid]
-									}
-									rt.Butterfly(kv_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_2 float32 = float32((v[(v_off_1[kgTid]+col_8[kgTid])] - kv_2[kgTid]) * beta_t_1[kgTid])
-										attn_part_2[kgTid] = 0.0
-										for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-											var s_new_2 float32 = 0.0
-											if R == 1 {
-												s_new_2 = rt.FMA(k_reg_1[kgTid*k_reg_1Len+int(r_13)], delta_2, float32(rt.ExpNative(g[(g_off_1[kgTid]+((r_13*W)+lane_1[kgTid]))])*s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_13))]))
-											} else {
-												s_new_2 = rt.FMA(rt.ExpNative(g[(g_off_1[kgTid]+((r_13*W)+lane_1[kgTid]))]), s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_13))], float32(k_reg_1[kgTid*k_reg_1Len+int(r_13)]*delta_2))
-											}
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_13))] = s_new_2
-											attn_part_2[kgTid] = (attn_part_2[kgTid] + float32(s_new_2*q_reg_1[kgTid*q_reg_1Len+int(r_13)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_2[kgTid] = attn_part_2[kgTid]
-									}
-									rt.Butterfly(attn_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_8[kgTid])] = float32(attn_2[kgTid] * scale)
-										}
-									}
-								}
-							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_1 float32 = rt.ExpNative(g[g_off_1[kgTid]])
-									gate_1[kgTid] = e_1
-								}
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_9[kgTid] = (col0_1[kgTid] + (cc_9 * NW))
-										reg0_3[kgTid] = (cc_9 * R)
-										kv_part_3[kgTid] = 0.0
-										for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-											kv_part_3[kgTid] = (kv_part_3[kgTid] + float32(s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_14))]*k_reg_1[kgTid*k_reg_1Len+int(r_14)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_3[kgTid] = kv_part_3[kgTid]
-									}
-									rt.Butterfly(kv_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_3 float32 = float32((v[(v_off_1[kgTid]+col_9[kgTid])] - float32(gate_1[kgTid]*kv_3[kgTid])) * beta_t_1[kgTid])
-										attn_part_3[kgTid] = 0.0
-										for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-											var s_new_3 float32 = (float32(gate_1[kgTid]*s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_15))]) + float32(k_reg_1[kgTid*k_reg_1Len+int(r_15)]*delta_3))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_15))] = s_new_3
-											attn_part_3[kgTid] = (attn_part_3[kgTid] + float32(s_new_3*q_reg_1[kgTid*q_reg_1Len+int(r_15)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_3[kgTid] = attn_part_3[kgTid]
-									}
-									rt.Butterfly(attn_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_9[kgTid])] = float32(attn_3[kgTid] * scale)
-										}
-									}
-								}
-							}
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// write the final state
-							var final_off_1 uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid]))
-							for cc_10 := uint32(0); cc_10 < CPW; cc_10 += 1 {
-								var col_10 uint32 = (col0_1[kgTid] + (cc_10 * NW))
-								for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-									var i_8 uint32 = ((r_16 * W) + lane_1[kgTid])
-									state_dst[((final_off_1 + (col_10 * S_v)) + i_8)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_10*R)+r_16))]
 								}
 							}
 						}
@@ -2605,18 +1751,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	gatesLen := int(R)
 	gates := make([]float32, kgN*gatesLen)
 	_ = gates
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	gates_1Len := int(R)
-	gates_1 := make([]float32, kgN*gates_1Len)
-	_ = gates_1
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -2650,17 +1784,21 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						var hq uint32 = (h[kgTid] % neq1)
 						var sq uint32 = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
@@ -2735,9 +1873,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 							}
 						}
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -2745,78 +1887,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 								var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
-								}
-							}
-						}
-					}
-				} else {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						if uint32(kgGY) < n_seqs {
-							var s_1 uint32 = uint32(kgGY)
-							var col0_1 uint32 = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							var hq_1 uint32 = (h[kgTid] % neq1)
-							var sq_1 uint32 = (s_1 / rq3)
-							var block_1 uint32 = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-									var col_5 uint32 = (col0_1 + (cc_5 * NW))
-									for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_5*R)+r_9))] = state_dst[((((s_1 * sd1) + (h[kgTid] * block_1)) + (col_5 * S_v)) + r_9)]
-									}
-								}
-							} else {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1 + (cc_6 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_10))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1)) + uint64((col_6 * S_v))) + uint64(r_10))]
-									}
-								}
-							}
-							for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-								var qk_off_1 uint32 = (((sq_1 * sq3) + (t_2 * sq2)) + (hq_1 * sq1))
-								for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-									q_reg_1[kgTid*q_reg_1Len+int(r_11)] = q[(qk_off_1 + r_11)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_11)] = k[(qk_off_1 + r_11)]
-								}
-								var g_off_1 uint32 = (((s_1 * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								var beta_t_1 float32 = beta[(((s_1 * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								var v_off_1 uint32 = (((s_1 * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								var attn_off_1 uint32 = (((((s_1 * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-								if KDA {
-									for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-										var e_2 float32 = rt.ExpNative(g[(g_off_1 + r_12)])
-										gates_1[kgTid*gates_1Len+int(r_12)] = e_2
-									}
-								} else {
-									var e_3 float32 = rt.ExpNative(g[g_off_1])
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										gates_1[kgTid*gates_1Len+int(r_13)] = e_3
-									}
-								}
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1 + (cc_7 * NW))
-									var reg0_1 uint32 = (cc_7 * R)
-									for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-										s_shard_1[kgTid*s_shard_1Len+int((reg0_1+r_14))] = float32(gates_1[kgTid*gates_1Len+int(r_14)] * s_shard_1[kgTid*s_shard_1Len+int((reg0_1+r_14))])
-									}
-									var kv_1 float32 = rt.VecDot(s_shard_1[kgTid*s_shard_1Len+int(reg0_1):kgTid*s_shard_1Len+int(reg0_1)+int(R)], k_reg_1[kgTid*k_reg_1Len+int(0):kgTid*k_reg_1Len+int(0)+int(R)])
-									var delta_1 float32 = float32((v[(v_off_1+col_7)] - kv_1) * beta_t_1)
-									for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-										s_shard_1[kgTid*s_shard_1Len+int((reg0_1+r_15))] = rt.FMA(k_reg_1[kgTid*k_reg_1Len+int(r_15)], delta_1, s_shard_1[kgTid*s_shard_1Len+int((reg0_1+r_15))])
-									}
-									var attn_1 float32 = rt.VecDot(s_shard_1[kgTid*s_shard_1Len+int(reg0_1):kgTid*s_shard_1Len+int(reg0_1)+int(R)], q_reg_1[kgTid*q_reg_1Len+int(0):kgTid*q_reg_1Len+int(0)+int(R)])
-									dst[(attn_off_1 + col_7)] = float32(attn_1 * scale)
-								}
-							}
-							// write the final state
-							var final_off_1 uint32 = ((s_1 * sd1) + (h[kgTid] * block_1))
-							for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-								var col_8 uint32 = (col0_1 + (cc_8 * NW))
-								for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-									state_dst[((final_off_1 + (col_8 * S_v)) + r_16)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_8*R)+r_16))]
 								}
 							}
 						}
@@ -2933,41 +2003,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	kv_1 := make([]float32, kgN)
 	attn_part_1 := make([]float32, kgN)
 	attn_1 := make([]float32, kgN)
-	s_1 := make([]uint32, kgN)
-	lane_1 := make([]uint32, kgN)
-	col0_1 := make([]uint32, kgN)
-	hq_1 := make([]uint32, kgN)
-	sq_1 := make([]uint32, kgN)
-	block_1 := make([]uint32, kgN)
-	s_shard_1Len := int((CPW * R))
-	s_shard_1 := make([]float32, kgN*s_shard_1Len)
-	_ = s_shard_1
-	q_reg_1Len := int(R)
-	q_reg_1 := make([]float32, kgN*q_reg_1Len)
-	_ = q_reg_1
-	k_reg_1Len := int(R)
-	k_reg_1 := make([]float32, kgN*k_reg_1Len)
-	_ = k_reg_1
-	g_off_1 := make([]uint32, kgN)
-	beta_t_1 := make([]float32, kgN)
-	v_off_1 := make([]uint32, kgN)
-	attn_off_1 := make([]uint32, kgN)
-	g_reg_1Len := int(R)
-	g_reg_1 := make([]float32, kgN*g_reg_1Len)
-	_ = g_reg_1
-	col_8 := make([]uint32, kgN)
-	reg0_2 := make([]uint32, kgN)
-	kv_part_2 := make([]float32, kgN)
-	kv_2 := make([]float32, kgN)
-	attn_part_2 := make([]float32, kgN)
-	attn_2 := make([]float32, kgN)
-	gate_1 := make([]float32, kgN)
-	col_9 := make([]uint32, kgN)
-	reg0_3 := make([]uint32, kgN)
-	kv_part_3 := make([]float32, kgN)
-	kv_3 := make([]float32, kgN)
-	attn_part_3 := make([]float32, kgN)
-	attn_3 := make([]float32, kgN)
 	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
@@ -3001,18 +2036,22 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 						// dep_wait: dispatches are ordered in the Go reference
 					}
 				}
-				if aliased_1[0] {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
 						var tile uint32 = (at % (S_v / CPW))
 						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
-						stores[kgTid] = (pos < n_seqs)
-						var entry int32 = plan[rt.SelU32(stores[kgTid], pos, (n_seqs-1))]
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -3149,9 +2188,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						// write the final state
-						// every warp of the block has read its prior state
 					}
-					// barrier: the thread loops before and after it are the ordering
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						if stores[kgTid] {
 							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
@@ -3160,143 +2203,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((r_9 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
-								}
-							}
-						}
-					}
-				} else {
-					if uint32(kgGY) < n_seqs {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							s_1[kgTid] = uint32(kgGY)
-							lane_1[kgTid] = kgLX
-							col0_1[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-							hq_1[kgTid] = (h[kgTid] % neq1)
-							sq_1[kgTid] = (s_1[kgTid] / rq3)
-							block_1[kgTid] = (S_v * S_v)
-							// read the prior state once; it stays in registers for every token
-							var src_1 int32 = ids[s_1[kgTid]]
-							if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-								for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-									var col_6 uint32 = (col0_1[kgTid] + (cc_6 * NW))
-									for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-										var i_5 uint32 = ((r_10 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_6*R)+r_10))] = state_dst[((((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid])) + (col_6 * S_v)) + i_5)]
-									}
-								}
-							} else {
-								for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-									var col_7 uint32 = (col0_1[kgTid] + (cc_7 * NW))
-									for r_11 := uint32(0); r_11 < R; r_11 += 1 {
-										var i_6 uint32 = ((r_11 * W) + lane_1[kgTid])
-										s_shard_1[kgTid*s_shard_1Len+int(((cc_7*R)+r_11))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block_1[kgTid])) + uint64((col_7 * S_v))) + uint64(i_6))]
-									}
-								}
-							}
-						}
-						for t_2 := uint32(0); t_2 < n_tokens; t_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var qk_off_1 uint32 = (((sq_1[kgTid] * sq3) + (t_2 * sq2)) + (hq_1[kgTid] * sq1))
-								for r_12 := uint32(0); r_12 < R; r_12 += 1 {
-									var i_7 uint32 = ((r_12 * W) + lane_1[kgTid])
-									q_reg_1[kgTid*q_reg_1Len+int(r_12)] = q[(qk_off_1 + i_7)]
-									k_reg_1[kgTid*k_reg_1Len+int(r_12)] = k[(qk_off_1 + i_7)]
-								}
-								g_off_1[kgTid] = (((s_1[kgTid] * sg3) + (t_2 * sg2)) + (h[kgTid] * sg1))
-								beta_t_1[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_2 * sb2)) + (h[kgTid] * sb1))]
-								v_off_1[kgTid] = (((s_1[kgTid] * sv3) + (t_2 * sv2)) + (h[kgTid] * sv1))
-								attn_off_1[kgTid] = (((((s_1[kgTid] * n_tokens) + t_2) * H) + h[kgTid]) * S_v)
-							}
-							if KDA {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									// KDA: one gate per key row
-									for r_13 := uint32(0); r_13 < R; r_13 += 1 {
-										var e_2 float32 = rt.ExpNative(g[(g_off_1[kgTid] + ((r_13 * W) + lane_1[kgTid]))])
-										g_reg_1[kgTid*g_reg_1Len+int(r_13)] = e_2
-									}
-								}
-								for cc_8 := uint32(0); cc_8 < CPW; cc_8 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_8[kgTid] = (col0_1[kgTid] + (cc_8 * NW))
-										reg0_2[kgTid] = (cc_8 * R)
-										kv_part_2[kgTid] = 0.0
-										for r_14 := uint32(0); r_14 < R; r_14 += 1 {
-											var s_dec_1 float32 = float32(g_reg_1[kgTid*g_reg_1Len+int(r_14)] * s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))])
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_14))] = s_dec_1
-											kv_part_2[kgTid] = (kv_part_2[kgTid] + float32(s_dec_1*k_reg_1[kgTid*k_reg_1Len+int(r_14)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_2[kgTid] = kv_part_2[kgTid]
-									}
-									rt.Butterfly(kv_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_2 float32 = float32((v[(v_off_1[kgTid]+col_8[kgTid])] - kv_2[kgTid]) * beta_t_1[kgTid])
-										attn_part_2[kgTid] = 0.0
-										for r_15 := uint32(0); r_15 < R; r_15 += 1 {
-											var s_new_2 float32 = (s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] + float32(k_reg_1[kgTid*k_reg_1Len+int(r_15)]*delta_2))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_2[kgTid]+r_15))] = s_new_2
-											attn_part_2[kgTid] = (attn_part_2[kgTid] + float32(s_new_2*q_reg_1[kgTid*q_reg_1Len+int(r_15)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_2[kgTid] = attn_part_2[kgTid]
-									}
-									rt.Butterfly(attn_2, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_8[kgTid])] = float32(attn_2[kgTid] * scale)
-										}
-									}
-								}
-							} else {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var e_3 float32 = rt.ExpNative(g[g_off_1[kgTid]])
-									gate_1[kgTid] = e_3
-								}
-								for cc_9 := uint32(0); cc_9 < CPW; cc_9 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										col_9[kgTid] = (col0_1[kgTid] + (cc_9 * NW))
-										reg0_3[kgTid] = (cc_9 * R)
-										kv_part_3[kgTid] = 0.0
-										for r_16 := uint32(0); r_16 < R; r_16 += 1 {
-											kv_part_3[kgTid] = (kv_part_3[kgTid] + float32(s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_16))]*k_reg_1[kgTid*k_reg_1Len+int(r_16)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										kv_3[kgTid] = float32(kv_part_3[kgTid] * gate_1[kgTid])
-									}
-									rt.Butterfly(kv_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var delta_3 float32 = float32((v[(v_off_1[kgTid]+col_9[kgTid])] - kv_3[kgTid]) * beta_t_1[kgTid])
-										attn_part_3[kgTid] = 0.0
-										for r_17 := uint32(0); r_17 < R; r_17 += 1 {
-											var s_new_3 float32 = (float32(gate_1[kgTid]*s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))]) + float32(k_reg_1[kgTid*k_reg_1Len+int(r_17)]*delta_3))
-											s_shard_1[kgTid*s_shard_1Len+int((reg0_3[kgTid]+r_17))] = s_new_3
-											attn_part_3[kgTid] = (attn_part_3[kgTid] + float32(s_new_3*q_reg_1[kgTid*q_reg_1Len+int(r_17)]))
-										}
-									}
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										attn_3[kgTid] = attn_part_3[kgTid]
-									}
-									rt.Butterfly(attn_3, int(W))
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										if lane_1[kgTid] == 0 {
-											dst[(attn_off_1[kgTid] + col_9[kgTid])] = float32(attn_3[kgTid] * scale)
-										}
-									}
-								}
-							}
-						}
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// write the final state
-							var final_off_1 uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block_1[kgTid]))
-							for cc_10 := uint32(0); cc_10 < CPW; cc_10 += 1 {
-								var col_10 uint32 = (col0_1[kgTid] + (cc_10 * NW))
-								for r_18 := uint32(0); r_18 < R; r_18 += 1 {
-									var i_8 uint32 = ((r_18 * W) + lane_1[kgTid])
-									state_dst[((final_off_1 + (col_10 * S_v)) + i_8)] = s_shard_1[kgTid*s_shard_1Len+int(((cc_10*R)+r_18))]
 								}
 							}
 						}
