@@ -239,9 +239,9 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
 	var aliased dsl.Val // the chained and block kernels: some source aliases (they read the plan)
-	// blocks: the warp's position in the layout (its sequence where no
-	// source aliases), whether it has a sequence there, its first column
-	var blockPos, inBlock, blockCol0 dsl.Mut
+	// blocks, where some source aliases: the warp's position in the
+	// layout, its tile, and whether it has a sequence there
+	var blockPos, blockTile, inBlock dsl.Val
 	sequence := func() {
 		stores := b.Bool(true)
 		// blocks: from, 0 or the plan's scratch row + 1
@@ -250,13 +250,13 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		case mode == gdnInplaceIdsChained:
 			s = b.Let("s", member.Get())
 		case blocks:
-			slot := blockPos.Get()
-			stores = b.Let("stores", inBlock.Get())
+			slot := b.Let("slot", b.Select(aliased, blockPos, b.GroupID(1)))
+			stores = b.Let("stores", b.Select(aliased, inBlock, slot.Lt(nSeqs)))
 			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
 			b.If(aliased.AndAlso(stores), func() { entry.Set(plan.Load(slot)) })
 			s = b.Let("s", entry.Get().U32().Shr(planLenShift))
 			from = b.Let("from", entry.Get().BitAnd(planFromMask))
-			col0 = b.Let("col0", blockCol0.Get())
+			col0 = b.Let("col0", b.Select(aliased, blockTile.Div(nw).Mul(nw.Mul(cpw)).Add(blockTile.Rem(nw)), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
 		case !batched:
 			s = b.Let("s", b.GroupID(1))
 		}
@@ -701,41 +701,31 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	}
 	if blocks {
 		aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
-		// Where none aliases, workgroup (h, s, column block) runs sequence
-		// s as the two-phase kernel does; one past n_seqs has none.
+		b.If(aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
+		// Where some source aliases, the grid runs the whole blocks at
+		// one tile of CPW columns NW apart each (S_v/CPW tiles a head),
+		// warp y the block's y-th position: the columns lie as a warp's
+		// of the two-phase tiling do, so both ways compile to one code.
+		// The last block, of rem < NW sequences, takes NW/rem tiles a
+		// workgroup, warp y position y % rem of tile y / rem: a workgroup
+		// per tile would leave most of its warps idle (1.31-1.34x at 49
+		// and 50 sequences on the H200, bench/RESULTS.md).
+		tiles := sv.Div(cpw)
 		y := b.LocalID(1)
-		blockPos = b.Var("slot", b.GroupID(1))
-		inBlock = b.Var("in_block", b.GroupID(1).Lt(nSeqs))
-		blockCol0 = b.Var("block_col0", colBlock.Mul(nw.Mul(cpw)).Add(y))
-		runs := b.Var("runs", b.GroupID(1).Lt(nSeqs))
-		b.If(aliased, func() {
-			b.DepWait() // the plan, scratch and the rows a block reads are ready
-			// Where some does, the grid runs the whole blocks at one tile
-			// of CPW columns NW apart each (S_v/CPW tiles a head), warp y
-			// the block's y-th position: the columns lie as a warp's of
-			// the two-phase tiling do, so both ways compile to one code.
-			// The last block, of rem < NW sequences, takes NW/rem tiles a
-			// workgroup, warp y position y % rem of tile y / rem: a
-			// workgroup per tile would leave most of its warps idle
-			// (1.31-1.34x at 49 and 50 sequences on the H200,
-			// bench/RESULTS.md). Computed only here: identity ids would
-			// pay for the divisions (1-3% on the H200).
-			tiles := sv.Div(cpw)
-			at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
-			whole := b.Let("whole", nSeqs.Div(nw).Mul(tiles)) // the whole blocks' workgroups
-			inWhole := b.Let("in_whole", at.Lt(whole))
-			rem := b.Let("rem", b.Select(nSeqs.Rem(nw).Gt(0), nSeqs.Rem(nw), b.U32(1)))
-			perGroup := b.Let("per_group", nw.Div(rem)) // the last block's tiles a workgroup
-			lastAt := b.Let("last_at", b.Select(inWhole, b.U32(0), at.Sub(whole)).Mul(perGroup))
-			lastTile := b.Let("last_tile", lastAt.Add(y.Div(rem)))
-			inLast := b.Let("in_last", y.Lt(perGroup.Mul(rem)).AndAlso(lastTile.Lt(tiles)))
-			tile := b.Let("tile", b.Select(inWhole, at.Rem(tiles), b.Select(inLast, lastTile, b.U32(0))))
-			blockPos.Set(b.Select(inWhole, at.Div(tiles).Mul(nw).Add(y), nSeqs.Sub(nSeqs.Rem(nw)).Add(y.Rem(rem))))
-			inBlock.Set(inWhole.OrElse(inLast))
-			blockCol0.Set(tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)))
-			runs.Set(inWhole.OrElse(lastAt.Lt(tiles))) // a workgroup past the last block's tiles has none
-		})
-		b.If(runs.Get(), sequence)
+		at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
+		whole := b.Let("whole", nSeqs.Div(nw).Mul(tiles)) // the whole blocks' workgroups
+		inWhole := b.Let("in_whole", at.Lt(whole))
+		rem := b.Let("rem", b.Select(nSeqs.Rem(nw).Gt(0), nSeqs.Rem(nw), b.U32(1)))
+		perGroup := b.Let("per_group", nw.Div(rem)) // the last block's tiles a workgroup
+		lastAt := b.Let("last_at", b.Select(inWhole, b.U32(0), at.Sub(whole)).Mul(perGroup))
+		lastTile := b.Let("last_tile", lastAt.Add(y.Div(rem)))
+		inLast := b.Let("in_last", y.Lt(perGroup.Mul(rem)).AndAlso(lastTile.Lt(tiles)))
+		inBlock = b.Let("in_block", inWhole.OrElse(inLast))
+		blockTile = b.Let("block_tile", b.Select(inWhole, at.Rem(tiles), b.Select(inLast, lastTile, b.U32(0))))
+		blockPos = b.Let("block_pos", b.Select(inWhole, at.Div(tiles).Mul(nw).Add(y), nSeqs.Sub(nSeqs.Rem(nw)).Add(y.Rem(rem))))
+		// Where none aliases, a workgroup past n_seqs has no sequence;
+		// where some does, one past the last block's tiles has none.
+		b.If(b.Select(aliased, inWhole.OrElse(lastAt.Lt(tiles)), b.GroupID(1).Lt(nSeqs)), sequence)
 		return b.Build()
 	}
 	if mode != gdnInplaceIdsChained {

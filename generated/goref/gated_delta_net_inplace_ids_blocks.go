@@ -124,10 +124,11 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -194,38 +195,34 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -495,10 +492,11 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -562,38 +560,34 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -824,10 +818,11 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -894,38 +889,34 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1159,10 +1150,11 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1229,38 +1221,34 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1494,10 +1482,11 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1561,38 +1550,34 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1820,10 +1805,11 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1870,37 +1856,33 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						var hq uint32 = (h[kgTid] % neq1)
 						var sq uint32 = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
@@ -2069,10 +2051,11 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	slot := make([]uint32, kgN)
+	in_whole := make([]bool, kgN)
+	last_at := make([]uint32, kgN)
 	in_block := make([]bool, kgN)
-	block_col0 := make([]uint32, kgN)
-	runs := make([]bool, kgN)
+	block_tile := make([]uint32, kgN)
+	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -2139,38 +2122,34 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					slot[kgTid] = uint32(kgGY)
-					in_block[kgTid] = (uint32(kgGY) < n_seqs)
-					block_col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					runs[kgTid] = (uint32(kgGY) < n_seqs)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-						var in_whole bool = (at < whole)
-						var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-						var per_group uint32 = (NW / rem)
-						var last_at uint32 = (rt.SelU32(in_whole, 0, (at-whole)) * per_group)
-						var last_tile uint32 = (last_at + (kgLY / rem))
-						var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-						slot[kgTid] = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
-						in_block[kgTid] = (in_whole || in_last)
-						block_col0[kgTid] = (((tile / NW) * (NW * CPW)) + (tile % NW))
-						runs[kgTid] = (in_whole || (last_at < (S_v / CPW)))
 					}
+					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
+					in_whole[kgTid] = (at < whole)
+					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
+					var per_group uint32 = (NW / rem)
+					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
+					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
+					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
+					in_block[kgTid] = (in_whole[kgTid] || in_last)
+					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
+					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if runs[0] {
+				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
-						stores[kgTid] = in_block[kgTid]
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot[kgTid], (n_seqs-1))) << 16)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
+						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot[kgTid]]
+							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = block_col0[kgTid]
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
