@@ -63,27 +63,19 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
-    const uint32_t whole = n_seqs / NW * (S_v / CPW);
-    const bool in_whole = at < whole;
-    const uint32_t rem = ((n_seqs % NW) > 0u ? n_seqs % NW : 1u);
-    const uint32_t per_group = NW / rem;
-    const uint32_t last_at = (in_whole ? 0u : at - whole) * per_group;
-    const uint32_t last_tile = last_at + threadIdx.y / rem;
-    const bool in_last = threadIdx.y < (per_group * rem) && last_tile < (S_v / CPW);
-    const bool in_block = in_whole || in_last;
-    const uint32_t block_tile = (in_whole ? at % (S_v / CPW) : (in_last ? last_tile : 0u));
-    const uint32_t block_pos = (in_whole ? at / (S_v / CPW) * NW + threadIdx.y : n_seqs - n_seqs % NW + threadIdx.y % rem);
-    if (aliased_1 ? in_whole || last_at < (S_v / CPW) : blockIdx.y < n_seqs) {
-        const uint32_t slot = (aliased_1 ? block_pos : blockIdx.y);
-        const bool stores = (aliased_1 ? in_block : slot < n_seqs);
+    if (aliased_1 || blockIdx.y < n_seqs) {
+        const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
+        const uint32_t tile = at % (S_v / CPW);
+        const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
+        const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
+        const bool stores = slot < n_seqs;
         int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
         if (aliased_1 && stores) {
             entry = plan[slot];
         }
         const uint32_t s = (uint32_t) entry >> 16u;
         const int32_t from = entry & 65535;
-        const uint32_t col0 = (aliased_1 ? block_tile / NW * (NW * CPW) + block_tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
+        const uint32_t col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
         const uint32_t lane = threadIdx.x;
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
@@ -374,27 +366,19 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     if (aliased_1) {
         ggml_cuda_pdl_sync();
     }
-    const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
-    const uint32_t whole = n_seqs / NW * (S_v / CPW);
-    const bool in_whole = at < whole;
-    const uint32_t rem = ((n_seqs % NW) > 0u ? n_seqs % NW : 1u);
-    const uint32_t per_group = NW / rem;
-    const uint32_t last_at = (in_whole ? 0u : at - whole) * per_group;
-    const uint32_t last_tile = last_at + threadIdx.y / rem;
-    const bool in_last = threadIdx.y < (per_group * rem) && last_tile < (S_v / CPW);
-    const bool in_block = in_whole || in_last;
-    const uint32_t block_tile = (in_whole ? at % (S_v / CPW) : (in_last ? last_tile : 0u));
-    const uint32_t block_pos = (in_whole ? at / (S_v / CPW) * NW + threadIdx.y : n_seqs - n_seqs % NW + threadIdx.y % rem);
-    if (aliased_1 ? in_whole || last_at < (S_v / CPW) : blockIdx.y < n_seqs) {
-        const uint32_t slot = (aliased_1 ? block_pos : blockIdx.y);
-        const bool stores = (aliased_1 ? in_block : slot < n_seqs);
+    if (aliased_1 || blockIdx.y < n_seqs) {
+        const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
+        const uint32_t tile = at % (S_v / CPW);
+        const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
+        const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
+        const bool stores = slot < n_seqs;
         int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
         if (aliased_1 && stores) {
             entry = plan[slot];
         }
         const uint32_t s = (uint32_t) entry >> 16u;
         const int32_t from = entry & 65535;
-        const uint32_t col0 = (aliased_1 ? block_tile / NW * (NW * CPW) + block_tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
+        const uint32_t col0 = (aliased_1 ? tile / NW * (NW * CPW) + tile % NW : blockIdx.z * (NW * CPW) + threadIdx.y);
         const uint32_t lane = threadIdx.x;
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
