@@ -239,9 +239,6 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	var s dsl.Val
 	var member dsl.Mut  // the chained kernel's current sequence
 	var aliased dsl.Val // the chained and block kernels: some source aliases (they read the plan)
-	// blocks, where some source aliases: the warp's position in the
-	// layout, its tile, and whether it has a sequence there
-	var blockPos, blockTile, inBlock dsl.Val
 	sequence := func() {
 		stores := b.Bool(true)
 		// blocks: from, 0 or the plan's scratch row + 1
@@ -250,13 +247,21 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		case mode == gdnInplaceIdsChained:
 			s = b.Let("s", member.Get())
 		case blocks:
-			slot := b.Let("slot", b.Select(aliased, blockPos, b.GroupID(1)))
-			stores = b.Let("stores", b.Select(aliased, inBlock, slot.Lt(nSeqs)))
+			// Where some source aliases, this workgroup runs one block at
+			// one tile of CPW columns NW apart (S_v/CPW tiles a head), warp
+			// y the block's y-th position: the columns lie as a warp's of
+			// the two-phase tiling do, so both ways compile to one code.
+			tiles := sv.Div(cpw)
+			at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
+			tile := b.Let("tile", at.Rem(tiles))
+			pos := b.Let("pos", at.Div(tiles).Mul(nw).Add(b.LocalID(1)))
+			slot := b.Let("slot", b.Select(aliased, pos, b.GroupID(1)))
+			stores = b.Let("stores", slot.Lt(nSeqs))
 			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
 			b.If(aliased.AndAlso(stores), func() { entry.Set(plan.Load(slot)) })
 			s = b.Let("s", entry.Get().U32().Shr(planLenShift))
 			from = b.Let("from", entry.Get().BitAnd(planFromMask))
-			col0 = b.Let("col0", b.Select(aliased, blockTile.Div(nw).Mul(nw.Mul(cpw)).Add(blockTile.Rem(nw)), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
+			col0 = b.Let("col0", b.Select(aliased, tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
 		case !batched:
 			s = b.Let("s", b.GroupID(1))
 		}
@@ -702,30 +707,8 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	if blocks {
 		aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
 		b.If(aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
-		// Where some source aliases, the grid runs the whole blocks at
-		// one tile of CPW columns NW apart each (S_v/CPW tiles a head),
-		// warp y the block's y-th position: the columns lie as a warp's
-		// of the two-phase tiling do, so both ways compile to one code.
-		// The last block, of rem < NW sequences, takes NW/rem tiles a
-		// workgroup, warp y position y % rem of tile y / rem: a workgroup
-		// per tile would leave most of its warps idle (1.31-1.34x at 49
-		// and 50 sequences on the H200, bench/RESULTS.md).
-		tiles := sv.Div(cpw)
-		y := b.LocalID(1)
-		at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
-		whole := b.Let("whole", nSeqs.Div(nw).Mul(tiles)) // the whole blocks' workgroups
-		inWhole := b.Let("in_whole", at.Lt(whole))
-		rem := b.Let("rem", b.Select(nSeqs.Rem(nw).Gt(0), nSeqs.Rem(nw), b.U32(1)))
-		perGroup := b.Let("per_group", nw.Div(rem)) // the last block's tiles a workgroup
-		lastAt := b.Let("last_at", b.Select(inWhole, b.U32(0), at.Sub(whole)).Mul(perGroup))
-		lastTile := b.Let("last_tile", lastAt.Add(y.Div(rem)))
-		inLast := b.Let("in_last", y.Lt(perGroup.Mul(rem)).AndAlso(lastTile.Lt(tiles)))
-		inBlock = b.Let("in_block", inWhole.OrElse(inLast))
-		blockTile = b.Let("block_tile", b.Select(inWhole, at.Rem(tiles), b.Select(inLast, lastTile, b.U32(0))))
-		blockPos = b.Let("block_pos", b.Select(inWhole, at.Div(tiles).Mul(nw).Add(y), nSeqs.Sub(nSeqs.Rem(nw)).Add(y.Rem(rem))))
-		// Where none aliases, a workgroup past n_seqs has no sequence;
-		// where some does, one past the last block's tiles has none.
-		b.If(b.Select(aliased, inWhole.OrElse(lastAt.Lt(tiles)), b.GroupID(1).Lt(nSeqs)), sequence)
+		// where no source aliases, a workgroup past n_seqs has no sequence
+		b.If(aliased.OrElse(b.GroupID(1).Lt(nSeqs)), sequence)
 		return b.Build()
 	}
 	if mode != gdnInplaceIdsChained {

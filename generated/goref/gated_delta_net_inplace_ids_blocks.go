@@ -124,11 +124,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -193,36 +188,27 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -492,11 +478,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -558,36 +539,27 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -818,11 +790,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -887,36 +854,27 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1150,11 +1108,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1219,36 +1172,27 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1482,11 +1426,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1548,36 +1487,27 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
@@ -1805,11 +1735,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -1854,35 +1779,26 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						var hq uint32 = (h[kgTid] % neq1)
 						var sq uint32 = (s[kgTid] / rq3)
 						block[kgTid] = (S_v * S_v)
@@ -2051,11 +1967,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	aliased := make([]int32, aliasedLen)
 	_ = aliased
 	aliased_1 := make([]bool, kgN)
-	in_whole := make([]bool, kgN)
-	last_at := make([]uint32, kgN)
-	in_block := make([]bool, kgN)
-	block_tile := make([]uint32, kgN)
-	block_pos := make([]uint32, kgN)
 	stores := make([]bool, kgN)
 	s := make([]uint32, kgN)
 	col0 := make([]uint32, kgN)
@@ -2120,36 +2031,27 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 				}
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
 					aliased_1[kgTid] = (aliased[int(0)] != 0)
 					if aliased_1[kgTid] {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-					var whole uint32 = ((n_seqs / NW) * (S_v / CPW))
-					in_whole[kgTid] = (at < whole)
-					var rem uint32 = rt.SelU32(((n_seqs % NW) > 0), (n_seqs % NW), 1)
-					var per_group uint32 = (NW / rem)
-					last_at[kgTid] = (rt.SelU32(in_whole[kgTid], 0, (at-whole)) * per_group)
-					var last_tile uint32 = (last_at[kgTid] + (kgLY / rem))
-					var in_last bool = ((kgLY < (per_group * rem)) && (last_tile < (S_v / CPW)))
-					in_block[kgTid] = (in_whole[kgTid] || in_last)
-					block_tile[kgTid] = rt.SelU32(in_whole[kgTid], (at % (S_v / CPW)), rt.SelU32(in_last, last_tile, 0))
-					block_pos[kgTid] = rt.SelU32(in_whole[kgTid], (((at / (S_v / CPW)) * NW) + kgLY), ((n_seqs - (n_seqs % NW)) + (kgLY % rem)))
 				}
-				if rt.SelBool(aliased_1[0], (in_whole[0] || (last_at[0] < (S_v / CPW))), (uint32(kgGY) < n_seqs)) {
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], block_pos[kgTid], uint32(kgGY))
-						stores[kgTid] = rt.SelBool(aliased_1[kgTid], in_block[kgTid], (slot < n_seqs))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var tile uint32 = (at % (S_v / CPW))
+						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
 						if aliased_1[kgTid] && stores[kgTid] {
 							entry = plan[slot]
 						}
 						s[kgTid] = (uint32(entry) >> 16)
 						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((block_tile[kgTid] / NW) * (NW * CPW)) + (block_tile[kgTid] % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
 						lane[kgTid] = kgLX
 						hq[kgTid] = (h[kgTid] % neq1)
 						sq[kgTid] = (s[kgTid] / rq3)
