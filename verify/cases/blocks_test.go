@@ -59,6 +59,39 @@ func TestBlockScheduleMatchesTwoDispatches(t *testing.T) {
 	}
 }
 
+// runPlanGather runs plan gather op (a chain gather or the block gather,
+// arg its seg or block_len) over rows of one element, row i holding
+// 100 + i, and returns the plan and scratch; nil where no source aliases.
+// It fails t unless the plan is written exactly where some source does.
+func runPlanGather(t *testing.T, op, arg string, value int, ids []int32, rsHead int) ([]int32, []float32) {
+	t.Helper()
+	const unwritten = -7
+	out := make([]int32, len(ids))
+	for i := range out {
+		out[i] = unwritten
+	}
+	cache := make([]float32, rsHead+len(ids)+8)
+	for i := range cache {
+		cache[i] = float32(100 + i)
+	}
+	scratch := make([]float32, len(ids))
+	err := gen.Run[op]("portable", map[string]int64{}, map[string]uint32{"row_len": 1, "n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), arg: uint32(value)},
+		map[string]any{"cache": cache, "ids": ids, "plan": out, "scratch": scratch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := aliases(ids, rsHead)
+	for p, e := range out {
+		if (e == unwritten) == written {
+			t.Fatalf("%s: plan[%d] = %d where a source aliasing is %v: the plan is written exactly where some source aliases", op, p, e, written)
+		}
+	}
+	if !written {
+		return nil, nil
+	}
+	return out, scratch
+}
+
 func aliases(ids []int32, rsHead int) bool {
 	for s, id := range ids {
 		if t := int(id) - rsHead; t >= 0 && t < len(ids) && t != s {
@@ -122,32 +155,8 @@ func checkBlockPlan(ids, plan []int32, rsHead, block int) (copies int, err error
 // reads holds its source row.
 func TestBlockPlanIsASchedule(t *testing.T) {
 	r := rand.New(rand.NewPCG(61, 62))
-	run := gen.Run[blockGatherOp]
 	plan := func(ids []int32, rsHead, block int) []int32 {
-		const unwritten = -7
-		out := make([]int32, len(ids))
-		for i := range out {
-			out[i] = unwritten
-		}
-		cache := make([]float32, rsHead+len(ids)+8)
-		for i := range cache {
-			cache[i] = float32(100 + i) // row i holds 100 + i
-		}
-		scratch := make([]float32, len(ids))
-		err := run("portable", map[string]int64{}, map[string]uint32{"row_len": 1, "n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), "block_len": uint32(block)},
-			map[string]any{"cache": cache, "ids": ids, "plan": out, "scratch": scratch})
-		if err != nil {
-			t.Fatal(err)
-		}
-		written := aliases(ids, rsHead)
-		for p, e := range out {
-			if (e == unwritten) == written {
-				t.Fatalf("plan[%d] = %d where a source aliasing is %v: the plan is written exactly where some source aliases", p, e, written)
-			}
-		}
-		if !written {
-			return nil
-		}
+		out, scratch := runPlanGather(t, blockGatherOp, "block_len", block, ids, rsHead)
 		for _, e := range out {
 			s := e >> 16
 			if r := int(e&0xffff) - 1; r >= 0 && scratch[r] != float32(100+ids[s]) {

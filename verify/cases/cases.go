@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 
 	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/ir"
@@ -326,9 +325,9 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp, convChainedOp:
 		err = b.convUpdate(opName)
 	case "gated_delta_net_chain_gather", "ssm_conv_chain_gather":
-		err = b.chainGather(strings.TrimSuffix(opName, "_chain_gather"))
+		err = b.planGather(opName, "seg", 9)
 	case blockGatherOp:
-		err = b.blockGather()
+		err = b.planGather(opName, "block_len", 40)
 	case "gated_delta_net_gather", "ssm_conv_gather",
 		"gated_delta_net_gather" + ops.GatherRowsSuffix, "ssm_conv_gather" + ops.GatherRowsSuffix:
 		err = b.gather(opName)

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -155,38 +154,10 @@ func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 // copy each. Every scratch row a sequence reads holds its source row.
 func TestChainPlanIsASchedule(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
-	run := gen.Run["gated_delta_net_chain_gather"]
 	// plan runs the chain gather over rows of one element; nil: it wrote
 	// no plan (no source aliases).
 	plan := func(ids []int32, rsHead, seg int) []int32 {
-		const unwritten = -7
-		out := make([]int32, len(ids))
-		for i := range out {
-			out[i] = unwritten
-		}
-		cache := make([]float32, rsHead+len(ids)+8)
-		for i := range cache {
-			cache[i] = float32(100 + i) // row i holds 100 + i
-		}
-		scratch := make([]float32, len(ids))
-		err := run("portable", map[string]int64{}, map[string]uint32{"row_len": 1, "n_seqs": uint32(len(ids)), "rs_head": uint32(rsHead), "seg": uint32(seg)},
-			map[string]any{"cache": cache, "ids": ids, "plan": out, "scratch": scratch})
-		if err != nil {
-			t.Fatal(err)
-		}
-		aliases := false
-		for s, id := range ids {
-			t := int(id) - rsHead
-			aliases = aliases || t >= 0 && t < len(ids) && t != s
-		}
-		for s, p := range out {
-			if (p == unwritten) == aliases {
-				t.Fatalf("plan[%d] = %d where a source aliasing is %v: the plan is written exactly where some source aliases", s, p, aliases)
-			}
-		}
-		if !aliases {
-			return nil
-		}
+		out, scratch := runPlanGather(t, "gated_delta_net_chain_gather", "seg", seg, ids, rsHead)
 		for s, p := range out {
 			if r := int(p&0xffff) - 1; r >= 0 && scratch[r] != float32(100+ids[s]) {
 				t.Fatalf("n %d, seg %d: sequence %d reads scratch row %d, which holds %v, not its source row %d (%v)", len(ids), seg, s, r, scratch[r], ids[s], float32(100+ids[s]))

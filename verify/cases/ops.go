@@ -209,9 +209,10 @@ func (b *builder) chain(family string, row, n, rsHead int, args map[string]int64
 	return b.launch(compute, args, nil)
 }
 
-// chainGather is a case of a chain gather alone: many sequences, ids drawn
-// to make cycles, paths and shared rows.
-func (b *builder) chainGather(family string) error {
+// planGather is a case of a plan gather alone (op: a chain gather, arg
+// its seg; or the block gather, arg its block_len, drawn from 1..most):
+// many sequences, ids drawn to make cycles, paths and shared rows.
+func (b *builder) planGather(op, arg string, most int) error {
 	r := b.r
 	n := 1 + r.IntN(300)
 	switch r.IntN(8) {
@@ -229,30 +230,7 @@ func (b *builder) chainGather(family string) error {
 	b.f32("cache", slots*rowLen, -1, 1, true)
 	b.plan(n)
 	b.untouched("scratch", n*rowLen)
-	return b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead), "seg": int64(1 + r.IntN(9))}, nil)
-}
-
-// blockGather is a case of the block gather alone, as chainGather is of
-// a chain gather.
-func (b *builder) blockGather() error {
-	r := b.r
-	n := 1 + r.IntN(300)
-	switch r.IntN(8) {
-	case 0:
-		n = 1025 + r.IntN(100) // past what one workgroup plans
-	case 1:
-		n = 1 // the guarded gather
-	case 2:
-		n = 2 + r.IntN(2)
-	}
-	slots := n + r.IntN(4)
-	rsHead := r.IntN(slots - n + 1)
-	b.chainIds("ids", n, slots, rsHead)
-	rowLen := 1 + r.IntN(40)
-	b.f32("cache", slots*rowLen, -1, 1, true)
-	b.plan(n)
-	b.untouched("scratch", n*rowLen)
-	return b.launch(blockGatherOp, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead), "block_len": int64(1 + r.IntN(40))}, nil)
+	return b.launch(op, map[string]int64{"row_len": int64(rowLen), "n_seqs": int64(n), "rs_head": int64(rsHead), arg: int64(1 + r.IntN(most))}, nil)
 }
 
 func (b *builder) conv() error {
