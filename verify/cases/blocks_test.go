@@ -92,6 +92,20 @@ func runPlanGather(t *testing.T, op, arg string, value int, ids []int32, rsHead 
 	return out, scratch
 }
 
+// planIds are the i-th random ids of a plan test: up to 300 sequences (past
+// 1000 every 20th, beyond what one workgroup plans) in a window of a pool a
+// few slots larger, drawn to make cycles, paths and shared rows.
+func planIds(r *rand.Rand, i int) ([]int32, int) {
+	b := &builder{r: r, c: &Case{}}
+	n := 1 + r.IntN(300)
+	if i%20 == 0 {
+		n = 1000 + r.IntN(100)
+	}
+	slots := n + r.IntN(4)
+	rsHead := r.IntN(slots - n + 1)
+	return b.chainIds("ids", n, slots, rsHead).I32, rsHead
+}
+
 func aliases(ids []int32, rsHead int) bool {
 	for s, id := range ids {
 		if t := int(id) - rsHead; t >= 0 && t < len(ids) && t != s {
@@ -166,15 +180,8 @@ func TestBlockPlanIsASchedule(t *testing.T) {
 		return out
 	}
 	for i := 0; i < 300; i++ {
-		c := &Case{}
-		b := &builder{r: r, c: c}
-		n := 1 + r.IntN(300)
-		if i%20 == 0 {
-			n = 1000 + r.IntN(100)
-		}
-		slots := n + r.IntN(4)
-		rsHead := r.IntN(slots - n + 1)
-		ids := b.chainIds("ids", n, slots, rsHead).I32
+		ids, rsHead := planIds(r, i)
+		n := len(ids)
 		block := 1 + r.IntN(40)
 		p := plan(ids, rsHead, block)
 		if p == nil {

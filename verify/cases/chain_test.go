@@ -166,15 +166,8 @@ func TestChainPlanIsASchedule(t *testing.T) {
 		return out
 	}
 	for i := 0; i < 300; i++ {
-		c := &Case{}
-		b := &builder{r: r, c: c}
-		n := 1 + r.IntN(300)
-		if i%20 == 0 {
-			n = 1000 + r.IntN(100)
-		}
-		slots := n + r.IntN(4)
-		rsHead := r.IntN(slots - n + 1)
-		ids := b.chainIds("ids", n, slots, rsHead).I32
+		ids, rsHead := planIds(r, i)
+		n := len(ids)
 		seg := 1 + r.IntN(12)
 		p := plan(ids, rsHead, seg)
 		if p == nil {
