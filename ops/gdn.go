@@ -204,10 +204,12 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 		groups = b.Select(tiles.Gt(splitGroups), b.U32(splitGroups), tiles)
 		b.Grid(b.Select(split, groups, nHeads), 1, b.Select(split, b.U32(1), cols))
 	} else if blocks {
-		// n_seqs rounded up to whole blocks of NW: the grid both ways
-		// of running a step take
+		// the whole blocks of NW, then the last block's sequences rounded
+		// up to a power of two (tailOf): the grid both ways of running a
+		// step take
 		b.Workgroup(w, nw, 1)
-		b.Grid(nHeads, nSeqs.Add(nw.Sub(1)).Div(nw).Mul(nw), sv.Div(nw.Mul(cpw)))
+		tail := tailOf(b, nSeqs, nw)
+		b.Grid(nHeads, nSeqs.Sub(tail.rem).Add(tail.padded), sv.Div(nw.Mul(cpw)))
 	} else {
 		b.Workgroup(w, nw, 1)
 		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
@@ -251,10 +253,23 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 			// one tile of CPW columns NW apart (S_v/CPW tiles a head), warp
 			// y the block's y-th position: the columns lie as a warp's of
 			// the two-phase tiling do, so both ways compile to one code.
+			// The last block, of rem < NW sequences padded to a power of
+			// two, takes NW/padded tiles a workgroup, warp y its position
+			// y % padded of tile y / padded: a workgroup per tile would
+			// leave most of its warps idle (1.31-1.34x at 49 and 50
+			// sequences on the H200). Shifts, not divisions by rem, so
+			// that identity ids pay nothing for it (bench/RESULTS.md).
 			tiles := sv.Div(cpw)
-			at := b.Let("at", b.GroupID(1).Mul(sv.Div(nw.Mul(cpw))).Add(colBlock))
-			tile := b.Let("tile", at.Rem(tiles))
-			pos := b.Let("pos", at.Div(tiles).Mul(nw).Add(b.LocalID(1)))
+			y := b.LocalID(1)
+			tail := tailOf(b, nSeqs, nw)
+			whole := b.Let("whole", nSeqs.Sub(tail.rem)) // the whole blocks' positions
+			cols := sv.Div(nw.Mul(cpw))
+			at := b.Let("at", b.GroupID(1).Mul(cols).Add(colBlock))
+			inWhole := b.Let("in_whole", at.Lt(whole.Mul(cols)))
+			last := b.Let("last", at.Sub(whole.Mul(cols))) // the last block's workgroup
+			lg := b.Let("tail_log2", tail.log2)
+			tile := b.Let("tile", b.Select(inWhole, at.Rem(tiles), last.Mul(nw.Shr(lg)).Add(y.Shr(lg))))
+			pos := b.Let("pos", b.Select(inWhole, at.Div(tiles).Mul(nw).Add(y), whole.Add(y.BitAnd(b.U32(1).Shl(lg).Sub(1)))))
 			slot := b.Let("slot", b.Select(aliased, pos, b.GroupID(1)))
 			stores = b.Let("stores", slot.Lt(nSeqs))
 			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
@@ -718,6 +733,25 @@ func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
 	runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), "row", &aliased, &member, byAliasing,
 		func() dsl.Val { sequence(); return s })
 	return b.Build()
+}
+
+// lastBlock is the block schedule's last block: n_seqs % NW sequences (rem),
+// padded to the power of two above (0 where rem is 0), and its log2.
+type lastBlock struct{ rem, padded, log2 dsl.Val }
+
+// tailOf is the last block of n_seqs in blocks of nw (at most 16, the NW
+// param's largest value), in selects the host and the kernel both
+// evaluate: no loop, no division by rem.
+func tailOf(b *dsl.Builder, nSeqs, nw dsl.Val) lastBlock {
+	rem := nSeqs.Rem(nw)
+	pick := func(p16, p8, p4, low dsl.Val) dsl.Val {
+		return b.Select(rem.Gt(8), p16, b.Select(rem.Gt(4), p8, b.Select(rem.Gt(2), p4, low)))
+	}
+	return lastBlock{
+		rem:    rem,
+		padded: pick(b.U32(16), b.U32(8), b.U32(4), rem),
+		log2:   pick(b.U32(4), b.U32(3), b.U32(2), b.Select(rem.Gt(1), b.U32(1), b.U32(0))),
+	}
 }
 
 // storeIf runs store under cond, or unconditionally where cond is the

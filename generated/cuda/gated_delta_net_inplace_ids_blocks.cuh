@@ -64,9 +64,13 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
         ggml_cuda_pdl_sync();
     }
     if (aliased_1 || blockIdx.y < n_seqs) {
+        const uint32_t whole = n_seqs - n_seqs % NW;
         const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
-        const uint32_t tile = at % (S_v / CPW);
-        const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
+        const bool in_whole = at < (whole * (S_v / (NW * CPW)));
+        const uint32_t last = at - whole * (S_v / (NW * CPW));
+        const uint32_t tail_log2 = ((n_seqs % NW) > 8u ? 4u : ((n_seqs % NW) > 4u ? 3u : ((n_seqs % NW) > 2u ? 2u : ((n_seqs % NW) > 1u ? 1u : 0u))));
+        const uint32_t tile = (in_whole ? at % (S_v / CPW) : last * (NW >> tail_log2) + (threadIdx.y >> tail_log2));
+        const uint32_t pos = (in_whole ? at / (S_v / CPW) * NW + threadIdx.y : whole + (threadIdx.y & ((1u << tail_log2) - 1u)));
         const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
         const bool stores = slot < n_seqs;
         int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;
@@ -367,9 +371,13 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
         ggml_cuda_pdl_sync();
     }
     if (aliased_1 || blockIdx.y < n_seqs) {
+        const uint32_t whole = n_seqs - n_seqs % NW;
         const uint32_t at = blockIdx.y * (S_v / (NW * CPW)) + blockIdx.z;
-        const uint32_t tile = at % (S_v / CPW);
-        const uint32_t pos = at / (S_v / CPW) * NW + threadIdx.y;
+        const bool in_whole = at < (whole * (S_v / (NW * CPW)));
+        const uint32_t last = at - whole * (S_v / (NW * CPW));
+        const uint32_t tail_log2 = ((n_seqs % NW) > 8u ? 4u : ((n_seqs % NW) > 4u ? 3u : ((n_seqs % NW) > 2u ? 2u : ((n_seqs % NW) > 1u ? 1u : 0u))));
+        const uint32_t tile = (in_whole ? at % (S_v / CPW) : last * (NW >> tail_log2) + (threadIdx.y >> tail_log2));
+        const uint32_t pos = (in_whole ? at / (S_v / CPW) * NW + threadIdx.y : whole + (threadIdx.y & ((1u << tail_log2) - 1u)));
         const uint32_t slot = (aliased_1 ? pos : blockIdx.y);
         const bool stores = slot < n_seqs;
         int32_t entry = (int32_t) (stores ? slot : n_seqs - 1u) << 16;

@@ -118,7 +118,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -197,9 +197,13 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
@@ -472,7 +476,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -548,9 +552,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
@@ -784,7 +792,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -863,9 +871,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
@@ -1102,7 +1114,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1181,9 +1193,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
@@ -1420,7 +1436,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1496,9 +1512,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
@@ -1729,7 +1749,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -1787,9 +1807,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
@@ -1961,7 +1985,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int((((n_seqs + (NW - 1)) / NW) * NW)), int((S_v / (NW * CPW)))
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
 	h := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -2040,9 +2064,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 					for kgTid := 0; kgTid < kgN; kgTid++ {
 						kgLX := uint32(kgTid % kgWX)
 						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
 						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var tile uint32 = (at % (S_v / CPW))
-						var pos uint32 = (((at / (S_v / CPW)) * NW) + kgLY)
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
 						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
 						stores[kgTid] = (slot < n_seqs)
 						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)

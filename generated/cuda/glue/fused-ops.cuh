@@ -428,7 +428,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const float scale = 1.0f / sqrtf((float) op->src[2]->ne[0]);
                 const uint32_t sd1 = op->src[6]->nb[1] / 4;
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
-                const dim3 grid(H, (((n_seqs + (NW - 1u)) / NW) * NW), (S_v / (NW * CPW)));
+                const dim3 grid(H, ((n_seqs - (n_seqs % NW)) + (((n_seqs % NW) > 8u) ? 16u : (((n_seqs % NW) > 4u) ? 8u : (((n_seqs % NW) > 2u) ? 4u : (n_seqs % NW))))), (S_v / (NW * CPW)));
                 const dim3 block(W, NW, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (S_v == 16 && KDA == false && NW == 4 && CPW == 1) {
