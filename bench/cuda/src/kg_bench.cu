@@ -826,7 +826,10 @@ void gdn_blocks(const gdn_bufs & b, const int32_t * ids, int rs, chain_parts par
     if (parts == parts_gather) return;
     auto k = NATIVE ? &gated_delta_net_inplace_ids_blocks_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_blocks_f32_portable<kSv, false, NW, CPW>;
     const uint32_t H = b.H, n = b.n;
-    kg_launch_pdl(k, dim3(H, (n + NW - 1) / NW * NW, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+    // the kernel's grid (its IR's, ops/gdn.go): the whole blocks, then the
+    // last block's sequences rounded up to a power of two
+    const uint32_t rem = n % NW, padded = rem > 8 ? 16 : rem > 4 ? 8 : rem > 2 ? 4 : rem;
+    kg_launch_pdl(k, dim3(H, n - rem + padded, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
