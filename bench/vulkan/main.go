@@ -4,6 +4,8 @@
 //
 //	go run ./bench/vulkan -o DIR          jobs, runner and run.sh for the GPU host
 //	bash DIR/run.sh                       on the GPU host: writes ${OUT:-DIR}/results.tar
+//	                                      (KERNELGEN_VULKAN_STATS=1: each job's .log there also
+//	                                      holds its pipelines' registers, verify/vkrun)
 //	go run ./bench/vulkan report FILE     the table (FILE: results.tar or its directory);
 //	                                      -cuda bench.csv adds the glue's rows beside kg_bench's
 //	go run ./bench/vulkan checkchain TSV OUT...

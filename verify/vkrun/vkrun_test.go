@@ -480,6 +480,32 @@ func twoDispatches(t *testing.T, ggmlBarrier bool) {
 	}
 }
 
+// KERNELGEN_VULKAN_STATS asks the driver for each pipeline's statistics:
+// a line per executable in the log where the device offers
+// VK_KHR_pipeline_executable_properties (NVIDIA's driver does), else one
+// line saying it has none; without the variable, neither.
+func TestStatisticsOnRequest(t *testing.T) {
+	r, _, sel := testDevice(t)
+	spv := compile(t, phase1Shader, nil)
+	const n = 256
+	job := Job{
+		Device:     sel,
+		Buffers:    [][]byte{make([]byte, 4*n), make([]byte, 4*n)},
+		Dispatches: []Dispatch{{SPIRV: spv, Push: u32bytes([]uint32{n}), Groups: [3]uint32{n / 64, 1, 1}, Bindings: []int{0, 1}}},
+	}
+	said := func(log string) bool {
+		return strings.Contains(log, "vkrun: stats: dispatch 0 ") || strings.Contains(log, "no VK_KHR_pipeline_executable_properties: no statistics")
+	}
+	if log := run(t, r, job).Log; said(log) {
+		t.Fatalf("statistics without KERNELGEN_VULKAN_STATS:\n%s", log)
+	}
+	stats := *r
+	stats.Env = append(append([]string(nil), r.Env...), "KERNELGEN_VULKAN_STATS=1")
+	if log := run(t, &stats, job).Log; !said(log) {
+		t.Fatalf("KERNELGEN_VULKAN_STATS=1: no statistics and no line saying why:\n%s", log)
+	}
+}
+
 // 5. Bad shaders and impossible requests are clear errors, not crashes.
 func TestBadShadersAreClearErrors(t *testing.T) {
 	r, dev, sel := testDevice(t)

@@ -907,6 +907,7 @@ typedef struct {
 	VkSubgroupFeatureFlags subgroup_ops;
 	VkShaderStageFlags subgroup_stages;
 	int size_control_ext;   /* VK_EXT_subgroup_size_control is exposed */
+	int executable_props;   /* VK_KHR_pipeline_executable_properties is exposed */
 	int size_control_props; /* min/max below are valid */
 	uint32_t min_subgroup, max_subgroup, max_workgroup_subgroups;
 	VkShaderStageFlags required_size_stages;
@@ -948,6 +949,9 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, device_info
 			di->size_control_ext = 1;
 		if (!strcmp(ext[i].extensionName, "VK_KHR_portability_subset"))
 			di->portability_subset = 1;
+		if (!strcmp(ext[i].extensionName,
+			    VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
+			di->executable_props = 1;
 	}
 	free(ext);
 	if (!at_least(di->api, 1, 1))
@@ -1555,6 +1559,60 @@ static int same_pipeline(const dispatch *a, const dispatch *b)
 	return 1;
 }
 
+/* print_statistics writes the driver's statistics of dispatch i's
+ * pipeline to stderr, a line per executable. */
+static void print_statistics(VkDevice dev, VkPipeline pipe, uint32_t i, const dispatch *d)
+{
+	PFN_vkGetPipelineExecutablePropertiesKHR props_fn =
+		(PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(
+			dev, "vkGetPipelineExecutablePropertiesKHR");
+	PFN_vkGetPipelineExecutableStatisticsKHR stats_fn =
+		(PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+			dev, "vkGetPipelineExecutableStatisticsKHR");
+	if (!props_fn || !stats_fn)
+		die(EXIT_VULKAN, "vkGetDeviceProcAddr: no pipeline executable functions");
+	VkPipelineInfoKHR pinfo = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipe};
+	uint32_t nexec = 0;
+	VKCHECK("vkGetPipelineExecutablePropertiesKHR", props_fn(dev, &pinfo, &nexec, NULL));
+	VkPipelineExecutablePropertiesKHR *execs = xcalloc(nexec, sizeof *execs);
+	for (uint32_t e = 0; e < nexec; e++)
+		execs[e].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR;
+	VKCHECK("vkGetPipelineExecutablePropertiesKHR", props_fn(dev, &pinfo, &nexec, execs));
+	for (uint32_t e = 0; e < nexec; e++) {
+		VkPipelineExecutableInfoKHR einfo = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+			.pipeline = pipe,
+			.executableIndex = e,
+		};
+		uint32_t nstat = 0;
+		VKCHECK("vkGetPipelineExecutableStatisticsKHR", stats_fn(dev, &einfo, &nstat, NULL));
+		VkPipelineExecutableStatisticKHR *st = xcalloc(nstat, sizeof *st);
+		for (uint32_t k = 0; k < nstat; k++)
+			st[k].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
+		VKCHECK("vkGetPipelineExecutableStatisticsKHR", stats_fn(dev, &einfo, &nstat, st));
+		fprintf(stderr, "vkrun: stats: dispatch %u (%s) %s:", i, d->entry, execs[e].name);
+		for (uint32_t k = 0; k < nstat; k++) {
+			fprintf(stderr, " %s=", st[k].name);
+			switch (st[k].format) {
+			case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+				fprintf(stderr, "%s", st[k].value.b32 ? "true" : "false");
+				break;
+			case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+				fprintf(stderr, "%lld", (long long)st[k].value.i64);
+				break;
+			case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+				fprintf(stderr, "%llu", (unsigned long long)st[k].value.u64);
+				break;
+			default:
+				fprintf(stderr, "%g", st[k].value.f64);
+			}
+		}
+		fputc('\n', stderr);
+		free(st);
+	}
+	free(execs);
+}
+
 static int run_job(const char *job_path, const char *out_path)
 {
 	size_t len;
@@ -1618,7 +1676,7 @@ static int run_job(const char *job_path, const char *out_path)
 #endif
 	VkPhysicalDeviceSubgroupSizeControlFeaturesEXT fsc = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT};
-	const char *dev_ext[2];
+	const char *dev_ext[3];
 	uint32_t ndev_ext = 0;
 	void **tail = &f2.pNext;
 	int core12 = at_least(di.api, 1, 2);
@@ -1645,8 +1703,23 @@ static int run_job(const char *job_path, const char *out_path)
 	}
 	if (di.portability_subset)
 		dev_ext[ndev_ext++] = "VK_KHR_portability_subset";
+	/* KERNELGEN_VULKAN_STATS: the driver's statistics of each pipeline
+	 * (registers, spills...) on stderr, where it can say them. */
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fep = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+		.pipelineExecutableInfo = VK_TRUE};
+	int stats = getenv("KERNELGEN_VULKAN_STATS") && *getenv("KERNELGEN_VULKAN_STATS");
+	if (stats && !di.executable_props) {
+		fprintf(stderr, "vkrun: KERNELGEN_VULKAN_STATS: device %s has no %s: no statistics\n",
+			di.props.deviceName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+		stats = 0;
+	}
+	if (stats)
+		dev_ext[ndev_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 	vkGetPhysicalDeviceFeatures2(di.pd, &f2);
 	f2.features.robustBufferAccess = VK_FALSE;
+	if (stats) /* after the query, which would clear it */
+		*tail = &fep;
 	if (core12) {
 		f11.protectedMemory = VK_FALSE;
 		f12.bufferDeviceAddressCaptureReplay = VK_FALSE;
@@ -1877,11 +1950,14 @@ static int run_job(const char *job_path, const char *out_path)
 				.pName = d->entry,
 				.pSpecializationInfo = d->nspec ? &si : NULL,
 			},
+			.flags = stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
 			.layout = pl[i],
 		};
 		snprintf(what, sizeof what, "vkCreateComputePipelines (dispatch %u, entry %s)", i,
 			 d->entry);
 		VKCHECK(what, vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipes[i]));
+		if (stats)
+			print_statistics(dev, pipes[i], i, d);
 		vkDestroyShaderModule(dev, sm, NULL);
 		free(me);
 		free(values);
