@@ -37,12 +37,13 @@ const (
 	// as the two-phase kernel's. Where no source aliases, workgroup (h, s,
 	// column block) runs sequence s over NW*CPW columns, each warp CPW
 	// columns NW apart, as the two-phase kernel does. Where one does, the
-	// same grid runs the block gather's layout: a workgroup takes one block
-	// of NW positions and CPW adjacent columns, warp y the sequence at
-	// position y of the block. Every warp reads its prior state, one
-	// workgroup barrier, then every warp writes: a source the plan marks is
-	// read from scratch, any other in the window through state_dst, since
-	// the block gather placed its writer in the same block.
+	// same grid runs the block gather's layout: a workgroup takes one tile
+	// of CPW columns NW apart of a block, warp y the sequence at position
+	// y (the last block packs several tiles a workgroup, tailOf). Every
+	// warp reads its prior state, one workgroup barrier, then every warp
+	// writes: a source the plan marks is read from scratch, any other in
+	// the window through state_dst, since the block gather placed its
+	// writer in the same block.
 	gdnInplaceIdsBlocks
 	// gdnShared is ops A and B in one kernel, picked by the IDS param: what
 	// upstream gets (Shared), one template for both ops.
