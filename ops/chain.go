@@ -39,9 +39,6 @@ const (
 	// planRounds of pointer jumping cover a chain of planMax sequences
 	// (fewer run where n_seqs is smaller).
 	planRounds = 10
-	// prefixChunks threads sum a prefix sum's runs (prefixSum): at most
-	// 32 runs before a thread's own and 32 elements in it at planMax.
-	prefixChunks = 32
 	// chainGroups is the chain gather's grid: each of its workgroups
 	// plans, so fewer than the gather's (up to gatherMaxGroups), and copies
 	// its share of every cut row (a few rows, ceil(n_seqs / seg) for a
@@ -387,7 +384,7 @@ func (p *planner) blocks(block dsl.Val, plan dsl.Buf) (flags, free dsl.Arr) {
 	b.Barrier()
 	p.each(func(u, _ dsl.Val) { next.Set(u, prev.At(u)) })
 	b.Barrier()
-	prefixSum(b, p.lid, p.nSeqs, next, jump)
+	prefixSum(b, p.lid, p.nSeqs, next, p.held)
 	p.each(func(u, j dsl.Val) {
 		h := head.At(j).U32()
 		val.Set(u, next.At(h).Sub(prev.At(h)).Add(rank.At(j)))
@@ -430,14 +427,15 @@ func forPlanned(b *dsl.Builder, lid, nSeqs dsl.Val, f func(u, j dsl.Val)) {
 
 // cutRows lists the flagged rows (flags[t] 1) in list, in order, and
 // returns its length: a prefix sum over the flags in place, each flagged
-// row then storing itself at its rank (list holds the sum's runs until
-// then). flags and list are shared arrays of planMax.
+// row then storing itself at its rank. flags and list are shared arrays of
+// planMax.
 func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, flags, list dsl.Arr) (dsl.Arr, dsl.Val) {
+	held := b.Array("held_rank", ir.I32, planPerThread)
 	flagged := b.Array("flagged", ir.I32, planPerThread)
 	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
 	each(func(u, j dsl.Val) { flagged.Set(j, flags.At(u)) })
 	rank := flags
-	prefixSum(b, lid, nSeqs, rank, list)
+	prefixSum(b, lid, nSeqs, rank, held)
 	each(func(u, j dsl.Val) {
 		b.If(flagged.At(j).Eq(1), func() { list.Set(rank.At(u).Sub(1).U32(), u.I32()) })
 	})
@@ -446,34 +444,22 @@ func cutRows(b *dsl.Builder, lid, nSeqs dsl.Val, flags, list dsl.Arr) (dsl.Arr, 
 }
 
 // prefixSum turns the shared array a (of planMax) into its inclusive
-// prefix sum over n_seqs behind two barriers, where doubling took two a
-// round (ceil(log2 n_seqs) rounds; each barrier is a phase every thread
-// waits for, and the plan's phases, not its copies, are most of the
-// gathers' time with a few rows to copy: bench/RESULTS.md). The first
-// prefixChunks threads each sum a run of ceil(n_seqs / prefixChunks)
-// elements into tmp; then each adds the runs before its own and rewrites
-// its run. tmp is a shared array of at least prefixChunks the caller does
-// not need until this returns.
-func prefixSum(b *dsl.Builder, lid, nSeqs dsl.Val, a, tmp dsl.Arr) {
-	size := b.Let("run_len", nSeqs.Add(prefixChunks-1).Div(prefixChunks))
-	first := b.Let("run_first", lid.Mul(size))
-	end := b.Let("run_end", b.Select(first.Add(size).Lt(nSeqs), first.Add(size), nSeqs))
-	owns := b.Let("owns_run", lid.Lt(prefixChunks).AndAlso(first.Lt(nSeqs)))
-	b.If(owns, func() {
-		sum := b.Var("run_sum", b.I32(0))
-		b.For("u", first, end, func(u dsl.Val) { sum.Set(sum.Get().Add(a.At(u))) })
-		tmp.Set(lid, sum.Get())
-	})
-	b.Barrier()
-	b.If(owns, func() {
-		acc := b.Var("acc", b.I32(0))
-		b.For("r", b.U32(0), lid, func(r dsl.Val) { acc.Set(acc.Get().Add(tmp.At(r))) })
-		b.For("u", first, end, func(u dsl.Val) {
-			acc.Set(acc.Get().Add(a.At(u)))
-			a.Set(u, acc.Get())
+// prefix sum over n_seqs, by doubling (ceil(log2 n_seqs) rounds); held is
+// a thread's planPerThread registers.
+func prefixSum(b *dsl.Builder, lid, nSeqs dsl.Val, a, held dsl.Arr) {
+	each := func(f func(u, j dsl.Val)) { forPlanned(b, lid, nSeqs, f) }
+	b.For("round", 0, planRounds, func(round dsl.Val) {
+		d := b.Let("d", b.U32(1).Shl(round))
+		b.If(d.Lt(nSeqs), func() {
+			each(func(u, j dsl.Val) {
+				held.Set(j, a.At(u))
+				b.If(u.Ge(d), func() { held.Set(j, held.At(j).Add(a.At(u.Sub(d)))) })
+			})
+			b.Barrier()
+			each(func(u, j dsl.Val) { a.Set(u, held.At(j)) })
+			b.Barrier()
 		})
 	})
-	b.Barrier()
 }
 
 // copyCutRows copies this workgroup's share of every listed window row t

@@ -240,41 +240,42 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
                 }
             }
             __syncthreads();
-            const uint32_t run_len = (n_seqs + 31u) / 32u;
-            const uint32_t run_first = lid * run_len;
-            const uint32_t run_end = ((run_first + run_len) < n_seqs ? run_first + run_len : n_seqs);
-            const bool owns_run = lid < 32u && run_first < n_seqs;
-            if (owns_run) {
-                int32_t run_sum = 0;
-                for (uint32_t u_14 = run_first; u_14 < run_end; ++u_14) {
-                    run_sum = run_sum + next[u_14];
+            for (uint32_t round_2 = 0u; round_2 < 10u; ++round_2) {
+                const uint32_t d = 1u << round_2;
+                if (d < n_seqs) {
+                    #pragma unroll
+                    for (uint32_t j_16 = 0u; j_16 < 4u; ++j_16) {
+                        const uint32_t u_14 = j_16 * 256u + lid;
+                        if (u_14 < n_seqs) {
+                            held[j_16] = next[u_14];
+                            if (u_14 >= d) {
+                                held[j_16] = held[j_16] + next[u_14 - d];
+                            }
+                        }
+                    }
+                    __syncthreads();
+                    #pragma unroll
+                    for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
+                        const uint32_t u_15 = j_17 * 256u + lid;
+                        if (u_15 < n_seqs) {
+                            next[u_15] = held[j_17];
+                        }
+                    }
+                    __syncthreads();
                 }
-                jump[lid] = run_sum;
             }
-            __syncthreads();
-            if (owns_run) {
-                int32_t acc = 0;
-                for (uint32_t r_2 = 0u; r_2 < lid; ++r_2) {
-                    acc = acc + jump[r_2];
-                }
-                for (uint32_t u_15 = run_first; u_15 < run_end; ++u_15) {
-                    acc = acc + next[u_15];
-                    next[u_15] = acc;
-                }
-            }
-            __syncthreads();
             #pragma unroll
-            for (uint32_t j_16 = 0u; j_16 < 4u; ++j_16) {
-                const uint32_t u_16 = j_16 * 256u + lid;
+            for (uint32_t j_18 = 0u; j_18 < 4u; ++j_18) {
+                const uint32_t u_16 = j_18 * 256u + lid;
                 if (u_16 < n_seqs) {
-                    val[u_16] = next[(uint32_t) head[j_16]] - prev[(uint32_t) head[j_16]] + rank[j_16];
+                    val[u_16] = next[(uint32_t) head[j_18]] - prev[(uint32_t) head[j_18]] + rank[j_18];
                 }
             }
             __syncthreads();
             // an edge between blocks is cut: its row is copied once, into its own scratch row
             #pragma unroll
-            for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
-                const uint32_t u_17 = j_17 * 256u + lid;
+            for (uint32_t j_19 = 0u; j_19 < 4u; ++j_19) {
+                const uint32_t u_17 = j_19 * 256u + lid;
                 if (u_17 < n_seqs) {
                     jump[u_17] = 0;
                 }
@@ -282,14 +283,14 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
             __syncthreads();
             int32_t cut[4u];
             #pragma unroll
-            for (uint32_t j_18 = 0u; j_18 < 4u; ++j_18) {
-                const uint32_t u_18 = j_18 * 256u + lid;
+            for (uint32_t j_20 = 0u; j_20 < 4u; ++j_20) {
+                const uint32_t u_18 = j_20 * 256u + lid;
                 if (u_18 < n_seqs) {
-                    const int32_t t_4 = source[j_18];
-                    cut[j_18] = 0;
+                    const int32_t t_4 = source[j_20];
+                    cut[j_20] = 0;
                     if (t_4 >= 0) {
                         if (((uint32_t) val[u_18] / block_len) != ((uint32_t) val[(uint32_t) t_4] / block_len)) {
-                            cut[j_18] = 1;
+                            cut[j_20] = 1;
                             jump[(uint32_t) t_4] = 1;
                         }
                     }
@@ -298,50 +299,52 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
             __syncthreads();
             if (blockIdx.x == 0u) {
                 #pragma unroll
-                for (uint32_t j_19 = 0u; j_19 < 4u; ++j_19) {
-                    const uint32_t u_19 = j_19 * 256u + lid;
+                for (uint32_t j_21 = 0u; j_21 < 4u; ++j_21) {
+                    const uint32_t u_19 = j_21 * 256u + lid;
                     if (u_19 < n_seqs) {
-                        plan[(uint32_t) val[u_19]] = ((int32_t) u_19 << 16) + (cut[j_19] == 1 ? source[j_19] + 1 : 0);
+                        plan[(uint32_t) val[u_19]] = ((int32_t) u_19 << 16) + (cut[j_21] == 1 ? source[j_21] + 1 : 0);
                     }
                 }
             }
             __syncthreads();
+            int32_t held_rank[4u];
             int32_t flagged[4u];
             #pragma unroll
-            for (uint32_t j_20 = 0u; j_20 < 4u; ++j_20) {
-                const uint32_t u_20 = j_20 * 256u + lid;
+            for (uint32_t j_22 = 0u; j_22 < 4u; ++j_22) {
+                const uint32_t u_20 = j_22 * 256u + lid;
                 if (u_20 < n_seqs) {
-                    flagged[j_20] = jump[u_20];
+                    flagged[j_22] = jump[u_20];
                 }
             }
-            const uint32_t run_len_1 = (n_seqs + 31u) / 32u;
-            const uint32_t run_first_1 = lid * run_len_1;
-            const uint32_t run_end_1 = ((run_first_1 + run_len_1) < n_seqs ? run_first_1 + run_len_1 : n_seqs);
-            const bool owns_run_1 = lid < 32u && run_first_1 < n_seqs;
-            if (owns_run_1) {
-                int32_t run_sum_1 = 0;
-                for (uint32_t u_21 = run_first_1; u_21 < run_end_1; ++u_21) {
-                    run_sum_1 = run_sum_1 + jump[u_21];
+            for (uint32_t round_3 = 0u; round_3 < 10u; ++round_3) {
+                const uint32_t d_1 = 1u << round_3;
+                if (d_1 < n_seqs) {
+                    #pragma unroll
+                    for (uint32_t j_23 = 0u; j_23 < 4u; ++j_23) {
+                        const uint32_t u_21 = j_23 * 256u + lid;
+                        if (u_21 < n_seqs) {
+                            held_rank[j_23] = jump[u_21];
+                            if (u_21 >= d_1) {
+                                held_rank[j_23] = held_rank[j_23] + jump[u_21 - d_1];
+                            }
+                        }
+                    }
+                    __syncthreads();
+                    #pragma unroll
+                    for (uint32_t j_24 = 0u; j_24 < 4u; ++j_24) {
+                        const uint32_t u_22 = j_24 * 256u + lid;
+                        if (u_22 < n_seqs) {
+                            jump[u_22] = held_rank[j_24];
+                        }
+                    }
+                    __syncthreads();
                 }
-                val[lid] = run_sum_1;
             }
-            __syncthreads();
-            if (owns_run_1) {
-                int32_t acc_1 = 0;
-                for (uint32_t r_3 = 0u; r_3 < lid; ++r_3) {
-                    acc_1 = acc_1 + val[r_3];
-                }
-                for (uint32_t u_22 = run_first_1; u_22 < run_end_1; ++u_22) {
-                    acc_1 = acc_1 + jump[u_22];
-                    jump[u_22] = acc_1;
-                }
-            }
-            __syncthreads();
             #pragma unroll
-            for (uint32_t j_21 = 0u; j_21 < 4u; ++j_21) {
-                const uint32_t u_23 = j_21 * 256u + lid;
+            for (uint32_t j_25 = 0u; j_25 < 4u; ++j_25) {
+                const uint32_t u_23 = j_25 * 256u + lid;
                 if (u_23 < n_seqs) {
-                    if (flagged[j_21] == 1) {
+                    if (flagged[j_25] == 1) {
                         val[(uint32_t) (jump[u_23] - 1)] = (int32_t) u_23;
                     }
                 }
@@ -356,12 +359,12 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
                     #pragma unroll
                     for (uint32_t i = 0u; i < 8u; ++i) {
                         if ((k + i) < cut_count) {
-                            const uint32_t r_4 = (uint32_t) val[k + i];
-                            const uint64_t from_1 = (uint64_t) (rs_head + r_4) * row_len;
+                            const uint32_t r_2 = (uint32_t) val[k + i];
+                            const uint64_t from_1 = (uint64_t) (rs_head + r_2) * row_len;
                             #pragma unroll
-                            for (uint32_t j_22 = 0u; j_22 < 8u; ++j_22) {
-                                if ((c_1 + j_22 * 256u) < row_len) {
-                                    vals_1[i * 8u + j_22] = cache[from_1 + (c_1 + j_22 * 256u)];
+                            for (uint32_t j_26 = 0u; j_26 < 8u; ++j_26) {
+                                if ((c_1 + j_26 * 256u) < row_len) {
+                                    vals_1[i * 8u + j_26] = cache[from_1 + (c_1 + j_26 * 256u)];
                                 }
                             }
                         }
@@ -371,9 +374,9 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
                         if ((k + i_1) < cut_count) {
                             const uint32_t to_3 = (uint32_t) val[k + i_1] * row_len;
                             #pragma unroll
-                            for (uint32_t j_23 = 0u; j_23 < 8u; ++j_23) {
-                                if ((c_1 + j_23 * 256u) < row_len) {
-                                    scratch[to_3 + (c_1 + j_23 * 256u)] = vals_1[i_1 * 8u + j_23];
+                            for (uint32_t j_27 = 0u; j_27 < 8u; ++j_27) {
+                                if ((c_1 + j_27 * 256u) < row_len) {
+                                    scratch[to_3 + (c_1 + j_27 * 256u)] = vals_1[i_1 * 8u + j_27];
                                 }
                             }
                         }

@@ -253,6 +253,7 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                 }
             }
             __syncthreads();
+            int32_t held_rank[4u];
             int32_t flagged[4u];
             #pragma unroll
             for (uint32_t j_16 = 0u; j_16 < 4u; ++j_16) {
@@ -261,34 +262,35 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                     flagged[j_16] = jump[u_14];
                 }
             }
-            const uint32_t run_len = (n_seqs + 31u) / 32u;
-            const uint32_t run_first = lid * run_len;
-            const uint32_t run_end = ((run_first + run_len) < n_seqs ? run_first + run_len : n_seqs);
-            const bool owns_run = lid < 32u && run_first < n_seqs;
-            if (owns_run) {
-                int32_t run_sum = 0;
-                for (uint32_t u_15 = run_first; u_15 < run_end; ++u_15) {
-                    run_sum = run_sum + jump[u_15];
+            for (uint32_t round_2 = 0u; round_2 < 10u; ++round_2) {
+                const uint32_t d = 1u << round_2;
+                if (d < n_seqs) {
+                    #pragma unroll
+                    for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
+                        const uint32_t u_15 = j_17 * 256u + lid;
+                        if (u_15 < n_seqs) {
+                            held_rank[j_17] = jump[u_15];
+                            if (u_15 >= d) {
+                                held_rank[j_17] = held_rank[j_17] + jump[u_15 - d];
+                            }
+                        }
+                    }
+                    __syncthreads();
+                    #pragma unroll
+                    for (uint32_t j_18 = 0u; j_18 < 4u; ++j_18) {
+                        const uint32_t u_16 = j_18 * 256u + lid;
+                        if (u_16 < n_seqs) {
+                            jump[u_16] = held_rank[j_18];
+                        }
+                    }
+                    __syncthreads();
                 }
-                val[lid] = run_sum;
             }
-            __syncthreads();
-            if (owns_run) {
-                int32_t acc = 0;
-                for (uint32_t r_2 = 0u; r_2 < lid; ++r_2) {
-                    acc = acc + val[r_2];
-                }
-                for (uint32_t u_16 = run_first; u_16 < run_end; ++u_16) {
-                    acc = acc + jump[u_16];
-                    jump[u_16] = acc;
-                }
-            }
-            __syncthreads();
             #pragma unroll
-            for (uint32_t j_17 = 0u; j_17 < 4u; ++j_17) {
-                const uint32_t u_17 = j_17 * 256u + lid;
+            for (uint32_t j_19 = 0u; j_19 < 4u; ++j_19) {
+                const uint32_t u_17 = j_19 * 256u + lid;
                 if (u_17 < n_seqs) {
-                    if (flagged[j_17] == 1) {
+                    if (flagged[j_19] == 1) {
                         val[(uint32_t) (jump[u_17] - 1)] = (int32_t) u_17;
                     }
                 }
@@ -303,12 +305,12 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                     #pragma unroll
                     for (uint32_t i = 0u; i < 8u; ++i) {
                         if ((k_1 + i) < cut_count) {
-                            const uint32_t r_3 = (uint32_t) val[k_1 + i];
-                            const uint64_t from_1 = (uint64_t) (rs_head + r_3) * row_len;
+                            const uint32_t r_2 = (uint32_t) val[k_1 + i];
+                            const uint64_t from_1 = (uint64_t) (rs_head + r_2) * row_len;
                             #pragma unroll
-                            for (uint32_t j_18 = 0u; j_18 < 8u; ++j_18) {
-                                if ((c_1 + j_18 * 256u) < row_len) {
-                                    vals_1[i * 8u + j_18] = cache[from_1 + (c_1 + j_18 * 256u)];
+                            for (uint32_t j_20 = 0u; j_20 < 8u; ++j_20) {
+                                if ((c_1 + j_20 * 256u) < row_len) {
+                                    vals_1[i * 8u + j_20] = cache[from_1 + (c_1 + j_20 * 256u)];
                                 }
                             }
                         }
@@ -318,9 +320,9 @@ __global__ void __launch_bounds__(256u) gated_delta_net_chain_gather_f32(
                         if ((k_1 + i_1) < cut_count) {
                             const uint32_t to_3 = (uint32_t) val[k_1 + i_1] * row_len;
                             #pragma unroll
-                            for (uint32_t j_19 = 0u; j_19 < 8u; ++j_19) {
-                                if ((c_1 + j_19 * 256u) < row_len) {
-                                    scratch[to_3 + (c_1 + j_19 * 256u)] = vals_1[i_1 * 8u + j_19];
+                            for (uint32_t j_21 = 0u; j_21 < 8u; ++j_21) {
+                                if ((c_1 + j_21 * 256u) < row_len) {
+                                    scratch[to_3 + (c_1 + j_21 * 256u)] = vals_1[i_1 * 8u + j_21];
                                 }
                             }
                         }

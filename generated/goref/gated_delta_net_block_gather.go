@@ -79,18 +79,17 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 	tailLen := int(4)
 	tail := make([]int32, kgN*tailLen)
 	_ = tail
-	run_first := make([]uint32, kgN)
-	run_end := make([]uint32, kgN)
-	owns_run := make([]bool, kgN)
+	d := make([]uint32, kgN)
 	cutLen := int(4)
 	cut := make([]int32, kgN*cutLen)
 	_ = cut
+	held_rankLen := int(4)
+	held_rank := make([]int32, kgN*held_rankLen)
+	_ = held_rank
 	flaggedLen := int(4)
 	flagged := make([]int32, kgN*flaggedLen)
 	_ = flagged
-	run_first_1 := make([]uint32, kgN)
-	run_end_1 := make([]uint32, kgN)
-	owns_run_1 := make([]bool, kgN)
+	d_1 := make([]uint32, kgN)
 	vals_1Len := int(64)
 	vals_1 := make([]float32, kgN*vals_1Len)
 	_ = vals_1
@@ -332,46 +331,47 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var run_len uint32 = ((n_seqs + 31) / 32)
-							run_first[kgTid] = (lid[kgTid] * run_len)
-							run_end[kgTid] = rt.SelU32(((run_first[kgTid] + run_len) < n_seqs), (run_first[kgTid] + run_len), n_seqs)
-							owns_run[kgTid] = ((lid[kgTid] < 32) && (run_first[kgTid] < n_seqs))
-							if owns_run[kgTid] {
-								var run_sum int32 = 0
-								for u_14 := uint32(run_first[kgTid]); u_14 < run_end[kgTid]; u_14 += 1 {
-									run_sum = (run_sum + next[int(u_14)])
+						for round_2 := uint32(0); round_2 < 10; round_2 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								d[kgTid] = (1 << round_2)
+							}
+							if d[0] < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_16 := uint32(0); j_16 < 4; j_16 += 1 {
+										var u_14 uint32 = ((j_16 * 256) + lid[kgTid])
+										if u_14 < n_seqs {
+											held[kgTid*heldLen+int(j_16)] = next[int(u_14)]
+											if u_14 >= d[kgTid] {
+												held[kgTid*heldLen+int(j_16)] = (held[kgTid*heldLen+int(j_16)] + next[int((u_14-d[kgTid]))])
+											}
+										}
+									}
 								}
-								jump[int(lid[kgTid])] = run_sum
+								// barrier: the thread loops before and after it are the ordering
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
+										var u_15 uint32 = ((j_17 * 256) + lid[kgTid])
+										if u_15 < n_seqs {
+											next[int(u_15)] = held[kgTid*heldLen+int(j_17)]
+										}
+									}
+								}
+								// barrier: the thread loops before and after it are the ordering
 							}
 						}
-						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if owns_run[kgTid] {
-								var acc int32 = 0
-								for r_2 := uint32(0); r_2 < lid[kgTid]; r_2 += 1 {
-									acc = (acc + jump[int(r_2)])
-								}
-								for u_15 := uint32(run_first[kgTid]); u_15 < run_end[kgTid]; u_15 += 1 {
-									acc = (acc + next[int(u_15)])
-									next[int(u_15)] = acc
-								}
-							}
-						}
-						// barrier: the thread loops before and after it are the ordering
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_16 := uint32(0); j_16 < 4; j_16 += 1 {
-								var u_16 uint32 = ((j_16 * 256) + lid[kgTid])
+							for j_18 := uint32(0); j_18 < 4; j_18 += 1 {
+								var u_16 uint32 = ((j_18 * 256) + lid[kgTid])
 								if u_16 < n_seqs {
-									val[int(u_16)] = ((next[int(uint32(head[kgTid*headLen+int(j_16)]))] - prev[int(uint32(head[kgTid*headLen+int(j_16)]))]) + rank[kgTid*rankLen+int(j_16)])
+									val[int(u_16)] = ((next[int(uint32(head[kgTid*headLen+int(j_18)]))] - prev[int(uint32(head[kgTid*headLen+int(j_18)]))]) + rank[kgTid*rankLen+int(j_18)])
 								}
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// an edge between blocks is cut: its row is copied once, into its own scratch row
-							for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
-								var u_17 uint32 = ((j_17 * 256) + lid[kgTid])
+							for j_19 := uint32(0); j_19 < 4; j_19 += 1 {
+								var u_17 uint32 = ((j_19 * 256) + lid[kgTid])
 								if u_17 < n_seqs {
 									jump[int(u_17)] = 0
 								}
@@ -379,14 +379,14 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_18 := uint32(0); j_18 < 4; j_18 += 1 {
-								var u_18 uint32 = ((j_18 * 256) + lid[kgTid])
+							for j_20 := uint32(0); j_20 < 4; j_20 += 1 {
+								var u_18 uint32 = ((j_20 * 256) + lid[kgTid])
 								if u_18 < n_seqs {
-									var t_4 int32 = source[kgTid*sourceLen+int(j_18)]
-									cut[kgTid*cutLen+int(j_18)] = 0
+									var t_4 int32 = source[kgTid*sourceLen+int(j_20)]
+									cut[kgTid*cutLen+int(j_20)] = 0
 									if t_4 >= 0 {
 										if (uint32(val[int(u_18)]) / block_len) != (uint32(val[int(uint32(t_4))]) / block_len) {
-											cut[kgTid*cutLen+int(j_18)] = 1
+											cut[kgTid*cutLen+int(j_20)] = 1
 											jump[int(uint32(t_4))] = 1
 										}
 									}
@@ -396,53 +396,56 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							if uint32(kgGX) == 0 {
-								for j_19 := uint32(0); j_19 < 4; j_19 += 1 {
-									var u_19 uint32 = ((j_19 * 256) + lid[kgTid])
+								for j_21 := uint32(0); j_21 < 4; j_21 += 1 {
+									var u_19 uint32 = ((j_21 * 256) + lid[kgTid])
 									if u_19 < n_seqs {
-										plan[uint32(val[int(u_19)])] = ((int32(u_19) << 16) + rt.SelI32((cut[kgTid*cutLen+int(j_19)] == 1), (source[kgTid*sourceLen+int(j_19)]+1), 0))
+										plan[uint32(val[int(u_19)])] = ((int32(u_19) << 16) + rt.SelI32((cut[kgTid*cutLen+int(j_21)] == 1), (source[kgTid*sourceLen+int(j_21)]+1), 0))
 									}
 								}
 							}
 						}
 						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_20 := uint32(0); j_20 < 4; j_20 += 1 {
-								var u_20 uint32 = ((j_20 * 256) + lid[kgTid])
+							for j_22 := uint32(0); j_22 < 4; j_22 += 1 {
+								var u_20 uint32 = ((j_22 * 256) + lid[kgTid])
 								if u_20 < n_seqs {
-									flagged[kgTid*flaggedLen+int(j_20)] = jump[int(u_20)]
-								}
-							}
-							var run_len_1 uint32 = ((n_seqs + 31) / 32)
-							run_first_1[kgTid] = (lid[kgTid] * run_len_1)
-							run_end_1[kgTid] = rt.SelU32(((run_first_1[kgTid] + run_len_1) < n_seqs), (run_first_1[kgTid] + run_len_1), n_seqs)
-							owns_run_1[kgTid] = ((lid[kgTid] < 32) && (run_first_1[kgTid] < n_seqs))
-							if owns_run_1[kgTid] {
-								var run_sum_1 int32 = 0
-								for u_21 := uint32(run_first_1[kgTid]); u_21 < run_end_1[kgTid]; u_21 += 1 {
-									run_sum_1 = (run_sum_1 + jump[int(u_21)])
-								}
-								val[int(lid[kgTid])] = run_sum_1
-							}
-						}
-						// barrier: the thread loops before and after it are the ordering
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if owns_run_1[kgTid] {
-								var acc_1 int32 = 0
-								for r_3 := uint32(0); r_3 < lid[kgTid]; r_3 += 1 {
-									acc_1 = (acc_1 + val[int(r_3)])
-								}
-								for u_22 := uint32(run_first_1[kgTid]); u_22 < run_end_1[kgTid]; u_22 += 1 {
-									acc_1 = (acc_1 + jump[int(u_22)])
-									jump[int(u_22)] = acc_1
+									flagged[kgTid*flaggedLen+int(j_22)] = jump[int(u_20)]
 								}
 							}
 						}
-						// barrier: the thread loops before and after it are the ordering
+						for round_3 := uint32(0); round_3 < 10; round_3 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								d_1[kgTid] = (1 << round_3)
+							}
+							if d_1[0] < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_23 := uint32(0); j_23 < 4; j_23 += 1 {
+										var u_21 uint32 = ((j_23 * 256) + lid[kgTid])
+										if u_21 < n_seqs {
+											held_rank[kgTid*held_rankLen+int(j_23)] = jump[int(u_21)]
+											if u_21 >= d_1[kgTid] {
+												held_rank[kgTid*held_rankLen+int(j_23)] = (held_rank[kgTid*held_rankLen+int(j_23)] + jump[int((u_21-d_1[kgTid]))])
+											}
+										}
+									}
+								}
+								// barrier: the thread loops before and after it are the ordering
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_24 := uint32(0); j_24 < 4; j_24 += 1 {
+										var u_22 uint32 = ((j_24 * 256) + lid[kgTid])
+										if u_22 < n_seqs {
+											jump[int(u_22)] = held_rank[kgTid*held_rankLen+int(j_24)]
+										}
+									}
+								}
+								// barrier: the thread loops before and after it are the ordering
+							}
+						}
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_21 := uint32(0); j_21 < 4; j_21 += 1 {
-								var u_23 uint32 = ((j_21 * 256) + lid[kgTid])
+							for j_25 := uint32(0); j_25 < 4; j_25 += 1 {
+								var u_23 uint32 = ((j_25 * 256) + lid[kgTid])
 								if u_23 < n_seqs {
-									if flagged[kgTid*flaggedLen+int(j_21)] == 1 {
+									if flagged[kgTid*flaggedLen+int(j_25)] == 1 {
 										val[int(uint32((jump[int(u_23)] - 1)))] = int32(u_23)
 									}
 								}
@@ -458,11 +461,11 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 								for c_1 := uint32(first_1); c_1 < row_len; c_1 += stride_1 {
 									for i := uint32(0); i < 8; i += 1 {
 										if (k + i) < cut_count {
-											var r_4 uint32 = uint32(val[int((k + i))])
-											var from_1 uint64 = (uint64((rs_head + r_4)) * uint64(row_len))
-											for j_22 := uint32(0); j_22 < 8; j_22 += 1 {
-												if (c_1 + (j_22 * 256)) < row_len {
-													vals_1[kgTid*vals_1Len+int(((i*8)+j_22))] = cache[(from_1 + uint64((c_1 + (j_22 * 256))))]
+											var r_2 uint32 = uint32(val[int((k + i))])
+											var from_1 uint64 = (uint64((rs_head + r_2)) * uint64(row_len))
+											for j_26 := uint32(0); j_26 < 8; j_26 += 1 {
+												if (c_1 + (j_26 * 256)) < row_len {
+													vals_1[kgTid*vals_1Len+int(((i*8)+j_26))] = cache[(from_1 + uint64((c_1 + (j_26 * 256))))]
 												}
 											}
 										}
@@ -470,9 +473,9 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 									for i_1 := uint32(0); i_1 < 8; i_1 += 1 {
 										if (k + i_1) < cut_count {
 											var to_3 uint32 = (uint32(val[int((k+i_1))]) * row_len)
-											for j_23 := uint32(0); j_23 < 8; j_23 += 1 {
-												if (c_1 + (j_23 * 256)) < row_len {
-													scratch[(to_3 + (c_1 + (j_23 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_23))]
+											for j_27 := uint32(0); j_27 < 8; j_27 += 1 {
+												if (c_1 + (j_27 * 256)) < row_len {
+													scratch[(to_3 + (c_1 + (j_27 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_27))]
 												}
 											}
 										}

@@ -70,12 +70,13 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 	sourceLen := int(4)
 	source := make([]int32, kgN*sourceLen)
 	_ = source
+	held_rankLen := int(4)
+	held_rank := make([]int32, kgN*held_rankLen)
+	_ = held_rank
 	flaggedLen := int(4)
 	flagged := make([]int32, kgN*flaggedLen)
 	_ = flagged
-	run_first := make([]uint32, kgN)
-	run_end := make([]uint32, kgN)
-	owns_run := make([]bool, kgN)
+	d := make([]uint32, kgN)
 	vals_1Len := int(64)
 	vals_1 := make([]float32, kgN*vals_1Len)
 	_ = vals_1
@@ -340,37 +341,40 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 									flagged[kgTid*flaggedLen+int(j_16)] = jump[int(u_14)]
 								}
 							}
-							var run_len uint32 = ((n_seqs + 31) / 32)
-							run_first[kgTid] = (lid[kgTid] * run_len)
-							run_end[kgTid] = rt.SelU32(((run_first[kgTid] + run_len) < n_seqs), (run_first[kgTid] + run_len), n_seqs)
-							owns_run[kgTid] = ((lid[kgTid] < 32) && (run_first[kgTid] < n_seqs))
-							if owns_run[kgTid] {
-								var run_sum int32 = 0
-								for u_15 := uint32(run_first[kgTid]); u_15 < run_end[kgTid]; u_15 += 1 {
-									run_sum = (run_sum + jump[int(u_15)])
+						}
+						for round_2 := uint32(0); round_2 < 10; round_2 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								d[kgTid] = (1 << round_2)
+							}
+							if d[0] < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
+										var u_15 uint32 = ((j_17 * 256) + lid[kgTid])
+										if u_15 < n_seqs {
+											held_rank[kgTid*held_rankLen+int(j_17)] = jump[int(u_15)]
+											if u_15 >= d[kgTid] {
+												held_rank[kgTid*held_rankLen+int(j_17)] = (held_rank[kgTid*held_rankLen+int(j_17)] + jump[int((u_15-d[kgTid]))])
+											}
+										}
+									}
 								}
-								val[int(lid[kgTid])] = run_sum
+								// barrier: the thread loops before and after it are the ordering
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									for j_18 := uint32(0); j_18 < 4; j_18 += 1 {
+										var u_16 uint32 = ((j_18 * 256) + lid[kgTid])
+										if u_16 < n_seqs {
+											jump[int(u_16)] = held_rank[kgTid*held_rankLen+int(j_18)]
+										}
+									}
+								}
+								// barrier: the thread loops before and after it are the ordering
 							}
 						}
-						// barrier: the thread loops before and after it are the ordering
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							if owns_run[kgTid] {
-								var acc int32 = 0
-								for r_2 := uint32(0); r_2 < lid[kgTid]; r_2 += 1 {
-									acc = (acc + val[int(r_2)])
-								}
-								for u_16 := uint32(run_first[kgTid]); u_16 < run_end[kgTid]; u_16 += 1 {
-									acc = (acc + jump[int(u_16)])
-									jump[int(u_16)] = acc
-								}
-							}
-						}
-						// barrier: the thread loops before and after it are the ordering
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							for j_17 := uint32(0); j_17 < 4; j_17 += 1 {
-								var u_17 uint32 = ((j_17 * 256) + lid[kgTid])
+							for j_19 := uint32(0); j_19 < 4; j_19 += 1 {
+								var u_17 uint32 = ((j_19 * 256) + lid[kgTid])
 								if u_17 < n_seqs {
-									if flagged[kgTid*flaggedLen+int(j_17)] == 1 {
+									if flagged[kgTid*flaggedLen+int(j_19)] == 1 {
 										val[int(uint32((jump[int(u_17)] - 1)))] = int32(u_17)
 									}
 								}
@@ -386,11 +390,11 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 								for c_1 := uint32(first_1); c_1 < row_len; c_1 += stride_1 {
 									for i := uint32(0); i < 8; i += 1 {
 										if (k_1 + i) < cut_count {
-											var r_3 uint32 = uint32(val[int((k_1 + i))])
-											var from_1 uint64 = (uint64((rs_head + r_3)) * uint64(row_len))
-											for j_18 := uint32(0); j_18 < 8; j_18 += 1 {
-												if (c_1 + (j_18 * 256)) < row_len {
-													vals_1[kgTid*vals_1Len+int(((i*8)+j_18))] = cache[(from_1 + uint64((c_1 + (j_18 * 256))))]
+											var r_2 uint32 = uint32(val[int((k_1 + i))])
+											var from_1 uint64 = (uint64((rs_head + r_2)) * uint64(row_len))
+											for j_20 := uint32(0); j_20 < 8; j_20 += 1 {
+												if (c_1 + (j_20 * 256)) < row_len {
+													vals_1[kgTid*vals_1Len+int(((i*8)+j_20))] = cache[(from_1 + uint64((c_1 + (j_20 * 256))))]
 												}
 											}
 										}
@@ -398,9 +402,9 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 									for i_1 := uint32(0); i_1 < 8; i_1 += 1 {
 										if (k_1 + i_1) < cut_count {
 											var to_3 uint32 = (uint32(val[int((k_1+i_1))]) * row_len)
-											for j_19 := uint32(0); j_19 < 8; j_19 += 1 {
-												if (c_1 + (j_19 * 256)) < row_len {
-													scratch[(to_3 + (c_1 + (j_19 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_19))]
+											for j_21 := uint32(0); j_21 < 8; j_21 += 1 {
+												if (c_1 + (j_21 * 256)) < row_len {
+													scratch[(to_3 + (c_1 + (j_21 * 256)))] = vals_1[kgTid*vals_1Len+int(((i_1*8)+j_21))]
 												}
 											}
 										}

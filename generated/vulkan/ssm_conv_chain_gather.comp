@@ -260,6 +260,7 @@ void main() {
                 }
             }
             barrier();
+            int held_rank[4u];
             int flagged[4u];
             [[unroll]]
             for (uint j_16 = 0u; j_16 < 4u; ++j_16) {
@@ -268,34 +269,35 @@ void main() {
                     flagged[j_16] = jump[u_14];
                 }
             }
-            uint run_len = (pc.n_seqs + 31u) / 32u;
-            uint run_first = lid * run_len;
-            uint run_end = ((run_first + run_len) < pc.n_seqs ? run_first + run_len : pc.n_seqs);
-            bool owns_run = lid < 32u && run_first < pc.n_seqs;
-            if (owns_run) {
-                int run_sum = 0;
-                for (uint u_15 = run_first; u_15 < run_end; ++u_15) {
-                    run_sum = run_sum + jump[u_15];
+            for (uint round_2 = 0u; round_2 < 10u; ++round_2) {
+                uint d = 1u << round_2;
+                if (d < pc.n_seqs) {
+                    [[unroll]]
+                    for (uint j_17 = 0u; j_17 < 4u; ++j_17) {
+                        uint u_15 = j_17 * 256u + lid;
+                        if (u_15 < pc.n_seqs) {
+                            held_rank[j_17] = jump[u_15];
+                            if (u_15 >= d) {
+                                held_rank[j_17] = held_rank[j_17] + jump[u_15 - d];
+                            }
+                        }
+                    }
+                    barrier();
+                    [[unroll]]
+                    for (uint j_18 = 0u; j_18 < 4u; ++j_18) {
+                        uint u_16 = j_18 * 256u + lid;
+                        if (u_16 < pc.n_seqs) {
+                            jump[u_16] = held_rank[j_18];
+                        }
+                    }
+                    barrier();
                 }
-                val[lid] = run_sum;
             }
-            barrier();
-            if (owns_run) {
-                int acc = 0;
-                for (uint r_2 = 0u; r_2 < lid; ++r_2) {
-                    acc = acc + val[r_2];
-                }
-                for (uint u_16 = run_first; u_16 < run_end; ++u_16) {
-                    acc = acc + jump[u_16];
-                    jump[u_16] = acc;
-                }
-            }
-            barrier();
             [[unroll]]
-            for (uint j_17 = 0u; j_17 < 4u; ++j_17) {
-                uint u_17 = j_17 * 256u + lid;
+            for (uint j_19 = 0u; j_19 < 4u; ++j_19) {
+                uint u_17 = j_19 * 256u + lid;
                 if (u_17 < pc.n_seqs) {
-                    if (flagged[j_17] == 1) {
+                    if (flagged[j_19] == 1) {
                         val[uint(jump[u_17] - 1)] = int(u_17);
                     }
                 }
@@ -310,12 +312,12 @@ void main() {
                     [[unroll]]
                     for (uint i = 0u; i < 8u; ++i) {
                         if ((k_1 + i) < cut_count) {
-                            uint r_3 = uint(val[k_1 + i]);
-                            uint from_1 = (pc.rs_head + r_3) * pc.row_len;
+                            uint r_2 = uint(val[k_1 + i]);
+                            uint from_1 = (pc.rs_head + r_2) * pc.row_len;
                             [[unroll]]
-                            for (uint j_18 = 0u; j_18 < 8u; ++j_18) {
-                                if ((c_1 + j_18 * 256u) < pc.row_len) {
-                                    vals_1[i * 8u + j_18] = cache[from_1 + (c_1 + j_18 * 256u)];
+                            for (uint j_20 = 0u; j_20 < 8u; ++j_20) {
+                                if ((c_1 + j_20 * 256u) < pc.row_len) {
+                                    vals_1[i * 8u + j_20] = cache[from_1 + (c_1 + j_20 * 256u)];
                                 }
                             }
                         }
@@ -325,9 +327,9 @@ void main() {
                         if ((k_1 + i_1) < cut_count) {
                             uint to_3 = uint(val[k_1 + i_1]) * pc.row_len;
                             [[unroll]]
-                            for (uint j_19 = 0u; j_19 < 8u; ++j_19) {
-                                if ((c_1 + j_19 * 256u) < pc.row_len) {
-                                    scratch[to_3 + (c_1 + j_19 * 256u)] = vals_1[i_1 * 8u + j_19];
+                            for (uint j_21 = 0u; j_21 < 8u; ++j_21) {
+                                if ((c_1 + j_21 * 256u) < pc.row_len) {
+                                    scratch[to_3 + (c_1 + j_21 * 256u)] = vals_1[i_1 * 8u + j_21];
                                 }
                             }
                         }
