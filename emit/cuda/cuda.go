@@ -33,14 +33,89 @@ func KernelName(k *ir.Kernel) string {
 	return k.Name + "_f32_portable"
 }
 
-// Emit returns one op's header: its kernels under the contracts CUDA uses.
+// Emit returns one op's header: its kernels under the contracts CUDA uses,
+// each kernel name's launch geometry (GridName) after its first contract.
 func Emit(op string, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
+	helpers := map[string]string{}
+	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) {
+		src, err := kernel(k, false)
+		if err != nil {
+			return "", err
+		}
+		g := geometry(k)
+		if prev, ok := helpers[k.Name]; ok {
+			if prev != g {
+				return "", fmt.Errorf("cuda: %s: its contracts launch on different geometries", k.ID())
+			}
+			return src, nil
+		}
+		helpers[k.Name] = g
+		return src + "\n" + g, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// GridName and BlockName are the host functions Emit writes beside a
+// kernel's contracts: its workgroups per grid dimension and threads per
+// workgroup as a dim3, from the IR's Kernel.Grid and Workgroup, so a
+// launch written by hand (bench/cuda) takes them rather than repeating
+// them. They take the kernel's template arguments, then GridArgs or
+// BlockArgs.
+func GridName(k *ir.Kernel) string  { return k.Name + "_grid" }
+func BlockName(k *ir.Kernel) string { return k.Name + "_block" }
+
+// GridArgs and BlockArgs are the args the grid and the workgroup name, in
+// the kernel's order: GridName's and BlockName's parameters.
+func GridArgs(k *ir.Kernel) []*ir.Arg  { return argsNamed(k, k.Grid) }
+func BlockArgs(k *ir.Kernel) []*ir.Arg { return argsNamed(k, k.Workgroup) }
+
+func argsNamed(k *ir.Kernel, dims [3]ir.Expr) []*ir.Arg {
+	named := map[*ir.Arg]bool{}
+	for _, e := range dims {
+		ir.WalkExpr(e, func(x ir.Expr) {
+			if r, ok := x.(*ir.ArgRef); ok {
+				named[r.Arg] = true
+			}
+		})
+	}
+	var out []*ir.Arg
+	for _, a := range k.Args {
+		if named[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// geometry renders GridName's and BlockName's functions for k.
+func geometry(k *ir.Kernel) string {
+	p := cfamily.New(lang, k)
+	var tmpl string
+	if tp := p.TemplateParams(); len(tp) > 0 {
+		tmpl = fmt.Sprintf("template <%s>\n", strings.Join(tp, ", "))
+	}
+	var parts []string
+	for _, f := range []struct {
+		name, what string
+		dims       [3]ir.Expr
+		args       []*ir.Arg
+	}{
+		{GridName(k), "workgroups per grid dimension", k.Grid, GridArgs(k)},
+		{BlockName(k), "threads per workgroup", k.Workgroup, BlockArgs(k)},
+	} {
+		var params []string
+		for _, a := range f.args {
+			params = append(params, fmt.Sprintf("const %s %s", lang.Type(a.Type), p.Name(a, a.Name)))
+		}
+		parts = append(parts, fmt.Sprintf("// %s's %s.\n%sstatic inline dim3 %s(%s) {\n    return dim3(%s, %s, %s);\n}\n",
+			k.Name, f.what, tmpl, f.name, strings.Join(params, ", "), p.Expr(f.dims[0]), p.Expr(f.dims[1]), p.Expr(f.dims[2])))
+	}
+	return strings.Join(parts, "\n")
 }
 
 // Upstream returns the header ggml-cuda itself gets for kernels, each under

@@ -39,3 +39,13 @@ __global__ void __launch_bounds__(256u) gated_delta_net_gather_f32(
         }
     }
 }
+
+// gated_delta_net_gather's workgroups per grid dimension.
+static inline dim3 gated_delta_net_gather_grid(const uint32_t row_len, const uint32_t n_seqs) {
+    return dim3((((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs), n_seqs, 1u);
+}
+
+// gated_delta_net_gather's threads per workgroup.
+static inline dim3 gated_delta_net_gather_block() {
+    return dim3(256u, 1u, 1u);
+}

@@ -332,3 +332,13 @@ __global__ void __launch_bounds__(256u) ssm_conv_chain_gather_f32(
         }
     }
 }
+
+// ssm_conv_chain_gather's workgroups per grid dimension.
+static inline dim3 ssm_conv_chain_gather_grid() {
+    return dim3(256u, 1u, 1u);
+}
+
+// ssm_conv_chain_gather's threads per workgroup.
+static inline dim3 ssm_conv_chain_gather_block() {
+    return dim3(256u, 1u, 1u);
+}

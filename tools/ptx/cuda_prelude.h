@@ -14,6 +14,12 @@ typedef unsigned int uint32_t;
 typedef int int32_t;
 typedef unsigned long long uint64_t;
 
+// The SDK's launch geometry type, which the headers' geometry helpers return.
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+};
+
 static __device__ __forceinline__ float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width) {
     return __nvvm_shfl_sync_bfly_f32(mask, v, lane_mask, ((32 - width) << 8) | 0x1f);
 }
