@@ -57,21 +57,9 @@ double median(std::vector<double> xs) {
     return xs.size() % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2;
 }
 
-// The generated gathers' grid (ops/gather.go, as the glue computes it): a
-// workgroup per 2048-element chunk of a row, at most ceil(1024 / n) per row.
-// KG_GATHER_MAX_GROUPS builds the harness for a gather generated with
-// another gatherMaxGroups (experiments).
-#ifndef KG_GATHER_MAX_GROUPS
-#define KG_GATHER_MAX_GROUPS 1024
-#endif
-dim3 gather_grid(size_t row, int n) {
-    const size_t chunks = (row + 2047) / 2048, per_row = (n + KG_GATHER_MAX_GROUPS - 1) / n;
-    return dim3((unsigned) std::min(chunks, per_row), n);
-}
-
-// The chain gather's grid: ops.chainGroups workgroups, each planning and
-// copying its share of every row the plan cuts (its IR's Grid).
-constexpr unsigned kChainGroups = 256;
+// Every generated kernel launches on the grid and block its header's
+// <name>_grid and <name>_block give (the IR's, emit/cuda.GridName): the
+// harness never repeats them.
 constexpr int kSv = 128;
 
 struct timer {
@@ -226,12 +214,13 @@ void gdn_generated(const gdn_problem & p, int rep, bool gather = true, const cha
     const int rs = p.rep_head(rep);
     const int32_t * ids = p.ids_of(pattern, rep);
     if (gather && p.n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(p.D, p.n), dim3(256), kg_stream,
+        kg_launch_pdl(gated_delta_net_gather_f32, gated_delta_net_gather_grid(p.D, p.n), gated_delta_net_gather_block(), kg_stream,
             p.cache, ids, p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) rs);
     }
     const float scale = 1.0f / sqrtf((float) kSv);
     const uint32_t H = p.H, n = p.n;
-    kg_launch_pdl(gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW>, dim3(p.H, p.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+    kg_launch_pdl(gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW>, gated_delta_net_inplace_ids_grid<kSv, false, NW, CPW>(H, n),
+        gated_delta_net_inplace_ids_block<kSv, false, NW, CPW>(), kg_stream,
         p.q, p.k, p.v, p.g, p.beta, p.cache, p.dst, p.cache + size_t(rs) * p.D, ids, p.scratch,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H, scale,
         (uint32_t) p.D, (uint32_t) rs);
@@ -240,7 +229,7 @@ void gdn_generated(const gdn_problem & p, int rep, bool gather = true, const cha
 // The generated gather alone with every row aliasing (permuted ids): the
 // copy the cliff of issue #21 was, timed on its own.
 void gdn_gather_only(const gdn_problem & p, int rep) {
-    kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(p.D, p.n), dim3(256), kg_stream,
+    kg_launch_pdl(gated_delta_net_gather_f32, gated_delta_net_gather_grid(p.D, p.n), gated_delta_net_gather_block(), kg_stream,
         p.cache, p.permuted[rep], p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) p.rep_head(rep));
 }
 
@@ -453,9 +442,9 @@ void conv_ids_generated(const conv_problem & p, int rep, const char * pattern = 
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
     const int32_t * ids = p.ids_of(pattern, rep);
     if (n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(p.row, p.n), dim3(256), kg_stream, p.cache, ids, p.scratch, row, n, rs);
+        kg_launch_pdl(ssm_conv_gather_f32, ssm_conv_gather_grid(p.row, p.n), ssm_conv_gather_block(), kg_stream, p.cache, ids, p.scratch, row, n, rs);
     }
-    kg_launch_pdl(ssm_conv_update_inplace_ids_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), kg_stream,
+    kg_launch_pdl(ssm_conv_update_inplace_ids_f32<4u, true>, ssm_conv_update_inplace_ids_grid<4u, true>(C, n), ssm_conv_update_inplace_ids_block<4u, true>(), kg_stream,
         p.cache, p.w, p.x, p.cache + size_t(rs) * p.row, ids, p.scratch, p.dst, C, n, 3u, row, 4u, C, row, C, rs);
 }
 
@@ -467,7 +456,7 @@ const float * conv_states_of(const conv_problem & p, int rep) {
 
 void conv_plain_generated(const conv_problem & p, int rep) {
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
-    kg_launch_pdl(ssm_conv_update_inplace_f32<4u, true>, dim3((p.C + 127) / 128, p.n), dim3(128), kg_stream,
+    kg_launch_pdl(ssm_conv_update_inplace_f32<4u, true>, ssm_conv_update_inplace_grid<4u, true>(C, n), ssm_conv_update_inplace_block<4u, true>(), kg_stream,
         conv_states_of(p, rep), p.w, p.x, p.cache + size_t(rs) * p.row, p.dst, C, n, 3u, row, 4u, C, row, C);
 }
 
@@ -552,11 +541,11 @@ void layer_unfused(const layer_problem & l, int rep) {
     kg_get_rows<<<dim3(kg_blocks(c.row), n), 256, 0, kg_stream>>>(c.cache, cids, c.scratch, (uint32_t) c.row);
     kg_concat_taps<<<kg_blocks(size_t(4) * C * n), 256, 0, kg_stream>>>(c.scratch, c.x, l.conv_in, C, n);
     kg_store_taps<<<kg_blocks(size_t(3) * C * n), 256, 0, kg_stream>>>(l.conv_in, c.cache + size_t(c.rep_head(rep)) * c.row, C, n);
-    ssm_conv_f32<4u><<<dim3((C + 127) / 128, 1, n), 128, 0, kg_stream>>>(l.conv_in, c.w, c.dst, C, 1u, n, 4u, 4 * C, 4u, C, C);
+    ssm_conv_f32<4u><<<ssm_conv_grid<4u>(C, 1u, n), ssm_conv_block<4u>(), 0, kg_stream>>>(l.conv_in, c.w, c.dst, C, 1u, n, 4u, 4 * C, 4u, C, C);
     kg_silu<<<kg_blocks(size_t(C) * n), 256, 0, kg_stream>>>(c.dst, l.act, C * n);
     kg_get_rows<<<dim3(kg_blocks(g.D), n), 256, 0, kg_stream>>>(g.cache, g.ids[rep], g.scratch, (uint32_t) g.D);
     const uint32_t s_off = kSv * H * n;
-    gated_delta_net_f32<kSv, false, false, 16, 4><<<dim3(H, n, kSv / 64), dim3(32, 16), 0, kg_stream>>>(
+    gated_delta_net_f32<kSv, false, false, 16, 4><<<gated_delta_net_grid<kSv, false, false, 16, 4>(H, n), gated_delta_net_block<kSv, false, false, 16, 4>(), 0, kg_stream>>>(
         g.q, g.k, g.v, g.g, g.beta, g.scratch, g.dst, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H,
         1u, H, H, 1u, H, H, 1.0f / sqrtf((float) kSv), 1u, s_off);
     kg_copy<<<kg_blocks(g.D * n), 256, 0, kg_stream>>>(g.dst + s_off, g.cache + size_t(g.rep_head(rep)) * g.D, g.D * n);
@@ -569,12 +558,14 @@ void layer_fused(const layer_problem & l, int rep) {
 }
 
 
-// experiments: `kg_bench CSV exp`: the gather's workgroup cap
-// (KG_GATHER_MAX_GROUPS, named in each row) on ops B and D under every ids
+// experiments: `kg_bench CSV exp`: the gather's workgroup cap (ops/gather.go,
+// named in each row) on ops B and D under every ids
 // pattern, and the one-copy-per-cycle model against its identity baseline.
 int experiments(FILE * csv, double copy) {
+    // The gather's cap on a row's workgroups, from its grid: one sequence of
+    // a row longer than any cap takes the cap.
     char cap[48];
-    snprintf(cap, sizeof cap, "cap %d", KG_GATHER_MAX_GROUPS);
+    snprintf(cap, sizeof cap, "cap %u", gated_delta_net_gather_grid(2048u * 65535u, 1u).x);
     auto row = [&](const char * bench, const char * shape, int n, std::string impl, double us, double bytes) {
         const double pct = 100.0 * bytes / (us * 1e3) / copy;
         fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl.c_str(), us, pct);
@@ -734,12 +725,12 @@ template <bool NATIVE>
 void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs, bool gather = true) {
     constexpr int NW = 16, CPW = 4;
     if (b.n >= 2 && gather) {
-        kg_launch_pdl(gated_delta_net_gather_f32, gather_grid(b.D, b.n), dim3(256), kg_stream,
+        kg_launch_pdl(gated_delta_net_gather_f32, gated_delta_net_gather_grid(b.D, b.n), gated_delta_net_gather_block(), kg_stream,
             (const float *) b.cache, ids, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
     }
     auto k = NATIVE ? &gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_f32_portable<kSv, false, NW, CPW>;
     const uint32_t H = b.H, n = b.n;
-    kg_launch_pdl(k, dim3(b.H, b.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+    kg_launch_pdl(k, gated_delta_net_inplace_ids_grid<kSv, false, NW, CPW>(H, n), gated_delta_net_inplace_ids_block<kSv, false, NW, CPW>(), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
@@ -757,13 +748,13 @@ enum chain_parts { parts_all, parts_gather, parts_compute };
 template <bool NATIVE, int NW = 16, int CPW = 4> // the glue's tiling for many sequences by default
 void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool split = false) {
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(gated_delta_net_chain_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
+        kg_launch_pdl(gated_delta_net_chain_gather_f32, gated_delta_net_chain_gather_grid(), gated_delta_net_chain_gather_block(), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, seg);
     }
     if (parts == parts_gather) return;
     auto k = NATIVE ? &gated_delta_net_inplace_ids_chained_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_chained_f32_portable<kSv, false, NW, CPW>;
     const uint32_t H = b.H, n = b.n;
-    kg_launch_pdl(k, dim3(b.H, b.n, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+    kg_launch_pdl(k, gated_delta_net_inplace_ids_chained_grid<kSv, false, NW, CPW>(H, n), gated_delta_net_inplace_ids_chained_block<kSv, false, NW, CPW>(), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs, split ? 1u : 0u);
@@ -784,9 +775,11 @@ void gdn_batched(const gdn_bufs & b, const int32_t * ids, int rs, int mode) {
                    : (NATIVE ? &gated_delta_net_inplace_ids_batched_f32<kSv, false, NW, CPW, NS, SPT, false>
                              : &gated_delta_net_inplace_ids_batched_f32_portable<kSv, false, NW, CPW, NS, SPT, false>);
     const uint32_t H = b.H, n = b.n;
-    const uint32_t tiles = H * (kSv / (NW * CPW)); // split: at most 256 workgroups over the tiles (ops.splitGroups)
-    const dim3 grid = split ? dim3(tiles > 256 ? 256 : tiles) : dim3(H, 1, kSv / (NW * CPW));
-    kg_launch_pdl(k, grid, dim3(32, NW, NS), kg_stream,
+    const dim3 grid = split ? gated_delta_net_inplace_ids_batched_grid<kSv, false, NW, CPW, NS, SPT, true>(H)
+                            : gated_delta_net_inplace_ids_batched_grid<kSv, false, NW, CPW, NS, SPT, false>(H);
+    const dim3 block = split ? gated_delta_net_inplace_ids_batched_block<kSv, false, NW, CPW, NS, SPT, true>()
+                             : gated_delta_net_inplace_ids_batched_block<kSv, false, NW, CPW, NS, SPT, false>();
+    kg_launch_pdl(k, grid, block, kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids,
         H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
@@ -820,16 +813,13 @@ const batch_shape kBatchShapes[] = {KG_BATCH(1, 4, 8, 1), KG_BATCH(1, 4, 16, 1),
 template <bool NATIVE, int NW, int CPW>
 void gdn_blocks(const gdn_bufs & b, const int32_t * ids, int rs, chain_parts parts) {
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(gated_delta_net_block_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
+        kg_launch_pdl(gated_delta_net_block_gather_f32, gated_delta_net_block_gather_grid(), gated_delta_net_block_gather_block(), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, (uint32_t) NW);
     }
     if (parts == parts_gather) return;
     auto k = NATIVE ? &gated_delta_net_inplace_ids_blocks_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_blocks_f32_portable<kSv, false, NW, CPW>;
     const uint32_t H = b.H, n = b.n;
-    // the kernel's grid (its IR's, ops/gdn.go): the whole blocks, then the
-    // last block's sequences rounded up to a power of two
-    const uint32_t rem = n % NW, padded = rem > 8 ? 16 : rem > 4 ? 8 : rem > 2 ? 4 : rem;
-    kg_launch_pdl(k, dim3(H, n - rem + padded, kSv / (NW * CPW)), dim3(32, NW), kg_stream,
+    kg_launch_pdl(k, gated_delta_net_inplace_ids_blocks_grid<kSv, false, NW, CPW>(H, n), gated_delta_net_inplace_ids_blocks_block<kSv, false, NW, CPW>(), kg_stream,
         b.q, b.k, b.v, b.g, b.beta, (const float *) b.cache, b.dst, b.cache + size_t(rs) * b.D, ids, (const float *) b.scratch,
         (const int32_t *) b.plan, H, 1u, n, H, 1u, (uint32_t) kSv, kSv * H, kSv * H, (uint32_t) kSv, kSv * H, kSv * H, 1u, H, H, 1u, H, H,
         1.0f / sqrtf((float) kSv), (uint32_t) b.D, (uint32_t) rs);
@@ -859,10 +849,10 @@ template <bool NATIVE>
 void conv_two(const conv_bufs & b, const int32_t * ids, int rs, bool gather = true) {
     const uint32_t C = b.C, n = b.n, row = b.row;
     if (b.n >= 2 && gather) {
-        kg_launch_pdl(ssm_conv_gather_f32, gather_grid(b.row, b.n), dim3(256), kg_stream, (const float *) b.cache, ids, b.scratch, row, n, (uint32_t) rs);
+        kg_launch_pdl(ssm_conv_gather_f32, ssm_conv_gather_grid(b.row, b.n), ssm_conv_gather_block(), kg_stream, (const float *) b.cache, ids, b.scratch, row, n, (uint32_t) rs);
     }
     auto k = NATIVE ? &ssm_conv_update_inplace_ids_f32<4u, true> : &ssm_conv_update_inplace_ids_f32_portable<4u, true>;
-    kg_launch_pdl(k, dim3((b.C + 127) / 128, b.n), dim3(128), kg_stream,
+    kg_launch_pdl(k, ssm_conv_update_inplace_ids_grid<4u, true>(C, n), ssm_conv_update_inplace_ids_block<4u, true>(), kg_stream,
         (const float *) b.cache, b.w, b.x, b.cache + size_t(rs) * b.row, ids, (const float *) b.scratch, b.dst, C, n, 3u, row, 4u, C, row, C, (uint32_t) rs);
 }
 
@@ -870,12 +860,12 @@ template <bool NATIVE>
 void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
     const uint32_t C = b.C, n = b.n, row = b.row;
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(ssm_conv_chain_gather_f32, dim3(kChainGroups), dim3(256), kg_stream,
+        kg_launch_pdl(ssm_conv_chain_gather_f32, ssm_conv_chain_gather_grid(), ssm_conv_chain_gather_block(), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, row, n, (uint32_t) rs, seg);
     }
     if (parts == parts_gather) return;
     auto k = NATIVE ? &ssm_conv_update_inplace_ids_chained_f32<4u, true> : &ssm_conv_update_inplace_ids_chained_f32_portable<4u, true>;
-    kg_launch_pdl(k, dim3((b.C + 127) / 128, b.n), dim3(128), kg_stream,
+    kg_launch_pdl(k, ssm_conv_update_inplace_ids_chained_grid<4u, true>(C, n), ssm_conv_update_inplace_ids_chained_block<4u, true>(), kg_stream,
         (const float *) b.cache, b.w, b.x, b.cache + size_t(rs) * b.row, ids, (const float *) b.scratch, (const int32_t *) b.plan, b.dst,
         C, n, 3u, row, 4u, C, row, C, (uint32_t) rs);
 }
