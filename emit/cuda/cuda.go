@@ -34,28 +34,24 @@ func KernelName(k *ir.Kernel) string {
 }
 
 // Emit returns one op's header: its kernels under the contracts CUDA uses,
-// each kernel name's launch geometry (GridName) after its first contract.
+// then each kernel's launch geometry (GridName), once per kernel name.
 func Emit(op string, summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", op, summary)
+	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
+		return nil, err
+	}
 	helpers := map[string]string{}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) {
-		src, err := kernel(k, false)
-		if err != nil {
-			return "", err
-		}
+	for _, k := range kernels {
 		g := geometry(k)
 		if prev, ok := helpers[k.Name]; ok {
 			if prev != g {
-				return "", fmt.Errorf("cuda: %s: its contracts launch on different geometries", k.ID())
+				return nil, fmt.Errorf("cuda: %s: its contracts launch on different geometries", k.ID())
 			}
-			return src, nil
+			continue
 		}
 		helpers[k.Name] = g
-		return src + "\n" + g, nil
-	})
-	if err != nil {
-		return nil, err
+		b.WriteString("\n" + g)
 	}
 	return b.Bytes(), nil
 }

@@ -258,18 +258,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32_portable(
     }
 }
 
-// gated_delta_net's workgroups per grid dimension.
-template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_grid(const uint32_t H, const uint32_t n_seqs) {
-    return dim3(H, n_seqs, S_v / (NW * CPW));
-}
-
-// gated_delta_net's threads per workgroup.
-template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_block() {
-    return dim3(W, NW, 1u);
-}
-
 // gated_delta_net@native-cuda
 template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
@@ -480,4 +468,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_f32(
             }
         }
     }
+}
+
+// gated_delta_net's workgroups per grid dimension.
+template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_grid(const uint32_t H, const uint32_t n_seqs) {
+    return dim3(H, n_seqs, S_v / (NW * CPW));
+}
+
+// gated_delta_net's threads per workgroup.
+template <uint32_t S_v, bool KDA, bool KEEP_RS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_block() {
+    return dim3(W, NW, 1u);
 }

@@ -236,18 +236,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_f32_portabl
     }
 }
 
-// gated_delta_net_inplace's workgroups per grid dimension.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_grid(const uint32_t H, const uint32_t n_seqs) {
-    return dim3(H, n_seqs, S_v / (NW * CPW));
-}
-
-// gated_delta_net_inplace's threads per workgroup.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_block() {
-    return dim3(W, NW, 1u);
-}
-
 // gated_delta_net_inplace@native-cuda
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_f32(
@@ -436,4 +424,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_f32(
             state_dst[final_off + col_3 * S_v + i_2] = s_shard[cc_3 * R + r_6];
         }
     }
+}
+
+// gated_delta_net_inplace's workgroups per grid dimension.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_grid(const uint32_t H, const uint32_t n_seqs) {
+    return dim3(H, n_seqs, S_v / (NW * CPW));
+}
+
+// gated_delta_net_inplace's threads per workgroup.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_block() {
+    return dim3(W, NW, 1u);
 }

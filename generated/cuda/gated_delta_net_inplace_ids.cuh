@@ -268,18 +268,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
     }
 }
 
-// gated_delta_net_inplace_ids's workgroups per grid dimension.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_grid(const uint32_t H, const uint32_t n_seqs) {
-    return dim3(H, n_seqs, S_v / (NW * CPW));
-}
-
-// gated_delta_net_inplace_ids's threads per workgroup.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_block() {
-    return dim3(W, NW, 1u);
-}
-
 // gated_delta_net_inplace_ids@native-cuda
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
@@ -500,4 +488,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
             state_dst[final_off + col_5 * S_v + i_4] = s_shard[cc_5 * R + r_8];
         }
     }
+}
+
+// gated_delta_net_inplace_ids's workgroups per grid dimension.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_grid(const uint32_t H, const uint32_t n_seqs) {
+    return dim3(H, n_seqs, S_v / (NW * CPW));
+}
+
+// gated_delta_net_inplace_ids's threads per workgroup.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_block() {
+    return dim3(W, NW, 1u);
 }

@@ -368,18 +368,6 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
     }
 }
 
-// gated_delta_net_inplace_ids_batched's workgroups per grid dimension.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_batched_grid(const uint32_t H) {
-    return dim3((SPLIT ? ((H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW))) : H), 1u, (SPLIT ? 1u : S_v / (NW * CPW)));
-}
-
-// gated_delta_net_inplace_ids_batched's threads per workgroup.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_batched_block() {
-    return dim3(W, NW, NS);
-}
-
 // gated_delta_net_inplace_ids_batched@native-cuda
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_batched_f32(
@@ -700,4 +688,16 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
             }
         }
     }
+}
+
+// gated_delta_net_inplace_ids_batched's workgroups per grid dimension.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_batched_grid(const uint32_t H) {
+    return dim3((SPLIT ? ((H * (S_v / (NW * CPW))) > 256u ? 256u : H * (S_v / (NW * CPW))) : H), 1u, (SPLIT ? 1u : S_v / (NW * CPW)));
+}
+
+// gated_delta_net_inplace_ids_batched's threads per workgroup.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t NS, uint32_t SPT, bool SPLIT, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_batched_block() {
+    return dim3(W, NW, NS);
 }

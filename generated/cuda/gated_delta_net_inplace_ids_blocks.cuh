@@ -312,18 +312,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     }
 }
 
-// gated_delta_net_inplace_ids_blocks's workgroups per grid dimension.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_blocks_grid(const uint32_t H, const uint32_t n_seqs) {
-    return dim3(H, n_seqs - n_seqs % NW + ((n_seqs % NW) > 8u ? 16u : ((n_seqs % NW) > 4u ? 8u : ((n_seqs % NW) > 2u ? 4u : n_seqs % NW))), S_v / (NW * CPW));
-}
-
-// gated_delta_net_inplace_ids_blocks's threads per workgroup.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_blocks_block() {
-    return dim3(W, NW, 1u);
-}
-
 // gated_delta_net_inplace_ids_blocks@native-cuda
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_f32(
@@ -588,4 +576,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
             }
         }
     }
+}
+
+// gated_delta_net_inplace_ids_blocks's workgroups per grid dimension.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_blocks_grid(const uint32_t H, const uint32_t n_seqs) {
+    return dim3(H, n_seqs - n_seqs % NW + ((n_seqs % NW) > 8u ? 16u : ((n_seqs % NW) > 4u ? 8u : ((n_seqs % NW) > 2u ? 4u : n_seqs % NW))), S_v / (NW * CPW));
+}
+
+// gated_delta_net_inplace_ids_blocks's threads per workgroup.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_blocks_block() {
+    return dim3(W, NW, 1u);
 }

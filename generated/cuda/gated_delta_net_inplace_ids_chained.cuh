@@ -297,18 +297,6 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
     }
 }
 
-// gated_delta_net_inplace_ids_chained's workgroups per grid dimension.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_chained_grid(const uint32_t H, const uint32_t n_seqs) {
-    return dim3(H, n_seqs, S_v / (NW * CPW));
-}
-
-// gated_delta_net_inplace_ids_chained's threads per workgroup.
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
-static inline dim3 gated_delta_net_inplace_ids_chained_block() {
-    return dim3(W, NW, 1u);
-}
-
 // gated_delta_net_inplace_ids_chained@native-cuda
 template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
 __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained_f32(
@@ -558,4 +546,16 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_chained
         }
         member = (uint32_t) ids[s] - rs_head;
     }
+}
+
+// gated_delta_net_inplace_ids_chained's workgroups per grid dimension.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_chained_grid(const uint32_t H, const uint32_t n_seqs) {
+    return dim3(H, n_seqs, S_v / (NW * CPW));
+}
+
+// gated_delta_net_inplace_ids_chained's threads per workgroup.
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+static inline dim3 gated_delta_net_inplace_ids_chained_block() {
+    return dim3(W, NW, 1u);
 }

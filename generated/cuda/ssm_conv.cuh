@@ -41,18 +41,6 @@ __global__ void __launch_bounds__(128u) ssm_conv_f32_portable(
     }
 }
 
-// ssm_conv's workgroups per grid dimension.
-template <uint32_t d_conv>
-static inline dim3 ssm_conv_grid(const uint32_t n_ch, const uint32_t n_t, const uint32_t n_s) {
-    return dim3((n_ch + 127u) / 128u, n_t, n_s);
-}
-
-// ssm_conv's threads per workgroup.
-template <uint32_t d_conv>
-static inline dim3 ssm_conv_block() {
-    return dim3(128u, 1u, 1u);
-}
-
 // ssm_conv@native-cuda
 template <uint32_t d_conv>
 __global__ void __launch_bounds__(128u) ssm_conv_f32(
@@ -87,4 +75,16 @@ __global__ void __launch_bounds__(128u) ssm_conv_f32(
         y = y + 0.0f;
         dst[s * d2 + t * d1 + c] = y;
     }
+}
+
+// ssm_conv's workgroups per grid dimension.
+template <uint32_t d_conv>
+static inline dim3 ssm_conv_grid(const uint32_t n_ch, const uint32_t n_t, const uint32_t n_s) {
+    return dim3((n_ch + 127u) / 128u, n_t, n_s);
+}
+
+// ssm_conv's threads per workgroup.
+template <uint32_t d_conv>
+static inline dim3 ssm_conv_block() {
+    return dim3(128u, 1u, 1u);
 }

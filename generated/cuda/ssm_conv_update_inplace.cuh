@@ -90,18 +90,6 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32_portable(
     }
 }
 
-// ssm_conv_update_inplace's workgroups per grid dimension.
-template <uint32_t d_conv, bool SILU>
-static inline dim3 ssm_conv_update_inplace_grid(const uint32_t n_ch, const uint32_t n_seqs) {
-    return dim3((n_ch + 127u) / 128u, n_seqs, 1u);
-}
-
-// ssm_conv_update_inplace's threads per workgroup.
-template <uint32_t d_conv, bool SILU>
-static inline dim3 ssm_conv_update_inplace_block() {
-    return dim3(128u, 1u, 1u);
-}
-
 // ssm_conv_update_inplace@native-cuda
 template <uint32_t d_conv, bool SILU>
 __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32(
@@ -152,4 +140,16 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32(
             conv_state_dst[ring_off + j_2] = window[j_2 + 1u];
         }
     }
+}
+
+// ssm_conv_update_inplace's workgroups per grid dimension.
+template <uint32_t d_conv, bool SILU>
+static inline dim3 ssm_conv_update_inplace_grid(const uint32_t n_ch, const uint32_t n_seqs) {
+    return dim3((n_ch + 127u) / 128u, n_seqs, 1u);
+}
+
+// ssm_conv_update_inplace's threads per workgroup.
+template <uint32_t d_conv, bool SILU>
+static inline dim3 ssm_conv_update_inplace_block() {
+    return dim3(128u, 1u, 1u);
 }

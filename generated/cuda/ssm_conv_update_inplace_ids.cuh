@@ -112,18 +112,6 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
     }
 }
 
-// ssm_conv_update_inplace_ids's workgroups per grid dimension.
-template <uint32_t d_conv, bool SILU>
-static inline dim3 ssm_conv_update_inplace_ids_grid(const uint32_t n_ch, const uint32_t n_seqs) {
-    return dim3((n_ch + 127u) / 128u, n_seqs, 1u);
-}
-
-// ssm_conv_update_inplace_ids's threads per workgroup.
-template <uint32_t d_conv, bool SILU>
-static inline dim3 ssm_conv_update_inplace_ids_block() {
-    return dim3(128u, 1u, 1u);
-}
-
 // ssm_conv_update_inplace_ids@native-cuda
 template <uint32_t d_conv, bool SILU>
 __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
@@ -196,4 +184,16 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
             conv_state_dst[ring_off + j_4] = window[j_4 + 1u];
         }
     }
+}
+
+// ssm_conv_update_inplace_ids's workgroups per grid dimension.
+template <uint32_t d_conv, bool SILU>
+static inline dim3 ssm_conv_update_inplace_ids_grid(const uint32_t n_ch, const uint32_t n_seqs) {
+    return dim3((n_ch + 127u) / 128u, n_seqs, 1u);
+}
+
+// ssm_conv_update_inplace_ids's threads per workgroup.
+template <uint32_t d_conv, bool SILU>
+static inline dim3 ssm_conv_update_inplace_ids_block() {
+    return dim3(128u, 1u, 1u);
 }

@@ -136,18 +136,6 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
     }
 }
 
-// ssm_conv_update_inplace_ids_chained's workgroups per grid dimension.
-template <uint32_t d_conv, bool SILU>
-static inline dim3 ssm_conv_update_inplace_ids_chained_grid(const uint32_t n_ch, const uint32_t n_seqs) {
-    return dim3((n_ch + 127u) / 128u, n_seqs, 1u);
-}
-
-// ssm_conv_update_inplace_ids_chained's threads per workgroup.
-template <uint32_t d_conv, bool SILU>
-static inline dim3 ssm_conv_update_inplace_ids_chained_block() {
-    return dim3(128u, 1u, 1u);
-}
-
 // ssm_conv_update_inplace_ids_chained@native-cuda
 template <uint32_t d_conv, bool SILU>
 __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
@@ -244,4 +232,16 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
         }
         member = (uint32_t) ids[s] - rs_head;
     }
+}
+
+// ssm_conv_update_inplace_ids_chained's workgroups per grid dimension.
+template <uint32_t d_conv, bool SILU>
+static inline dim3 ssm_conv_update_inplace_ids_chained_grid(const uint32_t n_ch, const uint32_t n_seqs) {
+    return dim3((n_ch + 127u) / 128u, n_seqs, 1u);
+}
+
+// ssm_conv_update_inplace_ids_chained's threads per workgroup.
+template <uint32_t d_conv, bool SILU>
+static inline dim3 ssm_conv_update_inplace_ids_chained_block() {
+    return dim3(128u, 1u, 1u);
 }
