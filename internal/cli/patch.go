@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -65,13 +64,22 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
+			stderr := cmd.ErrOrStderr()
+			t.OnWait = func(file, holder string) {
+				who := "another kernelgen"
+				if holder != "" {
+					who += " (pid " + holder + ")"
+				}
+				fmt.Fprintf(stderr, "waiting for %s to finish with %s (lock file %s)\n", who, tree, file)
+			}
+			ctx := cmd.Context()
 			steps, err := patch.Plan(registry.Integrations(), backendsFlag)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
 			switch {
 			case check:
-				reports, err := patch.Check(t, steps)
+				reports, err := patch.Check(ctx, t, steps)
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
@@ -80,7 +88,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 				}
 				return nil
 			case series != "":
-				patches, err := patch.Series(t, steps, series)
+				patches, err := patch.Series(ctx, t, steps, series)
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
@@ -90,20 +98,17 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 				fmt.Fprintf(out, "wrote %d patches to %s (apply with: git am %s/*.patch)\n", len(patches), series, series)
 				return nil
 			default:
-				o, err := patch.Apply(t, steps)
-				var prob *patch.Problem
-				if errors.As(err, &prob) {
-					return fail(ExitError, "%v", prob)
+				o, err := patch.Apply(ctx, t, steps)
+				if o != nil {
+					for _, p := range o.Written {
+						fmt.Fprintf(out, "patched %s\n", p)
+					}
 				}
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
 				if len(o.Written) == 0 {
 					fmt.Fprintf(out, "%s already holds this patch: nothing changed\n", tree)
-					return nil
-				}
-				for _, p := range o.Written {
-					fmt.Fprintf(out, "patched %s\n", p)
 				}
 				return nil
 			}

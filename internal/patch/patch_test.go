@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -165,7 +166,7 @@ func open(t *testing.T, root string) *Tree {
 
 func TestCheckFindsEveryAnchorInTheFixture(t *testing.T) {
 	root := fixture(t, "")
-	reports, err := Check(open(t, root), plan(t))
+	reports, err := Check(context.Background(), open(t, root), plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestCheckFindsEveryAnchorInTheFixture(t *testing.T) {
 func TestApplyThenApplyAgainChangesNothing(t *testing.T) {
 	root := fixture(t, "")
 	before := snapshot(t, root)
-	o, err := Apply(open(t, root), plan(t))
+	o, err := Apply(context.Background(), open(t, root), plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestApplyThenApplyAgainChangesNothing(t *testing.T) {
 		t.Errorf("%d files changed, Apply reported %d", changed, len(o.Written))
 	}
 	// every edit's text is now in the file, at its anchor
-	reports, err := Check(open(t, root), plan(t))
+	reports, err := Check(context.Background(), open(t, root), plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestApplyThenApplyAgainChangesNothing(t *testing.T) {
 		}
 	}
 	// the tree is now dirty, but the patch is in place: a second run is a no-op
-	o2, err := Apply(open(t, root), plan(t))
+	o2, err := Apply(context.Background(), open(t, root), plan(t))
 	if err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
@@ -245,7 +246,7 @@ func TestMissingAnchorIsRefusedAndNothingChanges(t *testing.T) {
 	}
 	commitAll(t, root)
 	before := snapshot(t, root)
-	_, err := Apply(open(t, root), plan(t))
+	_, err := Apply(context.Background(), open(t, root), plan(t))
 	var prob *Problem
 	if !errors.As(err, &prob) {
 		t.Fatalf("want a refusal, got %v", err)
@@ -260,7 +261,7 @@ func TestMissingAnchorIsRefusedAndNothingChanges(t *testing.T) {
 		t.Errorf("a refused patch changed the tree:\n%s", diff)
 	}
 	// --check reports the same anchor as missing and the others as found
-	reports, err := Check(open(t, root), plan(t))
+	reports, err := Check(context.Background(), open(t, root), plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestDirtyTreeIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, root)
-	_, err := Apply(open(t, root), plan(t))
+	_, err := Apply(context.Background(), open(t, root), plan(t))
 	if err == nil || !strings.Contains(err.Error(), "uncommitted changes") || !strings.Contains(err.Error(), "src/ggml.c") {
 		t.Fatalf("want a refusal naming src/ggml.c, got %v", err)
 	}
@@ -305,7 +306,7 @@ func TestDirtyTreeIsRefused(t *testing.T) {
 
 func TestPartlyPatchedTreeIsRefused(t *testing.T) {
 	root := fixture(t, "")
-	if _, err := Apply(open(t, root), plan(t)); err != nil {
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
 		t.Fatal(err)
 	}
 	// as if an earlier kernelgen had written a different push-constant block
@@ -317,7 +318,7 @@ func TestPartlyPatchedTreeIsRefused(t *testing.T) {
 	}
 	commitAll(t, root)
 	before := snapshot(t, root)
-	_, err := Apply(open(t, root), plan(t))
+	_, err := Apply(context.Background(), open(t, root), plan(t))
 	if err == nil || !strings.Contains(err.Error(), "vulkan: the tree is partly patched") {
 		t.Fatalf("want a partly-patched refusal, got %v", err)
 	}
@@ -333,7 +334,7 @@ func TestNewFileWithOtherContentsIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitAll(t, root)
-	_, err := Apply(open(t, root), plan(t))
+	_, err := Apply(context.Background(), open(t, root), plan(t))
 	if err == nil || !strings.Contains(err.Error(), "src/ggml-sycl/fused-ops.hpp: the file exists with other contents") {
 		t.Fatalf("want a refusal naming the file, got %v", err)
 	}
@@ -351,7 +352,7 @@ func TestFailedWriteRestoresTheTree(t *testing.T) {
 		return nil
 	}
 	defer func() { beforeWrite = nil }()
-	_, err := Apply(open(t, root), plan(t))
+	_, err := Apply(context.Background(), open(t, root), plan(t))
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("want the injected failure, got %v", err)
 	}
@@ -363,13 +364,38 @@ func TestFailedWriteRestoresTheTree(t *testing.T) {
 	}
 }
 
+// A rename that fails halfway through the rename step puts back the files
+// already renamed: the tree is as it was, with no temporary file left.
+func TestFailedRenameRestoresTheTree(t *testing.T) {
+	root := fixture(t, "")
+	before := snapshot(t, root)
+	n := 0
+	beforeRename = func(rel string) error {
+		if n++; n == 3 {
+			return errors.New("rename refused")
+		}
+		return nil
+	}
+	defer func() { beforeRename = nil }()
+	_, err := Apply(context.Background(), open(t, root), plan(t))
+	if err == nil || !strings.Contains(err.Error(), "rename refused") || !strings.Contains(err.Error(), "put back") {
+		t.Fatalf("want the injected failure, got %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("a failed rename left the tree changed:\n%s", diff)
+	}
+	if out := run(t, root, "git", "status", "--porcelain"); out != "" {
+		t.Errorf("git status after a failed rename:\n%s", out)
+	}
+}
+
 func TestLlamaCppTreeIsPatchedBelowGGML(t *testing.T) {
 	root := fixture(t, "ggml/")
 	tr := open(t, root)
 	if tr.Kind != "llama.cpp" {
 		t.Fatalf("kind %q", tr.Kind)
 	}
-	o, err := Apply(tr, plan(t))
+	o, err := Apply(context.Background(), tr, plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +428,7 @@ func TestNotATreeIsRefused(t *testing.T) {
 func TestSeriesAppliesWithGitAm(t *testing.T) {
 	root := fixture(t, "")
 	out1 := filepath.Join(t.TempDir(), "series")
-	names, err := Series(open(t, root), plan(t), out1)
+	names, err := Series(context.Background(), open(t, root), plan(t), out1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +475,7 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 
 	// same inputs, same bytes
 	out2 := filepath.Join(t.TempDir(), "series")
-	if _, err := Series(open(t, root), plan(t), out2); err != nil {
+	if _, err := Series(context.Background(), open(t, root), plan(t), out2); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range names {
@@ -466,20 +492,20 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 	args := append([]string{"git", "am", "-q", "--whitespace=error"}, names...)
 	run(t, amTree, args...)
 	applied := fixture(t, "")
-	if _, err := Apply(open(t, applied), plan(t)); err != nil {
+	if _, err := Apply(context.Background(), open(t, applied), plan(t)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(snapshot(t, applied), snapshot(t, amTree)); diff != "" {
 		t.Errorf("git am result differs from Apply:\n%s", diff)
 	}
 	// and kernelgen sees the patch in place
-	o, err := Apply(open(t, amTree), plan(t))
+	o, err := Apply(context.Background(), open(t, amTree), plan(t))
 	if err != nil || len(o.Written) != 0 {
 		t.Errorf("apply after git am: wrote %v, err %v", o.Written, err)
 	}
 
 	// a non-empty output directory is refused
-	if _, err := Series(open(t, root), plan(t), out1); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if _, err := Series(context.Background(), open(t, root), plan(t), out1); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("series into a non-empty directory: %v", err)
 	}
 }
@@ -557,7 +583,7 @@ func TestSeriesErrorsNameTheUsersTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitAll(t, root)
-	_, err := Series(open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	_, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
 	if err == nil || !strings.Contains(err.Error(), "cannot write a series for "+root+" (its HEAD)") ||
 		!strings.Contains(err.Error(), "src/ggml-vulkan/ggml-vulkan.cpp") || strings.Contains(err.Error(), "kernelgen-series-") {
 		t.Errorf("got %v", err)
@@ -583,7 +609,7 @@ func TestDubiousOwnershipNamesSafeDirectory(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null") // no safe.directory of this machine's
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	before := snapshot(t, root)
-	_, err = Apply(open(t, root), plan(t))
+	_, err = Apply(context.Background(), open(t, root), plan(t))
 	if err == nil || !strings.Contains(err.Error(), "git config --global --add safe.directory "+root) || strings.Contains(err.Error(), "not a git work tree") {
 		t.Errorf("got %v", err)
 	}

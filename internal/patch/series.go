@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +16,7 @@ import (
 // are applied and committed one by one in a shared clone of its HEAD, which
 // is removed afterwards. Commits carry HEAD's date, so the same tree and the
 // same kernelgen give the same series. It returns the patch file names.
-func Series(t *Tree, steps []*Step, out string) ([]string, error) {
+func Series(ctx context.Context, t *Tree, steps []*Step, out string) ([]string, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--series %s: the directory exists and is not empty; name a new directory", out)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -74,7 +75,7 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 	ct := &Tree{Root: clone, GGML: t.GGML, Kind: t.Kind}
 	commits := 0
 	for _, s := range steps {
-		o, err := Apply(ct, []*Step{s})
+		o, err := apply(ctx, ct, []*Step{s})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Backend, ofUsersTree(err, t, clone))
 		}

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 // Tree is a ggml or llama.cpp checkout.
@@ -19,6 +22,50 @@ type Tree struct {
 	// checkout, "ggml/" for llama.cpp.
 	GGML string
 	Kind string // "ggml" or "llama.cpp"
+	// OnWait, when set, is called once when another kernelgen holds the
+	// tree's lock: the lock file and the holder's pid ("" when unknown).
+	OnWait func(lockFile, holder string)
+}
+
+// LockName is the tree's lock file in its git directory, beside git's own
+// index.lock: git status does not see it there, so the lock does not make
+// the tree dirty.
+const LockName = "kernelgen.lock"
+
+// lock takes the tree's lock, exclusive to write and shared to read, so
+// two kernelgen runs on one tree take turns (a second apply then finds the
+// patch in place) and a check never reads a tree halfway through an
+// apply. The lock is in the tree's git directory; a tree outside git
+// (which apply refuses unless it already holds the patch) has it beside
+// the tree, as build's output directory does. A holder that dies releases
+// it (see fsx.LockTarget); one that stays past fsx.LockTimeout is named
+// with its lock file.
+func (t *Tree) lock(ctx context.Context, exclusive bool) (*fsx.Lock, error) {
+	var l *fsx.Lock
+	var err error
+	if file, ok := t.lockFile(); ok {
+		l, err = fsx.LockFile(ctx, t.Root, file, exclusive, t.OnWait)
+	} else {
+		l, err = fsx.LockTarget(ctx, t.Root, exclusive, t.OnWait)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w while waiting for the lock on %s: nothing was changed", context.Cause(ctx), t.Root)
+	}
+	return l, err
+}
+
+// lockFile is where the tree's lock lives in its git directory; false when
+// git does not know the tree.
+func (t *Tree) lockFile() (string, bool) {
+	out, err := git(t.Root, nil, "rev-parse", "--git-path", LockName)
+	if err != nil {
+		return "", false
+	}
+	file := strings.TrimSpace(out)
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(t.Root, file)
+	}
+	return file, true
 }
 
 // Open recognises root as a ggml tree (src/ggml.c) or a llama.cpp tree
@@ -110,7 +157,7 @@ func (t *Tree) dirty() ([]string, error) {
 		}
 		return nil, fmt.Errorf("--tree %s is not a git work tree, so kernelgen cannot check that it is clean (commit it first: git init && git add -A && git commit)", t.Root)
 	}
-	out, err := git(t.Root, nil, "status", "--porcelain", "--", ".")
+	out, err := git(t.Root, nil, "status", "--porcelain", "--untracked-files=normal", "--", ".")
 	if err != nil {
 		return nil, err
 	}
