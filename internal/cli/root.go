@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -42,9 +43,10 @@ var errStale = &exitError{code: ExitStale, err: errors.New("generated files are 
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	// An interrupt cancels tool runs; the output tree is only swapped in at
-	// the very end, so it never ends up half-written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// An interrupt cancels the run: tool runs stop, build swaps its output
+	// tree in only at the very end, patch finishes or undoes its renames,
+	// and the error says which.
+	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -59,6 +61,39 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "kernelgen:", err)
 	fmt.Fprintln(stderr, "Run 'kernelgen --help' for usage.")
 	return ExitError
+}
+
+// stopSignals are the signals that interrupt a run: Ctrl-C, kill's
+// default, and a closed terminal.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// interrupted is the cause of a run's context when a signal stopped it.
+type interrupted struct{ sig os.Signal }
+
+func (e *interrupted) Error() string {
+	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[e.sig]
+	return "interrupted by " + name
+}
+
+// notifyContext is signal.NotifyContext for stopSignals, with the signal
+// as the context's cause. Signals after the first are caught too (and
+// ignored): the first one's cancellation is already under way, and a
+// second must not kill the process inside a step it has to finish.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignals...)
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(&interrupted{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
