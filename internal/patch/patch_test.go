@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -510,6 +511,80 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 	}
 }
 
+// The user's git configuration does not reach the series (format-patch's
+// suffix, cover letter, numbering, sign-off and prefixes; commit's cleanup;
+// diff's prefixes): the series is byte for byte the one a clean
+// configuration gives, with the user's identity.
+func TestSeriesIgnoresTheUsersGitConfig(t *testing.T) {
+	root := fixture(t, "")
+	clean := filepath.Join(t.TempDir(), "clean")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	want, err := Series(context.Background(), open(t, root), plan(t), clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(config, []byte(`[format]
+	suffix = .txt
+	coverLetter = true
+	numbered = false
+	signOff = true
+	subjectPrefix = RFC
+	thread = shallow
+[diff]
+	noprefix = true
+	mnemonicPrefix = true
+[commit]
+	cleanup = scissors
+[core]
+	abbrev = 20
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", config)
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'format.suffix'='.diff'")
+	out := filepath.Join(t.TempDir(), "series")
+	got, err := Series(context.Background(), open(t, root), plan(t), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d patches with the user's config, %d without: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		a, _ := os.ReadFile(want[i])
+		b, _ := os.ReadFile(got[i])
+		if filepath.Base(want[i]) != filepath.Base(got[i]) || !bytes.Equal(a, b) {
+			t.Errorf("%s: the user's git config changed the patch (%s):\n%s", filepath.Base(want[i]), filepath.Base(got[i]), firstDiff(string(a), string(b)))
+		}
+		if !bytes.Contains(b, []byte("From: A Contributor <contributor@example.com>")) {
+			t.Errorf("%s does not carry the tree's identity", filepath.Base(got[i]))
+		}
+	}
+}
+
+// firstDiff is the first line where a and b differ.
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d: %q vs %q", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("%d lines vs %d", len(la), len(lb))
+}
+
+// An empty --series is refused before anything is read or written.
+func TestSeriesRefusesAnEmptyDirectory(t *testing.T) {
+	root := fixture(t, "")
+	for _, out := range []string{"", " ", "\t\n"} {
+		if _, err := Series(context.Background(), open(t, root), plan(t), out); err == nil || !strings.Contains(err.Error(), "--series is empty") {
+			t.Errorf("--series %q: %v", out, err)
+		}
+	}
+}
+
 // Upstream text carries no generated-file header: the files a plan adds
 // come from the backends' own text, which only build marks.
 func TestUpstreamHasNoGeneratedHeader(t *testing.T) {
@@ -585,7 +660,7 @@ func TestSeriesErrorsNameTheUsersTree(t *testing.T) {
 	commitAll(t, root)
 	_, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
 	if err == nil || !strings.Contains(err.Error(), "cannot write a series for "+root+" (its HEAD)") ||
-		!strings.Contains(err.Error(), "src/ggml-vulkan/ggml-vulkan.cpp") || strings.Contains(err.Error(), "kernelgen-series-") {
+		!strings.Contains(err.Error(), "src/ggml-vulkan/ggml-vulkan.cpp") || strings.Contains(err.Error(), ".kernelgen-") {
 		t.Errorf("got %v", err)
 	}
 }

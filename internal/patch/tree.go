@@ -129,11 +129,33 @@ func (t *Tree) read(rel string) (string, bool, error) {
 
 var errNoGit = errors.New("git not found: install git (Debian: apt-get install git)")
 
-// git runs git in dir and returns its standard output.
+// git runs git in dir, for the user's tree (their configuration applies),
+// and returns its standard output.
 func git(dir string, env []string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
+	return runGit(context.Background(), dir, append(os.Environ(), env...), args...)
+}
+
+// ownedGit runs git for what kernelgen owns, the series' clone, its commits
+// and format-patch, with none of the user's git configuration: no global
+// or system file, no GIT_* variable (a hook's GIT_DIR, an alias's
+// GIT_CONFIG_PARAMETERS), no hooks. What it needs, the identity and the
+// dates, comes in env. It stops when ctx ends.
+func ownedGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			base = append(base, kv)
+		}
+	}
+	base = append(base, "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+	args = append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)
+	return runGit(ctx, dir, append(base, env...), args...)
+}
+
+func runGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
+	cmd.Env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
