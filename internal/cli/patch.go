@@ -57,7 +57,12 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 			if len(backendsFlag) == 0 {
 				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(order, ", "))
 			}
-			if check && series != "" {
+			seriesSet := cmd.Flags().Changed("series")
+			if seriesSet && strings.TrimSpace(series) == "" {
+				// An unset shell variable must not turn a series into a write.
+				return fail(ExitError, "--series is empty: name the directory to write the series into (nothing was changed)")
+			}
+			if check && seriesSet {
 				return fail(ExitError, "--check and --series do not go together: --series never touches the tree")
 			}
 			t, err := patch.Open(tree)
@@ -87,7 +92,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 					return fail(ExitStale, "%d anchor(s) missing in %s: the tree is not one this patch knows (see above)", missing, tree)
 				}
 				return nil
-			case series != "":
+			case seriesSet:
 				patches, err := patch.Series(ctx, t, steps, series)
 				if err != nil {
 					return fail(ExitError, "%v", err)
@@ -95,7 +100,7 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 				for _, p := range patches {
 					fmt.Fprintln(out, p)
 				}
-				fmt.Fprintf(out, "wrote %d patches to %s (apply with: git am %s/*.patch)\n", len(patches), series, series)
+				fmt.Fprintf(out, "wrote %d patches to %s (apply with: git am %s/*.patch)\n", len(patches), series, shellQuote(series))
 				return nil
 			default:
 				o, err := patch.Apply(ctx, t, steps)
@@ -162,4 +167,20 @@ func quoteAnchor(a []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, " > ")
+}
+
+// shellQuote quotes s for a POSIX shell where it holds anything but
+// letters, digits and -_./:@%+=, (a path with spaces, a $).
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

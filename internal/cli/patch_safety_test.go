@@ -279,3 +279,61 @@ func TestPatchInterruptedDuringTheRenames(t *testing.T) {
 		t.Errorf("left behind: %v", l)
 	}
 }
+
+// An empty or blank --series (an unset shell variable) is refused, and the
+// tree is not patched in its place.
+func TestPatchSeriesEmptyIsRefused(t *testing.T) {
+	root := gitTree(t)
+	before := files(t, root)
+	for _, arg := range []string{"", " ", "\t"} {
+		code, out, errs := run(t, "patch", "--tree", root, "--backend", "all", "--series", arg)
+		if code != 2 || !strings.Contains(errs, "--series is empty") {
+			t.Errorf("--series %q: exit %d\n%s%s", arg, code, out, errs)
+		}
+	}
+	if diff := cmp.Diff(before, files(t, root)); diff != "" {
+		t.Errorf("the tree changed:\n%s", diff)
+	}
+}
+
+// A signal once the series is made, before it is moved into place, leaves
+// no series, no partial one and no temporary directory, beside OUT or in
+// $TMPDIR.
+func TestPatchSeriesInterrupted(t *testing.T) {
+	root := gitTree(t)
+	tmp, parent := t.TempDir(), t.TempDir()
+	out := filepath.Join(parent, "series")
+	h := start(t, "series-staged", []string{"TMPDIR=" + tmp}, "patch", "--tree", root, "--backend", "all", "--series", out)
+	h.waitFor(pausedAt("series-staged"))
+	h.signal(syscall.SIGTERM)
+	code, stdout, errs := h.wait()
+	if code != 2 || !strings.Contains(errs, "interrupted by SIGTERM: nothing was written") {
+		t.Errorf("exit %d\n%s%s", code, stdout, errs)
+	}
+	for _, dir := range []string{parent, tmp} {
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Errorf("left in %s: %v", dir, entries)
+		}
+	}
+}
+
+// The git am hint is a command a shell runs as printed, for a series
+// directory with spaces in its path too.
+func TestPatchSeriesHintIsQuoted(t *testing.T) {
+	root := gitTree(t)
+	out := filepath.Join(t.TempDir(), "my series", "it's here")
+	code, stdout, errs := run(t, "patch", "--tree", root, "--backend", "all", "--series", out)
+	_, hint, ok := strings.Cut(stdout, "(apply with: ")
+	if code != 0 || !ok {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	hint = strings.TrimSuffix(strings.TrimSpace(hint), ")")
+	clone := filepath.Join(t.TempDir(), "clone")
+	sh(t, root, "git", "clone", "-q", root, clone)
+	sh(t, clone, "git", "config", "user.name", "A Contributor")
+	sh(t, clone, "git", "config", "user.email", "contributor@example.com")
+	sh(t, clone, "sh", "-c", hint)
+	if diff := cmp.Diff(patched(t), files(t, clone)); diff != "" {
+		t.Errorf("%s did not give the patched tree:\n%s", hint, diff)
+	}
+}
