@@ -41,7 +41,8 @@ var errStale = &exitError{code: ExitStale, err: errors.New("generated files are 
 
 // Main runs kernelgen with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	out := &checkedWriter{w: stdout}
+	root := newRoot(out, stderr)
 	root.SetArgs(args)
 	// An interrupt cancels the run: tool runs stop, build swaps its output
 	// tree in only at the very end, patch finishes or undoes its renames,
@@ -49,6 +50,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	err := root.ExecuteContext(ctx)
+	if out.err != nil {
+		// Lost output is an error whatever the command concluded: a
+		// --check's "see above" with nothing above, a listing cut short.
+		if err != nil && !errors.Is(err, out.err) {
+			fmt.Fprintln(stderr, "kernelgen:", message(err))
+		}
+		fmt.Fprintf(stderr, "kernelgen: writing the output: %v (what was printed is incomplete)\n", out.err)
+		return ExitError
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -61,6 +71,35 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "kernelgen:", err)
 	fmt.Fprintln(stderr, "Run 'kernelgen --help' for usage.")
 	return ExitError
+}
+
+// message is what an error of a command says.
+func message(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.err
+	}
+	return err
+}
+
+// checkedWriter is the output every command writes to: it keeps the first
+// write error, which Main reports, so a full disk or a closed file never
+// ends in exit 0. Writes after it fail at once.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
 }
 
 // stopSignals are the signals that interrupt a run: Ctrl-C, kill's
@@ -196,6 +235,9 @@ func useColor(mode string, w io.Writer) (bool, error) {
 }
 
 func isTerminal(w io.Writer) bool {
+	if c, ok := w.(*checkedWriter); ok {
+		w = c.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
