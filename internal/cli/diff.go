@@ -84,7 +84,7 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 				return fail(ExitError, "%v", err)
 			}
 			rep := compareTrees(a, b)
-			kernels, bug := verdict.Compare(a, b, verdict.Options{Problems: problems})
+			kernels, bug := verdict.Compare(cmd.Context(), a, b, verdict.Options{Problems: problems})
 			if bug != nil && !errors.As(bug, new(*verdict.BugError)) {
 				return fail(ExitError, "%v", bug)
 			}
