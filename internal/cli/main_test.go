@@ -15,7 +15,8 @@ import (
 // that can be signalled): with KERNELGEN_TEST_MAIN=1 it is Main. With
 // KERNELGEN_TEST_PAUSE=STEP too, it stops the first time it reaches STEP
 // (testhook.Pause), says so on stderr ("paused at STEP") and waits until
-// its stdin is closed or a signal ends its run.
+// its stdin is closed or a signal ends its run; each later time it says
+// "reached STEP again", so a test can tell how far a run went after it.
 func TestMain(m *testing.M) {
 	if os.Getenv("KERNELGEN_TEST_MAIN") == "1" {
 		if step := os.Getenv("KERNELGEN_TEST_PAUSE"); step != "" {
@@ -29,13 +30,18 @@ func TestMain(m *testing.M) {
 // pausedAt is the line a paused subprocess prints on stderr.
 func pausedAt(step string) string { return "kernelgen-test: paused at " + step }
 
+// reachedAgain is the line for each later time.
+func reachedAgain(step string) string { return "kernelgen-test: reached " + step + " again" }
+
 func pauseAt(step string) func(context.Context, string) {
 	var once sync.Once
 	return func(ctx context.Context, at string) {
 		if at != step {
 			return
 		}
+		first := false
 		once.Do(func() {
+			first = true
 			fmt.Fprintln(os.Stderr, pausedAt(step))
 			released := make(chan struct{})
 			go func() {
@@ -47,5 +53,8 @@ func pauseAt(step string) func(context.Context, string) {
 			case <-released:
 			}
 		})
+		if !first {
+			fmt.Fprintln(os.Stderr, reachedAgain(step))
+		}
 	}
 }
