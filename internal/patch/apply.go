@@ -74,16 +74,25 @@ func (r *StepReport) counts() (missing, pending, applied int) {
 	return
 }
 
-// Check locates every change of steps in the tree without writing
-// anything, under the tree's shared lock (so never halfway through an
-// Apply).
+// Check is Apply's dry run: it locates every change of steps in the tree
+// without writing anything, under the tree's shared lock (so never halfway
+// through an Apply), and judges the tree as Apply does. The error is what
+// Apply would return before writing: a *Problem worded for a dry run
+// (missing anchors, a partly patched or dirty tree, a link out of the
+// tree), returned with the reports, or a failure to judge (not a git
+// tree); nil when Apply would write the pending changes or has none.
 func Check(ctx context.Context, t *Tree, steps []*Step) ([]*StepReport, error) {
 	l, err := t.lock(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Unlock()
-	return inspect(t, steps)
+	reports, err := inspect(t, steps)
+	if err != nil {
+		return nil, err
+	}
+	_, err = decide(t, reports, true)
+	return reports, err
 }
 
 // inspect locates every change of steps in the tree.
@@ -201,12 +210,35 @@ func apply(ctx context.Context, t *Tree, steps []*Step) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{Reports: reports}
+	targets, err := decide(t, reports, false)
+	if err != nil || len(targets) == 0 {
+		return out, err // refused, or already applied: nothing to do, clean or not
+	}
+	files, err := render(t, reports)
+	if err != nil {
+		return out, err
+	}
+	out.Written, err = writeAll(ctx, targets, files)
+	return out, err
+}
+
+// decide is the one judgement of Apply and Check: the refusal (a
+// *Problem, worded for a dry run when dry), or where each file to write
+// lives (below Root, through symbolic links; none when the tree already
+// holds the patch).
+func decide(t *Tree, reports []*StepReport, dry bool) (map[string]string, error) {
+	refuse := func(reason string, items []string) error {
+		head := "refusing to patch " + t.Root + reason + ", nothing was changed:"
+		if dry {
+			head = "apply would refuse to patch " + t.Root + reason + ":"
+		}
+		return &Problem{append([]string{head}, indent(items)...)}
+	}
 	var problems []string
-	pendingTotal, appliedTotal := 0, 0
+	pendingTotal := 0
 	for _, r := range reports {
 		missing, pending, applied := r.counts()
 		pendingTotal += pending
-		appliedTotal += applied
 		for _, f := range r.Files {
 			if f.State == Missing {
 				problems = append(problems, fmt.Sprintf("%s: %s", mustPath(t, f.File.Path), f.Why))
@@ -226,27 +258,55 @@ func apply(ctx context.Context, t *Tree, steps []*Step) (*Outcome, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return out, &Problem{append([]string{"refusing to patch " + t.Root + ", nothing was changed:"}, indent(problems)...)}
+		return nil, refuse("", problems)
 	}
 	if pendingTotal == 0 {
-		return out, nil // already applied: nothing to do, clean or not
+		return nil, nil
 	}
 	dirty, err := t.dirty()
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	if len(dirty) > 0 {
 		if len(dirty) > 10 {
 			dirty = append(dirty[:10], fmt.Sprintf("... and %d more", len(dirty)-10))
 		}
-		return out, &Problem{append([]string{"refusing to patch " + t.Root + ": the tree has uncommitted changes (commit or stash them first), nothing was changed:"}, indent(dirty)...)}
+		return nil, refuse(": the tree has uncommitted changes (commit or stash them first)", dirty)
 	}
-	files, err := render(t, reports)
+	targets, problems, err := t.targets(pendingPaths(t, reports))
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	out.Written, err = writeAll(ctx, t.Root, files)
-	return out, err
+	if len(problems) > 0 {
+		return nil, refuse("", problems)
+	}
+	return targets, nil
+}
+
+// pendingPaths are the paths below Root that the pending changes write.
+func pendingPaths(t *Tree, reports []*StepReport) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		rel, _ := t.path(p)
+		if !seen[rel] {
+			seen[rel] = true
+			out = append(out, rel)
+		}
+	}
+	for _, r := range reports {
+		for _, f := range r.Files {
+			if f.State == Pending {
+				add(f.File.Path)
+			}
+		}
+		for _, l := range r.Edits {
+			if l.State == Pending {
+				add(l.Edit.File)
+			}
+		}
+	}
+	return out
 }
 
 func mustPath(t *Tree, p string) string {
@@ -303,7 +363,8 @@ type staged struct {
 	mode           os.FileMode
 }
 
-// writeAll replaces the files (paths below root) in two steps: each new
+// writeAll replaces the files (paths below the root, each written at its
+// target, see Tree.targets) in two steps: each new
 // contents is first staged in a temporary sibling (.NAME.kernelgen-*),
 // then all are renamed into place, one rename each. Until the renames
 // begin, a failure or the end of ctx (an interrupt) removes what was
@@ -312,7 +373,7 @@ type staged struct {
 // and stopping inside it would leave the tree half-patched. A failed
 // rename puts back the files already renamed. No temporary file outlives
 // the call. It returns the paths written, sorted.
-func writeAll(ctx context.Context, root string, files map[string][]byte) ([]string, error) {
+func writeAll(ctx context.Context, targets map[string]string, files map[string][]byte) ([]string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -331,7 +392,7 @@ func writeAll(ctx context.Context, root string, files map[string][]byte) ([]stri
 			unstage()
 			return nil, fmt.Errorf("%w: nothing was changed", context.Cause(ctx))
 		}
-		s, dirs, err := stage(root, rel, files[rel])
+		s, dirs, err := stage(targets[rel], rel, files[rel])
 		madeDirs = append(madeDirs, dirs...)
 		if err != nil {
 			unstage()
@@ -367,10 +428,10 @@ func writeAll(ctx context.Context, root string, files map[string][]byte) ([]stri
 	return paths, nil
 }
 
-// stage writes data into a temporary sibling of root/rel, creating the
-// directories it needs (returned, outermost first, also on error).
-func stage(root, rel string, data []byte) (staged, []string, error) {
-	full := filepath.Join(root, filepath.FromSlash(rel))
+// stage writes data into a temporary sibling of full, the file of rel,
+// creating the directories it needs (returned, outermost first, also on
+// error).
+func stage(full, rel string, data []byte) (staged, []string, error) {
 	s := staged{rel: rel, full: full, mode: 0o644}
 	if fi, err := os.Stat(full); err == nil {
 		s.had, s.mode = true, fi.Mode().Perm()

@@ -261,10 +261,11 @@ func TestMissingAnchorIsRefusedAndNothingChanges(t *testing.T) {
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 		t.Errorf("a refused patch changed the tree:\n%s", diff)
 	}
-	// --check reports the same anchor as missing and the others as found
+	// --check reports the same anchor as missing and the others as found,
+	// and the refusal the apply gives
 	reports, err := Check(context.Background(), open(t, root), plan(t))
-	if err != nil {
-		t.Fatal(err)
+	if !errors.As(err, &prob) || !strings.Contains(err.Error(), "apply would refuse") || !strings.Contains(err.Error(), "supports_op") {
+		t.Fatalf("want the apply's refusal, got %v", err)
 	}
 	missing := 0
 	for _, r := range reports {
@@ -325,6 +326,117 @@ func TestPartlyPatchedTreeIsRefused(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 		t.Errorf("a refused patch changed the tree:\n%s", diff)
+	}
+}
+
+// Check judges a tree as Apply does: for each state of the tree it
+// refuses exactly when Apply does, with the same items, and changes
+// nothing.
+func TestCheckPredictsApply(t *testing.T) {
+	edit := func(root, rel, from, to string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bytes.Replace(src, []byte(from), []byte(to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, want string
+		make       func(root string)
+	}{
+		{"clean", "", func(string) {}},
+		{"dirty", "the tree has uncommitted changes", func(root string) { edit(root, "src/ggml.c", "", "// local change\n") }},
+		{"partly patched", "vulkan: the tree is partly patched (", func(root string) {
+			if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+				t.Fatal(err)
+			}
+			edit(root, "src/ggml-vulkan/ggml-vulkan.cpp", " rs_head;", " rs_head_old;")
+			commitAll(t, root)
+		}},
+		{"half written", "partly patched", func(root string) {
+			if _, err := Apply(context.Background(), open(t, root), []*Step{stepOf(t, "vulkan")}); err != nil {
+				t.Fatal(err)
+			}
+			run(t, root, "git", "checkout", "--", "src/ggml-vulkan/ggml-vulkan.cpp")
+			commitAll(t, root)
+		}},
+		{"missing anchor", `"supports_op": anchor`, func(root string) {
+			edit(root, "src/ggml-vulkan/ggml-vulkan.cpp", "static bool ggml_backend_vk_device_supports_op(", "static bool renamed(")
+			commitAll(t, root)
+		}},
+		{"already patched", "", func(root string) {
+			if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"link out of the tree", "outside the tree", func(root string) {
+			outside := filepath.Join(t.TempDir(), "ggml.c")
+			if err := os.Rename(filepath.Join(root, "src", "ggml.c"), outside); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(root, "src", "ggml.c")); err != nil {
+				t.Fatal(err)
+			}
+			commitAll(t, root)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := fixture(t, "")
+			tc.make(root)
+			before := snapshot(t, root)
+			_, checked := Check(context.Background(), open(t, root), plan(t))
+			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+				t.Fatalf("check changed the tree:\n%s", diff)
+			}
+			_, applied := Apply(context.Background(), open(t, root), plan(t))
+			if tc.want == "" {
+				if checked != nil || applied != nil {
+					t.Errorf("check: %v\napply: %v", checked, applied)
+				}
+				return
+			}
+			if checked == nil || applied == nil || !strings.Contains(checked.Error(), tc.want) {
+				t.Fatalf("want %q from both\ncheck: %v\napply: %v", tc.want, checked, applied)
+			}
+			c, a := checked.(*Problem).Lines, applied.(*Problem).Lines
+			if diff := cmp.Diff(a[1:], c[1:]); diff != "" {
+				t.Errorf("check and apply name other problems (-apply +check):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A symbolic link in the tree is followed: the file it leads to is
+// patched, the link stays a link.
+func TestSymlinkIsFollowed(t *testing.T) {
+	want := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, want), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	root := fixture(t, "")
+	link := filepath.Join(root, "src", "ggml-vulkan", "ggml-vulkan.cpp")
+	if err := os.Rename(link, filepath.Join(root, "src", "ggml-vulkan", "real.cpp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.cpp", link); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, root)
+	if _, err := Check(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is no longer a link: %v", err)
+	}
+	got, _ := os.ReadFile(filepath.Join(root, "src", "ggml-vulkan", "real.cpp"))
+	if diff := cmp.Diff(snapshot(t, want)["src/ggml-vulkan/ggml-vulkan.cpp"], string(got)); diff != "" {
+		t.Errorf("the link's target is not patched:\n%s", diff)
 	}
 }
 

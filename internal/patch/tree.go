@@ -232,3 +232,66 @@ func (t *Tree) holds(contents map[string]string, p Probe) (bool, string, error) 
 	}
 	return true, fmt.Sprintf("%s has %q", rel, p.Text), nil
 }
+
+// targets maps each path below Root to the file a write of it replaces.
+// A symbolic link is followed, as git follows none but a user's tree may
+// hold them: the file it leads to is written and the link stays a link.
+// A link that leads out of the tree, or nowhere, and two paths that lead
+// to one file are problems, named.
+func (t *Tree) targets(rels []string) (map[string]string, []string, error) {
+	root, err := filepath.EvalSymlinks(t.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]string{}
+	var problems []string
+	by := map[string]string{} // resolved file -> the path that leads to it
+	for _, rel := range rels {
+		full := filepath.Join(t.Root, filepath.FromSlash(rel))
+		real, err := resolve(full)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v: kernelgen does not write through a broken link; restore it (git checkout) or make it a file", rel, err))
+			continue
+		}
+		in, err := filepath.Rel(root, real)
+		if err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) || filepath.IsAbs(in) {
+			problems = append(problems, fmt.Sprintf("%s: a symbolic link to %s, outside the tree: kernelgen writes only inside %s; make the link a file, or patch the tree it points into", rel, real, t.Root))
+			continue
+		}
+		if other, ok := by[real]; ok {
+			problems = append(problems, fmt.Sprintf("%s and %s are one file (through a symbolic link): both would be patched; make one of them a file", other, rel))
+			continue
+		}
+		by[real] = rel
+		out[rel] = full
+		if in != filepath.FromSlash(rel) {
+			out[rel] = filepath.Join(root, in)
+		}
+	}
+	return out, problems, nil
+}
+
+// resolve follows the symbolic links of full, or, for a file still to be
+// made, of its nearest existing directory.
+func resolve(full string) (string, error) {
+	if fi, err := os.Lstat(full); err == nil {
+		real, err := filepath.EvalSymlinks(full)
+		if err != nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(full)
+			return "", fmt.Errorf("a symbolic link to %s, which does not exist", target)
+		}
+		return real, err
+	}
+	dir, rest := filepath.Dir(full), filepath.Base(full)
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			real, err := filepath.EvalSymlinks(dir)
+			return filepath.Join(real, rest), err
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+			continue
+		}
+		return full, nil
+	}
+}
