@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,8 +36,10 @@ builders under another signature, or only some of them, is refused.
 ggml trees (src/, include/, tests/) and llama.cpp trees (ggml/src, ggml/include,
 tests/ at the root, src/llama-context.cpp) are told apart by what is on disk.
 
-  --check        dry run: report each anchor found, missing, or already applied;
-                 exit 1 when one is missing
+  --check        dry run: report each anchor found, missing, or already applied,
+                 and judge the tree as the apply does: exit 1, with the apply's
+                 reasons, where it would refuse (an anchor missing, a partly
+                 patched or dirty tree, a link out of the tree)
   (default)      apply: refused, with the file and anchor named and nothing
                  changed, when an anchor is missing or the tree has uncommitted
                  changes; a tree that already holds the patch is left as it is
@@ -84,12 +87,18 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 			}
 			switch {
 			case check:
+				// The verdict is the apply's: exit 1 where it would refuse,
+				// with the same reasons; 2 where it could not judge.
 				reports, err := patch.Check(ctx, t, steps)
-				if err != nil {
+				missing := printReports(out, t, reports)
+				var prob *patch.Problem
+				switch {
+				case err != nil && !errors.As(err, &prob):
 					return fail(ExitError, "%v", err)
-				}
-				if missing := printReports(out, t, reports); missing > 0 {
-					return fail(ExitStale, "%d anchor(s) missing in %s: the tree is not one this patch knows (see above)", missing, tree)
+				case prob != nil && missing > 0:
+					return fail(ExitStale, "%d anchor(s) missing in %s: the tree is not one this patch knows\n%v", missing, tree, prob)
+				case prob != nil:
+					return fail(ExitStale, "%v", prob)
 				}
 				return nil
 			case seriesSet:
