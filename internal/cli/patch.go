@@ -44,10 +44,20 @@ tests/ at the root, src/llama-context.cpp) are told apart by what is on disk.
                  changed, when an anchor is missing or the tree has uncommitted
                  changes; a tree that already holds the patch is left as it is
   --series OUT   write a git format-patch series into OUT (a new directory) that
-                 git am applies on the tree's HEAD; the tree itself is not touched
+                 git am applies on the tree's HEAD; the tree itself is not touched.
+                 Made beside OUT and renamed into place whole; none of your git
+                 configuration but user.name and user.email reaches it
+
+Every file is staged beside itself (.NAME.kernelgen-*) and then all are renamed
+into place: an interrupt (INT, TERM, HUP) before the renames leaves the tree as
+it was, one during them lets them finish; either way exit 2, saying which. Two
+runs on one tree take turns on a lock in its git directory (.git/kernelgen.lock):
+the second waits, saying for whom, then finds the patch in place. A symbolic
+link is followed within the tree; one that leads out of it is refused.
 
 The patch text is in the target's style: no generated-file headers.
-Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refusal.`,
+Exit 0 on success, 1 when --check finds that the apply would refuse, 2 on an
+error, a refusal or an interrupt.`,
 		Example: `  kernelgen patch --tree ../ggml --backend vulkan --check
   kernelgen patch --tree ../ggml --backend vulkan
   kernelgen patch --tree ../llama.cpp --backend all --series ../series`,
