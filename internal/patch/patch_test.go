@@ -477,6 +477,22 @@ func TestFailedWriteRestoresTheTree(t *testing.T) {
 	}
 }
 
+// An apply whose context has already ended (a signal during start-up)
+// changes nothing and says so, without claiming it waited for a lock.
+func TestApplyInterruptedBeforeItStarts(t *testing.T) {
+	root := fixture(t, "")
+	before := snapshot(t, root)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted by SIGTERM"))
+	_, err := Apply(ctx, open(t, root), plan(t))
+	if err == nil || err.Error() != "interrupted by SIGTERM: nothing was changed" {
+		t.Errorf("got %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("the tree changed:\n%s", diff)
+	}
+}
+
 // A rename that fails halfway through the rename step puts back the files
 // already renamed: the tree is as it was, with no temporary file left.
 func TestFailedRenameRestoresTheTree(t *testing.T) {

@@ -49,7 +49,11 @@ func (t *Tree) lock(ctx context.Context, exclusive bool) (*fsx.Lock, error) {
 		l, err = fsx.LockTarget(ctx, t.Root, exclusive, t.OnWait)
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%w while waiting for the lock on %s: nothing was changed", context.Cause(ctx), t.Root)
+		l.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("%w while waiting for the lock on %s: nothing was changed", context.Cause(ctx), t.Root)
+		}
+		return nil, fmt.Errorf("%w: nothing was changed", context.Cause(ctx))
 	}
 	return l, err
 }
