@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -75,16 +76,33 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 			if problems < 1 {
 				return fail(ExitError, "--problems must be at least 1")
 			}
-			a, err := loadTree(cmd.Context(), args[0], dir)
+			genDir, err := generatedFlag(dir)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			stopped := func() error {
+				return fail(ExitError, "%v: the comparison was stopped, nothing is concluded", context.Cause(ctx))
+			}
+			a, err := loadTree(ctx, args[0], genDir)
+			if ctx.Err() != nil {
+				return stopped()
+			}
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
-			b, err := loadTree(cmd.Context(), args[1], dir)
+			b, err := loadTree(ctx, args[1], genDir)
+			if ctx.Err() != nil {
+				return stopped()
+			}
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
 			rep := compareTrees(a, b)
-			kernels, bug := verdict.Compare(a, b, verdict.Options{Problems: problems})
+			kernels, bug := verdict.Compare(ctx, a, b, verdict.Options{Problems: problems})
+			if ctx.Err() != nil {
+				return stopped()
+			}
 			if bug != nil && !errors.As(bug, new(*verdict.BugError)) {
 				return fail(ExitError, "%v", bug)
 			}
@@ -125,6 +143,15 @@ Exit 0 when A and B are the same, 1 when they differ, 2 on an error.`,
 	return cmd
 }
 
+// generatedFlag checks --generated: a path inside the repository, slash
+// separated and clean.
+func generatedFlag(dir string) (string, error) {
+	if strings.TrimSpace(dir) == "" {
+		return "", fail(ExitError, "--generated is empty: name the generated directory inside the repository (the default is generated)")
+	}
+	return path.Clean(filepath.ToSlash(dir)), nil
+}
+
 // loadTree reads a generated tree from a directory or from a git revision.
 // A revision's generated directory is the one at the root of the kernelgen
 // module holding the working directory, wherever in the checkout diff runs.
@@ -149,11 +176,33 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 	}
 	// Entries "MODE TYPE OBJECT\tPATH"; the blobs come from one git process.
 	var paths, objects []string
+	manifest, file := false, false
+	prefix := genDir + "/"
+	if genDir == "." {
+		prefix = ""
+	}
 	for _, e := range strings.Split(string(list), "\x00") {
 		head, p, ok := strings.Cut(e, "\t")
-		if f := strings.Fields(head); ok && len(f) == 3 && f[1] == "blob" {
-			paths, objects = append(paths, p), append(objects, f[2])
+		f := strings.Fields(head)
+		if !ok || len(f) != 3 || f[1] != "blob" {
+			continue
 		}
+		if p == genDir {
+			file = true
+		}
+		if !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		manifest = manifest || p == prefix+gentree.ManifestName
+		paths, objects = append(paths, p), append(objects, f[2])
+	}
+	switch {
+	case file:
+		return nil, fmt.Errorf("%s:%s is a file, not a generated directory (--generated names the directory inside the repository, default generated)", arg, genDir)
+	case len(paths) == 0:
+		return nil, fmt.Errorf("revision %s has no %s/ directory", arg, genDir)
+	case !manifest:
+		return nil, fmt.Errorf("%s:%s has no %s: not a generated directory (--generated names it inside the repository, default generated)", arg, genDir, gentree.ManifestName)
 	}
 	t := map[string][]byte{}
 	if len(objects) > 0 {
@@ -172,12 +221,9 @@ func loadTree(ctx context.Context, arg, genDir string) (map[string][]byte, error
 			if nl+1+size >= len(out) {
 				return nil, fmt.Errorf("git cat-file: %s is cut short", objects[i])
 			}
-			t[strings.TrimPrefix(p, genDir+"/")] = out[nl+1 : nl+1+size]
+			t[strings.TrimPrefix(p, prefix)] = out[nl+1 : nl+1+size]
 			out = out[nl+1+size+1:]
 		}
-	}
-	if len(t) == 0 {
-		return nil, fmt.Errorf("revision %s has no %s/ directory", arg, genDir)
 	}
 	return t, nil
 }

@@ -36,16 +36,28 @@ builders under another signature, or only some of them, is refused.
 ggml trees (src/, include/, tests/) and llama.cpp trees (ggml/src, ggml/include,
 tests/ at the root, src/llama-context.cpp) are told apart by what is on disk.
 
-  --check        dry run: report each anchor found, missing, or already applied;
-                 exit 1 when one is missing
+  --check        dry run: report each anchor found, missing, or already applied,
+                 and judge the tree as the apply does: exit 1, with the apply's
+                 reasons, where it would refuse (an anchor missing, a partly
+                 patched or dirty tree, a link out of the tree)
   (default)      apply: refused, with the file and anchor named and nothing
                  changed, when an anchor is missing or the tree has uncommitted
                  changes; a tree that already holds the patch is left as it is
   --series OUT   write a git format-patch series into OUT (a new directory) that
-                 git am applies on the tree's HEAD; the tree itself is not touched
+                 git am applies on the tree's HEAD; the tree itself is not touched.
+                 Made beside OUT and renamed into place whole; none of your git
+                 configuration but user.name and user.email reaches it
+
+Every file is staged beside itself (.NAME.kernelgen-*) and then all are renamed
+into place: an interrupt (INT, TERM, HUP) before the renames leaves the tree as
+it was, one during them lets them finish; either way exit 2, saying which. Two
+runs on one tree take turns on a lock in its git directory (.git/kernelgen.lock):
+the second waits, saying for whom, then finds the patch in place. A symbolic
+link is followed within the tree; one that leads out of it is refused.
 
 The patch text is in the target's style: no generated-file headers.
-Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refusal.`,
+Exit 0 on success, 1 when --check finds that the apply would refuse, 2 on an
+error, a refusal or an interrupt.`,
 		Example: `  kernelgen patch --tree ../ggml --backend vulkan --check
   kernelgen patch --tree ../ggml --backend vulkan
   kernelgen patch --tree ../llama.cpp --backend all --series ../series`,
@@ -58,52 +70,69 @@ Exit 0 on success, 1 when --check finds a missing anchor, 2 on an error or refus
 			if len(backendsFlag) == 0 {
 				return fail(ExitError, "--backend is required: one or more of %s, or all", strings.Join(order, ", "))
 			}
-			if check && series != "" {
+			seriesSet := cmd.Flags().Changed("series")
+			if seriesSet && strings.TrimSpace(series) == "" {
+				// An unset shell variable must not turn a series into a write.
+				return fail(ExitError, "--series is empty: name the directory to write the series into (nothing was changed)")
+			}
+			if check && seriesSet {
 				return fail(ExitError, "--check and --series do not go together: --series never touches the tree")
 			}
 			t, err := patch.Open(tree)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
+			stderr := cmd.ErrOrStderr()
+			t.OnWait = func(file, holder string) {
+				who := "another kernelgen"
+				if holder != "" {
+					who += " (pid " + holder + ")"
+				}
+				fmt.Fprintf(stderr, "waiting for %s to finish with %s (lock file %s)\n", who, tree, file)
+			}
+			ctx := cmd.Context()
 			steps, err := patch.Plan(registry.Integrations(), backendsFlag)
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
 			switch {
 			case check:
-				reports, err := patch.Check(t, steps)
-				if err != nil {
+				// The verdict is the apply's: exit 1 where it would refuse,
+				// with the same reasons; 2 where it could not judge.
+				reports, err := patch.Check(ctx, t, steps)
+				missing := printReports(out, t, reports)
+				var prob *patch.Problem
+				switch {
+				case err != nil && !errors.As(err, &prob):
 					return fail(ExitError, "%v", err)
-				}
-				if missing := printReports(out, t, reports); missing > 0 {
-					return fail(ExitStale, "%d anchor(s) missing in %s: the tree is not one this patch knows (see above)", missing, tree)
+				case prob != nil && missing > 0:
+					return fail(ExitStale, "%d anchor(s) missing in %s: the tree is not one this patch knows\n%v", missing, tree, prob)
+				case prob != nil:
+					return fail(ExitStale, "%v", prob)
 				}
 				return nil
-			case series != "":
-				patches, err := patch.Series(t, steps, series)
+			case seriesSet:
+				patches, err := patch.Series(ctx, t, steps, series)
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
 				for _, p := range patches {
 					fmt.Fprintln(out, p)
 				}
-				fmt.Fprintf(out, "wrote %d patches to %s (apply with: git am %s/*.patch)\n", len(patches), series, series)
+				fmt.Fprintf(out, "wrote %d patches to %s (apply with: git am %s/*.patch)\n", len(patches), series, shellQuote(series))
 				return nil
 			default:
-				o, err := patch.Apply(t, steps)
-				var prob *patch.Problem
-				if errors.As(err, &prob) {
-					return fail(ExitError, "%v", prob)
+				o, err := patch.Apply(ctx, t, steps)
+				if o != nil {
+					for _, p := range o.Written {
+						fmt.Fprintf(out, "patched %s\n", p)
+					}
 				}
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
 				if len(o.Written) == 0 {
 					fmt.Fprintf(out, "%s already holds this patch: nothing changed\n", tree)
-					return nil
-				}
-				for _, p := range o.Written {
-					fmt.Fprintf(out, "patched %s\n", p)
 				}
 				return nil
 			}
@@ -157,4 +186,20 @@ func quoteAnchor(a []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, " > ")
+}
+
+// shellQuote quotes s for a POSIX shell where it holds anything but
+// letters, digits and -_./:@%+=, (a path with spaces, a $).
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -40,13 +41,24 @@ var errStale = &exitError{code: ExitStale, err: errors.New("generated files are 
 
 // Main runs kernelgen with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	out := &checkedWriter{w: stdout}
+	root := newRoot(out, stderr)
 	root.SetArgs(args)
-	// An interrupt cancels tool runs; the output tree is only swapped in at
-	// the very end, so it never ends up half-written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// An interrupt cancels the run: tool runs stop, build swaps its output
+	// tree in only at the very end, patch finishes or undoes its renames,
+	// and the error says which.
+	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	err := root.ExecuteContext(ctx)
+	if out.err != nil {
+		// Lost output is an error whatever the command concluded: a
+		// --check's "see above" with nothing above, a listing cut short.
+		if err != nil && !errors.Is(err, out.err) {
+			fmt.Fprintln(stderr, "kernelgen:", message(err))
+		}
+		fmt.Fprintf(stderr, "kernelgen: writing the output: %v (what was printed is incomplete)\n", out.err)
+		return ExitError
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -59,6 +71,68 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "kernelgen:", err)
 	fmt.Fprintln(stderr, "Run 'kernelgen --help' for usage.")
 	return ExitError
+}
+
+// message is what an error of a command says.
+func message(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.err
+	}
+	return err
+}
+
+// checkedWriter is the output every command writes to: it keeps the first
+// write error, which Main reports, so a full disk or a closed file never
+// ends in exit 0. Writes after it fail at once.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
+}
+
+// stopSignals are the signals that interrupt a run: Ctrl-C, kill's
+// default, and a closed terminal.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// interrupted is the cause of a run's context when a signal stopped it.
+type interrupted struct{ sig os.Signal }
+
+func (e *interrupted) Error() string {
+	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[e.sig]
+	return "interrupted by " + name
+}
+
+// notifyContext is signal.NotifyContext for stopSignals, with the signal
+// as the context's cause. Signals after the first are caught too (and
+// ignored): the first one's cancellation is already under way, and a
+// second must not kill the process inside a step it has to finish.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignals...)
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(&interrupted{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -161,6 +235,9 @@ func useColor(mode string, w io.Writer) (bool, error) {
 }
 
 func isTerminal(w io.Writer) bool {
+	if c, ok := w.(*checkedWriter); ok {
+		w = c.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,7 +38,7 @@ var overBudget = map[string]int{}
 
 func TestSeriesPatchesFitTheirBudgets(t *testing.T) {
 	root := fixture(t, "")
-	names, err := Series(open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
 	if err != nil {
 		t.Fatal(err)
 	}

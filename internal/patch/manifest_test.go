@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +30,7 @@ func TestManifestSectionWithoutAnchorIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Apply(open(t, root), steps)
+			_, err = Apply(context.Background(), open(t, root), steps)
 			var prob *Problem
 			if !errors.As(err, &prob) {
 				t.Fatalf("want a refusal, got %v", err)
@@ -90,7 +91,7 @@ func TestRevisionReplacesTheSectionOfAMovedFile(t *testing.T) {
 				run(t, root, "git", "mv", old, moved)
 				commitAll(t, root)
 			}
-			reports, err := Check(open(t, root), []*Step{step})
+			reports, err := Check(context.Background(), open(t, root), []*Step{step})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +102,7 @@ func TestRevisionReplacesTheSectionOfAMovedFile(t *testing.T) {
 			if len(r.Skipped) != 1 || r.Skipped[0].Edit.Name != tc.skips || r.Skipped[0].Why != tc.why {
 				t.Errorf("want %q skipped (%s), got %+v", tc.skips, tc.why, r.Skipped)
 			}
-			if _, err := Apply(open(t, root), []*Step{step}); err != nil {
+			if _, err := Apply(context.Background(), open(t, root), []*Step{step}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(tc.patched)))

@@ -276,7 +276,7 @@ func opsForTree(t *Tree) ([]*Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	reports, err := Check(t, []*Step{ops})
+	reports, err := inspect(t, []*Step{ops})
 	if err != nil {
 		return nil, err
 	}

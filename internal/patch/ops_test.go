@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func withSeries(t *testing.T) string {
 
 func stepNames(t *testing.T, tr *Tree) []string {
 	t.Helper()
-	reports, err := Check(tr, plan(t))
+	reports, err := Check(context.Background(), tr, plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func stepNames(t *testing.T, tr *Tree) []string {
 // series writes the fixture's series and returns the patch files.
 func series(t *testing.T, root string) []string {
 	t.Helper()
-	names, err := Series(open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestTreeWithTheSeries(t *testing.T) {
 	run(t, root, "git", "clone", "-q", root, amTree)
 	run(t, amTree, append([]string{"git", "am", "-q", "--whitespace=error"}, names...)...)
 
-	if _, err := Apply(open(t, root), plan(t)); err != nil {
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(snapshot(t, root), snapshot(t, amTree)); diff != "" {
@@ -93,7 +94,7 @@ func TestTreeWithTheSeries(t *testing.T) {
 		}
 	}
 	before := snapshot(t, root)
-	o, err := Apply(open(t, root), plan(t))
+	o, err := Apply(context.Background(), open(t, root), plan(t))
 	if err != nil || len(o.Written) != 0 {
 		t.Errorf("second apply: wrote %v, err %v", o.Written, err)
 	}
@@ -111,7 +112,7 @@ func TestLlamaCppLayout(t *testing.T) {
 	amTree := filepath.Join(t.TempDir(), "am")
 	run(t, root, "git", "clone", "-q", root, amTree)
 	run(t, amTree, append([]string{"git", "am", "-q", "--whitespace=error"}, names...)...)
-	if _, err := Apply(open(t, root), plan(t)); err != nil {
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(snapshot(t, root), snapshot(t, amTree)); diff != "" {
@@ -122,7 +123,7 @@ func TestLlamaCppLayout(t *testing.T) {
 		t.Errorf("the backend-name list is not replaced by the probe:\n%s", ctx)
 	}
 	before := snapshot(t, root)
-	if o, err := Apply(open(t, root), plan(t)); err != nil || len(o.Written) != 0 {
+	if o, err := Apply(context.Background(), open(t, root), plan(t)); err != nil || len(o.Written) != 0 {
 		t.Errorf("second apply: wrote %v, err %v", o.Written, err)
 	}
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
@@ -134,7 +135,7 @@ func TestLlamaCppLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitAll(t, plain)
-	reports, err := Check(open(t, plain), plan(t))
+	reports, err := Check(context.Background(), open(t, plain), plan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestLlamaCppLayout(t *testing.T) {
 func refused(t *testing.T, root string, want ...string) {
 	t.Helper()
 	before := snapshot(t, root)
-	_, err := Apply(open(t, root), plan(t))
+	_, err := Apply(context.Background(), open(t, root), plan(t))
 	var prob *Problem
 	if !errors.As(err, &prob) {
 		t.Fatalf("want a refusal, got %v", err)
@@ -207,7 +208,7 @@ func TestCudaCacheFusionGuard(t *testing.T) {
 	root := fixture(t, "")
 	rewrite(t, root, "src/ggml-cuda/ggml-cuda.cu", "static bool ggml_cuda_compute_forward(",
 		"static int ggml_cuda_try_gdn_cache_fusion(\n        const ggml_cgraph * cgraph, int node_idx) {\n    const ggml_tensor * gdn = cgraph->nodes[node_idx];\n    return 0;\n}\n\nstatic bool ggml_cuda_compute_forward(")
-	if _, err := Apply(open(t, root), plan(t)); err != nil {
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
 		t.Fatal(err)
 	}
 	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))
@@ -234,7 +235,7 @@ func TestOpenCLLoadingFollowsBuildProgramSignature(t *testing.T) {
 	}
 	loaded := func(root string) string {
 		t.Helper()
-		if _, err := Apply(open(t, root), plan(t)); err != nil {
+		if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
 			t.Fatal(err)
 		}
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(cpp)))

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,20 +9,34 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kernelgen/kernelgen/internal/testhook"
 )
 
 // Series writes steps as a git format-patch series into out, a directory
 // that must not exist yet (or be empty). The tree is not touched: the steps
-// are applied and committed one by one in a shared clone of its HEAD, which
-// is removed afterwards. Commits carry HEAD's date, so the same tree and the
-// same kernelgen give the same series. It returns the patch file names.
-func Series(t *Tree, steps []*Step, out string) ([]string, error) {
-	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("--series %s: the directory exists and is not empty; name a new directory", out)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--series %s: %w", out, err)
+// are applied and committed one by one in a shared clone of its HEAD.
+// Commits carry HEAD's date and the user's identity (user.name and
+// user.email as git reads them for the tree), so the same tree and the same
+// kernelgen give the same series; nothing else of the user's git
+// configuration reaches the clone or format-patch (see ownedGit). The clone
+// and the series are made in a temporary directory beside out, and the
+// series is renamed into place whole, so an interrupted or failed run
+// leaves neither a partial series nor the temporary directory. It returns
+// the patch file names.
+func Series(ctx context.Context, t *Tree, steps []*Step, out string) ([]string, error) {
+	if strings.TrimSpace(out) == "" {
+		return nil, errors.New("--series is empty: name the directory to write the series into")
 	}
-	steps, err := expand(t, steps)
+	if err := emptyOrAbsent(out); err != nil {
+		return nil, err
+	}
+	l, err := t.lock(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	steps, err = expand(t, steps)
 	if err != nil {
 		return nil, err
 	}
@@ -32,17 +47,85 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 	if len(dirty) > 0 {
 		return nil, fmt.Errorf("refusing to write a series from %s: the tree has uncommitted changes, and the series is made from HEAD (commit or stash them first)", t.Root)
 	}
+	head, env, err := seriesBase(t)
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("--series %s: %w", out, err)
+	}
+	work, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(out))+".kernelgen-")
+	if err != nil {
+		return nil, fmt.Errorf("--series %s: %w", out, err)
+	}
+	defer os.RemoveAll(work)
+	stage := filepath.Join(work, "series")
+	commits, err := commitSteps(ctx, t, steps, work, head, env)
+	if err != nil {
+		return nil, err
+	}
+	if commits == 0 {
+		return nil, fmt.Errorf("%s already holds every change: the series would be empty", t.Root)
+	}
+	clone := filepath.Join(work, "tree")
+	if _, err := ownedGit(ctx, clone, env, "format-patch", "-q", "--no-signature", "--no-cover-letter", "--suffix=.patch", "--numbered", "-o", stage, head+"..HEAD"); err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	names, err := patchNames(stage, commits)
+	if err != nil {
+		return nil, err
+	}
+	testhook.Pause(ctx, "series-staged")
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: nothing was written", context.Cause(ctx))
+	}
+	// An empty out (checked above) goes, so the rename can take its place.
+	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--series %s: %w", out, err)
+	}
+	if err := os.Rename(stage, out); err != nil {
+		return nil, fmt.Errorf("--series %s: %w", out, err)
+	}
+	var written []string
+	for _, n := range names {
+		written = append(written, filepath.Join(out, n))
+	}
+	return written, nil
+}
+
+// emptyOrAbsent refuses an out that holds something.
+func emptyOrAbsent(out string) error {
+	fi, err := os.Stat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--series %s: %w", out, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--series %s: a file of that name exists; name a new directory", out)
+	}
+	if entries, err := os.ReadDir(out); err != nil {
+		return fmt.Errorf("--series %s: %w", out, err)
+	} else if len(entries) > 0 {
+		return fmt.Errorf("--series %s: the directory exists and is not empty; name a new directory", out)
+	}
+	return nil
+}
+
+// seriesBase is the tree's HEAD and the environment of the series'
+// commits: HEAD's date, and the user's identity when git has one for the
+// tree, a placeholder otherwise.
+func seriesBase(t *Tree) (string, []string, error) {
 	head, err := git(t.Root, nil, "rev-parse", "HEAD")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	head = strings.TrimSpace(head)
 	date, err := git(t.Root, nil, "log", "-1", "--format=%cI", "HEAD")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	env := []string{"GIT_AUTHOR_DATE=" + strings.TrimSpace(date), "GIT_COMMITTER_DATE=" + strings.TrimSpace(date)}
-	// the user's identity when git has one, a placeholder otherwise
 	for _, k := range []struct{ key, envName, envMail, def string }{
 		{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "kernelgen"},
 		{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "kernelgen@localhost"},
@@ -54,76 +137,78 @@ func Series(t *Tree, steps []*Step, out string) ([]string, error) {
 		}
 		env = append(env, k.envName+"="+v, k.envMail+"="+v)
 	}
+	return strings.TrimSpace(head), env, nil
+}
 
-	work, err := os.MkdirTemp("", "kernelgen-series-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
+// commitSteps clones t's HEAD into work/tree and commits each step that
+// changes it there; it returns how many did.
+func commitSteps(ctx context.Context, t *Tree, steps []*Step, work, head string, env []string) (int, error) {
 	clone := filepath.Join(work, "tree")
 	from, err := filepath.Abs(t.Root) // git runs in work, not where --tree was given
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if _, err := git(work, nil, "clone", "-q", "--shared", "--no-checkout", from, clone); err != nil {
-		return nil, err
+	if _, err := ownedGit(ctx, work, nil, "clone", "-q", "--shared", "--no-checkout", from, clone); err != nil {
+		return 0, interrupted(ctx, err)
 	}
-	if _, err := git(clone, nil, "checkout", "-q", "--detach", head); err != nil {
-		return nil, err
+	if _, err := ownedGit(ctx, clone, nil, "checkout", "-q", "--detach", head); err != nil {
+		return 0, interrupted(ctx, err)
 	}
 	ct := &Tree{Root: clone, GGML: t.GGML, Kind: t.Kind}
 	commits := 0
 	for _, s := range steps {
-		o, err := Apply(ct, []*Step{s})
+		o, err := apply(ctx, ct, []*Step{s})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Backend, ofUsersTree(err, t, clone))
+			return 0, fmt.Errorf("%s: %w", s.Backend, ofUsersTree(interrupted(ctx, err), t, clone))
 		}
 		if len(o.Written) == 0 {
 			continue // nothing of this step applies to this tree (or HEAD already holds it)
 		}
-		if _, err := git(clone, env, "add", "-A"); err != nil {
-			return nil, err
+		if _, err := ownedGit(ctx, clone, env, "add", "-A"); err != nil {
+			return 0, interrupted(ctx, err)
 		}
 		msg := filepath.Join(work, "msg")
 		if err := os.WriteFile(msg, []byte(s.Subject+"\n\n"+s.Body), 0o644); err != nil {
-			return nil, err
+			return 0, err
 		}
-		if _, err := git(clone, env, "-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify", "-F", msg); err != nil {
-			return nil, err
+		if _, err := ownedGit(ctx, clone, env, "commit", "-q", "--no-verify", "--cleanup=whitespace", "-F", msg); err != nil {
+			return 0, interrupted(ctx, err)
 		}
 		commits++
 	}
-	if commits == 0 {
-		return nil, fmt.Errorf("%s already holds every change: the series would be empty", t.Root)
-	}
-	stage := filepath.Join(work, "series")
-	if _, err := git(clone, env, "format-patch", "-q", "--no-signature", "-o", stage, head+"..HEAD"); err != nil {
-		return nil, err
-	}
-	names, err := filepath.Glob(filepath.Join(stage, "*.patch"))
+	return commits, nil
+}
+
+// patchNames lists the series format-patch wrote into stage, which must be
+// one .patch file per commit.
+func patchNames(stage string, commits int) ([]string, error) {
+	entries, err := os.ReadDir(stage)
 	if err != nil {
 		return nil, err
 	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
 	sort.Strings(names)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, err
+	if len(names) != commits {
+		return nil, fmt.Errorf("git format-patch wrote %d files for %d commits (%s): a kernelgen bug, please report it", len(names), commits, strings.Join(names, ", "))
 	}
-	// copy, then report; on failure remove what was copied
-	var written []string
 	for _, n := range names {
-		data, err := os.ReadFile(n)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, filepath.Base(n)), data, 0o644)
+		if !strings.HasSuffix(n, ".patch") {
+			return nil, fmt.Errorf("git format-patch wrote %s, not a .patch file: a kernelgen bug, please report it", n)
 		}
-		if err != nil {
-			for _, w := range written {
-				_ = os.Remove(w)
-			}
-			return nil, err
-		}
-		written = append(written, filepath.Join(out, filepath.Base(n)))
 	}
-	return written, nil
+	return names, nil
+}
+
+// interrupted restates err as the interruption that caused it, when ctx
+// ended: a git child killed by the context fails with "signal: killed".
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: nothing was written", context.Cause(ctx))
+	}
+	return err
 }
 
 // ofUsersTree restates an error about the series' clone of t's HEAD in terms

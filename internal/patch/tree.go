@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
 // Tree is a ggml or llama.cpp checkout.
@@ -19,6 +22,54 @@ type Tree struct {
 	// checkout, "ggml/" for llama.cpp.
 	GGML string
 	Kind string // "ggml" or "llama.cpp"
+	// OnWait, when set, is called once when another kernelgen holds the
+	// tree's lock: the lock file and the holder's pid ("" when unknown).
+	OnWait func(lockFile, holder string)
+}
+
+// LockName is the tree's lock file in its git directory, beside git's own
+// index.lock: git status does not see it there, so the lock does not make
+// the tree dirty.
+const LockName = "kernelgen.lock"
+
+// lock takes the tree's lock, exclusive to write and shared to read, so
+// two kernelgen runs on one tree take turns (a second apply then finds the
+// patch in place) and a check never reads a tree halfway through an
+// apply. The lock is in the tree's git directory; a tree outside git
+// (which apply refuses unless it already holds the patch) has it beside
+// the tree, as build's output directory does. A holder that dies releases
+// it (see fsx.LockTarget); one that stays past fsx.LockTimeout is named
+// with its lock file.
+func (t *Tree) lock(ctx context.Context, exclusive bool) (*fsx.Lock, error) {
+	var l *fsx.Lock
+	var err error
+	if file, ok := t.lockFile(); ok {
+		l, err = fsx.LockFile(ctx, t.Root, file, exclusive, t.OnWait)
+	} else {
+		l, err = fsx.LockTarget(ctx, t.Root, exclusive, t.OnWait)
+	}
+	if ctx.Err() != nil {
+		l.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("%w while waiting for the lock on %s: nothing was changed", context.Cause(ctx), t.Root)
+		}
+		return nil, fmt.Errorf("%w: nothing was changed", context.Cause(ctx))
+	}
+	return l, err
+}
+
+// lockFile is where the tree's lock lives in its git directory; false when
+// git does not know the tree.
+func (t *Tree) lockFile() (string, bool) {
+	out, err := git(t.Root, nil, "rev-parse", "--git-path", LockName)
+	if err != nil {
+		return "", false
+	}
+	file := strings.TrimSpace(out)
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(t.Root, file)
+	}
+	return file, true
 }
 
 // Open recognises root as a ggml tree (src/ggml.c) or a llama.cpp tree
@@ -82,11 +133,33 @@ func (t *Tree) read(rel string) (string, bool, error) {
 
 var errNoGit = errors.New("git not found: install git (Debian: apt-get install git)")
 
-// git runs git in dir and returns its standard output.
+// git runs git in dir, for the user's tree (their configuration applies),
+// and returns its standard output.
 func git(dir string, env []string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
+	return runGit(context.Background(), dir, append(os.Environ(), env...), args...)
+}
+
+// ownedGit runs git for what kernelgen owns, the series' clone, its commits
+// and format-patch, with none of the user's git configuration: no global
+// or system file, no GIT_* variable (a hook's GIT_DIR, an alias's
+// GIT_CONFIG_PARAMETERS), no hooks. What it needs, the identity and the
+// dates, comes in env. It stops when ctx ends.
+func ownedGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			base = append(base, kv)
+		}
+	}
+	base = append(base, "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+	args = append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)
+	return runGit(ctx, dir, append(base, env...), args...)
+}
+
+func runGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
+	cmd.Env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -110,7 +183,7 @@ func (t *Tree) dirty() ([]string, error) {
 		}
 		return nil, fmt.Errorf("--tree %s is not a git work tree, so kernelgen cannot check that it is clean (commit it first: git init && git add -A && git commit)", t.Root)
 	}
-	out, err := git(t.Root, nil, "status", "--porcelain", "--", ".")
+	out, err := git(t.Root, nil, "status", "--porcelain", "--untracked-files=normal", "--", ".")
 	if err != nil {
 		return nil, err
 	}
@@ -162,4 +235,67 @@ func (t *Tree) holds(contents map[string]string, p Probe) (bool, string, error) 
 		return false, fmt.Sprintf("%s has no %q", rel, p.Text), nil
 	}
 	return true, fmt.Sprintf("%s has %q", rel, p.Text), nil
+}
+
+// targets maps each path below Root to the file a write of it replaces.
+// A symbolic link is followed, as git follows none but a user's tree may
+// hold them: the file it leads to is written and the link stays a link.
+// A link that leads out of the tree, or nowhere, and two paths that lead
+// to one file are problems, named.
+func (t *Tree) targets(rels []string) (map[string]string, []string, error) {
+	root, err := filepath.EvalSymlinks(t.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]string{}
+	var problems []string
+	by := map[string]string{} // resolved file -> the path that leads to it
+	for _, rel := range rels {
+		full := filepath.Join(t.Root, filepath.FromSlash(rel))
+		real, err := resolve(full)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v: kernelgen does not write through a broken link; restore it (git checkout) or make it a file", rel, err))
+			continue
+		}
+		in, err := filepath.Rel(root, real)
+		if err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) || filepath.IsAbs(in) {
+			problems = append(problems, fmt.Sprintf("%s: a symbolic link to %s, outside the tree: kernelgen writes only inside %s; make the link a file, or patch the tree it points into", rel, real, t.Root))
+			continue
+		}
+		if other, ok := by[real]; ok {
+			problems = append(problems, fmt.Sprintf("%s and %s are one file (through a symbolic link): both would be patched; make one of them a file", other, rel))
+			continue
+		}
+		by[real] = rel
+		out[rel] = full
+		if in != filepath.FromSlash(rel) {
+			out[rel] = filepath.Join(root, in)
+		}
+	}
+	return out, problems, nil
+}
+
+// resolve follows the symbolic links of full, or, for a file still to be
+// made, of its nearest existing directory.
+func resolve(full string) (string, error) {
+	if fi, err := os.Lstat(full); err == nil {
+		real, err := filepath.EvalSymlinks(full)
+		if err != nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(full)
+			return "", fmt.Errorf("a symbolic link to %s, which does not exist", target)
+		}
+		return real, err
+	}
+	dir, rest := filepath.Dir(full), filepath.Base(full)
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			real, err := filepath.EvalSymlinks(dir)
+			return filepath.Join(real, rest), err
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+			continue
+		}
+		return full, nil
+	}
 }

@@ -2,6 +2,7 @@ package verdict_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -161,7 +162,7 @@ func TestEdits(t *testing.T) {
 	for i, e := range list {
 		t.Run(e.name, func(t *testing.T) {
 			got := trees[fmt.Sprint("e", i)]
-			vs, err := verdict.Compare(base, got, verdict.Options{Problems: 1, Memo: memo})
+			vs, err := verdict.Compare(context.Background(), base, got, verdict.Options{Problems: 1, Memo: memo})
 			if err != nil {
 				t.Fatal(err)
 			}

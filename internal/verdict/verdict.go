@@ -8,6 +8,7 @@
 package verdict
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -100,8 +101,9 @@ func (e *BugError) Error() string {
 // between trees a and b (paths relative to the generated directory, as
 // ir/NAME@ARITH.ir), sorted by kernel. The error is a *BugError when a
 // canonical verdict is contradicted by execution; the verdicts are
-// returned with it.
-func Compare(a, b map[string][]byte, opt Options) ([]Kernel, error) {
+// returned with it. When ctx ends, Compare stops between kernels (and
+// diffexec.Run between problems) and returns ctx's cause.
+func Compare(ctx context.Context, a, b map[string][]byte, opt Options) ([]Kernel, error) {
 	if opt.Problems == 0 {
 		opt.Problems = 2
 	}
@@ -121,6 +123,9 @@ func Compare(a, b map[string][]byte, opt Options) ([]Kernel, error) {
 		if !ok || string(a[p]) == string(b[p]) && (a[p] == nil) == (b[p] == nil) {
 			continue
 		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		v := Kernel{Kernel: id, Op: strings.SplitN(id, "@", 2)[0], Categories: []string{}, Differences: []Difference{}}
 		switch {
 		case a[p] == nil:
@@ -131,7 +136,10 @@ func Compare(a, b map[string][]byte, opt Options) ([]Kernel, error) {
 			v.Verdict = Unreadable
 			v.Error = fmt.Sprint(firstErr(errsA[id], errsB[id]))
 		default:
-			judge(&v, p, a[p], b[p], ka, kb, opt)
+			judge(ctx, &v, p, a[p], b[p], ka, kb, opt)
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
 			if v.Verdict == NamesOnly && v.Execution.Result == Differ {
 				bugs = append(bugs, id)
 			}
@@ -185,7 +193,7 @@ func kernels(t map[string][]byte) (diffexec.Kernels, map[string]error) {
 	return ks, errs
 }
 
-func judge(v *Kernel, path string, textA, textB []byte, ka, kb diffexec.Kernels, opt Options) {
+func judge(ctx context.Context, v *Kernel, path string, textA, textB []byte, ka, kb diffexec.Kernels, opt Options) {
 	fa, errA := canon.Of(ka[v.Kernel])
 	fb, errB := canon.Of(kb[v.Kernel])
 	if err := firstErr(errA, errB); err != nil {
@@ -202,7 +210,7 @@ func judge(v *Kernel, path string, textA, textB []byte, ka, kb diffexec.Kernels,
 		v.Differences = append(v.Differences, Difference{Category: d.Category.String(),
 			A: line(path, textA, d.LineA), B: line(path, textB, d.LineB)})
 	}
-	r := diffexec.Run(v.Kernel, ka, kb, diffexec.Options{PerVariant: opt.Problems, Memo: opt.Memo})
+	r := diffexec.Run(ctx, v.Kernel, ka, kb, diffexec.Options{PerVariant: opt.Problems, Memo: opt.Memo})
 	e := &Execution{Problems: r.Problems, Differ: r.Differ, First: r.First, Reason: r.NotRun}
 	switch {
 	case r.NotRun != "":

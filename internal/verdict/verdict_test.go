@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -28,27 +29,27 @@ func same(s string) string { return s }
 
 func TestVerdicts(t *testing.T) {
 	base := gatherTree(t, same)
-	vs, err := Compare(base, gatherTree(t, same), Options{})
+	vs, err := Compare(context.Background(), base, gatherTree(t, same), Options{})
 	if err != nil || len(vs) != 0 {
 		t.Errorf("identical trees: %v %v", vs, err)
 	}
-	vs, err = Compare(base, gatherTree(t, func(s string) string { return strings.ReplaceAll(s, "stride", "step_len") }), Options{Problems: 1})
+	vs, err = Compare(context.Background(), base, gatherTree(t, func(s string) string { return strings.ReplaceAll(s, "stride", "step_len") }), Options{Problems: 1})
 	if err != nil || len(vs) != 1 || vs[0].Verdict != NamesOnly || vs[0].Execution.Result != Identical {
 		t.Errorf("a rename: %+v %v", vs, err)
 	} else if s := vs[0].Summary(); !strings.HasPrefix(s, "names/layout only; results identical on ") {
 		t.Errorf("a rename: %q", s)
 	}
-	vs, _ = Compare(base, gatherTree(t, func(s string) string {
+	vs, _ = Compare(context.Background(), base, gatherTree(t, func(s string) string {
 		return strings.Replace(s, "load cache[from + u64(c + j * 256u)]", "load cache[from + u64(c + j * 256u) + 1ul]", 1)
 	}), Options{Problems: 1})
 	if len(vs) != 1 || strings.Join(vs[0].Categories, ",") != "memory" || vs[0].Execution.Result != Differ {
 		t.Errorf("a load index: %+v", vs)
 	}
-	vs, _ = Compare(base, gatherTree(t, func(s string) string { return strings.Replace(s, "let s: u32", "let s u32", 1) }), Options{})
+	vs, _ = Compare(context.Background(), base, gatherTree(t, func(s string) string { return strings.Replace(s, "let s: u32", "let s u32", 1) }), Options{})
 	if len(vs) != 1 || vs[0].Verdict != Unreadable || !strings.Contains(vs[0].Error, "not readable by this kernelgen") || vs[0].Execution != nil {
 		t.Errorf("an unreadable side: %+v", vs)
 	}
-	vs, _ = Compare(map[string][]byte{}, base, Options{})
+	vs, _ = Compare(context.Background(), map[string][]byte{}, base, Options{})
 	if len(vs) != 1 || vs[0].Verdict != Added || vs[0].Summary() != "new kernel" {
 		t.Errorf("a new kernel: %+v", vs)
 	}
@@ -59,7 +60,7 @@ func TestVerdicts(t *testing.T) {
 func TestExecutionContradictingTheFormsIsAnError(t *testing.T) {
 	defer func(f func(a, b *canon.Form) []canon.Difference) { compareForms = f }(compareForms)
 	compareForms = func(a, b *canon.Form) []canon.Difference { return nil } // a form blind to everything
-	vs, err := Compare(gatherTree(t, same), gatherTree(t, func(s string) string {
+	vs, err := Compare(context.Background(), gatherTree(t, same), gatherTree(t, func(s string) string {
 		return strings.Replace(s, "load cache[from + u64(c + j * 256u)]", "load cache[from + u64(c + j * 256u) + 1ul]", 1)
 	}), Options{Problems: 1})
 	var bug *BugError
@@ -68,5 +69,16 @@ func TestExecutionContradictingTheFormsIsAnError(t *testing.T) {
 	}
 	if len(vs) != 1 || vs[0].Verdict != NamesOnly || vs[0].Execution.Result != Differ {
 		t.Errorf("the verdicts still come back: %+v", vs)
+	}
+}
+
+// A cancelled context judges no kernel and returns its cause.
+func TestCompareStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("interrupted by SIGINT")
+	cancel(stop)
+	vs, err := Compare(ctx, gatherTree(t, same), gatherTree(t, func(s string) string { return strings.ReplaceAll(s, "stride", "step_len") }), Options{Problems: 1})
+	if !errors.Is(err, stop) || len(vs) != 0 {
+		t.Errorf("got %v, %d verdicts; want the cause and none", err, len(vs))
 	}
 }

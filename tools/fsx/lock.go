@@ -79,15 +79,42 @@ func LockTarget(ctx context.Context, target string, exclusive bool, waiting func
 			return nil, fmt.Errorf("fsx: creating the parent of %s: %w", target, err)
 		}
 	}
+	open := func() (*os.File, string, error) {
+		f, path, err := openLock(target)
+		if err != nil {
+			err = &lockFileError{fmt.Sprintf("its lock file can be created neither beside it (%s) nor in it", LockPath(target)), err}
+		}
+		return f, path, err
+	}
+	return lock(ctx, target, open, exclusive, waiting)
+}
+
+// LockFile is LockTarget with the lock file named by the caller, for a
+// target whose lock belongs elsewhere (a git work tree's, in its git
+// directory, where git status does not see it). The file's directory must
+// exist; a reader that cannot create the file gets a nil *Lock.
+func LockFile(ctx context.Context, target, lockFile string, exclusive bool, waiting func(lockFile, holder string)) (*Lock, error) {
+	open := func() (*os.File, string, error) {
+		f, err := os.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, "", &lockFileError{"its lock file " + lockFile + " cannot be created", err}
+		}
+		return f, lockFile, nil
+	}
+	return lock(ctx, target, open, exclusive, waiting)
+}
+
+// lock takes the lock on the file open returns, as LockTarget describes.
+func lock(ctx context.Context, target string, open func() (*os.File, string, error), exclusive bool, waiting func(lockFile, holder string)) (*Lock, error) {
 	start := time.Now()
 	warned := false
 	for {
-		f, path, err := openLock(target)
+		f, path, err := open()
 		if err != nil {
 			if !exclusive && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || isReadOnly(err)) {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("fsx: cannot write %s: its lock file can be created neither beside it (%s) nor in it: %w; make it writable or pick another output directory", target, LockPath(target), err)
+			return nil, fmt.Errorf("fsx: cannot write %s: %w; make it writable or pick another output directory", target, err)
 		}
 		err = tryLock(f, exclusive)
 		if err == nil {
@@ -129,6 +156,15 @@ func LockTarget(ctx context.Context, target string, exclusive bool, waiting func
 		}
 	}
 }
+
+// lockFileError says where a lock file could not be created.
+type lockFileError struct {
+	where string
+	err   error
+}
+
+func (e *lockFileError) Error() string { return e.where + ": " + e.err.Error() }
+func (e *lockFileError) Unwrap() error { return e.err }
 
 // openLock opens (creating) target's lock file beside it, or inside it when
 // its parent is not writable.

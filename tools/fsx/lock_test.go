@@ -237,3 +237,36 @@ func execSelf(t *testing.T, test string, env ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), env...)
 	return cmd
 }
+
+// LockFile orders holders of a lock file the caller names, as LockTarget
+// does its own: the second writer waits (told the file and the holder's
+// pid), the last holder removes the file, and a reader that cannot create
+// it takes no lock.
+func TestLockFileAtANamedPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kernelgen.lock")
+	a, err := LockFile(context.Background(), "tree", file, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = LockFile(ctx, "tree", file, true, func(f, holder string) {
+		told = append(told, f, holder)
+		cancel() // seen waiting: stop here
+	})
+	if !errors.Is(err, context.Canceled) || len(told) != 2 || told[0] != file || told[1] != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("second writer: %v, told %q", err, told)
+	}
+	a.Unlock()
+	if _, err := os.Lstat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file left after its holder: %v", err)
+	}
+	r, err := LockFile(context.Background(), "tree", filepath.Join(dir, "absent", "kernelgen.lock"), false, nil)
+	if r != nil || err != nil {
+		t.Errorf("reader without a lock file: %v %v", r, err)
+	}
+	if _, err := LockFile(context.Background(), "tree", filepath.Join(dir, "absent", "kernelgen.lock"), true, nil); err == nil || !strings.Contains(err.Error(), "absent/kernelgen.lock cannot be created") {
+		t.Errorf("writer without a lock file: %v", err)
+	}
+}

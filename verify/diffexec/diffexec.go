@@ -10,6 +10,7 @@
 package diffexec
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"hash/fnv"
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kernelgen/kernelgen/internal/testhook"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
@@ -71,9 +73,13 @@ type Options struct {
 	Memo *Memo
 }
 
+// Interrupted is Result.NotRun when ctx ended before every problem ran.
+const Interrupted = "interrupted"
+
 // Run compares revisions a and b of kernel id (NAME@ARITH) on its op's
-// problems.
-func Run(id string, a, b Kernels, opt Options) Result {
+// problems. When ctx ends, no further problem starts (those running
+// finish, a few milliseconds each) and the result is NotRun Interrupted.
+func Run(ctx context.Context, id string, a, b Kernels, opt Options) Result {
 	ka, kb := a[id], b[id]
 	if ka == nil || kb == nil {
 		return Result{NotRun: "the kernel is missing on one side"}
@@ -113,11 +119,23 @@ func Run(id string, a, b Kernels, opt Options) Result {
 			}
 		}()
 	}
+	testhook.Pause(ctx, "diff-problems")
+feed:
 	for i := range probs {
-		next <- i
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if ctx.Err() != nil {
+		return Result{NotRun: Interrupted}
+	}
 	r := Result{Problems: len(probs)}
 	for i, d := range differ {
 		if !d {

@@ -1,6 +1,7 @@
 package diffexec
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,14 +63,14 @@ func TestMemoRunsLessAndChangesNothing(t *testing.T) {
 		{"second edit", same, false, func(n int) int64 { return int64(n) }},
 	} {
 		n0 := launchesRun.Load()
-		got := Run(id, base, x.b, Options{PerVariant: 1, Memo: memo})
+		got := Run(context.Background(), id, base, x.b, Options{PerVariant: 1, Memo: memo})
 		if got.NotRun != "" || (got.Differ > 0) != x.differs {
 			t.Errorf("%s: %+v; want differing problems: %v", x.name, got, x.differs)
 		}
 		if ran := launchesRun.Load() - n0; ran != x.launches(got.Problems) {
 			t.Errorf("%s: %d launches ran on %d problems, want %d", x.name, ran, got.Problems, x.launches(got.Problems))
 		}
-		if want := Run(id, base, x.b, opt); !reflect.DeepEqual(got, want) {
+		if want := Run(context.Background(), id, base, x.b, opt); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: with a memo %+v, without %+v", x.name, got, want)
 		}
 	}
