@@ -298,6 +298,7 @@ prepare flags:
 	}
 	dir := fs.String("o", ".dev/vulkan-bench", "output directory (carried to the GPU host)")
 	device := fs.String("device", "NVIDIA", "Vulkan device the jobs select (a name substring or #N)")
+	fenceTimeout := fs.Duration("fence-timeout", time.Minute, "how long a job waits for one fence before it fails as hung (0: no bound, for a runner whose caller bounds it)")
 	isSmoke := fs.Bool("smoke", false, "tiny shapes, for a check on lavapipe")
 	tilings := fs.String("tilings", "", "also time op B's compute dispatch (native, no gather) at these NWxCPW tilings, comma-separated (e.g. 16x4,8x2): tuning runs, off the variant table allowed")
 	batched := fs.String("batched", "", "also time op B's batched schedule at these NWxCPWxNS[xSPT][a] shapes (SPT sequences a row, 1 if left out; a trailing a: split by aliasing, the batched dispatch then the chained compute, with -only chain), at each n_seqs <= NS*SPT (e.g. 4x1x8,1x2x32x2,1x2x18x2a): tuning runs")
@@ -394,7 +395,7 @@ prepare flags:
 	var tsv, checks strings.Builder
 	total := 0
 	for i, j := range jobs {
-		j.Device = *device
+		j.Device, j.Timeout = *device, *fenceTimeout
 		data, err := vkrun.EncodeJob(j)
 		if err != nil {
 			return fmt.Errorf("%s: %w", plan[i].name, err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	gen "github.com/kernelgen/kernelgen/generated/goref"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
@@ -26,7 +27,7 @@ import (
 // The numbers mean nothing; every job must run and time its repetitions.
 func TestSmokeOnLavapipe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bench")
-	err := prepare([]string{"-smoke", "-device", "llvmpipe", "-o", dir})
+	err := prepare([]string{"-smoke", "-fence-timeout", "0", "-device", "llvmpipe", "-o", dir})
 	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
 			t.Fatal(err)
@@ -36,7 +37,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd := exec.CommandContext(tier.Context(t), "bash", filepath.Join(dir, "run.sh"))
 	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "(0 failed)") {
@@ -100,7 +101,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 // concat, cpy and silu are not).
 func TestLayerJobsRunOnLavapipe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "layer")
-	err := prepare([]string{"-smoke", "-only", "layer", "-device", "llvmpipe", "-o", dir})
+	err := prepare([]string{"-smoke", "-fence-timeout", "0", "-only", "layer", "-device", "llvmpipe", "-o", dir})
 	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
 			t.Fatal(err)
@@ -110,7 +111,7 @@ func TestLayerJobsRunOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd := exec.CommandContext(tier.Context(t), "bash", filepath.Join(dir, "run.sh"))
 	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "(0 failed)") {
@@ -146,7 +147,7 @@ func TestLayerJobsRunOnLavapipe(t *testing.T) {
 // count and tiling, each timed.
 func TestProbeJobsRunOnLavapipe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "probe")
-	err := prepare([]string{"-smoke", "-only", "probe", "-device", "llvmpipe", "-o", dir})
+	err := prepare([]string{"-smoke", "-fence-timeout", "0", "-only", "probe", "-device", "llvmpipe", "-o", dir})
 	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
 			t.Fatal(err)
@@ -156,7 +157,7 @@ func TestProbeJobsRunOnLavapipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd := exec.CommandContext(tier.Context(t), "bash", filepath.Join(dir, "run.sh"))
 	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "(0 failed)") {
@@ -202,7 +203,7 @@ func TestProbeJobsRunOnLavapipe(t *testing.T) {
 // (state_dst is the window of the pool). Within NMSE 1e-7 (lavapipe splits
 // GLSL fma(), see verify/vulkan).
 func TestJobsMatchReference(t *testing.T) {
-	ctx := context.Background()
+	ctx := tier.Context(t)
 	r, err := vkrun.Build(ctx)
 	if err == nil {
 		_, err = spvbuild.FindTools(ctx)
@@ -229,7 +230,7 @@ func TestJobsMatchReference(t *testing.T) {
 // dispatches make exactly runs / perInterval intervals, and a job of
 // launches has perInterval repetitions' launches per interval.
 func TestIntervalsHoldWholeBlocks(t *testing.T) {
-	ctx := context.Background()
+	ctx := tier.Context(t)
 	if _, err := spvbuild.FindTools(ctx); err != nil {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
 			t.Fatal(err)
@@ -440,8 +441,9 @@ func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 // differs; and the timing jobs' series come out one row per pattern, per
 // repetition.
 func TestChainJobsOnLavapipe(t *testing.T) {
+	tier.FullOnly(t, "the GPU host's chaincheck job files, run whole on lavapipe; the fast tier runs the same kernels through verify/vulkan and the bench pipeline through TestSmokeOnLavapipe")
 	dir := filepath.Join(t.TempDir(), "chaincheck")
-	err := prepare([]string{"-smoke", "-only", "chaincheck", "-device", "llvmpipe", "-o", dir})
+	err := prepare([]string{"-smoke", "-fence-timeout", "0", "-only", "chaincheck", "-device", "llvmpipe", "-o", dir})
 	if errors.Is(err, vkrun.ErrMissingTool) || errors.Is(err, spvbuild.ErrMissingTool) {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
 			t.Fatal(err)
@@ -456,7 +458,7 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var outs []string
-	ctx := context.Background()
+	ctx := tier.Context(t)
 	runner, err := vkrun.Build(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +466,7 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(tsv)), "\n") {
 		name, _, _ := strings.Cut(line, "\t")
 		out := filepath.Join(dir, name+".out")
-		cmd := exec.Command(runner.Path(), filepath.Join(dir, "jobs", name+".job"), out)
+		cmd := exec.CommandContext(ctx, runner.Path(), filepath.Join(dir, "jobs", name+".job"), out)
 		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			if strings.Contains(string(msg), "no Vulkan device") && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
@@ -496,10 +498,10 @@ func TestChainJobsOnLavapipe(t *testing.T) {
 	}
 
 	dir = filepath.Join(t.TempDir(), "chain")
-	if err := prepare([]string{"-smoke", "-only", "chain", "-device", "llvmpipe", "-o", dir}); err != nil {
+	if err := prepare([]string{"-smoke", "-fence-timeout", "0", "-only", "chain", "-device", "llvmpipe", "-o", dir}); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join(dir, "run.sh"))
+	cmd := exec.CommandContext(tier.Context(t), "bash", filepath.Join(dir, "run.sh"))
 	cmd.Env = append(os.Environ(), "OUT="+dir, "XDG_RUNTIME_DIR="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "(0 failed)") {
 		t.Fatalf("run.sh: %v\n%s", err, out)

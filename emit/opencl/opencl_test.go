@@ -1,12 +1,12 @@
 package opencl_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 
 	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -63,8 +63,7 @@ func TestSubgroupBranchesCompile(t *testing.T) {
 				}
 				args := []string{"--target=spir64", "-x", "cl", "-cl-std=CL3.0", "-Xclang", "-cl-ext=" + ext.clExt, "-Wall", "-Werror"}
 				args = append(args, strings.Fields(opencl.BuildOptions(defs))...)
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
+				ctx := tier.Context(t)
 				run := func(mode ...string) string {
 					cmd := exec.CommandContext(ctx, clang, append(append(append([]string{}, args...), mode...), "-")...)
 					cmd.Stdin = strings.NewReader(string(src))

@@ -1,14 +1,14 @@
 package patch
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -116,8 +116,7 @@ var metalHostFlags = []string{"-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-
 
 func compileIn(t *testing.T, dir string, cxx []string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := tier.Context(t)
 	cmd := exec.CommandContext(ctx, cxx[0], append(append(append([]string{}, cxx[1:]...), metalHostFlags...), args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
@@ -171,8 +170,7 @@ func runHazard(t *testing.T, root string) (string, bool) {
 	if out, err := compileIn(t, root, cxx, "tests/metal-hazard.cpp", metalCommon, "-o", bin); err != nil {
 		t.Fatalf("metal-hazard does not build: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := tier.Context(t)
 	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {

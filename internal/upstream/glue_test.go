@@ -3,14 +3,15 @@ package upstream_test
 import (
 	"context"
 	"fmt"
-	backendcuda "github.com/kernelgen/kernelgen/internal/backend/cuda"
-	backendsycl "github.com/kernelgen/kernelgen/internal/backend/sycl"
-	"github.com/kernelgen/kernelgen/internal/upstream"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	backendcuda "github.com/kernelgen/kernelgen/internal/backend/cuda"
+	backendsycl "github.com/kernelgen/kernelgen/internal/backend/sycl"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 
 	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ir"

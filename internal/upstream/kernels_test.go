@@ -3,11 +3,13 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"testing"
+
 	backendcuda "github.com/kernelgen/kernelgen/internal/backend/cuda"
 	backendmetal "github.com/kernelgen/kernelgen/internal/backend/metal"
 	backendsycl "github.com/kernelgen/kernelgen/internal/backend/sycl"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/internal/upstream"
-	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
@@ -21,7 +23,7 @@ func asToolError(err error, te **hostemu.ToolError) bool { return errors.As(err,
 
 // The CUDA headers upstream gets compile under host emulation and run every
 // variant of ops A-D, gathers included, like the Go reference, at warp 32
-// and at HIP's 64.
+// and (full tier) at HIP's 64.
 func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	files, err := backendcuda.UpstreamKernels()
 	if err != nil {
@@ -33,7 +35,7 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, width := range []int{32, 64} {
+	for _, width := range tier.Pick([]int{32}, []int{32, 64}) {
 		checkFamilies(t, "cuda", byOp, width)
 	}
 }
@@ -41,7 +43,7 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 // The SYCL headers upstream gets run every variant of ops A-D, gathers
 // included, like the Go reference at the sub-group widths of Intel (16,
 // which takes xor_reduce_sum's local-memory path where W is 32), NVIDIA
-// and AMD (32, 64) and a narrow 8.
+// (32) and, in the full tier, AMD's 64 and a narrow 8.
 func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	files, err := backendsycl.UpstreamKernels()
 	if err != nil {
@@ -62,7 +64,7 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, width := range []int{8, 16, 32, 64} {
+	for _, width := range tier.Pick([]int{16, 32}, []int{8, 16, 32, 64}) {
 		checkFamilies(t, "sycl", byOp, width)
 	}
 }

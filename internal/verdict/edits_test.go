@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/internal/verdict"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/diffexec"
@@ -36,6 +37,10 @@ type edit struct {
 	someDiffer       bool
 	// per holds the verdicts of kernels that get another one, by ID.
 	per map[string]string
+	// full: the full tier only. Such an edit runs every GDN kernel, the
+	// batched and chained ones included, on both sides (minutes of CPU);
+	// the fast tier judges the same categories on cheaper edits.
+	full bool
 }
 
 var (
@@ -73,10 +78,10 @@ var edits = []edit{
 	{name: "two independent Lets swapped in the GDN body", file: "gdn.go",
 		subs: [][2]string{{"\t\t\tgOff := b.Let(\"g_off\", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))\n\t\t\tbetaT := b.Let(\"beta_t\", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))\n",
 			"\t\t\tbetaT := b.Let(\"beta_t\", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))\n\t\t\tgOff := b.Let(\"g_off\", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))\n"}},
-		ops: gdnAll, verdict: verdict.NamesOnly, results: verdict.Identical},
+		ops: gdnAll, verdict: verdict.NamesOnly, results: verdict.Identical, full: true},
 	{name: "exp routine swapped (native kernels take the portable one)", file: "arith.go",
 		subs: [][2]string{{`return b.Let("e", b.ExpNative(x))`, `return b.ExpPortable(x)`}},
-		ops:  gdnAll, only: []string{"native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl"}, verdict: "arithmetic", someDiffer: true},
+		ops:  gdnAll, only: []string{"native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl"}, verdict: "arithmetic", someDiffer: true, full: true},
 	// The kinds that must stay quiet, or be only what they are.
 	{name: "pure rename", file: "conv.go",
 		subs: [][2]string{{`c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`, `c0 = b.Let("channel", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`}},
@@ -117,7 +122,7 @@ var edits = []edit{
 		ops:  []string{"ssm_conv_update_inplace_ids"}, verdict: "memory, control", results: verdict.Identical},
 	{name: "native reduction order where the reference evaluates both alike", file: "backend_cuda.go",
 		subs: [][2]string{{"style: style{gateAfterReduce: true, order: ir.Butterfly, convZero: true}", "style: style{gateAfterReduce: true, order: ir.NativeOrder, convZero: true}"}},
-		ops:  gdnAll, only: []string{"native-cuda"}, verdict: "arithmetic", results: verdict.Identical},
+		ops:  gdnAll, only: []string{"native-cuda"}, verdict: "arithmetic", results: verdict.Identical, full: true},
 	{name: "taps no longer unrolled", file: "conv.go",
 		subs: [][2]string{{`b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(`, `b.For("j", 0, dconv, func(j dsl.Val) { y.Set(`}},
 		ops:  convAll, verdict: "control", results: verdict.Identical},
@@ -143,10 +148,10 @@ var edits = []edit{
 // module, regenerates every kernel's IR text from each copy (one build for
 // all of them), and checks the verdict on every kernel that changed. One
 // diffexec.Memo serves every edit, so the base's runs and the gathers no
-// edit changes run once; what remains is mostly the first GDN edit, which
-// runs every GDN kernel on both sides (about 3.5 minutes of CPU time,
-// nearly all of it executing the batched and chained GDN kernels; -short
-// skips it).
+// edit changes run once. The edits that run every GDN kernel on both
+// sides (about 3.5 minutes of CPU time, nearly all of it executing the
+// batched and chained GDN kernels) run in the full tier only; -short skips
+// the test.
 func TestEdits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 22 copies of ops/ and runs the changed kernels")
@@ -154,13 +159,21 @@ func TestEdits(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build the edited op programs")
 	}
-	list := edits
+	var list []edit
+	for _, e := range edits {
+		if e.full && !tier.Full() {
+			t.Logf("fast tier: %q runs in the full tier (%s=1)", e.name, tier.Env)
+			continue
+		}
+		list = append(list, e)
+	}
 	trees := regenerate(t, list)
 	base := trees["base"]
 	// The base's runs, and the gathers no edit changes, are done once.
 	memo := diffexec.NewMemo()
 	for i, e := range list {
 		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
 			got := trees[fmt.Sprint("e", i)]
 			vs, err := verdict.Compare(context.Background(), base, got, verdict.Options{Problems: 1, Memo: memo})
 			if err != nil {

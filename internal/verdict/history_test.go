@@ -12,23 +12,39 @@ import (
 	"github.com/kernelgen/kernelgen/ir/irtext"
 )
 
-// Every IR text committed since kernelgen first wrote generated/ir reads
-// back and has a canonical form: kernelgen diff can judge any revision
-// against any other. (Skipped outside a git checkout or in a shallow one
-// that lacks the history.)
+// recentRevisions is how many of the newest revisions that changed
+// generated/ir the history test reads, besides those around every change
+// of the IR text format.
+const recentRevisions = 20
+
+// IR texts committed since kernelgen first wrote generated/ir read back and
+// have a canonical form, so kernelgen diff can judge a revision against
+// another: the newest recentRevisions revisions of generated/ir, and for
+// every revision that changed the text's printer or parser, generated/ir
+// there and just before it (the last text of each format). A bounded
+// window: the test does not grow with every commit. (Skipped outside a git
+// checkout or in a shallow one that lacks the history.)
 func TestCommittedRevisionsReadBack(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
 	// --full-history: by default git log follows only one parent of a merge
 	// whose generated/ir equals that parent's, and skips the other side.
-	revs, err := exec.Command("git", "log", "--full-history", "--format=%H", "--", "../../generated/ir").Output()
-	if err != nil || len(revs) == 0 {
+	recent, err := exec.Command("git", "log", "--full-history", "-n", fmt.Sprint(recentRevisions), "--format=%H", "--", "../../generated/ir").Output()
+	if err != nil || len(recent) == 0 {
 		t.Skipf("no history of generated/ir: %v", err)
+	}
+	format, err := exec.Command("git", "log", "--full-history", "--format=%H %P", "--", "../../ir/print.go", "../../ir/irtext").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := strings.Fields(string(recent))
+	for _, line := range strings.Split(strings.TrimSpace(string(format)), "\n") {
+		revs = append(revs, strings.Fields(line)...) // the change and its parents
 	}
 	var objects []string
 	names := map[string]string{}
-	for _, rev := range strings.Fields(string(revs)) {
+	for _, rev := range revs {
 		list, err := exec.Command("git", "ls-tree", "-r", rev, "--", "../../generated/ir").Output()
 		if err != nil {
 			t.Fatal(err)
@@ -72,5 +88,5 @@ func TestCommittedRevisionsReadBack(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d distinct IR texts from %d revisions", len(objects), len(strings.Fields(string(revs))))
+	t.Logf("%d distinct IR texts from %d revisions", len(objects), len(revs))
 }

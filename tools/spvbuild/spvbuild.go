@@ -20,7 +20,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/kernelgen/kernelgen/tools/fsx"
 )
@@ -246,9 +245,10 @@ func (t *Tools) one(ctx context.Context, dir string, u Unit) (Result, error) {
 		args = append(args, "-D"+k+"="+u.Defines[k])
 	}
 	args = append(args, "-o", out, src)
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, t.Glslang, args...)
+	// No timeout of its own, as make has none: the caller's ctx ends a
+	// compile (an interrupt, go test's deadline), not a figure that a busy
+	// machine could pass.
+	cmd := exec.CommandContext(ctx, t.Glslang, args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	msg, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
@@ -266,7 +266,7 @@ func (t *Tools) one(ctx context.Context, dir string, u Unit) (Result, error) {
 	if bytes.Contains(msg, []byte("WARNING: ")) {
 		return Result{}, &UnitError{File: u.File, Unit: u.Name, Tool: "glslangValidator", What: "warned", Output: remap(msg, src, u.File)}
 	}
-	cmd = exec.CommandContext(cctx, t.SpirvVal, "--target-env", "vulkan1.2", out)
+	cmd = exec.CommandContext(ctx, t.SpirvVal, "--target-env", "vulkan1.2", out)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if msg, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(msg)) > 0 {
 		if ctx.Err() != nil {

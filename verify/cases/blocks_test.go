@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	gen "github.com/kernelgen/kernelgen/generated/goref"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -15,6 +16,7 @@ import (
 // read, in blocks of NS sequences: only scratch and the plan differ. Many
 // of the cases read a row of their own block without a copy.
 func TestBlockScheduleMatchesTwoDispatches(t *testing.T) {
+	t.Parallel()
 	long := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 24, MaxChannels: 64}
 	r := rand.New(rand.NewPCG(51, 52))
 	inBlock, cases := 0, 0
@@ -168,6 +170,7 @@ func checkBlockPlan(ids, plan []int32, rsHead, block int) (copies int, err error
 // forks of four within a block copy nothing. Every scratch row a sequence
 // reads holds its source row.
 func TestBlockPlanIsASchedule(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(61, 62))
 	plan := func(ids []int32, rsHead, block int) []int32 {
 		out, scratch := runPlanGather(t, blockGatherOp, "block_len", block, ids, rsHead)
@@ -179,7 +182,7 @@ func TestBlockPlanIsASchedule(t *testing.T) {
 		}
 		return out
 	}
-	for i := 0; i < 300; i++ {
+	for i := 0; i < tier.Pick(40, 300); i++ {
 		ids, rsHead := planIds(r, i)
 		n := len(ids)
 		block := 1 + r.IntN(40)

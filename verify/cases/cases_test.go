@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
 // Every op builds cases under every contract, and the reference's own output
 // passes Compare while a one-bit change does not.
 func TestCasesBuildAndCompare(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, op := range ops.All() {
 		for _, a := range ops.Ariths() {
@@ -42,10 +44,12 @@ func TestCasesBuildAndCompare(t *testing.T) {
 // the same bits in every buffer with the launch left out. The same
 // comparison does see a needed gather removed (the check has teeth).
 func TestGuardedLaunchesChangeNothing(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
+	cases := tier.Pick(60, 300) // per op; the evidence asked for scales with it
 	for _, op := range ops.All() {
 		skipped, teeth := 0, 0
-		for i := 0; i < 300; i++ {
+		for i := 0; i < cases; i++ {
 			c, err := Random(op.Name, ops.Ariths()[0], r, Small, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +85,7 @@ func TestGuardedLaunchesChangeNothing(t *testing.T) {
 		}
 		if skipped+teeth > 0 {
 			t.Logf("%s: %d cases where a guard left the gather out, unchanged; %d where leaving a needed gather out shows", op.Name, skipped, teeth)
-			if skipped < 20 || teeth < 20 {
+			if enough := 20 * cases / 300; skipped < enough || teeth < enough {
 				t.Errorf("%s: %d guarded and %d needed gathers: too few to say anything", op.Name, skipped, teeth)
 			}
 		}
@@ -93,6 +97,7 @@ func TestGuardedLaunchesChangeNothing(t *testing.T) {
 // of every contract, including sources that are another sequence's
 // destination and (op B) cases without tokens.
 func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
+	t.Parallel()
 	for _, x := range []struct {
 		batched, gather, compute, rowArg string
 		noTokens                         int // cases without tokens required
@@ -153,6 +158,7 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 // NS*SPT, over every contract: each sequence's arithmetic is SPT 1's, and
 // every slot's prior state is read before any final state is written.
 func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(23, 24))
 	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true} // n_seqs up to NS*SPT
 	i := 0
@@ -225,6 +231,7 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 // more tiles than that (heads x S_v / (NW*CPW)) every tile is still run
 // once, and the step leaves the bits of gather + compute.
 func TestSplitBatchedTilesMatchTwoDispatches(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(25, 26))
 	sz := Size{MaxHeads: 40, MaxTokens: 2, MaxSeqs: 8, WindowIds: true}
 	strided, aliasing := 0, 0
@@ -311,6 +318,7 @@ func twoDispatches(c *Case, from Launch, gather, compute, rowArg string, keep fu
 // domain) and +Inf; their inputs being finite, the portable contract makes
 // no NaN (native ones do, as y / (1 + exp(-y)) does at y = -Inf).
 func TestConvCasesReachSiluEdges(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, op := range []string{"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched"} {
 		for _, a := range ops.Ariths() {

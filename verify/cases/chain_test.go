@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -13,6 +14,7 @@ import (
 // that make cycles, long paths and rows several sequences read, segments
 // of 1 to 3 sequences; only scratch (fewer rows copied) and the plan differ.
 func TestChainedScheduleMatchesTwoDispatches(t *testing.T) {
+	t.Parallel()
 	long := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 10, MaxChannels: 64}
 	for _, x := range []struct {
 		chained, gather, compute, rowArg string
@@ -153,6 +155,7 @@ func checkPlan(ids, plan []int32, rsHead, seg int) (copies int, err error) {
 // a rotation of n, one cycle, is cut into ceil(n/seg) segments with one
 // copy each. Every scratch row a sequence reads holds its source row.
 func TestChainPlanIsASchedule(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(41, 42))
 	// plan runs the chain gather over rows of one element; nil: it wrote
 	// no plan (no source aliases).
@@ -165,7 +168,7 @@ func TestChainPlanIsASchedule(t *testing.T) {
 		}
 		return out
 	}
-	for i := 0; i < 300; i++ {
+	for i := 0; i < tier.Pick(40, 300); i++ {
 		ids, rsHead := planIds(r, i)
 		n := len(ids)
 		seg := 1 + r.IntN(12)

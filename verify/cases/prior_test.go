@@ -17,6 +17,7 @@ import (
 // clobber keeps its loads behind the wait (op B's split by aliasing: the
 // chained compute reads state_dst, which the batched dispatch writes).
 func TestLaterLaunchesMarkWhatEarlierOnesWrite(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	sz := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 6, MaxChannels: 64}
 	pairs := map[string]int{} // later kernel: buffers checked

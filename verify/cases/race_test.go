@@ -17,6 +17,7 @@ import (
 // the cache outside the window and what they staged; slot 0 and op D read
 // before the barrier and write after it.
 func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(25, 26))
 	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true}
 	i := 0

@@ -8,13 +8,13 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 )
 
 func runner(t *testing.T) (*Runner, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
+	ctx := tier.Context(t)
 	r, err := Build(ctx)
 	if err == nil {
 		_, err = r.Devices(ctx)

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
@@ -105,8 +105,7 @@ func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) *hostemu.Bin
 	v, _ := builds.LoadOrStore(key, new(buildResult))
 	r := v.(*buildResult)
 	r.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
+		ctx := tier.Context(t)
 		p, err := cachedProgram(lang, op, a)
 		if err == nil {
 			r.bin, err = buildProgram(ctx, p.Program, hostemu.Options{})
@@ -144,25 +143,34 @@ func variantName(v ops.Variant) string {
 	return "no_params"
 }
 
-// schedule pairs runs with variants and widths: every variant at least once
-// and every width at least once (ops with fewer variants than widths repeat
-// them). offset rotates the widths so languages and contracts put a given
-// variant at different widths. -short keeps one run per width.
-func schedule(variants []ops.Variant, offset int) map[int][]int {
-	n := max(len(variants), len(widths))
-	if testing.Short() {
-		n = len(widths)
+// schedule pairs runs with variants and widths. The full tier runs every
+// variant at least once and every width at least once (ops with fewer
+// variants than widths repeat them); the fast tier runs one sampled
+// variant per width, since kernelgen build --check (scripts/test.sh) has
+// already run every variant once at the backend's own width. offset
+// rotates the widths so languages and contracts put a given variant at
+// different widths.
+func schedule(t *testing.T, variants []ops.Variant, offset int) map[int][]int {
+	var picks []int
+	if tier.Full() {
+		for i := 0; i < max(len(variants), len(widths)); i++ {
+			picks = append(picks, i%len(variants))
+		}
+	} else {
+		for len(picks) < len(widths) {
+			picks = append(picks, tier.Sample(t, len(variants), len(widths)-len(picks))...)
+		}
 	}
 	out := map[int][]int{} // variant index -> widths
-	for i := 0; i < n; i++ {
-		vi := i % len(variants)
+	for i, vi := range picks {
 		out[vi] = append(out[vi], widths[(i+offset)%len(widths)])
 	}
 	return out
 }
 
 // Every generated kernel of every op, in every language, under portable and
-// the language's native contract, for every variant of the table, runs under
+// the language's native contract, for every variant of the table (the full
+// tier; the fast tier samples one variant per width, see schedule), runs under
 // host emulation and leaves every buffer as the Go reference does: bit for
 // bit under portable, within NMSE 1e-7 under native. Subtests read
 // language/op/contract/variant/sgWIDTH.
@@ -195,7 +203,7 @@ func runContract(t *testing.T, l language, op *ops.Op, a ir.Arith, offset int) {
 	}
 	build(t, l.lang, op, a)
 	variants := ops.VariantsOf(op.Name)
-	plan := schedule(variants, offset)
+	plan := schedule(t, variants, offset)
 	for vi, v := range variants {
 		if len(plan[vi]) == 0 {
 			continue
@@ -212,7 +220,7 @@ func runContract(t *testing.T, l language, op *ops.Op, a ir.Arith, offset int) {
 					if c.Arith != a || c.Arith.Native != a.Native {
 						t.Fatalf("case %s has contract %s, want %s", c.Name, c.Arith, a)
 					}
-					got, err := Run(context.Background(), l.lang, c, w)
+					got, err := Run(tier.Context(t), l.lang, c, w)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -150,7 +150,8 @@ type RunError struct {
 
 func (e *RunError) Error() string { return fmt.Sprintf("kernel %s: %s", e.Kernel, e.Msg) }
 
-// DefaultTimeout applies when Run is given a timeout <= 0.
+// DefaultTimeout is the bound kernelgen's own checks give one run: ample
+// for the small cases they run, short enough to report a deadlock.
 const DefaultTimeout = 60 * time.Second
 
 // ExitRuntimeError is the exit code of a program whose runtime detected an
@@ -472,15 +473,16 @@ func writeTree(dir string, p Program, names []string, realSYCL bool) error {
 }
 
 // Run executes the program on job and returns every buffer's bytes after the
-// run. A run longer than timeout (DefaultTimeout if <= 0) is killed and
-// reported as "kernel <name>: timed out after <timeout> (deadlock?)".
+// run. A run longer than timeout is killed and reported as "kernel <name>:
+// timed out after <timeout> (deadlock?)"; timeout 0 sets no bound but ctx
+// (tests: go test's deadline, not a figure tuned on an idle machine).
 func (b *Binary) Run(ctx context.Context, job Job, timeout time.Duration) (map[string][]byte, error) {
 	enc, err := encodeJob(job)
 	if err != nil {
 		return nil, fmt.Errorf("hostemu: program %s: %w", b.Program, err)
 	}
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	if timeout < 0 {
+		return nil, fmt.Errorf("hostemu: program %s: negative timeout %v", b.Program, timeout)
 	}
 	dir, err := os.MkdirTemp("", "hostemu-run-")
 	if err != nil {
@@ -491,7 +493,10 @@ func (b *Binary) Run(ctx context.Context, job Job, timeout time.Duration) (map[s
 	if err := os.WriteFile(jobPath, enc, 0o644); err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := context.WithCancel(ctx)
+	if timeout > 0 {
+		rctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	var stdout, stderr capped
 	cmd := exec.CommandContext(rctx, b.Path, jobPath, outPath)

@@ -8,7 +8,8 @@
 // ~/.cache/pocl). Warm, the sample runs in seconds; cold, every variant
 // takes ~2 minutes of CPU. `kernelgen build --check` runs the sample
 // (Sample) and builds, without running, every other variant; go test
-// ./verify/opencl (CI) runs them all, -args -sample the sample. $KERNELGEN_CL_DEVICE picks another device
+// ./verify/opencl runs them all in the full tier (KERNELGEN_FULL=1, CI),
+// -args -sample the sample. $KERNELGEN_CL_DEVICE picks another device
 // ("#N" or part of its name).
 package opencl
 
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	mark "github.com/kernelgen/kernelgen/emit"
 	emit "github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -31,7 +33,8 @@ import (
 var Contracts = []ir.Arith{ir.Portable, ir.Native("opencl")}
 
 // Source is the .cl file of an op exactly as `kernelgen build --backend
-// opencl` writes it.
+// opencl` writes it, header included, so the programs built here and by
+// build --check are one PoCL cache entry.
 func Source(op *ops.Op) ([]byte, error) {
 	var ks []*ir.Kernel
 	for _, a := range Contracts {
@@ -44,7 +47,11 @@ func Source(op *ops.Op) ([]byte, error) {
 		}
 		ks = append(ks, k)
 	}
-	return emit.Emit(op.Name, op.Summary, ks)
+	src, err := emit.Emit(op.Name, op.Summary, ks)
+	if err != nil {
+		return nil, err
+	}
+	return mark.Mark("opencl", op.Name+".cl", src), nil
 }
 
 var sources sync.Map // op name -> []byte

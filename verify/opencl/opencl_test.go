@@ -1,7 +1,6 @@
 package opencl
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
@@ -30,8 +31,7 @@ func skipOrFail(t *testing.T, err error) {
 
 func runner(t *testing.T) *clrun.Runner {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := tier.Context(t)
 	r, err := clrun.Build(ctx)
 	if err != nil {
 		if errors.Is(err, clrun.ErrMissingTool) {
@@ -52,9 +52,10 @@ func runner(t *testing.T) *clrun.Runner {
 // (the sample with -args -sample): one random case each, portable bit for bit with the
 // Go reference, native within NMSE.
 func TestCasesMatchReference(t *testing.T) {
+	tier.FullOnly(t, "every variant on PoCL; build --check in scripts/test.sh runs the sample and builds every program")
 	r := runner(t)
 	start := time.Now()
-	rep, err := Check(context.Background(), r, nil, !*sample, 2, nil)
+	rep, err := Check(tier.Context(t), r, nil, !*sample, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +63,8 @@ func TestCasesMatchReference(t *testing.T) {
 }
 
 // The native contract's promise, as verify/vulkan checks it on lavapipe:
-// each fused op the OpenCL backend builds (every variant, the sample with
-// -args -sample; SiLU off, as ggml runs SiLU after ssm_conv) and its
+// each fused op the OpenCL backend builds (every variant in the full tier,
+// the sample in the fast one or with -args -sample; SiLU off, as ggml runs SiLU after ssm_conv) and its
 // non-fused counterpart run in one job and agree bit for bit, under both
 // contracts; the fused op also matches the Go reference.
 func TestFusedMatchesUnfused(t *testing.T) {
@@ -76,7 +77,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, a := range Contracts {
-			for _, v := range Variants(op, !*sample) {
+			for _, v := range Variants(op, tier.Full() && !*sample) {
 				if v.Values["SILU"] == 1 {
 					continue
 				}
@@ -95,7 +96,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 	if len(cs) == 0 {
 		t.Fatal("no fused variant is built on opencl")
 	}
-	err := RunCases(context.Background(), r, nil, cs, 2, nil, func(c *cases.Case, got map[string][]byte) error {
+	err := RunCases(tier.Context(t), r, nil, cs, 2, nil, func(c *cases.Case, got map[string][]byte) error {
 		if err := checks[c](got); err != nil {
 			return fmt.Errorf("%s: fused and non-fused differ: %v", c.Name, err)
 		}

@@ -119,7 +119,8 @@
 //	device index   i32      >= 0: that physical device; -1: by name or first
 //	device name    str      with index -1: the first device whose name
 //	                        contains it (ASCII case-insensitive); "" = first device
-//	timeout        u32      milliseconds to wait for a fence; 0 = 60000
+//	timeout        u32      milliseconds to wait for a fence; 0 = 60000,
+//	                        0xffffffff = no bound
 //	period         u32      only with flag bit 3: a timestamp before the
 //	                        first dispatch and after every period dispatches
 //	                        (the dispatch count is a multiple of it)

@@ -94,7 +94,9 @@ type Job struct {
 	// buffer is bound as a 4-byte dummy and reads back empty.
 	Buffers    [][]byte
 	Dispatches []Dispatch
-	// Timeout bounds the GPU work (each fence wait); 0 means 60 s.
+	// Timeout bounds the GPU work (each fence wait). 0 sets no bound: the
+	// wait ends with Run's context (a test's, go test's deadline), so a
+	// busy machine cannot fail a job that a fixed figure would.
 	Timeout time.Duration
 
 	// The fields below serve benchmarks on a discrete GPU.
@@ -366,10 +368,12 @@ func EncodeJob(job Job) ([]byte, error) {
 	switch {
 	case job.Timeout < 0:
 		return nil, errors.New("vkrun: negative timeout")
-	case job.Timeout > 0 && ms == 0:
+	case job.Timeout == 0:
+		ms = math.MaxUint32 // the runner's "no bound"
+	case ms == 0:
 		ms = 1
-	case ms > math.MaxUint32:
-		ms = math.MaxUint32
+	case ms >= math.MaxUint32:
+		ms = math.MaxUint32 - 1
 	}
 	u32(uint32(ms))
 	if job.TimeEvery > 0 {

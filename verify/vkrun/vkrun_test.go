@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
+
 	"github.com/kernelgen/kernelgen/emit/glsl"
 )
 
@@ -65,8 +67,7 @@ var (
 func testRunner(t *testing.T) *Runner {
 	t.Helper()
 	buildOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
+		ctx := tier.Context(t)
 		builtRunner, buildErr = Build(ctx)
 	})
 	if buildErr != nil {
@@ -87,8 +88,7 @@ func lavapipe() bool { return os.Getenv("KERNELGEN_VK_DEVICE") == "" }
 func testDevice(t *testing.T) (*Runner, DeviceInfo, string) {
 	t.Helper()
 	r := testRunner(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := tier.Context(t)
 	devs, err := r.Devices(ctx)
 	if errors.Is(err, ErrNoDevice) {
 		skipOrFail(t, err)
@@ -125,8 +125,7 @@ func compile(t *testing.T, src string, defines map[string]string) []byte {
 
 func run(t *testing.T, r *Runner, job Job) *Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := tier.Context(t)
 	res, err := r.Run(ctx, job)
 	if err != nil {
 		t.Fatal(err)

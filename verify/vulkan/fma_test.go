@@ -1,12 +1,12 @@
 package vulkan
 
 import (
-	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 
 	"github.com/kernelgen/kernelgen/dsl"
 	"github.com/kernelgen/kernelgen/emit/glsl"
@@ -91,8 +91,7 @@ func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := tier.Context(t)
 	defs := map[string]string{"KG_WG_X": "64", "KG_WG_Y": "1", "KG_WG_Z": "1"}
 	if e.denorm {
 		defs[glsl.DenormPreserve] = "1"

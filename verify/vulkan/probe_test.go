@@ -8,7 +8,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -146,8 +147,7 @@ func TestDriverArithmetic(t *testing.T) {
 		t.Logf("%s does not offer shaderDenormPreserveFloat32: the portable kernels run without DenormPreserve", e.dev.Name)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := tier.Context(t)
 	x, err := e.probeUnit(ctx, denormProbeUnit)
 	if err != nil {
 		t.Fatal(err)

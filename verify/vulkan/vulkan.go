@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/kernelgen/kernelgen/emit"
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -133,7 +134,11 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
-	return spvbuild.Unit{File: "generated/vulkan/" + glsl.FileName(k), Source: src, Defines: defs, Name: k.ID() + " " + v.String()}, nil
+	// The header too: the bytes build writes are the bytes its --check
+	// compiles, so the two share spvbuild's cache (one compile per variant).
+	file := "vulkan/" + glsl.FileName(k)
+	src = emit.Mark("vulkan", file, src)
+	return spvbuild.Unit{File: "generated/" + file, Source: src, Defines: defs, Name: k.ID() + " " + v.String()}, nil
 }
 
 // DenormUnit is Unit built with glsl.DenormPreserve where the shader has

@@ -2,7 +2,6 @@ package vulkan
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,7 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
 
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -81,8 +81,7 @@ var (
 func setup(t *testing.T) *env {
 	t.Helper()
 	envOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
+		ctx := tier.Context(t)
 		r, err := vkrun.Build(ctx)
 		if err != nil {
 			if errors.Is(err, vkrun.ErrMissingTool) {
@@ -171,8 +170,7 @@ func (e *env) run(t *testing.T, c *cases.Case) map[string][]byte {
 		t.Fatal(err)
 	}
 	job.Device = e.sel
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := tier.Context(t)
 	res, err := e.runner.Run(ctx, job)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
@@ -226,9 +224,10 @@ func (e *env) compare(t *testing.T, c *cases.Case, got map[string][]byte) (loose
 	return fmt.Sprintf("not bit for bit on a driver that flushes denormals and cannot be asked to keep them, within NMSE %g: %v", cases.NMSETolerance, err)
 }
 
-// Every op under both Vulkan contracts (the gathers once) and every variant:
-// one random case, compared with the Go reference (portable bit for bit,
-// native within NMSE).
+// Every op under both Vulkan contracts (the gathers once) and every variant
+// (three sampled per op and contract in the fast tier, whose build --check
+// has compiled every one): one random case, compared with the Go reference
+// (portable bit for bit, native within NMSE).
 func TestCasesMatchReference(t *testing.T) {
 	e := setup(t)
 	t.Logf("device %s (subgroup %d): %s; portable kernels built with DenormPreserve: %v", e.dev.Name, e.dev.SubgroupSize, e.ieee, e.denorm)
@@ -241,7 +240,9 @@ func TestCasesMatchReference(t *testing.T) {
 			if op.ArithFree() && a.Native {
 				continue
 			}
-			for _, v := range ops.VariantsOf(op.Name) {
+			variants := ops.VariantsOf(op.Name)
+			for _, vi := range tier.Sample(t, len(variants), 3) {
+				v := variants[vi]
 				name := fmt.Sprintf("%s@%s[%s]", op.Name, a, v)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -268,31 +269,39 @@ func TestCasesMatchReference(t *testing.T) {
 func TestBatchedSequencesPerThread(t *testing.T) {
 	e := setup(t)
 	sz := cases.Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true}
+	type shape struct {
+		a ir.Arith
+		v ops.Variant
+	}
+	var shapes []shape
 	for _, a := range contracts {
 		for _, spt := range []int{2, 3, 4, 8} {
 			for _, sv := range []int{16, 32} {
 				for _, kda := range []bool{false, true} {
-					v := ops.V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", 2, "CPW", 1, "NS", 4, "SPT", spt, "SPLIT", spt == 2)
-					name := fmt.Sprintf("%s@%s[%s]", v.Op, a, v)
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						if !a.Native && !e.dev.Float64 {
-							t.Skipf("%s has no shaderFloat64, which the portable fma needs", e.dev.Name)
-						}
-						r := seed(name)
-						for range 3 {
-							c, err := cases.Random(v.Op, a, r, sz, &v)
-							if err != nil {
-								t.Fatal(err)
-							}
-							if why := e.compare(t, c, e.run(t, c)); why != "" {
-								t.Skip(why)
-							}
-						}
-					})
+					shapes = append(shapes, shape{a, ops.V("gated_delta_net_inplace_ids_batched", "S_v", sv, "KDA", kda, "NW", 2, "CPW", 1, "NS", 4, "SPT", spt, "SPLIT", spt == 2)})
 				}
 			}
 		}
+	}
+	for _, i := range tier.Sample(t, len(shapes), 6) {
+		a, v := shapes[i].a, shapes[i].v
+		name := fmt.Sprintf("%s@%s[%s]", v.Op, a, v)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if !a.Native && !e.dev.Float64 {
+				t.Skipf("%s has no shaderFloat64, which the portable fma needs", e.dev.Name)
+			}
+			r := seed(name)
+			for range 3 {
+				c, err := cases.Random(v.Op, a, r, sz, &v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if why := e.compare(t, c, e.run(t, c)); why != "" {
+					t.Skip(why)
+				}
+			}
+		})
 	}
 }
 
@@ -369,7 +378,7 @@ func TestOtherSubgroupWidths(t *testing.T) {
 	}
 	for _, w := range []struct{ vectorBits, subgroup int }{{128, 4}, {512, 16}} {
 		t.Run(fmt.Sprintf("subgroup_%d", w.subgroup), func(t *testing.T) {
-			tests := []string{"TestCasesMatchReference", "TestBatchedSequencesPerThread", "TestFusedMatchesUnfused", "TestUpstreamFusedMatchesUnfused"}
+			tests := []string{"TestCasesMatchReference", "TestBatchedSequencesPerThread", "TestFusedMatchesUnfused", "TestUpstreamShaders"}
 			cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), fmt.Sprintf("LP_NATIVE_VECTOR_WIDTH=%d", w.vectorBits),
 				fmt.Sprintf("%s=%d", wantSubgroupEnv, w.subgroup), "KERNELGEN_REQUIRE_TOOLS=1")

@@ -14,9 +14,8 @@ import (
 // differ from the Go reference.
 func TestVerifyRunsTheWrittenBytes(t *testing.T) {
 	check, files := backendtest.Check(Backend), backendtest.Written(t, Backend)
-	backendtest.MustPass(t, check, files, clrun.ErrMissingTool, clrun.ErrNoDevice)
 	backendtest.MustFail(t, "a kernel changed after generation", check,
-		backendtest.SumsFromOne(t, files, name+"/ssm_conv.cl"),
+		backendtest.SumsFromOne(t, files, name+"/ssm_conv.cl"), []error{clrun.ErrMissingTool, clrun.ErrNoDevice},
 		"ssm_conv@portable[d_conv=3]", "(bit for bit)")
 }
 

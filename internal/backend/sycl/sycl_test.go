@@ -16,9 +16,8 @@ import (
 // results that differ from the Go reference.
 func TestVerifyRunsTheWrittenBytes(t *testing.T) {
 	check, files := backendtest.Check(Backend), backendtest.Written(t, Backend)
-	backendtest.MustPass(t, check, files)
 	backendtest.MustFail(t, "a kernel changed after generation", check,
-		backendtest.SumsFromOne(t, files, name+"/ssm_conv.hpp"),
+		backendtest.SumsFromOne(t, files, name+"/ssm_conv.hpp"), nil,
 		"differ from the Go reference", "ssm_conv@portable[d_conv=2]", "ssm_conv@native-"+name)
 }
 

@@ -11,8 +11,7 @@ import (
 // with its generated-file header turned into an #error does not compile.
 func TestVerifyCompilesTheWrittenBytes(t *testing.T) {
 	check, files := backendtest.Check(Backend), backendtest.Written(t, Backend)
-	backendtest.MustPass(t, check, files, spvbuild.ErrMissingTool)
 	backendtest.MustFail(t, "the header changed after generation", check,
-		backendtest.HeaderAsError(t, files, name+"/ssm_conv.comp"),
+		backendtest.HeaderAsError(t, files, name+"/ssm_conv.comp"), []error{spvbuild.ErrMissingTool},
 		"glslangValidator failed", "written header")
 }

@@ -1535,7 +1535,9 @@ static void submit_wait(VkDevice dev, VkQueue queue, VkCommandBuffer cmd, VkFenc
 		.pCommandBuffers = &cmd,
 	};
 	VKCHECK("vkQueueSubmit", vkQueueSubmit(queue, 1, &submit, fence));
-	VkResult wr = vkWaitForFences(dev, 1, &fence, VK_TRUE, (uint64_t)timeout_ms * 1000000ull);
+	/* UINT32_MAX: no bound; whoever started the runner stops it. */
+	uint64_t ns = timeout_ms == UINT32_MAX ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull;
+	VkResult wr = vkWaitForFences(dev, 1, &fence, VK_TRUE, ns);
 	if (wr == VK_TIMEOUT)
 		die(EXIT_VULKAN,
 		    "vkWaitForFences failed: VK_TIMEOUT (%d): %s did not finish within %u ms",
