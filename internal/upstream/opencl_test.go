@@ -74,7 +74,7 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	)
 	for _, f := range fams {
 		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
-			for i, v := range ops.VariantsFor(op, "opencl") {
+			for i, v := range ops.TargetOf("opencl").Variants(op) {
 				v := v
 				rng := rand.New(rand.NewPCG(uint64(i), 23))
 				c, err := cases.Random(op, ir.Native("opencl"), rng, cases.Small, &v)
@@ -265,7 +265,7 @@ func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 			t.Run(ext.name+"/"+p.file, func(t *testing.T) {
 				t.Parallel()
 				// each value of the switch key once, and the last variant (every bool set)
-				vs := f.Shared.Variants("opencl")
+				vs := f.Shared.Variants(ops.TargetOf("opencl"))
 				seen := map[int64]bool{}
 				var pick []ops.Variant
 				for _, v := range vs {

@@ -66,7 +66,7 @@ func TestVulkanShadersRunLikeTheGoReference(t *testing.T) {
 	n := 0
 	for _, f := range fams {
 		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
-			for i, v := range ops.VariantsFor(op, "vulkan") {
+			for i, v := range ops.TargetOf("vulkan").Variants(op) {
 				v := v
 				c, err := cases.Random(op, ir.Native("vulkan"), rand.New(rand.NewPCG(uint64(i), 17)), cases.Small, &v)
 				if err != nil {

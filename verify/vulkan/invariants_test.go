@@ -69,7 +69,7 @@ func TestUpstreamFusedMatchesUnfused(t *testing.T) {
 	a := ir.Native("vulkan")
 	n := 0
 	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
-		for _, v := range ops.VariantsFor(fused, "vulkan") {
+		for _, v := range ops.TargetOf("vulkan").Variants(fused) {
 			if v.Values["SILU"] == 1 {
 				continue // ggml applies SiLU as a separate op after ssm_conv
 			}
