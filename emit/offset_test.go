@@ -52,7 +52,7 @@ func TestCacheOffsetsPrintWide(t *testing.T) {
 			return ks
 		}
 		for name, l := range langs {
-			if len(ops.VariantsFor(op.Name, name)) == 0 {
+			if len(ops.TargetOf(name).Variants(op.Name)) == 0 {
 				continue // not built there
 			}
 			src, err := l.emit(op, kernels(name))
@@ -70,7 +70,7 @@ func TestCacheOffsetsPrintWide(t *testing.T) {
 				t.Errorf("%s %s: a cache offset is scaled in 32 bits (%q)", name, op.Name, narrow)
 			}
 		}
-		if len(ops.VariantsFor(op.Name, "vulkan")) == 0 {
+		if len(ops.TargetOf("vulkan").Variants(op.Name)) == 0 {
 			continue
 		}
 		for _, k := range kernels("vulkan") {

@@ -31,7 +31,7 @@ func TestPriorBuffersAreNotRestrictOnCUDA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs := ops.VariantsFor(op.Name, "cuda")
+		vs := ops.TargetOf("cuda").Variants(op.Name)
 		for _, b := range k.Buffers {
 			if b.Access != ir.Read {
 				continue

@@ -18,16 +18,16 @@ var chainedOps = map[string][2]string{
 	"ssm_conv_update_inplace_ids": {ne(2, 2), convStateDstIsWindow},
 }
 
-// chainFrom is where op chains on backend (ops.ChainFrom for op B,
-// ops.ConvChainFrom for op D).
+// chainFrom is where op chains on backend (ops.Target.ChainFrom for op B,
+// ops.Target.ConvChainFrom for op D).
 func chainFrom(op, backend string) (int, bool) {
 	if op == "ssm_conv_update_inplace_ids" {
-		return ops.ConvChainFrom(backend)
+		return ops.TargetOf(backend).ConvChainFrom()
 	}
-	return ops.ChainFrom(backend)
+	return ops.TargetOf(backend).ChainFrom()
 }
 
-// Ops B and D run the chained schedule from ops.ChainFrom sequences where
+// Ops B and D run the chained schedule from ops.Target.ChainFrom sequences where
 // the destination is the cache's window, on every backend that declares
 // it and on no other; where the op's one-dispatch schedule reaches that
 // far, the chained one runs only where it does not (TestBatchedTiers...
@@ -56,14 +56,14 @@ func TestChainedScheduleCondition(t *testing.T) {
 			}
 			seen++
 			if s == nil {
-				t.Errorf("%s %s: no chained schedule (ops.ChainFrom %d)", backend, o.Name, from)
+				t.Errorf("%s %s: no chained schedule (ops.Target.ChainFrom %d)", backend, o.Name, from)
 				continue
 			}
 			c := fmt.Sprintf("%s >= %d && %s", want[0], from, want[1])
 			if b := scheduleOf(o, "one_dispatch"); b != nil {
-				most := ops.GDNBatchMax(backend, 128)
+				most := ops.TargetOf(backend).GDNBatchMax(128)
 				if o.Fusion == "D" {
-					most, _ = ops.ConvBatch(backend)
+					most, _ = ops.TargetOf(backend).ConvBatch()
 				}
 				if most == 0 || !strings.Contains(b.Cond, fmt.Sprintf(" <= %d", most)) {
 					t.Errorf("%s %s: the one-dispatch schedule (%s) does not end at %d sequences", backend, o.Name, b.Cond, most)
@@ -124,7 +124,7 @@ func TestChainedScheduleAboveBatched(t *testing.T) {
 // The chained schedule runs the chain gather (guarded as the gather is),
 // which writes the plan, then the chained compute, which reads it; both
 // bind the plan by its role, the plan's size is n_seqs int32 beside the
-// scratch, and the gather's seg is ops.ChainSeg's at every n_seqs.
+// scratch, and the gather's seg is ops.Target.ChainSeg's at every n_seqs.
 func TestChainedScheduleDispatches(t *testing.T) {
 	for _, backend := range []string{"vulkan", "cuda"} {
 		model, err := Model(ir.Native(backend))
@@ -157,7 +157,7 @@ func TestChainedScheduleDispatches(t *testing.T) {
 					t.Errorf("%s %s: %s binds its plan to %q (%v), want the plan (%v)", backend, o.Name, d.Op.Name, plan, access, want)
 				}
 			}
-			blocks := o.Fusion == "B" && ops.GDNBlocks(backend)
+			blocks := o.Fusion == "B" && ops.TargetOf(backend).GDNBlocks()
 			want := family + "_chain_gather, " + o.Name + "_chained"
 			if blocks {
 				want = family + "_block_gather, " + o.Name + "_blocks"
@@ -195,8 +195,8 @@ func TestChainedScheduleDispatches(t *testing.T) {
 					t.Errorf("%s %s: %v", backend, o.Name, err)
 				}
 				for n := 1; n <= 4096 && at != nil; n++ {
-					if got := at(n); got != ops.ChainSeg(backend, n) {
-						t.Errorf("%s %s: seg %s is %d at %d sequences, ops.ChainSeg %d", backend, o.Name, seg, got, n, ops.ChainSeg(backend, n))
+					if got := at(n); got != ops.TargetOf(backend).ChainSeg(n) {
+						t.Errorf("%s %s: seg %s is %d at %d sequences, ops.Target.ChainSeg %d", backend, o.Name, seg, got, n, ops.TargetOf(backend).ChainSeg(n))
 						break
 					}
 				}
@@ -239,7 +239,7 @@ func TestChainedScheduleView(t *testing.T) {
 		if ov.Fusion == "D" {
 			family = "ssm_conv"
 		}
-		gather := ops.GatherFor(family+"_gather", "vulkan")
+		gather := ops.TargetOf("vulkan").GatherFor(family + "_gather")
 		lines := []string{ov.Name + "_batched [one_dispatch] barrier false"}
 		if one := scheduleOf(ov.Op, "one_dispatch"); len(one.Dispatches) > 1 { // split by aliasing: the chained compute after it, where its tiers are
 			split := one.Dispatches[1].When

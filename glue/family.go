@@ -174,6 +174,7 @@ func Paren(s string) string {
 // contract, one family per shared kernel.
 func NewFamilyViews(n Names) ([]FamilyView, error) {
 	backend := n.Backend
+	t := ops.TargetOf(backend) // the backend's tuning, resolved once
 	a := ir.Native(backend)
 	model, err := Model(a)
 	if err != nil {
@@ -193,7 +194,7 @@ func NewFamilyViews(n Names) ([]FamilyView, error) {
 		if err != nil {
 			return nil, err
 		}
-		fv, err := familyView(n, s, k, plain, ids)
+		fv, err := familyView(n, t, s, k, plain, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -202,8 +203,7 @@ func NewFamilyViews(n Names) ([]FamilyView, error) {
 	return out, nil
 }
 
-func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
-	backend := n.Backend
+func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyView, error) {
 	fv := FamilyView{Name: s.Name, GGMLOp: plain.GGMLOp, Flag: s.Flag, Function: n.Function(k)}
 	// The plain op's present slots select the family; the ids op's extra
 	// slot sets the flag.
@@ -263,7 +263,7 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 		return fv, err
 	}
 	gather.Kernel = shared
-	gv, err := dispatchView(n, ids, gather)
+	gv, err := dispatchView(n, t, ids, gather)
 	if err != nil {
 		return fv, err
 	}
@@ -418,11 +418,11 @@ func familyView(n Names, s *ops.Shared, k *ir.Kernel, plain, ids *Op) (FamilyVie
 	fv.TemplateArgs = strings.Join(ta, ", ")
 	seen := map[int64]string{}
 	combos := map[int64]int{}
-	for _, v := range s.Variants(backend) {
+	for _, v := range s.Variants(t) {
 		// The upstream text switches on its key alone, so it carries the
 		// backend's main GDN tiling; the small-n one that generated/ picks
-		// at dispatch time (ops.GDNSmallTiling) stays kernelgen's own.
-		if nw, cpw, _, ok := ops.GDNSmallTiling(backend, int(v.Values["S_v"])); ok && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
+		// at dispatch time (ops.Target.GDNSmallTiling) stays kernelgen's own.
+		if nw, cpw, _, ok := t.GDNSmallTiling(int(v.Values["S_v"])); ok && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
 			continue
 		}
 		in := v.Of(k)

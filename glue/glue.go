@@ -260,17 +260,19 @@ func Model(a ir.Arith) ([]*Op, error) {
 		out = append(out, o)
 		return o, nil
 	}
-	// The backend's tiling (ops.GDNTiling): one for S_v 128, one below.
-	nw128, cpw128 := ops.GDNTiling(a.Backend, 128)
-	nwLow, cpwLow := ops.GDNTiling(a.Backend, 16)
+	// The backend's tuning, resolved once.
+	t := ops.TargetOf(a.Backend)
+	// The backend's tiling (ops.Target.GDNTiling): one for S_v 128, one below.
+	nw128, cpw128 := t.GDNTiling(128)
+	nwLow, cpwLow := t.GDNTiling(16)
 	for _, sv := range []int{32, 64} {
-		if nw, cpw := ops.GDNTiling(a.Backend, sv); nw != nwLow || cpw != cpwLow {
+		if nw, cpw := t.GDNTiling(sv); nw != nwLow || cpw != cpwLow {
 			return nil, fmt.Errorf("glue: the %s tiling of S_v %d differs from S_v 16's; the choice below assumes one below 128", a.Backend, sv)
 		}
 	}
 	nwChoice, cpwChoice := bySv(nw128, nwLow), bySv(cpw128, cpwLow)
-	// At few sequences, the backend's small-n tiling (ops.GDNSmallTiling).
-	if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling(a.Backend, 128); ok {
+	// At few sequences, the backend's small-n tiling (ops.Target.GDNSmallTiling).
+	if snw, scpw, maxSeqs, ok := t.GDNSmallTiling(128); ok {
 		few := fmt.Sprintf("%s <= %d", ne(2, 3), maxSeqs)
 		nwChoice = fmt.Sprintf("(%s == 128 ? (%s ? %d : %d) : %d)", ne(2, 0), few, snw, nw128, nwLow)
 		cpwChoice = fmt.Sprintf("(%s == 128 ? (%s ? %d : %d) : %d)", ne(2, 0), few, scpw, cpw128, cpwLow)
@@ -289,17 +291,17 @@ func Model(a ir.Arith) ([]*Op, error) {
 	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " >= " + ne(2, 3), "one source slot per sequence"})
 	opB, err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
 		[]int{6, 7}, nil, []int{6}, idsChecks, gdnVariant, gdnScratch,
-		disp{op: ops.GatherFor("gated_delta_net_gather", a.Backend), args: gdnArgs},
+		disp{op: t.GatherFor("gated_delta_net_gather"), args: gdnArgs},
 		disp{op: "gated_delta_net_inplace_ids", args: gdnArgs})
 	if err != nil {
 		return nil, err
 	}
-	// Op B in one dispatch (ops.GDNBatch), where the backend has it.
-	if err := gdnBatched(a.Backend, opB, dispatch); err != nil {
+	// Op B in one dispatch (ops.Target.GDNBatch), where the backend has it.
+	if err := gdnBatched(t, opB, dispatch); err != nil {
 		return nil, err
 	}
-	fromB, _ := ops.ChainFrom(a.Backend)
-	if err := chainedSchedule(a.Backend, fromB, opB, "gated_delta_net", ops.GDNBatchMax(a.Backend, 128), dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst", nwChoice); err != nil {
+	fromB, _ := t.ChainFrom()
+	if err := chainedSchedule(t, fromB, opB, "gated_delta_net", t.GDNBatchMax(128), dispatch, ne(2, 3), gdnArgs, stateDstIsWindow, "state_dst", nwChoice); err != nil {
 		return nil, err
 	}
 	if _, err := mk("C", "ssm_conv_update_inplace", "ggml_ssm_conv_update_inplace", "GGML_OP_SSM_CONV",
@@ -310,13 +312,13 @@ func Model(a ir.Arith) ([]*Op, error) {
 	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
 	opD, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
 		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, &Scratch{Elements: nb(0, 2) + " * " + ne(2, 2)},
-		disp{op: ops.GatherFor("ssm_conv_gather", a.Backend), args: convArgs(2)},
+		disp{op: t.GatherFor("ssm_conv_gather"), args: convArgs(2)},
 		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2)})
 	if err != nil {
 		return nil, err
 	}
-	// Op D in one dispatch (ops.ConvBatch), where the backend has it.
-	if ns, ok := ops.ConvBatch(a.Backend); ok {
+	// Op D in one dispatch (ops.Target.ConvBatch), where the backend has it.
+	if ns, ok := t.ConvBatch(); ok {
 		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2),
 			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
 		if err == nil {
@@ -326,46 +328,46 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return nil, err
 		}
 	}
-	nsD, _ := ops.ConvBatch(a.Backend)
-	fromD, _ := ops.ConvChainFrom(a.Backend)
-	if err := chainedSchedule(a.Backend, fromD, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst", ""); err != nil {
+	nsD, _ := t.ConvBatch()
+	fromD, _ := t.ConvChainFrom()
+	if err := chainedSchedule(t, fromD, opD, "ssm_conv", nsD, dispatch, ne(2, 2), convArgs(2), convStateDstIsWindow, "conv_state_dst", ""); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // gdnBatched gives op B its one-dispatch schedule where the backend has
-// one (ops.GDNBatch): one dispatch of the batched kernel whose shape is
+// one (ops.Target.GDNBatch): one dispatch of the batched kernel whose shape is
 // chosen by tier over n_seqs, at S_v 128 and (one shape list) below.
-func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, error)) error {
-	tiers, low := ops.GDNBatch(backend, 128), ops.GDNBatch(backend, 16)
+func gdnBatched(t ops.Target, opB *Op, dispatch func(string, disp) (Dispatch, error)) error {
+	tiers, low := t.GDNBatch(128), t.GDNBatch(16)
 	if len(tiers) == 0 {
 		return nil
 	}
 	for _, sv := range []int{32, 64} {
-		if !slices.Equal(ops.GDNBatch(backend, sv), low) {
-			return fmt.Errorf("glue: the %s batched tiers of S_v %d differ from S_v 16's; the choice below assumes one list below 128", backend, sv)
+		if !slices.Equal(t.GDNBatch(sv), low) {
+			return fmt.Errorf("glue: the %s batched tiers of S_v %d differ from S_v 16's; the choice below assumes one list below 128", t.Name, sv)
 		}
 	}
 	// The spans of n_seqs: one list, but for the first sequence (past the
 	// small-n tiling at S_v 128).
-	spans, spansLow := ops.GDNBatchSpans(backend, 128), ops.GDNBatchSpans(backend, 16)
+	spans, spansLow := t.GDNBatchSpans(128), t.GDNBatchSpans(16)
 	for _, sv := range []int{32, 64} {
-		if !slices.Equal(ops.GDNBatchSpans(backend, sv), spansLow) {
-			return fmt.Errorf("glue: the %s batched schedule's n_seqs at S_v %d differ from S_v 16's; the condition below assumes one list below 128", backend, sv)
+		if !slices.Equal(t.GDNBatchSpans(sv), spansLow) {
+			return fmt.Errorf("glue: the %s batched schedule's n_seqs at S_v %d differ from S_v 16's; the condition below assumes one list below 128", t.Name, sv)
 		}
 	}
 	if len(spans) != len(spansLow) || !slices.Equal(spans[1:], spansLow[1:]) || spans[0].To != spansLow[0].To {
-		return fmt.Errorf("glue: the %s batched schedule takes %v sequences at S_v 128 and %v below; the condition names one list but for its first n_seqs", backend, spans, spansLow)
+		return fmt.Errorf("glue: the %s batched schedule takes %v sequences at S_v 128 and %v below; the condition names one list but for its first n_seqs", t.Name, spans, spansLow)
 	}
 	nSeqs := ne(2, 3)
-	for _, t := range [][]ops.Batch{tiers, low} {
-		for i := range t {
-			if t[i].NS < 1 || t[i].SPT < 1 {
-				return fmt.Errorf("glue: the %s batched tier %+v: NS and SPT must be at least 1", backend, t[i])
+	for _, tt := range [][]ops.Batch{tiers, low} {
+		for i := range tt {
+			if tt[i].NS < 1 || tt[i].SPT < 1 {
+				return fmt.Errorf("glue: the %s batched tier %+v: NS and SPT must be at least 1", t.Name, tt[i])
 			}
-			if i > 0 && t[i].Seqs() <= t[i-1].Seqs() || t[i].From > t[i].Seqs() {
-				return fmt.Errorf("glue: the %s batched tier %+v takes no sequences, or is not past the tier before it", backend, t[i])
+			if i > 0 && tt[i].Seqs() <= tt[i-1].Seqs() || tt[i].From > tt[i].Seqs() {
+				return fmt.Errorf("glue: the %s batched tier %+v takes no sequences, or is not past the tier before it", t.Name, tt[i])
 			}
 		}
 	}
@@ -393,8 +395,8 @@ func gdnBatched(backend string, opB *Op, dispatch func(string, disp) (Dispatch, 
 	}
 	split := ""
 	if len(aliased) > 0 {
-		if from, ok := ops.ChainFrom(backend); !ok || from > aliased[0].From {
-			return fmt.Errorf("glue: the %s batched tiers from %d sequences are Aliased, but the chained compute, which runs their steps where no source aliases, runs only from %d (ops.Tuning.ChainFrom)", backend, aliased[0].From, from)
+		if from, ok := t.ChainFrom(); !ok || from > aliased[0].From {
+			return fmt.Errorf("glue: the %s batched tiers from %d sequences are Aliased, but the chained compute, which runs their steps where no source aliases, runs only from %d (ops.Tuning.ChainFrom)", t.Name, aliased[0].From, from)
 		}
 		split, _ = spanCond(nSeqs, aliased, aliased[0].From)
 	}
@@ -455,16 +457,16 @@ func byTier(nSeqs string, tiers []ops.Batch, param func(ops.Batch) int) string {
 }
 
 // chainSeg is the plan's seg over the node (nSeqs, a C expression of at
-// least one sequence): ops.ChainSeg's ceil(n_seqs / split) as C, a split
-// per ops.ChainSplits tier.
-func chainSeg(backend, nSeqs string) string {
+// least one sequence): ops.Target.ChainSeg's ceil(n_seqs / split) as C, a split
+// per ops.Target.ChainSplits tier.
+func chainSeg(t ops.Target, nSeqs string) string {
 	seg := func(split int) string {
 		if split <= 1 {
 			return nSeqs
 		}
 		return fmt.Sprintf("(%s + %d) / %d", nSeqs, split-1, split)
 	}
-	splits := ops.ChainSplits(backend)
+	splits := t.ChainSplits()
 	e := seg(splits[0].Split)
 	for _, t := range splits[1:] {
 		e = fmt.Sprintf("(%s >= %d ? %s : %s)", nSeqs, t.From, seg(t.Split), e)
@@ -474,11 +476,11 @@ func chainSeg(backend, nSeqs string) string {
 
 // chainedCompute is the compute kernel of op o's chained schedule on a
 // backend: op B's blocks compute where the backend runs the block
-// schedule (ops.GDNBlocks), else o's chained compute. (The split by
+// schedule (ops.Target.GDNBlocks), else o's chained compute. (The split by
 // aliasing keeps the chained compute after its batched dispatch: with
 // identity ids it runs the two-phase kernel's code on an unpadded grid.)
-func chainedCompute(backend string, o *Op) string {
-	if o.Fusion == "B" && ops.GDNBlocks(backend) {
+func chainedCompute(t ops.Target, o *Op) string {
+	if o.Fusion == "B" && t.GDNBlocks() {
 		return o.Name + "_blocks"
 	}
 	return o.Name + "_chained"
@@ -486,24 +488,24 @@ func chainedCompute(backend string, o *Op) string {
 
 // chainedSchedule gives ids op o (nSeqs, a C expression; args its kernels'
 // args over the node) the chained schedule from from sequences where the
-// backend runs it (from > 0: ops.ChainFrom, ops.ConvChainFrom): family's chain gather (which plans the segments, then
+// backend runs it (from > 0: ops.Target.ChainFrom, ops.Target.ConvChainFrom): family's chain gather (which plans the segments, then
 // copies), then o's chained compute, where window says dstName is the
 // cache's window; batched is the most sequences o's one-dispatch schedule
-// takes (0: none). Where op B runs the block schedule (ops.GDNBlocks) its
+// takes (0: none). Where op B runs the block schedule (ops.Target.GDNBlocks) its
 // kernels are the block gather, in blocks of nw (a C expression: the
 // compute's NW), and the blocks compute.
-func chainedSchedule(backend string, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName, nw string) error {
+func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName, nw string) error {
 	if from <= 0 {
 		return nil
 	}
 	gather := family + "_chain_gather"
-	planArgs := withArg(withArg(args, "seg", chainSeg(backend, nSeqs)), aliasedBatched, "0")
-	if chainedCompute(backend, o) != o.Name+"_chained" {
+	planArgs := withArg(withArg(args, "seg", chainSeg(t, nSeqs)), aliasedBatched, "0")
+	if chainedCompute(t, o) != o.Name+"_chained" {
 		gather = family + "_block_gather"
 		planArgs = withArg(args, "block_len", nw)
 	}
 	var ds []Dispatch
-	for _, op := range []string{gather, chainedCompute(backend, o)} {
+	for _, op := range []string{gather, chainedCompute(t, o)} {
 		d, err := dispatch(o.Name, disp{op: op, args: planArgs})
 		if err != nil {
 			return err
@@ -511,7 +513,7 @@ func chainedSchedule(backend string, from int, o *Op, family string, batched int
 		ds = append(ds, d)
 	}
 	// the chained compute runs at the op's tiling for many sequences
-	if _, _, maxSeqs, ok := ops.GDNSmallTiling(backend, 128); ok && o.Fusion == "B" && maxSeqs >= from {
+	if _, _, maxSeqs, ok := t.GDNSmallTiling(128); ok && o.Fusion == "B" && maxSeqs >= from {
 		return fmt.Errorf("glue: %s: the small-n tiling (up to %d sequences) reaches the chained schedule (from %d), whose kernel has only the main tiling", o.Name, maxSeqs, from)
 	}
 	return o.chained(ds, nSeqs, from, batched, window, dstName)
@@ -683,9 +685,6 @@ func (o *Op) AllDispatches() []Dispatch {
 	}
 	return append(out, o.Dispatches...)
 }
-
-// Variants lists the variant-table entries of the op's compute kernel.
-func (o *Op) Variants(backend string) []ops.Variant { return ops.VariantsFor(o.Name, backend) }
 
 // Discriminator is the C condition selecting this fused node among nodes of its op enum.
 func (o *Op) Discriminator() string {

@@ -8,7 +8,7 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 )
 
-// Vulkan's op B runs its one-dispatch schedule from ops.GDNBatchFrom
+// Vulkan's op B runs its one-dispatch schedule from ops.Target.GDNBatchFrom
 // sequences (past the small-n tiling at S_v 128), op D's from two.
 func TestBatchedScheduleFirstSeqs(t *testing.T) {
 	model, err := Model(ir.Native("vulkan"))
@@ -16,15 +16,15 @@ func TestBatchedScheduleFirstSeqs(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := "" // several spans are or-ed, each in parentheses
-	if len(ops.GDNBatchSpans("vulkan", 128)) > 1 && !contiguous(ops.GDNBatchSpans("vulkan", 128)) {
+	if len(ops.TargetOf("vulkan").GDNBatchSpans(128)) > 1 && !contiguous(ops.TargetOf("vulkan").GDNBatchSpans(128)) {
 		open = "(("
 	}
 	want := map[string]string{
-		"gated_delta_net_inplace_ids": open + ne(2, 3) + " >= " + bySv(ops.GDNBatchFrom("vulkan", 128), ops.GDNBatchFrom("vulkan", 16)) + " && ",
+		"gated_delta_net_inplace_ids": open + ne(2, 3) + " >= " + bySv(ops.TargetOf("vulkan").GDNBatchFrom(128), ops.TargetOf("vulkan").GDNBatchFrom(16)) + " && ",
 		"ssm_conv_update_inplace_ids": ne(2, 2) + " >= 2 && ",
 	}
-	if _, _, maxSeqs, ok := ops.GDNSmallTiling("vulkan", 128); !ok || maxSeqs < 2 || ops.GDNBatchFrom("vulkan", 128) != maxSeqs+1 {
-		t.Errorf("Vulkan's small-n tiling (up to %d sequences, %v) and batched op B (from %d) do not meet", maxSeqs, ok, ops.GDNBatchFrom("vulkan", 128))
+	if _, _, maxSeqs, ok := ops.TargetOf("vulkan").GDNSmallTiling(128); !ok || maxSeqs < 2 || ops.TargetOf("vulkan").GDNBatchFrom(128) != maxSeqs+1 {
+		t.Errorf("Vulkan's small-n tiling (up to %d sequences, %v) and batched op B (from %d) do not meet", maxSeqs, ok, ops.TargetOf("vulkan").GDNBatchFrom(128))
 	}
 	for _, o := range model {
 		w, ok := want[o.Name]

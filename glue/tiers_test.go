@@ -14,12 +14,12 @@ import (
 
 // The one-dispatch schedule of op B picks its shape by tier: its NW, CPW,
 // NS and SPT choices, compiled as C and evaluated over S_v and n_seqs, give at
-// every n_seqs the schedule takes the tier ops.GDNBatchAt names, a shape
+// every n_seqs the schedule takes the tier ops.Target.GDNBatchAt names, a shape
 // the variant table builds for the backend and that holds n_seqs. Its
 // condition holds exactly there (where the destination is the window),
 // the batched dispatch's aliased_batched arg and the chained compute's
 // launch after it where the tier is Aliased (split by aliasing), and the
-// chained schedule's condition exactly from ops.ChainFrom where it does not.
+// chained schedule's condition exactly from ops.Target.ChainFrom where it does not.
 func TestBatchedTiersPickTheirShape(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -30,7 +30,7 @@ func TestBatchedTiersPickTheirShape(t *testing.T) {
 	}
 	checked := 0
 	for _, backend := range ops.NativeBackends() {
-		if len(ops.GDNBatch(backend, 128)) == 0 {
+		if len(ops.TargetOf(backend).GDNBatch(128)) == 0 {
 			continue
 		}
 		model, err := Model(ir.Native(backend))
@@ -101,7 +101,7 @@ int main() {
 				t.Fatal(err)
 			}
 			built := map[ops.Batch]map[int64]bool{}
-			for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_batched", backend) {
+			for _, v := range ops.TargetOf(backend).Variants("gated_delta_net_inplace_ids_batched") {
 				bt := ops.Batch{NW: int(v.Values["NW"]), CPW: int(v.Values["CPW"]), NS: int(v.Values["NS"]), SPT: int(v.Values["SPT"]), Aliased: v.Values["SPLIT"] == 1}
 				if built[bt] == nil {
 					built[bt] = map[int64]bool{}
@@ -114,8 +114,8 @@ int main() {
 				if _, err := fmt.Sscan(line, &sv, &n, &got.NW, &got.CPW, &got.NS, &got.SPT, &one, &split, &after, &chained); err != nil {
 					t.Fatalf("%s: %q: %v", backend, line, err)
 				}
-				want, takes := ops.GDNBatchAt(backend, sv, n)
-				from, chains := ops.ChainFrom(backend)
+				want, takes := ops.TargetOf(backend).GDNBatchAt(sv, n)
+				from, chains := ops.TargetOf(backend).ChainFrom()
 				wantSplit := takes && want.Aliased
 				if wantChained := chains && n >= from && !takes; (one == 1) != takes || (chained == 1) != wantChained {
 					t.Errorf("%s S_v %d, %d sequences: one dispatch %d, chained %d; want %v, %v", backend, sv, n, one, chained, takes, wantChained)

@@ -199,6 +199,7 @@ type Names struct {
 func NewView(n Names) (*View, error) {
 	viewsBuilt.Add(1)
 	backend := n.Backend
+	t := ops.TargetOf(backend) // the backend's tuning, resolved once
 	a := ir.Native(backend)
 	model, err := Model(a)
 	if err != nil {
@@ -243,7 +244,7 @@ func NewView(n Names) (*View, error) {
 		groups = append(groups, o.Dispatches)
 		for gi, group := range groups {
 			for i, d := range group {
-				dv, err := dispatchView(n, o, d)
+				dv, err := dispatchView(n, t, o, d)
 				if err != nil {
 					return nil, err
 				}
@@ -340,7 +341,7 @@ func locals(o *Op) (shared []Local, perDispatch map[string][]Local, err error) {
 	return shared, perDispatch, nil
 }
 
-func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
+func dispatchView(n Names, t ops.Target, o *Op, d Dispatch) (DispatchView, error) {
 	k := d.Kernel
 	dv := DispatchView{Kernel: d.Op.Name, Bindings: len(k.Buffers), PushSize: 4 * len(k.Args),
 		When: d.When, WhenWhy: d.WhenWhy}
@@ -439,7 +440,7 @@ func dispatchView(n Names, o *Op, d Dispatch) (DispatchView, error) {
 	if shared := ir.SharedArrays(k); n.NoSharedArrays != "" && len(shared) > 0 {
 		return DispatchView{}, fmt.Errorf("glue: %s: shared array %s: %s", k.ID(), shared[0].Name, n.NoSharedArrays)
 	}
-	vars := ops.VariantsFor(d.Op.Name, n.Backend)
+	vars := t.Variants(d.Op.Name)
 	for _, v := range vars {
 		inst := Instance{}
 		in := v.Of(k)

@@ -67,7 +67,7 @@ func init() {
 			// workgroup idles all rows but one, and at two gather +
 			// compute at (4, 2) leads by 0.9 / 1.2 us with identity ids
 			// (H200): the schedule starts past the small-n tiling
-			// (ops.GDNBatchFrom: three sequences at S_v 128).
+			// (ops.Target.GDNBatchFrom: three sequences at S_v 128).
 			// On the H200 (call 42) every tier held every pattern
 			// within 1.07x of its identity, but at 24, 25 and 34..40
 			// identity ids took 1.04-1.11x the chained schedule's

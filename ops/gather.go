@@ -120,11 +120,11 @@ const GatherRowChunk = 16384
 // becomes gated_delta_net_gather_rows.
 const GatherRowsSuffix = "_rows"
 
-// GatherFor is the gather op a backend runs for an ids op whose gather is
-// named name: ggml-cpu copies rows as a CPU thread does (buildGatherRows),
-// every other backend runs the lane-parallel chunked gather.
-func GatherFor(name, backend string) string {
-	if backend == "cpu" {
+// GatherFor is the gather op the target runs for an ids op whose gather is
+// named name: where its tuning says RowGather, rows copied as a CPU thread
+// does (buildGatherRows); else the lane-parallel chunked gather.
+func (t Target) GatherFor(name string) string {
+	if t.tuning.RowGather {
 		return name + GatherRowsSuffix
 	}
 	return name

@@ -75,665 +75,794 @@ const sharedFlag = "IDS"
 // buildGDN is the gated-DeltaNet recurrence (docs/ops.md#gdn) for one (head,
 // sequence) per workgroup row of columns: each cluster of W = min(32, S_v)
 // lanes owns one value column, each lane R = S_v/W rows of it, held in
-// registers from the first read to the final write.
+// registers from the first read to the final write. The kernel is declared
+// (params, args, buffers, geometry), then one schedule per mode places the
+// sequences around the one per-sequence body (gdn.sequence), whose
+// per-token core (gdn.token) is the recurrence as docs/ops.md writes it.
 func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
-	st := styleOf(a)
-	b := dsl.New(name, a)
+	g := &gdn{b: dsl.New(name, a), st: styleOf(a), mode: mode,
+		batched: mode == gdnInplaceIdsBatched, blocks: mode == gdnInplaceIdsBlocks}
+	g.declareParams()
+	g.declareArgs()
+	g.declareBuffers()
+	g.declareGeometry()
+	g.waitForInputs()
+	if !g.batched { // the batched kernel sets them per tile
+		g.h, g.colBlock = g.b.Let("h", g.b.GroupID(0)), g.b.GroupID(2)
+	}
+	switch {
+	case g.batched:
+		return g.batchedSchedule()
+	case g.blocks:
+		return g.blockSchedule()
+	case mode == gdnInplaceIdsChained:
+		return g.chainedSchedule()
+	}
+	g.sequence()
+	return g.b.Build()
+}
 
-	sv := b.Param("S_v", ir.U32, 16, 32, 64, 128)
-	kda := b.Param("KDA", ir.Bool)
-	var withIds dsl.Val // the ids op's parts of a Shared kernel run where this is true
-	if mode == gdnShared {
-		withIds = b.Param(sharedFlag, ir.Bool)
+// gdn is one GDN kernel being built: what it declares, and while a
+// sequence is emitted, what places it (the schedules set h, colBlock, s).
+type gdn struct {
+	b               *dsl.Builder
+	st              style
+	mode            gdnMode
+	batched, blocks bool
+
+	// params; withIds: the ids op's parts of a Shared kernel run where this is true
+	sv, kda, withIds, keepRS, nw, cpw dsl.Val
+	ns, spt, split                    dsl.Val // batched
+	w, rows                           dsl.Val
+	stagedLen                         dsl.Val // batched: the staged slots' floats, (SPT-1)*NS*NW*CPW*S_v
+
+	// args
+	nHeads, nTok, nSeqs, neq1, rq3      dsl.Val
+	sq1, sq2, sq3, sv1, sv2, sv3        dsl.Val
+	sg1, sg2, sg3, sb1, sb2, sb3, scale dsl.Val
+	nSnap, stateOff, dstRow, rsHead     dsl.Val
+	byAliasing                          dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
+	q, k, v, gate, beta, dst            dsl.Buf
+	state, stateDst, ids, scratch, plan dsl.Buf
+	tiles, groups                       dsl.Val // split: (head, column block) tiles, and the workgroups that run them
+
+	// the sequence being emitted
+	h, colBlock, s dsl.Val
+	member         dsl.Mut // the chained kernel's current sequence
+	aliased        dsl.Val // the chained and block kernels: some source aliases (they read the plan)
+	stores         dsl.Val // the sequence stores (false: a padding slot or warp)
+	col0, from     dsl.Val // blocks: from, 0 or the plan's scratch row + 1
+	z, lane        dsl.Val // batched: the row of threads; the lane in its cluster
+	hq, sq, block  dsl.Val
+	shard          dsl.Arr
+	slotJ          dsl.Val // batched: the slot being run
+	staged         dsl.Arr // batched: the later slots' staged prior states
+	threads, tid   dsl.Val // batched: the workgroup's threads, this one's index
+}
+
+func (g *gdn) declareParams() {
+	b := g.b
+	g.sv = b.Param("S_v", ir.U32, 16, 32, 64, 128)
+	g.kda = b.Param("KDA", ir.Bool)
+	if g.mode == gdnShared {
+		g.withIds = b.Param(sharedFlag, ir.Bool)
 	}
-	var keepRS dsl.Val
-	if mode == gdnBase {
-		keepRS = b.Param("KEEP_RS", ir.Bool)
+	if g.mode == gdnBase {
+		g.keepRS = b.Param("KEEP_RS", ir.Bool)
 	}
-	nw := b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
-	cpw := b.Param("CPW", ir.U32, 1, 2, 4, 8)
-	batched := mode == gdnInplaceIdsBatched
-	var ns, spt, split dsl.Val
-	if batched {
-		ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32)
-		spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
+	g.nw = b.Param("NW", ir.U32, 1, 2, 4, 8, 16)
+	g.cpw = b.Param("CPW", ir.U32, 1, 2, 4, 8)
+	if g.batched {
+		g.ns = b.Param("NS", ir.U32, 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32)
+		g.spt = b.Param("SPT", ir.U32, 1, 2, 3, 4, 8) // slots: sequences per row of threads
 		// split by aliasing (Batch.Aliased): a variant of its own, so that
 		// the tiers that run every step keep their code (a runtime switch
 		// cost them 0-5%, bench/RESULTS.md "split by aliasing")
-		split = b.Param(splitParam, ir.Bool)
+		g.split = b.Param(splitParam, ir.Bool)
 	}
+	sv, nw, cpw := g.sv, g.nw, g.cpw
 	lanes := b.Select(sv.Lt(32), sv, b.U32(32))
-	if st.lanes != nil {
-		lanes = st.lanes(b, sv)
+	if g.st.lanes != nil {
+		lanes = g.st.lanes(b, sv)
 	}
-	if st.vectorRows {
+	if g.st.vectorRows {
 		lanes = b.U32(1) // a lane holds whole columns
 	}
-	w := b.Derived("W", lanes)
-	rows := b.Derived("R", sv.Div(w))
+	g.w = b.Derived("W", lanes)
+	g.rows = b.Derived("R", sv.Div(g.w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
-	var stagedLen dsl.Val // batched: the staged slots' floats, (SPT-1)*NS*NW*CPW*S_v
-	if batched {
-		b.Require(nw.Mul(ns).Le(32), "NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-		stagedLen = spt.Sub(1).Mul(ns).Mul(nw).Mul(cpw).Mul(sv)
-		b.Require(stagedLen.Add(w.Mul(nw).Mul(ns)).Le(maxShared),
+	if g.batched {
+		b.Require(nw.Mul(g.ns).Le(32), "NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+		g.stagedLen = g.spt.Sub(1).Mul(g.ns).Mul(nw).Mul(cpw).Mul(sv)
+		b.Require(g.stagedLen.Add(g.w.Mul(nw).Mul(g.ns)).Le(maxShared),
 			"the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	// Two workgroups per core keep the register shard small enough for
 	// latency hiding on this bandwidth-bound loop (ggml-cuda's MIN_BLOCKS).
 	b.Occupancy(2)
+}
 
-	nHeads := b.Arg("H", ir.U32, "value heads")
-	nTok := b.Arg("n_tokens", ir.U32, "tokens per sequence")
-	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
-	neq1 := b.Arg("neq1", ir.U32, "q/k heads (GQA: head h reads q/k head h % neq1)")
-	rq3 := b.Arg("rq3", ir.U32, "n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)")
-	sq1 := b.Arg("sq1", ir.U32, "q/k head stride, elements")
-	sq2 := b.Arg("sq2", ir.U32, "q/k token stride, elements")
-	sq3 := b.Arg("sq3", ir.U32, "q/k sequence stride, elements")
-	sv1 := b.Arg("sv1", ir.U32, "v head stride, elements")
-	sv2 := b.Arg("sv2", ir.U32, "v token stride, elements")
-	sv3 := b.Arg("sv3", ir.U32, "v sequence stride, elements")
-	sg1 := b.Arg("sg1", ir.U32, "g head stride, elements")
-	sg2 := b.Arg("sg2", ir.U32, "g token stride, elements")
-	sg3 := b.Arg("sg3", ir.U32, "g sequence stride, elements")
-	sb1 := b.Arg("sb1", ir.U32, "beta head stride, elements")
-	sb2 := b.Arg("sb2", ir.U32, "beta token stride, elements")
-	sb3 := b.Arg("sb3", ir.U32, "beta sequence stride, elements")
-	scale := b.Arg("scale", ir.F32, "1/sqrt(S_v), computed by the host")
-	var nSnap, stateOff, dstRow, rsHead dsl.Val
-	if mode == gdnBase {
-		nSnap = b.Arg("K", ir.U32, "snapshot slots (op_params[0])")
-		stateOff = b.Arg("s_off", ir.U32, "start of dst's state region: S_v*H*n_tokens*n_seqs")
+func (g *gdn) declareArgs() {
+	b := g.b
+	g.nHeads = b.Arg("H", ir.U32, "value heads")
+	g.nTok = b.Arg("n_tokens", ir.U32, "tokens per sequence")
+	g.nSeqs = b.Arg("n_seqs", ir.U32, "sequences")
+	g.neq1 = b.Arg("neq1", ir.U32, "q/k heads (GQA: head h reads q/k head h % neq1)")
+	g.rq3 = b.Arg("rq3", ir.U32, "n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)")
+	g.sq1 = b.Arg("sq1", ir.U32, "q/k head stride, elements")
+	g.sq2 = b.Arg("sq2", ir.U32, "q/k token stride, elements")
+	g.sq3 = b.Arg("sq3", ir.U32, "q/k sequence stride, elements")
+	g.sv1 = b.Arg("sv1", ir.U32, "v head stride, elements")
+	g.sv2 = b.Arg("sv2", ir.U32, "v token stride, elements")
+	g.sv3 = b.Arg("sv3", ir.U32, "v sequence stride, elements")
+	g.sg1 = b.Arg("sg1", ir.U32, "g head stride, elements")
+	g.sg2 = b.Arg("sg2", ir.U32, "g token stride, elements")
+	g.sg3 = b.Arg("sg3", ir.U32, "g sequence stride, elements")
+	g.sb1 = b.Arg("sb1", ir.U32, "beta head stride, elements")
+	g.sb2 = b.Arg("sb2", ir.U32, "beta token stride, elements")
+	g.sb3 = b.Arg("sb3", ir.U32, "beta sequence stride, elements")
+	g.scale = b.Arg("scale", ir.F32, "1/sqrt(S_v), computed by the host")
+	if g.mode == gdnBase {
+		g.nSnap = b.Arg("K", ir.U32, "snapshot slots (op_params[0])")
+		g.stateOff = b.Arg("s_off", ir.U32, "start of dst's state region: S_v*H*n_tokens*n_seqs")
 	} else {
-		dstRow = b.Arg("sd1", ir.U32, "state_dst sequence (row) stride, elements")
+		g.dstRow = b.Arg("sd1", ir.U32, "state_dst sequence (row) stride, elements")
 	}
-	if mode.ids() || mode == gdnShared {
-		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
+	if g.mode.ids() || g.mode == gdnShared {
+		g.rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
 	}
-	var byAliasing dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
-	if mode == gdnInplaceIdsChained {
-		byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
+	if g.mode == gdnInplaceIdsChained {
+		g.byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
 	}
+}
 
-	q := b.Buffer("q", ir.F32, ir.Read, "src0", "[S_v, H_k, T, n_seqs_q]")
-	k := b.Buffer("k", ir.F32, ir.Read, "src1", "[S_v, H_k, T, n_seqs_q]")
-	v := b.Buffer("v", ir.F32, ir.Read, "src2", "[S_v, H, T, n_seqs]")
-	g := b.Buffer("g", ir.F32, ir.Read, "src3", "[1 or S_v, H, T, n_seqs]")
-	beta := b.Buffer("beta", ir.F32, ir.Read, "src4", "[1, H, T, n_seqs]")
-	var state, stateDst, ids, scratch dsl.Buf
-	switch mode {
+func (g *gdn) declareBuffers() {
+	b := g.b
+	g.q = b.Buffer("q", ir.F32, ir.Read, "src0", "[S_v, H_k, T, n_seqs_q]")
+	g.k = b.Buffer("k", ir.F32, ir.Read, "src1", "[S_v, H_k, T, n_seqs_q]")
+	g.v = b.Buffer("v", ir.F32, ir.Read, "src2", "[S_v, H, T, n_seqs]")
+	g.gate = b.Buffer("g", ir.F32, ir.Read, "src3", "[1 or S_v, H, T, n_seqs]")
+	g.beta = b.Buffer("beta", ir.F32, ir.Read, "src4", "[1, H, T, n_seqs]")
+	switch g.mode {
 	case gdnBase, gdnInplace:
-		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
+		g.state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]")
 	case gdnInplaceIds, gdnInplaceIdsBatched, gdnInplaceIdsChained, gdnInplaceIdsBlocks:
-		state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
+		g.state = b.Buffer("cache", ir.F32, ir.Read, "src5", "the full state cache, rows of S_v*S_v*H")
 	case gdnShared:
-		state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]; with IDS the full cache, rows of S_v*S_v*H")
+		g.state = b.Buffer("state", ir.F32, ir.Read, "src5", "prior state [S_v, S_v, H, n_seqs]; with IDS the full cache, rows of S_v*S_v*H")
 	}
-	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "attention [S_v, H, T, n_seqs], then the state region")
-	switch mode {
+	g.dst = b.Buffer("dst", ir.F32, ir.Write, "dst", "attention [S_v, H, T, n_seqs], then the state region")
+	switch g.mode {
 	case gdnInplace:
-		stateDst = b.Buffer("state_dst", ir.F32, ir.Write, "src6", "in-place final state, rows of S_v*S_v*H")
+		g.stateDst = b.Buffer("state_dst", ir.F32, ir.Write, "src6", "in-place final state, rows of S_v*S_v*H")
 	case gdnInplaceIds, gdnShared:
-		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
-		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination").Prior()
+		g.stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "in-place state rows; identity rows are also read here")
+		g.ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
+		g.scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "gathered prior state of sequences whose source is another's destination").Prior()
 	case gdnInplaceIdsBatched, gdnInplaceIdsChained, gdnInplaceIdsBlocks:
-		stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "the cache's rows [rs_head, rs_head+n_seqs): sources there are read here")
-		ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
+		g.stateDst = b.Buffer("state_dst", ir.F32, ir.ReadWrite, "src6", "the cache's rows [rs_head, rs_head+n_seqs): sources there are read here")
+		g.ids = b.Buffer("ids", ir.I32, ir.Read, "src7", "source slot of each sequence")
 	}
-	var plan dsl.Buf
-	if mode == gdnInplaceIdsChained {
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather").Prior()
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
+	if g.mode == gdnInplaceIdsChained {
+		g.scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the chain gather").Prior()
+		g.plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
-	blocks := mode == gdnInplaceIdsBlocks
-	if blocks {
-		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the block gather").Prior()
-		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the block plan: s << 16 | from per position").Prior()
+	if g.blocks {
+		g.scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "prior state of the sequences the plan marks, copied by the block gather").Prior()
+		g.plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the block plan: s << 16 | from per position").Prior()
 	}
+}
 
-	var tiles, groups dsl.Val // split: (head, column block) tiles, and the workgroups that run them
-	if batched {
-		b.Workgroup(w, nw, ns)
+func (g *gdn) declareGeometry() {
+	b, sv, nw, cpw, nHeads, nSeqs := g.b, g.sv, g.nw, g.cpw, g.nHeads, g.nSeqs
+	if g.batched {
+		b.Workgroup(g.w, nw, g.ns)
 		// A workgroup per (head, column block) tile; split by aliasing, at
 		// most splitGroups, each running tiles splitGroups apart: where no
 		// source aliases every workgroup only looks at ids, and one wave of
 		// them costs identity ids less than a workgroup per tile would.
 		cols := sv.Div(nw.Mul(cpw))
-		tiles = nHeads.Mul(cols)
-		groups = b.Select(tiles.Gt(splitGroups), b.U32(splitGroups), tiles)
-		b.Grid(b.Select(split, groups, nHeads), 1, b.Select(split, b.U32(1), cols))
-	} else if blocks {
+		g.tiles = nHeads.Mul(cols)
+		g.groups = b.Select(g.tiles.Gt(splitGroups), b.U32(splitGroups), g.tiles)
+		b.Grid(b.Select(g.split, g.groups, nHeads), 1, b.Select(g.split, b.U32(1), cols))
+	} else if g.blocks {
 		// the whole blocks of NW, then the last block's sequences rounded
 		// up to a power of two (tailOf): the grid both ways of running a
 		// step take
-		b.Workgroup(w, nw, 1)
+		b.Workgroup(g.w, nw, 1)
 		tail := tailOf(b, nSeqs, nw)
 		b.Grid(nHeads, nSeqs.Sub(tail.rem).Add(tail.padded), sv.Div(nw.Mul(cpw)))
 	} else {
-		b.Workgroup(w, nw, 1)
+		b.Workgroup(g.w, nw, 1)
 		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))
 	}
+}
 
-	// The next dispatch may start at once (it waits before reading what this
-	// one writes). Inputs come from earlier dispatches: wait for them, except
-	// in op B, whose gather waited for them before letting this dispatch
-	// start, and which waits for the gather itself only where it must.
-	if batched {
+// waitForInputs: the next dispatch may start at once (it waits before
+// reading what this one writes). Inputs come from earlier dispatches: wait
+// for them, except in op B, whose gather waited for them before letting
+// this dispatch start, and which waits for the gather itself only where it
+// must.
+func (g *gdn) waitForInputs() {
+	b := g.b
+	if g.batched {
 		// Split by aliasing, the chained compute after this dispatch reads
 		// its inputs without waiting (waitWithoutGather): wait for them
 		// before letting it start, as a gather does.
-		b.If(split, func() { b.DepWait() })
+		b.If(g.split, func() { b.DepWait() })
 	}
 	b.DepRelease()
-	switch mode {
+	switch g.mode {
 	case gdnInplaceIds, gdnInplaceIdsChained, gdnInplaceIdsBlocks:
-		waitWithoutGather(b, nSeqs)
+		waitWithoutGather(b, g.nSeqs)
 	case gdnShared:
-		b.If(withIds.Not().OrElse(nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
+		b.If(g.withIds.Not().OrElse(g.nSeqs.Lt(b.U32(uint32(gatherGuard.Min)))), func() { b.DepWait() })
 	default:
 		b.DepWait()
 	}
-	var h, colBlock dsl.Val // the batched kernel sets them per tile
-	if !batched {
-		h, colBlock = b.Let("h", b.GroupID(0)), b.GroupID(2)
-	}
-	var s dsl.Val
-	var member dsl.Mut  // the chained kernel's current sequence
-	var aliased dsl.Val // the chained and block kernels: some source aliases (they read the plan)
-	sequence := func() {
-		stores := b.Bool(true)
-		// blocks: from, 0 or the plan's scratch row + 1
-		var col0, from dsl.Val
-		switch {
-		case mode == gdnInplaceIdsChained:
-			s = b.Let("s", member.Get())
-		case blocks:
-			// Where some source aliases, this workgroup runs one block at
-			// one tile of CPW columns NW apart (S_v/CPW tiles a head), warp
-			// y the block's y-th position: the columns lie as a warp's of
-			// the two-phase tiling do, so both ways compile to one code.
-			// The last block, of rem < NW sequences padded to a power of
-			// two, takes NW/padded tiles a workgroup, warp y its position
-			// y % padded of tile y / padded: a workgroup per tile would
-			// leave most of its warps idle (1.31-1.34x at 49 and 50
-			// sequences on the H200). Shifts, not divisions by rem, so
-			// that identity ids pay nothing for it (bench/RESULTS.md).
-			tiles := sv.Div(cpw)
-			y := b.LocalID(1)
-			tail := tailOf(b, nSeqs, nw)
-			whole := b.Let("whole", nSeqs.Sub(tail.rem)) // the whole blocks' positions
-			cols := sv.Div(nw.Mul(cpw))
-			at := b.Let("at", b.GroupID(1).Mul(cols).Add(colBlock))
-			inWhole := b.Let("in_whole", at.Lt(whole.Mul(cols)))
-			last := b.Let("last", at.Sub(whole.Mul(cols))) // the last block's workgroup
-			lg := b.Let("tail_log2", tail.log2)
-			tile := b.Let("tile", b.Select(inWhole, at.Rem(tiles), last.Mul(nw.Shr(lg)).Add(y.Shr(lg))))
-			pos := b.Let("pos", b.Select(inWhole, at.Div(tiles).Mul(nw).Add(y), whole.Add(y.BitAnd(b.U32(1).Shl(lg).Sub(1)))))
-			slot := b.Let("slot", b.Select(aliased, pos, b.GroupID(1)))
-			stores = b.Let("stores", slot.Lt(nSeqs))
-			entry := b.Var("entry", b.Select(stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
-			b.If(aliased.AndAlso(stores), func() { entry.Set(plan.Load(slot)) })
-			s = b.Let("s", entry.Get().U32().Shr(planLenShift))
-			from = b.Let("from", entry.Get().BitAnd(planFromMask))
-			col0 = b.Let("col0", b.Select(aliased, tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)), colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
-		case !batched:
-			s = b.Let("s", b.GroupID(1))
-		}
-		var z dsl.Val // batched: the row of threads
-		if batched {
-			z = b.Let("z", b.LocalID(2))
-		}
-		// slot sets s and stores for a batched row's slot j (sequence
-		// z + j*NS). Slots past n_seqs run the last sequence's inputs on
-		// a zero state, so that every thread reaches every barrier of the
-		// reductions, and store nothing.
-		slot := func(j dsl.Val) {
-			at := b.Let("slot", z.Add(j.Mul(ns)))
-			stores = b.Let("stores", at.Lt(nSeqs))
-			s = b.Let("s", b.Select(stores, at, nSeqs.Sub(1)))
-		}
-		var lane dsl.Val
-		if !st.vectorRows {
-			lane = b.Let("lane", b.LocalID(0))
-		}
-		if col0.Expr() == nil {
-			col0 = b.Let("col0", colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1)))
-		}
-		hq := b.Let("hq", h.Rem(neq1))
-		var sq dsl.Val
-		if !batched {
-			sq = b.Let("sq", s.Div(rq3))
-		}
-		block := b.Let("block", sv.Mul(sv)) // one head's state
-		row := func(r dsl.Val) dsl.Val {
-			if st.vectorRows {
-				return r
-			}
-			if st.blockedRows {
-				return lane.Mul(rows).Add(r)
-			}
-			return r.Mul(w).Add(lane)
-		}
-		// rowVar is row r's key index as a variable (r itself where a lane holds whole columns).
-		rowVar := func(r dsl.Val) dsl.Val {
-			if st.vectorRows {
-				return r
-			}
-			return b.Let("i", row(r))
-		}
-		// forShard runs f for each register of the shard: column c, row i, register index.
-		forShard := func(f func(c, i, reg dsl.Val)) {
-			if mode == gdnShared {
-				// one loop over the registers, in the same order: upstream's
-				// shorter text
-				b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) {
-					c := b.Let("col", col0.Add(reg.Div(rows).Mul(nw)))
-					f(c, rowVar(reg.Rem(rows)), reg)
-				})
-				return
-			}
-			b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-				c := b.Let("col", col0.Add(cc.Mul(nw)))
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					f(c, rowVar(r), cc.Mul(rows).Add(r))
-				})
-			})
-		}
+}
 
-		shard := b.Array("s_shard", ir.F32, cpw.Mul(rows))
-		if !batched {
-			b.Comment("read the prior state once; it stays in registers for every token")
-		}
-		loadFrom := func(buf dsl.Buf, base dsl.Val) {
-			forShard(func(c, i, reg dsl.Val) {
-				shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(sv))).Add(along(base, i))))
-			})
-		}
-		loadIds := func() {
-			// Identity reads its own slot; a source that another sequence of this
-			// op writes was gathered into scratch; any other source is read from
-			// the cache directly, since nothing in the op writes it.
-			src := b.Let("src", ids.Load(s))
-			b.IfElse(src.Eq(rsHead.Add(s).I32()),
-				func() { loadFrom(stateDst, s.Mul(dstRow).Add(h.Mul(block))) },
-				func() {
-					b.IfElse(aliasesOtherThanSelf(st, b, src, s, rsHead, nSeqs),
-						func() {
-							b.DepWait() // scratch is the gather's output
-							loadFrom(scratch, s.Mul(nHeads).Add(h).Mul(block))
-						},
-						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-				})
-		}
-		loadChained := func() {
-			b.IfElse(aliased.AndAlso(readsScratch(b, plan, s)),
-				func() { loadFrom(scratch, scratchRow(b, plan, s).Mul(nHeads).Add(h).Mul(block)) },
-				func() {
-					src := b.Let("src", ids.Load(s))
-					b.IfElse(inWindow(src, rsHead, nSeqs),
-						func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-						func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-				})
-		}
-		switch mode {
-		case gdnBase, gdnInplace:
-			loadFrom(state, s.Mul(nHeads).Add(h).Mul(block))
-		case gdnInplaceIds:
-			loadIds()
-		case gdnInplaceIdsChained:
-			loadChained()
-		case gdnInplaceIdsBlocks:
-			// a warp past n_seqs (where some source aliases) runs the last
-			// sequence's inputs on a zero state and stores nothing
-			b.IfElse(stores.Not(),
-				func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
-				func() {
-					b.IfElse(from.Ne(0),
-						func() { loadFrom(scratch, from.Sub(1).U32().Mul(nHeads).Add(h).Mul(block)) },
-						func() {
-							src := b.Let("src", ids.Load(s))
-							b.IfElse(inWindow(src, rsHead, nSeqs),
-								func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-								func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-						})
-				})
-		case gdnShared:
-			b.IfElse(withIds, loadIds, func() { loadFrom(state, s.Mul(nHeads).Add(h).Mul(block)) })
-		}
-		// The batched kernel's staged slots: slot j's register x of thread
-		// tid at ((j-1)*CPW*R + x)*threads + tid, so that a warp's lanes
-		// take consecutive words. Only the thread that stages a float reads
-		// it back, so no barrier orders the two.
-		var staged dsl.Arr
-		var stagedAt func(j, reg dsl.Val) dsl.Val
-		var stagedSource func(src dsl.Val) dsl.Val
-		if batched {
-			staged = b.SharedArray("staged", ir.F32, b.Select(spt.Gt(1), stagedLen, b.U32(1)))
-			threads := w.Mul(nw).Mul(ns)
-			tid := b.Let("tid", b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)))
-			stagedAt = func(j, reg dsl.Val) dsl.Val {
-				return j.Sub(1).Mul(cpw.Mul(rows)).Add(reg).Mul(threads).Add(tid)
-			}
-			// stagedSource: a later slot's (j > 0) source src is another
-			// sequence's destination, so it was staged.
-			stagedSource = func(src dsl.Val) dsl.Val {
-				return src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32())).AndAlso(src.Ne(rsHead.Add(s).I32()))
-			}
-		}
-		// The batched kernel reads its prior state in the first token, after
-		// that token's inputs: loads behind the branch on src would otherwise
-		// wait for it (one memory latency more per workgroup).
-		loadBatched := func(j dsl.Val) func() {
-			return func() {
-				b.IfElse(stores.Not(),
-					func() { b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, b.F32(0)) }) },
-					func() {
-						src := b.Let("src", ids.Load(s))
-						inWindow := src.Ge(rsHead.I32()).AndAlso(src.Lt(rsHead.Add(nSeqs).I32()))
-						b.IfElse(j.Gt(0).AndAlso(stagedSource(src)),
-							func() {
-								b.Unrolled("reg", 0, cpw.Mul(rows), func(reg dsl.Val) { shard.Set(reg, staged.At(stagedAt(j, reg))) })
-							},
-							func() {
-								b.IfElse(inWindow,
-									func() { loadFrom(stateDst, src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block))) },
-									func() { loadFrom(state, cacheRow(src, nHeads).Add(h.U64()).Mul(block.U64())) })
-							})
-					})
-			}
-		}
-
-		var slotJ dsl.Val // batched: the slot being run
-		token := func(t dsl.Val) {
-			qReg := b.Array("q_reg", ir.F32, rows)
-			kReg := b.Array("k_reg", ir.F32, rows)
-			qk := b.Let("qk_off", sq.Mul(sq3).Add(t.Mul(sq2)).Add(hq.Mul(sq1)))
-			b.Unrolled("r", 0, rows, func(r dsl.Val) {
-				i := rowVar(r)
-				qReg.Set(r, q.Load(qk.Add(i)))
-				kReg.Set(r, k.Load(qk.Add(i)))
-			})
-			gOff := b.Let("g_off", s.Mul(sg3).Add(t.Mul(sg2)).Add(h.Mul(sg1)))
-			betaT := b.Let("beta_t", beta.Load(s.Mul(sb3).Add(t.Mul(sb2)).Add(h.Mul(sb1))))
-			if batched {
-				b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
-				b.If(t.Eq(0), loadBatched(slotJ))
-			}
-			vOff := b.Let("v_off", s.Mul(sv3).Add(t.Mul(sv2)).Add(h.Mul(sv1)))
-			attnOff := b.Let("attn_off", s.Mul(nTok).Add(t).Mul(nHeads).Add(h).Mul(sv))
-
-			storeAttn := func(c, partial dsl.Val) {
-				attn := b.Reduce("attn", partial, w, st.order)
-				b.If(and(lane.Eq(0), stores), func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
-			}
-			snapshot := func(c, reg dsl.Val) {
-				if mode != gdnBase {
-					return
-				}
-				b.If(keepRS, func() {
-					slot := b.Let("slot", nTok.Sub(1).Sub(t))
-					b.If(slot.Lt(nSnap), func() {
-						base := b.Let("snap_off", stateOff.Add(slot.Mul(nSeqs).Mul(nHeads).Mul(block)))
-						b.Unrolled("r", 0, rows, func(r dsl.Val) {
-							dst.Store(base.Add(s.Mul(nHeads).Add(h).Mul(block)).Add(c.Mul(sv)).Add(row(r)), shard.At(reg.Add(r)))
-						})
-					})
-				})
-			}
-
-			// vectorRows: a lane holds its columns whole, so each dot is one
-			// VecDot over the column and the row of k or q.
-			vecDecayFirst := func(gate func(r dsl.Val) dsl.Val) {
-				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
-					kv := b.Let("kv", b.VecDot(shard.From(reg0), kReg.From(0), rows))
-					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kv).Mul(betaT))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						shard.Set(reg0.Add(r), st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
-					})
-					attn := b.Let("attn", b.VecDot(shard.From(reg0), qReg.From(0), rows))
-					storeIf(b, stores, func() { dst.Store(attnOff.Add(c), attn.Mul(scale)) })
-					snapshot(c, reg0)
-				})
-			}
-			// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
-			// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
-			decayFirst := func(gate func(r dsl.Val) dsl.Val) {
-				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
-					kv := b.Var("kv_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
-						shard.Set(reg0.Add(r), sd)
-						kv.Set(st.madd(b, sd, kReg.At(r), kv.Get()))
-					})
-					kvSum := b.Reduce("kv", kv.Get(), w, st.order)
-					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
-					at := b.Var("attn_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, shard.At(reg0.Add(r))))
-						shard.Set(reg0.Add(r), sn)
-						at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
-					})
-					storeAttn(c, at.Get())
-					snapshot(c, reg0)
-				})
-			}
-			// gateAfterReduce (CUDA/SYCL scalar gate): kv on the undecayed state,
-			// delta = (v - g*kv)*beta, S = g*S + k*delta.
-			gateAfter := func(ga dsl.Val) {
-				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
-					kv := b.Var("kv_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
-					})
-					kvSum := b.Reduce("kv", kv.Get(), w, st.order)
-					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(ga.Mul(kvSum)).Mul(betaT))
-					at := b.Var("attn_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						sn := b.Let("s_new", ga.Mul(shard.At(reg0.Add(r))).Add(kReg.At(r).Mul(delta)))
-						shard.Set(reg0.Add(r), sn)
-						at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
-					})
-					storeAttn(c, at.Get())
-					snapshot(c, reg0)
-				})
-			}
-
-			// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
-			// chooses for the series kernel pinned as explicit fmas (read off its
-			// PTX under -use_fast_math, docs/arithmetic.md#cuda-kda): kv += fma(e_i*S, k, kv) in
-			// the dot; in the update, with one row per lane (S_v <= 32) nvcc reuses
-			// the dot's e_i*S and fuses k*delta, S = fma(k, delta, e_i*S); with more
-			// rows it recomputes and fuses the gate, S = fma(e_i, S, k*delta). Pinned,
-			// the generated kernel's bits no longer depend on nvcc's scheduling.
-			kdaInDot := func() {
-				b.Comment("KDA: one gate per key row, applied inside the dot and the update")
-				gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.Load(gOff.Add(row(r)))) }
-				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
-					kv := b.Var("kv_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), kReg.At(r), kv.Get()))
-					})
-					kvSum := b.Reduce("kv", kv.Get(), w, st.order)
-					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
-					at := b.Var("attn_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						sn := b.Var("s_new", b.F32(0))
-						b.IfElse(rows.Eq(1),
-							func() { sn.Set(b.FMA(kReg.At(r), delta, gate(r).Mul(shard.At(reg0.Add(r))))) },
-							func() { sn.Set(b.FMA(gate(r), shard.At(reg0.Add(r)), kReg.At(r).Mul(delta))) })
-						shard.Set(reg0.Add(r), sn.Get())
-						at.Set(st.madd(b, sn.Get(), qReg.At(r), at.Get()))
-					})
-					storeAttn(c, at.Get())
-					snapshot(c, reg0)
-				})
-			}
-			if st.vectorRows {
-				// One decay loop for both gates: the scalar gate fills every
-				// row's slot (the products are the same).
-				gates := b.Array("gates", ir.F32, rows)
-				b.IfElse(kda, func() {
-					b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.Load(gOff.Add(r)))) })
-				}, func() {
-					e := st.exp(b, g.Load(gOff))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) { gates.Set(r, e) })
-				})
-				vecDecayFirst(func(r dsl.Val) dsl.Val { return gates.At(r) })
-				return
-			}
-			kdaGate := func() {
-				gReg := b.Array("g_reg", ir.F32, rows)
-				b.Comment("KDA: one gate per key row")
-				b.Unrolled("r", 0, rows, func(r dsl.Val) {
-					gReg.Set(r, st.exp(b, g.Load(gOff.Add(row(r)))))
-				})
-				decayFirst(func(r dsl.Val) dsl.Val { return gReg.At(r) })
-			}
-			if st.gateAfterReduce {
-				kdaGate = kdaInDot
-			}
-			// gateOnPartial (ggml-opencl scalar gate): each lane's partial dot of
-			// the undecayed state times g, then the reduction; S = g*S + k*delta.
-			gateOnPart := func(ga dsl.Val) {
-				b.Unrolled("cc", 0, cpw, func(cc dsl.Val) {
-					c := b.Let("col", col0.Add(cc.Mul(nw)))
-					reg0 := b.Let("reg0", cc.Mul(rows))
-					kv := b.Var("kv_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						kv.Set(st.madd(b, shard.At(reg0.Add(r)), kReg.At(r), kv.Get()))
-					})
-					kvSum := b.Reduce("kv", kv.Get().Mul(ga), w, st.order)
-					delta := b.Let("delta", v.Load(vOff.Add(c)).Sub(kvSum).Mul(betaT))
-					at := b.Var("attn_part", b.F32(0))
-					b.Unrolled("r", 0, rows, func(r dsl.Val) {
-						sn := b.Let("s_new", st.madd(b, kReg.At(r), delta, ga.Mul(shard.At(reg0.Add(r)))))
-						shard.Set(reg0.Add(r), sn)
-						at.Set(st.madd(b, sn, qReg.At(r), at.Get()))
-					})
-					storeAttn(c, at.Get())
-					snapshot(c, reg0)
-				})
-			}
-			b.IfElse(kda, kdaGate, func() {
-				ga := b.Let("gate", st.exp(b, g.Load(gOff)))
-				if st.gateAfterReduce {
-					gateAfter(ga)
-				} else if st.gateOnPartial {
-					gateOnPart(ga)
-				} else {
-					decayFirst(func(dsl.Val) dsl.Val { return ga })
-				}
-			})
-		}
-		if batched {
-			b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
-			b.Unrolled("j", 1, spt, func(j dsl.Val) {
-				slot(j)
-				b.If(stores, func() {
-					src := b.Let("later_src", ids.Load(s)) // the prior-state loads keep the name src
-					b.If(stagedSource(src), func() {
-						base := b.Let("src_off", src.U32().Sub(rsHead).Mul(dstRow).Add(h.Mul(block)))
-						forShard(func(c, i, reg dsl.Val) {
-							staged.Set(stagedAt(j, reg), stateDst.Load(base.Add(c.Mul(sv)).Add(i)))
-						})
-					})
-				})
-			})
-			// A loop, not unrolled: the slots' code once, not SPT times;
-			// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
-			b.For("j", 0, spt, func(j dsl.Val) {
-				b.If(j.Mul(ns).Lt(nSeqs), func() { // uniform: a slot past every sequence is skipped whole
-					slot(j)
-					slotJ = j
-					sq = b.Let("sq", s.Div(rq3))
-					b.Comment("no tokens: the final state is the prior state")
-					b.If(nTok.Eq(0), loadBatched(j))
-					b.For("t", 0, nTok, token)
-					b.If(j.Eq(0), func() {
-						b.Comment("every thread of the workgroup has read slot 0's prior state and staged the later slots'")
-						b.DeviceBarrier()
-					})
-					b.If(stores, func() {
-						base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-						forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-					})
-				})
-			})
-			return
-		}
-		b.For("t", 0, nTok, token)
-
-		b.Comment("write the final state")
-		switch mode {
-		case gdnBase:
-			b.If(keepRS.Not(), func() {
-				base := b.Let("final_off", stateOff.Add(s.Mul(nHeads).Add(h).Mul(block)))
-				forShard(func(c, i, reg dsl.Val) { dst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-			})
-		default:
-			switch mode {
-			case gdnInplaceIds:
-				// The gather may still be reading this row as another sequence's source.
-				b.DepWait()
-			case gdnShared:
-				// With IDS the gather may still be reading this row as another sequence's source.
-				b.If(withIds, func() { b.DepWait() })
-			case gdnInplaceIdsBlocks:
-				b.If(aliased, func() {
-					b.Comment("every warp of the block has read its prior state")
-					b.DeviceBarrier()
-				})
-			}
-			storeIf(b, stores, func() {
-				base := b.Let("final_off", s.Mul(dstRow).Add(h.Mul(block)))
-				forShard(func(c, i, reg dsl.Val) { stateDst.Store(base.Add(c.Mul(sv)).Add(i), shard.At(reg)) })
-			})
-		}
-	}
-	if batched {
-		// Without SPLIT (a compile-time constant) the tile loop runs once
-		// from 0 and h, col_block are the workgroup's: the code of a
-		// workgroup per tile.
-		runs := b.Var("runs", b.Bool(true))
-		b.If(split, func() {
-			b.Comment("split by aliasing: where no source aliases, the chained compute runs the step")
-			threads := w.Mul(nw).Mul(ns)
-			runs.Set(anyAliases(b, b.LocalID(2).Mul(nw).Add(b.LocalID(1)).Mul(w).Add(b.LocalID(0)), threads, ids, rsHead, nSeqs))
+// batchedSchedule: a workgroup per (head, column block) tile, its rows of
+// threads the sequences (gdnInplaceIdsBatched).
+func (g *gdn) batchedSchedule() (*ir.Kernel, error) {
+	b, split := g.b, g.split
+	// Without SPLIT (a compile-time constant) the tile loop runs once
+	// from 0 and h, col_block are the workgroup's: the code of a
+	// workgroup per tile.
+	runs := b.Var("runs", b.Bool(true))
+	b.If(split, func() {
+		b.Comment("split by aliasing: where no source aliases, the chained compute runs the step")
+		threads := g.w.Mul(g.nw).Mul(g.ns)
+		runs.Set(anyAliases(b, b.LocalID(2).Mul(g.nw).Add(b.LocalID(1)).Mul(g.w).Add(b.LocalID(0)), threads, g.ids, g.rsHead, g.nSeqs))
+	})
+	b.If(runs.Get(), func() {
+		b.ForStep("tile", b.Select(split, b.GroupID(0), b.U32(0)), b.Select(split, g.tiles, b.U32(1)), b.Select(split, g.groups, b.U32(1)), func(tile dsl.Val) {
+			g.h = b.Let("h", b.Select(split, tile.Rem(g.nHeads), b.GroupID(0)))
+			g.colBlock = b.Let("col_block", b.Select(split, tile.Div(g.nHeads), b.GroupID(2)))
+			g.sequence()
 		})
-		b.If(runs.Get(), func() {
-			b.ForStep("tile", b.Select(split, b.GroupID(0), b.U32(0)), b.Select(split, tiles, b.U32(1)), b.Select(split, groups, b.U32(1)), func(tile dsl.Val) {
-				h = b.Let("h", b.Select(split, tile.Rem(nHeads), b.GroupID(0)))
-				colBlock = b.Let("col_block", b.Select(split, tile.Div(nHeads), b.GroupID(2)))
-				sequence()
-			})
-		})
-		return b.Build()
-	}
-	if blocks {
-		aliased = anyAliases(b, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), ids, rsHead, nSeqs)
-		b.If(aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
-		// where no source aliases, a workgroup past n_seqs has no sequence
-		b.If(aliased.OrElse(b.GroupID(1).Lt(nSeqs)), sequence)
-		return b.Build()
-	}
-	if mode != gdnInplaceIdsChained {
-		sequence()
-		return b.Build()
-	}
-	runSegments(b, plan, ids, rsHead, nSeqs, b.LocalID(1).Mul(w).Add(b.LocalID(0)), w.Mul(nw), "row", &aliased, &member, byAliasing,
-		func() dsl.Val { sequence(); return s })
+	})
 	return b.Build()
+}
+
+// blockSchedule: where no source aliases, a workgroup per sequence; where
+// one does, the block gather's layout (gdnInplaceIdsBlocks).
+func (g *gdn) blockSchedule() (*ir.Kernel, error) {
+	b := g.b
+	g.aliased = anyAliases(b, b.LocalID(1).Mul(g.w).Add(b.LocalID(0)), g.w.Mul(g.nw), g.ids, g.rsHead, g.nSeqs)
+	b.If(g.aliased, func() { b.DepWait() }) // the plan, scratch and the rows a block reads are ready
+	// where no source aliases, a workgroup past n_seqs has no sequence
+	b.If(g.aliased.OrElse(b.GroupID(1).Lt(g.nSeqs)), g.sequence)
+	return b.Build()
+}
+
+// chainedSchedule: each workgroup runs the segment its sequence starts,
+// member after member (gdnInplaceIdsChained, ops/chain.go).
+func (g *gdn) chainedSchedule() (*ir.Kernel, error) {
+	b := g.b
+	runSegments(b, g.plan, g.ids, g.rsHead, g.nSeqs, b.LocalID(1).Mul(g.w).Add(b.LocalID(0)), g.w.Mul(g.nw), "row", &g.aliased, &g.member, g.byAliasing,
+		func() dsl.Val { g.sequence(); return g.s })
+	return b.Build()
+}
+
+// sequence emits one sequence at the schedule's (h, colBlock): its place,
+// its prior state read into registers, its tokens, its final state.
+func (g *gdn) sequence() {
+	b := g.b
+	g.stores = b.Bool(true)
+	g.col0, g.from, g.z, g.lane, g.sq = dsl.Val{}, dsl.Val{}, dsl.Val{}, dsl.Val{}, dsl.Val{}
+	g.place()
+	if g.batched {
+		g.z = b.Let("z", b.LocalID(2))
+	}
+	if !g.st.vectorRows {
+		g.lane = b.Let("lane", b.LocalID(0))
+	}
+	if g.col0.Expr() == nil {
+		g.col0 = b.Let("col0", g.colBlock.Mul(g.nw.Mul(g.cpw)).Add(b.LocalID(1)))
+	}
+	g.hq = b.Let("hq", g.h.Rem(g.neq1))
+	if !g.batched {
+		g.sq = b.Let("sq", g.s.Div(g.rq3))
+	}
+	g.block = b.Let("block", g.sv.Mul(g.sv)) // one head's state
+
+	g.shard = b.Array("s_shard", ir.F32, g.cpw.Mul(g.rows))
+	if !g.batched {
+		b.Comment("read the prior state once; it stays in registers for every token")
+	}
+	g.loadPrior()
+	if g.batched {
+		g.staged = b.SharedArray("staged", ir.F32, b.Select(g.spt.Gt(1), g.stagedLen, b.U32(1)))
+		g.threads = g.w.Mul(g.nw).Mul(g.ns)
+		g.tid = b.Let("tid", b.LocalID(2).Mul(g.nw).Add(b.LocalID(1)).Mul(g.w).Add(b.LocalID(0)))
+		g.runSlots()
+		return
+	}
+	b.For("t", 0, g.nTok, g.token)
+	g.storeFinal()
+}
+
+// place sets the sequence s (and, for the block kernel, its columns and
+// scratch row) the schedule runs here.
+func (g *gdn) place() {
+	b, sv, nw, cpw, nSeqs := g.b, g.sv, g.nw, g.cpw, g.nSeqs
+	switch {
+	case g.mode == gdnInplaceIdsChained:
+		g.s = b.Let("s", g.member.Get())
+	case g.blocks:
+		// Where some source aliases, this workgroup runs one block at
+		// one tile of CPW columns NW apart (S_v/CPW tiles a head), warp
+		// y the block's y-th position: the columns lie as a warp's of
+		// the two-phase tiling do, so both ways compile to one code.
+		// The last block, of rem < NW sequences padded to a power of
+		// two, takes NW/padded tiles a workgroup, warp y its position
+		// y % padded of tile y / padded: a workgroup per tile would
+		// leave most of its warps idle (1.31-1.34x at 49 and 50
+		// sequences on the H200). Shifts, not divisions by rem, so
+		// that identity ids pay nothing for it (bench/RESULTS.md).
+		tiles := sv.Div(cpw)
+		y := b.LocalID(1)
+		tail := tailOf(b, nSeqs, nw)
+		whole := b.Let("whole", nSeqs.Sub(tail.rem)) // the whole blocks' positions
+		cols := sv.Div(nw.Mul(cpw))
+		at := b.Let("at", b.GroupID(1).Mul(cols).Add(g.colBlock))
+		inWhole := b.Let("in_whole", at.Lt(whole.Mul(cols)))
+		last := b.Let("last", at.Sub(whole.Mul(cols))) // the last block's workgroup
+		lg := b.Let("tail_log2", tail.log2)
+		tile := b.Let("tile", b.Select(inWhole, at.Rem(tiles), last.Mul(nw.Shr(lg)).Add(y.Shr(lg))))
+		pos := b.Let("pos", b.Select(inWhole, at.Div(tiles).Mul(nw).Add(y), whole.Add(y.BitAnd(b.U32(1).Shl(lg).Sub(1)))))
+		slot := b.Let("slot", b.Select(g.aliased, pos, b.GroupID(1)))
+		g.stores = b.Let("stores", slot.Lt(nSeqs))
+		entry := b.Var("entry", b.Select(g.stores, slot, nSeqs.Sub(1)).I32().Shl(planLenShift))
+		b.If(g.aliased.AndAlso(g.stores), func() { entry.Set(g.plan.Load(slot)) })
+		g.s = b.Let("s", entry.Get().U32().Shr(planLenShift))
+		g.from = b.Let("from", entry.Get().BitAnd(planFromMask))
+		g.col0 = b.Let("col0", b.Select(g.aliased, tile.Div(nw).Mul(nw.Mul(cpw)).Add(tile.Rem(nw)), g.colBlock.Mul(nw.Mul(cpw)).Add(b.LocalID(1))))
+	case !g.batched:
+		g.s = b.Let("s", b.GroupID(1))
+	}
+}
+
+// slot sets s and stores for a batched row's slot j (sequence z + j*NS).
+// Slots past n_seqs run the last sequence's inputs on a zero state, so
+// that every thread reaches every barrier of the reductions, and store
+// nothing.
+func (g *gdn) slot(j dsl.Val) {
+	b := g.b
+	at := b.Let("slot", g.z.Add(j.Mul(g.ns)))
+	g.stores = b.Let("stores", at.Lt(g.nSeqs))
+	g.s = b.Let("s", b.Select(g.stores, at, g.nSeqs.Sub(1)))
+}
+
+// row is register row r's key index: a lane's rows blocked or strided,
+// or r itself where a lane holds whole columns.
+func (g *gdn) row(r dsl.Val) dsl.Val {
+	if g.st.vectorRows {
+		return r
+	}
+	if g.st.blockedRows {
+		return g.lane.Mul(g.rows).Add(r)
+	}
+	return r.Mul(g.w).Add(g.lane)
+}
+
+// rowVar is row r's key index as a variable (r itself where a lane holds whole columns).
+func (g *gdn) rowVar(r dsl.Val) dsl.Val {
+	if g.st.vectorRows {
+		return r
+	}
+	return g.b.Let("i", g.row(r))
+}
+
+// forShard runs f for each register of the shard: column c, row i, register index.
+func (g *gdn) forShard(f func(c, i, reg dsl.Val)) {
+	b, nw, rows := g.b, g.nw, g.rows
+	if g.mode == gdnShared {
+		// one loop over the registers, in the same order: upstream's
+		// shorter text
+		b.Unrolled("reg", 0, g.cpw.Mul(rows), func(reg dsl.Val) {
+			c := b.Let("col", g.col0.Add(reg.Div(rows).Mul(nw)))
+			f(c, g.rowVar(reg.Rem(rows)), reg)
+		})
+		return
+	}
+	b.Unrolled("cc", 0, g.cpw, func(cc dsl.Val) {
+		c := b.Let("col", g.col0.Add(cc.Mul(nw)))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			f(c, g.rowVar(r), cc.Mul(rows).Add(r))
+		})
+	})
+}
+
+// loadFrom reads the shard's prior state from buf at base.
+func (g *gdn) loadFrom(buf dsl.Buf, base dsl.Val) {
+	g.forShard(func(c, i, reg dsl.Val) {
+		g.shard.Set(reg, buf.Load(base.Add(along(base, c.Mul(g.sv))).Add(along(base, i))))
+	})
+}
+
+// zeroShard: a padding slot or warp runs on a zero state.
+func (g *gdn) zeroShard() {
+	g.b.Unrolled("reg", 0, g.cpw.Mul(g.rows), func(reg dsl.Val) { g.shard.Set(reg, g.b.F32(0)) })
+}
+
+// loadSource reads the prior state of a source src through state_dst
+// where it lies in the window, else from the cache.
+func (g *gdn) loadSource(src dsl.Val) {
+	b, h, block := g.b, g.h, g.block
+	b.IfElse(inWindow(src, g.rsHead, g.nSeqs),
+		func() { g.loadFrom(g.stateDst, src.U32().Sub(g.rsHead).Mul(g.dstRow).Add(h.Mul(block))) },
+		func() { g.loadFrom(g.state, cacheRow(src, g.nHeads).Add(h.U64()).Mul(block.U64())) })
+}
+
+// loadIds: identity reads its own slot; a source that another sequence of
+// this op writes was gathered into scratch; any other source is read from
+// the cache directly, since nothing in the op writes it.
+func (g *gdn) loadIds() {
+	b, s, h, block := g.b, g.s, g.h, g.block
+	src := b.Let("src", g.ids.Load(s))
+	b.IfElse(src.Eq(g.rsHead.Add(s).I32()),
+		func() { g.loadFrom(g.stateDst, s.Mul(g.dstRow).Add(h.Mul(block))) },
+		func() {
+			b.IfElse(aliasesOtherThanSelf(g.st, b, src, s, g.rsHead, g.nSeqs),
+				func() {
+					b.DepWait() // scratch is the gather's output
+					g.loadFrom(g.scratch, s.Mul(g.nHeads).Add(h).Mul(block))
+				},
+				func() { g.loadFrom(g.state, cacheRow(src, g.nHeads).Add(h.U64()).Mul(block.U64())) })
+		})
+}
+
+// loadPrior reads the sequence's prior state into the shard, as the mode
+// finds it (the batched kernel reads it in its first token, loadBatched).
+func (g *gdn) loadPrior() {
+	b, s, h, block := g.b, g.s, g.h, g.block
+	switch g.mode {
+	case gdnBase, gdnInplace:
+		g.loadFrom(g.state, s.Mul(g.nHeads).Add(h).Mul(block))
+	case gdnInplaceIds:
+		g.loadIds()
+	case gdnInplaceIdsChained:
+		b.IfElse(g.aliased.AndAlso(readsScratch(b, g.plan, s)),
+			func() { g.loadFrom(g.scratch, scratchRow(b, g.plan, s).Mul(g.nHeads).Add(h).Mul(block)) },
+			func() { g.loadSource(b.Let("src", g.ids.Load(s))) })
+	case gdnInplaceIdsBlocks:
+		// a warp past n_seqs (where some source aliases) runs the last
+		// sequence's inputs on a zero state and stores nothing
+		b.IfElse(g.stores.Not(), g.zeroShard,
+			func() {
+				b.IfElse(g.from.Ne(0),
+					func() { g.loadFrom(g.scratch, g.from.Sub(1).U32().Mul(g.nHeads).Add(h).Mul(block)) },
+					func() { g.loadSource(b.Let("src", g.ids.Load(s))) })
+			})
+	case gdnShared:
+		b.IfElse(g.withIds, g.loadIds, func() { g.loadFrom(g.state, s.Mul(g.nHeads).Add(h).Mul(block)) })
+	}
+}
+
+// stagedAt is where the batched kernel stages slot j's register reg of
+// its thread: ((j-1)*CPW*R + reg)*threads + tid, so that a warp's lanes
+// take consecutive words. Only the thread that stages a float reads it
+// back, so no barrier orders the two.
+func (g *gdn) stagedAt(j, reg dsl.Val) dsl.Val {
+	return j.Sub(1).Mul(g.cpw.Mul(g.rows)).Add(reg).Mul(g.threads).Add(g.tid)
+}
+
+// stagedSource: a later slot's (j > 0) source src is another sequence's
+// destination, so it was staged.
+func (g *gdn) stagedSource(src dsl.Val) dsl.Val {
+	return src.Ge(g.rsHead.I32()).AndAlso(src.Lt(g.rsHead.Add(g.nSeqs).I32())).AndAlso(src.Ne(g.rsHead.Add(g.s).I32()))
+}
+
+// loadBatched reads slot j's prior state: the batched kernel reads it in
+// the first token, after that token's inputs: loads behind the branch on
+// src would otherwise wait for it (one memory latency more per workgroup).
+func (g *gdn) loadBatched(j dsl.Val) func() {
+	return func() {
+		b := g.b
+		b.IfElse(g.stores.Not(), g.zeroShard,
+			func() {
+				src := b.Let("src", g.ids.Load(g.s))
+				b.IfElse(j.Gt(0).AndAlso(g.stagedSource(src)),
+					func() {
+						b.Unrolled("reg", 0, g.cpw.Mul(g.rows), func(reg dsl.Val) { g.shard.Set(reg, g.staged.At(g.stagedAt(j, reg))) })
+					},
+					func() { g.loadSource(src) })
+			})
+	}
+}
+
+// runSlots runs a batched row's SPT slots: first each later slot's source
+// that another sequence writes is staged, then the slots in order, slot 0
+// behind a device barrier before any thread writes.
+func (g *gdn) runSlots() {
+	b, ns, nSeqs := g.b, g.ns, g.nSeqs
+	b.Comment("stage each later slot's source that is another sequence's destination, before any slot writes")
+	b.Unrolled("j", 1, g.spt, func(j dsl.Val) {
+		g.slot(j)
+		b.If(g.stores, func() {
+			src := b.Let("later_src", g.ids.Load(g.s)) // the prior-state loads keep the name src
+			b.If(g.stagedSource(src), func() {
+				base := b.Let("src_off", src.U32().Sub(g.rsHead).Mul(g.dstRow).Add(g.h.Mul(g.block)))
+				g.forShard(func(c, i, reg dsl.Val) {
+					g.staged.Set(g.stagedAt(j, reg), g.stateDst.Load(base.Add(c.Mul(g.sv)).Add(i)))
+				})
+			})
+		})
+	})
+	// A loop, not unrolled: the slots' code once, not SPT times;
+	// unrolled ran no faster (bench/RESULTS.md calls 14 and 15).
+	b.For("j", 0, g.spt, func(j dsl.Val) {
+		b.If(j.Mul(ns).Lt(nSeqs), func() { // uniform: a slot past every sequence is skipped whole
+			g.slot(j)
+			g.slotJ = j
+			g.sq = b.Let("sq", g.s.Div(g.rq3))
+			b.Comment("no tokens: the final state is the prior state")
+			b.If(g.nTok.Eq(0), g.loadBatched(j))
+			b.For("t", 0, g.nTok, g.token)
+			b.If(j.Eq(0), func() {
+				b.Comment("every thread of the workgroup has read slot 0's prior state and staged the later slots'")
+				b.DeviceBarrier()
+			})
+			b.If(g.stores, func() {
+				base := b.Let("final_off", g.s.Mul(g.dstRow).Add(g.h.Mul(g.block)))
+				g.forShard(func(c, i, reg dsl.Val) { g.stateDst.Store(base.Add(c.Mul(g.sv)).Add(i), g.shard.At(reg)) })
+			})
+		})
+	})
+}
+
+// storeFinal writes the sequence's final state: into dst's state region
+// (the base op without snapshots), else into state_dst, once every reader
+// of the row is done.
+func (g *gdn) storeFinal() {
+	b, s, h, block := g.b, g.s, g.h, g.block
+	b.Comment("write the final state")
+	if g.mode == gdnBase {
+		b.If(g.keepRS.Not(), func() {
+			base := b.Let("final_off", g.stateOff.Add(s.Mul(g.nHeads).Add(h).Mul(block)))
+			g.forShard(func(c, i, reg dsl.Val) { g.dst.Store(base.Add(c.Mul(g.sv)).Add(i), g.shard.At(reg)) })
+		})
+		return
+	}
+	switch g.mode {
+	case gdnInplaceIds:
+		// The gather may still be reading this row as another sequence's source.
+		b.DepWait()
+	case gdnShared:
+		// With IDS the gather may still be reading this row as another sequence's source.
+		b.If(g.withIds, func() { b.DepWait() })
+	case gdnInplaceIdsBlocks:
+		b.If(g.aliased, func() {
+			b.Comment("every warp of the block has read its prior state")
+			b.DeviceBarrier()
+		})
+	}
+	storeIf(b, g.stores, func() {
+		base := b.Let("final_off", s.Mul(g.dstRow).Add(h.Mul(block)))
+		g.forShard(func(c, i, reg dsl.Val) { g.stateDst.Store(base.Add(c.Mul(g.sv)).Add(i), g.shard.At(reg)) })
+	})
+}
+
+// tok is one token's inputs as the recurrence reads them.
+type tok struct {
+	t                       dsl.Val
+	gOff, betaT, vOff, attn dsl.Val // attn: attn_off, where the token's attention goes
+	q, k                    dsl.Arr // the q and k rows, in registers
+}
+
+// token is the per-token core (docs/ops.md#gdn): q and k rows into
+// registers, then per column the gate, kv = S.k, delta = (v - kv)*beta,
+// S += k*delta, attn = S.q, in the order the contract's style writes it.
+func (g *gdn) token(t dsl.Val) {
+	b, s, h, st := g.b, g.s, g.h, g.st
+	tk := tok{t: t}
+	tk.q = b.Array("q_reg", ir.F32, g.rows)
+	tk.k = b.Array("k_reg", ir.F32, g.rows)
+	qk := b.Let("qk_off", g.sq.Mul(g.sq3).Add(t.Mul(g.sq2)).Add(g.hq.Mul(g.sq1)))
+	b.Unrolled("r", 0, g.rows, func(r dsl.Val) {
+		i := g.rowVar(r)
+		tk.q.Set(r, g.q.Load(qk.Add(i)))
+		tk.k.Set(r, g.k.Load(qk.Add(i)))
+	})
+	tk.gOff = b.Let("g_off", s.Mul(g.sg3).Add(t.Mul(g.sg2)).Add(h.Mul(g.sg1)))
+	tk.betaT = b.Let("beta_t", g.beta.Load(s.Mul(g.sb3).Add(t.Mul(g.sb2)).Add(h.Mul(g.sb1))))
+	if g.batched {
+		b.Comment("read the prior state once, behind this token's inputs; it stays in registers for every token")
+		b.If(t.Eq(0), g.loadBatched(g.slotJ))
+	}
+	tk.vOff = b.Let("v_off", s.Mul(g.sv3).Add(t.Mul(g.sv2)).Add(h.Mul(g.sv1)))
+	tk.attn = b.Let("attn_off", s.Mul(g.nTok).Add(t).Mul(g.nHeads).Add(h).Mul(g.sv))
+
+	if st.vectorRows {
+		// One decay loop for both gates: the scalar gate fills every
+		// row's slot (the products are the same).
+		gates := b.Array("gates", ir.F32, g.rows)
+		b.IfElse(g.kda, func() {
+			b.Unrolled("r", 0, g.rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.gate.Load(tk.gOff.Add(r)))) })
+		}, func() {
+			e := st.exp(b, g.gate.Load(tk.gOff))
+			b.Unrolled("r", 0, g.rows, func(r dsl.Val) { gates.Set(r, e) })
+		})
+		g.vecDecayFirst(tk, func(r dsl.Val) dsl.Val { return gates.At(r) })
+		return
+	}
+	kdaGate := func() {
+		gReg := b.Array("g_reg", ir.F32, g.rows)
+		b.Comment("KDA: one gate per key row")
+		b.Unrolled("r", 0, g.rows, func(r dsl.Val) {
+			gReg.Set(r, st.exp(b, g.gate.Load(tk.gOff.Add(g.row(r)))))
+		})
+		g.decayFirst(tk, func(r dsl.Val) dsl.Val { return gReg.At(r) })
+	}
+	if st.gateAfterReduce {
+		kdaGate = func() { g.kdaInDot(tk) }
+	}
+	b.IfElse(g.kda, kdaGate, func() {
+		ga := b.Let("gate", st.exp(b, g.gate.Load(tk.gOff)))
+		if st.gateAfterReduce {
+			g.gateAfter(tk, ga)
+		} else if st.gateOnPartial {
+			g.gateOnPart(tk, ga)
+		} else {
+			g.decayFirst(tk, func(dsl.Val) dsl.Val { return ga })
+		}
+	})
+}
+
+// columns runs f for each of the lane's CPW columns: its index c and its
+// first register reg0.
+func (g *gdn) columns(f func(c, reg0 dsl.Val)) {
+	b := g.b
+	b.Unrolled("cc", 0, g.cpw, func(cc dsl.Val) {
+		c := b.Let("col", g.col0.Add(cc.Mul(g.nw)))
+		reg0 := b.Let("reg0", cc.Mul(g.rows))
+		f(c, reg0)
+	})
+}
+
+// storeAttn reduces column c's partial attention over the lanes and
+// stores it, scaled.
+func (g *gdn) storeAttn(tk tok, c, partial dsl.Val) {
+	b := g.b
+	attn := b.Reduce("attn", partial, g.w, g.st.order)
+	b.If(and(g.lane.Eq(0), g.stores), func() { g.dst.Store(tk.attn.Add(c), attn.Mul(g.scale)) })
+}
+
+// snapshot: the base op with KEEP_RS writes the state after token t to
+// snapshot slot n_tokens-1-t where that is one of the K kept.
+func (g *gdn) snapshot(tk tok, c, reg dsl.Val) {
+	if g.mode != gdnBase {
+		return
+	}
+	b, s, h, block := g.b, g.s, g.h, g.block
+	b.If(g.keepRS, func() {
+		slot := b.Let("slot", g.nTok.Sub(1).Sub(tk.t))
+		b.If(slot.Lt(g.nSnap), func() {
+			base := b.Let("snap_off", g.stateOff.Add(slot.Mul(g.nSeqs).Mul(g.nHeads).Mul(block)))
+			b.Unrolled("r", 0, g.rows, func(r dsl.Val) {
+				g.dst.Store(base.Add(s.Mul(g.nHeads).Add(h).Mul(block)).Add(c.Mul(g.sv)).Add(g.row(r)), g.shard.At(reg.Add(r)))
+			})
+		})
+	})
+}
+
+// vecDecayFirst (vectorRows): a lane holds its columns whole, so each dot
+// is one VecDot over the column and the row of k or q.
+func (g *gdn) vecDecayFirst(tk tok, gate func(r dsl.Val) dsl.Val) {
+	b, st, rows, shard := g.b, g.st, g.rows, g.shard
+	g.columns(func(c, reg0 dsl.Val) {
+		b.Unrolled("r", 0, rows, func(r dsl.Val) { shard.Set(reg0.Add(r), gate(r).Mul(shard.At(reg0.Add(r)))) })
+		kv := b.Let("kv", b.VecDot(shard.From(reg0), tk.k.From(0), rows))
+		delta := b.Let("delta", g.v.Load(tk.vOff.Add(c)).Sub(kv).Mul(tk.betaT))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			shard.Set(reg0.Add(r), st.madd(b, tk.k.At(r), delta, shard.At(reg0.Add(r))))
+		})
+		attn := b.Let("attn", b.VecDot(shard.From(reg0), tk.q.From(0), rows))
+		storeIf(b, g.stores, func() { g.dst.Store(tk.attn.Add(c), attn.Mul(g.scale)) })
+		g.snapshot(tk, c, reg0)
+	})
+}
+
+// decayFirst: S' = gate*S, kv = sum S'*k, delta = (v - kv)*beta,
+// S = S' + k*delta, attn = sum S*q (docs/ops.md#gdn as written).
+func (g *gdn) decayFirst(tk tok, gate func(r dsl.Val) dsl.Val) {
+	b, st, rows, shard := g.b, g.st, g.rows, g.shard
+	g.columns(func(c, reg0 dsl.Val) {
+		kv := b.Var("kv_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			sd := b.Let("s_dec", gate(r).Mul(shard.At(reg0.Add(r))))
+			shard.Set(reg0.Add(r), sd)
+			kv.Set(st.madd(b, sd, tk.k.At(r), kv.Get()))
+		})
+		kvSum := b.Reduce("kv", kv.Get(), g.w, st.order)
+		delta := b.Let("delta", g.v.Load(tk.vOff.Add(c)).Sub(kvSum).Mul(tk.betaT))
+		at := b.Var("attn_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			sn := b.Let("s_new", st.madd(b, tk.k.At(r), delta, shard.At(reg0.Add(r))))
+			shard.Set(reg0.Add(r), sn)
+			at.Set(st.madd(b, sn, tk.q.At(r), at.Get()))
+		})
+		g.storeAttn(tk, c, at.Get())
+		g.snapshot(tk, c, reg0)
+	})
+}
+
+// gateAfter (CUDA/SYCL scalar gate): kv on the undecayed state,
+// delta = (v - g*kv)*beta, S = g*S + k*delta.
+func (g *gdn) gateAfter(tk tok, ga dsl.Val) {
+	b, st, rows, shard := g.b, g.st, g.rows, g.shard
+	g.columns(func(c, reg0 dsl.Val) {
+		kv := b.Var("kv_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			kv.Set(st.madd(b, shard.At(reg0.Add(r)), tk.k.At(r), kv.Get()))
+		})
+		kvSum := b.Reduce("kv", kv.Get(), g.w, st.order)
+		delta := b.Let("delta", g.v.Load(tk.vOff.Add(c)).Sub(ga.Mul(kvSum)).Mul(tk.betaT))
+		at := b.Var("attn_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			sn := b.Let("s_new", ga.Mul(shard.At(reg0.Add(r))).Add(tk.k.At(r).Mul(delta)))
+			shard.Set(reg0.Add(r), sn)
+			at.Set(st.madd(b, sn, tk.q.At(r), at.Get()))
+		})
+		g.storeAttn(tk, c, at.Get())
+		g.snapshot(tk, c, reg0)
+	})
+}
+
+// kdaInDot is ggml-cuda's KDA arithmetic with the contractions nvcc
+// chooses for the series kernel pinned as explicit fmas (read off its
+// PTX under -use_fast_math, docs/arithmetic.md#cuda-kda): kv += fma(e_i*S, k, kv) in
+// the dot; in the update, with one row per lane (S_v <= 32) nvcc reuses
+// the dot's e_i*S and fuses k*delta, S = fma(k, delta, e_i*S); with more
+// rows it recomputes and fuses the gate, S = fma(e_i, S, k*delta). Pinned,
+// the generated kernel's bits no longer depend on nvcc's scheduling.
+func (g *gdn) kdaInDot(tk tok) {
+	b, st, rows, shard := g.b, g.st, g.rows, g.shard
+	b.Comment("KDA: one gate per key row, applied inside the dot and the update")
+	gate := func(r dsl.Val) dsl.Val { return b.ExpNative(g.gate.Load(tk.gOff.Add(g.row(r)))) }
+	g.columns(func(c, reg0 dsl.Val) {
+		kv := b.Var("kv_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			kv.Set(b.FMA(gate(r).Mul(shard.At(reg0.Add(r))), tk.k.At(r), kv.Get()))
+		})
+		kvSum := b.Reduce("kv", kv.Get(), g.w, st.order)
+		delta := b.Let("delta", g.v.Load(tk.vOff.Add(c)).Sub(kvSum).Mul(tk.betaT))
+		at := b.Var("attn_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			sn := b.Var("s_new", b.F32(0))
+			b.IfElse(rows.Eq(1),
+				func() { sn.Set(b.FMA(tk.k.At(r), delta, gate(r).Mul(shard.At(reg0.Add(r))))) },
+				func() { sn.Set(b.FMA(gate(r), shard.At(reg0.Add(r)), tk.k.At(r).Mul(delta))) })
+			shard.Set(reg0.Add(r), sn.Get())
+			at.Set(st.madd(b, sn.Get(), tk.q.At(r), at.Get()))
+		})
+		g.storeAttn(tk, c, at.Get())
+		g.snapshot(tk, c, reg0)
+	})
+}
+
+// gateOnPart (ggml-opencl scalar gate): each lane's partial dot of the
+// undecayed state times g, then the reduction; S = g*S + k*delta.
+func (g *gdn) gateOnPart(tk tok, ga dsl.Val) {
+	b, st, rows, shard := g.b, g.st, g.rows, g.shard
+	g.columns(func(c, reg0 dsl.Val) {
+		kv := b.Var("kv_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			kv.Set(st.madd(b, shard.At(reg0.Add(r)), tk.k.At(r), kv.Get()))
+		})
+		kvSum := b.Reduce("kv", kv.Get().Mul(ga), g.w, st.order)
+		delta := b.Let("delta", g.v.Load(tk.vOff.Add(c)).Sub(kvSum).Mul(tk.betaT))
+		at := b.Var("attn_part", b.F32(0))
+		b.Unrolled("r", 0, rows, func(r dsl.Val) {
+			sn := b.Let("s_new", st.madd(b, tk.k.At(r), delta, ga.Mul(shard.At(reg0.Add(r)))))
+			shard.Set(reg0.Add(r), sn)
+			at.Set(st.madd(b, sn, tk.q.At(r), at.Get()))
+		})
+		g.storeAttn(tk, c, at.Get())
+		g.snapshot(tk, c, reg0)
+	})
 }
 
 // lastBlock is the block schedule's last block: n_seqs % NW sequences (rem),

@@ -70,20 +70,50 @@ func styleOf(a ir.Arith) style {
 	return n.style
 }
 
-// tuningOf is backend's tuning (the zero Tuning for a backend without one,
-// or without a native contract).
-func tuningOf(backend string) Tuning {
-	n, _ := nativeOf(backend)
-	return n.tuning
+// Target is one backend as ops knows it: its name and its tuning of the
+// variant table, resolved once (TargetOf) and carried by value. What it
+// decides, its methods say; a backend without a declaration tunes nothing.
+type Target struct {
+	// Name is the backend's name, as variants list it (Variant.On).
+	Name   string
+	tuning Tuning
 }
 
-// tunedBackends are the backends whose tuning has, in listing order.
-func tunedBackends(has func(Tuning) bool) []string {
-	var out []string
-	for _, n := range natives {
-		if has(n.tuning) {
-			out = append(out, n.backend)
+// TargetOf resolves the backend named name: the one lookup by name; every
+// other question to ops about a backend is a method of the Target.
+func TargetOf(name string) Target {
+	n, _ := nativeOf(name)
+	return Target{Name: name, tuning: n.tuning}
+}
+
+// Targets are the backends that declare a native contract, in listing order.
+func Targets() []Target {
+	out := make([]Target, len(natives))
+	for i, n := range natives {
+		out[i] = Target{Name: n.backend, tuning: n.tuning}
+	}
+	return out
+}
+
+// tuned are the targets whose tuning has, in listing order.
+func tuned(has func(Tuning) bool) []Target {
+	var out []Target
+	for _, t := range Targets() {
+		if has(t.tuning) {
+			out = append(out, t)
 		}
 	}
 	return out
 }
+
+// names are the targets' names.
+func names(ts []Target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// tunedNames are the names of the targets whose tuning has.
+func tunedNames(has func(Tuning) bool) []string { return names(tuned(has)) }

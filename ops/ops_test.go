@@ -116,20 +116,20 @@ func TestVariantTable(t *testing.T) {
 			"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
 		}
 		for _, g := range []string{"gated_delta_net_gather", "ssm_conv_gather"} {
-			if own := ops.GatherFor(g, be); own != g {
+			if own := ops.TargetOf(be).GatherFor(g); own != g {
 				delete(want, g)
 				want[own] = 1
 			}
 		}
-		if _, ok := ops.ConvBatch(be); ok {
+		if _, ok := ops.TargetOf(be).ConvBatch(); ok {
 			want["ssm_conv_update_inplace_ids_batched"] = 14
 		}
-		if tiers := ops.GDNBatch(be, 128); len(tiers) > 0 {
+		if tiers := ops.TargetOf(be).GDNBatch(128); len(tiers) > 0 {
 			for _, sv := range []int64{16, 32, 64, 128} {
-				for _, bt := range ops.GDNBatch(be, int(sv)) {
+				for _, bt := range ops.TargetOf(be).GDNBatch(int(sv)) {
 					want["gated_delta_net_inplace_ids_batched"] += 2
 					found := 0
-					for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_batched", be) {
+					for _, v := range ops.TargetOf(be).Variants("gated_delta_net_inplace_ids_batched") {
 						if v.Values["S_v"] == sv && v.Values["NW"] == int64(bt.NW) && v.Values["CPW"] == int64(bt.CPW) && v.Values["NS"] == int64(bt.NS) && v.Values["SPT"] == int64(bt.SPT) {
 							found++
 						}
@@ -142,16 +142,16 @@ func TestVariantTable(t *testing.T) {
 		}
 		// The chained schedule: its plan and gather per op, op B's compute
 		// kernel at the backend's tiling, op D's per d_conv and SiLU.
-		if _, ok := ops.ChainFrom(be); ok {
+		if _, ok := ops.TargetOf(be).ChainFrom(); ok {
 			for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
 				want[op] = 1
 			}
 			want["gated_delta_net_inplace_ids_chained"] = 8
 			want["ssm_conv_update_inplace_ids_chained"] = 14
 			for _, sv := range []int64{16, 32, 64, 128} {
-				nw, cpw := ops.GDNTiling(be, int(sv))
+				nw, cpw := ops.TargetOf(be).GDNTiling(int(sv))
 				found := 0
-				for _, v := range ops.VariantsFor("gated_delta_net_inplace_ids_chained", be) {
+				for _, v := range ops.TargetOf(be).Variants("gated_delta_net_inplace_ids_chained") {
 					if v.Values["S_v"] == sv && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
 						found++
 					}
@@ -163,17 +163,17 @@ func TestVariantTable(t *testing.T) {
 		}
 		// The block schedule's shapes (GDNBlocks) add KDA variants of its
 		// compute each, and its gather.
-		if ops.GDNBlocks(be) {
+		if ops.TargetOf(be).GDNBlocks() {
 			want["gated_delta_net_block_gather"] = 1
 			want["gated_delta_net_inplace_ids_blocks"] = 8 // S_v x KDA at the op's tiling
 		}
 		// A small-n tiling (GDNSmallTiling) adds S_v 128 x KDA to ops A and B.
-		if nw, cpw, _, ok := ops.GDNSmallTiling(be, 128); ok {
+		if nw, cpw, _, ok := ops.TargetOf(be).GDNSmallTiling(128); ok {
 			want["gated_delta_net_inplace"] += 2
 			want["gated_delta_net_inplace_ids"] += 2
 			for _, op := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids"} {
 				found := 0
-				for _, v := range ops.VariantsFor(op, be) {
+				for _, v := range ops.TargetOf(be).Variants(op) {
 					if v.Values["S_v"] == 128 && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
 						found++
 					}
@@ -185,7 +185,7 @@ func TestVariantTable(t *testing.T) {
 		}
 		count := map[string]int{}
 		for _, v := range vs {
-			if v.BuiltOn(be) {
+			if v.BuiltOn(ops.TargetOf(be)) {
 				count[v.Op]++
 			}
 		}
@@ -194,10 +194,10 @@ func TestVariantTable(t *testing.T) {
 		}
 		// The tiling a backend's glue asks for (GDNTiling) is one it builds.
 		for _, sv := range []int64{16, 32, 64, 128} {
-			nw, cpw := ops.GDNTiling(be, int(sv))
+			nw, cpw := ops.TargetOf(be).GDNTiling(int(sv))
 			for _, op := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids"} {
 				found := 0
-				for _, v := range ops.VariantsFor(op, be) {
+				for _, v := range ops.TargetOf(be).Variants(op) {
 					if v.Values["S_v"] == sv && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
 						found++
 					}
@@ -493,12 +493,12 @@ func TestGDNBatchStartsPastTheSmallTiling(t *testing.T) {
 	checked := 0
 	for _, be := range ops.NativeBackends() {
 		for _, sv := range []int{16, 32, 64, 128} {
-			from := ops.GDNBatchFrom(be, sv)
+			from := ops.TargetOf(be).GDNBatchFrom(sv)
 			if from < 2 {
 				t.Errorf("%s S_v %d: batched from %d sequences; one sequence has no aliasing to batch", be, sv, from)
 			}
-			ns := ops.GDNBatchMax(be, sv)
-			_, _, maxSeqs, ok := ops.GDNSmallTiling(be, sv)
+			ns := ops.TargetOf(be).GDNBatchMax(sv)
+			_, _, maxSeqs, ok := ops.TargetOf(be).GDNSmallTiling(sv)
 			if ns == 0 || !ok {
 				continue
 			}
@@ -525,7 +525,7 @@ func TestGDNBatchSpansAndTiers(t *testing.T) {
 	checked := 0
 	for _, be := range ops.NativeBackends() {
 		for _, sv := range []int{16, 32, 64, 128} {
-			tiers, spans := ops.GDNBatch(be, sv), ops.GDNBatchSpans(be, sv)
+			tiers, spans := ops.TargetOf(be).GDNBatch(sv), ops.TargetOf(be).GDNBatchSpans(sv)
 			if len(tiers) == 0 {
 				continue
 			}
@@ -535,28 +535,28 @@ func TestGDNBatchSpansAndTiers(t *testing.T) {
 					t.Errorf("%s S_v %d: spans %v not ascending and apart", be, sv, spans)
 				}
 			}
-			if spans[0].From != ops.GDNBatchFrom(be, sv) || spans[len(spans)-1].To != ops.GDNBatchMax(be, sv) {
-				t.Errorf("%s S_v %d: spans %v, want %d..%d", be, sv, spans, ops.GDNBatchFrom(be, sv), ops.GDNBatchMax(be, sv))
+			if spans[0].From != ops.TargetOf(be).GDNBatchFrom(sv) || spans[len(spans)-1].To != ops.TargetOf(be).GDNBatchMax(sv) {
+				t.Errorf("%s S_v %d: spans %v, want %d..%d", be, sv, spans, ops.TargetOf(be).GDNBatchFrom(sv), ops.TargetOf(be).GDNBatchMax(sv))
 			}
 			for _, tier := range tiers {
 				if tier.From == 0 {
 					continue
 				}
-				if below, ok := ops.GDNBatchAt(be, sv, tier.From-1); ok && below == tier {
+				if below, ok := ops.TargetOf(be).GDNBatchAt(sv, tier.From-1); ok && below == tier {
 					t.Errorf("%s S_v %d: tier %+v takes %d sequences, before its From", be, sv, tier, tier.From-1)
 				}
-				if at, ok := ops.GDNBatchAt(be, sv, tier.From); !ok || at != tier {
+				if at, ok := ops.TargetOf(be).GDNBatchAt(sv, tier.From); !ok || at != tier {
 					t.Errorf("%s S_v %d: %d sequences go to %+v (%v), want the tier %+v that starts there", be, sv, tier.From, at, ok, tier)
 				}
 			}
-			for n := 1; n <= 2*ops.GDNBatchMax(be, sv); n++ {
+			for n := 1; n <= 2*ops.TargetOf(be).GDNBatchMax(sv); n++ {
 				in, aliased := false, false
 				for _, sp := range spans {
 					if n >= sp.From && n <= sp.To {
 						in, aliased = true, sp.Aliased
 					}
 				}
-				bt, ok := ops.GDNBatchAt(be, sv, n)
+				bt, ok := ops.TargetOf(be).GDNBatchAt(sv, n)
 				if ok != in {
 					t.Errorf("%s S_v %d, %d sequences: batched %v, spans %v", be, sv, n, ok, spans)
 				}

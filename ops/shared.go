@@ -65,12 +65,12 @@ func (s *Shared) Kernel(a ir.Arith) (*ir.Kernel, error) {
 	return k, err
 }
 
-// Variants are the shared kernel's variants on backend: the plain op's with
-// Flag 0, then the ids op's with Flag 1.
-func (s *Shared) Variants(backend string) []Variant {
+// Variants are the shared kernel's variants on target t: the plain op's
+// with Flag 0, then the ids op's with Flag 1.
+func (s *Shared) Variants(t Target) []Variant {
 	var out []Variant
 	for i, op := range []string{s.Plain, s.Ids} {
-		for _, v := range VariantsFor(op, backend) {
+		for _, v := range t.Variants(op) {
 			values := map[string]int64{s.Flag: int64(i)}
 			for k, x := range v.Values {
 				values[k] = x

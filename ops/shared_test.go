@@ -42,8 +42,8 @@ func TestSharedGatherIsEachIdsOpsGather(t *testing.T) {
 func TestSharedKernelsBuildWithTheirOpsVariants(t *testing.T) {
 	for _, s := range SharedKernels() {
 		for _, be := range []string{"cuda", "sycl"} {
-			vs := s.Variants(be)
-			if want := len(VariantsFor(s.Plain, be)) + len(VariantsFor(s.Ids, be)); len(vs) != want || want == 0 {
+			vs := s.Variants(TargetOf(be))
+			if want := len(TargetOf(be).Variants(s.Plain)) + len(TargetOf(be).Variants(s.Ids)); len(vs) != want || want == 0 {
 				t.Errorf("%s on %s: %d variants, want %d", s.Name, be, len(vs), want)
 			}
 			k, err := s.Kernel(ir.Native(be))

@@ -30,12 +30,12 @@ func (v Variant) OnlyOn(backends ...string) Variant { v.On = backends; return v 
 // NotOnBackends excludes the given backends.
 func (v Variant) NotOnBackends(backends ...string) Variant { v.NotOn = backends; return v }
 
-// BuiltOn reports whether backend builds v.
-func (v Variant) BuiltOn(backend string) bool {
-	if v.On != nil && !slices.Contains(v.On, backend) {
+// BuiltOn reports whether target t builds v.
+func (v Variant) BuiltOn(t Target) bool {
+	if v.On != nil && !slices.Contains(v.On, t.Name) {
 		return false
 	}
-	return !slices.Contains(v.NotOn, backend)
+	return !slices.Contains(v.NotOn, t.Name)
 }
 
 // Of is the variant as an instance of kernel k (one of its op's kernels).
@@ -134,6 +134,10 @@ type Tuning struct {
 	// sequences), the block gather and the blocks compute, and so does the
 	// split by aliasing after its batched dispatch.
 	GDNBlocks bool
+	// RowGather: the ids ops' gathers copy rows as a CPU thread does
+	// (buildGatherRows, the "_rows" ops) instead of the lane-parallel
+	// chunked gather (GatherFor).
+	RowGather bool
 }
 
 // sharedGDNTiling is the GDN workgroup shape of every backend without one
@@ -147,25 +151,25 @@ func sharedGDNTiling(sv int) (nw, cpw int) {
 	return 4, 1
 }
 
-// GDNTiling is a backend's workgroup shape per S_v: NW column groups of CPW
-// columns each, its own (Tuning.GDN) or the shared one.
-func GDNTiling(backend string, sv int) (nw, cpw int) {
-	if t := tuningOf(backend); t.GDN != nil {
-		if nw, cpw, ok := t.GDN(sv); ok {
+// GDNTiling is the target's workgroup shape per S_v: NW column groups of
+// CPW columns each, its own (Tuning.GDN) or the shared one.
+func (t Target) GDNTiling(sv int) (nw, cpw int) {
+	if t.tuning.GDN != nil {
+		if nw, cpw, ok := t.tuning.GDN(sv); ok {
 			return nw, cpw
 		}
 	}
 	return sharedGDNTiling(sv)
 }
 
-// GDNSmallTiling is a backend's tiling of the in-place ops (A and B) for
+// GDNSmallTiling is the target's tiling of the in-place ops (A and B) for
 // n_seqs <= maxSeqs, chosen by the glue at dispatch time; ok false: the
-// backend has none and always runs GDNTiling's. With few sequences a
+// target has none and always runs GDNTiling's. With few sequences a
 // tiling of fewer columns per workgroup spreads a head's state over more
 // workgroups.
-func GDNSmallTiling(backend string, sv int) (nw, cpw, maxSeqs int, ok bool) {
-	if t := tuningOf(backend); t.GDNSmall != nil {
-		return t.GDNSmall(sv)
+func (t Target) GDNSmallTiling(sv int) (nw, cpw, maxSeqs int, ok bool) {
+	if t.tuning.GDNSmall != nil {
+		return t.tuning.GDNSmall(sv)
 	}
 	return 0, 0, 0, false
 }
@@ -198,11 +202,11 @@ type Span struct {
 // GDNBatchSpans are the n_seqs op B's one-dispatch schedule takes at S_v,
 // as ascending disjoint spans (tiers that follow each other merged where
 // both are Aliased or neither is).
-func GDNBatchSpans(backend string, sv int) []Span {
+func (t Target) GDNBatchSpans(sv int) []Span {
 	var out []Span
-	tiers := GDNBatch(backend, sv)
+	tiers := t.GDNBatch(sv)
 	for i, bt := range tiers {
-		lo := tierFrom(backend, sv, tiers, i)
+		lo := t.tierFrom(sv, tiers, i)
 		if n := len(out); n > 0 && out[n-1].To+1 == lo && out[n-1].Aliased == bt.Aliased {
 			out[n-1].To = bt.Seqs()
 		} else {
@@ -215,32 +219,32 @@ func GDNBatchSpans(backend string, sv int) []Span {
 // tierFrom is the fewest sequences tier i of tiers takes at S_v: the
 // schedule's first (GDNBatchFrom) for the first tier, else one past the
 // tier before, or its From where that is later.
-func tierFrom(backend string, sv int, tiers []Batch, i int) int {
+func (t Target) tierFrom(sv int, tiers []Batch, i int) int {
 	if i == 0 {
-		return max(GDNBatchFrom(backend, sv), tiers[0].From)
+		return max(t.GDNBatchFrom(sv), tiers[0].From)
 	}
 	return max(tiers[i-1].Seqs()+1, tiers[i].From)
 }
 
-// GDNBatch is a backend's one-dispatch schedule of op B at S_v: its tiers
+// GDNBatch is the target's one-dispatch schedule of op B at S_v: its tiers
 // by ascending Seqs, each taking the sequences past the tier before, up to
-// its own. None: the backend always runs the gather and the compute
+// its own. None: the target always runs the gather and the compute
 // dispatch.
-func GDNBatch(backend string, sv int) []Batch {
-	if t := tuningOf(backend); t.GDNBatch != nil {
-		return t.GDNBatch(sv)
+func (t Target) GDNBatch(sv int) []Batch {
+	if t.tuning.GDNBatch != nil {
+		return t.tuning.GDNBatch(sv)
 	}
 	return nil
 }
 
 // GDNBlocks reports whether op B's chained schedule runs the block
-// schedule's kernels on a backend (Tuning.GDNBlocks).
-func GDNBlocks(backend string) bool { return tuningOf(backend).GDNBlocks }
+// schedule's kernels on the target (Tuning.GDNBlocks).
+func (t Target) GDNBlocks() bool { return t.tuning.GDNBlocks }
 
 // GDNBatchMax is the most sequences op B's one-dispatch schedule takes at
-// S_v (its last tier's); 0: the backend has none.
-func GDNBatchMax(backend string, sv int) int {
-	if tiers := GDNBatch(backend, sv); len(tiers) > 0 {
+// S_v (its last tier's); 0: the target has none.
+func (t Target) GDNBatchMax(sv int) int {
+	if tiers := t.GDNBatch(sv); len(tiers) > 0 {
 		return tiers[len(tiers)-1].Seqs()
 	}
 	return 0
@@ -249,56 +253,56 @@ func GDNBatchMax(backend string, sv int) int {
 // GDNBatchAt is the tier of op B's one-dispatch schedule that takes n_seqs
 // at S_v; ok false: the schedule does not take n_seqs (none, too few or
 // too many sequences).
-func GDNBatchAt(backend string, sv, nSeqs int) (Batch, bool) {
-	tiers := GDNBatch(backend, sv)
+func (t Target) GDNBatchAt(sv, nSeqs int) (Batch, bool) {
+	tiers := t.GDNBatch(sv)
 	for i, bt := range tiers {
 		if nSeqs <= bt.Seqs() {
-			return bt, nSeqs >= tierFrom(backend, sv, tiers, i)
+			return bt, nSeqs >= t.tierFrom(sv, tiers, i)
 		}
 	}
 	return Batch{}, false
 }
 
 // GDNBatchFrom is the fewest sequences op B's one-dispatch schedule takes
-// at S_v: the backend's Tuning.GDNBatchFrom, and at least one past the
+// at S_v: the target's Tuning.GDNBatchFrom, and at least one past the
 // small-n tiling's maxSeqs, whose sequences run the gather and the compute
 // dispatch at that tiling; else 2.
-func GDNBatchFrom(backend string, sv int) int {
-	from := max(2, tuningOf(backend).GDNBatchFrom)
-	if _, _, maxSeqs, ok := GDNSmallTiling(backend, sv); ok {
+func (t Target) GDNBatchFrom(sv int) int {
+	from := max(2, t.tuning.GDNBatchFrom)
+	if _, _, maxSeqs, ok := t.GDNSmallTiling(sv); ok {
 		from = max(from, maxSeqs+1)
 	}
 	return from
 }
 
-// ConvBatch is a backend's NS for op D's one-dispatch schedule; ok false:
+// ConvBatch is the target's NS for op D's one-dispatch schedule; ok false:
 // none, the gather and the compute dispatch always.
-func ConvBatch(backend string) (ns int, ok bool) {
-	ns = tuningOf(backend).ConvBatch
+func (t Target) ConvBatch() (ns int, ok bool) {
+	ns = t.tuning.ConvBatch
 	return ns, ns > 0
 }
 
-// ChainFrom is the fewest sequences from which a backend runs ops B and D
+// ChainFrom is the fewest sequences from which the target runs ops B and D
 // in the chained schedule (ops/chain.go); ok false: it never does.
-func ChainFrom(backend string) (n int, ok bool) {
-	n = tuningOf(backend).ChainFrom
+func (t Target) ChainFrom() (n int, ok bool) {
+	n = t.tuning.ChainFrom
 	return n, n > 0
 }
 
 // ConvChainFrom is ChainFrom for op D; ok false: the glue never runs op D
-// chained on the backend.
-func ConvChainFrom(backend string) (n int, ok bool) {
-	n = tuningOf(backend).ConvChainFrom
+// chained on the target.
+func (t Target) ConvChainFrom() (n int, ok bool) {
+	n = t.tuning.ConvChainFrom
 	return n, n > 0
 }
 
 // ChainSeg is the plan's seg (the most sequences a segment runs) at
-// n_seqs on a backend: ceil(n_seqs / split), split ChainSplits' at n_seqs.
-func ChainSeg(backend string, nSeqs int) int {
+// n_seqs on the target: ceil(n_seqs / split), split ChainSplits' at n_seqs.
+func (t Target) ChainSeg(nSeqs int) int {
 	split := 0
-	for _, t := range ChainSplits(backend) {
-		if nSeqs >= t.From {
-			split = t.Split
+	for _, sf := range t.ChainSplits() {
+		if nSeqs >= sf.From {
+			split = sf.Split
 		}
 	}
 	return max(1, (nSeqs+split-1)/split)
@@ -307,11 +311,11 @@ func ChainSeg(backend string, nSeqs int) int {
 // SplitFrom is a chain split and the fewest sequences it applies from.
 type SplitFrom struct{ From, Split int }
 
-// ChainSplits are the splits the plan cuts chains by on a backend, by
+// ChainSplits are the splits the plan cuts chains by on the target, by
 // ascending From, the first from one sequence (Tuning.ChainSplit, 4 where
 // it sets none; Tuning.ChainWideSplit from ChainWideFrom).
-func ChainSplits(backend string) []SplitFrom {
-	tu := tuningOf(backend)
+func (t Target) ChainSplits() []SplitFrom {
+	tu := t.tuning
 	splits := []SplitFrom{{From: 1, Split: 4}}
 	if tu.ChainSplit > 0 {
 		splits[0].Split = tu.ChainSplit
@@ -341,18 +345,18 @@ func table() []Variant {
 			}
 		}
 		var own []string
-		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDN != nil }) {
-			if bnw, bcpw := GDNTiling(be, sv); bnw != nw || bcpw != cpw {
-				own = append(own, be)
-				gdn(bnw, bcpw, func(v Variant) Variant { return v.OnlyOn(be) })
+		for _, t := range tuned(func(t Tuning) bool { return t.GDN != nil }) {
+			if bnw, bcpw := t.GDNTiling(sv); bnw != nw || bcpw != cpw {
+				own = append(own, t.Name)
+				gdn(bnw, bcpw, func(v Variant) Variant { return v.OnlyOn(t.Name) })
 			}
 		}
 		gdn(nw, cpw, func(v Variant) Variant { return v.NotOnBackends(own...) })
-		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNSmall != nil }) {
-			if snw, scpw, _, ok := GDNSmallTiling(be, sv); ok {
+		for _, t := range tuned(func(t Tuning) bool { return t.GDNSmall != nil }) {
+			if snw, scpw, _, ok := t.GDNSmallTiling(sv); ok {
 				for _, kda := range []bool{false, true} {
-					out = append(out, V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(be))
-					out = append(out, V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(be))
+					out = append(out, V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(t.Name))
+					out = append(out, V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", snw, "CPW", scpw).OnlyOn(t.Name))
 				}
 			}
 		}
@@ -360,12 +364,12 @@ func table() []Variant {
 		// variant per tiling
 		chainAt := map[[2]int][]string{}
 		var tilings [][2]int
-		for _, be := range tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }) {
-			nw, cpw := GDNTiling(be, sv)
+		for _, t := range tuned(func(t Tuning) bool { return t.ChainFrom > 0 }) {
+			nw, cpw := t.GDNTiling(sv)
 			if chainAt[[2]int{nw, cpw}] == nil {
 				tilings = append(tilings, [2]int{nw, cpw})
 			}
-			chainAt[[2]int{nw, cpw}] = append(chainAt[[2]int{nw, cpw}], be)
+			chainAt[[2]int{nw, cpw}] = append(chainAt[[2]int{nw, cpw}], t.Name)
 		}
 		for _, t := range tilings {
 			for _, kda := range []bool{false, true} {
@@ -376,12 +380,12 @@ func table() []Variant {
 		// tiling
 		blocksAt := map[[2]int][]string{}
 		var blockTilings [][2]int
-		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBlocks }) {
-			nw, cpw := GDNTiling(be, sv)
+		for _, t := range tuned(func(t Tuning) bool { return t.GDNBlocks }) {
+			nw, cpw := t.GDNTiling(sv)
 			if blocksAt[[2]int{nw, cpw}] == nil {
 				blockTilings = append(blockTilings, [2]int{nw, cpw})
 			}
-			blocksAt[[2]int{nw, cpw}] = append(blocksAt[[2]int{nw, cpw}], be)
+			blocksAt[[2]int{nw, cpw}] = append(blocksAt[[2]int{nw, cpw}], t.Name)
 		}
 		for _, t := range blockTilings {
 			for _, kda := range []bool{false, true} {
@@ -392,13 +396,13 @@ func table() []Variant {
 		// shape
 		batchAt := map[Batch][]string{}
 		var batches []Batch
-		for _, be := range tunedBackends(func(t Tuning) bool { return t.GDNBatch != nil }) {
-			for _, bt := range GDNBatch(be, sv) {
+		for _, t := range tuned(func(t Tuning) bool { return t.GDNBatch != nil }) {
+			for _, bt := range t.GDNBatch(sv) {
 				bt = bt.Shape()
 				if batchAt[bt] == nil {
 					batches = append(batches, bt)
 				}
-				batchAt[bt] = append(batchAt[bt], be)
+				batchAt[bt] = append(batchAt[bt], t.Name)
 			}
 		}
 		for _, bt := range batches {
@@ -407,14 +411,15 @@ func table() []Variant {
 			}
 		}
 	}
-	out = append(out, V("gated_delta_net_gather").NotOnBackends("cpu"), V("ssm_conv_gather").NotOnBackends("cpu"),
-		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn("cpu"), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn("cpu"))
-	if chain := tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
+	rowGathers := names(tuned(func(t Tuning) bool { return t.RowGather }))
+	out = append(out, V("gated_delta_net_gather").NotOnBackends(rowGathers...), V("ssm_conv_gather").NotOnBackends(rowGathers...),
+		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn(rowGathers...), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn(rowGathers...))
+	if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
 		for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
 			out = append(out, V(op).OnlyOn(chain...))
 		}
 	}
-	if blocks := tunedBackends(func(t Tuning) bool { return t.GDNBlocks }); len(blocks) > 0 {
+	if blocks := tunedNames(func(t Tuning) bool { return t.GDNBlocks }); len(blocks) > 0 {
 		out = append(out, V("gated_delta_net_block_gather").OnlyOn(blocks...))
 	}
 	for dconv := 2; dconv <= 8; dconv++ {
@@ -422,12 +427,12 @@ func table() []Variant {
 		for _, silu := range []bool{false, true} {
 			out = append(out, V("ssm_conv_update_inplace", "d_conv", dconv, "SILU", silu))
 			out = append(out, V("ssm_conv_update_inplace_ids", "d_conv", dconv, "SILU", silu))
-			if chain := tunedBackends(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
+			if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
 				out = append(out, V("ssm_conv_update_inplace_ids_chained", "d_conv", dconv, "SILU", silu).OnlyOn(chain...))
 			}
-			for _, be := range tunedBackends(func(t Tuning) bool { return t.ConvBatch > 0 }) {
-				if ns, ok := ConvBatch(be); ok {
-					out = append(out, V("ssm_conv_update_inplace_ids_batched", "d_conv", dconv, "SILU", silu, "NS", ns).OnlyOn(be))
+			for _, t := range tuned(func(t Tuning) bool { return t.ConvBatch > 0 }) {
+				if ns, ok := t.ConvBatch(); ok {
+					out = append(out, V("ssm_conv_update_inplace_ids_batched", "d_conv", dconv, "SILU", silu, "NS", ns).OnlyOn(t.Name))
 				}
 			}
 		}
@@ -450,11 +455,11 @@ func Variants() ([]Variant, error) {
 	return variants, variantsErr
 }
 
-// VariantsFor returns the variants of one op that a backend builds.
-func VariantsFor(op, backend string) []Variant {
+// Variants returns the variants of one op that the target builds.
+func (t Target) Variants(op string) []Variant {
 	var out []Variant
 	for _, v := range VariantsOf(op) {
-		if v.BuiltOn(backend) {
+		if v.BuiltOn(t) {
 			out = append(out, v)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 var chainCases = regexp.MustCompile(`for \(const char \* ids : \{([^}]*)\}\) \{\s*for \(int64_t n_seqs : \{([^}]*)\}\) \{`)
 
 // test-backend-ops runs ops B and D in the chained schedule of every
-// backend that has one (ops.ChainFrom): ids cases at that many sequences
+// backend that has one (ops.Target.ChainFrom): ids cases at that many sequences
 // or more that no one-dispatch tier takes, with the patterns the plan treats apart (a cycle through the
 // window, a random permutation, forks), each cut into several segments;
 // perf mode times permuted sources there too.
@@ -40,7 +40,7 @@ func TestCasesReachChainedSchedule(t *testing.T) {
 			}
 		}
 		for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
-			from, ok := ops.ChainFrom(backend)
+			from, ok := ops.TargetOf(backend).ChainFrom()
 			if !ok {
 				continue
 			}
@@ -50,8 +50,8 @@ func TestCasesReachChainedSchedule(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: n_seqs %q", c.section, f)
 				}
-				_, batched := ops.GDNBatchAt(backend, 128, n)
-				reached = reached || n >= from && !batched && ops.ChainSeg(backend, n) < n
+				_, batched := ops.TargetOf(backend).GDNBatchAt(128, n)
+				reached = reached || n >= from && !batched && ops.TargetOf(backend).ChainSeg(n) < n
 			}
 			if !reached {
 				t.Errorf("%s: no n_seqs in {%s} reaches %s's chained schedule (from %d sequences, where no tier takes them) with more than one segment", c.section, m[2], backend, from)
@@ -61,7 +61,7 @@ func TestCasesReachChainedSchedule(t *testing.T) {
 }
 
 // test-backend-ops runs op B's one-dispatch schedule at every tier of
-// every backend that has one (ops.GDNBatch): an ids case whose n_seqs the
+// every backend that has one (ops.Target.GDNBatch): an ids case whose n_seqs the
 // tier takes, with sources cycling through the window and permuted.
 func TestCasesReachEveryBatchedTier(t *testing.T) {
 	text, err := CommonSection("tbo-cases")
@@ -79,7 +79,7 @@ func TestCasesReachEveryBatchedTier(t *testing.T) {
 	}
 	checked := 0
 	for _, backend := range []string{"cpu", "metal", "vulkan", "sycl", "cuda", "opencl"} {
-		for _, tier := range ops.GDNBatch(backend, 128) {
+		for _, tier := range ops.TargetOf(backend).GDNBatch(128) {
 			checked++
 			reached := false
 			for _, f := range strings.Split(m[2], ",") {
@@ -87,7 +87,7 @@ func TestCasesReachEveryBatchedTier(t *testing.T) {
 				if err != nil {
 					t.Fatalf("tbo-cases: n_seqs %q", f)
 				}
-				at, ok := ops.GDNBatchAt(backend, 128, n)
+				at, ok := ops.TargetOf(backend).GDNBatchAt(128, n)
 				reached = reached || ok && at == tier
 			}
 			if !reached {

@@ -67,7 +67,7 @@ func buildCases(seed uint64, perVariant int) ([]*cases.Case, error) {
 			if op.ArithFree() && a.Native {
 				continue
 			}
-			for vi, v := range ops.VariantsFor(op.Name, "cuda") {
+			for vi, v := range ops.TargetOf("cuda").Variants(op.Name) {
 				for i := 0; i < perVariant; i++ {
 					r := rand.New(rand.NewPCG(seed, uint64(len(out))*7919+uint64(vi)))
 					v := v
@@ -233,7 +233,7 @@ func instances(a ir.Arith) ([]byte, error) {
 			// Contract-free kernels (the gathers) live in the native unit only.
 			continue
 		}
-		if len(ops.VariantsFor(op.Name, "cuda")) == 0 {
+		if len(ops.TargetOf("cuda").Variants(op.Name)) == 0 {
 			continue // another backend's schedule (the Vulkan batched kernels): no .cuh
 		}
 		fmt.Fprintf(&b, "#include %q\n", op.Name+".cuh")
@@ -241,7 +241,7 @@ func instances(a ir.Arith) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range ops.VariantsFor(op.Name, "cuda") {
+		for _, v := range ops.TargetOf("cuda").Variants(op.Name) {
 			fmt.Fprintf(&body, "\nstatic void kg_launch_%d(void ** b, const uint32_t * a, dim3 g, dim3 blk, cudaStream_t s) {\n", n)
 			fmt.Fprintf(&body, "    kg_launch_pdl(%s, g, blk, s, %s);\n}\n", callee(v.Of(k)), callArgs(k))
 			fmt.Fprintf(&body, "static kg_register kg_reg_%d(%q, kg_launch_%d);\n", n, instanceKey(k, v.Values), n)

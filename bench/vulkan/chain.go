@@ -13,7 +13,7 @@ package main
 //	                  gather's copies lost, its plan kept); check.sh runs
 //	                  them and `checkchain` compares their buffers
 //
-// The chained schedule's seg is ops.ChainSeg's rule, ceil(n / split), for
+// The chained schedule's seg is ops.Target.ChainSeg's rule, ceil(n / split), for
 // each split of -chain-split.
 
 import (
@@ -83,7 +83,7 @@ func chainIDs(pattern string, n, rs, slots int, r *rand.Rand) []int32 {
 	return ids
 }
 
-// chainSeg is ops.ChainSeg's rule at a given split.
+// chainSeg is ops.Target.ChainSeg's rule at a given split.
 func chainSeg(n, split int) int { return max(1, (n+split-1)/split) }
 
 func parseSplits(s string) ([]int, error) {
@@ -205,10 +205,10 @@ func (o *chainOp) compute(ids bind, rs, nw, cpw int) error {
 // sequences).
 func (o *chainOp) batched(ids bind, rs int) error {
 	if o.gdn {
-		bt, _ := ops.GDNBatchAt("vulkan", sv, o.n)
+		bt, _ := ops.TargetOf("vulkan").GDNBatchAt(sv, o.n)
 		return o.batchedAt(ids, rs, bt)
 	}
-	ns, _ := ops.ConvBatch("vulkan")
+	ns, _ := ops.TargetOf("vulkan").ConvBatch()
 	v := o.variant(0, 0)
 	v["NS"] = int64(ns)
 	return o.b.dispatch("ssm_conv_update_inplace_ids_batched", o.a, v, o.args(rs), o.binds(ids, rs))
@@ -227,7 +227,7 @@ func (o *chainOp) batchedAt(ids bind, rs int, bt ops.Batch) error {
 	if err := o.b.dispatch("gated_delta_net_inplace_ids_batched", o.a, batchVariant(bt), args, o.binds(ids, rs)); err != nil {
 		return err
 	}
-	nw, cpw := ops.GDNTiling("vulkan", sv)
+	nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
 	return o.b.dispatch("gated_delta_net_inplace_ids_chained", o.a, o.variant(nw, cpw), args, o.binds(ids, rs))
 }
 
@@ -238,8 +238,8 @@ func (o *chainOp) today(ids bind, rs int) error {
 	if o.todayBatched() {
 		return o.batched(ids, rs)
 	}
-	nw, cpw := ops.GDNTiling("vulkan", sv)
-	if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && o.n <= maxSeqs {
+	nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
+	if snw, scpw, maxSeqs, ok := ops.TargetOf("vulkan").GDNSmallTiling(sv); ok && o.n <= maxSeqs {
 		nw, cpw = snw, scpw
 	}
 	return o.twoPhase(ids, rs, nw, cpw)
@@ -247,10 +247,10 @@ func (o *chainOp) today(ids bind, rs int) error {
 
 func (o *chainOp) todayBatched() bool {
 	if o.gdn {
-		_, ok := ops.GDNBatchAt("vulkan", sv, o.n)
+		_, ok := ops.TargetOf("vulkan").GDNBatchAt(sv, o.n)
 		return ok
 	}
-	ns, ok := ops.ConvBatch("vulkan")
+	ns, ok := ops.TargetOf("vulkan").ConvBatch()
 	return ok && o.n >= 2 && o.n <= ns
 }
 
@@ -277,7 +277,7 @@ func (o *chainOp) chainedCompute(ids bind, rs int) error {
 	if !o.gdn {
 		compute = "ssm_conv_update_inplace_ids_chained"
 	}
-	nw, cpw := ops.GDNTiling("vulkan", sv)
+	nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
 	return o.b.dispatch(compute, o.a, o.variant(nw, cpw), o.args(rs), o.binds(ids, rs))
 }
 
@@ -362,7 +362,7 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 		}
 	}
 	idsBuf := b.buffer(0, idsBytes)
-	nw, cpw := ops.GDNTiling("vulkan", sv)
+	nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
 	for p := range patterns {
 		for rep := 0; rep < runs; rep++ {
 			ids := bind{idsBuf, uint64(p*runs+rep) * idsStride(n), uint64(4 * n)}
@@ -391,7 +391,7 @@ func chainJob(cfg config, comp *vulkan.Compiler, gdn bool, hc, n, split int, par
 	impl := "today"
 	if o.todayBatched() && split == 0 {
 		impl = "today (batched)"
-		if bt, _ := ops.GDNBatchAt("vulkan", sv, n); gdn && bt.Aliased {
+		if bt, _ := ops.TargetOf("vulkan").GDNBatchAt(sv, n); gdn && bt.Aliased {
 			impl = "today (split by aliasing)"
 		}
 	}
@@ -504,7 +504,7 @@ func chainCheckJob(comp *vulkan.Compiler, gdn bool, a ir.Arith, hc, n int, patte
 	fill := func(buf int, words uint64, seed uint32) {
 		b.raw(spv[0], []uint32{uint32(words), seed}, [3]uint32{groups1D(words), 1, 1}, whole(buf))
 	}
-	nw, cpw := ops.GDNTiling("vulkan", sv)
+	nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
 	for i, set := range sets {
 		fill(set[0], poolWords, 1)
 		// scratch refilled: no set reads rows an earlier set copied

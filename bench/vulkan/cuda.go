@@ -61,8 +61,8 @@ func beside(w io.Writer, rows []row, cudaCSV string) error {
 	impls := func(bench string, n int) ([3]string, bool) {
 		switch bench {
 		case "gdn_ids":
-			nw, cpw := ops.GDNTiling("cuda", sv)
-			if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("cuda", sv); ok && n <= maxSeqs {
+			nw, cpw := ops.TargetOf("cuda").GDNTiling(sv)
+			if snw, scpw, maxSeqs, ok := ops.TargetOf("cuda").GDNSmallTiling(sv); ok && n <= maxSeqs {
 				nw, cpw = snw, scpw
 			}
 			return [3]string{fmt.Sprintf("generated NW=%d,CPW=%d", nw, cpw), fmt.Sprintf("generated %d,%d graph", nw, cpw), fmt.Sprintf("generated %d,%d serial", nw, cpw)}, true

@@ -192,7 +192,7 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 			}
 			b.raw(silu, []uint32{uint32(C * n)}, [3]uint32{groups1D(uint64(C * n)), 1, 1}, whole(cDst), whole(act))
 			b.raw(getRows, []uint32{uint32(D)}, [3]uint32{groups1D(uint64(D)), uint32(n), 1}, whole(gCache), gIDsRep, whole(gScratch))
-			nw, cpw := ops.GDNTiling("vulkan", sv)
+			nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
 			args := map[string]uint32{"K": 1, "s_off": uint32(sv * H * n)}
 			for a, x := range gdnArgs {
 				args[a] = x
@@ -205,13 +205,13 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 			b.raw(cpy, []uint32{uint32(D * n)}, [3]uint32{groups1D(uint64(D * n)), 1, 1}, bind{gDst, tok, uint64(n) * slotBytes}, gWindow)
 			continue
 		}
-		// Fused: what the glue dispatches at n (ops.Guard, ops.ConvBatch,
-		// ops.GDNBatch, ops.GDNSmallTiling).
+		// Fused: what the glue dispatches at n (ops.Guard, ops.Target.ConvBatch,
+		// ops.Target.GDNBatch, ops.Target.GDNSmallTiling).
 		cArgs := map[string]uint32{"rs_head": uint32(cRS)}
 		for a, x := range convArgs {
 			cArgs[a] = x
 		}
-		if ns, ok := ops.ConvBatch("vulkan"); ok && n >= 2 && n <= ns {
+		if ns, ok := ops.TargetOf("vulkan").ConvBatch(); ok && n >= 2 && n <= ns {
 			err = b.dispatch("ssm_conv_update_inplace_ids_batched", native, map[string]int64{"d_conv": 4, "SILU": 1, "NS": int64(ns)}, cArgs,
 				map[string]bind{"cache": whole(cCache), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": cWindow, "ids": cIDsRep, "dst": whole(cDst)})
 		} else {
@@ -236,12 +236,12 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 		// An Aliased tier's steps with these ids (identity) run the chained
 		// compute, which this bench leaves out (gather + compute, as past
 		// the tiers).
-		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok && !bt.Aliased {
+		if bt, ok := ops.TargetOf("vulkan").GDNBatchAt(sv, n); ok && !bt.Aliased {
 			err = b.dispatch("gated_delta_net_inplace_ids_batched", native,
 				batchVariant(bt), gArgs, gBind)
 		} else {
-			nw, cpw := ops.GDNTiling("vulkan", sv)
-			if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && n <= maxSeqs {
+			nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
+			if snw, scpw, maxSeqs, ok := ops.TargetOf("vulkan").GDNSmallTiling(sv); ok && n <= maxSeqs {
 				nw, cpw = snw, scpw
 			}
 			err = b.dispatch("gated_delta_net_gather", ir.Portable, map[string]int64{},

@@ -33,16 +33,16 @@
 //
 // With -tilings NWxCPW,..., op B's compute dispatch alone is also timed at
 // each of those workgroup shapes (native, no gather): the runs that chose
-// ops.GDNTiling. Op B's batched schedule (one dispatch, no gather; the
+// ops.Target.GDNTiling. Op B's batched schedule (one dispatch, no gather; the
 // glue's choice for the n_seqs of its tiers) is timed at the tier that
-// takes n_seqs (ops.GDNBatchAt) and at each -batched NWxCPWxNS[xSPT], for
+// takes n_seqs (ops.Target.GDNBatchAt) and at each -batched NWxCPWxNS[xSPT], for
 // every n_seqs <= NS*SPT. -seqs narrows the
 // n_seqs swept; -only gdn (or conv) prepares one family; -gdn-ids shuffled
 // draws op B's sources from the whole pool instead of identity (what a
 // schedule costs when sequences do not read their own slot), -gdn-ids
 // permuted rotates them inside the destination window (every row through
 // the gather: its worst case); -conv-batched
-// NS,... also times op D's one dispatch at those NS (ops.ConvBatch's is
+// NS,... also times op D's one dispatch at those NS (ops.Target.ConvBatch's is
 // always timed).
 //
 // Bytes per repetition are bench/cuda's: the state (GDN) or taps (conv) read
@@ -657,8 +657,8 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 	}
 	idsBuf := b.buffer(0, idsBytes)
 	// The tiling the glue dispatches at this n_seqs.
-	nw, cpw := ops.GDNTiling("vulkan", sv)
-	if snw, scpw, maxSeqs, ok := ops.GDNSmallTiling("vulkan", sv); ok && n <= maxSeqs {
+	nw, cpw := ops.TargetOf("vulkan").GDNTiling(sv)
+	if snw, scpw, maxSeqs, ok := ops.TargetOf("vulkan").GDNSmallTiling(sv); ok && n <= maxSeqs {
 		nw, cpw = snw, scpw
 	}
 	if tile != nil {
@@ -791,7 +791,7 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool, batchNS 
 			}
 		}
 		impl := native.String() + " batched"
-		if ns, _ := ops.ConvBatch("vulkan"); batchNS != ns {
+		if ns, _ := ops.TargetOf("vulkan").ConvBatch(); batchNS != ns {
 			impl += fmt.Sprintf(" NS=%d", batchNS) // a tuning shape
 		}
 		e := entry{bench: "conv_ids", shape: fmt.Sprintf("C=%d", C), n: n, impl: impl, bytes: 2 * float64(rowBytes) * float64(n), launches: b.launches}
@@ -1006,7 +1006,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			// fits. A shape split by aliasing runs with the chained compute
 			// after it, in -only chain.
 			var batches []ops.Batch
-			if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
+			if bt, ok := ops.TargetOf("vulkan").GDNBatchAt(sv, n); ok {
 				batches = append(batches, bt)
 			}
 			for _, bt := range append(batches, cfg.batches...) {
@@ -1050,7 +1050,7 @@ func buildAll(cfg config, comp *vulkan.Compiler) ([]vkrun.Job, []entry, error) {
 			}
 			// The table's NS, then the tuning ones: where n fits.
 			nss := cfg.convBatches
-			if ns, ok := ops.ConvBatch("vulkan"); ok {
+			if ns, ok := ops.TargetOf("vulkan").ConvBatch(); ok {
 				nss = append([]int{ns}, nss...)
 			}
 			for _, ns := range nss {
@@ -1142,18 +1142,18 @@ func report(args []string, w io.Writer) error {
 
 // glueImpl is the Vulkan row that times what the glue dispatches for an
 // ids op at n sequences (identity sources, state_dst the cache's window):
-// the batched kernel at the table's shape for its n_seqs (ops.GDNBatchFrom
+// the batched kernel at the table's shape for its n_seqs (ops.Target.GDNBatchFrom
 // to NS; op D's 2..NS), otherwise the gather
 // (left out at one sequence) and the compute dispatch.
 func glueImpl(bench string, n int) string {
 	native := ir.Native("vulkan").String()
 	switch bench {
 	case "gdn_ids":
-		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok && !bt.Aliased { // split by aliasing: -only chain times it
+		if bt, ok := ops.TargetOf("vulkan").GDNBatchAt(sv, n); ok && !bt.Aliased { // split by aliasing: -only chain times it
 			return native + " batched " + batchName(bt)
 		}
 	case "conv_ids":
-		if ns, ok := ops.ConvBatch("vulkan"); ok && n >= 2 && n <= ns {
+		if ns, ok := ops.TargetOf("vulkan").ConvBatch(); ok && n >= 2 && n <= ns {
 			return native + " batched"
 		}
 	}

@@ -64,7 +64,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	// and op D's batched one where n fits.
 	batched := 0
 	for _, n := range smoke.seqs {
-		if _, ok := ops.GDNBatchAt("vulkan", sv, n); ok {
+		if _, ok := ops.TargetOf("vulkan").GDNBatchAt(sv, n); ok {
 			batched++
 		}
 		for _, b := range smoke.batches {
@@ -75,7 +75,7 @@ func TestSmokeOnLavapipe(t *testing.T) {
 	}
 	convBatched := 0
 	nss := smoke.convBatches
-	if ns, ok := ops.ConvBatch("vulkan"); ok {
+	if ns, ok := ops.TargetOf("vulkan").ConvBatch(); ok {
 		nss = append([]int{ns}, nss...)
 	}
 	for _, ns := range nss {
@@ -392,12 +392,12 @@ func TestPrepareRejectsBadFlags(t *testing.T) {
 // the same shape, reading both the quoted CSV and the older unquoted one.
 func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 	ns := 0 // the most sequences one dispatch takes alone (not split by aliasing)
-	for n := 1; n <= ops.GDNBatchMax("vulkan", sv); n++ {
-		if bt, ok := ops.GDNBatchAt("vulkan", sv, n); ok && !bt.Aliased {
+	for n := 1; n <= ops.TargetOf("vulkan").GDNBatchMax(sv); n++ {
+		if bt, ok := ops.TargetOf("vulkan").GDNBatchAt(sv, n); ok && !bt.Aliased {
 			ns = n
 		}
 	}
-	bt, _ := ops.GDNBatchAt("vulkan", sv, ns)
+	bt, _ := ops.TargetOf("vulkan").GDNBatchAt(sv, ns)
 	batched := "native-vulkan batched " + batchName(bt)
 	rows := []row{
 		{entry: entry{bench: "gdn_ids", shape: "H=32", n: 1, impl: "native-vulkan"}, us: 8},
@@ -408,7 +408,7 @@ func TestBesideJoinsTheGlueRowWithCUDA(t *testing.T) {
 		{entry: entry{bench: "gdn_ids", shape: "H=48", n: 1, impl: "native-vulkan"}, us: 9}, // no CUDA row: left out
 	}
 	// At one sequence the CUDA glue dispatches its small-n tiling.
-	snw, scpw, _, _ := ops.GDNSmallTiling("cuda", sv)
+	snw, scpw, _, _ := ops.TargetOf("cuda").GDNSmallTiling(sv)
 	csvText := "bench,shape,n_seqs,impl,us,pct_copy\n" +
 		fmt.Sprintf("gdn_ids,H=32,1,generated NW=%d,CPW=%d,4.00,1.0\n", snw, scpw) + // unquoted, as before 2026-11-23
 		fmt.Sprintf(`gdn_ids,H=32,1,"generated %d,%d graph",2.00,1.0`, snw, scpw) + "\n" +

@@ -163,7 +163,7 @@ var probeKinds = []probeKind{
 // probeTilings are the tilings the op B probes run at: the glue's small-n
 // one first.
 func probeTilings() []tiling {
-	nw, cpw, _, _ := ops.GDNSmallTiling("vulkan", sv)
+	nw, cpw, _, _ := ops.TargetOf("vulkan").GDNSmallTiling(sv)
 	out := []tiling{{nw, cpw}}
 	for _, t := range []tiling{{1, 1}, {2, 1}, {8, 1}} {
 		if t != out[0] {

@@ -180,7 +180,7 @@ func newBounds(k *ir.Kernel, backend string, shared *ops.Shared) *bounds {
 		if backend == "" {
 			return ops.VariantsOf(op)
 		}
-		return ops.VariantsFor(op, backend)
+		return ops.TargetOf(backend).Variants(op)
 	}
 	b := &bounds{k: k}
 	if shared == nil {

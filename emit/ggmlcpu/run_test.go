@@ -18,12 +18,13 @@ import (
 	"github.com/kernelgen/kernelgen/emit/goref/rt"
 	gen "github.com/kernelgen/kernelgen/generated/goref"
 	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
 )
 
-var numCases = flag.Int("cases", 40, "random problems per op and contract (each run at 1, 2, 3 and 4 threads)")
+var numCases = flag.Int("cases", 0, "random problems per op and contract, each run at 1, 2, 3 and 4 threads (default: 40 in the full tier, 12 in the fast one, 8 with -short)")
 
 // The flags of ggml's own CPU build that judge generated code (ggml's
 // GGML_ALL_WARNINGS), plus -ffp-contract=off: the Go reference rounds every
@@ -402,8 +403,12 @@ func emitUnit(t *testing.T, a ir.Arith, model func(ir.Arith) ([]*glue.Op, error)
 // lowering of each op's own IR.
 func TestLoweredOpsMatchTheGoReference(t *testing.T) {
 	n := *numCases
-	if testing.Short() {
+	switch {
+	case n > 0:
+	case testing.Short():
 		n = 8
+	default:
+		n = tier.Pick(12, 40)
 	}
 	for _, a := range []ir.Arith{ir.Native("cpu"), ir.Portable} {
 		for _, form := range []struct {

@@ -26,6 +26,7 @@ func ulps(a, b float32) int64 {
 // close to native ones. (The goref kernels use exactly these bits: the
 // equivalence tests compare them with the oracle's restatement.)
 func TestPortableExpAccuracy(t *testing.T) {
+	t.Parallel()
 	worst, at := int64(0), float32(0)
 	for x := float32(-87); x < 88; x += 0.000731 {
 		want := float32(math.Exp(float64(x)))
@@ -52,6 +53,7 @@ func TestPortableExpAccuracy(t *testing.T) {
 // the denominator is 1 (+Inf included). -Inf gives -0, the limit, where the
 // native contracts' division gives NaN.
 func TestPortableSiluAccuracy(t *testing.T) {
+	t.Parallel()
 	lowest := float32(-88.72283172607422) // -ln FLT_MAX rounded up: e^-y is finite
 	if math.IsInf(math.Exp(-float64(lowest)), 0) || float32(math.Exp(-float64(math.Nextafter32(lowest, -100)))) <= math.MaxFloat32 {
 		t.Fatalf("%v is not the lowest y whose e^-y is finite in binary32", lowest)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSSMConvMatchesOracle(t *testing.T) {
+	t.Parallel()
 	r := newRand("ssm_conv")
 	for i := 0; i < numCases(); i++ {
 		c := pickContract(r, i)
@@ -138,6 +139,7 @@ func (tc *convCase) expect(taps func(s, c, j int) float32, dstWant, ringWant []f
 }
 
 func TestConvUpdateInplaceMatchesOracle(t *testing.T) {
+	t.Parallel()
 	r := newRand("ssm_conv_update_inplace")
 	edges := siluEdges{}
 	for i := 0; i < numCases(); i++ {
@@ -171,6 +173,7 @@ func TestConvUpdateInplaceMatchesOracle(t *testing.T) {
 }
 
 func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
+	t.Parallel()
 	r := newRand("ssm_conv_update_inplace_ids")
 	aliased, nonIdent, aliasing := 0, 0, 0
 	edges := siluEdges{}
@@ -276,6 +279,7 @@ func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 // sequence's destination are copied, bit for bit; nothing else in scratch is
 // touched.
 func TestGathersMatchOracle(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"gated_delta_net_gather", "ssm_conv_gather"} {
 		t.Run(name, func(t *testing.T) {
 			r := newRand(name)
@@ -321,6 +325,7 @@ func TestGathersMatchOracle(t *testing.T) {
 // at few and at many sequences (the per-row workgroup count shrinks as
 // n_seqs grows). Every aliasing row is copied whole, nothing else touched.
 func TestGatherLongRows(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ n, rowLen int }{
 		{3, 1366*2048 + 2048 + 7}, // 1366 workgroups per row, the first two take 2 chunks
 		{600, 7*2048 + 19},        // 7 workgroups per row, 8 chunks

@@ -138,6 +138,7 @@ func checkAttn(t *testing.T, tc *gdnCase, want []float32, dst *guarded, dstWant 
 }
 
 func TestGDNBaseMatchesOracle(t *testing.T) {
+	t.Parallel()
 	r := newRand("gated_delta_net")
 	for i := 0; i < numCases(); i++ {
 		tc := randGDN(r, i, "gated_delta_net")
@@ -181,6 +182,7 @@ func TestGDNBaseMatchesOracle(t *testing.T) {
 }
 
 func TestGDNInplaceMatchesOracle(t *testing.T) {
+	t.Parallel()
 	r := newRand("gated_delta_net_inplace")
 	for i := 0; i < numCases(); i++ {
 		tc := randGDN(r, i, "gated_delta_net_inplace")
@@ -250,6 +252,7 @@ func randIds(r *rand.Rand, n, nSlots, rsHead int) []int32 {
 }
 
 func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
+	t.Parallel()
 	r := newRand("gated_delta_net_inplace_ids")
 	aliased, separate, nonIdent, aliasing, batched, batchedAliasing, severalPerRow := 0, 0, 0, 0, 0, 0, 0
 	for i := 0; i < numCases(); i++ {

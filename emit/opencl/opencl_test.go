@@ -33,7 +33,7 @@ func TestSubgroupBranchesCompile(t *testing.T) {
 		{"cl_intel_subgroups", "-cl_khr_subgroup_shuffle,+cl_intel_subgroups", "intel_sub_group_shuffle_xor("},
 	} {
 		for _, op := range ops.All() {
-			vs := ops.VariantsFor(op.Name, "opencl")
+			vs := ops.TargetOf("opencl").Variants(op.Name)
 			if len(vs) == 0 {
 				continue
 			}

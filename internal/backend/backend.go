@@ -121,11 +121,14 @@ func (b *Backend) Builds(op *ops.Op) bool {
 	if !b.Implemented() {
 		return false
 	}
-	return b.Reference || BuiltOn(op, b.Name)
+	return b.Reference || BuiltOn(op, b.Target())
 }
 
-// BuiltOn: some variant of op is built on the named backend.
-func BuiltOn(op *ops.Op, name string) bool { return len(ops.VariantsFor(op.Name, name)) > 0 }
+// Target is the backend as ops knows it (its tuning), resolved by name.
+func (b *Backend) Target() ops.Target { return ops.TargetOf(b.Name) }
+
+// BuiltOn: some variant of op is built on target t.
+func BuiltOn(op *ops.Op, t ops.Target) bool { return len(t.Variants(op.Name)) > 0 }
 
 // KernelsFor returns an op's kernels under the given contracts (the one
 // shared kernel for ops whose IR is marked arith-free).
@@ -149,8 +152,9 @@ func KernelsFor(op *ops.Op, ariths ...ir.Arith) ([]*ir.Kernel, error) {
 // backend's directory dir.
 func PerOp(name, dir string, emit func(op *ops.Op, ks []*ir.Kernel) ([]File, error)) ([]File, error) {
 	var files []File
+	t := ops.TargetOf(name)
 	for _, op := range ops.All() {
-		if !BuiltOn(op, name) {
+		if !BuiltOn(op, t) {
 			continue
 		}
 		ks, err := KernelsFor(op, ir.Portable, ir.Native(name))

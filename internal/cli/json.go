@@ -74,7 +74,7 @@ func listData() listJSON {
 				vj.Params[k] = x
 			}
 			for _, b := range registry.All() {
-				if !b.Reference && b.Implemented() && v.BuiltOn(b.Name) {
+				if !b.Reference && b.Implemented() && v.BuiltOn(b.Target()) {
 					vj.BuiltOn = append(vj.BuiltOn, b.Name)
 				}
 			}

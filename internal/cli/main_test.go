@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/internal/testhook"
+	"github.com/kernelgen/kernelgen/tools/testhook"
 )
 
 // TestMain lets a test run this binary as kernelgen itself (a subprocess

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/internal/testhook"
+	"github.com/kernelgen/kernelgen/tools/testhook"
 )
 
 // Step is one commit of the series: the files it adds and the edits it makes.

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/internal/testhook"
+	"github.com/kernelgen/kernelgen/tools/testhook"
 )
 
 // Series writes steps as a git format-patch series into out, a directory

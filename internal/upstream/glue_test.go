@@ -345,7 +345,7 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			n := 0
 			for _, f := range fams {
 				for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
-					for i, v := range ops.VariantsFor(op, c.backend) {
+					for i, v := range ops.TargetOf(c.backend).Variants(op) {
 						v := v
 						cs, err := cases.Random(op, ir.Native(c.backend), rand.New(rand.NewPCG(uint64(i), 13)), cases.Small, &v)
 						if err != nil {

@@ -115,7 +115,7 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 	for i, f := range files {
 		k, variants := ks[i], []ops.Variant{{}} // the gather has one
 		if k.Shared != nil {
-			variants = k.Shared.Variants("cuda")
+			variants = k.Shared.Variants(ops.TargetOf("cuda"))
 		}
 		var inst []string
 		for _, v := range variants {

@@ -73,7 +73,7 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	)
 	for _, f := range fams {
 		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
-			variants := ops.VariantsFor(op, "opencl")
+			variants := ops.TargetOf("opencl").Variants(op)
 			for _, i := range tier.Sample(t, len(variants), 3) {
 				v := variants[i]
 				rng := rand.New(rand.NewPCG(uint64(i), 23))
@@ -265,7 +265,7 @@ func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 			t.Run(ext.name+"/"+p.file, func(t *testing.T) {
 				t.Parallel()
 				// each value of the switch key once, and the last variant (every bool set)
-				vs := f.Shared.Variants("opencl")
+				vs := f.Shared.Variants(ops.TargetOf("opencl"))
 				seen := map[int64]bool{}
 				var pick []ops.Variant
 				for _, v := range vs {

@@ -54,9 +54,9 @@ func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte
 	k := uk.K
 	p := &program{k: k, shared: uk.Shared}
 	if uk.Shared != nil {
-		p.variants = uk.Shared.Variants(backend)
+		p.variants = uk.Shared.Variants(ops.TargetOf(backend))
 	} else {
-		p.variants = ops.VariantsFor(uk.Ops[0], backend) // the gather's: one kernel under each family's gather name
+		p.variants = ops.TargetOf(backend).Variants(uk.Ops[0]) // the gather's: one kernel under each family's gather name
 	}
 	prog, err := emulate.SourceProgram(fmt.Sprintf("upstream_%s_%s", lang, fn), lang, k.Name, k, file, fn, src, p.variants)
 	if err != nil {
@@ -166,7 +166,7 @@ func checkFamilies(t *testing.T, backend string, byOp map[string]*program, width
 	n := 0
 	for _, f := range fams {
 		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
-			variants := ops.VariantsFor(op, backend)
+			variants := ops.TargetOf(backend).Variants(op)
 			for _, i := range tier.Sample(t, len(variants), 3) {
 				v := variants[i]
 				r := rand.New(rand.NewPCG(uint64(i), 11))

@@ -102,7 +102,7 @@ func TestBoundAndArgs(t *testing.T) {
 	}
 	for _, k := range ks[1:] {
 		for _, op := range []string{k.Shared.Plain, k.Shared.Ids} {
-			v := ops.VariantsFor(op, "cuda")[0]
+			v := ops.TargetOf("cuda").Variants(op)[0]
 			c, err := cases.Random(op, ir.Native("cuda"), rand.New(rand.NewPCG(1, 2)), cases.Small, &v)
 			if err != nil {
 				t.Fatal(err)

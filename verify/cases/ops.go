@@ -144,7 +144,7 @@ func (b *builder) gdn(op string) error {
 	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
-	if err := b.launch(ops.GatherFor("gated_delta_net_gather", b.c.Arith.Backend), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("gated_delta_net_gather"), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	return b.launch(op, args, nil)
@@ -161,12 +161,14 @@ func splitVariant(v ops.Variant, a ir.Arith) (ops.Variant, bool) {
 		func(c ops.Variant) bool {
 			ok := v.On != nil || v.NotOn == nil
 			for _, be := range v.On {
-				ok = ok && c.BuiltOn(be)
+				ok = ok && c.BuiltOn(ops.TargetOf(be))
 			}
 			return ok
 		},
-		func(c ops.Variant) bool { return a.Native && slices.Contains(v.On, a.Backend) && c.BuiltOn(a.Backend) },
-		func(c ops.Variant) bool { return len(v.On) > 0 && c.BuiltOn(v.On[0]) },
+		func(c ops.Variant) bool {
+			return a.Native && slices.Contains(v.On, a.Backend) && c.BuiltOn(ops.TargetOf(a.Backend))
+		},
+		func(c ops.Variant) bool { return len(v.On) > 0 && c.BuiltOn(ops.TargetOf(v.On[0])) },
 	} {
 		for _, c := range ops.VariantsOf(chainedOp) {
 			if c.Values["S_v"] == v.Values["S_v"] && c.Values["KDA"] == v.Values["KDA"] && builtOn(c) {
@@ -178,7 +180,7 @@ func splitVariant(v ops.Variant, a ir.Arith) (ops.Variant, bool) {
 }
 
 // batchedOp and convBatchedOp are ops B's and D's one-dispatch schedules
-// (ops.GDNBatch, ops.ConvBatch).
+// (ops.Target.GDNBatch, ops.Target.ConvBatch).
 const (
 	batchedOp     = "gated_delta_net_inplace_ids_batched"
 	convBatchedOp = "ssm_conv_update_inplace_ids_batched"
@@ -288,7 +290,7 @@ func (b *builder) convUpdate(op string) error {
 		return b.chain("ssm_conv", row, n, rsHead, args)
 	}
 	b.untouched("scratch", n*row)
-	if err := b.launch(ops.GatherFor("ssm_conv_gather", b.c.Arith.Backend), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("ssm_conv_gather"), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	args["rs_head"] = int64(rsHead)

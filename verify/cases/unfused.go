@@ -89,7 +89,7 @@ func tableVariant(op string, want map[string]int64) (map[string]int64, error) {
 // builtVariant is the first variant of op that backend builds with the
 // given values (others free).
 func builtVariant(op, backend string, want map[string]int64) (map[string]int64, error) {
-	for _, v := range ops.VariantsFor(op, backend) {
+	for _, v := range ops.TargetOf(backend).Variants(op) {
 		match := true
 		for k, x := range want {
 			match = match && v.Values[k] == x

@@ -44,7 +44,7 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written m
 	var jobs []job
 	for _, op := range ops.All() {
 		for _, a := range contractsOn(op, native) {
-			for _, v := range ops.VariantsFor(op.Name, native.Backend) {
+			for _, v := range ops.TargetOf(native.Backend).Variants(op.Name) {
 				jobs = append(jobs, job{op, a, v})
 			}
 		}

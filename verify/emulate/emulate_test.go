@@ -404,7 +404,7 @@ func TestWrittenProgramsAreTheFilesAsWritten(t *testing.T) {
 			written[op.Name] = File{Name: op.Name + ext(l.lang), Data: []byte("// as written: " + op.Name + "\n")}
 		}
 		for _, op := range ops.All() {
-			variants := ops.VariantsFor(op.Name, backend)
+			variants := ops.TargetOf(backend).Variants(op.Name)
 			if len(variants) == 0 {
 				continue
 			}

@@ -166,7 +166,7 @@ func writtenProgram(lang hostemu.Lang, backend string, op *ops.Op, f File) (prog
 	}
 	var instances []ir.Instance
 	for _, k := range kernels {
-		instances = append(instances, instancesOf(k, ops.VariantsFor(op.Name, backend))...)
+		instances = append(instances, instancesOf(k, ops.TargetOf(backend).Variants(op.Name))...)
 	}
 	name := fmt.Sprintf("%s_%s_written", lang, op.Name)
 	return newProgram(name, lang, op.Name, f, instances)

@@ -55,7 +55,7 @@ func emitted(lang hostemu.Lang) source {
 func writtenSource(lang hostemu.Lang, backend string, written map[string]File) (source, error) {
 	progs := map[string]program{}
 	for _, op := range ops.All() {
-		if len(ops.VariantsFor(op.Name, backend)) == 0 {
+		if len(ops.TargetOf(backend).Variants(op.Name)) == 0 {
 			continue
 		}
 		f, ok := written[op.Name]

@@ -1,7 +1,7 @@
 // Package opencl runs the generated OpenCL C kernels through clrun on an
 // OpenCL device (PoCL in CI) and compares them with the Go reference:
 // portable bit for bit, native within NMSE (cases.Case.Compare). Only the
-// variants the OpenCL backend builds are run (ops.VariantsFor "opencl").
+// variants the OpenCL backend builds are run (ops.Target.Variants "opencl").
 //
 // Cost: PoCL compiles a program's kernels at their first launch (LLVM, for
 // the workgroup size) and caches them ($POCL_CACHE_DIR, else
@@ -177,7 +177,7 @@ func Sample(v ops.Variant) bool {
 // Variants lists what the OpenCL backend builds of op, all of them or the sample.
 func Variants(op *ops.Op, all bool) []ops.Variant {
 	var out []ops.Variant
-	for _, v := range ops.VariantsFor(op.Name, "opencl") {
+	for _, v := range ops.TargetOf("opencl").Variants(op.Name) {
 		if all || Sample(v) {
 			out = append(out, v)
 		}
@@ -211,7 +211,7 @@ func BuildAll(ctx context.Context, r *clrun.Runner, sources map[string][]byte, p
 		if err != nil {
 			return 0, err
 		}
-		for _, v := range ops.VariantsFor(op.Name, "opencl") {
+		for _, v := range ops.TargetOf("opencl").Variants(op.Name) {
 			if _, err := progs.Add(k, v); err != nil {
 				return 0, err
 			}

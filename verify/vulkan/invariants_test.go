@@ -78,7 +78,7 @@ func TestUpstreamShaders(t *testing.T) {
 	untouched := bytes.Repeat([]byte{0x01, 0x00, 0xc0, 0x7f}, 4) // NaNs no kernel writes
 	n, unfused := 0, 0
 	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
-		variants := ops.VariantsFor(fused, "vulkan")
+		variants := ops.TargetOf("vulkan").Variants(fused)
 		for _, vi := range tier.Sample(t, len(variants), 3) {
 			v := variants[vi]
 			name := fmt.Sprintf("upstream %s@%s[%s]", fused, a, v)

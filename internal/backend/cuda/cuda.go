@@ -21,6 +21,9 @@ import (
 
 const name = "cuda"
 
+// target is the backend's tuning (ops/backend_cuda.go), resolved once.
+var target = ops.TargetOf(name)
+
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
 	Generate: generate, Verify: verify, Integration: Manifest,
@@ -63,7 +66,7 @@ func verify(ctx context.Context, files []backend.File, progress func(done, total
 	}
 	var headers []header
 	for _, op := range ops.All() {
-		if !backend.BuiltOn(op, name) {
+		if !backend.BuiltOn(op, target) {
 			continue
 		}
 		src, ok := written[op.Name]

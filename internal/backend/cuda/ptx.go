@@ -30,7 +30,7 @@ func PTX(ctx context.Context, op *ops.Op, header []byte, kernels []*ir.Kernel) (
 // not a template).
 func Instantiations(op *ops.Op, k *ir.Kernel) []string {
 	var out []string
-	for _, v := range ops.VariantsFor(op.Name, name) {
+	for _, v := range target.Variants(op.Name) {
 		out = append(out, cuda.Instantiation(v.Of(k)))
 	}
 	return out

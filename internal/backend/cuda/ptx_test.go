@@ -32,7 +32,7 @@ func TestEveryVariantCompilesToPTX(t *testing.T) {
 	}
 	for _, op := range ops.All() {
 		op := op
-		if len(ops.VariantsFor(op.Name, "cuda")) == 0 {
+		if len(ops.TargetOf("cuda").Variants(op.Name)) == 0 {
 			continue
 		}
 		t.Run(op.Name, func(t *testing.T) {

@@ -20,6 +20,9 @@ import (
 
 const name = "metal"
 
+// target is the backend's tuning (ops/backend_metal.go), resolved once.
+var target = ops.TargetOf(name)
+
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Integration: Manifest,
@@ -39,7 +42,7 @@ const emulationWidth = 32
 
 func generate() ([]backend.File, error) {
 	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := msl.Emit(op.Name, op.Summary, ks, ops.VariantsFor(op.Name, name))
+		src, err := msl.Emit(op.Name, op.Summary, ks, target.Variants(op.Name))
 		return backend.One(op.Name+".metal", src, err)
 	})
 	if err != nil {

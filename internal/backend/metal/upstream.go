@@ -30,7 +30,7 @@ func UpstreamLibrary() ([]byte, error) {
 	for i, k := range ks {
 		u := msl.Upstream{K: k.K, Kargs: msl.KargsName(k.K.Name)}
 		if k.Shared != nil {
-			u.Variants = k.Shared.Variants(name)
+			u.Variants = k.Shared.Variants(target)
 		}
 		src, err := msl.UpstreamLibrary(k.Summary, []msl.Upstream{u})
 		if err != nil {

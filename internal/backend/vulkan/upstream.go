@@ -25,7 +25,7 @@ func UpstreamKernels() ([]upstream.File, error) {
 	for _, k := range ks {
 		var values map[string]int64
 		if k.Shared != nil {
-			values = k.Shared.Variants(name)[0].Values
+			values = k.Shared.Variants(target)[0].Values
 		}
 		src, err := glsl.Upstream(k.Summary, k.K, values)
 		if err != nil {

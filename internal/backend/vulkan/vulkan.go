@@ -19,10 +19,13 @@ import (
 
 const name = "vulkan"
 
+// target is the backend's tuning (ops/backend_vulkan.go), resolved once.
+var target = ops.TargetOf(name)
+
 // Backend is Vulkan.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan"}}
+	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "verify/vkrun", "tools/spvbuild", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan"}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, Family: newFamily,
@@ -77,7 +80,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 	}
 	var units []spvbuild.Unit
 	for _, op := range ops.All() {
-		if !backend.BuiltOn(op, name) {
+		if !backend.BuiltOn(op, target) {
 			continue
 		}
 		ks, err := backend.KernelsFor(op, ir.Portable, ir.Native(name))
@@ -90,7 +93,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s was not generated", path)
 			}
-			for _, v := range ops.VariantsFor(op.Name, name) {
+			for _, v := range target.Variants(op.Name) {
 				defs, err := glsl.Defines(v.Of(k))
 				if err != nil {
 					return nil, err
