@@ -1,28 +1,25 @@
 package emit_test
 
 import (
-	"context"
 	"errors"
-	"os/exec"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/glsl"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/tools/ptx"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
-	"github.com/kernelgen/kernelgen/verify/emulate"
-	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
 // Every construct's lowerings compile with the real compilers, so what the
 // goldens show (renamed identifiers included) is valid source, not only
 // reviewed text: GLSL with glslangValidator and spirv-val, CUDA to PTX with
-// clang-22, and CUDA, MSL and SYCL with the host C++ compiler under host
-// emulation's headers (linked with a harness that runs nothing; running is
-// verify/emulate's job, on the real ops), all with -Wall -Werror. A missing tool skips locally and
-// fails where KERNELGEN_REQUIRE_TOOLS is set (CI).
+// clang-22, with warnings as errors. CUDA, MSL and SYCL compile with the
+// host C++ compiler, -Wall -Werror, in TestConstructsRun, which runs them.
+// A missing tool skips locally and fails where KERNELGEN_REQUIRE_TOOLS is
+// set (CI).
 func TestConstructsCompile(t *testing.T) {
-	ctx := context.Background()
+	ctx := tier.Context(t)
 	for _, c := range constructs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -53,30 +50,6 @@ func TestConstructsCompile(t *testing.T) {
 					t.Fatalf("PTX has %d kernels, want 1", n)
 				}
 			})
-			for _, h := range []struct {
-				lang hostemu.Lang
-				file string
-				src  []byte
-			}{
-				{hostemu.CUDA, c.name + ".cuh", l.cuda},
-				{hostemu.MSL, c.name + ".metal", l.msl},
-				{hostemu.SYCL, c.name + ".hpp", l.sycl},
-			} {
-				t.Run(h.lang.String(), func(t *testing.T) {
-					if _, err := exec.LookPath(cxx()); err != nil {
-						missing(t, err)
-					}
-					_, err := hostemu.BuildWith(ctx, hostemu.Program{
-						Name:    "construct_" + c.name + "_" + h.lang.String(),
-						Lang:    h.lang,
-						Sources: map[string][]byte{h.file: h.src},
-						Harness: []byte("void hostemu_run(hostemu::Job&) {}\n"),
-					}, hostemu.Options{Flags: emulate.WarningFlags})
-					if err != nil {
-						t.Fatal(err)
-					}
-				})
-			}
 		})
 	}
 }

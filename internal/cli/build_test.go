@@ -15,6 +15,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/gentree"
 	"github.com/kernelgen/kernelgen/internal/registry"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/tools/fsx"
 )
 
@@ -52,7 +53,7 @@ func checkWhole(t *testing.T, dir string) {
 // and the tree is whole after every round, holding every backend any run
 // built.
 func TestConcurrentBuildsIntoOneDirectory(t *testing.T) {
-	rounds := 12
+	rounds := tier.Pick(4, 12) // random interleavings: more rounds, more of them
 	if testing.Short() {
 		rounds = 3
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -17,9 +18,7 @@ import (
 // edit suite (internal/verdict) covers the kinds of edits; this covers the
 // command: revisions read through git, the JSON shape, the exit code.
 func TestDiffRevisionsEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a copy of kernelgen")
-	}
+	tier.FullOnly(t, "diff through git on a module copy rebuilt by its own kernelgen build (a cold build of kernelgen); the fast tier runs diff on this checkout's revisions (diff_safety_test.go) and on directories (TestDiffVerdicts)")
 	for _, tool := range []string{"git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s", tool)
