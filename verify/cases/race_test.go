@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/interp"
@@ -20,6 +21,9 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(25, 26))
 	sz := Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 64, WindowIds: true}
+	// cases per shape; the evidence asked for (sequences that read another
+	// sequence's destination) scales with it
+	reps := tier.Pick(4, 10)
 	i := 0
 	// run races the case's launches, returning its sequences that read
 	// another sequence's destination
@@ -61,7 +65,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 			nss = append(nss, 10) // rows that are not a power of two, as the tiers' 10, 12, 20, 24
 		}
 		for _, ns := range nss {
-			for range 10 {
+			for range reps {
 				a := ops.Ariths()[i%len(ops.Ariths())]
 				v := ops.V(batchedOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 1+r.IntN(2), "CPW", 1+r.IntN(2), "NS", ns, "SPT", spt, "SPLIT", i%2 == 0)
 				i++
@@ -73,7 +77,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 			}
 		}
 		t.Logf("SPT %d: %d sequences read another's destination", spt, aliasing)
-		if aliasing < 10*spt {
+		if aliasing < reps*spt {
 			t.Errorf("SPT %d: %d sequences read another's destination: too few to say anything", spt, aliasing)
 		}
 	}
@@ -82,7 +86,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 	// across blocks only what the block gather copied
 	blockCases := Size{MaxHeads: 2, MaxTokens: 2, MaxSeqs: 10, MaxChannels: 64}
 	aliasing := 0
-	for range 20 {
+	for range 2 * reps {
 		v := ops.V(blocksOp, "S_v", 16<<(i%2), "KDA", i%3 == 0, "NW", 2<<(i%2), "CPW", 1+r.IntN(2))
 		c, err := Random(blocksOp, ops.Ariths()[i%len(ops.Ariths())], r, blockCases, &v)
 		i++
@@ -92,7 +96,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 		aliasing += run(c)
 	}
 	t.Logf("%s: %d sequences read another's destination", blocksOp, aliasing)
-	if aliasing < 10 {
+	if aliasing < reps {
 		t.Errorf("%s: %d sequences read another's destination: too few to say anything", blocksOp, aliasing)
 	}
 	// op D's one-dispatch kernel, and the chained schedules of both ops,
@@ -104,7 +108,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 		sz Size
 	}{{convBatchedOp, Small}, {chainedOp, long}, {convChainedOp, long}} {
 		aliasing := 0
-		for range 20 {
+		for range 2 * reps {
 			c, err := Random(x.op, ops.Ariths()[i%len(ops.Ariths())], r, x.sz, nil)
 			i++
 			if err != nil {
@@ -113,7 +117,7 @@ func TestIdsSchedulesHaveNoDataRaces(t *testing.T) {
 			aliasing += run(c)
 		}
 		t.Logf("%s: %d sequences read another's destination", x.op, aliasing)
-		if aliasing < 10 {
+		if aliasing < reps {
 			t.Errorf("%s: %d sequences read another's destination: too few to say anything", x.op, aliasing)
 		}
 	}
