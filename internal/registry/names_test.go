@@ -27,7 +27,6 @@ var notYetMoved = map[string]string{
 	"verify/emulate/check.go":      "the real SYCL compiler's check beside the emulation, as program.go",
 	"verify/hostemu/hostemu.go":    "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
 	"verify/hostemu/check.go":      "the skins' compile checks, as hostemu.go",
-	"ir/ctype/ctype.go":            "the C type names' dialects (MSL, GLSL, OpenCL) on the ground floor: dialect data belongs to each emitter",
 	"verify/interp/expr.go":        "the interpreter evaluates with the Go reference's runtime (emit/goref/rt): the oracle, shared on purpose until rt moves below emit",
 	"verify/interp/interp.go":      "as expr.go",
 	"verify/cases/cases.go":        "the cases compare against the Go reference (generated/goref), the oracle every backend is held to",
