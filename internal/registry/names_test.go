@@ -27,10 +27,6 @@ var notYetMoved = map[string]string{
 	"verify/emulate/check.go":      "the real SYCL compiler's check beside the emulation, as program.go",
 	"verify/hostemu/hostemu.go":    "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
 	"verify/hostemu/check.go":      "the skins' compile checks, as hostemu.go",
-	"verify/interp/expr.go":        "the interpreter evaluates with the Go reference's runtime (emit/goref/rt): the oracle, shared on purpose until rt moves below emit",
-	"verify/interp/interp.go":      "as expr.go",
-	"verify/cases/cases.go":        "the cases compare against the Go reference (generated/goref), the oracle every backend is held to",
-	"bench/vulkan/main.go":         "Vulkan's bench report also reads bench/cuda's CSV: the report belongs in bench/, beside both",
 }
 
 // homonyms are strings that spell a backend's name but mean something
