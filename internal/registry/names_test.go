@@ -19,14 +19,10 @@ import (
 // list can only shrink. Each is a hook of the Backend value to come
 // (issue 43).
 var notYetMoved = map[string]string{
-	"tools/toolchain/toolchain.go": "one table of every backend's tools, with the xcrun metal special case: each backend's tools belong on its Backend value",
-	"tools/toolchain/probe.go":     "probes of the SYCL and OpenCL toolchains, beside the table above",
-	"internal/cli/doctor.go":       "doctor's SYCL and OpenCL facts are written here: they belong to a doctor-facts hook of the Backend value",
-	"internal/cli/json.go":         "doctor --json's hard-coded SYCL and OpenCL fields, as doctor.go",
-	"verify/emulate/program.go":    "the harness text per language (SYCL, CUDA, MSL) in one switch: a host-emulation skin hook of each backend",
-	"verify/emulate/check.go":      "the real SYCL compiler's check beside the emulation, as program.go",
-	"verify/hostemu/hostemu.go":    "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
-	"verify/hostemu/check.go":      "the skins' compile checks, as hostemu.go",
+	"verify/emulate/program.go": "the harness text per language (SYCL, CUDA, MSL) in one switch: a host-emulation skin hook of each backend",
+	"verify/emulate/check.go":   "the real SYCL compiler's check beside the emulation, as program.go",
+	"verify/hostemu/hostemu.go": "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
+	"verify/hostemu/check.go":   "the skins' compile checks, as hostemu.go",
 }
 
 // homonyms are strings that spell a backend's name but mean something

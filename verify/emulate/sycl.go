@@ -18,18 +18,21 @@ type SYCLImpls struct {
 
 // ProbeSYCL looks for acpp and icpx on PATH.
 func ProbeSYCL(ctx context.Context) (SYCLImpls, error) {
+	return SYCLImplsOf(toolchain.ProbeAll(ctx, []toolchain.Tool{toolchain.ACPP, toolchain.ICPX})), nil
+}
+
+// SYCLImplsOf picks acpp's and icpx's probes out of probed.
+func SYCLImplsOf(probed []toolchain.Result) SYCLImpls {
 	var s SYCLImpls
-	for _, p := range []struct {
-		name string
-		into *toolchain.Result
-	}{{"acpp", &s.ACPP}, {"icpx", &s.ICPX}} {
-		t, err := toolchain.Lookup(p.name)
-		if err != nil {
-			return s, err
+	for _, r := range probed {
+		switch r.Tool.Name {
+		case toolchain.ACPP.Name:
+			s.ACPP = r
+		case toolchain.ICPX.Name:
+			s.ICPX = r
 		}
-		*p.into = toolchain.Probe(ctx, t)
 	}
-	return s, nil
+	return s
 }
 
 // Plan says which implementation `kernelgen build --backend sycl` uses
