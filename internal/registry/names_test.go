@@ -19,7 +19,7 @@ import (
 // list can only shrink. Each is a hook of the Backend value to come
 // (issue 43).
 var notYetMoved = map[string]string{
-	"verify/emulate/check.go":   "the real SYCL compiler's check beside the emulation, as program.go",
+	"verify/emulate/check.go":   "reads hostemu.Options.RealSYCL, the real SYCL compiler's switch: it moves with hostemu's skins (below) to a per-language value",
 	"verify/hostemu/hostemu.go": "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
 	"verify/hostemu/check.go":   "the skins' compile checks, as hostemu.go",
 }
