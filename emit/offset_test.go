@@ -18,7 +18,7 @@ import (
 // The kernels that read a cache row through ids print its offset in the
 // language's 64-bit unsigned type: the source slot is widened before it is
 // scaled by the row stride, never after (a u32 product wraps past 2^32
-// elements). GLSL spells the IR's u64 as uint (ctype.GLSL says why) and so
+// elements). GLSL spells the IR's u64 as uint (glsl.Types says why) and so
 // must print no 64-bit integer at all.
 func TestCacheOffsetsPrintWide(t *testing.T) {
 	type lang struct {
@@ -29,8 +29,8 @@ func TestCacheOffsetsPrintWide(t *testing.T) {
 	langs := map[string]lang{
 		"cuda":   {ctype.C, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return cuda.Emit(op.Name, op.Summary, ks) }},
 		"sycl":   {ctype.C, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return sycl.Emit(op.Name, op.Summary, ks) }},
-		"opencl": {ctype.OpenCL, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return opencl.Emit(op.Name, op.Summary, ks) }},
-		"metal": {ctype.MSL, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) {
+		"opencl": {opencl.Types, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return opencl.Emit(op.Name, op.Summary, ks) }},
+		"metal": {msl.Types, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) {
 			return msl.Emit(op.Name, op.Summary, ks, ops.VariantsOf(op.Name))
 		}},
 	}

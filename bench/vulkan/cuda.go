@@ -10,15 +10,31 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ops"
 )
 
-// cudaFlag is report's -cuda: bench/cuda's CSV to print beside.
-func cudaFlag(fs *flag.FlagSet) *string {
-	return fs.String("cuda", "", "bench/cuda's kg_bench CSV from the same machine: also print the glue's Vulkan dispatch beside CUDA's, as markdown")
+// comparisonFlag is report's -cuda, bench/cuda's CSV to print beside; it
+// returns what report runs on its rows once the flags are parsed (nothing
+// without the flag).
+func comparisonFlag(fs *flag.FlagSet) func(w io.Writer, rows []row) error {
+	path := fs.String("cuda", "", "bench/cuda's kg_bench CSV from the same machine: also print the glue's Vulkan dispatch beside CUDA's, as markdown")
+	return func(w io.Writer, rows []row) error {
+		if *path == "" {
+			return nil
+		}
+		data, err := os.ReadFile(*path)
+		if err != nil {
+			return err
+		}
+		if err := beside(w, rows, string(data)); err != nil {
+			return fmt.Errorf("%s: %w", *path, err)
+		}
+		return nil
+	}
 }
 
 // beside prints, for ops B and D, the glue's Vulkan dispatch beside the

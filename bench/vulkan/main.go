@@ -1078,7 +1078,7 @@ type row struct {
 func report(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	csvPath := fs.String("csv", "", "also write bench/cuda's CSV columns (bench,shape,n_seqs,impl,us,pct_copy) here")
-	cudaPath := cudaFlag(fs)
+	compare := comparisonFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -1125,14 +1125,8 @@ func report(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "%-9s %-7s %6d  %-26s %10.2f %10.2f %8.1f %6.1f%%\n", r.bench, r.shape, r.n, r.impl, r.us, r.minUS, r.gbs, r.pctCopy)
 		fmt.Fprintf(&csv, "%s,%s,%d,vulkan %s,%.2f,%.1f\n", r.bench, r.shape, r.n, r.impl, r.us, r.pctCopy)
 	}
-	if *cudaPath != "" {
-		data, err := os.ReadFile(*cudaPath)
-		if err != nil {
-			return err
-		}
-		if err := beside(w, rows, string(data)); err != nil {
-			return fmt.Errorf("%s: %w", *cudaPath, err)
-		}
+	if err := compare(w, rows); err != nil {
+		return err
 	}
 	if *csvPath != "" {
 		return os.WriteFile(*csvPath, []byte(csv.String()), 0o644)

@@ -240,7 +240,14 @@ float kg_add_zero(float x) {
 }
 `
 
-func (dialect) Type(t ir.Type) string { return ctype.GLSL.Of(t) }
+// Types is GLSL's spelling of the IR's types: uint and int, and the IR's
+// u64, an element offset (ir.U64), is uint too: a Vulkan storage-buffer
+// binding spans at most maxStorageBufferRange bytes, a uint32_t, so every
+// offset inside one fits 32 bits and 64-bit integers, an optional device
+// feature (shaderInt64), buy nothing. This is the one place that decides it.
+var Types = ctype.ShortInts.With(ir.U64, "uint")
+
+func (dialect) Type(t ir.Type) string { return Types.Of(t) }
 
 func (dialect) FloatLit(f float32) string { return cfamily.FloatDigits(f) }
 func (dialect) UintLit(v uint32) string   { return fmt.Sprintf("%du", v) }

@@ -293,7 +293,12 @@ func (upstreamLang) Reserved(name string) bool {
 
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{Types: ctype.MSL}}
+// Types is MSL's spelling of the IR's types: 32-bit integers by their short
+// names (uint32_t is a typedef there too, but kernels are written with uint
+// and int), 64-bit ones ulong.
+var Types = ctype.ShortInts
+
+var lang = dialect{cfamily.CStyle{Types: Types}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	return fmt.Sprintf("as_type<%s>(%s)", d.Type(to), x)

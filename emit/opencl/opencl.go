@@ -199,7 +199,11 @@ func BuildOptions(defs map[string]string) string {
 // dialect is OpenCL C's spelling of the C-family constructs.
 type dialect struct{ cfamily.CStyle }
 
-var lang = dialect{cfamily.CStyle{Types: ctype.OpenCL}}
+// Types is OpenCL C's spelling of the IR's types: it has no <stdint.h>,
+// its integers are uint, int and ulong.
+var Types = ctype.ShortInts
+
+var lang = dialect{cfamily.CStyle{Types: Types}}
 
 func (d dialect) Bitcast(from, to ir.Type, x string) string {
 	switch {

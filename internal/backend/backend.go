@@ -14,6 +14,7 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 )
 
 // File is one generated file, its path relative to the output directory.
@@ -49,6 +50,33 @@ type Backend struct {
 	// belong to this backend and may therefore name it: its emitter, its
 	// templates, its host-emulation skin, its benchmarks.
 	Owns []string
+
+	// Tools are the external programs of the backend's checks (its
+	// compilers, validators, drivers), which `kernelgen doctor` probes
+	// after the shared ones (toolchain.Known).
+	Tools []toolchain.Tool
+	// Cache, when set, is where the backend keeps what its checks compiled.
+	Cache *Cache
+	// Doctor, when set, is what `kernelgen doctor` reports of the backend
+	// beyond its tools, read from their probes (probed: Tools' results, in
+	// their order).
+	Doctor func(ctx context.Context, probed []toolchain.Result) Fact
+}
+
+// Cache is a backend's cache of compiled programs: doctor --json's
+// cache.<Key>, at Dir.
+type Cache struct {
+	Key string
+	Dir func() (string, error)
+}
+
+// Fact is what `kernelgen doctor` says of a backend beyond its tools: the
+// value doctor --json holds under Key (a JSON object, documented in the
+// README) and the lines of the text report.
+type Fact struct {
+	Key   string
+	Value any
+	Lines []string
 }
 
 // Glue is the backend's ggml glue (templates/<name>), which its

@@ -74,36 +74,22 @@ func printDoctor(out io.Writer, d doctorJSON) error {
 	} else {
 		fmt.Fprintf(out, "Host C++ compiler (%s): %s = %s, %s\n", source, d.CXX.Setting, d.CXX.Path, d.CXX.Version)
 	}
-	if d.SYCL.Compiler == "" {
-		fmt.Fprintf(out, "SYCL implementation: none on PATH; kernelgen build --backend sycl: %s\n", d.SYCL.Build)
-	} else {
-		fmt.Fprintf(out, "SYCL implementation: %s = %s, %s; kernelgen build --backend sycl: %s\n", d.SYCL.Compiler, d.SYCL.Path, d.SYCL.Version, d.SYCL.Build)
-	}
 	if d.Cache.Error != "" {
 		fmt.Fprintf(out, "Build cache: %s\n", d.Cache.Error)
 	} else {
 		fmt.Fprintf(out, "Build cache (%s; KERNELGEN_CACHE moves it): %s\n", d.Cache.From, d.Cache.root())
 	}
-	printOpenCL(out, d.OpenCL)
+	for _, f := range d.Backends {
+		for _, l := range f.Lines {
+			fmt.Fprintln(out, l)
+		}
+	}
 	if len(d.MissingCI) == 0 {
 		fmt.Fprintln(out, "\nEverything CI needs is installed.")
 		return nil
 	}
 	_, err := fmt.Fprintf(out, "\nMissing for CI: %s (bash scripts/setup.sh installs them).\n", strings.Join(d.MissingCI, ", "))
 	return err
-}
-
-func printOpenCL(out io.Writer, o openclJSON) {
-	switch {
-	case o.Error != "":
-		fmt.Fprintf(out, "OpenCL platforms: not listed (%s)\n", o.Error)
-	case len(o.Platforms) == 0:
-		fmt.Fprintln(out, "OpenCL platforms: none found (apt-get install -y pocl-opencl-icd for PoCL, which CI runs the OpenCL kernels on)")
-	default:
-		for _, p := range o.Platforms {
-			fmt.Fprintf(out, "OpenCL platform: %s (%s)\n", p.Name, strings.Join(p.Devices, "; "))
-		}
-	}
 }
 
 func oneLine(s string) string {

@@ -7,12 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/registry"
 	"github.com/kernelgen/kernelgen/ops"
-	"github.com/kernelgen/kernelgen/tools/ptx"
-	"github.com/kernelgen/kernelgen/tools/spvbuild"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
-	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -88,28 +86,25 @@ func listData() listJSON {
 	return out
 }
 
+// doctorJSON is doctor's report; each backend adds its facts (Backends,
+// its Fact under its key) and its cache, so the object's keys are written
+// in order by MarshalJSON: schema, tools, cxx, cache, the backends' keys
+// in the registry's order, missing_ci.
 type doctorJSON struct {
-	Schema    int        `json:"schema"`
-	Tools     []toolJSON `json:"tools"`
-	CXX       cxxJSON    `json:"cxx"`
-	Cache     cacheJSON  `json:"cache"`
-	OpenCL    openclJSON `json:"opencl"`
-	SYCL      syclJSON   `json:"sycl"`
-	MissingCI []string   `json:"missing_ci"`
+	Schema    int            `json:"schema"`
+	Tools     []toolJSON     `json:"tools"`
+	CXX       cxxJSON        `json:"cxx"`
+	Cache     cacheJSON      `json:"cache"`
+	Backends  []backend.Fact `json:"-"`
+	MissingCI []string       `json:"missing_ci"`
 }
 
-// openclJSON is what the OpenCL ICD loader finds (clinfo -l).
-type openclJSON struct {
-	Platforms []toolchain.OpenCLPlatform `json:"platforms"`
-	Error     string                     `json:"error,omitempty"` // why they could not be listed
-}
-
-func openclData(ctx context.Context) openclJSON {
-	ps, err := toolchain.OpenCLPlatforms(ctx)
-	if err != nil {
-		return openclJSON{Platforms: []toolchain.OpenCLPlatform{}, Error: err.Error()}
+func (d doctorJSON) MarshalJSON() ([]byte, error) {
+	o := object{{"schema", d.Schema}, {"tools", d.Tools}, {"cxx", d.CXX}, {"cache", d.Cache}}
+	for _, f := range d.Backends {
+		o = append(o, member{f.Key, f.Value})
 	}
-	return openclJSON{Platforms: ps}
+	return append(o, member{"missing_ci", d.MissingCI}).MarshalJSON()
 }
 
 type toolJSON struct {
@@ -134,20 +129,55 @@ type cxxJSON struct {
 	Error   string   `json:"error,omitempty"`
 }
 
-// syclJSON is the SYCL implementation kernelgen build --backend sycl uses.
-type syclJSON struct {
-	Compiler string `json:"compiler"` // "acpp", "icpx" or "" when neither is on PATH
-	Path     string `json:"path,omitempty"`
-	Version  string `json:"version,omitempty"`
-	Build    string `json:"build"` // what kernelgen build --backend sycl does with it
+// cacheJSON is where compiled programs are kept: the emulation's, and each
+// backend's with a cache (backend.Cache), under its key after hostemu.
+type cacheJSON struct {
+	Hostemu  string       `json:"hostemu"` // compiled emulation programs
+	Backends []cachedJSON `json:"-"`
+	From     string       `json:"from"` // "$KERNELGEN_CACHE" or "user cache directory"
+	Error    string       `json:"error,omitempty"`
 }
 
-type cacheJSON struct {
-	Hostemu string `json:"hostemu"` // compiled emulation programs
-	SPIRV   string `json:"spirv"`   // compiled Vulkan variants
-	PTX     string `json:"ptx"`     // CUDA headers that compiled to PTX
-	From    string `json:"from"`    // "$KERNELGEN_CACHE" or "user cache directory"
-	Error   string `json:"error,omitempty"`
+// cachedJSON is one backend's cache directory.
+type cachedJSON struct{ key, dir string }
+
+func (c cacheJSON) MarshalJSON() ([]byte, error) {
+	o := object{{"hostemu", c.Hostemu}}
+	for _, b := range c.Backends {
+		o = append(o, member{b.key, b.dir})
+	}
+	o = append(o, member{"from", c.From})
+	if c.Error != "" {
+		o = append(o, member{"error", c.Error})
+	}
+	return o.MarshalJSON()
+}
+
+// object is a JSON object whose members keep their order.
+type object []member
+
+type member struct {
+	key   string
+	value any
+}
+
+func (o object) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, m := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(m.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
 // toolStatus is doctor's verdict on a probe.
@@ -161,16 +191,17 @@ func toolStatus(r toolchain.Result) (status string, needed bool) {
 	return "found", false
 }
 
+// doctorData probes the shared tools and every backend's, then asks each
+// backend with a Doctor hook what it makes of its own.
 func doctorData(ctx context.Context) doctorJSON {
 	d := doctorJSON{Schema: jsonSchema, MissingCI: []string{}}
-	var impls emulate.SYCLImpls
-	for _, r := range toolchain.ProbeAll(ctx) {
-		switch r.Tool.Name {
-		case "acpp":
-			impls.ACPP = r
-		case "icpx":
-			impls.ICPX = r
-		}
+	tools := toolchain.Known()
+	shared := len(tools)
+	for _, b := range registry.All() {
+		tools = append(tools, b.Tools...)
+	}
+	probed := toolchain.ProbeAll(ctx, tools)
+	for _, r := range probed {
 		status, needed := toolStatus(r)
 		t := toolJSON{Name: r.Tool.Name, NeededBy: r.Tool.Required, Status: status, Path: r.Path, Version: r.Version, Purpose: r.Tool.Purpose, Install: r.Tool.Install}
 		if r.Err != nil {
@@ -181,16 +212,17 @@ func doctorData(ctx context.Context) doctorJSON {
 		}
 		d.Tools = append(d.Tools, t)
 	}
-	d.SYCL = syclData(impls)
+	at := shared
+	for _, b := range registry.All() {
+		own := probed[at : at+len(b.Tools)]
+		at += len(b.Tools)
+		if b.Doctor != nil {
+			d.Backends = append(d.Backends, b.Doctor(ctx, own))
+		}
+	}
 	d.CXX = cxxData()
 	d.Cache = cacheData()
-	d.OpenCL = openclData(ctx)
 	return d
-}
-
-func syclData(impls emulate.SYCLImpls) syclJSON {
-	r, build := impls.Plan()
-	return syclJSON{Compiler: r.Tool.Name, Path: r.Path, Version: r.Version, Build: build}
 }
 
 func cxxData() cxxJSON {
@@ -211,11 +243,14 @@ func cacheData() cacheJSON {
 		c.From = "$KERNELGEN_CACHE"
 	}
 	var err error
-	if c.Hostemu, err = hostemu.CacheDir(); err == nil {
-		c.SPIRV, err = spvbuild.CacheDir()
-	}
-	if err == nil {
-		c.PTX, err = ptx.CacheDir()
+	c.Hostemu, err = hostemu.CacheDir()
+	for _, b := range registry.All() {
+		if b.Cache == nil || err != nil {
+			continue
+		}
+		var dir string
+		dir, err = b.Cache.Dir()
+		c.Backends = append(c.Backends, cachedJSON{b.Cache.Key, dir})
 	}
 	if err != nil {
 		c.Error = err.Error() + "; set KERNELGEN_CACHE to a writable directory"

@@ -45,6 +45,34 @@ func TestListJSON(t *testing.T) {
 	}
 }
 
+// doctorDoc is doctor --json's shape as the README documents it: the
+// shared members and those the backends add (their caches, their facts).
+type doctorDoc struct {
+	Schema int        `json:"schema"`
+	Tools  []toolJSON `json:"tools"`
+	CXX    cxxJSON    `json:"cxx"`
+	Cache  struct {
+		Hostemu string `json:"hostemu"`
+		SPIRV   string `json:"spirv"`
+		PTX     string `json:"ptx"`
+		From    string `json:"from"`
+		Error   string `json:"error"`
+	} `json:"cache"`
+	OpenCL struct {
+		Platforms []toolchain.OpenCLPlatform `json:"platforms"`
+		Error     string                     `json:"error"`
+	} `json:"opencl"`
+	SYCL      syclDoc  `json:"sycl"`
+	MissingCI []string `json:"missing_ci"`
+}
+
+type syclDoc struct {
+	Compiler string `json:"compiler"`
+	Path     string `json:"path"`
+	Version  string `json:"version"`
+	Build    string `json:"build"`
+}
+
 // doctor --json holds every known tool, the C++ compiler in use and the
 // cache location, whatever the environment says they are.
 func TestDoctorJSON(t *testing.T) {
@@ -55,13 +83,17 @@ func TestDoctorJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d %s", code, errs)
 	}
-	var got doctorJSON
+	var got doctorDoc
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Schema != 1 || len(got.Tools) != len(toolchain.Known()) {
+	tools := len(toolchain.Known())
+	for _, b := range registry.All() {
+		tools += len(b.Tools)
+	}
+	if got.Schema != 1 || len(got.Tools) != tools {
 		t.Fatalf("schema %d, %d tools", got.Schema, len(got.Tools))
 	}
 	for _, tool := range got.Tools {
@@ -113,7 +145,7 @@ func TestJSONShapesAreDocumented(t *testing.T) {
 		}
 	}
 	fields(reflect.TypeOf(listJSON{}), "list")
-	fields(reflect.TypeOf(doctorJSON{}), "doctor")
+	fields(reflect.TypeOf(doctorDoc{}), "doctor")
 }
 
 // list -v keeps the table's columns aligned: every row has its cells where
@@ -149,13 +181,13 @@ func TestListColumnsAligned(t *testing.T) {
 // doctor names the SYCL implementation on PATH that build --backend sycl
 // uses (acpp, with AdaptiveCpp's own version line), or says there is none.
 func TestDoctorSYCL(t *testing.T) {
-	doctor := func() syclJSON {
+	doctor := func() syclDoc {
 		t.Helper()
 		code, out, errs := run(t, "doctor", "--json")
 		if code != 0 {
 			t.Fatalf("exit %d %s", code, errs)
 		}
-		var got doctorJSON
+		var got doctorDoc
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatal(err)
 		}

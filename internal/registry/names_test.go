@@ -19,19 +19,9 @@ import (
 // list can only shrink. Each is a hook of the Backend value to come
 // (issue 43).
 var notYetMoved = map[string]string{
-	"tools/toolchain/toolchain.go": "one table of every backend's tools, with the xcrun metal special case: each backend's tools belong on its Backend value",
-	"tools/toolchain/probe.go":     "probes of the SYCL and OpenCL toolchains, beside the table above",
-	"internal/cli/doctor.go":       "doctor's SYCL and OpenCL facts are written here: they belong to a doctor-facts hook of the Backend value",
-	"internal/cli/json.go":         "doctor --json's hard-coded SYCL and OpenCL fields, as doctor.go",
-	"verify/emulate/program.go":    "the harness text per language (SYCL, CUDA, MSL) in one switch: a host-emulation skin hook of each backend",
-	"verify/emulate/check.go":      "the real SYCL compiler's check beside the emulation, as program.go",
-	"verify/hostemu/hostemu.go":    "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
-	"verify/hostemu/check.go":      "the skins' compile checks, as hostemu.go",
-	"ir/ctype/ctype.go":            "the C type names' dialects (MSL, GLSL, OpenCL) on the ground floor: dialect data belongs to each emitter",
-	"verify/interp/expr.go":        "the interpreter evaluates with the Go reference's runtime (emit/goref/rt): the oracle, shared on purpose until rt moves below emit",
-	"verify/interp/interp.go":      "as expr.go",
-	"verify/cases/cases.go":        "the cases compare against the Go reference (generated/goref), the oracle every backend is held to",
-	"bench/vulkan/main.go":         "Vulkan's bench report also reads bench/cuda's CSV: the report belongs in bench/, beside both",
+	"verify/emulate/check.go":   "reads hostemu.Options.RealSYCL, the real SYCL compiler's switch: it moves with hostemu's skins (below) to a per-language value",
+	"verify/hostemu/hostemu.go": "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
+	"verify/hostemu/check.go":   "the skins' compile checks, as hostemu.go",
 }
 
 // homonyms are strings that spell a backend's name but mean something

@@ -1,11 +1,15 @@
 // Package ctype is the C family's one map from IR types to type names: the
 // fixed-width C names that CUDA, SYCL, ggml-cpu and every host side (ggml's
-// glue, the host-emulation harness, the benches) spell, and for each
-// language that names a type otherwise (MSL, OpenCL C, GLSL) only what it
-// overrides.
+// glue, the host-emulation harness, the benches) spell, and the short
+// integer names the shading languages use instead. A language that names a
+// type otherwise still says so in its own emitter (Dialect.With).
 package ctype
 
-import "github.com/kernelgen/kernelgen/ir"
+import (
+	"maps"
+
+	"github.com/kernelgen/kernelgen/ir"
+)
 
 // Dialect is a language's spelling of the IR's value and element types.
 type Dialect struct {
@@ -23,21 +27,25 @@ var c = map[ir.Type]string{
 }
 
 var (
-	// C is C, C++, CUDA and SYCL, device and host side alike.
+	// C is C, C++ and the C++ dialects of the GPU languages, device and
+	// host side alike.
 	C = Dialect{}
-	// MSL names 32-bit integers by their short names (uint32_t is a
-	// typedef there too, but kernels are written with uint and int).
-	MSL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "ulong"}}
-	// OpenCL C has no <stdint.h>: its integers are uint, int and ulong.
-	OpenCL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "ulong"}}
-	// GLSL's integers are uint and int. The IR's u64 is an element offset
-	// (ir.U64), and GLSL spells it uint: a Vulkan storage-buffer binding
-	// spans at most maxStorageBufferRange bytes, a uint32_t, so every
-	// offset inside one fits 32 bits and 64-bit integers, an optional
-	// device feature (shaderInt64), buy nothing. This is the one place
-	// that decides it.
-	GLSL = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "uint"}}
+	// ShortInts names 32-bit integers by their short names, uint and int,
+	// and 64-bit ones ulong, as the shading languages without <stdint.h>
+	// (or whose kernels are written without it) do.
+	ShortInts = Dialect{over: map[ir.Type]string{ir.U32: "uint", ir.I32: "int", ir.U64: "ulong"}}
 )
+
+// With is d, but spelling t as name: a language's own exception, declared
+// by its emitter.
+func (d Dialect) With(t ir.Type, name string) Dialect {
+	over := maps.Clone(d.over)
+	if over == nil {
+		over = map[ir.Type]string{}
+	}
+	over[t] = name
+	return Dialect{over: over}
+}
 
 // Of is the dialect's name of t; a type the dialect cannot spell prints
 // as <t>, which no compiler takes.

@@ -10,7 +10,7 @@ import (
 // Every value type has a name in every dialect: a type the IR gains without
 // a row here would print as <type> and fail only at a compiler.
 func TestEveryValueTypeIsNamed(t *testing.T) {
-	dialects := map[string]Dialect{"C": C, "MSL": MSL, "OpenCL": OpenCL, "GLSL": GLSL}
+	dialects := map[string]Dialect{"C": C, "ShortInts": ShortInts, "ShortInts with u64 uint": ShortInts.With(ir.U64, "uint")}
 	for name, d := range dialects {
 		for ty := ir.Type(0); ty < 32; ty++ {
 			if !ty.IsValue() {
@@ -31,9 +31,10 @@ func TestOverrides(t *testing.T) {
 		want string
 	}{
 		{C, ir.U32, "uint32_t"}, {C, ir.I32, "int32_t"}, {C, ir.F32, "float"}, {C, ir.Bool, "bool"},
-		{MSL, ir.U32, "uint"}, {MSL, ir.F32, "float"},
-		{OpenCL, ir.I32, "int"}, {GLSL, ir.U32, "uint"},
-		{C, ir.U64, "uint64_t"}, {MSL, ir.U64, "ulong"}, {OpenCL, ir.U64, "ulong"}, {GLSL, ir.U64, "uint"},
+		{ShortInts, ir.U32, "uint"}, {ShortInts, ir.F32, "float"}, {ShortInts, ir.I32, "int"},
+		{C, ir.U64, "uint64_t"},
+		{ShortInts.With(ir.U64, "uint"), ir.U64, "uint"}, {ShortInts.With(ir.U64, "uint"), ir.U32, "uint"},
+		{ShortInts, ir.U64, "ulong"}, // With left its receiver as it was
 		{C, ir.BF16, "<bf16>"},
 	}
 	for _, c := range cases {

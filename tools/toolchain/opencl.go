@@ -1,11 +1,23 @@
 package toolchain
 
+// The OpenCL backend's tools (internal/backend/opencl owns this file).
+
 import (
 	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 )
+
+// Clinfo lists the OpenCL platforms.
+var Clinfo = Tool{
+	Name:        "clinfo",
+	Candidates:  []string{"clinfo"},
+	VersionArgs: []string{"--version"},
+	Purpose:     "lists the OpenCL platforms the OpenCL backend's checks can run on (PoCL in CI: pocl-opencl-icd, built against ocl-icd-opencl-dev)",
+	Install:     "apt-get install -y clinfo pocl-opencl-icd ocl-icd-opencl-dev",
+	Required:    RequiredCI,
+}
 
 // OpenCLPlatform is one OpenCL platform and its devices, as `clinfo -l`
 // lists them.

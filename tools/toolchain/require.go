@@ -23,20 +23,16 @@ func (e *MissingError) Error() string {
 
 func (e *MissingError) Unwrap() error { return e.Reason }
 
-// Require probes the named tool and returns a *MissingError when it is
+// Require probes t and returns a *MissingError when it is
 // absent. A tool that is present but failed its version check is an error
 // too, since it is unlikely to work for real use.
-func Require(ctx context.Context, name string) (Result, error) {
-	t, err := Lookup(name)
-	if err != nil {
-		return Result{}, err
-	}
+func Require(ctx context.Context, t Tool) (Result, error) {
 	r := Probe(ctx, t)
 	if !r.Found {
 		return r, &MissingError{Tool: t, Reason: r.Err}
 	}
 	if r.Err != nil {
-		return r, fmt.Errorf("%s at %s is broken: %w", name, r.Path, r.Err)
+		return r, fmt.Errorf("%s at %s is broken: %w", t.Name, r.Path, r.Err)
 	}
 	return r, nil
 }

@@ -8,8 +8,6 @@ package toolchain
 import (
 	"fmt"
 	"strings"
-
-	"github.com/kernelgen/kernelgen/tools/metallib"
 )
 
 // Tool describes an external program kernelgen may use.
@@ -26,6 +24,18 @@ type Tool struct {
 	Install string
 	// Required is "ci" when CI needs the tool, "optional" otherwise.
 	Required string
+	// VersionMarker, when set, is a text on the line that holds the version,
+	// for tools whose first line with a digit is something else (a
+	// copyright, a banner).
+	VersionMarker string
+	// OS, when set, is the one GOOS the tool exists on.
+	OS string
+	// Reject, when set, says why a candidate found on PATH does not count
+	// (too old, unable to run), or "".
+	Reject func(candidate, path, version string, runErr error) string
+	// Find, when set, replaces the search of PATH, for a tool that is not an
+	// executable (a driver found through its manifest).
+	Find func(Tool) Result
 }
 
 // Values of Tool.Required.
@@ -34,9 +44,11 @@ const (
 	Optional   = "optional"
 )
 
-// known is ordered as a reader of `kernelgen doctor` wants it: what builds
-// kernelgen, then the host compilers, the Vulkan chain, and the
-// vendor-specific toolchains last.
+// known are the tools every backend shares, ordered as a reader of
+// `kernelgen doctor` wants them: what builds kernelgen, then the host
+// compilers. A backend's own tools (its compilers, validators, drivers)
+// are in its own file here and on its Backend value (Tools), which
+// doctor lists after these in the registry's order.
 var known = []Tool{
 	{
 		Name:        "go",
@@ -65,90 +77,17 @@ var known = []Tool{
 	},
 	{
 		Name: "clang++-22",
-		// Plain clang++ is accepted only at major version >= 22 (see Probe).
+		// Plain clang++ is accepted only at major version >= 22 (rejectOldClang).
 		Candidates:  []string{"clang++-22", "clang++"},
 		VersionArgs: []string{"--version"},
 		Purpose:     "CUDA -> PTX without the CUDA SDK, and a second host C++ compiler",
 		Install:     "apt-get install -y clang-22",
 		Required:    RequiredCI,
-	},
-	{
-		Name:        "glslangValidator",
-		Candidates:  []string{"glslangValidator"},
-		VersionArgs: []string{"--version"},
-		Purpose:     "GLSL -> SPIR-V for the Vulkan backend",
-		Install:     "apt-get install -y glslang-tools",
-		Required:    RequiredCI,
-	},
-	{
-		Name:        "spirv-val",
-		Candidates:  []string{"spirv-val"},
-		VersionArgs: []string{"--version"},
-		Purpose:     "validates the SPIR-V modules of the Vulkan backend",
-		Install:     "apt-get install -y spirv-tools",
-		Required:    RequiredCI,
-	},
-	{
-		Name:       "vulkaninfo",
-		Candidates: []string{"vulkaninfo"},
-		// vulkaninfo has no --version; the summary's first lines carry the
-		// instance version.
-		VersionArgs: []string{"--summary"},
-		Purpose:     "reports which Vulkan devices the tests can run on",
-		Install:     "apt-get install -y vulkan-tools",
-		Required:    RequiredCI,
-	},
-	{
-		// Not an executable: found through its Vulkan ICD manifest.
-		Name:     "lavapipe",
-		Purpose:  "CPU Vulkan driver that runs the Vulkan kernels without a GPU",
-		Install:  "apt-get install -y mesa-vulkan-drivers",
-		Required: RequiredCI,
-	},
-	{
-		Name:        "clinfo",
-		Candidates:  []string{"clinfo"},
-		VersionArgs: []string{"--version"},
-		Purpose:     "lists the OpenCL platforms the OpenCL backend's checks can run on (PoCL in CI: pocl-opencl-icd, built against ocl-icd-opencl-dev)",
-		Install:     "apt-get install -y clinfo pocl-opencl-icd ocl-icd-opencl-dev",
-		Required:    RequiredCI,
-	},
-	{
-		Name:        "nvcc",
-		Candidates:  []string{"nvcc"},
-		VersionArgs: []string{"--version"},
-		Purpose:     "compiles and runs the CUDA backend on NVIDIA GPUs",
-		Install:     "NVIDIA CUDA toolkit (GPU hosts only)",
-		Required:    Optional,
-	},
-	{
-		Name:        "xcrun-metal",
-		Candidates:  []string{"xcrun"},
-		VersionArgs: []string{metallib.Compiler, "--version"},
-		Purpose:     "compiles the Metal backend's shaders",
-		Install:     "Xcode command line tools (macOS only)",
-		Required:    Optional,
-	},
-	{
-		Name:        "icpx",
-		Candidates:  []string{"icpx"},
-		VersionArgs: []string{"--version"},
-		Purpose:     "Intel's SYCL compiler (reported only: kernelgen build drives acpp)",
-		Install:     "Intel oneAPI DPC++/C++ compiler (optional)",
-		Required:    Optional,
-	},
-	{
-		Name:       "acpp",
-		Candidates: []string{"acpp"},
-		// --version is forwarded to the clang behind acpp.
-		VersionArgs: []string{"--acpp-version"},
-		Purpose:     "AdaptiveCpp's SYCL compiler: kernelgen build --backend sycl compiles and runs every SYCL kernel with it",
-		Install:     "build AdaptiveCpp from source with its OpenMP backend (README, section SYCL) and put acpp on PATH",
-		Required:    Optional,
+		Reject:      rejectOldClang,
 	},
 }
 
-// Known returns every tool kernelgen knows about. The slices are copies, so
+// Known returns the tools every backend shares. The slices are copies, so
 // callers may modify them without affecting the table.
 func Known() []Tool {
 	out := make([]Tool, len(known))
@@ -158,7 +97,7 @@ func Known() []Tool {
 	return out
 }
 
-// Lookup returns the known tool with the given name.
+// Lookup returns the shared tool with the given name.
 func Lookup(name string) (Tool, error) {
 	names := make([]string, 0, len(known))
 	for _, t := range known {

@@ -401,7 +401,7 @@ func TestWrittenProgramsAreTheFilesAsWritten(t *testing.T) {
 		backend := l.native.Backend
 		written := map[string]File{}
 		for _, op := range ops.All() {
-			written[op.Name] = File{Name: op.Name + ext(l.lang), Data: []byte("// as written: " + op.Name + "\n")}
+			written[op.Name] = File{Name: op.Name + skins[l.lang].ext, Data: []byte("// as written: " + op.Name + "\n")}
 		}
 		for _, op := range ops.All() {
 			variants := ops.TargetOf(backend).Variants(op.Name)

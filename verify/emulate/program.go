@@ -26,9 +26,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/cuda"
-	"github.com/kernelgen/kernelgen/emit/msl"
-	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
 	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
@@ -114,30 +111,25 @@ func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []op
 }
 
 func kernelProgram(name string, lang hostemu.Lang, kern Kernel, variants []ops.Variant) (program, error) {
-	k := kern.K
-	kernels := []*ir.Kernel{k}
-	var src []byte
-	var err error
-	switch lang {
-	case hostemu.CUDA:
-		src, err = cuda.Emit(kern.Op, kern.Summary, kernels)
-	case hostemu.MSL:
-		src, err = msl.Emit(kern.Op, kern.Summary, kernels, variants)
-	case hostemu.SYCL:
-		src, err = sycl.Emit(kern.Op, kern.Summary, kernels)
-	default:
-		return program{}, fmt.Errorf("emulate: unknown language %v", lang)
-	}
+	s, err := skinOf(lang)
 	if err != nil {
 		return program{}, err
 	}
-	return newProgram(name, lang, kern.Op, File{Name: kern.Op + ext(lang), Data: src}, instancesOf(k, variants))
+	src, err := s.emit(kern, variants)
+	if err != nil {
+		return program{}, err
+	}
+	return newProgram(name, lang, kern.Op, File{Name: kern.Op + s.ext, Data: src}, instancesOf(kern.K, variants))
 }
 
 // SourceProgram is KernelProgram for a source the caller emitted: function
 // fn of file src runs k (for MSL, with op's kargs struct).
 func SourceProgram(program string, lang hostemu.Lang, op string, k *ir.Kernel, file, fn string, src []byte, variants []ops.Variant) (hostemu.Program, error) {
-	h := harness{lang: lang, kargs: msl.KargsName(op), fn: func(*ir.Kernel) string { return fn }}
+	s, err := skinOf(lang)
+	if err != nil {
+		return hostemu.Program{}, err
+	}
+	h := harness{lang: lang, skin: s, kargs: s.argsStruct(op), fn: func(*ir.Kernel) string { return fn }}
 	hsrc, err := h.source(instancesOf(k, variants))
 	if err != nil {
 		return hostemu.Program{}, err
@@ -199,18 +191,11 @@ func newProgram(name string, lang hostemu.Lang, op string, f File, instances []i
 			}
 		}
 	}
-	var fn func(*ir.Kernel) string
-	switch lang {
-	case hostemu.CUDA:
-		fn = func(k *ir.Kernel) string { return cuda.KernelName(k) }
-	case hostemu.MSL:
-		fn = func(k *ir.Kernel) string { return msl.FunctionName(k) }
-	case hostemu.SYCL:
-		fn = func(k *ir.Kernel) string { return sycl.FunctionName(k) }
-	default:
-		return program{}, fmt.Errorf("emulate: unknown language %v", lang)
+	s, err := skinOf(lang)
+	if err != nil {
+		return program{}, err
 	}
-	h := harness{lang: lang, kargs: msl.KargsName(op), fn: fn, geometry: lang == hostemu.CUDA}
+	h := harness{lang: lang, skin: s, kargs: s.argsStruct(op), fn: s.function, emitted: true}
 	hsrc, err := h.source(instances)
 	if err != nil {
 		return program{}, err
@@ -232,23 +217,55 @@ func contractName(op *ops.Op, a ir.Arith) string {
 
 type harness struct {
 	lang  hostemu.Lang
-	kargs string                  // MSL's kargs struct
+	skin  skin
+	kargs string                  // the struct the kernel takes its args in, "" for parameters
 	fn    func(*ir.Kernel) string // a kernel's function in the source
-	// geometry: the source is cuda.Emit's, whose geometry helpers
-	// (cuda.GridName) each launch checks against the geometry the job
-	// gives, which the Go side evaluated from the IR.
-	geometry bool
+	// emitted: the source is the language's emitter's own, whose helpers
+	// (a launch geometry) the skin may check against the job's.
+	emitted bool
 }
 
-// ext is the extension of lang's files.
-func ext(lang hostemu.Lang) string {
-	switch lang {
-	case hostemu.CUDA:
-		return ".cuh"
-	case hostemu.MSL:
-		return ".metal"
+// writer writes harness text.
+type writer func(format string, args ...any)
+
+// skin is one language's side of the harness: how its emitter is called and
+// names a kernel's function, and how a kernel is launched. Each is declared
+// from the init of the file its backend owns (verify/emulate/<language>.go),
+// as ops' backends declare their contracts.
+type skin struct {
+	ext      string // its files' extension
+	emit     func(k Kernel, variants []ops.Variant) ([]byte, error)
+	function func(*ir.Kernel) string
+	// argsStruct, when set, is the struct an op's kernels take their args
+	// in; otherwise each arg is a parameter after the buffers.
+	argsStruct func(op string) string
+	// prelude, when set, writes what the launches need before
+	// hostemu_run.
+	prelude func(w writer, h harness)
+	// setup writes a kernel's launch geometry and returns what the call
+	// passes after its buffers and args.
+	setup func(w writer, k *ir.Kernel) []string
+	// launch writes the run of one instance: function inst (its template
+	// arguments spelled) on args, named name in messages.
+	launch func(w writer, h harness, in ir.Instance, name, inst, args string) error
+}
+
+var skins = map[hostemu.Lang]skin{}
+
+// declare adds lang's skin; each language's file calls it from its init.
+func declare(lang hostemu.Lang, s skin) {
+	if s.argsStruct == nil {
+		s.argsStruct = func(string) string { return "" }
 	}
-	return ".hpp"
+	skins[lang] = s
+}
+
+func skinOf(lang hostemu.Lang) (skin, error) {
+	s, ok := skins[lang]
+	if !ok {
+		return skin{}, fmt.Errorf("emulate: unknown language %v", lang)
+	}
+	return s, nil
 }
 
 // ctype is the C++ type every skin accepts for an IR scalar or element type
@@ -288,11 +305,8 @@ func (h harness) source(instances []ir.Instance) (string, error) {
 		}
 	}
 	w("// Generated by verify/emulate: runs %s in %s under host emulation.\n", strings.Join(ids, ", "), h.lang)
-	if h.geometry {
-		w("static void kg_check_geometry(const char* helper, dim3 got, const uint32_t want[3]) {\n")
-		w("  if (got.x != want[0] || got.y != want[1] || got.z != want[2])\n")
-		w("    hostemu::detail::fail(\"%%s gives (%%u, %%u, %%u), but the IR's geometry is (%%u, %%u, %%u)\", helper, got.x, got.y, got.z, want[0], want[1], want[2]);\n")
-		w("}\n")
+	if h.skin.prelude != nil {
+		h.skin.prelude(w, h)
 	}
 	w("void hostemu_run(hostemu::Job& job) {\n")
 	w("  const uint32_t kg_g[3] = {job.arg_u32(%q), job.arg_u32(%q), job.arg_u32(%q)};\n", geometryArgs[0], geometryArgs[1], geometryArgs[2])
@@ -314,13 +328,13 @@ func (h harness) source(instances []ir.Instance) (string, error) {
 }
 
 // kernelBlock runs instances first..last, all of one kernel.
-func (h harness) kernelBlock(w func(string, ...any), instances []ir.Instance, first, last int) error {
+func (h harness) kernelBlock(w writer, instances []ir.Instance, first, last int) error {
 	k := instances[first].Kernel
 	fn := h.fn(k)
 	w("  if (kg_i >= %du && kg_i <= %du) {\n", first, last)
 	// Locals are prefixed so no IR name can clash with the harness's or the skin's.
 	var call []string
-	if h.lang == hostemu.MSL && len(k.Args) > 0 {
+	if h.kargs != "" && len(k.Args) > 0 {
 		w("    %s kg_args;\n", h.kargs)
 		for _, a := range k.Args {
 			w("    kg_args.%s = job.%s(%q);\n", a.Name, argGetter(a.Type), a.Name)
@@ -335,30 +349,13 @@ func (h harness) kernelBlock(w func(string, ...any), instances []ir.Instance, fi
 		w("    %s%s* const b_%s = job.buffer<%s>(%q);\n", c, ctype(buf.Elem), buf.Name, ctype(buf.Elem), buf.Name)
 		call = append(call, "b_"+buf.Name)
 	}
-	if h.lang != hostemu.MSL {
+	if h.kargs == "" {
 		for _, a := range k.Args {
 			w("    const %s a_%s = job.%s(%q);\n", ctype(a.Type), a.Name, argGetter(a.Type), a.Name)
 			call = append(call, "a_"+a.Name)
 		}
 	}
-	switch h.lang {
-	case hostemu.CUDA:
-		w("    const dim3 kg_grid(kg_g[0], kg_g[1], kg_g[2]), kg_block(kg_w[0], kg_w[1], kg_w[2]);\n")
-	case hostemu.MSL:
-		w("    const uint3 kg_grid(kg_g[0], kg_g[1], kg_g[2]), kg_tg(kg_w[0], kg_w[1], kg_w[2]);\n")
-		call = append(call, "p.tgpig", "p.tpitg", "p.ntg", "p.tpsg")
-	case hostemu.SYCL:
-		w("    sycl::queue kg_q;\n")
-		// SYCL lists dimensions slowest first: the IR's x is dimension 2.
-		w("    const sycl::nd_range<3> kg_range(sycl::range<3>(size_t(kg_g[2]) * kg_w[2], size_t(kg_g[1]) * kg_w[1], size_t(kg_g[0]) * kg_w[0]),\n")
-		w("                                     sycl::range<3>(kg_w[2], kg_w[1], kg_w[0]));\n")
-		call = append(call, "item")
-		// &acc[0], not get_multi_ptr: AdaptiveCpp's local_accessor has no
-		// get_multi_ptr (24.06), and the emulation skin leaves it out too.
-		if ir.HasReduce(k) {
-			call = append(call, "&kg_red[0]")
-		}
-	}
+	call = append(call, h.skin.setup(w, k)...)
 	args := strings.Join(call, ", ")
 	w("    switch (kg_i) {\n")
 	for i := first; i <= last; i++ {
@@ -369,44 +366,8 @@ func (h harness) kernelBlock(w func(string, ...any), instances []ir.Instance, fi
 		}
 		inst := fn + templateArgs(in)
 		w("    case %d:\n", i)
-		switch h.lang {
-		case hostemu.CUDA:
-			if h.geometry {
-				targs := templateArgs(in)
-				for _, g := range []struct {
-					fn   string
-					args []*ir.Arg
-					want string
-				}{{cuda.GridName(k), cuda.GridArgs(k), "kg_g"}, {cuda.BlockName(k), cuda.BlockArgs(k), "kg_w"}} {
-					var as []string
-					for _, a := range g.args {
-						as = append(as, "a_"+a.Name)
-					}
-					w("      kg_check_geometry(%q, %s%s(%s), %s);\n", g.fn+targs, g.fn, targs, strings.Join(as, ", "), g.want)
-				}
-			}
-			w("      hostemu::cuda::launch(%q, kg_grid, kg_block, [&] { %s(%s); });\n", name, inst, args)
-		case hostemu.MSL:
-			w("      hostemu::msl::launch(%q, kg_grid, kg_tg, [&](const hostemu::msl::pos& p) { %s(%s); });\n", name, inst, args)
-		case hostemu.SYCL:
-			w("      hostemu::sycl::launch(%q, [&] {\n", name)
-			w("        kg_q.submit([&](sycl::handler& kg_h) {\n")
-			if ir.HasReduce(k) {
-				w("          sycl::local_accessor<float, 1> kg_red(sycl::range<1>(size_t(kg_w[0]) * kg_w[1] * kg_w[2]), kg_h);\n")
-			}
-			// Shared arrays are local memory the launcher sizes, per instance.
-			local := ""
-			for _, a := range ir.SharedArrays(k) {
-				n, ok := ir.EvalInt(a.Len, in.Values)
-				if !ok {
-					return fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, in)
-				}
-				w("          sycl::local_accessor<%s, 1> kg_sh_%s(sycl::range<1>(%d), kg_h);\n", ctype(a.Elem), a.Name, n)
-				local += fmt.Sprintf(", &kg_sh_%s[0]", a.Name)
-			}
-			w("          kg_h.parallel_for(kg_range, [=](sycl::nd_item<3> item) { %s(%s%s); });\n", inst, args, local)
-			w("        }).wait();\n")
-			w("      });\n")
+		if err := h.skin.launch(w, h, in, name, inst, args); err != nil {
+			return err
 		}
 		w("      return;\n")
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -18,18 +20,21 @@ type SYCLImpls struct {
 
 // ProbeSYCL looks for acpp and icpx on PATH.
 func ProbeSYCL(ctx context.Context) (SYCLImpls, error) {
+	return SYCLImplsOf(toolchain.ProbeAll(ctx, []toolchain.Tool{toolchain.ACPP, toolchain.ICPX})), nil
+}
+
+// SYCLImplsOf picks acpp's and icpx's probes out of probed.
+func SYCLImplsOf(probed []toolchain.Result) SYCLImpls {
 	var s SYCLImpls
-	for _, p := range []struct {
-		name string
-		into *toolchain.Result
-	}{{"acpp", &s.ACPP}, {"icpx", &s.ICPX}} {
-		t, err := toolchain.Lookup(p.name)
-		if err != nil {
-			return s, err
+	for _, r := range probed {
+		switch r.Tool.Name {
+		case toolchain.ACPP.Name:
+			s.ACPP = r
+		case toolchain.ICPX.Name:
+			s.ICPX = r
 		}
-		*p.into = toolchain.Probe(ctx, t)
 	}
-	return s, nil
+	return s
 }
 
 // Plan says which implementation `kernelgen build --backend sycl` uses
@@ -104,4 +109,53 @@ func RealSYCL(ctx context.Context, impls SYCLImpls, written map[string]File, pro
 		return fmt.Sprintf("icpx found at %s but not run (kernelgen drives only acpp): no SYCL compiler run", impls.ICPX.Path), nil
 	}
 	return "no SYCL compiler on PATH (acpp or icpx; kernelgen doctor says how to get acpp)", nil
+}
+
+func init() {
+	declare(hostemu.SYCL, skin{
+		ext: ".hpp",
+		emit: func(k Kernel, _ []ops.Variant) ([]byte, error) {
+			return sycl.Emit(k.Op, k.Summary, []*ir.Kernel{k.K})
+		},
+		function: sycl.FunctionName,
+		setup:    syclSetup,
+		launch:   syclLaunch,
+	})
+}
+
+func syclSetup(w writer, k *ir.Kernel) []string {
+	w("    sycl::queue kg_q;\n")
+	// SYCL lists dimensions slowest first: the IR's x is dimension 2.
+	w("    const sycl::nd_range<3> kg_range(sycl::range<3>(size_t(kg_g[2]) * kg_w[2], size_t(kg_g[1]) * kg_w[1], size_t(kg_g[0]) * kg_w[0]),\n")
+	w("                                     sycl::range<3>(kg_w[2], kg_w[1], kg_w[0]));\n")
+	call := []string{"item"}
+	// &acc[0], not get_multi_ptr: AdaptiveCpp's local_accessor has no
+	// get_multi_ptr (24.06), and the emulation skin leaves it out too.
+	if ir.HasReduce(k) {
+		call = append(call, "&kg_red[0]")
+	}
+	return call
+}
+
+func syclLaunch(w writer, _ harness, in ir.Instance, name, inst, args string) error {
+	k := in.Kernel
+	w("      hostemu::sycl::launch(%q, [&] {\n", name)
+	w("        kg_q.submit([&](sycl::handler& kg_h) {\n")
+	if ir.HasReduce(k) {
+		w("          sycl::local_accessor<float, 1> kg_red(sycl::range<1>(size_t(kg_w[0]) * kg_w[1] * kg_w[2]), kg_h);\n")
+	}
+	// Shared arrays are local memory the launcher sizes, per instance.
+	local := ""
+	for _, a := range ir.SharedArrays(k) {
+		n, ok := ir.EvalInt(a.Len, in.Values)
+		if !ok {
+			return fmt.Errorf("emulate: %s: shared array %s: length not computable for %s", k.ID(), a.Name, in)
+		}
+		w("          sycl::local_accessor<%s, 1> kg_sh_%s(sycl::range<1>(%d), kg_h);\n", ctype(a.Elem), a.Name, n)
+		local += fmt.Sprintf(", &kg_sh_%s[0]", a.Name)
+	}
+	w("          kg_h.parallel_for(kg_range, [=](sycl::nd_item<3> item) { %s(%s%s); });\n", inst, args, local)
+	w("        }).wait();\n")
+	w("      });\n")
+	return nil
 }

@@ -409,7 +409,7 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 		return p.D.Load(e.Buf, p.names[e.Buf], p.Expr(e.Index)), 100
 	case *ir.Unary:
 		if e.Op == ir.Convert && p.D.Type(e.X.Type()) == p.D.Type(e.To) {
-			// One type in this language (GLSL's u32 and u64, ctype.GLSL):
+			// One type in this language (GLSL's u32 and u64, emit/glsl's Types):
 			// nothing to convert.
 			return p.expr(e.X)
 		}

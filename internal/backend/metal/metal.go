@@ -14,6 +14,7 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/metallib"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -26,7 +27,8 @@ var target = ops.TargetOf(name)
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/msl", "templates/metal", "tools/metallib", "ops/backend_metal.go", "generated/metal"}}
+	Owns:  []string{"emit/msl", "templates/metal", "tools/metallib", "verify/emulate/msl.go", "ops/backend_metal.go", "generated/metal", "tools/toolchain/metal.go"},
+	Tools: []toolchain.Tool{toolchain.XcrunMetal}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,

@@ -13,6 +13,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/clrun"
 	verifycl "github.com/kernelgen/kernelgen/verify/opencl"
@@ -23,7 +24,8 @@ const name = "opencl"
 // Backend is OpenCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "OpenCL C kernels for ggml-opencl, compiled and run on an OpenCL device (PoCL in CI)", Issue: 23,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/opencl", "templates/opencl", "verify/clrun", "verify/opencl", "ops/backend_opencl.go", "generated/opencl"}}
+	Owns:  []string{"emit/opencl", "templates/opencl", "verify/clrun", "verify/opencl", "ops/backend_opencl.go", "generated/opencl", "tools/toolchain/opencl.go"},
+	Tools: []toolchain.Tool{toolchain.Clinfo}, Doctor: doctor}
 
 func generate() ([]backend.File, error) {
 	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -21,7 +22,8 @@ const name = "sycl"
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl"}}
+	Owns:  []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl", "tools/toolchain/sycl.go"},
+	Tools: []toolchain.Tool{toolchain.ICPX, toolchain.ACPP}, Doctor: doctor}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: sycl.FunctionName, Family: newFamily,

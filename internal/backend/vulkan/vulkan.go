@@ -15,6 +15,7 @@ import (
 	"github.com/kernelgen/kernelgen/pass"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/spvbuild"
+	"github.com/kernelgen/kernelgen/tools/toolchain"
 )
 
 const name = "vulkan"
@@ -25,7 +26,8 @@ var target = ops.TargetOf(name)
 // Backend is Vulkan.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns: []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "verify/vkrun", "tools/spvbuild", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan"}}
+	Owns:  []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "verify/vkrun", "tools/spvbuild", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan", "tools/toolchain/vulkan.go"},
+	Tools: toolchain.VulkanTools, Cache: &backend.Cache{Key: "spirv", Dir: spvbuild.CacheDir}}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, Family: newFamily,
