@@ -55,9 +55,11 @@ func Seed() uint64 {
 }
 
 // Rand is a random stream of its own for t, from Seed and t's name.
-func Rand(t testing.TB) *rand.Rand {
+func Rand(t testing.TB) *rand.Rand { return randOf(t.Name()) }
+
+func randOf(name string) *rand.Rand {
 	h := fnv.New64a()
-	h.Write([]byte(t.Name()))
+	h.Write([]byte(name))
 	return rand.New(rand.NewPCG(Seed(), h.Sum64()))
 }
 
@@ -65,6 +67,13 @@ func Rand(t testing.TB) *rand.Rand {
 // index under the full tier or when k >= n. It logs what it chose, so a
 // failing sample is named with the seed that reproduces it.
 func Sample(t testing.TB, n, k int) []int {
+	t.Helper()
+	return SampleOf(t, "", n, k)
+}
+
+// SampleOf is Sample for one of several draws in t, told apart by key (an
+// op's name, say): each key draws its own sample.
+func SampleOf(t testing.TB, key string, n, k int) []int {
 	t.Helper()
 	all := make([]int, n)
 	for i := range all {
@@ -74,10 +83,13 @@ func Sample(t testing.TB, n, k int) []int {
 		return all
 	}
 	k = max(k, 1)
-	Rand(t).Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
+	randOf(t.Name()+"\x00"+key).Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
 	out := slices.Clone(all[:k])
 	slices.Sort(out)
-	t.Logf("fast tier: %d of %d, indices %v (%s=%d; %s=1 runs all)", k, n, out, SeedEnv, Seed(), Env)
+	if key != "" {
+		key += ": "
+	}
+	t.Logf("fast tier: %s%d of %d, indices %v (%s=%d; %s=1 runs all)", key, k, n, out, SeedEnv, Seed(), Env)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -26,26 +27,59 @@ import (
 // cases), an interruption (ctx's error), generated code that does not
 // compile or fails to run, and results that differ from the Go reference.
 func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, width int, progress func(done, total int)) (int, error) {
-	return runCases(ctx, lang, native, written, width, hostemu.Options{}, "under host emulation", progress)
+	return runCases(ctx, lang, native, written, EveryVariantAt(width), hostemu.Options{}, "under host emulation", progress)
 }
 
-// runCases is Check with the programs built by hostemu options o; where
-// names the tier in errors ("under host emulation", "with acpp").
-func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, width int, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
+// Pick chooses the runs of one op under one contract: for each index into
+// the backend's variants of the op (ops.Target.Variants) that runs, the
+// subgroup widths it runs at.
+type Pick func(op string, a ir.Arith, variants int) map[int][]int
+
+// EveryVariantAt is Check's pick: every variant once, at width.
+func EveryVariantAt(width int) Pick {
+	return func(_ string, _ ir.Arith, n int) map[int][]int {
+		out := make(map[int][]int, n)
+		for i := range n {
+			out[i] = []int{width}
+		}
+		return out
+	}
+}
+
+// CheckPicked is Check over the runs pick chooses: the programs of the
+// written files (one build each, shared with Check's through hostemu's
+// cache) at other widths or on a sample of the variants.
+func CheckPicked(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, pick Pick, progress func(done, total int)) (int, error) {
+	return runCases(ctx, lang, native, written, pick, hostemu.Options{}, "under host emulation", progress)
+}
+
+// runCases runs pick's cases of the written files with the programs built
+// by hostemu options o; where names the tier in errors ("under host
+// emulation", "with acpp").
+func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, pick Pick, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
 	src, err := writtenSource(lang, native.Backend, written)
 	if err != nil {
 		return 0, err
 	}
 	type job struct {
-		op *ops.Op
-		a  ir.Arith
-		v  ops.Variant
+		op    *ops.Op
+		a     ir.Arith
+		v     ops.Variant
+		width int
+		seed  uint64 // the case's: the same variant draws the same case at every width
 	}
 	var jobs []job
+	widths := map[int]bool{}
 	for _, op := range ops.All() {
 		for _, a := range contractsOn(op, native) {
-			for _, v := range ops.TargetOf(native.Backend).Variants(op.Name) {
-				jobs = append(jobs, job{op, a, v})
+			variants := ops.TargetOf(native.Backend).Variants(op.Name)
+			runs := pick(op.Name, a, len(variants))
+			base := uint64(len(jobs))
+			for i, v := range variants {
+				for _, w := range runs[i] {
+					jobs = append(jobs, job{op, a, v, w, base + uint64(i)})
+					widths[w] = true
+				}
 			}
 		}
 	}
@@ -74,7 +108,7 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written m
 			if ctx.Err() != nil {
 				return
 			}
-			r := rand.New(rand.NewPCG(uint64(i), 7))
+			r := rand.New(rand.NewPCG(j.seed, 7))
 			v := j.v.OnlyOn(native.Backend) // the case runs here (a split's chained compute is this backend's)
 			c, err := cases.Random(j.op.Name, j.a, r, cases.Small, &v)
 			if err != nil {
@@ -85,9 +119,12 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written m
 					stop(te) // the environment's fault: every case would fail alike
 				}
 				fails[i] = &failure{noCompile, err}
-			} else if got, err := runLaunches(ctx, src, c, width, o); err != nil {
+			} else if got, err := runLaunches(ctx, src, c, j.width, o); err != nil {
 				fails[i] = &failure{noRun, err}
 			} else if err := c.Compare(got); err != nil {
+				if len(widths) > 1 {
+					err = fmt.Errorf("subgroup %d: %w", j.width, err)
+				}
 				fails[i] = &failure{differs, err}
 			}
 			mu.Lock()
@@ -139,7 +176,11 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written m
 		if o.RealSYCL {
 			return len(jobs), fmt.Errorf("%s %s: %s", lang, where, strings.Join(parts, "\n"))
 		}
-		return len(jobs), fmt.Errorf("%s %s (subgroup %d): %s", lang, where, width, strings.Join(parts, "\n"))
+		var ws []string
+		for _, w := range slices.Sorted(maps.Keys(widths)) {
+			ws = append(ws, fmt.Sprint(w))
+		}
+		return len(jobs), fmt.Errorf("%s %s (subgroup %s): %s", lang, where, strings.Join(ws, ", "), strings.Join(parts, "\n"))
 	}
 	return len(jobs), nil
 }

@@ -143,38 +143,26 @@ func variantName(v ops.Variant) string {
 	return "no_params"
 }
 
-// schedule pairs runs with variants and widths. The full tier runs every
-// variant at least once and every width at least once (ops with fewer
-// variants than widths repeat them); the fast tier runs one sampled
-// variant per width, since kernelgen build --check (scripts/test.sh) has
-// already run every variant once at the backend's own width. offset
-// rotates the widths so languages and contracts put a given variant at
-// different widths.
-func schedule(t *testing.T, variants []ops.Variant, offset int) map[int][]int {
-	var picks []int
-	if tier.Full() {
-		for i := 0; i < max(len(variants), len(widths)); i++ {
-			picks = append(picks, i%len(variants))
-		}
-	} else {
-		for len(picks) < len(widths) {
-			picks = append(picks, tier.Sample(t, len(variants), len(widths)-len(picks))...)
-		}
-	}
+// schedule pairs runs with variants and widths: every variant at least
+// once and every width at least once (ops with fewer variants than widths
+// repeat them). offset rotates the widths so languages and contracts put a
+// given variant at different widths.
+func schedule(variants []ops.Variant, offset int) map[int][]int {
 	out := map[int][]int{} // variant index -> widths
-	for i, vi := range picks {
+	for i := 0; i < max(len(variants), len(widths)); i++ {
+		vi := i % len(variants)
 		out[vi] = append(out[vi], widths[(i+offset)%len(widths)])
 	}
 	return out
 }
 
 // Every generated kernel of every op, in every language, under portable and
-// the language's native contract, for every variant of the table (the full
-// tier; the fast tier samples one variant per width, see schedule), runs under
+// the language's native contract, for every variant of the table, runs under
 // host emulation and leaves every buffer as the Go reference does: bit for
 // bit under portable, within NMSE 1e-7 under native. Subtests read
 // language/op/contract/variant/sgWIDTH.
 func TestKernelsMatchReference(t *testing.T) {
+	tier.FullOnly(t, "every variant of the table (not only a backend's) in programs emitted here, at every width; the fast tier runs the written kernels of every variant at the backend's width (build --check) and a sample at the other widths (internal/backend's TestWrittenKernelsAtOtherWidths)")
 	needCompiler(t)
 	if _, err := ops.Variants(); err != nil {
 		t.Fatal(err)
@@ -203,7 +191,7 @@ func runContract(t *testing.T, l language, op *ops.Op, a ir.Arith, offset int) {
 	}
 	build(t, l.lang, op, a)
 	variants := ops.VariantsOf(op.Name)
-	plan := schedule(t, variants, offset)
+	plan := schedule(variants, offset)
 	for vi, v := range variants {
 		if len(plan[vi]) == 0 {
 			continue

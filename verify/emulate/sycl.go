@@ -84,7 +84,7 @@ const realSYCLWidth = 32
 // tell a broken acpp (a *hostemu.ToolError) from code that does not compile
 // and from results that differ.
 func ACPP(ctx context.Context, acpp, targets string, written map[string]File, progress func(done, total int)) (int, error) {
-	return runCases(ctx, hostemu.SYCL, ir.Native("sycl"), written, realSYCLWidth, ACPPOptions(acpp, targets),
+	return runCases(ctx, hostemu.SYCL, ir.Native("sycl"), written, EveryVariantAt(realSYCLWidth), ACPPOptions(acpp, targets),
 		fmt.Sprintf("with acpp --acpp-targets=%s", targets), progress)
 }
 

@@ -14,7 +14,9 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/integration"
+	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -168,4 +170,43 @@ func RefusesOneBool(t *testing.T, newFamily func(glue.FamilyParts) (any, error),
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("one bool: got %v, want an error containing %q", err, want)
 	}
+}
+
+// Widths are the subgroup widths the emulated backends' kernels run at.
+var Widths = []int{8, 16, 32, 64}
+
+// OtherWidths runs the written kernels of b (its files ending in ext, in
+// lang) under host emulation at the subgroup widths other than
+// checkWidth, the one kernelgen build --check runs them at: every variant
+// once in the full tier, two sampled per op and contract in the fast one,
+// the widths taken in turn. The programs are the ones build --check
+// compiles (one hostemu cache entry each), so after it this costs runs,
+// not compiles.
+func OtherWidths(t *testing.T, b *backend.Backend, lang hostemu.Lang, ext string, checkWidth int) {
+	t.Helper()
+	var others []int
+	for _, w := range Widths {
+		if w != checkWidth {
+			others = append(others, w)
+		}
+	}
+	files := backend.Emulated(Written(t, b), ext)
+	turn := 0
+	pick := func(op string, a ir.Arith, n int) map[int][]int {
+		out := map[int][]int{}
+		for _, i := range tier.SampleOf(t, op+"@"+a.String(), n, 2) {
+			out[i] = []int{others[turn%len(others)]}
+			turn++
+		}
+		return out
+	}
+	n, err := emulate.CheckPicked(tier.Context(t), lang, ir.Native(b.Name), files, pick, nil)
+	var te *hostemu.ToolError
+	if errors.As(err, &te) && os.Getenv("KERNELGEN_REQUIRE_TOOLS") == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d cases at subgroup widths %v, every one equal to the Go reference", n, others)
 }

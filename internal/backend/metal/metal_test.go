@@ -44,3 +44,9 @@ func TestVerifyTellsCausesApart(t *testing.T) {
 		t.Errorf("interrupted: %v", err)
 	}
 }
+
+// The written kernels also run right at the subgroup widths build --check
+// does not run them at (it runs emulationWidth).
+func TestWrittenKernelsAtOtherWidths(t *testing.T) {
+	backendtest.OtherWidths(t, Backend, hostemu.MSL, ".metal", emulationWidth)
+}

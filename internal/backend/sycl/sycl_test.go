@@ -9,6 +9,7 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/backend/backendtest"
 	"github.com/kernelgen/kernelgen/verify/emulate"
+	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
 // The checks run the bytes build writes, not a second emission: the
@@ -37,4 +38,10 @@ func TestACPP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("acpp --acpp-targets=%s: %d cases, every one equal to the Go reference", *acppTargets, n)
+}
+
+// The written kernels also run right at the subgroup widths build --check
+// does not run them at (it runs emulationWidth).
+func TestWrittenKernelsAtOtherWidths(t *testing.T) {
+	backendtest.OtherWidths(t, Backend, hostemu.SYCL, ".hpp", emulationWidth)
 }
