@@ -85,6 +85,7 @@ func printDoctor(out io.Writer, d doctorJSON) error {
 		fmt.Fprintf(out, "Build cache (%s; KERNELGEN_CACHE moves it): %s\n", d.Cache.From, d.Cache.root())
 	}
 	printOpenCL(out, d.OpenCL)
+	printVulkan(out, d.Vulkan)
 	if len(d.MissingCI) == 0 {
 		fmt.Fprintln(out, "\nEverything CI needs is installed.")
 		return nil
@@ -102,6 +103,30 @@ func printOpenCL(out io.Writer, o openclJSON) {
 	default:
 		for _, p := range o.Platforms {
 			fmt.Fprintf(out, "OpenCL platform: %s (%s)\n", p.Name, strings.Join(p.Devices, "; "))
+			if p.Version != "" {
+				fmt.Fprintf(out, "  version: %s\n", p.Version)
+			}
+			for _, d := range p.Info {
+				sg := strings.Join(d.Subgroups, " ")
+				if sg == "" {
+					sg = "none"
+				}
+				fmt.Fprintf(out, "  %s: driver %s, OpenCL C %s, fp16 %v, subgroups %s; %s\n", d.Name, d.Driver, d.OpenCLC, d.FP16, sg, d.GGMLCheck)
+			}
+		}
+	}
+}
+
+func printVulkan(out io.Writer, v vulkanJSON) {
+	switch {
+	case v.Error != "":
+		fmt.Fprintf(out, "Vulkan devices: not listed (%s)\n", v.Error)
+	case len(v.Devices) == 0:
+		fmt.Fprintln(out, "Vulkan devices: none found (apt-get install -y mesa-vulkan-drivers for lavapipe, which CI runs the Vulkan kernels on)")
+	default:
+		for _, d := range v.Devices {
+			fmt.Fprintf(out, "Vulkan device: %s (%s, %s, Vulkan %s), subgroup %d (min %d, max %d); %s\n",
+				d.Name, d.Type, d.Driver, d.APIVersion, d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.GGMLCheck)
 		}
 	}
 }

@@ -94,6 +94,7 @@ type doctorJSON struct {
 	CXX       cxxJSON    `json:"cxx"`
 	Cache     cacheJSON  `json:"cache"`
 	OpenCL    openclJSON `json:"opencl"`
+	Vulkan    vulkanJSON `json:"vulkan"`
 	SYCL      syclJSON   `json:"sycl"`
 	MissingCI []string   `json:"missing_ci"`
 }
@@ -110,6 +111,20 @@ func openclData(ctx context.Context) openclJSON {
 		return openclJSON{Platforms: []toolchain.OpenCLPlatform{}, Error: err.Error()}
 	}
 	return openclJSON{Platforms: ps}
+}
+
+// vulkanJSON is what the Vulkan loader finds (vulkaninfo).
+type vulkanJSON struct {
+	Devices []toolchain.VulkanDevice `json:"devices"`
+	Error   string                   `json:"error,omitempty"` // why they could not be listed
+}
+
+func vulkanData(ctx context.Context) vulkanJSON {
+	ds, err := toolchain.VulkanDevices(ctx)
+	if err != nil {
+		return vulkanJSON{Devices: []toolchain.VulkanDevice{}, Error: err.Error()}
+	}
+	return vulkanJSON{Devices: ds}
 }
 
 type toolJSON struct {
@@ -185,6 +200,7 @@ func doctorData(ctx context.Context) doctorJSON {
 	d.CXX = cxxData()
 	d.Cache = cacheData()
 	d.OpenCL = openclData(ctx)
+	d.Vulkan = vulkanData(ctx)
 	return d
 }
 
