@@ -58,6 +58,10 @@ type doctorDoc struct {
 		From    string `json:"from"`
 		Error   string `json:"error"`
 	} `json:"cache"`
+	Vulkan struct {
+		Devices []toolchain.VulkanDevice `json:"devices"`
+		Error   string                   `json:"error"`
+	} `json:"vulkan"`
 	OpenCL struct {
 		Platforms []toolchain.OpenCLPlatform `json:"platforms"`
 		Error     string                     `json:"error"`
@@ -107,7 +111,26 @@ func TestDoctorJSON(t *testing.T) {
 	if got.Cache.Hostemu != filepath.Join(cache, "hostemu") || got.Cache.SPIRV != filepath.Join(cache, "spirv") || got.Cache.PTX != filepath.Join(cache, "ptx") || got.Cache.From != "$KERNELGEN_CACHE" {
 		t.Errorf("cache: %+v", got.Cache)
 	}
+	// each runtime's devices say which ggml backend can drive them and why
+	if got.Vulkan.Devices == nil || got.OpenCL.Platforms == nil {
+		t.Errorf("vulkan %+v, opencl %+v: want lists", got.Vulkan, got.OpenCL)
+	}
+	for _, d := range got.Vulkan.Devices {
+		if d.GGMLCheck == "" || (d.GGML != "" && d.GGML != "vulkan") {
+			t.Errorf("vulkan device %+v", d)
+		}
+	}
+	for _, p := range got.OpenCL.Platforms {
+		for _, d := range p.Info {
+			if d.GGMLCheck == "" || (d.GGML != "" && d.GGML != "opencl") || d.Subgroups == nil {
+				t.Errorf("opencl device %+v", d)
+			}
+		}
+	}
 	code, text, _ := run(t, "doctor")
+	if !strings.Contains(text, "Vulkan device") {
+		t.Errorf("doctor text names no Vulkan device line:\n%s", text)
+	}
 	if code != 0 || !strings.Contains(text, `CXX="/nonexistent/c++ -O2" was not found`) || !strings.Contains(text, "Build cache ($KERNELGEN_CACHE; KERNELGEN_CACHE moves it): "+cache) {
 		t.Errorf("doctor text:\n%s", text)
 	}

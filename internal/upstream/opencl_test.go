@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os/exec"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -21,10 +20,6 @@ import (
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/clrun"
 )
-
-// ggmlOpenCLFlags are the options ggml-opencl's load_cl_kernels builds
-// every kernel with, after -cl-std=CL<device's OpenCL C version>.
-const ggmlOpenCLFlags = "-cl-mad-enable -cl-unsafe-math-optimizations -cl-finite-math-only -cl-fast-relaxed-math"
 
 // clPad is the bytes before each tensor in its cl_mem: every buffer is
 // bound at a nonzero offset, as ggml-opencl binds a tensor (extra->offset
@@ -49,13 +44,11 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	ctx := tier.Context(t)
 	r, err := clrun.Build(ctx)
 	needTool(t, err, clrun.ErrMissingTool)
-	devs, err := r.Devices(ctx)
+	dev, err := r.Selected(ctx)
 	needTool(t, err, clrun.ErrNoDevice)
-	std := "CL1.2"
-	if m := regexp.MustCompile(`OpenCL C (\d+)\.(\d+)`).FindStringSubmatch(devs[0].CVersion); m != nil {
-		std = "CL" + m[1] + "." + m[2]
-	}
-	opts := "-cl-std=" + std + " " + ggmlOpenCLFlags
+	// ggml-opencl's options on this device: -cl-std=CL<the OpenCL C version
+	// it takes> and its fast-math flags
+	opts := dev.GGMLOptions()
 	byOp, err := openCLPrograms()
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +85,7 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 	out, err := r.Run(ctx, batch)
 	if err != nil {
-		t.Fatalf("on %s: %v", devs[0].Name, err)
+		t.Fatalf("on %s: %v", dev.Name, err)
 	}
 	for i, c := range all {
 		got := map[string][]byte{}
@@ -116,7 +109,7 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 		}
 	}
 	t.Logf("%s (%s, %s): %d cases, %d programs built with %q; largest NMSE against the Go reference %.3g (%s), tolerance %g",
-		devs[0].Name, devs[0].Platform, devs[0].CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
+		dev.Name, dev.Platform, dev.CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
 }
 
 // openCLPrograms are UpstreamKernels' files by the op each runs: a family's
@@ -276,7 +269,7 @@ func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 				}
 				for _, v := range append(pick, vs[len(vs)-1]) {
 					args := []string{"--target=spir64", "-x", "cl", "-cl-std=CL3.0", "-Xclang", "-cl-ext=" + ext.clExt, "-Wall", "-Werror"}
-					args = append(args, strings.Fields(ggmlOpenCLFlags)...)
+					args = append(args, strings.Fields(clrun.GGMLFlags)...)
 					for _, name := range emit.UpstreamDefines(p.k) {
 						args = append(args, fmt.Sprintf("-D%s=%d", name, v.Values[name]))
 					}

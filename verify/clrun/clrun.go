@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"runtime"
 	"strings"
 	"time"
@@ -85,7 +86,18 @@ type Batch struct {
 type Device struct {
 	Platform, Name, CVersion string
 	Extensions               []string
+	// GGMLStd is the OpenCL C version ggml-opencl builds its kernels for on
+	// the device ("CL3.0"): on an OpenCL 3 platform the largest the device
+	// lists, else its CL_DEVICE_OPENCL_C_VERSION.
+	GGMLStd string
 }
+
+// GGMLFlags are the options ggml-opencl's load_cl_kernels builds every
+// kernel with, after -cl-std=CL<the device's OpenCL C version>.
+const GGMLFlags = "-cl-mad-enable -cl-unsafe-math-optimizations -cl-finite-math-only -cl-fast-relaxed-math"
+
+// GGMLOptions are the options ggml-opencl builds its kernels with on d.
+func (d Device) GGMLOptions() string { return "-cl-std=" + d.GGMLStd + " " + GGMLFlags }
 
 // Has reports whether the device offers extension ext.
 func (d Device) Has(ext string) bool {
@@ -206,12 +218,47 @@ func (r *Runner) Devices(ctx context.Context) ([]Device, error) {
 	var ds []Device
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 4 {
+		if len(f) != 5 {
 			return nil, fmt.Errorf("clrun --list: malformed line %q", line)
 		}
-		ds = append(ds, Device{Platform: strings.TrimSpace(f[0]), Name: strings.TrimSpace(f[1]), CVersion: strings.TrimSpace(f[2]), Extensions: strings.Fields(f[3])})
+		ds = append(ds, Device{Platform: strings.TrimSpace(f[0]), Name: strings.TrimSpace(f[1]), CVersion: strings.TrimSpace(f[2]), Extensions: strings.Fields(f[3]), GGMLStd: strings.TrimSpace(f[4])})
 	}
 	return ds, nil
+}
+
+// Selected is the device a run uses, as clrun picks it: the one
+// $KERNELGEN_CL_DEVICE names ("#N", or a substring of its name; r.Env
+// before the process's environment), else the first.
+func (r *Runner) Selected(ctx context.Context) (Device, error) {
+	ds, err := r.Devices(ctx)
+	if err != nil {
+		return Device{}, err
+	}
+	if len(ds) == 0 {
+		return Device{}, ErrNoDevice
+	}
+	want := os.Getenv("KERNELGEN_CL_DEVICE")
+	for _, e := range r.Env {
+		if v, ok := strings.CutPrefix(e, "KERNELGEN_CL_DEVICE="); ok {
+			want = v
+		}
+	}
+	if want == "" {
+		return ds[0], nil
+	}
+	if n, ok := strings.CutPrefix(want, "#"); ok {
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(ds) {
+			return Device{}, fmt.Errorf("%w: no OpenCL device %s (%d found)", ErrNoDevice, want, len(ds))
+		}
+		return ds[i], nil
+	}
+	for _, d := range ds {
+		if strings.Contains(d.Name, want) {
+			return d, nil
+		}
+	}
+	return Device{}, fmt.Errorf("%w: no OpenCL device whose name contains %s", ErrNoDevice, want)
 }
 
 // Encode writes a batch file.

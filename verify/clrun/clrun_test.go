@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -105,5 +106,34 @@ func TestWideScalarsArriveAsUlong(t *testing.T) {
 	}
 	if want := f32s(7, 3); string(out[0][1]) != string(want) {
 		t.Errorf("y = %x, want %x", out[0][1], want)
+	}
+}
+
+// The selected device reports the -cl-std ggml-opencl would build for, and
+// ggml-opencl's options build a program there; KERNELGEN_CL_DEVICE picks
+// the device as clrun does.
+func TestSelectedDeviceTakesGGMLOptions(t *testing.T) {
+	r, ctx := runner(t)
+	d, err := r.Selected(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^CL[1-9]\.\d+$`).MatchString(d.GGMLStd) {
+		t.Fatalf("%s: GGMLStd %q", d.Name, d.GGMLStd)
+	}
+	opts := d.GGMLOptions()
+	if !strings.HasPrefix(opts, "-cl-std="+d.GGMLStd+" ") || !strings.HasSuffix(opts, GGMLFlags) {
+		t.Errorf("options %q", opts)
+	}
+	if _, err := r.Run(ctx, Batch{Programs: []Program{{Source: []byte(axpy), Options: opts, Name: "axpy.cl"}}}); err != nil {
+		t.Fatalf("axpy with %q: %v", opts, err)
+	}
+	r2 := &Runner{path: r.path, Env: []string{"KERNELGEN_CL_DEVICE=#0"}}
+	if d0, err := r2.Selected(ctx); err != nil || d0.Name != d.Name && os.Getenv("KERNELGEN_CL_DEVICE") == "" {
+		t.Errorf("#0: %+v, %v", d0, err)
+	}
+	r2.Env = []string{"KERNELGEN_CL_DEVICE=no such device name"}
+	if _, err := r2.Selected(ctx); !errors.Is(err, ErrNoDevice) {
+		t.Errorf("an unknown name: %v, want ErrNoDevice", err)
 	}
 }

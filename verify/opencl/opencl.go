@@ -74,6 +74,10 @@ type Programs struct {
 	// Sources, when set, holds the .cl files to build by op name (as
 	// `kernelgen build` is about to write them); otherwise Source's.
 	Sources map[string][]byte
+	// Options come before each program's defines: ggml-opencl's build
+	// options on the device (clrun.Device.GGMLOptions), as BuildAll and
+	// RunCases set them.
+	Options string
 	list    []clrun.Program
 	index   map[string]int
 }
@@ -88,7 +92,7 @@ func (p *Programs) Add(k *ir.Kernel, v ops.Variant) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	opts := emit.BuildOptions(defs)
+	opts := strings.TrimSpace(p.Options + " " + emit.BuildOptions(defs))
 	key := op.Name + " " + opts
 	if i, ok := p.index[key]; ok {
 		return i, nil
@@ -205,7 +209,11 @@ type Report struct {
 // (both contracts' kernels are in each), split into parts batches run side
 // by side, and returns how many it built.
 func BuildAll(ctx context.Context, r *clrun.Runner, sources map[string][]byte, parts int) (int, error) {
-	progs := Programs{Sources: sources}
+	dev, err := r.Selected(ctx)
+	if err != nil {
+		return 0, err
+	}
+	progs := Programs{Sources: sources, Options: dev.GGMLOptions()}
 	for _, op := range ops.All() {
 		k, err := op.Kernel(ir.Portable)
 		if err != nil {
@@ -283,6 +291,10 @@ func RunCases(ctx context.Context, r *clrun.Runner, sources map[string][]byte, c
 	if parts < 1 {
 		parts = 1
 	}
+	dev, err := r.Selected(ctx)
+	if err != nil {
+		return err
+	}
 	// Cases sharing a program go into one batch: sort by op and variant.
 	sorted := append([]*cases.Case(nil), cs...)
 	sort.SliceStable(sorted, func(i, j int) bool {
@@ -312,7 +324,7 @@ func RunCases(ctx context.Context, r *clrun.Runner, sources map[string][]byte, c
 				errs = append(errs, err.Error())
 				mu.Unlock()
 			}
-			progs := Programs{Sources: sources}
+			progs := Programs{Sources: sources, Options: dev.GGMLOptions()}
 			var b clrun.Batch
 			for _, c := range batch {
 				j, err := Job(c, &progs)

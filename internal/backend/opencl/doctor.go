@@ -31,6 +31,17 @@ func doctor(ctx context.Context, _ []toolchain.Result) backend.Fact {
 		fact.Value = platforms{Platforms: ps}
 		for _, p := range ps {
 			fact.Lines = append(fact.Lines, fmt.Sprintf("OpenCL platform: %s (%s)", p.Name, strings.Join(p.Devices, "; ")))
+			if p.Version != "" {
+				fact.Lines = append(fact.Lines, "  version: "+p.Version)
+			}
+			// what ggml-opencl's device check reads, and its verdict
+			for _, d := range p.Info {
+				sg := strings.Join(d.Subgroups, " ")
+				if sg == "" {
+					sg = "none"
+				}
+				fact.Lines = append(fact.Lines, fmt.Sprintf("  %s: driver %s, OpenCL C %s, fp16 %v, subgroups %s; %s", d.Name, d.Driver, d.OpenCLC, d.FP16, sg, d.GGMLCheck))
+			}
 		}
 	}
 	return fact

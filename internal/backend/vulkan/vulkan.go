@@ -27,7 +27,7 @@ var target = ops.TargetOf(name)
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "GLSL compute shaders, compiled to SPIR-V by glslang and checked by spirv-val", Issue: 5,
 	Generate: generate, Verify: verify, Integration: Manifest,
 	Owns:  []string{"emit/glsl", "templates/vulkan", "verify/vulkan", "verify/vkrun", "tools/spvbuild", "bench/vulkan", "ops/backend_vulkan.go", "generated/vulkan", "tools/toolchain/vulkan.go"},
-	Tools: toolchain.VulkanTools, Cache: &backend.Cache{Key: "spirv", Dir: spvbuild.CacheDir}}
+	Tools: toolchain.VulkanTools, Cache: &backend.Cache{Key: "spirv", Dir: spvbuild.CacheDir}, Doctor: doctor}
 
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: function, HostName: hostName, Defines: glsl.Defines, Family: newFamily,

@@ -5,6 +5,7 @@
  *   clrun BATCH_FILE OUT_FILE   run a batch (format: ../clrun.go)
  *   clrun --list                print every device, one per line:
  *                               platform TAB device TAB version TAB extensions
+ *                               TAB the -cl-std ggml-opencl builds for (CL3.0)
  *
  * Exit codes: 0 ok; 1 usage, batch file or I/O error; 2 an OpenCL call
  * failed (the message names it and the error code); 3 a program did not
@@ -225,6 +226,36 @@ static device_ref select_device(void)
 	return ds[0];
 }
 
+/* ggml_cl_std: the OpenCL C version ggml-opencl builds its kernels for
+ * (-cl-std=CL<major>.<minor>), as its get_opencl_c_version reads it: on an
+ * OpenCL 3 platform the largest of CL_DEVICE_OPENCL_C_ALL_VERSIONS, else
+ * CL_DEVICE_OPENCL_C_VERSION ("OpenCL C <major>.<minor> ..."). */
+static void ggml_cl_std(device_ref d, char *out, size_t n)
+{
+	int major = 0, minor = 0;
+	char *pv = info_string(1, d.platform, CL_PLATFORM_VERSION);
+	int pmajor = 0;
+	sscanf(pv, "OpenCL %d", &pmajor);
+	free(pv);
+	if (pmajor >= 3) {
+		struct { cl_uint version; char name[64]; } vs[32]; /* cl_name_version */
+		size_t size = 0;
+		if (p_clGetDeviceInfo(d.device, 0x1066 /* CL_DEVICE_OPENCL_C_ALL_VERSIONS */, sizeof vs, vs, &size) == CL_SUCCESS) {
+			cl_uint best = 0;
+			for (size_t i = 0; i < size / sizeof vs[0]; i++)
+				if (vs[i].version > best)
+					best = vs[i].version;
+			major = best >> 22;
+			minor = (best >> 12) & 0x3ff;
+		}
+	} else {
+		char *cv = info_string(0, d.device, CL_DEVICE_OPENCL_C_VERSION);
+		sscanf(cv, "OpenCL C %d.%d", &major, &minor);
+		free(cv);
+	}
+	snprintf(out, n, "CL%d.%d", major, minor);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--list") == 0) {
@@ -236,7 +267,9 @@ int main(int argc, char **argv)
 			char *dn = info_string(0, ds[i].device, CL_DEVICE_NAME);
 			char *ver = info_string(0, ds[i].device, CL_DEVICE_OPENCL_C_VERSION);
 			char *ext = info_string(0, ds[i].device, CL_DEVICE_EXTENSIONS);
-			printf("%s\t%s\t%s\t%s\n", pn, dn, ver, ext);
+			char std[32];
+			ggml_cl_std(ds[i], std, sizeof std);
+			printf("%s\t%s\t%s\t%s\t%s\n", pn, dn, ver, ext, std);
 		}
 		return 0;
 	}
