@@ -37,10 +37,22 @@ type edit struct {
 	someDiffer       bool
 	// per holds the verdicts of kernels that get another one, by ID.
 	per map[string]string
-	// full: the full tier only. Such an edit runs every GDN kernel, the
-	// batched and chained ones included, on both sides (minutes of CPU);
-	// the fast tier judges the same categories on cheaper edits.
-	full bool
+}
+
+// fastEdits are the edits the fast tier runs: one per verdict category and
+// execution result, each a copy of ops/ to compile. The others run in the
+// full tier, among them the three that run every GDN kernel, the batched
+// and chained ones included, on both sides (minutes of CPU).
+var fastEdits = map[string]bool{
+	"ring write not shifted":                                                 true, // memory; differ
+	"a load index changed through a Let":                                     true, // index normalisation through Lets
+	"workgroup size changed without the grid":                                true, // memory, control, launch
+	"taps summed newest-first":                                               true, // arithmetic, memory
+	"pure rename":                                                            true, // names only
+	"tiling that keeps the order (64 channels per workgroup)":                true, // launch; per-kernel verdicts
+	"the batched conv's barrier after the ring writes (aliasing ids see it)": true, // barriers
+	"a dispatch wait dropped (the Go reference runs dispatches in order)":    true, // identical results, changed form
+	"a vec_dot's operands swapped (products commute)":                        true, // the vector operations
 }
 
 var (
@@ -78,10 +90,10 @@ var edits = []edit{
 	{name: "two independent Lets swapped in the GDN body", file: "gdn.go",
 		subs: [][2]string{{"\ttk.gOff = b.Let(\"g_off\", s.Mul(g.sg3).Add(t.Mul(g.sg2)).Add(h.Mul(g.sg1)))\n\ttk.betaT = b.Let(\"beta_t\", g.beta.Load(s.Mul(g.sb3).Add(t.Mul(g.sb2)).Add(h.Mul(g.sb1))))\n",
 			"\ttk.betaT = b.Let(\"beta_t\", g.beta.Load(s.Mul(g.sb3).Add(t.Mul(g.sb2)).Add(h.Mul(g.sb1))))\n\ttk.gOff = b.Let(\"g_off\", s.Mul(g.sg3).Add(t.Mul(g.sg2)).Add(h.Mul(g.sg1)))\n"}},
-		ops: gdnAll, verdict: verdict.NamesOnly, results: verdict.Identical, full: true},
+		ops: gdnAll, verdict: verdict.NamesOnly, results: verdict.Identical},
 	{name: "exp routine swapped (native kernels take the portable one)", file: "arith.go",
 		subs: [][2]string{{`return b.Let("e", b.ExpNative(x))`, `return b.ExpPortable(x)`}},
-		ops:  gdnAll, only: []string{"native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl"}, verdict: "arithmetic", someDiffer: true, full: true},
+		ops:  gdnAll, only: []string{"native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl"}, verdict: "arithmetic", someDiffer: true},
 	// The kinds that must stay quiet, or be only what they are.
 	{name: "pure rename", file: "conv.go",
 		subs: [][2]string{{`c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`, `c0 = b.Let("channel", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`}},
@@ -122,7 +134,7 @@ var edits = []edit{
 		ops:  []string{"ssm_conv_update_inplace_ids"}, verdict: "memory, control", results: verdict.Identical},
 	{name: "native reduction order where the reference evaluates both alike", file: "backend_cuda.go",
 		subs: [][2]string{{"style: style{gateAfterReduce: true, order: ir.Butterfly, convZero: true}", "style: style{gateAfterReduce: true, order: ir.NativeOrder, convZero: true}"}},
-		ops:  gdnAll, only: []string{"native-cuda"}, verdict: "arithmetic", results: verdict.Identical, full: true},
+		ops:  gdnAll, only: []string{"native-cuda"}, verdict: "arithmetic", results: verdict.Identical},
 	{name: "taps no longer unrolled", file: "conv.go",
 		subs: [][2]string{{`b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(`, `b.For("j", 0, dconv, func(j dsl.Val) { y.Set(`}},
 		ops:  convAll, verdict: "control", results: verdict.Identical},
@@ -159,9 +171,18 @@ func TestEdits(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build the edited op programs")
 	}
+	named := map[string]bool{}
+	for _, e := range edits {
+		named[e.name] = true
+	}
+	for name := range fastEdits {
+		if !named[name] {
+			t.Errorf("fastEdits names %q, which is no edit", name)
+		}
+	}
 	var list []edit
 	for _, e := range edits {
-		if e.full && !tier.Full() {
+		if !fastEdits[e.name] && !tier.Full() {
 			t.Logf("fast tier: %q runs in the full tier (%s=1)", e.name, tier.Env)
 			continue
 		}
