@@ -18,8 +18,8 @@
 //	rows    GET_ROWS(cache, ids)                   skipped: the kernel reads cache[ids[s]]
 //	prior   RESHAPE(rows) = gdn.src[5]             skipped
 //	gdn     GATED_DELTA_NET(q,k,v,g,beta,prior;K)  gather + gated_delta_net_inplace_ids
-//	new     VIEW(gdn) at the state region          skipped
-//	store   CPY(new, window)                       skipped: the kernel wrote window
+//	tail    VIEW(gdn) at the state region          skipped
+//	store   CPY(tail, window)                      skipped: the kernel wrote window
 //	cache   rows.src[0], a view of ssm_states_all  buffer cache (whole)
 //	ids     rows.src[1], s_copy_main               buffer ids
 //	window  store.src[1], rows [kv_head, +n_seqs)  buffer state_dst; rs_head = offs / row bytes

@@ -101,10 +101,12 @@ func (e Expr) C(name func(string) string) string {
 		name = func(r string) string { return r }
 	}
 	switch e.Op {
-	case "ne", "nb":
-		return fmt.Sprintf("%s->%s[%d]", name(e.Role), e.Op, e.I)
+	case "ne":
+		return fmt.Sprintf("%s->ne[%d]", name(e.Role), e.I)
+	case "nb": // size_t: compared as ne's int64_t
+		return fmt.Sprintf("(int64_t) %s->nb[%d]", name(e.Role), e.I)
 	case "offs":
-		return name(e.Role) + "->view_offs"
+		return "(int64_t) " + name(e.Role) + "->view_offs"
 	case "param":
 		return fmt.Sprintf("ggml_get_op_params_i32(%s, %d)", name(e.Role), e.I)
 	case "const":

@@ -71,54 +71,64 @@ func TestSnapshotsWaitForOpBsSlots(t *testing.T) {
 	}
 }
 
+// refusal is a decode graph the matcher must leave unfused, and why.
+type refusal struct {
+	name, cond string
+	pattern    *Pattern
+	edit       func(l *Layer, b *Built)
+	be         Backend
+}
+
+var refusals = []refusal{
+	{"state read twice", "intermediates", StatePattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, node(b, "state_rows"))
+	}, portable},
+	{"conv input read twice", "intermediates", ConvPattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, node(b, "conv_input"))
+	}, portable},
+	{"new state an output", "intermediates", StatePattern, func(l *Layer, b *Built) { node(b, "state_new").Output = true }, portable},
+	{"gdn read whole", "attention-only", StatePattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, node(b, "gdn"))
+	}, portable},
+	{"state cache written between", "nothing-between", StatePattern, func(l *Layer, b *Built) {
+		between(b, "state_rows", "zap", b.StateCache)
+	}, portable},
+	{"conv cache written between", "nothing-between", ConvPattern, func(l *Layer, b *Built) {
+		between(b, "conv_rows", "zap", b.ConvCache)
+	}, portable},
+	{"extra states copied", "nothing-between", StatePattern, func(l *Layer, b *Built) {}, portable},
+	{"cache in another buffer", "one-cache", StatePattern, func(l *Layer, b *Built) { b.StateCache.Buffer = "host" }, portable},
+	{"f16 cache", "one-cache", ConvPattern, func(l *Layer, b *Built) { b.ConvCache.Type = "f16" }, portable},
+	{"strided cache rows", "cache-rows", StatePattern, func(l *Layer, b *Built) { node(b, "state_states").Nb[1] += 64 }, portable},
+	{"result in the token's memory", "no-reuse", ConvPattern, func(l *Layer, b *Built) {
+		b.ConvOut.ViewSrc = b.Inputs[0] // the allocator handed qkv's memory on
+	}, portable},
+	{"S_v outside the table", "variant", StatePattern, nil, portable},
+	{"d_conv outside the table", "variant", ConvPattern, nil, portable},
+}
+
+// graph builds the refusal's graph.
+func (tc refusal) graph() *Built {
+	l := layer()
+	switch tc.name {
+	case "extra states copied":
+		l.Extra = 1
+	case "S_v outside the table":
+		l.SV = 48
+	case "d_conv outside the table":
+		l.DConv = 9
+	}
+	b := l.Build()
+	if tc.edit != nil {
+		tc.edit(&l, b)
+	}
+	return b
+}
+
 func TestRefusals(t *testing.T) {
-	for _, tc := range []struct {
-		name, cond string
-		pattern    *Pattern
-		edit       func(l *Layer, b *Built)
-		be         Backend
-	}{
-		{"state read twice", "intermediates", StatePattern, func(l *Layer, b *Built) {
-			b.G.Compute("peek", "SUM", []int64{1}, node(b, "state_rows"))
-		}, portable},
-		{"conv input read twice", "intermediates", ConvPattern, func(l *Layer, b *Built) {
-			b.G.Compute("peek", "SUM", []int64{1}, node(b, "conv_input"))
-		}, portable},
-		{"new state an output", "intermediates", StatePattern, func(l *Layer, b *Built) { node(b, "state_new").Output = true }, portable},
-		{"gdn read whole", "attention-only", StatePattern, func(l *Layer, b *Built) {
-			b.G.Compute("peek", "SUM", []int64{1}, node(b, "gdn"))
-		}, portable},
-		{"state cache written between", "nothing-between", StatePattern, func(l *Layer, b *Built) {
-			between(b, "state_rows", "zap", b.StateCache)
-		}, portable},
-		{"conv cache written between", "nothing-between", ConvPattern, func(l *Layer, b *Built) {
-			between(b, "conv_rows", "zap", b.ConvCache)
-		}, portable},
-		{"extra states copied", "nothing-between", StatePattern, func(l *Layer, b *Built) {}, portable},
-		{"cache in another buffer", "one-cache", StatePattern, func(l *Layer, b *Built) { b.StateCache.Buffer = "host" }, portable},
-		{"f16 cache", "one-cache", ConvPattern, func(l *Layer, b *Built) { b.ConvCache.Type = "f16" }, portable},
-		{"strided cache rows", "cache-rows", StatePattern, func(l *Layer, b *Built) { node(b, "state_states").Nb[1] += 64 }, portable},
-		{"result in the token's memory", "no-reuse", ConvPattern, func(l *Layer, b *Built) {
-			b.ConvOut.ViewSrc = b.Inputs[0] // the allocator handed qkv's memory on
-		}, portable},
-		{"S_v outside the table", "variant", StatePattern, nil, portable},
-		{"d_conv outside the table", "variant", ConvPattern, nil, portable},
-	} {
+	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
-			l := layer()
-			switch tc.name {
-			case "extra states copied":
-				l.Extra = 1
-			case "S_v outside the table":
-				l.SV = 48
-			case "d_conv outside the table":
-				l.DConv = 9
-			}
-			b := l.Build()
-			if tc.edit != nil {
-				tc.edit(&l, b)
-			}
-			ms, rs := tc.pattern.Find(b.G, tc.be)
+			ms, rs := tc.pattern.Find(tc.graph().G, tc.be)
 			if len(ms) != 0 || len(rs) != 1 || rs[0].Condition != tc.cond {
 				t.Fatalf("%d matches, refusals %v; want one refusal by %s", len(ms), rs, tc.cond)
 			}
@@ -151,7 +161,7 @@ func between(b *Built, at, name string, cache *Tensor) {
 
 func TestExprSpellsGgml(t *testing.T) {
 	got := Div(Offs("window"), Mul(Ne("cache", 0), Const(4))).C(func(r string) string { return "t_" + r })
-	if want := "t_window->view_offs / (t_cache->ne[0] * 4)"; got != want {
+	if want := "(int64_t) t_window->view_offs / (t_cache->ne[0] * 4)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if got := Sub(Ne("a", 0), Sub(Ne("b", 0), Const(1))).C(nil); !strings.Contains(got, "(b->ne[0] - 1)") {

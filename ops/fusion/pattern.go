@@ -150,8 +150,8 @@ var StatePattern = &Pattern{
 		{Role: "rows", Op: "GET_ROWS", From: Edge{Role: "prior", Src: 0}, Fused: true},
 		{Role: "cache", From: Edge{Role: "rows", Src: 0}},
 		{Role: "ids", From: Edge{Role: "rows", Src: 1}},
-		{Role: "new", Op: "VIEW", From: Edge{Role: "gdn", Src: 0, Down: true, Where: []Eq{{Offs(Self), f32s(attn)}}}, Fused: true},
-		{Role: "store", Op: "CPY", From: Edge{Role: "new", Src: 0, Down: true}, Fused: true},
+		{Role: "tail", Op: "VIEW", From: Edge{Role: "gdn", Src: 0, Down: true, Where: []Eq{{Offs(Self), f32s(attn)}}}, Fused: true},
+		{Role: "store", Op: "CPY", From: Edge{Role: "tail", Src: 0, Down: true}, Fused: true},
 		{Role: "window", From: Edge{Role: "store", Src: 1}},
 	},
 	Conditions: []Condition{
@@ -162,8 +162,8 @@ var StatePattern = &Pattern{
 			{Ne("cache", 0), stateD}, {Nb("cache", 1), f32s(stateD)}, {Ne("ids", 0), nSeqs}, {Ne("prior", 3), nSeqs},
 		}},
 		{Name: "state-view", Kind: Equal, Why: "the copied view is the whole state region, packed", Eqs: []Eq{
-			{Mul(Ne("new", 0), Ne("new", 1), Ne("new", 2), Ne("new", 3)), Mul(stateD, nSeqs, snaps)},
-			{Nb("new", 1), Mul(Ne("new", 0), Const(4))},
+			{Mul(Ne("tail", 0), Ne("tail", 1), Ne("tail", 2), Ne("tail", 3)), Mul(stateD, nSeqs, snaps)},
+			{Nb("tail", 1), Mul(Ne("tail", 0), Const(4))},
 		}},
 		{Name: "window-rows", Kind: Equal, Why: "the destination is n_seqs whole rows from a row boundary, each slot a row group (slot i at i*mem_size rows: nb[2])", Eqs: []Eq{
 			{Ne("window", 0), stateD}, {Ne("window", 1), nSeqs}, {Ne("window", 2), snaps},
