@@ -2,8 +2,6 @@ package fusion
 
 import (
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ops"
@@ -139,28 +137,41 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	}
 	fmt.Fprintf(w, "\n// %s: the kernel %s after the gather %s, at the %s's place\n", pt.Name, pt.Kernel, pt.Gather, pt.Anchor)
 	fmt.Fprintf(w, "struct %s_%s {\n", p, name)
-	fmt.Fprintf(w, "    const ggml_tensor * %s = nullptr;\n", strings.Join(append(roles, "out"), " = nullptr;\n    const ggml_tensor * "))
+	fmt.Fprintf(w, "%s", joinLines("    const ggml_tensor ", append(roles, "out"), func(r string) string { return "* " + r + " = nullptr" }))
 	fmt.Fprintf(w, "    const ggml_tensor * fused[%d] = {};\n    int n_fused = 0;\n", nFused)
+	var ints []string
 	for _, a := range pt.Args {
-		fmt.Fprintf(w, "    int64_t %s = 0;\n", a.Name)
+		ints = append(ints, a.Name)
 	}
-	for _, a := range params.names {
-		fmt.Fprintf(w, "    int64_t %s = 0;\n", a)
-	}
+	fmt.Fprintf(w, "%s", joinLines("    int64_t ", append(ints, params.names...), func(n string) string { return n + " = 0" }))
 	fmt.Fprintf(w, "};\n\n")
 	fmt.Fprintf(w, "static bool %s_match_%s(const ggml_cgraph * cgraph, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, name)
 	fmt.Fprintf(w, "    m = {};\n    m.%s = cgraph->nodes[i];\n    if (!(%s)) {\n        return false;\n    }\n", pt.Anchor, cOp(pt.Nodes[0].Op, "m."+pt.Anchor))
+	// The srcs of checked tensors are assigned in a run and checked at once;
+	// a tensor is checked before anything is read through it.
+	var pending []string
+	unchecked := map[string]bool{}
+	flush := func() {
+		if len(pending) > 0 {
+			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(pending, " ||\n        "))
+			pending, unchecked = nil, map[string]bool{}
+		}
+	}
 	for _, n := range pt.Nodes[1:] {
 		from := field(n.From.Role)
+		if unchecked[n.From.Role] {
+			flush()
+		}
 		if !n.From.Down {
+			unchecked[n.Role] = true
 			fmt.Fprintf(w, "    m.%s = %s->src[%d];\n", n.Role, from, n.From.Src)
-			cond := "m." + n.Role + " == nullptr"
+			pending = append(pending, "m."+n.Role+" == nullptr")
 			if n.Op != "" {
-				cond += " || !(" + cOp(n.Op, "m."+n.Role) + ")"
+				pending = append(pending, "!("+cOp(n.Op, "m."+n.Role)+")")
 			}
-			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", cond)
 			continue
 		}
+		flush()
 		where := []string{cOp(n.Op, Self), fmt.Sprintf("%s->src[%d] == %s", Self, n.From.Src, from)}
 		for _, e := range n.From.Where {
 			where = append(where, e.A.C(roleIn(field))+" == "+e.B.C(roleIn(field)))
@@ -169,9 +180,10 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 		fmt.Fprintf(w, "        const ggml_tensor * %s = cgraph->nodes[j];\n", Self)
 		fmt.Fprintf(w, "        if (%s) {\n            m.%s = %s;\n        }\n    }\n", strings.Join(where, " &&\n            "), n.Role, Self)
 		if !n.Optional {
-			fmt.Fprintf(w, "    if (m.%s == nullptr) {\n        return false;\n    }\n", n.Role)
+			pending = append(pending, "m."+n.Role+" == nullptr")
 		}
 	}
+	flush()
 	fmt.Fprintf(w, "    m.out = ")
 	for i, r := range pt.Out {
 		if i < len(pt.Out)-1 {
@@ -181,8 +193,11 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 		}
 	}
 	for _, n := range pt.Nodes {
-		if n.Fused {
+		switch {
+		case n.Fused && n.Optional:
 			fmt.Fprintf(w, "    if (m.%s) {\n        m.fused[m.n_fused++] = m.%s;\n    }\n", n.Role, n.Role)
+		case n.Fused:
+			fmt.Fprintf(w, "    m.fused[m.n_fused++] = m.%s;\n", n.Role)
 		}
 	}
 	for _, c := range pt.Conditions {
@@ -225,9 +240,11 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 				fmt.Fprintf(w, "    m.%s = m.%s != nullptr;\n", f.Param, f.Role)
 			}
 			fmt.Fprintf(w, "    {\n        static const int64_t variants[][%d] = {\n", len(params.names))
+			var rows []string
 			for _, row := range params.rows {
-				fmt.Fprintf(w, "            { %s },\n", row)
+				rows = append(rows, "{ "+row+" }")
 			}
+			fmt.Fprintf(w, "%s", joinLines("            ", rows, func(r string) string { return r }))
 			var hit []string
 			for i, n := range params.names {
 				hit = append(hit, fmt.Sprintf("v[%d] == m.%s", i, n))
@@ -243,6 +260,36 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	}
 	fmt.Fprintf(w, "    return true;\n}\n")
 	return nil
+}
+
+// joinLines writes items as lead + item, several to a line of at most 100
+// columns: "int64_t a = 0, b = 0;".
+func joinLines(lead string, items []string, item func(string) string) string {
+	var w strings.Builder
+	line := ""
+	for _, it := range items {
+		x := item(it)
+		if line != "" && len(lead)+len(line)+len(x)+3 > 100 {
+			w.WriteString(lead + line + sep(lead) + "\n")
+			line = ""
+		}
+		if line != "" {
+			line += ", "
+		}
+		line += x
+	}
+	if line != "" {
+		w.WriteString(lead + line + sep(lead) + "\n")
+	}
+	return w.String()
+}
+
+// sep ends a declaration line with ";", a row of an initializer with ",".
+func sep(lead string) string {
+	if strings.TrimSpace(lead) == "" {
+		return ","
+	}
+	return ";"
 }
 
 // roleIn names a role as the matcher's struct field, Self as itself.
@@ -289,7 +336,5 @@ func variantTable(pt *Pattern, target string) (table, error) {
 	if len(t.rows) == 0 {
 		return t, fmt.Errorf("%s has no variant on %q", pt.Kernel, target)
 	}
-	sort.Strings(t.rows)
-	t.rows = slices.Compact(t.rows)
 	return t, nil
 }
