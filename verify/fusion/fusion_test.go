@@ -173,3 +173,39 @@ func TestFusedEqualsUnfusedUnderEveryContract(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedGraphsRunUnfused: what the matcher refuses runs as the graph
+// says, K > 1 snapshots (MTP) among them: the fused run with no match is the
+// unfused run, slots and all.
+func TestRefusedGraphsRunUnfused(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 3))
+	for _, k := range []int{2, 3, 4} {
+		l := fusion.Layer{SV: 64, H: 2, HK: 1, Seqs: 3, T: k, K: k, DConv: 4, C: 16, MemSize: 5, KVHead: 1, RowZero: -1}
+		b := l.Build()
+		state, _ := fusion.StatePattern.Find(b.G, reference)
+		conv, _ := fusion.ConvPattern.Find(b.G, reference)
+		if len(state)+len(conv) != 0 {
+			t.Fatalf("K %d: matched", k)
+		}
+		c := Contract{Arith: ir.Portable}
+		want := NewMemory(b.G, 5)
+		copy(want.I32[b.Ids], idsOf("mixed", 3, 5, 1, r))
+		got := want.Clone()
+		if err := c.RunUnfused(b.G, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RunFused(b.G, got, nil); err != nil {
+			t.Fatal(err)
+		}
+		if d := compare(b, nil, got, want); d != "" {
+			t.Fatalf("K %d: %s", k, d)
+		}
+		// the snapshots reached the cache: slot k-1 rows are not the seeded ones
+		before := NewMemory(b.G, 5)
+		D := 64 * 64 * 2
+		row := (l.KVHead + (k-1)*l.MemSize) * D
+		if math.Float32bits(want.F32[b.StateCache][row]) == math.Float32bits(before.F32[b.StateCache][row]) {
+			t.Errorf("K %d: snapshot slot %d was not copied into the cache", k, k-1)
+		}
+	}
+}
