@@ -17,12 +17,13 @@
 //	role    node                                   becomes
 //	rows    GET_ROWS(cache, ids)                   skipped: the kernel reads cache[ids[s]]
 //	prior   RESHAPE(rows) = gdn.src[5]             skipped
-//	gdn     GATED_DELTA_NET(q,k,v,g,beta,prior;K)  gather + gated_delta_net_inplace_ids
+//	gdn     GATED_DELTA_NET(q,k,v,g,beta,prior;K)  gather + op B with slots (ops.SlotsOp)
 //	tail    VIEW(gdn) at the state region          skipped
 //	store   CPY(tail, window)                      skipped: the kernel wrote window
 //	cache   rows.src[0], a view of ssm_states_all  buffer cache (whole)
 //	ids     rows.src[1], s_copy_main               buffer ids
-//	window  store.src[1], rows [kv_head, +n_seqs)  buffer state_dst; rs_head = offs / row bytes
+//	window  store.src[1], rows [kv_head, +n_seqs)  buffer state_dst; rs_head = offs / row bytes;
+//	        (K slots: nb[2] apart)                 K = op_params[0], ss = nb[2] / 4
 //	q..beta gdn.src[0..4]                          buffers q, k, v, g, beta; strides nb/4
 //	                                               buffer dst = gdn (the attention)
 //	                                               buffer scratch = gdn's state region
@@ -50,7 +51,9 @@
 // and never written. That is what the graph computes: GET_ROWS reads every
 // row before the CPY writes any.
 //
-// K > 1 (MTP/NextN): the graph is found node for node, and the condition
-// "one-slot" refuses it until op B writes the K snapshot slots in place
-// (docs/fusion.md#snapshots says the IR change).
+// K > 1 (MTP/NextN): op B writes snapshot slot i of sequence s in place, at
+// window row s plus i*ss (ss: the window's nb[2], mem_size rows), so the
+// state stays fused; the conv's K slot views read the CONCAT outside the
+// pattern and stay unfused (docs/fusion.md#snapshots). llama's ids name
+// cells in [0, mem_size), so no gather reads a slot row.
 package fusion

@@ -97,8 +97,10 @@ func (l Layer) Build() *Built {
 	out := g.GatedDeltaNet("gdn", q, kk, v, gate, beta, s, k)
 	attnElems := sv * h * T * n
 	b.Attn = g.View("attn", out, []int64{sv, h, T, n}, []int64{sv * 4, sv * h * 4, sv * h * T * 4}, 0)
-	ns := g.View("state_new", out, []int64{D, n, int64(k)}, []int64{D * 4, D * n * 4}, attnElems*4)
-	dst := g.View("state_dst", b.StateCache, []int64{D, n, int64(k)}, []int64{D * 4, D * mem * 4}, int64(l.KVHead)*D*4)
+	// the newest min(T, K) slots are written and copied (slot 0 newest)
+	written := min(T, int64(k))
+	ns := g.View("state_new", out, []int64{D, n, written}, []int64{D * 4, D * n * 4}, attnElems*4)
+	dst := g.View("state_dst", b.StateCache, []int64{D, n, written}, []int64{D * 4, D * mem * 4}, int64(l.KVHead)*D*4)
 	g.Cpy("state_cpy", ns, dst)
 	g.Compute("o_norm", "RMS_NORM", []int64{sv, h, T, n}, b.Attn)
 	return b

@@ -53,20 +53,30 @@ func TestCanonicalDecodeGraphsMatch(t *testing.T) {
 	}
 }
 
-// TestSnapshotsWaitForOpBsSlots: K > 1 graphs are found node for node and
-// refused by the one condition that waits for op B's snapshot slots (the
-// conv: its slot views read the concat outside the pattern, and op D runs
-// one token).
-func TestSnapshotsWaitForOpBsSlots(t *testing.T) {
+// TestSnapshotsKeepTheStateFused: with K > 1 snapshot slots the state is
+// fused (op B writes the slots, K and ss bound), the conv is not (its slot
+// views read the concat outside the pattern), and a step of fewer tokens
+// than slots (fewer slots copied) runs unfused.
+func TestSnapshotsKeepTheStateFused(t *testing.T) {
 	for _, k := range []int{2, 3, 4} {
-		l := layer()
-		l.K, l.T = k, k
-		state, conv, refused := matchBoth(t, l.Build(), portable)
-		if len(state)+len(conv) != 0 || len(refused) != 2 {
-			t.Fatalf("K %d: %d state, %d conv matches, refused %v", k, len(state), len(conv), refused)
+		for _, tok := range []int{k, k + 1} {
+			l := layer()
+			l.K, l.T = k, tok
+			state, conv, refused := matchBoth(t, l.Build(), portable)
+			if len(state) != 1 || len(conv) != 0 || len(refused) != 1 || refused[0].Condition != "intermediates" {
+				t.Fatalf("K %d T %d: %d state, %d conv matches, refused %v", k, tok, len(state), len(conv), refused)
+			}
+			args, err := state[0].Args()
+			D := l.SV * l.SV * l.H
+			if err != nil || args["K"] != uint32(k) || args["ss"] != uint32(l.MemSize*D) {
+				t.Errorf("K %d T %d: args %v, %v", k, tok, args, err)
+			}
 		}
-		if refused[0].Condition != "one-slot" {
-			t.Errorf("K %d: state refused by %v", k, refused[0])
+		l := layer()
+		l.K, l.T = k, k-1
+		state, _, refused := matchBoth(t, l.Build(), portable)
+		if len(state) != 0 || refused[0].Condition != "state-view" {
+			t.Errorf("K %d T %d: %d state matches, refused %v", k, k-1, len(state), refused)
 		}
 	}
 }

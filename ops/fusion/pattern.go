@@ -1,5 +1,7 @@
 package fusion
 
+import "github.com/kernelgen/kernelgen/ops"
+
 // Node is one tensor of a pattern, found from a node bound before it.
 type Node struct {
 	Role string
@@ -134,8 +136,8 @@ var (
 
 // StatePattern: GET_ROWS(ssm_states_all, s_copy_main) -> RESHAPE ->
 // GATED_DELTA_NET(K) -> VIEW of the new state -> CPY into ssm_states_all
-// rows [kv_head, kv_head+n_seqs), run as op B: gated_delta_net_gather then
-// gated_delta_net_inplace_ids (docs/fusion.md#state).
+// rows [kv_head, kv_head+n_seqs) (K > 1: K row groups), run as op B with
+// slots: gated_delta_net_gather then ops.SlotsOp.
 var StatePattern = &Pattern{
 	Name:   "gdn-state",
 	Anchor: "gdn",
@@ -165,15 +167,14 @@ var StatePattern = &Pattern{
 			{Mul(Ne("tail", 0), Ne("tail", 1), Ne("tail", 2), Ne("tail", 3)), Mul(stateD, nSeqs, snaps)},
 			{Nb("tail", 1), Mul(Ne("tail", 0), Const(4))},
 		}},
-		{Name: "window-rows", Kind: Equal, Why: "the destination is n_seqs whole rows from a row boundary, each slot a row group (slot i at i*mem_size rows: nb[2])", Eqs: []Eq{
+		{Name: "window-rows", Kind: Equal, Why: "the destination is n_seqs whole rows from a row boundary, each of the K slots a row group (slot i at i*mem_size rows: nb[2]); fewer slots (n_tokens < K) run unfused", Eqs: []Eq{
 			{Ne("window", 0), stateD}, {Ne("window", 1), nSeqs}, {Ne("window", 2), snaps},
 			{Nb("window", 1), f32s(stateD)}, {Mod(Offs("window"), f32s(stateD)), Const(0)},
 		}},
-		{Name: "one-slot", Kind: Equal, Eqs: []Eq{{snaps, Const(1)}}, Why: "op B writes the final state only: K > 1 snapshot slots need its KEEP_RS form (docs/fusion.md#snapshots)"},
 		{Name: "nothing-between", Kind: NothingBetween, Why: "a node between the read and the write that touches the cache would see (or make) a different cache"},
 		{Name: "variant", Kind: Variant, Why: "the fused kernels are built for the variant table's shapes only"},
 	},
-	Kernel: "gated_delta_net_inplace_ids",
+	Kernel: ops.SlotsOp,
 	Gather: "gated_delta_net_gather",
 	Buffers: []Bind{
 		{Buffer: "q", Role: "q", Offset: Const(0)},
@@ -197,6 +198,8 @@ var StatePattern = &Pattern{
 		{"sd1", stateD},
 		{"rs_head", Div(Offs("window"), f32s(stateD))},
 		{"row_len", stateD},
+		{"K", snaps}, // slot i of every sequence at i*ss further (MTP rollback)
+		{"ss", Div(Nb("window", 2), Const(4))},
 	},
 	Params: []Arg{
 		{"S_v", sv},

@@ -174,38 +174,42 @@ func TestFusedEqualsUnfusedUnderEveryContract(t *testing.T) {
 	}
 }
 
-// TestRefusedGraphsRunUnfused: what the matcher refuses runs as the graph
-// says, K > 1 snapshots (MTP) among them: the fused run with no match is the
-// unfused run, slots and all.
-func TestRefusedGraphsRunUnfused(t *testing.T) {
+// TestSnapshotsFusedEqualUnfused: with K > 1 snapshot slots (MTP) op B
+// writes every slot in place, so the state stays fused and the cache,
+// slot rows included, is the graph's bit for bit; the conv's K copies stay
+// unfused, as does a step of fewer tokens than slots (refused).
+func TestSnapshotsFusedEqualUnfused(t *testing.T) {
 	r := rand.New(rand.NewPCG(44, 3))
 	for _, k := range []int{2, 3, 4} {
-		l := fusion.Layer{SV: 64, H: 2, HK: 1, Seqs: 3, T: k, K: k, DConv: 4, C: 16, MemSize: 5, KVHead: 1, RowZero: -1}
-		b := l.Build()
-		state, _ := fusion.StatePattern.Find(b.G, reference)
-		conv, _ := fusion.ConvPattern.Find(b.G, reference)
-		if len(state)+len(conv) != 0 {
-			t.Fatalf("K %d: matched", k)
-		}
-		c := Contract{Arith: ir.Portable}
-		want := NewMemory(b.G, 5)
-		copy(want.I32[b.Ids], idsOf("mixed", 3, 5, 1, r))
-		got := want.Clone()
-		if err := c.RunUnfused(b.G, want); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.RunFused(b.G, got, nil); err != nil {
-			t.Fatal(err)
-		}
-		if d := compare(b, nil, got, want); d != "" {
-			t.Fatalf("K %d: %s", k, d)
-		}
-		// the snapshots reached the cache: slot k-1 rows are not the seeded ones
-		before := NewMemory(b.G, 5)
-		D := 64 * 64 * 2
-		row := (l.KVHead + (k-1)*l.MemSize) * D
-		if math.Float32bits(want.F32[b.StateCache][row]) == math.Float32bits(before.F32[b.StateCache][row]) {
-			t.Errorf("K %d: snapshot slot %d was not copied into the cache", k, k-1)
+		for _, tok := range []int{k - 1, k, k + 1} {
+			for _, kind := range []string{"rotation", "shared", "mixed"} {
+				l := fusion.Layer{SV: 64, H: 2, HK: 1, KDA: k == 3, Seqs: 3, T: tok, K: k, DConv: 4, C: 16, MemSize: 5, KVHead: 1, RowZero: -1}
+				b := l.Build()
+				state, _ := fusion.StatePattern.Find(b.G, reference)
+				conv, _ := fusion.ConvPattern.Find(b.G, reference)
+				if len(conv) != 0 || len(state) != map[bool]int{true: 1, false: 0}[tok >= k] {
+					t.Fatalf("K %d T %d: %d state, %d conv matches", k, tok, len(state), len(conv))
+				}
+				c := Contract{Arith: ir.Portable}
+				before := NewMemory(b.G, 5)
+				copy(before.I32[b.Ids], idsOf(kind, 3, 5, 1, r))
+				want, got := before.Clone(), before.Clone()
+				if err := c.RunUnfused(b.G, want); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.RunFused(b.G, got, state); err != nil {
+					t.Fatal(err)
+				}
+				if d := compare(b, state, got, want); d != "" {
+					t.Fatalf("K %d T %d %s: %s", k, tok, kind, d)
+				}
+				// the oldest written slot reached the cache
+				D := l.SV * l.SV * l.H
+				row := (l.KVHead + (min(k, tok)-1)*l.MemSize) * D
+				if math.Float32bits(want.F32[b.StateCache][row]) == math.Float32bits(before.F32[b.StateCache][row]) {
+					t.Errorf("K %d T %d: snapshot slot %d was not copied into the cache", k, tok, min(k, tok)-1)
+				}
+			}
 		}
 	}
 }
