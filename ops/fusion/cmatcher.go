@@ -25,6 +25,14 @@ func cOp(op, t string) string {
 	return fmt.Sprintf("%s->op == GGML_OP_%s", t, op)
 }
 
+// cNotOp is ggml's test that a tensor is not the node of op.
+func cNotOp(op, t string) string {
+	if op == "SILU" {
+		return "!" + cOp(op, t)
+	}
+	return fmt.Sprintf("%s->op != GGML_OP_%s", t, op)
+}
+
 // MatcherC is the C++ text of the patterns' matchers for a backend: one
 // struct per pattern (its tensors, the fused nodes, the kernel's args and
 // params) and one function that fills it, each condition an early return
@@ -146,7 +154,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	fmt.Fprintf(w, "%s", joinLines("    int64_t ", append(ints, params.names...), func(n string) string { return n + " = 0" }))
 	fmt.Fprintf(w, "};\n\n")
 	fmt.Fprintf(w, "static bool %s_match_%s(const ggml_cgraph * cgraph, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, name)
-	fmt.Fprintf(w, "    m = {};\n    m.%s = cgraph->nodes[i];\n    if (!(%s)) {\n        return false;\n    }\n", pt.Anchor, cOp(pt.Nodes[0].Op, "m."+pt.Anchor))
+	fmt.Fprintf(w, "    m = {};\n    m.%s = cgraph->nodes[i];\n    if (%s) {\n        return false;\n    }\n", pt.Anchor, cNotOp(pt.Nodes[0].Op, "m."+pt.Anchor))
 	// The srcs of checked tensors are assigned in a run and checked at once;
 	// a tensor is checked before anything is read through it.
 	var pending []string
@@ -167,7 +175,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			fmt.Fprintf(w, "    m.%s = %s->src[%d];\n", n.Role, from, n.From.Src)
 			pending = append(pending, "m."+n.Role+" == nullptr")
 			if n.Op != "" {
-				pending = append(pending, "!("+cOp(n.Op, "m."+n.Role)+")")
+				pending = append(pending, cNotOp(n.Op, "m."+n.Role))
 			}
 			continue
 		}
