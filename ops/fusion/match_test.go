@@ -3,6 +3,9 @@ package fusion
 import (
 	"strings"
 	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 )
 
 var portable = Backend{Target: "", Buffers: []string{"cache", "compute", "input", "weights"}}
@@ -176,5 +179,68 @@ func TestExprSpellsGgml(t *testing.T) {
 	}
 	if got := Sub(Ne("a", 0), Sub(Ne("b", 0), Const(1))).C(nil); !strings.Contains(got, "(b->ne[0] - 1)") {
 		t.Errorf("right operand not parenthesised: %s", got)
+	}
+}
+
+// TestThePlanBindsEveryBufferAndArg: the description is the whole dispatch:
+// every buffer and arg of the gather and the kernel is bound to a pattern
+// tensor, every param the variant table sets is a param or flag of the
+// pattern or the backend's tiling, and every binding names a real one.
+func TestThePlanBindsEveryBufferAndArg(t *testing.T) {
+	for _, p := range Patterns {
+		bufs, args, params := map[string]bool{}, map[string]bool{}, map[string]bool{"NW": true, "CPW": true}
+		for _, b := range p.Buffers {
+			bufs[b.Buffer] = true
+		}
+		for _, a := range p.Args {
+			args[a.Name] = true
+		}
+		if p.Scale != "" {
+			args["scale"] = true
+		}
+		for _, a := range p.Params {
+			params[a.Name] = true
+		}
+		for _, f := range p.Flags {
+			params[f.Param] = true
+		}
+		used := map[string]bool{}
+		for _, name := range []string{p.Gather, p.Kernel} {
+			op, err := ops.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := op.Kernel(ir.Portable)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range k.Buffers {
+				used[b.Name] = true
+				if !bufs[b.Name] {
+					t.Errorf("%s: %s's buffer %s is bound to no tensor", p.Name, name, b.Name)
+				}
+			}
+			for _, a := range k.Args {
+				used[a.Name] = true
+				if !args[a.Name] {
+					t.Errorf("%s: %s's arg %s has no expression", p.Name, name, a.Name)
+				}
+			}
+			for _, prm := range k.Params {
+				if prm.Derived == nil && !params[prm.Name] {
+					t.Errorf("%s: %s's param %s is set by nothing", p.Name, name, prm.Name)
+				}
+			}
+		}
+		for n := range bufs {
+			if !used[n] {
+				t.Errorf("%s: buffer binding %s names no buffer of the kernels", p.Name, n)
+			}
+		}
+		for n := range args {
+			if !used[n] {
+				t.Errorf("%s: arg %s is no arg of the kernels", p.Name, n)
+			}
+		}
 	}
 }
