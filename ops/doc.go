@@ -15,6 +15,10 @@
 //     tiers pick the shape by n_seqs (GDNBatch, GDNBatchSpans; Vulkan, CUDA);
 //     an Aliased tier runs a step only where some source aliases, the
 //     chained compute after it where none does (docs/ops.md#split-by-aliasing).
+//   - gated_delta_net_inplace_ids_slots (SlotsOp): op B that also writes K
+//     snapshot slots in place (slot n_tokens-1-t, 1 <= slot < K, at slot*ss
+//     in state_dst; slot 0 is the final state): the graph fusion's
+//     (ops/fusion), which keeps llama.cpp's MTP rollback fused.
 //   - ssm_conv: the plain conv, the non-fused path of ops C and D.
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
 //     ssm_conv_gather; ssm_conv_update_inplace_ids_batched, op D in one

@@ -80,8 +80,17 @@ const sharedFlag = "IDS"
 // sequences around the one per-sequence body (gdn.sequence), whose
 // per-token core (gdn.token) is the recurrence as docs/ops.md writes it.
 func buildGDN(name string, mode gdnMode, a ir.Arith) (*ir.Kernel, error) {
-	g := &gdn{b: dsl.New(name, a), st: styleOf(a), mode: mode,
-		batched: mode == gdnInplaceIdsBatched, blocks: mode == gdnInplaceIdsBlocks}
+	return buildGDNOf(&gdn{b: dsl.New(name, a), st: styleOf(a), mode: mode,
+		batched: mode == gdnInplaceIdsBatched, blocks: mode == gdnInplaceIdsBlocks})
+}
+
+// buildGDNSlots is op B writing K snapshot slots in place as well.
+func buildGDNSlots(name string, a ir.Arith) (*ir.Kernel, error) {
+	return buildGDNOf(&gdn{b: dsl.New(name, a), st: styleOf(a), mode: gdnInplaceIds, slots: true})
+}
+
+func buildGDNOf(g *gdn) (*ir.Kernel, error) {
+	mode := g.mode
 	g.declareParams()
 	g.declareArgs()
 	g.declareBuffers()
@@ -109,6 +118,9 @@ type gdn struct {
 	st              style
 	mode            gdnMode
 	batched, blocks bool
+	// slots: op B that also writes K snapshot slots in place (the graph
+	// fusion's, ops/fusion), args K and ss
+	slots bool
 
 	// params; withIds: the ids op's parts of a Shared kernel run where this is true
 	sv, kda, withIds, keepRS, nw, cpw dsl.Val
@@ -121,6 +133,7 @@ type gdn struct {
 	sq1, sq2, sq3, sv1, sv2, sv3        dsl.Val
 	sg1, sg2, sg3, sb1, sb2, sb3, scale dsl.Val
 	nSnap, stateOff, dstRow, rsHead     dsl.Val
+	slotStride                          dsl.Val // op B: state_dst's snapshot slot stride
 	byAliasing                          dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
 	q, k, v, gate, beta, dst            dsl.Buf
 	state, stateDst, ids, scratch, plan dsl.Buf
@@ -210,6 +223,12 @@ func (g *gdn) declareArgs() {
 	}
 	if g.mode.ids() || g.mode == gdnShared {
 		g.rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
+	}
+	if g.slots {
+		// The graph fusion (ops/fusion) keeps the snapshots of llama.cpp's
+		// MTP rollback: slot i of the cache's rows, i*ss further.
+		g.nSnap = b.Arg("K", ir.U32, "snapshot slots written into state_dst (1: the final state only)")
+		g.slotStride = b.Arg("ss", ir.U32, "state_dst snapshot slot stride, elements (slot i at i*ss)")
 	}
 	if g.mode == gdnInplaceIdsChained {
 		g.byAliasing = b.Arg(aliasedBatchedArg, ir.U32, aliasedBatchedDoc)
@@ -733,6 +752,10 @@ func (g *gdn) storeAttn(tk tok, c, partial dsl.Val) {
 // snapshot: the base op with KEEP_RS writes the state after token t to
 // snapshot slot n_tokens-1-t where that is one of the K kept.
 func (g *gdn) snapshot(tk tok, c, reg dsl.Val) {
+	if g.slots {
+		g.slotInPlace(tk, c, reg)
+		return
+	}
 	if g.mode != gdnBase {
 		return
 	}
@@ -743,6 +766,24 @@ func (g *gdn) snapshot(tk tok, c, reg dsl.Val) {
 			base := b.Let("snap_off", g.stateOff.Add(slot.Mul(g.nSeqs).Mul(g.nHeads).Mul(block)))
 			b.Unrolled("r", 0, g.rows, func(r dsl.Val) {
 				g.dst.Store(base.Add(s.Mul(g.nHeads).Add(h).Mul(block)).Add(c.Mul(g.sv)).Add(g.row(r)), g.shard.At(reg.Add(r)))
+			})
+		})
+	})
+}
+
+// slotInPlace: op B with K > 1 writes the state after token t to slot
+// n_tokens-1-t of state_dst (rows slot*ss further) where 1 <= slot < K;
+// slot 0 is the final state, stored after the gather's wait. Slots >= 1
+// lie past the rows ids name (llama's cells, [0, mem_size)), so no gather
+// reads what these early stores write (docs/fusion.md#snapshots).
+func (g *gdn) slotInPlace(tk tok, c, reg dsl.Val) {
+	b, s, h, block := g.b, g.s, g.h, g.block
+	slot := b.Let("slot", g.nTok.Sub(1).Sub(tk.t))
+	b.If(and(slot.Ge(1), slot.Lt(g.nSnap)), func() {
+		storeIf(b, g.stores, func() {
+			base := b.Let("snap_off", slot.Mul(g.slotStride).Add(s.Mul(g.dstRow)).Add(h.Mul(block)))
+			b.Unrolled("r", 0, g.rows, func(r dsl.Val) {
+				g.stateDst.Store(base.Add(c.Mul(g.sv)).Add(g.row(r)), g.shard.At(reg.Add(r)))
 			})
 		})
 	})

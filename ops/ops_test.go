@@ -111,7 +111,7 @@ func TestVariantTable(t *testing.T) {
 	// (GDNBatch) build it at S_v x KDA, at the shape their glue asks for.
 	for _, be := range ops.NativeBackends() {
 		want := map[string]int{
-			"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8,
+			"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8, ops.SlotsOp: 8,
 			"gated_delta_net_gather": 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
 			"ssm_conv_update_inplace_ids": 14, "ssm_conv_gather": 1,
 		}

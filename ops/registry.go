@@ -55,6 +55,11 @@ func waitWithoutGather(b *dsl.Builder, nSeqs dsl.Val) {
 	b.If(nSeqs.Lt(b.U32(uint32(gatherGuard.Min))), func() { b.DepWait() })
 }
 
+// SlotsOp is op B with snapshot slots, which the graph fusion of
+// llama.cpp's MTP decode step runs (ops/fusion); the ops form's nodes keep
+// none, so op B stays as it is.
+const SlotsOp = "gated_delta_net_inplace_ids_slots"
+
 var registry = []*Op{
 	{Name: "gated_delta_net", Summary: "base GDN recurrence; final state or K snapshots into dst", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net", gdnBase, a)
@@ -64,6 +69,9 @@ var registry = []*Op{
 	}},
 	{Name: "gated_delta_net_inplace_ids", Fusion: "B", Summary: "GDN reading cache[ids[s]] (gathered) or its own slot, writing in place", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids", gdnInplaceIds, a)
+	}},
+	{Name: SlotsOp, Fusion: "B", Summary: "op B writing the K snapshot slots in place too (slot i at i*ss): the graph fusion's, ops/fusion", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildGDNSlots(SlotsOp, a)
 	}},
 	{Name: "gated_delta_net_inplace_ids_batched", Fusion: "B", Summary: "op B in one dispatch for n_seqs <= NS*SPT, state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)

@@ -342,6 +342,7 @@ func table() []Variant {
 				}
 				out = append(out, on(V("gated_delta_net_inplace", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw)))
 				out = append(out, on(V("gated_delta_net_inplace_ids", "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw)))
+				out = append(out, on(V(SlotsOp, "S_v", sv, "KDA", kda, "NW", nw, "CPW", cpw)))
 			}
 		}
 		var own []string

@@ -705,6 +705,264 @@ func runGatedDeltaNetInplaceIds(arith string, params map[string]int64, args map[
 	}
 	return GatedDeltaNetInplaceIds(arith, p, a, b)
 }
+func runGatedDeltaNetInplaceIdsSlots(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatedDeltaNetInplaceIdsSlotsParams
+	var a GatedDeltaNetInplaceIdsSlotsArgs
+	var b GatedDeltaNetInplaceIdsSlotsBuffers
+	{
+		v, ok := params["S_v"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: param S_v not set")
+		}
+		p.SV = uint32(v)
+	}
+	{
+		v, ok := params["KDA"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: param KDA not set")
+		}
+		p.KDA = v != 0
+	}
+	{
+		v, ok := params["NW"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: param NW not set")
+		}
+		p.NW = uint32(v)
+	}
+	{
+		v, ok := params["CPW"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: param CPW not set")
+		}
+		p.CPW = uint32(v)
+	}
+	{
+		v, ok := args["H"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg H not set")
+		}
+		a.H = v
+	}
+	{
+		v, ok := args["n_tokens"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg n_tokens not set")
+		}
+		a.NTokens = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["neq1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg neq1 not set")
+		}
+		a.Neq1 = v
+	}
+	{
+		v, ok := args["rq3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg rq3 not set")
+		}
+		a.Rq3 = v
+	}
+	{
+		v, ok := args["sq1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sq1 not set")
+		}
+		a.Sq1 = v
+	}
+	{
+		v, ok := args["sq2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sq2 not set")
+		}
+		a.Sq2 = v
+	}
+	{
+		v, ok := args["sq3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sq3 not set")
+		}
+		a.Sq3 = v
+	}
+	{
+		v, ok := args["sv1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sv1 not set")
+		}
+		a.Sv1 = v
+	}
+	{
+		v, ok := args["sv2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sv2 not set")
+		}
+		a.Sv2 = v
+	}
+	{
+		v, ok := args["sv3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sv3 not set")
+		}
+		a.Sv3 = v
+	}
+	{
+		v, ok := args["sg1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sg1 not set")
+		}
+		a.Sg1 = v
+	}
+	{
+		v, ok := args["sg2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sg2 not set")
+		}
+		a.Sg2 = v
+	}
+	{
+		v, ok := args["sg3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sg3 not set")
+		}
+		a.Sg3 = v
+	}
+	{
+		v, ok := args["sb1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sb1 not set")
+		}
+		a.Sb1 = v
+	}
+	{
+		v, ok := args["sb2"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sb2 not set")
+		}
+		a.Sb2 = v
+	}
+	{
+		v, ok := args["sb3"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sb3 not set")
+		}
+		a.Sb3 = v
+	}
+	{
+		v, ok := args["scale"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg scale not set")
+		}
+		a.Scale = rt.BitsToF32(v)
+	}
+	{
+		v, ok := args["sd1"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg sd1 not set")
+		}
+		a.Sd1 = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := args["K"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg K not set")
+		}
+		a.K = v
+	}
+	{
+		v, ok := args["ss"]
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: arg ss not set")
+		}
+		a.Ss = v
+	}
+	{
+		v, ok := bufs["q"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer q must be a []float32, got %T", bufs["q"])
+		}
+		b.Q = v
+	}
+	{
+		v, ok := bufs["k"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer k must be a []float32, got %T", bufs["k"])
+		}
+		b.K = v
+	}
+	{
+		v, ok := bufs["v"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer v must be a []float32, got %T", bufs["v"])
+		}
+		b.V = v
+	}
+	{
+		v, ok := bufs["g"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer g must be a []float32, got %T", bufs["g"])
+		}
+		b.G = v
+	}
+	{
+		v, ok := bufs["beta"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer beta must be a []float32, got %T", bufs["beta"])
+		}
+		b.Beta = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer dst must be a []float32, got %T", bufs["dst"])
+		}
+		b.Dst = v
+	}
+	{
+		v, ok := bufs["state_dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer state_dst must be a []float32, got %T", bufs["state_dst"])
+		}
+		b.StateDst = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("gated_delta_net_inplace_ids_slots: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	return GatedDeltaNetInplaceIdsSlots(arith, p, a, b)
+}
 func runGatedDeltaNetInplaceIdsBatched(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p GatedDeltaNetInplaceIdsBatchedParams
 	var a GatedDeltaNetInplaceIdsBatchedArgs
@@ -2469,6 +2727,7 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"gated_delta_net_inplace_ids_batched": runGatedDeltaNetInplaceIdsBatched,
 	"gated_delta_net_inplace_ids_blocks":  runGatedDeltaNetInplaceIdsBlocks,
 	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
+	"gated_delta_net_inplace_ids_slots":   runGatedDeltaNetInplaceIdsSlots,
 	"ssm_conv":                            runSsmConv,
 	"ssm_conv_chain_gather":               runSsmConvChainGather,
 	"ssm_conv_gather":                     runSsmConvGather,

@@ -46,6 +46,9 @@ type Backend struct {
 	// `kernelgen patch` splices into a ggml tree, its commit, and the glue
 	// templates the review copy under generated/<dir>/glue renders too.
 	Integration *integration.Manifest
+	// Fusion, when set, is the backend's step in the fusion form of the
+	// series (`kernelgen patch --form fusion`, docs/fusion.md).
+	Fusion *integration.Fusion
 	// Owns lists the files and folders outside internal/backend/<name> that
 	// belong to this backend and may therefore name it: its emitter, its
 	// templates, its host-emulation skin, its benchmarks.

@@ -13,7 +13,7 @@ import (
 )
 
 func newPatchCmd() *cobra.Command {
-	var tree, series string
+	var tree, series, form string
 	var backendsFlag []string
 	var check bool
 	order := patch.Backends(registry.Integrations()) // the series' order, from the manifests
@@ -55,6 +55,11 @@ runs on one tree take turns on a lock in its git directory (.git/kernelgen.lock)
 the second waits, saying for whom, then finds the patch in place. A symbolic
 link is followed within the tree; one that leads out of it is refused.
 
+  --form fusion  (experimental) the fusion form instead of the ops form: no new
+                 op, each backend matches llama.cpp's own decode graph
+                 (docs/fusion.md); one step per backend that has it (cuda:
+                 the matchers, reported at debug level; the dispatch follows)
+
 The patch text is in the target's style: no generated-file headers.
 Exit 0 on success, 1 when --check finds that the apply would refuse, 2 on an
 error, a refusal or an interrupt.`,
@@ -91,7 +96,15 @@ error, a refusal or an interrupt.`,
 				fmt.Fprintf(stderr, "waiting for %s to finish with %s (lock file %s)\n", who, tree, file)
 			}
 			ctx := cmd.Context()
-			steps, err := patch.Plan(registry.Integrations(), backendsFlag)
+			var steps []*patch.Step
+			switch form {
+			case "ops":
+				steps, err = patch.Plan(registry.Integrations(), backendsFlag)
+			case "fusion":
+				steps, err = patch.FusionPlan(registry.Fusions(), backendsFlag)
+			default:
+				err = fmt.Errorf("--form %q: ops or fusion", form)
+			}
 			if err != nil {
 				return fail(ExitError, "%v", err)
 			}
@@ -142,6 +155,8 @@ error, a refusal or an interrupt.`,
 	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(order, ", ")+", or all")
 	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
 	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")
+	cmd.Flags().StringVar(&form, "form", "ops", "ops (new ggml ops) or fusion (experimental: graph fusions of llama.cpp's own graph)")
+	_ = cmd.RegisterFlagCompletionFunc("form", completeList([]string{"ops", "fusion"}))
 	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(append([]string{}, order...), "all")))
 	_ = cmd.MarkFlagDirname("tree")
 	return cmd

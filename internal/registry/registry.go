@@ -64,6 +64,17 @@ func Integrations() []*integration.Manifest {
 	return out
 }
 
+// Fusions are the backends' steps of the fusion form, in table order.
+func Fusions() []*integration.Fusion {
+	var out []*integration.Fusion
+	for _, b := range Implemented() {
+		if b.Fusion != nil {
+			out = append(out, b.Fusion)
+		}
+	}
+	return out
+}
+
 // Resolve turns a --backend value (a name or "all") into backends. Unknown
 // names and backends that do not exist yet are errors naming the valid ones.
 func Resolve(name string) ([]*backend.Backend, error) {

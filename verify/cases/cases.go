@@ -318,7 +318,7 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 	b := &builder{r: r, sz: sz, vals: v.Values, c: &Case{Op: opName, Arith: a, Variant: v}}
 	var err error
 	switch opName {
-	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", batchedOp, chainedOp, blocksOp:
+	case "gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", ops.SlotsOp, batchedOp, chainedOp, blocksOp:
 		err = b.gdn(opName)
 	case "ssm_conv":
 		err = b.conv()

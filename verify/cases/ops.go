@@ -78,7 +78,13 @@ func (b *builder) gdn(op string) error {
 	slots := n + r.IntN(3)
 	rsHead := r.IntN(slots - n + 1)
 	cache := b.f32("cache", slots*D, -1, 1, true)
-	stateDst := b.f32("state_dst", n*D, -1, 1, true)
+	snaps := 1
+	if op == ops.SlotsOp {
+		// the graph fusion's snapshot slots (ops/fusion): slot i i*n*D
+		// further in state_dst, past the rows ids name
+		snaps = 1 + r.IntN(3)
+	}
+	stateDst := b.f32("state_dst", snaps*n*D, -1, 1, true)
 	if op == chainedOp || op == blocksOp {
 		// state_dst is the cache's window, as the glue binds it: the
 		// chained and block kernels read sources inside the window
@@ -93,6 +99,7 @@ func (b *builder) gdn(op string) error {
 		b.ids("ids", n, slots, rsHead)
 	}
 	args["sd1"], args["rs_head"] = int64(D), int64(rsHead)
+	args["K"], args["ss"] = int64(snaps), int64(n*D)
 	args["aliased_batched"] = 0
 	if op == batchedOp {
 		// The batched kernel takes state_dst to be the cache's window

@@ -54,3 +54,42 @@ func TestLaterLaunchesMarkWhatEarlierOnesWrite(t *testing.T) {
 		t.Errorf("only %d kernels read what an earlier launch wrote (%v): the cases no longer cover the ids ops' gathers", len(pairs), pairs)
 	}
 }
+
+// TestOpBSnapshotsAreTheBaseOps: the snapshot slots of op B with slots
+// (ops.SlotsOp, the graph fusion's, ops/fusion) hold what the base op's KEEP_RS slots hold, bit
+// for bit on the Go reference, under every contract; the final state too.
+func TestOpBSnapshotsAreTheBaseOps(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 4))
+	sz := Small
+	sz.MaxTokens = 4
+	slots := 0 // cases that write a slot past the final state
+	for i := 0; i < 24; i++ {
+		a := ops.Ariths()[i%len(ops.Ariths())]
+		c, err := Random(ops.SlotsOp, a, r, sz, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check, err := AddUnfused(c, a.Backend)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Expected = nil
+		if err := c.runReference(); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]byte{}
+		for _, b := range c.Expected {
+			got[b.Name] = b.Bytes()
+		}
+		l := c.Launches[1]
+		if l.Args["K"] > 1 && l.Args["n_tokens"] > 1 {
+			slots++
+		}
+		if err := check(got); err != nil {
+			t.Errorf("%s (K %d, T %d): %v", c.Name, l.Args["K"], l.Args["n_tokens"], err)
+		}
+	}
+	if slots < 5 {
+		t.Errorf("only %d cases wrote a snapshot slot", slots)
+	}
+}

@@ -15,7 +15,8 @@ import (
 //
 //	A: gated_delta_net_inplace vs gated_delta_net (K = 1): attention and final state
 //	B: gated_delta_net_inplace_ids vs gated_delta_net fed the pre-op states,
-//	   gathered here on the host; the same for op B's batched kernel
+//	   gathered here on the host; the same for op B's batched kernel, and
+//	   for op B with slots (ops.SlotsOp) vs the base op's KEEP_RS slots
 //	C: ssm_conv_update_inplace (SILU off) vs ssm_conv over [taps, x] (n_t = 1)
 //	D: ssm_conv_update_inplace_ids (SILU off) vs ssm_conv over the gathered
 //	   windows; the same for op D's batched kernel
@@ -29,7 +30,7 @@ func AddUnfused(c *Case, backend string) (func(got map[string][]byte) error, err
 }
 
 // FusedOps are the ops AddUnfused takes.
-var FusedOps = []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched",
+var FusedOps = []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", ops.SlotsOp, "gated_delta_net_inplace_ids_batched",
 	"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched"}
 
 // launch is a dispatch of op's kernel under a, its buffers bound by name
@@ -137,20 +138,26 @@ func addBaseGDN(c *Case, backend string) (func(map[string][]byte) error, error) 
 	if int(fl.Args["sd1"]) != D {
 		return nil, fmt.Errorf("sd1 %d, want %d: the comparison assumes packed rows", fl.Args["sd1"], D)
 	}
-	want := map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": 0, "NW": fl.Params["NW"], "CPW": fl.Params["CPW"]}
+	// op B's snapshot slots (K > 1) are the base op's with KEEP_RS
+	snaps := max(int(fl.Args["K"]), 1)
+	keep := int64(0)
+	if snaps > 1 {
+		keep = 1
+	}
+	want := map[string]int64{"S_v": fl.Params["S_v"], "KDA": fl.Params["KDA"], "KEEP_RS": keep, "NW": fl.Params["NW"], "CPW": fl.Params["CPW"]}
 	params, err := tableVariant("gated_delta_net", want)
 	if err != nil {
 		// A shape only the in-place ops have (the batched schedule, a
 		// small-n tiling): the base op at the backend's own tiling, as
 		// tilings do not change a column's arithmetic.
-		params, err = builtVariant("gated_delta_net", backend, map[string]int64{"S_v": want["S_v"], "KDA": want["KDA"], "KEEP_RS": 0})
+		params, err = builtVariant("gated_delta_net", backend, map[string]int64{"S_v": want["S_v"], "KDA": want["KDA"], "KEEP_RS": keep})
 	}
 	if err != nil {
 		return nil, err
 	}
-	args := map[string]uint32{"K": 1, "s_off": uint32(attn)}
+	args := map[string]uint32{"K": uint32(snaps), "s_off": uint32(attn)}
 	for k, x := range fl.Args {
-		if k != "sd1" && k != "rs_head" {
+		if k != "sd1" && k != "rs_head" && k != "K" && k != "ss" { // op B's in-place slots are not the base op's
 			args[k] = x
 		}
 	}
@@ -163,7 +170,7 @@ func addBaseGDN(c *Case, backend string) (func(map[string][]byte) error, error) 
 		state = "pre_state"
 		addBuffer(c, state, ir.F32, pre)
 	}
-	addBuffer(c, "dst_base", ir.F32, make([]float32, attn+n*D))
+	addBuffer(c, "dst_base", ir.F32, make([]float32, attn+snaps*n*D))
 	l, err := unfusedLaunch("gated_delta_net", c.Arith, params, args, map[string]string{"state": state, "dst": "dst_base"})
 	if err != nil {
 		return nil, err
@@ -173,7 +180,16 @@ func addBaseGDN(c *Case, backend string) (func(map[string][]byte) error, error) 
 		if err := sameWords("attention", got["dst"], 0, got["dst_base"], 0, attn); err != nil {
 			return err
 		}
-		return sameWords("final state", got["state_dst"], 0, got["dst_base"], attn, n*D)
+		if err := sameWords("final state", got["state_dst"], 0, got["dst_base"], attn, n*D); err != nil {
+			return err
+		}
+		for slot := 1; slot < min(snaps, T); slot++ { // slots past the tokens are written by neither
+			ss := int(fl.Args["ss"])
+			if err := sameWords(fmt.Sprintf("snapshot slot %d", slot), got["state_dst"], slot*ss, got["dst_base"], attn+slot*n*D, n*D); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, nil
 }
 

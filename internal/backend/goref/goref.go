@@ -9,10 +9,11 @@ import (
 )
 
 // Backend is the Go reference. Being the oracle, it also owns what reads
-// it as one: the cases' expected buffers (verify/cases runs generated/goref)
-// and the interpreter, which evaluates with its runtime (emit/goref/rt).
+// it as one: the cases' expected buffers (verify/cases runs generated/goref),
+// the graph-fusion reference's runs (verify/fusion) and the interpreter,
+// which evaluates with its runtime (emit/goref/rt).
 var Backend = &backend.Backend{Name: "go", Dir: "goref", Summary: "Go reference kernels (the CPU oracle every backend is checked against)",
-	Reference: true, Generate: generate, Owns: []string{"emit/goref", "generated/goref", "verify/cases/cases.go", "verify/interp"}}
+	Reference: true, Generate: generate, Owns: []string{"emit/goref", "generated/goref", "verify/cases/cases.go", "verify/fusion/exec.go", "verify/interp"}}
 
 func generate() ([]backend.File, error) {
 	var files []backend.File

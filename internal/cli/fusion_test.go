@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestFusionFormSeries: --form fusion writes one patch per backend that has
+// a fusion step (cuda), nothing in ggml.h or ggml.c, within the backend's
+// budget, and git am applies it; the default stays the ops form and an
+// unknown form or a backend without a fusion step is an error.
+func TestFusionFormSeries(t *testing.T) {
+	root := gitTree(t)
+	out := filepath.Join(t.TempDir(), "series")
+	code, stdout, stderr := run(t, "patch", "--tree", root, "--backend", "all", "--form", "fusion", "--series", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	patches, _ := filepath.Glob(filepath.Join(out, "*.patch"))
+	if len(patches) != 1 || !strings.Contains(patches[0], "cuda") {
+		t.Fatalf("patches %v", patches)
+	}
+	text, err := os.ReadFile(patches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?m)^diff --git a/(include/ggml\.h|src/ggml\.c) `).Match(text) {
+		t.Error("the fusion form changes ggml.h or ggml.c")
+	}
+	m := regexp.MustCompile(`(\d+) insertions?\(\+\)`).FindSubmatch(text)
+	if n, _ := strconv.Atoi(string(m[1])); m == nil || n > 500 {
+		t.Errorf("cuda's fusion patch inserts %s lines, its budget is 500", m[1])
+	}
+	sh(t, root, "git", "am", "-q", patches[0])
+	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))
+	if !strings.Contains(string(cu), "ggml_cuda_fusion_report(cgraph, i,") || !strings.Contains(string(cu), `#include "ggml-cuda/gdn-fusion.cuh"`) {
+		t.Errorf("the applied patch lacks the call or the include:\n%s", cu)
+	}
+
+	for _, args := range [][]string{
+		{"patch", "--tree", root, "--backend", "vulkan", "--form", "fusion", "--check"},
+		{"patch", "--tree", root, "--backend", "cuda", "--form", "graph", "--check"},
+	} {
+		if code, _, errOut := run(t, args...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if code, stdout, _ := run(t, "patch", "--tree", gitTree(t), "--backend", "cuda", "--check"); code != 0 || strings.Contains(stdout, "gdn-fusion") {
+		t.Errorf("the default form is not the ops form: exit %d\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,22 @@
+package integration
+
+// Fusion is a backend's step in the fusion form of the series
+// (docs/fusion.md): no new op, the backend matches llama.cpp's own decode
+// graph. Its new files are rendered from ops/fusion's description with the
+// backend's spelling; its sections are literal lines, placed by anchors as
+// a manifest's are.
+type Fusion struct {
+	Backend       string
+	Order         int
+	Subject, Body string
+	Dir           string // where the new files go, below the ggml root
+	Files         func() ([]FusionFile, error)
+	Sections      []Section
+	Budget        int // inserted lines the step may add
+}
+
+// FusionFile is a new file of a fusion step, named below Dir.
+type FusionFile struct {
+	Name string
+	Data []byte
+}

@@ -1,0 +1,169 @@
+package fusion
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// cDriver is a C++ program that builds g as ggml tensors (every root in one
+// arena, so data pointers overlap where views do) and prints, for every
+// anchor candidate, what the generated matchers conclude and the args they
+// computed.
+func cDriver(g *Graph, be Backend) string {
+	var w strings.Builder
+	idx := map[*Tensor]int{}
+	var all []*Tensor
+	var add func(t *Tensor)
+	add = func(t *Tensor) {
+		if t == nil {
+			return
+		}
+		if _, ok := idx[t]; ok {
+			return
+		}
+		for _, s := range append(slices.Clone(t.Src), t.ViewSrc) {
+			add(s)
+		}
+		idx[t] = len(all)
+		all = append(all, t)
+	}
+	for _, n := range g.Nodes {
+		add(n)
+	}
+	bufs := map[string]int{}
+	arena := map[*Tensor]int64{}
+	var size int64
+	for _, t := range all {
+		if t.ViewSrc == nil {
+			arena[t] = size
+			size += t.Elems()*4 + 64
+		}
+		if _, ok := bufs[t.Root().Buffer]; !ok {
+			bufs[t.Root().Buffer] = len(bufs) + 1
+		}
+	}
+	fmt.Fprintf(&w, "static std::vector<char> arena(%d);\nstatic ggml_tensor T[%d];\nstatic ggml_tensor * nodes[%d];\n", size+1, len(all), max(len(g.Nodes), 1))
+	fmt.Fprintf(&w, "static bool owns(const ggml_tensor * t) {\n    return false")
+	for _, b := range be.Buffers {
+		if i, ok := bufs[b]; ok {
+			fmt.Fprintf(&w, " || t->buffer == (ggml_backend_buffer *) (uintptr_t) %d", i)
+		}
+	}
+	fmt.Fprintf(&w, ";\n}\n\nint main() {\n")
+	types := map[string]string{"f32": "GGML_TYPE_F32", "f16": "GGML_TYPE_F16", "i32": "GGML_TYPE_I32"}
+	for i, t := range all {
+		op := "GGML_OP_" + t.Op
+		if t.Op == "SILU" {
+			op = "GGML_OP_UNARY"
+			fmt.Fprintf(&w, "    T[%d].op_params[0] = GGML_UNARY_OP_SILU;\n", i)
+		}
+		fmt.Fprintf(&w, "    T[%d].op = %s; T[%d].type = %s; snprintf(T[%d].name, 64, \"%s\");\n", i, op, i, types[t.Type], i, t.Name)
+		for d := 0; d < 4; d++ {
+			fmt.Fprintf(&w, "    T[%d].ne[%d] = %d; T[%d].nb[%d] = %d;\n", i, d, t.Ne[d], i, d, t.Nb[d])
+		}
+		for j, p := range t.Params {
+			if t.Op != "SCALE" {
+				fmt.Fprintf(&w, "    T[%d].op_params[%d] = %d;\n", i, j, p)
+			}
+		}
+		for j, s := range t.Src {
+			fmt.Fprintf(&w, "    T[%d].src[%d] = &T[%d];\n", i, j, idx[s])
+		}
+		if t.ViewSrc != nil {
+			fmt.Fprintf(&w, "    T[%d].view_src = &T[%d]; T[%d].view_offs = %d;\n", i, idx[t.ViewSrc], i, t.ViewOffs)
+		}
+		if t.Output {
+			fmt.Fprintf(&w, "    T[%d].flags = GGML_TENSOR_FLAG_OUTPUT;\n", i)
+		}
+		fmt.Fprintf(&w, "    T[%d].buffer = (ggml_backend_buffer *) (uintptr_t) %d;\n", i, bufs[t.Root().Buffer])
+		fmt.Fprintf(&w, "    T[%d].data = arena.data() + %d;\n", i, arena[t.Root()]+t.ViewOffs)
+	}
+	for i, n := range g.Nodes {
+		fmt.Fprintf(&w, "    nodes[%d] = &T[%d];\n", i, idx[n])
+	}
+	fmt.Fprintf(&w, "    ggml_cgraph g = { %d, nodes };\n", len(g.Nodes))
+	fmt.Fprintf(&w, "    for (int i = 0; i < g.n_nodes; ++i) {\n")
+	for _, p := range Patterns {
+		name := cName(p.Name)
+		fmt.Fprintf(&w, "        if (%s) {\n            kg_%s m;\n            bool ok = kg_match_%s(&g, i, owns, m);\n", cOp(p.Nodes[0].Op, "g.nodes[i]"), name, name)
+		fmt.Fprintf(&w, "            printf(\"%s %%s %%d\", g.nodes[i]->name, ok);\n", p.Name)
+		fmt.Fprintf(&w, "            if (ok) {\n")
+		for _, a := range p.Args {
+			fmt.Fprintf(&w, "                printf(\" %s=%%lld\", (long long) m.%s);\n", a.Name, a.Name)
+		}
+		fmt.Fprintf(&w, "            }\n            printf(\"\\n\");\n        }\n")
+	}
+	fmt.Fprintf(&w, "    }\n    return 0;\n}\n")
+	return w.String()
+}
+
+// goView is what cDriver prints, from the reference matcher.
+func goView(g *Graph, be Backend) string {
+	var w strings.Builder
+	for _, n := range g.Nodes {
+		for _, p := range Patterns {
+			if n.Op != p.Nodes[0].Op {
+				continue
+			}
+			m, r := p.At(g, n, be)
+			fmt.Fprintf(&w, "%s %s %d", p.Name, n.Name, map[bool]int{true: 1, false: 0}[r == nil])
+			if r == nil {
+				args, _ := m.Args()
+				for _, a := range p.Args {
+					fmt.Fprintf(&w, " %s=%d", a.Name, args[a.Name])
+				}
+			}
+			fmt.Fprintf(&w, "\n")
+		}
+	}
+	return w.String()
+}
+
+// TestGeneratedMatcherAgreesWithTheReference: the C++ matchers generated
+// from the description compile (-Wall -Wextra -Werror against a stand-in
+// ggml.h) and, run on the same graphs, conclude what the reference matcher
+// concludes: the canonical decode graphs with their args, every refusal.
+func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	text, err := MatcherC(Spelling{Prefix: "kg", Target: portable.Target}, Patterns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := map[string]*Graph{}
+	for _, l := range []Layer{layer(), {SV: 64, H: 4, HK: 2, KDA: true, Seqs: 7, T: 1, K: 1, DConv: 2, C: 32, MemSize: 9, KVHead: 2, RowZero: 3, Bias: true},
+		{SV: 128, H: 1, HK: 1, Seqs: 1, T: 1, K: 1, DConv: 3, C: 16, MemSize: 1, RowZero: -1}, {SV: 64, H: 1, HK: 1, Seqs: 2, T: 3, K: 3, DConv: 4, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}} {
+		graphs[fmt.Sprintf("%+v", l)] = l.Build().G
+	}
+	for _, tc := range refusals {
+		graphs[tc.name] = tc.graph().G
+	}
+	dir := t.TempDir()
+	header, err := os.ReadFile(filepath.Join("testdata", "ggml.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, g := range graphs {
+		src := "#include \"ggml.h\"\n#include <cstdio>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
+		os.WriteFile(filepath.Join(dir, "ggml.h"), header, 0o644)
+		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
+		bin := filepath.Join(dir, "driver")
+		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
+			t.Fatalf("%s: the generated matcher does not compile: %v\n%s", name, err, out)
+		}
+		out, err := exec.Command(bin).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		if want := goView(g, portable); string(out) != want {
+			t.Errorf("%s: the generated matcher says\n%s\nthe reference\n%s", name, out, want)
+		}
+	}
+}

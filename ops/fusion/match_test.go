@@ -1,0 +1,246 @@
+package fusion
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+var portable = Backend{Target: "", Buffers: []string{"cache", "compute", "input", "weights"}}
+
+// layer is a decode step of Qwen3.5's shape at small H.
+func layer() Layer {
+	return Layer{SV: 128, H: 2, HK: 1, Seqs: 4, T: 1, K: 1, DConv: 4, C: 256, MemSize: 6, KVHead: 1, RowZero: -1}
+}
+
+func matchBoth(t *testing.T, b *Built, be Backend) (state, conv []*Match, refused []*Refusal) {
+	t.Helper()
+	state, r1 := StatePattern.Find(b.G, be)
+	conv, r2 := ConvPattern.Find(b.G, be)
+	return state, conv, append(r1, r2...)
+}
+
+func TestCanonicalDecodeGraphsMatch(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 64} {
+		for _, dc := range []int{2, 3, 4} {
+			for _, sv := range []int{64, 128} {
+				for _, shape := range []struct {
+					h, hk     int
+					kda, bias bool
+					kv, zero  int
+				}{
+					{1, 1, false, false, 0, -1}, {4, 2, false, true, 3, 0}, {2, 2, true, false, 1, 2},
+				} {
+					l := Layer{SV: sv, H: shape.h, HK: shape.hk, KDA: shape.kda, Bias: shape.bias, Seqs: n, T: 1, K: 1,
+						DConv: dc, C: 64, MemSize: n + 4, KVHead: shape.kv, RowZero: shape.zero}
+					state, conv, refused := matchBoth(t, l.Build(), portable)
+					if len(state) != 1 || len(conv) != 1 || len(refused) != 0 {
+						t.Fatalf("%+v: %d state, %d conv matches, refused %v", l, len(state), len(conv), refused)
+					}
+					if _, silu := conv[0].Bound["silu"]; silu == shape.bias {
+						t.Errorf("%+v: SILU fused %v with a bias %v", l, silu, shape.bias)
+					}
+					args, err := state[0].Args()
+					if err != nil || args["rs_head"] != uint32(shape.kv) || args["sd1"] != uint32(sv*sv*shape.h) {
+						t.Errorf("%+v: state args %v, %v", l, args, err)
+					}
+					args, err = conv[0].Args()
+					if err != nil || args["rs_head"] != uint32(shape.kv) || args["cs1"] != uint32(dc-1) {
+						t.Errorf("%+v: conv args %v, %v", l, args, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSnapshotsKeepTheStateFused: with K > 1 snapshot slots the state is
+// fused (op B writes the slots, K and ss bound), the conv is not (its slot
+// views read the concat outside the pattern), and a step of fewer tokens
+// than slots (fewer slots copied) runs unfused.
+func TestSnapshotsKeepTheStateFused(t *testing.T) {
+	for _, k := range []int{2, 3, 4} {
+		for _, tok := range []int{k, k + 1} {
+			l := layer()
+			l.K, l.T = k, tok
+			state, conv, refused := matchBoth(t, l.Build(), portable)
+			if len(state) != 1 || len(conv) != 0 || len(refused) != 1 || refused[0].Condition != "intermediates" {
+				t.Fatalf("K %d T %d: %d state, %d conv matches, refused %v", k, tok, len(state), len(conv), refused)
+			}
+			args, err := state[0].Args()
+			D := l.SV * l.SV * l.H
+			if err != nil || args["K"] != uint32(k) || args["ss"] != uint32(l.MemSize*D) {
+				t.Errorf("K %d T %d: args %v, %v", k, tok, args, err)
+			}
+		}
+		l := layer()
+		l.K, l.T = k, k-1
+		state, _, refused := matchBoth(t, l.Build(), portable)
+		if len(state) != 0 || refused[0].Condition != "state-view" {
+			t.Errorf("K %d T %d: %d state matches, refused %v", k, k-1, len(state), refused)
+		}
+	}
+}
+
+// refusal is a decode graph the matcher must leave unfused, and why.
+type refusal struct {
+	name, cond string
+	pattern    *Pattern
+	edit       func(l *Layer, b *Built)
+	be         Backend
+}
+
+var refusals = []refusal{
+	{"state read twice", "intermediates", StatePattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, node(b, "state_rows"))
+	}, portable},
+	{"conv input read twice", "intermediates", ConvPattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, node(b, "conv_input"))
+	}, portable},
+	{"new state an output", "intermediates", StatePattern, func(l *Layer, b *Built) { node(b, "state_new").Output = true }, portable},
+	{"gdn read whole", "attention-only", StatePattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, node(b, "gdn"))
+	}, portable},
+	{"state cache written between", "nothing-between", StatePattern, func(l *Layer, b *Built) {
+		between(b, "state_rows", "zap", b.StateCache)
+	}, portable},
+	{"conv cache written between", "nothing-between", ConvPattern, func(l *Layer, b *Built) {
+		between(b, "conv_rows", "zap", b.ConvCache)
+	}, portable},
+	{"extra states copied", "nothing-between", StatePattern, func(l *Layer, b *Built) {}, portable},
+	{"cache in another buffer", "one-cache", StatePattern, func(l *Layer, b *Built) { b.StateCache.Buffer = "host" }, portable},
+	{"f16 cache", "one-cache", ConvPattern, func(l *Layer, b *Built) { b.ConvCache.Type = "f16" }, portable},
+	{"strided cache rows", "cache-rows", StatePattern, func(l *Layer, b *Built) { node(b, "state_states").Nb[1] += 64 }, portable},
+	{"result in the token's memory", "no-reuse", ConvPattern, func(l *Layer, b *Built) {
+		b.ConvOut.ViewSrc = b.Inputs[0] // the allocator handed qkv's memory on
+	}, portable},
+	{"S_v outside the table", "variant", StatePattern, nil, portable},
+	{"d_conv outside the table", "variant", ConvPattern, nil, portable},
+}
+
+// graph builds the refusal's graph.
+func (tc refusal) graph() *Built {
+	l := layer()
+	switch tc.name {
+	case "extra states copied":
+		l.Extra = 1
+	case "S_v outside the table":
+		l.SV = 48
+	case "d_conv outside the table":
+		l.DConv = 9
+	}
+	b := l.Build()
+	if tc.edit != nil {
+		tc.edit(&l, b)
+	}
+	return b
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, rs := tc.pattern.Find(tc.graph().G, tc.be)
+			if len(ms) != 0 || len(rs) != 1 || rs[0].Condition != tc.cond {
+				t.Fatalf("%d matches, refusals %v; want one refusal by %s", len(ms), rs, tc.cond)
+			}
+			t.Log(rs[0])
+		})
+	}
+}
+
+func node(b *Built, name string) *Tensor {
+	for _, n := range b.G.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	panic("no node " + name)
+}
+
+// between inserts, right after node at, a node writing row 0 of cache in
+// place.
+func between(b *Built, at, name string, cache *Tensor) {
+	g := &Graph{}
+	for _, n := range b.G.Nodes {
+		g.Nodes = append(g.Nodes, n)
+		if n.Name == at {
+			g.ScaleInplace(name, g.View(name+"_row", cache, []int64{16}, nil, 0), 0)
+		}
+	}
+	b.G.Nodes = g.Nodes
+}
+
+func TestExprSpellsGgml(t *testing.T) {
+	got := Div(Offs("window"), Mul(Ne("cache", 0), Const(4))).C(func(r string) string { return "t_" + r })
+	if want := "(int64_t) t_window->view_offs / (t_cache->ne[0] * 4)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := Sub(Ne("a", 0), Sub(Ne("b", 0), Const(1))).C(nil); !strings.Contains(got, "(b->ne[0] - 1)") {
+		t.Errorf("right operand not parenthesised: %s", got)
+	}
+}
+
+// TestThePlanBindsEveryBufferAndArg: the description is the whole dispatch:
+// every buffer and arg of the gather and the kernel is bound to a pattern
+// tensor, every param the variant table sets is a param or flag of the
+// pattern or the backend's tiling, and every binding names a real one.
+func TestThePlanBindsEveryBufferAndArg(t *testing.T) {
+	for _, p := range Patterns {
+		bufs, args, params := map[string]bool{}, map[string]bool{}, map[string]bool{"NW": true, "CPW": true}
+		for _, b := range p.Buffers {
+			bufs[b.Buffer] = true
+		}
+		for _, a := range p.Args {
+			args[a.Name] = true
+		}
+		if p.Scale != "" {
+			args["scale"] = true
+		}
+		for _, a := range p.Params {
+			params[a.Name] = true
+		}
+		for _, f := range p.Flags {
+			params[f.Param] = true
+		}
+		used := map[string]bool{}
+		for _, name := range []string{p.Gather, p.Kernel} {
+			op, err := ops.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := op.Kernel(ir.Portable)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range k.Buffers {
+				used[b.Name] = true
+				if !bufs[b.Name] {
+					t.Errorf("%s: %s's buffer %s is bound to no tensor", p.Name, name, b.Name)
+				}
+			}
+			for _, a := range k.Args {
+				used[a.Name] = true
+				if !args[a.Name] {
+					t.Errorf("%s: %s's arg %s has no expression", p.Name, name, a.Name)
+				}
+			}
+			for _, prm := range k.Params {
+				if prm.Derived == nil && !params[prm.Name] {
+					t.Errorf("%s: %s's param %s is set by nothing", p.Name, name, prm.Name)
+				}
+			}
+		}
+		for n := range bufs {
+			if !used[n] {
+				t.Errorf("%s: buffer binding %s names no buffer of the kernels", p.Name, n)
+			}
+		}
+		for n := range args {
+			if !used[n] {
+				t.Errorf("%s: arg %s is no arg of the kernels", p.Name, n)
+			}
+		}
+	}
+}
