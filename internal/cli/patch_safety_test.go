@@ -249,3 +249,21 @@ func TestPatchSeriesHintIsQuoted(t *testing.T) {
 		t.Errorf("%s did not give the patched tree:\n%s", hint, diff)
 	}
 }
+
+// A relative --series names the directory it names where kernelgen runs
+// (the series is made in scratch trees with other working directories).
+func TestPatchSeriesRelativePath(t *testing.T) {
+	root := gitTree(t)
+	t.Chdir(t.TempDir())
+	code, stdout, errs := run(t, "patch", "--tree", root, "--backend", "all", "--series", "out/series")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	patches, err := filepath.Glob(filepath.Join("out", "series", "*.patch"))
+	if err != nil || len(patches) == 0 {
+		t.Fatalf("no patches in out/series (%v)\n%s", err, stdout)
+	}
+	if left, _ := filepath.Glob(filepath.Join("out", ".series.kernelgen-*")); len(left) > 0 {
+		t.Errorf("scratch left beside the series: %v", left)
+	}
+}

@@ -28,6 +28,12 @@ func Series(ctx context.Context, t *Tree, steps []*Step, out string) ([]string, 
 	if strings.TrimSpace(out) == "" {
 		return nil, errors.New("--series is empty: name the directory to write the series into")
 	}
+	// The series is made in scratch trees with other working directories:
+	// a relative OUT names the directory it names here.
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("--series %s: %w", out, err)
+	}
 	if err := emptyOrAbsent(out); err != nil {
 		return nil, err
 	}
