@@ -58,7 +58,7 @@ var fastEdits = map[string]bool{
 var (
 	convUpdate = []string{"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_chained"}
 	convAll    = []string{"ssm_conv", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched", "ssm_conv_update_inplace_ids_chained"}
-	gdnAll     = []string{"gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "gated_delta_net_inplace_ids_blocks", "gated_delta_net_inplace_ids_chained"}
+	gdnAll     = []string{"gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "gated_delta_net_inplace_ids_blocks", "gated_delta_net_inplace_ids_chained", "gated_delta_net_inplace_ids_slots"}
 )
 
 // threadPerChannel are the contracts whose conv update runs a channel per
