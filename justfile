@@ -8,9 +8,13 @@ build:
 check:
     go run ./cmd/kernelgen build --backend all --check
 
-# Every test (what CI runs).
+# The tests, fast tier (before each commit).
 test:
     bash scripts/test.sh
+
+# The tests, full matrix (what CI runs).
+test-full:
+    bash scripts/test.sh --full
 
 # Quick tests: fewer random shapes.
 test-short:
