@@ -178,7 +178,6 @@ const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->sr
 const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
 
 var gdnChecks = []Check{
-	{"op->src[8] == NULL && op->src[9] == NULL", "the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel"},
 	{"op->type == GGML_TYPE_F32", "f32 output"},
 	{"op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32", "q, k, v, g, beta are f32"},
 	{"op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32", "bf16 state has no kernel yet"},
