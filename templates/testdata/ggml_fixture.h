@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#define GGML_MAX_SRC 10
+
 enum ggml_type { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_I32 };
 enum ggml_op { GGML_OP_NONE, GGML_OP_GATED_DELTA_NET, GGML_OP_SSM_CONV };
 
