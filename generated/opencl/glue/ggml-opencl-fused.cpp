@@ -32,7 +32,7 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
             && (op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32) // q, k, v, g, beta are f32
             && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32) // bf16 state has no kernel yet
             && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)) // S_v in the variant table
-            && (op->src[0]->ne[0] == op->src[2]->ne[0]) // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+            && (op->src[0]->ne[0] == op->src[2]->ne[0]) // S_k == S_v
             && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0]) // scalar gate or KDA
             && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4) // rows are contiguous
             && (ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]) // q and k share shape and strides (one set of strides is passed)
@@ -40,7 +40,7 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
             && (ggml_is_contiguous(op->src[5])) // state rows are indexed densely
             && (op->src[6]->ne[0] == op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1] && op->src[6]->ne[1] >= op->src[2]->ne[3]) // state_dst holds a row per sequence
             && (ggml_get_op_params_i32(op, 0) == 1) // the in-place forms keep no snapshots (K == 1)
-            && (!IDS || (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] >= op->src[2]->ne[3])); // one source slot per sequence
+            && (!IDS || (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] == op->src[2]->ne[3])); // one source slot per sequence
     }
     if (op->op == GGML_OP_SSM_CONV && op->src[3] != NULL) {
         const bool IDS = op->src[4] != NULL;

@@ -480,7 +480,7 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+                // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -506,7 +506,7 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+                // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -523,7 +523,7 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 // the in-place forms keep no snapshots (K == 1)
                 && (ggml_get_op_params_i32(op, 0) == 1)
                 // one source slot per sequence
-                && (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] >= op->src[2]->ne[3]);
+                && (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] == op->src[2]->ne[3]);
         case 'C':
             return 1
                 // f32 tensors (the builders assert f32 conv caches)
