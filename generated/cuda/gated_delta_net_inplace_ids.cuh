@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32_por
             }
         }
     } else {
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
             ggml_cuda_pdl_sync();
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_f32(
             }
         }
     } else {
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
             ggml_cuda_pdl_sync();
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {

@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 ggml_cuda_pdl_sync();
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 ggml_cuda_pdl_sync();
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {

@@ -181,7 +181,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -475,7 +475,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -733,7 +733,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -994,7 +994,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1252,7 +1252,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1676,7 +1676,7 @@ func GatedDeltaNetInplaceIdsNativeOpencl(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))

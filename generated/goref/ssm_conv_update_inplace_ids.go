@@ -93,7 +93,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -217,7 +217,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -308,7 +308,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -405,7 +405,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -502,7 +502,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -688,7 +688,7 @@ func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA 
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]

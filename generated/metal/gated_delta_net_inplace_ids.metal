@@ -81,7 +81,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32_portable(
             }
         }
     } else {
-        if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+        if (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs)) {
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint col_1 = col0 + cc_1 * NW;
@@ -336,7 +336,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
             }
         }
     } else {
-        if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+        if (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs)) {
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint col_1 = col0 + cc_1 * NW;

@@ -37,7 +37,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+            if (src >= (int) rs_head && src < (int) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
@@ -136,7 +136,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+            if (src >= (int) rs_head && src < (int) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];

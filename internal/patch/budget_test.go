@@ -148,3 +148,38 @@ func TestGeneratedNamesAreFound(t *testing.T) {
 		t.Errorf("generatedNames = %q, want %q", got, want)
 	}
 }
+
+// The series reads as a colleague's: no "else if (!(a) && b)" after "if
+// (a)", no comment naming a fork patch, no commit message about generated
+// kernels.
+func TestSeriesTextReadsAsAColleagues(t *testing.T) {
+	root := fixture(t, "")
+	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	negatedElse := regexp.MustCompile(`else if \(!\(`)
+	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		message, _, _ := strings.Cut(text, "\n---\n")
+		if strings.Contains(strings.ToLower(message), "generated") {
+			t.Errorf("%s: the commit message speaks of generated code", filepath.Base(n))
+		}
+		for i, line := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(line, "+") {
+				continue
+			}
+			if negatedElse.MatchString(line) {
+				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
+			}
+			if forkPatch.MatchString(line) {
+				t.Errorf("%s:%d names a fork patch: %s", filepath.Base(n), i+1, line)
+			}
+		}
+	}
+}

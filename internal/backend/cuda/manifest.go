@@ -18,15 +18,18 @@ const (
 // gather's).
 var Manifest = &integration.Manifest{
 	Backend: name, Order: 4, Budget: 500,
-	Subject: "cuda : use generated kernels for fused gated delta net and conv-update",
-	Body: `Route the four fused decode nodes to kernels generated from the same
-description as the Metal, SYCL and Vulkan ones. Their results equal the
-hand-written kernels bit for bit (same fma order, same warp butterfly,
-same __expf); the ids variants gather only the non-identity slots, and
-the conv-update ids kernel is faster at every batch size measured.
+	Subject: "cuda : add fused gated delta net and conv-update kernels",
+	Body: `Add CUDA kernels for the four fused decode nodes (GATED_DELTA_NET with
+src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), keeping
+the non-fused path's arithmetic (warp butterfly, __expf). The ids variants
+first copy only the rows that another sequence of the node overwrites.
 
-The forms the generated kernels do not cover (hybrid per-head state,
-bf16 state) keep the existing kernels and checks.
+supports_op answers for these nodes: a node outside the kernels' table is
+refused instead of being run by the plain kernel, which would ignore the
+slot it writes, and so is a node whose written cache lives in a buffer this
+device cannot use. The SSM_CONV(+ADD)+SILU fusion leaves conv-update nodes
+to their kernel. A per-head hybrid or bf16 state keeps the backend's own
+path.
 `,
 	Dir:     "src/ggml-cuda/",
 	Glue:    glueTarget,
