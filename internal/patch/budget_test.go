@@ -183,3 +183,29 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 		}
 	}
 }
+
+// --author sets the commits' author line ("Name <email>"); a malformed one
+// is refused before anything is written.
+func TestSeriesAuthorIsConfigurable(t *testing.T) {
+	root := fixture(t, "")
+	names, err := SeriesBy(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"), "Ada Lovelace <ada@example.org>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "\nFrom: Ada Lovelace <ada@example.org>\n") {
+			t.Errorf("%s: no author line for Ada Lovelace", filepath.Base(n))
+		}
+	}
+	out := filepath.Join(t.TempDir(), "series")
+	if _, err := SeriesBy(context.Background(), open(t, root), plan(t), out, "ada@example.org"); err == nil || !strings.Contains(err.Error(), "Name <email>") {
+		t.Errorf("a bare address: got %v, want the form named", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused --author left %s behind", out)
+	}
+}
