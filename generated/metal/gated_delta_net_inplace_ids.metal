@@ -440,8 +440,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
                 }
             }
         } else {
-            const float e_1 = exp(g[g_off]);
-            const float gate = e_1;
+            const float gate = exp(g[g_off]);
             #pragma unroll
             for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 const uint col_4 = col0 + cc_4 * NW;
