@@ -75,6 +75,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
         for (uint j_3 = 0u; j_3 < d_conv; ++j_3) {
             y = fma(window[j_3], conv_kernel[c * args.w1 + j_3], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {

@@ -150,8 +150,9 @@ func TestGeneratedNamesAreFound(t *testing.T) {
 }
 
 // The series reads as a colleague's: no "else if (!(a) && b)" after "if
-// (a)", no "const float gate = e;" alias, no comment naming a fork patch, no
-// commit message about generated kernels.
+// (a)", no "const float gate = e;" alias, no "y = y + 0.0f" without the
+// comment that says why, no comment naming a fork patch, no commit message
+// about generated kernels.
 func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	root := fixture(t, "")
 	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
@@ -160,6 +161,7 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	}
 	negatedElse := regexp.MustCompile(`else if \(!\(|const float gate = e;`)
 	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
+	plusZero := regexp.MustCompile(`= *([a-z_0-9]+) \+ 0\.0f?;`)
 	for _, n := range names {
 		data, err := os.ReadFile(n)
 		if err != nil {
@@ -170,9 +172,13 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 		if strings.Contains(strings.ToLower(message), "generated") {
 			t.Errorf("%s: the commit message speaks of generated code", filepath.Base(n))
 		}
-		for i, line := range strings.Split(text, "\n") {
+		lines := strings.Split(text, "\n")
+		for i, line := range lines {
 			if !strings.HasPrefix(line, "+") {
 				continue
+			}
+			if plusZero.MatchString(line) && (i == 0 || !strings.Contains(lines[i-1], "//")) {
+				t.Errorf("%s:%d adds 0 with no comment that says why: %s", filepath.Base(n), i+1, line)
 			}
 			if negatedElse.MatchString(line) {
 				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
