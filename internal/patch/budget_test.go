@@ -215,3 +215,34 @@ func TestSeriesAuthorIsConfigurable(t *testing.T) {
 		t.Errorf("a refused --author left %s behind", out)
 	}
 }
+
+// The Metal kernels sit after kernel_gated_delta_net_impl's "#if 1 ... #else
+// (a simplified version) ... #endif", not inside its first branch.
+func TestMetalKernelsOutsideTheIfBlock(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "src", "ggml-metal", "ggml-metal.metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth, found := 0, false
+	for i, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#if"):
+			depth++
+		case strings.HasPrefix(line, "#endif"):
+			depth--
+		}
+		if strings.Contains(line, "kernel_gated_delta_net_inplace") || strings.Contains(line, "kernel_ssm_conv_update_inplace") {
+			found = true
+			if depth != 0 {
+				t.Fatalf("ggml-metal.metal:%d: a fused kernel inside an #if block (depth %d): %s", i+1, depth, line)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no fused kernel in ggml-metal.metal")
+	}
+}

@@ -47,7 +47,8 @@ bf16 state, which used to be accepted and then hit an assert.
 	Kernels: UpstreamKernels,
 	Sections: []integration.Section{
 		{Name: "kernels", File: metalLib, Place: integration.After,
-			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<4>;`},
+			// after the #if 1 ... #else ... #endif of kernel_gated_delta_net_impl, not inside its first branch
+			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<float4, 4>;`, "#endif"},
 			Text:   integration.Text{Kernel: libraryFile, BlankBefore: true}},
 		{Name: "include", File: opsCpp, Place: integration.Before,
 			Anchor: []string{encode},
