@@ -178,12 +178,11 @@ const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->sr
 const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
 
 var gdnChecks = []Check{
-	{"op->src[8] == NULL && op->src[9] == NULL", "the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel"},
 	{"op->type == GGML_TYPE_F32", "f32 output"},
 	{"op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32", "q, k, v, g, beta are f32"},
 	{"op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32", "bf16 state has no kernel yet"},
 	{"(" + ne(2, 0) + " == 16 || " + ne(2, 0) + " == 32 || " + ne(2, 0) + " == 64 || " + ne(2, 0) + " == 128)", "S_v in the variant table"},
-	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)"},
+	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v"},
 	{ne(3, 0) + " == 1 || " + ne(3, 0) + " == " + ne(2, 0), "scalar gate or KDA"},
 	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4", "rows are contiguous"},
 	{"ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]", "q and k share shape and strides (one set of strides is passed)"},
@@ -288,7 +287,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		disp{op: "gated_delta_net_inplace", args: gdnArgs}); err != nil {
 		return nil, err
 	}
-	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " >= " + ne(2, 3), "one source slot per sequence"})
+	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " == " + ne(2, 3), "one source slot per sequence"})
 	opB, err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
 		[]int{6, 7}, nil, []int{6}, idsChecks, gdnVariant, gdnScratch,
 		disp{op: t.GatherFor("gated_delta_net_gather"), args: gdnArgs},

@@ -164,11 +164,12 @@ func CExpr(e ir.Expr, args map[string]string) string {
 	return fmt.Sprintf("/* %s */ 0", ir.ExprString(e))
 }
 
-// Rejects are the GDN forms no backend has a kernel for (View.Rejects).
+// Rejects are the GDN forms no backend has a kernel for (View.Rejects); a
+// backend's supports_op answers for them before the fused nodes' checks.
 func Rejects() []Check {
 	return []Check{
-		{"op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)", "the hybrid per-head state form (patch 0026): no kernel on this backend"},
-		{"op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32", "bf16 state: no kernel on this backend"},
+		{"op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL || (op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32))",
+			"a per-head hybrid state (src[8], src[9]) or a bf16 state: no kernel on this backend"},
 	}
 }
 

@@ -82,6 +82,14 @@ func (st style) exp(b *dsl.Builder, x dsl.Val) dsl.Val {
 	return b.Let("e", b.ExpNative(x))
 }
 
+// letExp is exp(x) bound to name (no "gate = e" alias of exp's own let).
+func (st style) letExp(b *dsl.Builder, name string, x dsl.Val) dsl.Val {
+	if st.portable {
+		return b.Let(name, b.ExpPortable(x))
+	}
+	return b.Let(name, b.ExpNative(x))
+}
+
 func (st style) silu(b *dsl.Builder, y dsl.Val) dsl.Val {
 	if st.portable {
 		return b.SiluPortable(y)

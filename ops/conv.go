@@ -33,6 +33,7 @@ func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl
 	}
 	if st.convZero {
 		// CUDA's plain conv adds its (zero) bias; it turns -0 into +0.
+		b.Comment("as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit")
 		y.Set(y.Get().Add(b.F32(0)))
 	}
 	return y.Get()

@@ -103,13 +103,10 @@ func inWindow(src, rsHead, nSeqs dsl.Val) dsl.Val {
 }
 
 // aliasesOtherThanSelf is aliasesDestination where s is known not to be
-// identity (the else of its test): ggml-cpu's kernels test the window alone;
-// the other backends' kernels keep the full condition as they were reviewed.
+// identity (the else of its test): the window alone, so that no backend's
+// kernel reads "else if (!(a) && b)" after "if (a)".
 func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
-	if st.vectorRows {
-		return inWindow(src, rsHead, nSeqs)
-	}
-	return aliasesDestination(b, src, s, rsHead, nSeqs)
+	return inWindow(src, rsHead, nSeqs)
 }
 
 // GatherRowChunk is how many elements of a row one CPU task copies (64 KiB):

@@ -719,7 +719,7 @@ func (g *gdn) token(t dsl.Val) {
 		kdaGate = func() { g.kdaInDot(tk) }
 	}
 	b.IfElse(g.kda, kdaGate, func() {
-		ga := b.Let("gate", st.exp(b, g.gate.Load(tk.gOff)))
+		ga := st.letExp(b, "gate", g.gate.Load(tk.gOff))
 		if st.gateAfterReduce {
 			g.gateAfter(tk, ga)
 		} else if st.gateOnPartial {

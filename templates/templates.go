@@ -187,7 +187,7 @@ func UpstreamGlue(g *Target, kernels ...[]byte) (out []File, sections map[string
 	if dir == "" {
 		dir = path.Dir(g.Template)
 	}
-	t, err := template.New("").Funcs(funcs).ParseFS(files, dir+"/upstream.*.tmpl")
+	t, err := template.New("").Funcs(funcs).ParseFS(files, dir+"/upstream.*.tmpl", "common/upstream.tmpl")
 	if err != nil {
 		return nil, nil, err
 	}

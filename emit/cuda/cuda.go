@@ -266,6 +266,11 @@ func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.E
 	return []string{fmt.Sprintf("const float %s = warp_reduce_sum<%s>(%s);", out, width, x)}
 }
 
+// Restrict is ggml-cuda's GGML_CUDA_RESTRICT: nvcc may move a restrict load
+// above a PDL wait (griddepcontrol.wait), so ggml-cuda drops the qualifier
+// where PDL is on.
+func (upstreamLang) Restrict() string { return "GGML_CUDA_RESTRICT" }
+
 func (upstreamLang) Reserved(name string) bool { return reserved[name] || name == "warp_reduce_sum" }
 
 var reserved = cfamily.CPPReserved(`int32_t uint32_t int64_t uint64_t size_t

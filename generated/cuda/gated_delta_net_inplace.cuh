@@ -360,8 +360,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_f32(
                 }
             }
         } else {
-            const float e = expf(g[g_off]);
-            const float gate = e;
+            const float gate = expf(g[g_off]);
             #pragma unroll
             for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
                 const uint32_t col_2 = col0 + cc_2 * NW;

@@ -615,8 +615,7 @@ __global__ void __launch_bounds__(W * NW * NS, 2) gated_delta_net_inplace_ids_ba
                                 }
                             }
                         } else {
-                            const float e = expf(g[g_off]);
-                            const float gate = e;
+                            const float gate = expf(g[g_off]);
                             #pragma unroll
                             for (uint32_t cc_6 = 0u; cc_6 < CPW; ++cc_6) {
                                 const uint32_t col_6 = col0 + cc_6 * NW;

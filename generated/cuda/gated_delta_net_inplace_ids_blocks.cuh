@@ -505,8 +505,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
                     }
                 }
             } else {
-                const float e = expf(g[g_off]);
-                const float gate = e;
+                const float gate = expf(g[g_off]);
                 #pragma unroll
                 for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                     const uint32_t col_4 = col0 + cc_4 * NW;

@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_slots_f
             }
         }
     } else {
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
             ggml_cuda_pdl_sync();
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
@@ -349,7 +349,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_slots_f
             }
         }
     } else {
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
             ggml_cuda_pdl_sync();
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
@@ -451,8 +451,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_slots_f
                 }
             }
         } else {
-            const float e = expf(g[g_off]);
-            const float gate = e;
+            const float gate = expf(g[g_off]);
             #pragma unroll
             for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 const uint32_t col_4 = col0 + cc_4 * NW;

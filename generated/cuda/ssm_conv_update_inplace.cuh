@@ -42,6 +42,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32_portable(
         for (uint32_t j_1 = 0u; j_1 < d_conv; ++j_1) {
             y = fmaf(window[j_1], conv_kernel[c * w1 + j_1], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = __fadd_rn(y, 0.0f);
         float out = y;
         if (SILU) {
@@ -127,6 +128,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_f32(
         for (uint32_t j_1 = 0u; j_1 < d_conv; ++j_1) {
             y = y + window[j_1] * conv_kernel[c * w1 + j_1];
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {

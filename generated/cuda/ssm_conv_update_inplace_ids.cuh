@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 ggml_cuda_pdl_sync();
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
@@ -63,6 +63,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
         for (uint32_t j_3 = 0u; j_3 < d_conv; ++j_3) {
             y = fmaf(window[j_3], conv_kernel[c * w1 + j_3], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = __fadd_rn(y, 0.0f);
         float out = y;
         if (SILU) {
@@ -151,7 +152,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 ggml_cuda_pdl_sync();
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
@@ -170,6 +171,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         for (uint32_t j_3 = 0u; j_3 < d_conv; ++j_3) {
             y = y + window[j_3] * conv_kernel[c * w1 + j_3];
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {

@@ -525,8 +525,7 @@ func GatedDeltaNetNativeCuda(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -777,8 +776,7 @@ func GatedDeltaNetNativeMetal(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kg
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1031,8 +1029,7 @@ func GatedDeltaNetNativeVulkan(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1281,8 +1278,7 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1685,8 +1681,7 @@ func GatedDeltaNetNativeOpencl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {

@@ -493,8 +493,7 @@ func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -724,8 +723,7 @@ func GatedDeltaNetInplaceNativeMetal(kgP GatedDeltaNetInplaceParams, kgA GatedDe
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -957,8 +955,7 @@ func GatedDeltaNetInplaceNativeVulkan(kgP GatedDeltaNetInplaceParams, kgA GatedD
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1186,8 +1183,7 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1557,8 +1553,7 @@ func GatedDeltaNetInplaceNativeOpencl(kgP GatedDeltaNetInplaceParams, kgA GatedD
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {

@@ -181,7 +181,7 @@ func GatedDeltaNetInplaceIdsPortable(kgP GatedDeltaNetInplaceIdsParams, kgA Gate
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -475,7 +475,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -551,8 +551,7 @@ func GatedDeltaNetInplaceIdsNativeCuda(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -733,7 +732,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -810,8 +809,7 @@ func GatedDeltaNetInplaceIdsNativeMetal(kgP GatedDeltaNetInplaceIdsParams, kgA G
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -994,7 +992,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1071,8 +1069,7 @@ func GatedDeltaNetInplaceIdsNativeVulkan(kgP GatedDeltaNetInplaceIdsParams, kgA 
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1252,7 +1249,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1328,8 +1325,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1676,7 +1672,7 @@ func GatedDeltaNetInplaceIdsNativeOpencl(kgP GatedDeltaNetInplaceIdsParams, kgA 
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1753,8 +1749,7 @@ func GatedDeltaNetInplaceIdsNativeOpencl(kgP GatedDeltaNetInplaceIdsParams, kgA 
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {

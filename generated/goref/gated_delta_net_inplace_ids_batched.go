@@ -817,8 +817,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 										}
 									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var e float32 = rt.ExpNative(g[g_off[kgTid]])
-											gate[kgTid] = e
+											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 										}
 										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 											for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1213,8 +1212,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 										}
 									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-											gate[kgTid] = e_1
+											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 										}
 										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 											for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1611,8 +1609,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 										}
 									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-											gate[kgTid] = e_1
+											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 										}
 										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 											for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2005,8 +2002,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 										}
 									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var e float32 = rt.ExpNative(g[g_off[kgTid]])
-											gate[kgTid] = e
+											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 										}
 										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 											for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2712,8 +2708,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 										}
 									} else {
 										for kgTid := 0; kgTid < kgN; kgTid++ {
-											var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-											gate[kgTid] = e_1
+											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 										}
 										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
 											for kgTid := 0; kgTid < kgN; kgTid++ {

@@ -664,8 +664,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -984,8 +983,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1306,8 +1304,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1624,8 +1621,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2177,8 +2173,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {

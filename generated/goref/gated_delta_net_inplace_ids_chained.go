@@ -642,8 +642,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -946,8 +945,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1252,8 +1250,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1554,8 +1551,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -2065,8 +2061,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 							}
 						} else {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-								gate[kgTid] = e_1
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 							}
 							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 								for kgTid := 0; kgTid < kgN; kgTid++ {

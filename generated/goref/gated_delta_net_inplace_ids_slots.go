@@ -185,7 +185,7 @@ func GatedDeltaNetInplaceIdsSlotsPortable(kgP GatedDeltaNetInplaceIdsSlotsParams
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -495,7 +495,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeCuda(kgP GatedDeltaNetInplaceIdsSlotsPara
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -578,8 +578,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeCuda(kgP GatedDeltaNetInplaceIdsSlotsPara
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -769,7 +768,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeMetal(kgP GatedDeltaNetInplaceIdsSlotsPar
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -853,8 +852,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeMetal(kgP GatedDeltaNetInplaceIdsSlotsPar
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1046,7 +1044,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeVulkan(kgP GatedDeltaNetInplaceIdsSlotsPa
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1130,8 +1128,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeVulkan(kgP GatedDeltaNetInplaceIdsSlotsPa
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1320,7 +1317,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeSycl(kgP GatedDeltaNetInplaceIdsSlotsPara
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1403,8 +1400,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeSycl(kgP GatedDeltaNetInplaceIdsSlotsPara
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {
@@ -1769,7 +1765,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeOpencl(kgP GatedDeltaNetInplaceIdsSlotsPa
 							}
 						}
 					} else {
-						if !(src == int32((rs_head + s[kgTid]))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 							// dep_wait: dispatches are ordered in the Go reference
 							for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
 								var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
@@ -1853,8 +1849,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeOpencl(kgP GatedDeltaNetInplaceIdsSlotsPa
 						}
 					} else {
 						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var e_1 float32 = rt.ExpNative(g[g_off[kgTid]])
-							gate[kgTid] = e_1
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
 						}
 						for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
 							for kgTid := 0; kgTid < kgN; kgTid++ {

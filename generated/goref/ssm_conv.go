@@ -77,6 +77,7 @@ func SsmConvPortable(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) err
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
 							y = rt.FMA(window[kgTid*windowLen+int(j_1)], conv_kernel[((c*w1)+j_1)], y)
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						dst[(((s * d2) + (t * d1)) + c)] = y
 					}
@@ -132,6 +133,7 @@ func SsmConvNativeCuda(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) e
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						dst[(((s * d2) + (t * d1)) + c)] = y
 					}

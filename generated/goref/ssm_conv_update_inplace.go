@@ -87,6 +87,7 @@ func SsmConvUpdateInplacePortable(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpd
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
 							y = rt.FMA(window[kgTid*windowLen+int(j_1)], conv_kernel[((c*w1)+j_1)], y)
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
@@ -191,6 +192,7 @@ func SsmConvUpdateInplaceNativeCuda(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {

@@ -93,7 +93,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -109,6 +109,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
 							y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c*w1)+j_3)], y)
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
@@ -217,7 +218,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -233,6 +234,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
@@ -308,7 +310,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -405,7 +407,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -502,7 +504,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
@@ -688,7 +690,7 @@ func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA 
 								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
 							}
 						} else {
-							if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 								// dep_wait: dispatches are ordered in the Go reference
 								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
 									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]

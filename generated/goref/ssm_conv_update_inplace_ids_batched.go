@@ -111,6 +111,7 @@ func SsmConvUpdateInplaceIdsBatchedPortable(kgP SsmConvUpdateInplaceIdsBatchedPa
 						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
 							y = rt.FMA(window[kgTid*windowLen+int(j_2)], conv_kernel[((c[kgTid]*w1)+j_2)], y)
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
@@ -245,6 +246,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeCuda(kgP SsmConvUpdateInplaceIdsBatched
 						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c[kgTid]*w1)+j_2)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {

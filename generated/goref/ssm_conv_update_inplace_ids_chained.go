@@ -143,6 +143,7 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
 								y = rt.FMA(window[kgTid*windowLen+int(j_3)], conv_kernel[((c[kgTid]*w1)+j_3)], y)
 							}
+							// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 							y = (y + 0.0)
 							var out float32 = y
 							if SILU {
@@ -301,6 +302,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
 								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
 							}
+							// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
 							y = (y + 0.0)
 							var out float32 = y
 							if SILU {

@@ -424,8 +424,7 @@ kernel void kernel_gated_delta_net_f32(
                 }
             }
         } else {
-            const float e_1 = exp(g[g_off]);
-            const float gate = e_1;
+            const float gate = exp(g[g_off]);
             #pragma unroll
             for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
                 const uint col_2 = col0 + cc_2 * NW;

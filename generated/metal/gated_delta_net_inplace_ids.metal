@@ -81,7 +81,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32_portable(
             }
         }
     } else {
-        if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+        if (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs)) {
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint col_1 = col0 + cc_1 * NW;
@@ -336,7 +336,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
             }
         }
     } else {
-        if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+        if (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs)) {
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint col_1 = col0 + cc_1 * NW;
@@ -440,8 +440,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
                 }
             }
         } else {
-            const float e_1 = exp(g[g_off]);
-            const float gate = e_1;
+            const float gate = exp(g[g_off]);
             #pragma unroll
             for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 const uint col_4 = col0 + cc_4 * NW;

@@ -57,6 +57,7 @@ kernel void kernel_ssm_conv_update_inplace_f32_portable(
         for (uint j_1 = 0u; j_1 < d_conv; ++j_1) {
             y = fma(window[j_1], conv_kernel[c * args.w1 + j_1], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {

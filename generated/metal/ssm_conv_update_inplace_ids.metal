@@ -57,7 +57,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+            if (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs)) {
                 #pragma unroll
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * args.cs2 + c * args.cs1 + j_1];
@@ -75,6 +75,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
         for (uint j_3 = 0u; j_3 < d_conv; ++j_3) {
             y = fma(window[j_3], conv_kernel[c * args.w1 + j_3], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {
@@ -171,7 +172,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32(
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+            if (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs)) {
                 #pragma unroll
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * args.cs2 + c * args.cs1 + j_1];

@@ -380,8 +380,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 }
             }
         } else {
-            const float e_1 = exp(g[g_off]);
-            const float gate = e_1;
+            const float gate = exp(g[g_off]);
             #pragma unroll
             for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
                 const uint col_2 = col0 + cc_2 * NW;

@@ -81,7 +81,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             }
         }
     } else {
-        if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+        if (src >= (int) rs_head && src < (int) (rs_head + n_seqs)) {
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint col_1 = col0 + cc_1 * NW;
@@ -360,7 +360,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             }
         }
     } else {
-        if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+        if (src >= (int) rs_head && src < (int) (rs_head + n_seqs)) {
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint col_1 = col0 + cc_1 * NW;
@@ -464,8 +464,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 }
             }
         } else {
-            const float e_1 = exp(g[g_off]);
-            const float gate = e_1;
+            const float gate = exp(g[g_off]);
             #pragma unroll
             for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 const uint col_4 = col0 + cc_4 * NW;

@@ -37,7 +37,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+            if (src >= (int) rs_head && src < (int) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
@@ -55,6 +55,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
         for (uint j_3 = 0u; j_3 < d_conv; ++j_3) {
             y = fma(window[j_3], conv_kernel[c * w1 + j_3], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {
@@ -136,7 +137,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+            if (src >= (int) rs_head && src < (int) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];

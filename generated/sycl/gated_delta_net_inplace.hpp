@@ -365,8 +365,7 @@ void gated_delta_net_inplace_f32(
                 }
             }
         } else {
-            const float e = sycl::native::exp(g[g_off]);
-            const float gate = e;
+            const float gate = sycl::native::exp(g[g_off]);
             #pragma unroll
             for (uint32_t cc_2 = 0u; cc_2 < CPW; ++cc_2) {
                 const uint32_t col_2 = col0 + cc_2 * NW;

@@ -68,7 +68,7 @@ void gated_delta_net_inplace_ids_f32_portable(
             }
         }
     } else {
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint32_t col_1 = col0 + cc_1 * NW;
@@ -328,7 +328,7 @@ void gated_delta_net_inplace_ids_f32(
             }
         }
     } else {
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
             #pragma unroll
             for (uint32_t cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 const uint32_t col_1 = col0 + cc_1 * NW;
@@ -421,8 +421,7 @@ void gated_delta_net_inplace_ids_f32(
                 }
             }
         } else {
-            const float e = sycl::native::exp(g[g_off]);
-            const float gate = e;
+            const float gate = sycl::native::exp(g[g_off]);
             #pragma unroll
             for (uint32_t cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 const uint32_t col_4 = col0 + cc_4 * NW;

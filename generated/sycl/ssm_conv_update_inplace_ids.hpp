@@ -42,7 +42,7 @@ void ssm_conv_update_inplace_ids_f32_portable(
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];
@@ -60,6 +60,7 @@ void ssm_conv_update_inplace_ids_f32_portable(
         for (uint32_t j_3 = 0u; j_3 < d_conv; ++j_3) {
             y = sycl::fma(window[j_3], conv_kernel[c * w1 + j_3], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = y + 0.0f;
         float out = y;
         if (SILU) {
@@ -142,7 +143,7 @@ void ssm_conv_update_inplace_ids_f32(
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+            if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
                 #pragma unroll
                 for (uint32_t j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * cs2 + c * cs1 + j_1];

@@ -143,8 +143,7 @@ void main() {
                 }
             }
         } else {
-            float e_1 = exp(g[g_off]);
-            float gate = e_1;
+            float gate = exp(g[g_off]);
             [[unroll]]
             for (uint cc_2 = 0u; cc_2 < CPW; ++cc_2) {
                 uint col_2 = col0 + cc_2 * NW;

@@ -75,7 +75,7 @@ void main() {
             }
         }
     } else {
-        if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+        if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
             [[unroll]]
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 uint col_1 = col0 + cc_1 * NW;
@@ -171,8 +171,7 @@ void main() {
                 }
             }
         } else {
-            float e_1 = exp(g[g_off]);
-            float gate = e_1;
+            float gate = exp(g[g_off]);
             [[unroll]]
             for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                 uint col_4 = col0 + cc_4 * NW;

@@ -265,8 +265,7 @@ void main() {
                                 }
                             }
                         } else {
-                            float e_1 = exp(g[g_off]);
-                            float gate = e_1;
+                            float gate = exp(g[g_off]);
                             [[unroll]]
                             for (uint cc_6 = 0u; cc_6 < CPW; ++cc_6) {
                                 uint col_6 = col0 + cc_6 * NW;

@@ -200,8 +200,7 @@ void main() {
                     }
                 }
             } else {
-                float e_1 = exp(g[g_off]);
-                float gate = e_1;
+                float gate = exp(g[g_off]);
                 [[unroll]]
                 for (uint cc_4 = 0u; cc_4 < CPW; ++cc_4) {
                     uint col_4 = col0 + cc_4 * NW;

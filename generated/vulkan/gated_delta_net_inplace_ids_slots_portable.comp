@@ -111,7 +111,7 @@ void main() {
             }
         }
     } else {
-        if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+        if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
             [[unroll]]
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {
                 uint col_1 = col0 + cc_1 * NW;

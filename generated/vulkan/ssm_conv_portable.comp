@@ -79,6 +79,7 @@ void main() {
         for (uint j_1 = 0u; j_1 < d_conv; ++j_1) {
             y = kg_fma(window[j_1], conv_kernel[c * pc.w1 + j_1], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = kg_add_zero(y);
         dst[s * pc.d2 + t * pc.d1 + c] = y;
     }

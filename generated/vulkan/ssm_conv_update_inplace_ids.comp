@@ -45,7 +45,7 @@ void main() {
                 window[j] = conv_state_dst[ring_off + j];
             }
         } else {
-            if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+            if (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs)) {
                 [[unroll]]
                 for (uint j_1 = 0u; j_1 < taps; ++j_1) {
                     window[j_1] = scratch[s * pc.cs2 + c * pc.cs1 + j_1];

@@ -95,6 +95,7 @@ void main() {
         for (uint j_2 = 0u; j_2 < d_conv; ++j_2) {
             y = kg_fma(window[j_2], conv_kernel[c * pc.w1 + j_2], y);
         }
+        // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
         y = kg_add_zero(y);
         precise float out_ = y;
         if (SILU) {

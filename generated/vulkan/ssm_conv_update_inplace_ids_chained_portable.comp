@@ -125,6 +125,7 @@ void main() {
             for (uint j_3 = 0u; j_3 < d_conv; ++j_3) {
                 y = kg_fma(window[j_3], conv_kernel[c * pc.w1 + j_3], y);
             }
+            // as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
             y = kg_add_zero(y);
             precise float out_ = y;
             if (SILU) {

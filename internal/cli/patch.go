@@ -13,7 +13,7 @@ import (
 )
 
 func newPatchCmd() *cobra.Command {
-	var tree, series, form string
+	var tree, series, form, author string
 	var backendsFlag []string
 	var check bool
 	order := patch.Backends(registry.Integrations()) // the series' order, from the manifests
@@ -80,6 +80,9 @@ error, a refusal or an interrupt.`,
 				// An unset shell variable must not turn a series into a write.
 				return fail(ExitError, "--series is empty: name the directory to write the series into (nothing was changed)")
 			}
+			if author != "" && !seriesSet {
+				return fail(ExitError, "--author names the author of a series' commits: it goes with --series (nothing was changed)")
+			}
 			if check && seriesSet {
 				return fail(ExitError, "--check and --series do not go together: --series never touches the tree")
 			}
@@ -125,7 +128,7 @@ error, a refusal or an interrupt.`,
 				}
 				return nil
 			case seriesSet:
-				patches, err := patch.Series(ctx, t, steps, series)
+				patches, err := patch.SeriesBy(ctx, t, steps, series, author)
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
@@ -152,6 +155,7 @@ error, a refusal or an interrupt.`,
 		},
 	}
 	cmd.Flags().StringVar(&tree, "tree", "", "root of the ggml or llama.cpp checkout")
+	cmd.Flags().StringVar(&author, "author", "", `with --series, the commits' author as "Name <email>" (default: your git identity for the tree)`)
 	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(order, ", ")+", or all")
 	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
 	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")

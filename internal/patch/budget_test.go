@@ -148,3 +148,102 @@ func TestGeneratedNamesAreFound(t *testing.T) {
 		t.Errorf("generatedNames = %q, want %q", got, want)
 	}
 }
+
+// The series reads as a colleague's: no "else if (!(a) && b)" after "if
+// (a)", no "const float gate = e;" alias, no pipeline named by a packed index
+// (std::to_string(4 * i + ...)), no "y = y + 0.0f" without the
+// comment that says why, no comment naming a fork patch, no commit message
+// about generated kernels.
+func TestSeriesTextReadsAsAColleagues(t *testing.T) {
+	root := fixture(t, "")
+	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	negatedElse := regexp.MustCompile(`else if \(!\(|const float gate = e;|std::to_string\(4 \* i`)
+	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
+	plusZero := regexp.MustCompile(`= *([a-z_0-9]+) \+ 0\.0f?;`)
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		message, _, _ := strings.Cut(text, "\n---\n")
+		if strings.Contains(strings.ToLower(message), "generated") {
+			t.Errorf("%s: the commit message speaks of generated code", filepath.Base(n))
+		}
+		lines := strings.Split(text, "\n")
+		for i, line := range lines {
+			if !strings.HasPrefix(line, "+") {
+				continue
+			}
+			if plusZero.MatchString(line) && (i == 0 || !strings.Contains(lines[i-1], "//")) {
+				t.Errorf("%s:%d adds 0 with no comment that says why: %s", filepath.Base(n), i+1, line)
+			}
+			if negatedElse.MatchString(line) {
+				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
+			}
+			if forkPatch.MatchString(line) {
+				t.Errorf("%s:%d names a fork patch: %s", filepath.Base(n), i+1, line)
+			}
+		}
+	}
+}
+
+// --author sets the commits' author line ("Name <email>"); a malformed one
+// is refused before anything is written.
+func TestSeriesAuthorIsConfigurable(t *testing.T) {
+	root := fixture(t, "")
+	names, err := SeriesBy(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"), "Ada Lovelace <ada@example.org>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "\nFrom: Ada Lovelace <ada@example.org>\n") {
+			t.Errorf("%s: no author line for Ada Lovelace", filepath.Base(n))
+		}
+	}
+	out := filepath.Join(t.TempDir(), "series")
+	if _, err := SeriesBy(context.Background(), open(t, root), plan(t), out, "ada@example.org"); err == nil || !strings.Contains(err.Error(), "Name <email>") {
+		t.Errorf("a bare address: got %v, want the form named", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused --author left %s behind", out)
+	}
+}
+
+// The Metal kernels sit after kernel_gated_delta_net_impl's "#if 1 ... #else
+// (a simplified version) ... #endif", not inside its first branch.
+func TestMetalKernelsOutsideTheIfBlock(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "src", "ggml-metal", "ggml-metal.metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth, found := 0, false
+	for i, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#if"):
+			depth++
+		case strings.HasPrefix(line, "#endif"):
+			depth--
+		}
+		if strings.Contains(line, "kernel_gated_delta_net_inplace") || strings.Contains(line, "kernel_ssm_conv_update_inplace") {
+			found = true
+			if depth != 0 {
+				t.Fatalf("ggml-metal.metal:%d: a fused kernel inside an #if block (depth %d): %s", i+1, depth, line)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no fused kernel in ggml-metal.metal")
+	}
+}

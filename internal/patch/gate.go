@@ -25,7 +25,9 @@ such as BLAS, and kept them off on backends that have the kernels.
 Ask instead: build one node of each fused form with the model's shapes
 and keep the fusion only where every device that takes the plain op
 also takes the fused one, so a node is never handed to a device that
-would run the plain op on it.
+would run the plain op on it. Without offload_kqv the recurrent cache
+stays in host memory while the layers run on the GPU, and the fused
+nodes would write into the scheduler's copies of it: keep them off there.
 `,
 		Edits: []Edit{
 			{Name: "supports_op probe", File: llamaContext, Place: Before,

@@ -119,7 +119,7 @@ func TestLlamaCppLayout(t *testing.T) {
 		t.Errorf("git am result differs from Apply:\n%s", diff)
 	}
 	ctx, _ := os.ReadFile(filepath.Join(root, "src", "llama-context.cpp"))
-	if strings.Contains(string(ctx), "fgdn_backend_ok") || strings.Contains(string(ctx), "RISKY-1") || !strings.Contains(string(ctx), "!llama_fused_decode_supported(backends, model.hparams)") {
+	if strings.Contains(string(ctx), "fgdn_backend_ok") || strings.Contains(string(ctx), "RISKY-1") || !strings.Contains(string(ctx), "!llama_fused_decode_supported(backends, model.hparams, cparams.offload_kqv)") {
 		t.Errorf("the backend-name list is not replaced by the probe:\n%s", ctx)
 	}
 	before := snapshot(t, root)

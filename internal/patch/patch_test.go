@@ -592,7 +592,7 @@ func TestSeriesAppliesWithGitAm(t *testing.T) {
 		"[PATCH 2/6] metal : add fused gated delta net and conv-update kernels",
 		"[PATCH 3/6] sycl : add fused gated delta net and conv-update kernels",
 		"[PATCH 4/6] vulkan : add fused gated delta net and conv-update kernels",
-		"[PATCH 5/6] cuda : use generated kernels for fused gated delta net and conv-update",
+		"[PATCH 5/6] cuda : add fused gated delta net and conv-update kernels",
 		"[PATCH 6/6] opencl : add fused gated delta net and conv-update kernels",
 	}
 	if diff := cmp.Diff(want, subjects); diff != "" {

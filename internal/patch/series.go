@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,6 +26,20 @@ import (
 // leaves neither a partial series nor the temporary directory. It returns
 // the patch file names.
 func Series(ctx context.Context, t *Tree, steps []*Step, out string) ([]string, error) {
+	return SeriesBy(ctx, t, steps, out, "")
+}
+
+// SeriesBy is Series with the commits' author given as "Name <email>" (the
+// user's identity stays the committer); an empty author is Series.
+func SeriesBy(ctx context.Context, t *Tree, steps []*Step, out, author string) ([]string, error) {
+	var by *mail.Address
+	if strings.TrimSpace(author) != "" {
+		a, err := mail.ParseAddress(author)
+		if err != nil || a.Name == "" {
+			return nil, fmt.Errorf("--author %q: want \"Name <email>\"", author)
+		}
+		by = a
+	}
 	if strings.TrimSpace(out) == "" {
 		return nil, errors.New("--series is empty: name the directory to write the series into")
 	}
@@ -56,6 +71,9 @@ func Series(ctx context.Context, t *Tree, steps []*Step, out string) ([]string, 
 	head, env, err := seriesBase(t)
 	if err != nil {
 		return nil, err
+	}
+	if by != nil {
+		env = append(env, "GIT_AUTHOR_NAME="+by.Name, "GIT_AUTHOR_EMAIL="+by.Address)
 	}
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {

@@ -100,7 +100,7 @@ template <typename K, typename... A>
 static void ggml_cuda_kernel_launch(K kernel, const ggml_cuda_kernel_launch_params & p, A &&... a) {
     hostemu::cuda::launch("glue", p.grid, p.block, [&] { kernel(a...); });
 }
-#define SUPPORTS(op) (ggml_cuda_fused_supported(op) ? 1 : 0)
+#define SUPPORTS(op) ggml_cuda_fused_supports_op(op)
 #define COMPUTE(op) ggml_cuda_fused_compute_forward(ctx, op)
 typedef ggml_backend_cuda_context context;
 `,

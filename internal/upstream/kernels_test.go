@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	backendcuda "github.com/kernelgen/kernelgen/internal/backend/cuda"
@@ -15,6 +16,7 @@ import (
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/ptx"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -89,8 +91,10 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 }
 
 // warpReduceSum stands in for ggml-cuda's common.cuh warp_reduce_sum (the
-// xor butterfly over width lanes), which the upstream kernels call.
-const warpReduceSum = `template <int width = 32>
+// xor butterfly over width lanes), which the upstream kernels call, and its
+// GGML_CUDA_RESTRICT as it is where PDL is off.
+const warpReduceSum = `#define GGML_CUDA_RESTRICT __restrict__
+template <int width = 32>
 static __device__ __forceinline__ float warp_reduce_sum(float x) {
 #pragma unroll
     for (int offset = width / 2; offset > 0; offset >>= 1) {
@@ -131,5 +135,31 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 		if got != len(inst) {
 			t.Errorf("%s: PTX has %d kernels, want %d", f.Name, got, len(inst))
 		}
+	}
+}
+
+// PDL and __restrict__ conflict (nvcc may move a restrict load above the
+// griddepcontrol.wait), so ggml-cuda spells the qualifier GGML_CUDA_RESTRICT,
+// empty where PDL is on: the kernels upstream gets use it, never a raw
+// __restrict__, and the glue says which wait the compute kernel relies on.
+func TestCUDAKernelsUseGGMLRestrict(t *testing.T) {
+	files, err := backendcuda.UpstreamKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.Contains(string(f.Data), "__restrict__") {
+			t.Errorf("%s has a raw __restrict__", f.Name)
+		}
+		if !strings.Contains(string(f.Data), "GGML_CUDA_RESTRICT") {
+			t.Errorf("%s has no GGML_CUDA_RESTRICT", f.Name)
+		}
+	}
+	glue, _, err := templates.UpstreamGlue(glueTarget(t, "cuda"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(glue[0].Data), "waits only before it reads scratch") {
+		t.Errorf("%s does not say which PDL wait the compute kernel relies on", glue[0].Name)
 	}
 }

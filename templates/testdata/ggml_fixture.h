@@ -5,8 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#define GGML_MAX_SRC 10
+
 enum ggml_type { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_I32 };
 enum ggml_op { GGML_OP_NONE, GGML_OP_GATED_DELTA_NET, GGML_OP_SSM_CONV };
+
+struct ggml_backend_buffer;
 
 struct ggml_tensor {
     ggml_type type = GGML_TYPE_F32;
@@ -16,6 +20,8 @@ struct ggml_tensor {
     int32_t op_params[16] = {};
     ggml_tensor * src[10] = {};
     void * data = nullptr;
+    ggml_backend_buffer * buffer = nullptr; // supports_path_main.cpp defines it
+    ggml_tensor * view_src = nullptr;
 };
 
 static inline int32_t ggml_get_op_params_i32(const ggml_tensor * t, uint32_t i) { return t->op_params[i]; }

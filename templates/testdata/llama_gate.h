@@ -104,6 +104,12 @@ typedef struct ggml_backend * ggml_backend_t;
 static ggml_backend_dev_t ggml_backend_get_device(ggml_backend_t backend) { return backend->device; }
 static const char * ggml_backend_dev_name(ggml_backend_dev_t device) { return device->name.c_str(); }
 
+enum ggml_backend_dev_type { GGML_BACKEND_DEVICE_TYPE_CPU, GGML_BACKEND_DEVICE_TYPE_GPU, GGML_BACKEND_DEVICE_TYPE_ACCEL };
+// a device named CPU is the CPU, one named BLAS an accelerator, any other a GPU
+static enum ggml_backend_dev_type ggml_backend_dev_type(ggml_backend_dev_t device) {
+    return device->name == "CPU" ? GGML_BACKEND_DEVICE_TYPE_CPU : device->name == "BLAS" ? GGML_BACKEND_DEVICE_TYPE_ACCEL : GGML_BACKEND_DEVICE_TYPE_GPU;
+}
+
 static bool ggml_backend_dev_supports_op(ggml_backend_dev_t device, const struct ggml_tensor * op) {
     if (op->op == GGML_OP_GATED_DELTA_NET) {
         return device->takes[op->src[7] ? FORM_B : op->src[6] ? FORM_A : FORM_PLAIN];
@@ -145,6 +151,7 @@ struct llama_cparams {
     bool fused_gdn_ar = true;
     bool fused_gdn_ch = true;
     bool auto_fgdn    = true;
+    bool offload_kqv  = true;
 };
 
 struct llama_model {

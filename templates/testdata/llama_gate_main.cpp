@@ -29,8 +29,9 @@ static llama_model qwen() {
     return m;
 }
 
-static void expect(const char * what, const llama_model & model, std::vector<ggml_backend_ptr> backends, bool on, bool start = true) {
+static void expect(const char * what, const llama_model & model, std::vector<ggml_backend_ptr> backends, bool on, bool start = true, bool offload_kqv = true) {
     llama_context lctx(model);
+    lctx.cparams.offload_kqv = offload_kqv;
     lctx.cparams.fused_gdn_ar = lctx.cparams.fused_gdn_ch = lctx.cparams.auto_fgdn = start;
     lctx.backends = std::move(backends);
     llama_log.clear();
@@ -66,6 +67,10 @@ int main() {
     expect("a GPU with the plain ops only", m, list(device("GPU", {true}), device("CPU", all)), false);
     expect("fusion already off stays off", m, list(device("GPU", {true}), device("CPU", all)), false, false);
     expect("a model without recurrent layers", llama_model(), list(device("GPU", {true}), device("CPU", all)), true);
+    // without offload_kqv the recurrent cache stays in host memory while the layers run on the GPU
+    expect("the cache in host memory, a GPU", m, list(device("GPU", all), device("CPU", all)), false, true, false);
+    expect("the cache in host memory, the CPU only", m, list(device("CPU", all)), true, true, false);
+    expect("the cache in host memory, BLAS and the CPU", m, list(device("BLAS", {false}), device("CPU", all)), true, true, false);
     printf("%d failures\n", failures);
     return failures != 0;
 }

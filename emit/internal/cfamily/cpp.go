@@ -86,8 +86,16 @@ func PointerType(d Dialect, buf *ir.Buffer) string {
 	if buf.Prior && d.DepSync(ir.DepWait) != "" {
 		return c + d.Type(buf.Elem) + " * "
 	}
-	return c + d.Type(buf.Elem) + " * __restrict__ "
+	restrict := "__restrict__"
+	if r, ok := d.(Restricter); ok {
+		restrict = r.Restrict()
+	}
+	return c + d.Type(buf.Elem) + " * " + restrict + " "
 }
+
+// Restricter is a dialect that spells the restrict qualifier its own way
+// (ggml-cuda's GGML_CUDA_RESTRICT, which is empty where PDL is on).
+type Restricter interface{ Restrict() string }
 
 // WriteParams writes a function's parameter list, one parameter per line,
 // and opens its body.

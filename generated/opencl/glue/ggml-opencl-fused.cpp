@@ -21,23 +21,18 @@ static const uint32_t ggml_cl_ssm_conv_update_inplace_variants[7][1] = {{2}, {3}
 // they cannot run, which supports_op must refuse (the plain kernel would lose
 // the in-place write); -1 for any other node
 static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
-    // the hybrid per-head state form (patch 0026): no kernel on this backend
-    if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)) {
-        return 0;
-    }
-    // bf16 state: no kernel on this backend
-    if (op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32) {
+    // a per-head hybrid state (src[8], src[9]) or a bf16 state: no kernel on this backend
+    if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL || (op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32))) {
         return 0;
     }
     if (op->op == GGML_OP_GATED_DELTA_NET && op->src[6] != NULL) {
         const bool IDS = op->src[7] != NULL;
         return true
-            && (op->src[8] == NULL && op->src[9] == NULL) // the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel
             && (op->type == GGML_TYPE_F32) // f32 output
             && (op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32) // q, k, v, g, beta are f32
             && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32) // bf16 state has no kernel yet
             && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)) // S_v in the variant table
-            && (op->src[0]->ne[0] == op->src[2]->ne[0]) // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+            && (op->src[0]->ne[0] == op->src[2]->ne[0]) // S_k == S_v
             && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0]) // scalar gate or KDA
             && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4) // rows are contiguous
             && (ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]) // q and k share shape and strides (one set of strides is passed)
@@ -45,7 +40,7 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
             && (ggml_is_contiguous(op->src[5])) // state rows are indexed densely
             && (op->src[6]->ne[0] == op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1] && op->src[6]->ne[1] >= op->src[2]->ne[3]) // state_dst holds a row per sequence
             && (ggml_get_op_params_i32(op, 0) == 1) // the in-place forms keep no snapshots (K == 1)
-            && (!IDS || (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] >= op->src[2]->ne[3])); // one source slot per sequence
+            && (!IDS || (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] == op->src[2]->ne[3])); // one source slot per sequence
     }
     if (op->op == GGML_OP_SSM_CONV && op->src[3] != NULL) {
         const bool IDS = op->src[4] != NULL;
@@ -137,6 +132,13 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
 
 // == ggml-opencl.cpp, in `static bool ggml_opencl_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {`, before `switch (op->op) {` ==
     if (ggml_cl_fused_supports_op(op) >= 0) {
+        // the node writes src[6] (GATED_DELTA_NET) / src[3] (SSM_CONV) in place: where this device
+        // cannot use that tensor's buffer, the scheduler hands it a copy and the write is lost
+        const ggml_tensor * written = op->op == GGML_OP_GATED_DELTA_NET ? op->src[6] : op->src[3];
+        const ggml_tensor * cache   = written && written->view_src ? written->view_src : written;
+        if (cache && cache->buffer && !ggml_backend_dev_supports_buft(dev, ggml_backend_buffer_get_type(cache->buffer))) {
+            return false;
+        }
         return ggml_cl_fused_supports_op(op) == 1;
     }
 

@@ -29,19 +29,13 @@ static inline char ggml_sycl_fused_kind(const struct ggml_tensor * op) {
 // node (the backend's own checks apply). Plain nodes this backend has no
 // kernel for are 0 too.
 static inline int ggml_sycl_fused_supports_op(const struct ggml_tensor * op) {
-    // the hybrid per-head state form (patch 0026): no kernel on this backend
-    if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)) {
-        return 0;
-    }
-    // bf16 state: no kernel on this backend
-    if (op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32) {
+    // a per-head hybrid state (src[8], src[9]) or a bf16 state: no kernel on this backend
+    if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL || (op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32))) {
         return 0;
     }
     switch (ggml_sycl_fused_kind(op)) {
         case 'A':
             return 1
-                // the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel
-                && (op->src[8] == NULL && op->src[9] == NULL)
                 // f32 output
                 && (op->type == GGML_TYPE_F32)
                 // q, k, v, g, beta are f32
@@ -50,7 +44,7 @@ static inline int ggml_sycl_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+                // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -68,8 +62,6 @@ static inline int ggml_sycl_fused_supports_op(const struct ggml_tensor * op) {
                 && (ggml_get_op_params_i32(op, 0) == 1);
         case 'B':
             return 1
-                // the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel
-                && (op->src[8] == NULL && op->src[9] == NULL)
                 // f32 output
                 && (op->type == GGML_TYPE_F32)
                 // q, k, v, g, beta are f32
@@ -78,7 +70,7 @@ static inline int ggml_sycl_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+                // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -95,7 +87,7 @@ static inline int ggml_sycl_fused_supports_op(const struct ggml_tensor * op) {
                 // the in-place forms keep no snapshots (K == 1)
                 && (ggml_get_op_params_i32(op, 0) == 1)
                 // one source slot per sequence
-                && (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] >= op->src[2]->ne[3]);
+                && (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] == op->src[2]->ne[3]);
         case 'C':
             return 1
                 // f32 tensors (the builders assert f32 conv caches)

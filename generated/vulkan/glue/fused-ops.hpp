@@ -465,19 +465,13 @@ static inline char ggml_vk_fused_kind(const struct ggml_tensor * op) {
 // node (the backend's own checks apply). Plain nodes this backend has no
 // kernel for are 0 too.
 static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
-    // the hybrid per-head state form (patch 0026): no kernel on this backend
-    if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL)) {
-        return 0;
-    }
-    // bf16 state: no kernel on this backend
-    if (op->op == GGML_OP_GATED_DELTA_NET && op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32) {
+    // a per-head hybrid state (src[8], src[9]) or a bf16 state: no kernel on this backend
+    if (op->op == GGML_OP_GATED_DELTA_NET && (op->src[8] != NULL || op->src[9] != NULL || (op->src[5] != NULL && op->src[5]->type != GGML_TYPE_F32))) {
         return 0;
     }
     switch (ggml_vk_fused_kind(op)) {
         case 'A':
             return 1
-                // the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel
-                && (op->src[8] == NULL && op->src[9] == NULL)
                 // f32 output
                 && (op->type == GGML_TYPE_F32)
                 // q, k, v, g, beta are f32
@@ -486,7 +480,7 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+                // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -504,8 +498,6 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 && (ggml_get_op_params_i32(op, 0) == 1);
         case 'B':
             return 1
-                // the hybrid per-head form (src[8]/src[9], patch 0026) has no kernel
-                && (op->src[8] == NULL && op->src[9] == NULL)
                 // f32 output
                 && (op->type == GGML_TYPE_F32)
                 // q, k, v, g, beta are f32
@@ -514,7 +506,7 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
                 && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
-                // S_k == S_v (not asserted by the builder, docs/ops.md#builder-checks)
+                // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
@@ -531,7 +523,7 @@ static inline int ggml_vk_fused_supports_op(const struct ggml_tensor * op) {
                 // the in-place forms keep no snapshots (K == 1)
                 && (ggml_get_op_params_i32(op, 0) == 1)
                 // one source slot per sequence
-                && (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] >= op->src[2]->ne[3]);
+                && (op->src[7]->type == GGML_TYPE_I32 && op->src[7]->ne[0] == op->src[2]->ne[3]);
         case 'C':
             return 1
                 // f32 tensors (the builders assert f32 conv caches)
@@ -1212,6 +1204,13 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
     }
 // == ggml-vulkan.cpp, in `static bool ggml_backend_vk_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {`, before `switch (op->op) {` ==
     if (ggml_vk_fused_supports_op(op) >= 0) {
+        // the node writes src[6] (GATED_DELTA_NET) / src[3] (SSM_CONV) in place: where this device
+        // cannot use that tensor's buffer, the scheduler hands it a copy and the write is lost
+        const ggml_tensor * written = op->op == GGML_OP_GATED_DELTA_NET ? op->src[6] : op->src[3];
+        const ggml_tensor * cache   = written && written->view_src ? written->view_src : written;
+        if (cache && cache->buffer && !ggml_backend_dev_supports_buft(dev, ggml_backend_buffer_get_type(cache->buffer))) {
+            return false;
+        }
         // a fused node runs only where its kernel exists (its reductions shuffle within the
         // subgroup): a CPU fallback would lose the in-place write
         return device->subgroup_shuffle && ggml_vk_fused_supports_op(op) == 1;

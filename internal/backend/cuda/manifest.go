@@ -18,15 +18,18 @@ const (
 // gather's).
 var Manifest = &integration.Manifest{
 	Backend: name, Order: 4, Budget: 500,
-	Subject: "cuda : use generated kernels for fused gated delta net and conv-update",
-	Body: `Route the four fused decode nodes to kernels generated from the same
-description as the Metal, SYCL and Vulkan ones. Their results equal the
-hand-written kernels bit for bit (same fma order, same warp butterfly,
-same __expf); the ids variants gather only the non-identity slots, and
-the conv-update ids kernel is faster at every batch size measured.
+	Subject: "cuda : add fused gated delta net and conv-update kernels",
+	Body: `Add CUDA kernels for the four fused decode nodes (GATED_DELTA_NET with
+src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), keeping
+the non-fused path's arithmetic (warp butterfly, __expf). The ids variants
+first copy only the rows that another sequence of the node overwrites.
 
-The forms the generated kernels do not cover (hybrid per-head state,
-bf16 state) keep the existing kernels and checks.
+supports_op answers for these nodes: a node outside the kernels' table is
+refused instead of being run by the plain kernel, which would ignore the
+slot it writes, and so is a node whose written cache lives in a buffer this
+device cannot use. The SSM_CONV(+ADD)+SILU fusion leaves conv-update nodes
+to their kernel. A per-head hybrid or bf16 state keeps the backend's own
+path.
 `,
 	Dir:     "src/ggml-cuda/",
 	Glue:    glueTarget,
@@ -38,6 +41,12 @@ bf16 state) keep the existing kernels and checks.
 		{Name: "compute_forward", File: cu, Place: integration.Before,
 			Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {", "switch (dst->op) {"},
 			Text:   integration.Text{Section: "upstream-compute-forward", BlankAfter: true}},
+		{Name: "SSM_CONV+SILU fusion leaves conv-update alone", File: cu, Place: integration.After,
+			Anchor: []string{"ops.size() == 2 && ops.begin()[0] == GGML_OP_SSM_CONV && ops.begin()[1] == GGML_OP_UNARY", "const ggml_tensor * ssm_conv = cgraph->nodes[node_idx];"},
+			Text:   integration.Text{Section: "upstream-ssm-conv-fusion-guard"}},
+		{Name: "SSM_CONV+ADD+SILU fusion leaves conv-update alone", File: cu, Place: integration.After,
+			Anchor: []string{"ops.size() == 3 && ops.begin()[0] == GGML_OP_SSM_CONV && ops.begin()[1] == GGML_OP_ADD", "const ggml_tensor * ssm_conv = cgraph->nodes[node_idx];"},
+			Text:   integration.Text{Section: "upstream-ssm-conv-fusion-guard"}},
 		{Name: "supports_op", File: cu, Place: integration.Before,
 			Anchor: []string{"static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "switch (op->op) {"},
 			Text:   integration.Text{Section: "upstream-supports-op", BlankAfter: true}},

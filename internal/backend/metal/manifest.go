@@ -47,7 +47,8 @@ bf16 state, which used to be accepted and then hit an assert.
 	Kernels: UpstreamKernels,
 	Sections: []integration.Section{
 		{Name: "kernels", File: metalLib, Place: integration.After,
-			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<4>;`},
+			// after the #if 1 ... #else ... #endif of kernel_gated_delta_net_impl, not inside its first branch
+			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<float4, 4>;`, "#endif"},
 			Text:   integration.Text{Kernel: libraryFile, BlankBefore: true}},
 		{Name: "include", File: opsCpp, Place: integration.Before,
 			Anchor: []string{encode},
@@ -61,6 +62,9 @@ bf16 state, which used to be accepted and then hit an assert.
 		{Name: "supports include", File: device, Place: integration.After,
 			Anchor: []string{"#include <stdatomic.h>"},
 			Text:   integration.Text{Literal: "\n#include \"fused-ops-supports.h\"\n"}},
+		{Name: "supports_op: the written buffer", File: backendCpp, Place: integration.After,
+			Anchor: []string{"static bool ggml_backend_metal_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {", "ggml_metal_device_t ctx_dev = (ggml_metal_device_t)dev->context;"},
+			Text:   integration.Text{Section: "upstream-backend-supports-op", BlankBefore: true}},
 		{Name: "supports_op", File: device, Place: integration.After,
 			Anchor: []string{"bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op) {", "const bool has_bfloat"},
 			Text:   integration.Text{Section: "upstream-supports-op", BlankBefore: true}},

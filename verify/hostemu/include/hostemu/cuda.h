@@ -204,6 +204,8 @@ inline double max(double a, double b) { return fmax(a, b); }
 #ifndef HOSTEMU_NO_GGML_CUDA
 inline void ggml_cuda_pdl_sync() {}
 inline void ggml_cuda_pdl_lc() {}
+// common.cuh's restrict qualifier, as it is where PDL is off
+#define GGML_CUDA_RESTRICT __restrict__
 // common.cuh's float sum over width lanes, the xor butterfly, which the
 // kernels kernelgen hands upstream call.
 template <int width = 32> inline float warp_reduce_sum(float x) {

@@ -7,6 +7,10 @@
 extern "C" {
 #endif
 
+struct ggml_backend_device {
+    void * context;
+};
+
 struct ggml_backend_buffer {
     ggml_backend_buffer_type_t buft;
     void * context;

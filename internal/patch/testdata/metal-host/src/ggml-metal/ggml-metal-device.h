@@ -17,6 +17,9 @@ typedef struct ggml_metal_cv       * ggml_metal_cv_t;
 typedef struct ggml_metal_pipeline * ggml_metal_pipeline_t;
 typedef struct ggml_metal_encoder  * ggml_metal_encoder_t;
 typedef struct ggml_metal_library  * ggml_metal_library_t;
+typedef struct ggml_metal_device   * ggml_metal_device_t;
+
+bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op);
 
 struct ggml_metal_pipeline_with_params {
     ggml_metal_pipeline_t pipeline;

@@ -1,0 +1,86 @@
+package patch
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/tier"
+)
+
+// cudaFusionGuards are the CUDA step's edits to ggml_cuda_can_fuse.
+const cudaFusionGuards = "fusion leaves conv-update alone"
+
+// runCUDAFusion builds testdata/cuda-host/fusion.cpp over the stand-in
+// ggml-cuda.cu, patched with the CUDA step's fusion guards or (guards
+// false) as it is, and runs it: its output and whether it passed.
+func runCUDAFusion(t *testing.T, guards bool) (string, bool) {
+	t.Helper()
+	cxx := hostCXX(t)
+	dir := t.TempDir()
+	for _, name := range []string{"ggml-cuda.cu", "fusion.cpp"} {
+		data, err := os.ReadFile(filepath.Join("testdata/cuda-host", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if name == "ggml-cuda.cu" && guards {
+			var ls []Located
+			for _, e := range stepOf(t, "cuda").Edits {
+				if !strings.HasSuffix(e.Name, cudaFusionGuards) {
+					continue
+				}
+				l := locate(e, text)
+				if l.State != Pending {
+					t.Fatalf("edit %q is %v in the stand-in: %s", e.Name, l.State, l.Why)
+				}
+				ls = append(ls, l)
+			}
+			if len(ls) != 2 {
+				t.Fatalf("%d CUDA edits end in %q, want 2 (SSM_CONV+SILU, SSM_CONV+ADD+SILU)", len(ls), cudaFusionGuards)
+			}
+			text = insertAll(text, ls)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "fusion")
+	ctx := tier.Context(t)
+	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Wall", "-Werror", "-x", "c++", "fusion.cpp", "-o", bin)
+	cmd := exec.CommandContext(ctx, cxx[0], args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fusion.cpp does not build: %v\n%s", err, out)
+	}
+	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+	return string(out), err == nil && strings.Contains(string(out), "0 failures")
+}
+
+// ggml-cuda's SSM_CONV(+ADD)+SILU fusion runs the plain SSM_CONV kernel: with
+// the CUDA step's guards it leaves a conv-update node (src[3] set) to the
+// fused-op kernel and still fuses a plain SSM_CONV.
+func TestCUDAFusionLeavesConvUpdateAlone(t *testing.T) {
+	if out, ok := runCUDAFusion(t, true); !ok {
+		t.Fatalf("with the guards:\n%s", out)
+	}
+}
+
+// The control: without the guards the stand-in fuses the conv-update node,
+// so the test above passing means the guards closed it.
+func TestCUDAFusionTakesConvUpdateWithoutTheGuards(t *testing.T) {
+	out, ok := runCUDAFusion(t, false)
+	if ok {
+		t.Fatalf("without the guards the stand-in fused no conv-update node:\n%s", out)
+	}
+	for _, want := range []string{
+		"FAIL a conv-update node then SILU: fused into the plain SSM_CONV+SILU path",
+		"FAIL a conv-update node then ADD and SILU: fused into the plain SSM_CONV+ADD+SILU path",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package patch
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/registry"
+	"github.com/kernelgen/kernelgen/internal/tier"
+	"github.com/kernelgen/kernelgen/templates"
+)
+
+// vulkanReorderEdit is the Vulkan step's edit to ggml_vk_graph_optimize's is_src_of.
+const vulkanReorderEdit = "in-place target kept in order by graph_optimize"
+
+// runVulkanReorder builds testdata/vulkan-host/reorder.cpp over the stand-in
+// ggml-vulkan.cpp, patched with the Vulkan step's reorder edit or (edit
+// false) as it is, with the Vulkan glue's supports section as the
+// stand-in's fused-supports.inc, and runs it: its output and whether it
+// found no hazard.
+func runVulkanReorder(t *testing.T, edit bool) (string, bool) {
+	t.Helper()
+	cxx := hostCXX(t)
+	bs, err := registry.Resolve("vulkan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, up, err := templates.UpstreamGlue(bs[0].Glue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "fused-supports.inc"), []byte(up["upstream-supports"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ggml-vulkan.cpp", "reorder.cpp"} {
+		data, err := os.ReadFile(filepath.Join("testdata/vulkan-host", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if name == "ggml-vulkan.cpp" && edit {
+			l := locate(editOf(t, stepOf(t, "vulkan"), vulkanReorderEdit), text)
+			if l.State != Pending {
+				t.Fatalf("edit %q is %v in the stand-in: %s", vulkanReorderEdit, l.State, l.Why)
+			}
+			text = insertAll(text, []Located{l})
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "reorder")
+	ctx := tier.Context(t)
+	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function", "reorder.cpp", "-o", bin)
+	cmd := exec.CommandContext(ctx, cxx[0], args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("reorder.cpp does not build: %v\n%s", err, out)
+	}
+	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("reorder: %v\n%s", err, out)
+	}
+	return string(out), err == nil
+}
+
+// docs/ggml.md#hazards: ggml_vk_graph_optimize pulls a node forward past the
+// nodes it does not depend on (is_src_of). With the Vulkan step's edit, a
+// node touching the cache a fused node writes keeps its side of the writer,
+// after the update or before it.
+func TestVulkanReorderKeepsTheWrittenCache(t *testing.T) {
+	if out, ok := runVulkanReorder(t, true); !ok {
+		t.Fatalf("with the edit:\n%s", out)
+	}
+}
+
+// The control: without the edit the stand-in's reorder moves each reader to
+// the other side of its writer.
+func TestVulkanReorderMovesReadersWithoutTheEdit(t *testing.T) {
+	out, ok := runVulkanReorder(t, false)
+	if ok {
+		t.Fatalf("without the edit the reorder moved no reader:\n%s", out)
+	}
+	for _, want := range []string{
+		"HAZARD update then read: the reorder moved state_reader before gdn",
+		"HAZARD update then read: the reorder moved conv_reader before conv_update",
+		"HAZARD read then update: the reorder moved state_reader after gdn",
+		"HAZARD read then update: the reorder moved conv_reader after conv_update",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
