@@ -250,12 +250,13 @@ func TestPatchSeriesHintIsQuoted(t *testing.T) {
 	}
 }
 
-// A relative --series names the directory it names where kernelgen runs
-// (the series is made in scratch trees with other working directories).
+// A relative --tree and --series name the directories they name where
+// kernelgen runs (the series is made in scratch trees with other working
+// directories).
 func TestPatchSeriesRelativePath(t *testing.T) {
 	root := gitTree(t)
-	t.Chdir(t.TempDir())
-	code, stdout, errs := run(t, "patch", "--tree", root, "--backend", "all", "--series", "out/series")
+	t.Chdir(filepath.Dir(root))
+	code, stdout, errs := run(t, "patch", "--tree", filepath.Base(root), "--backend", "all", "--series", "out/series")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 	}
