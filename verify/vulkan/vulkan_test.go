@@ -378,7 +378,10 @@ func TestOtherSubgroupWidths(t *testing.T) {
 	}
 	for _, w := range []struct{ vectorBits, subgroup int }{{128, 4}, {512, 16}} {
 		t.Run(fmt.Sprintf("subgroup_%d", w.subgroup), func(t *testing.T) {
-			tests := []string{"TestCasesMatchReference", "TestBatchedSequencesPerThread", "TestFusedMatchesUnfused", "TestUpstreamShaders"}
+			// The fast tier reruns the cases and the upstream shaders (a
+			// sample of each); the full tier every test of the reductions.
+			tests := tier.Pick([]string{"TestCasesMatchReference", "TestUpstreamShaders"},
+				[]string{"TestCasesMatchReference", "TestBatchedSequencesPerThread", "TestFusedMatchesUnfused", "TestUpstreamShaders"})
 			cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), fmt.Sprintf("LP_NATIVE_VECTOR_WIDTH=%d", w.vectorBits),
 				fmt.Sprintf("%s=%d", wantSubgroupEnv, w.subgroup), "KERNELGEN_REQUIRE_TOOLS=1")
