@@ -9,8 +9,9 @@
 // Under the portable contract every f32 local is declared precise (SPIR-V
 // NoContraction), so glslang and driver optimisers cannot fuse or reorder,
 // and the two operations Vulkan leaves loose are spelled out: fma as kg_fma
-// (correctly rounded through doubles, so such shaders need shaderFloat64)
-// and x + 0.0 as kg_add_zero. Denormals are still the driver's choice.
+// (correctly rounded through doubles, so such shaders need shaderFloat64,
+// and rounded to float on the bits) and x + 0.0 as kg_add_zero. Denormals
+// are still the driver's choice.
 package glsl
 
 import (
@@ -205,7 +206,48 @@ type helperUse struct{ scopes bool }
 // then once to float: rounding to odd at 53 >= 24+2 bits makes the second
 // rounding correct, so this is a single-precision fma (emit/goref/rt.FMA
 // does the same on the host). It needs the device's shaderFloat64.
+//
+// The last rounding is done on the bits (kg_round_f32), not by float(s): a
+// driver may drop a double -> float -> double round trip between two calls.
+// Mesa 25's lavapipe does so in an unrolled chain of kg_fma (ssm_conv's
+// window), keeping the unrounded sum (docs/runtimes.md); integer operations
+// it cannot see through.
 const fmaHelper = `
+// s rounded to the nearest float, ties to even.
+float kg_round_f32(double s) {
+    uvec2 w = unpackDouble2x32(s);
+    uint sign = w.y & 0x80000000u;
+    int e = int((w.y >> 20) & 0x7ffu) - 896; // float's biased exponent
+    uint top = ((w.y & 0xfffffu) << 3) | (w.x >> 29); // the 23 bits a float keeps
+    uint rest = w.x & 0x1fffffffu; // the 29 it drops
+    if (e == 0x7ff - 896) { // infinity or NaN (quiet, its high payload kept)
+        return uintBitsToFloat(sign | 0x7f800000u | ((top | rest) != 0u ? 0x400000u | top : 0u));
+    }
+    if (e >= 255) {
+        return uintBitsToFloat(sign | 0x7f800000u);
+    }
+    if (e >= 1) {
+        uint bits = sign | (uint(e) << 23) | top;
+        if (rest > 0x10000000u || (rest == 0x10000000u && (top & 1u) != 0u)) {
+            bits += 1u; // a carry out of the significand steps the exponent, up to infinity
+        }
+        return uintBitsToFloat(bits);
+    }
+    if (e < -24) { // below half the smallest denormal (double zeros and denormals too)
+        return uintBitsToFloat(sign);
+    }
+    // A denormal: the 24-bit significand shifted right by 1 - e (1 to 25).
+    uint sig = top | 0x800000u;
+    uint sh = uint(1 - e);
+    uint m = sig >> sh;
+    uint lost = sig & ((1u << sh) - 1u);
+    uint halfway = 1u << (sh - 1u);
+    if (lost > halfway || (lost == halfway && (rest != 0u || (m & 1u) != 0u))) {
+        m += 1u;
+    }
+    return uintBitsToFloat(sign | m);
+}
+
 float kg_fma(float a, float b, float c) {
     precise double p = double(a) * double(b);
     precise double s = p + double(c);
@@ -229,7 +271,7 @@ float kg_fma(float a, float b, float c) {
             s = packDouble2x32(w);
         }
     }
-    return float(s);
+    return kg_round_f32(s);
 }
 `
 
@@ -387,7 +429,7 @@ func init() {
 		static extern external interface long short half fixed unsigned superp input output hvec2 hvec3
 		hvec4 fvec2 fvec3 fvec4 sampler3DRect filter sizeof cast namespace using texture
 		exp fma min max dot mix step clamp abs sign floor ceil fract mod pow log sqrt length barrier
-		kg_fma kg_add_zero pc main`) {
+		kg_fma kg_round_f32 kg_add_zero pc main`) {
 		reserved[w] = true
 	}
 }

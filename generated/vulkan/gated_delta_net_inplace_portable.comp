@@ -54,6 +54,41 @@ const uint R = S_v / W;
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
 #endif
 
+// s rounded to the nearest float, ties to even.
+float kg_round_f32(double s) {
+    uvec2 w = unpackDouble2x32(s);
+    uint sign = w.y & 0x80000000u;
+    int e = int((w.y >> 20) & 0x7ffu) - 896; // float's biased exponent
+    uint top = ((w.y & 0xfffffu) << 3) | (w.x >> 29); // the 23 bits a float keeps
+    uint rest = w.x & 0x1fffffffu; // the 29 it drops
+    if (e == 0x7ff - 896) { // infinity or NaN (quiet, its high payload kept)
+        return uintBitsToFloat(sign | 0x7f800000u | ((top | rest) != 0u ? 0x400000u | top : 0u));
+    }
+    if (e >= 255) {
+        return uintBitsToFloat(sign | 0x7f800000u);
+    }
+    if (e >= 1) {
+        uint bits = sign | (uint(e) << 23) | top;
+        if (rest > 0x10000000u || (rest == 0x10000000u && (top & 1u) != 0u)) {
+            bits += 1u; // a carry out of the significand steps the exponent, up to infinity
+        }
+        return uintBitsToFloat(bits);
+    }
+    if (e < -24) { // below half the smallest denormal (double zeros and denormals too)
+        return uintBitsToFloat(sign);
+    }
+    // A denormal: the 24-bit significand shifted right by 1 - e (1 to 25).
+    uint sig = top | 0x800000u;
+    uint sh = uint(1 - e);
+    uint m = sig >> sh;
+    uint lost = sig & ((1u << sh) - 1u);
+    uint halfway = 1u << (sh - 1u);
+    if (lost > halfway || (lost == halfway && (rest != 0u || (m & 1u) != 0u))) {
+        m += 1u;
+    }
+    return uintBitsToFloat(sign | m);
+}
+
 float kg_fma(float a, float b, float c) {
     precise double p = double(a) * double(b);
     precise double s = p + double(c);
@@ -77,7 +112,7 @@ float kg_fma(float a, float b, float c) {
             s = packDouble2x32(w);
         }
     }
-    return float(s);
+    return kg_round_f32(s);
 }
 
 // Lanes exchange through shared memory when the subgroup is narrower than a reduction.

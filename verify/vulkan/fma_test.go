@@ -30,11 +30,11 @@ func fmaInputs(r *rand.Rand) (in []float32, hazards int) {
 	}
 	// (1+i*2^-12)(1+j*2^-12) = 1 + (i+j)*2^-12 + ij*2^-24: with ij odd the
 	// product lies exactly halfway between two float32s, and a c far below
-	// an ulp decides the rounding.
+	// an ulp decides the rounding (c = 0: a tie, to even).
 	for i := 1; i < 64; i += 2 {
 		for j := 1; j < 64; j += 6 {
 			a, b := float32(1+float64(i)/4096), float32(1+float64(j)/4096)
-			for _, c := range []float32{0x1p-80, -0x1p-80, 0x1p-50, -0x1p-50, 0x1p-149, -0x1p-149} {
+			for _, c := range []float32{0, 0x1p-80, -0x1p-80, 0x1p-50, -0x1p-50, 0x1p-149, -0x1p-149} {
 				add(a, b, c)
 				add(-a, b, -c)
 			}
@@ -134,4 +134,95 @@ func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 		t.Fatalf("%d of %d fma results differ on %s (%s)", bad, checked, e.dev.Name, e.ieee)
 	}
 	t.Logf("%s (%s; DenormPreserve: %v): %d of %d fma results bit for bit, %d of them where a double-rounding fma is wrong", e.dev.Name, e.ieee, e.denorm, checked, count, hazards)
+}
+
+// A chain of kg_fma in straight-line code, as an unrolled dot product
+// (ssm_conv's window) has it, rounds to float at every step: each link's
+// result is the Go reference's rt.FMA of the one before, bit for bit. A
+// driver may take double(float(s)) for s between two inlined calls (Mesa
+// 25's lavapipe does), which an fma probe of one call per result never sees;
+// the inputs cancel, so a sum kept unrounded ends ulps away.
+func TestPortableFMAChainsRoundEveryLink(t *testing.T) {
+	e := setup(t)
+	if !e.dev.Float64 {
+		t.Skipf("%s has no shaderFloat64: the portable kernels cannot run there", e.dev.Name)
+	}
+	const links = 4
+	b := dsl.New("fma_chain_probe", ir.Portable)
+	n := b.Arg("n", ir.U32, "chains")
+	in := b.Buffer("in", ir.F32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.Write, "dst", "")
+	b.Workgroup(64, 1, 1)
+	b.Grid(n, 1, 1)
+	i := b.Let("i", b.GroupID(0).Mul(64).Add(b.LocalID(0)))
+	y := b.F32(0)
+	for j := 0; j < links; j++ {
+		y = b.FMA(in.Load(i.Mul(2*links).Add(2*j)), in.Load(i.Mul(2*links).Add(2*j+1)), y)
+	}
+	out.Store(i, y)
+	k, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := glsl.Emit(k, "fma chain probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tier.Context(t)
+	defs := map[string]string{"KG_WG_X": "64", "KG_WG_Y": "1", "KG_WG_Z": "1"}
+	if e.denorm {
+		defs[glsl.DenormPreserve] = "1"
+	}
+	spv, err := e.comp.Build(ctx, []spvbuild.Unit{{File: "verify/vulkan/fma_chain_probe.comp", Source: src, Name: "fma chain probe", Defines: defs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Products of about the same size and alternating sign: the sum cancels,
+	// so rounding a link or not shows in the result's last bits.
+	r := rand.New(rand.NewPCG(5, 11))
+	const count = 4096
+	vals := make([]float32, 0, 2*links*count)
+	want := make([]float32, count)
+	hazards := 0
+	for c := 0; c < count; c++ {
+		var y float32
+		var exact float64
+		for j := 0; j < links; j++ {
+			a, bb := float32(r.Float64()+0.5), float32(r.Float64()+0.5)
+			if j%2 == 1 {
+				a = -a
+			}
+			vals = append(vals, a, bb)
+			y = rt.FMA(a, bb, y)
+			exact += float64(a) * float64(bb)
+		}
+		want[c] = y
+		if float32(exact) != y {
+			hazards++
+		}
+	}
+	if hazards < count/10 {
+		t.Fatalf("only %d of %d chains where an unrounded link changes the result: the test would not see one", hazards, count)
+	}
+	inBuf := &cases.Buffer{Name: "in", Elem: ir.F32, F32: vals}
+	push := binary.LittleEndian.AppendUint32(nil, count)
+	res, err := e.runner.Run(ctx, vkrun.Job{Device: e.sel, Buffers: [][]byte{inBuf.Bytes(), make([]byte, 4*count)},
+		Dispatches: []vkrun.Dispatch{{SPIRV: spv[0], Groups: [3]uint32{count / 64, 1, 1}, Bindings: []int{0, 1}, Push: push}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for c := 0; c < count; c++ {
+		got := math.Float32frombits(binary.LittleEndian.Uint32(res.Buffers[1][4*c:]))
+		if math.Float32bits(got) != math.Float32bits(want[c]) {
+			if bad++; bad <= 5 {
+				t.Errorf("chain %d: %g (%#08x), want %g (%#08x)", c, got, math.Float32bits(got), want[c], math.Float32bits(want[c]))
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d chains of %d kg_fma differ on %s (%d where an unrounded link would)", bad, count, links, e.dev.Name, hazards)
+	}
+	t.Logf("%s: %d chains of %d kg_fma bit for bit, %d of them where an unrounded link would differ", e.dev.Name, count, links, hazards)
 }
