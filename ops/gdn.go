@@ -128,8 +128,9 @@ type gdn struct {
 	// slots: op B that also writes K snapshot slots in place (the graph
 	// fusion's, ops/fusion), args K and ss
 	slots bool
-	// inPlace: a vectorRows contract's one-sequence kernels (gdn_rows.go),
-	// which update the state where it ends up, a row at a time
+	// inPlace: the Shared kernel under a vectorRows contract (gdn_rows.go):
+	// a lane per (head, sequence), the state updated where it ends up, a
+	// row at a time; NW and CPW are the variant's but tile nothing
 	inPlace bool
 
 	// params; withIds: the ids op's parts of a Shared kernel run where this is true
