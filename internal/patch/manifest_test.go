@@ -142,3 +142,28 @@ func TestManifestMistakesAreNamed(t *testing.T) {
 		t.Errorf("a revision replacing nothing: %v", err)
 	}
 }
+
+// The ops commit takes its kernels from the one manifest that declares
+// Ops: without one, or with two, there is no plan.
+func TestPlanNeedsOneReference(t *testing.T) {
+	var ref *integration.Manifest
+	var rest []*integration.Manifest
+	for _, m := range registry.Integrations() {
+		if m.Ops != nil {
+			ref = m
+			continue
+		}
+		rest = append(rest, m)
+	}
+	if ref == nil {
+		t.Fatal("no manifest of the registry declares Ops")
+	}
+	if _, err := Plan(rest, []string{"all"}); err == nil || !strings.Contains(err.Error(), "no manifest declares the ops commit's kernels") {
+		t.Errorf("without a reference: %v", err)
+	}
+	twin := *ref
+	twin.Backend = "twin"
+	if _, err := Plan(append([]*integration.Manifest{ref, &twin}, rest...), []string{"all"}); err == nil || !strings.Contains(err.Error(), "both declare the ops commit's kernels") {
+		t.Errorf("with two references: %v", err)
+	}
+}
