@@ -317,14 +317,12 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 		}
 	}
 	exprs := map[string]string{}
-	for _, v := range compute.Args {
-		exprs[v.Arg] = v.Expr
-	}
 	for _, a := range k.Args {
-		e, ok := exprs[a.Name]
+		e, ok := compute.argExpr(a.Name)
 		if !ok {
 			return fv, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, a.Name, ids.Name)
 		}
+		exprs[a.Name] = e
 		call, names = append(call, e), append(names, a.Name)
 		fv.Args = append(fv.Args, Local{CType: ctype(a.Type), Name: a.Name, Expr: e})
 	}
@@ -608,13 +606,8 @@ func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
 		fam.Bind = append(fam.Bind, bb)
 	}
 	for _, arg := range k.Args {
-		e := ""
-		for _, v := range compute.Args {
-			if v.Arg == arg.Name {
-				e = v.Expr
-			}
-		}
-		if e == "" {
+		e, ok := compute.argExpr(arg.Name)
+		if !ok {
 			return nil, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, arg.Name, ids.Name)
 		}
 		fam.Args = append(fam.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e})

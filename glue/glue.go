@@ -87,6 +87,21 @@ type Dispatch struct {
 	// op's Guard over the node (ops.Guard says why skipping is exact) and
 	// the schedule's; WhenWhy says why.
 	When, WhenWhy string
+	// exprs are the C expressions of every arg of the op's kernels, by
+	// name: the Shared kernel built from this dispatch's may take args
+	// the op's own kernel does not (ggml-cpu's reads k with its own strides).
+	exprs map[string]string
+}
+
+// argExpr is arg name's C expression: the kernel's, else the op's table.
+func (d Dispatch) argExpr(name string) (string, bool) {
+	for _, v := range d.Args {
+		if v.Arg == name {
+			return v.Expr, true
+		}
+	}
+	e, ok := d.exprs[name]
+	return e, ok
 }
 
 // Binding ties a kernel buffer to a tensor (or the scratch, or the chain
@@ -140,6 +155,7 @@ var gdnArgs = map[string]string{
 	"H": ne(2, 1), "n_tokens": ne(2, 2), "n_seqs": ne(2, 3),
 	"neq1": ne(0, 1), "rq3": ne(2, 3) + " / " + ne(0, 3),
 	"sq1": nb(0, 1), "sq2": nb(0, 2), "sq3": nb(0, 3),
+	"sk1": nb(1, 1), "sk2": nb(1, 2), "sk3": nb(1, 3),
 	"sv1": nb(2, 1), "sv2": nb(2, 2), "sv3": nb(2, 3),
 	"sg1": nb(3, 1), "sg2": nb(3, 2), "sg3": nb(3, 3),
 	"sb1": nb(4, 1), "sb2": nb(4, 2), "sb3": nb(4, 3),
@@ -219,7 +235,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		if err != nil {
 			return Dispatch{}, err
 		}
-		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant}
+		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant, exprs: d.args}
 		if g := op.Guard; g != nil {
 			e, ok := d.args[g.Arg]
 			if !ok {

@@ -91,6 +91,9 @@ func buildGDNSlots(name string, a ir.Arith) (*ir.Kernel, error) {
 
 func buildGDNOf(g *gdn) (*ir.Kernel, error) {
 	mode := g.mode
+	// ggml-cpu's upstream kernel (the Shared one) runs as ggml-cpu's loops
+	// do; the ops' own kernels keep the interface every contract shares
+	g.inPlace = g.st.vectorRows && mode == gdnShared
 	g.declareParams()
 	g.declareArgs()
 	g.declareBuffers()
@@ -106,6 +109,10 @@ func buildGDNOf(g *gdn) (*ir.Kernel, error) {
 		return g.blockSchedule()
 	case mode == gdnInplaceIdsChained:
 		return g.chainedSchedule()
+	case g.inPlace:
+		g.s = g.b.Let("s", g.b.GroupID(1))
+		g.rowsInPlace()
+		return g.b.Build()
 	}
 	g.sequence()
 	return g.b.Build()
@@ -121,6 +128,10 @@ type gdn struct {
 	// slots: op B that also writes K snapshot slots in place (the graph
 	// fusion's, ops/fusion), args K and ss
 	slots bool
+	// inPlace: the Shared kernel under a vectorRows contract (gdn_rows.go):
+	// a lane per (head, sequence), the state updated where it ends up, a
+	// row at a time; NW and CPW are the variant's but tile nothing
+	inPlace bool
 
 	// params; withIds: the ids op's parts of a Shared kernel run where this is true
 	sv, kda, withIds, keepRS, nw, cpw dsl.Val
@@ -131,6 +142,7 @@ type gdn struct {
 	// args
 	nHeads, nTok, nSeqs, neq1, rq3      dsl.Val
 	sq1, sq2, sq3, sv1, sv2, sv3        dsl.Val
+	sk1, sk2, sk3                       dsl.Val // inPlace: k's own strides (q's elsewhere)
 	sg1, sg2, sg3, sb1, sb2, sb3, scale dsl.Val
 	nSnap, stateOff, dstRow, rsHead     dsl.Val
 	slotStride                          dsl.Val // op B: state_dst's snapshot slot stride
@@ -181,6 +193,9 @@ func (g *gdn) declareParams() {
 	if g.st.vectorRows {
 		lanes = b.U32(1) // a lane holds whole columns
 	}
+	if g.inPlace {
+		return // a workgroup of one lane per (head, sequence): no tiling
+	}
 	g.w = b.Derived("W", lanes)
 	g.rows = b.Derived("R", sv.Div(g.w))
 	b.Require(sv.Rem(nw.Mul(cpw)).Eq(0), "S_v must be a multiple of NW*CPW")
@@ -202,9 +217,18 @@ func (g *gdn) declareArgs() {
 	g.nSeqs = b.Arg("n_seqs", ir.U32, "sequences")
 	g.neq1 = b.Arg("neq1", ir.U32, "q/k heads (GQA: head h reads q/k head h % neq1)")
 	g.rq3 = b.Arg("rq3", ir.U32, "n_seqs / q/k sequences (sequence s reads q/k sequence s / rq3)")
-	g.sq1 = b.Arg("sq1", ir.U32, "q/k head stride, elements")
-	g.sq2 = b.Arg("sq2", ir.U32, "q/k token stride, elements")
-	g.sq3 = b.Arg("sq3", ir.U32, "q/k sequence stride, elements")
+	qk := "q/k"
+	if g.inPlace {
+		qk = "q" // k has its own
+	}
+	g.sq1 = b.Arg("sq1", ir.U32, qk+" head stride, elements")
+	g.sq2 = b.Arg("sq2", ir.U32, qk+" token stride, elements")
+	g.sq3 = b.Arg("sq3", ir.U32, qk+" sequence stride, elements")
+	if g.inPlace {
+		g.sk1 = b.Arg("sk1", ir.U32, "k head stride, elements")
+		g.sk2 = b.Arg("sk2", ir.U32, "k token stride, elements")
+		g.sk3 = b.Arg("sk3", ir.U32, "k sequence stride, elements")
+	}
 	g.sv1 = b.Arg("sv1", ir.U32, "v head stride, elements")
 	g.sv2 = b.Arg("sv2", ir.U32, "v token stride, elements")
 	g.sv3 = b.Arg("sv3", ir.U32, "v sequence stride, elements")
@@ -291,6 +315,9 @@ func (g *gdn) declareGeometry() {
 		b.Workgroup(g.w, nw, 1)
 		tail := tailOf(b, nSeqs, nw)
 		b.Grid(nHeads, nSeqs.Sub(tail.rem).Add(tail.padded), sv.Div(nw.Mul(cpw)))
+	} else if g.inPlace {
+		b.Workgroup(1, 1, 1)
+		b.Grid(nHeads, nSeqs, 1)
 	} else {
 		b.Workgroup(g.w, nw, 1)
 		b.Grid(nHeads, nSeqs, sv.Div(nw.Mul(cpw)))

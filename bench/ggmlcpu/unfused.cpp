@@ -164,7 +164,7 @@ int main(int argc, char ** argv) {
         cases++;
         if (d) { bad++; printf("conv K=%d C=%d n=%d nth=%d silu=%d: %lld values differ\n", K, C, n, nth, silu, (long long) d); }
     }
-    for (int S : {16, 32, 64, 128}) for (int H : {1, 3}) for (int T : {1, 2}) for (int n : {1, 3, 4}) for (bool kda : {false, true}) for (bool idf : {false, true}) {
+    for (int S : {16, 32, 48, 64, 128, 256}) for (int H : {1, 3}) for (int T : {1, 2}) for (int n : {1, 3, 4}) for (bool kda : {false, true}) for (bool idf : {false, true}) {
         if (aliasing && !idf) continue;
         int64_t d = gdn_case(S, H, T, n, kda, idf, 1 + (S + H) % 3);
         cases++;

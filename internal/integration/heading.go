@@ -48,8 +48,11 @@ func (s Section) Where() string {
 }
 
 func (p Place) String() string {
-	if p == Before {
+	switch p {
+	case Before:
 		return "before"
+	case Replace:
+		return "in place of"
 	}
 	return "after"
 }

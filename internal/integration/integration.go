@@ -46,6 +46,14 @@ type Manifest struct {
 	// Revisions are the sections of ggml revision families that differ from
 	// the base.
 	Revisions []Revision
+	// Ops, when set, makes the backend ggml's reference implementation of
+	// the fused ops (ggml-cpu): ggml takes a new op with its CPU kernel, so
+	// these sections join the commit that adds the ops, in every series
+	// whatever backends it names. The manifest's own commit (Subject, Body,
+	// Sections) is then what a tree that already carries the series' ops
+	// gets instead: the fix of its kernels. Its Budget is then unused: the
+	// ops commit's ceiling counts its kernels.
+	Ops []Section
 }
 
 // Section is one change to one existing file of the tree.
@@ -58,6 +66,12 @@ type Section struct {
 	Anchor []string
 	Place  Place
 	Text   Text
+	// Until ends the lines a Replace section replaces: the first line
+	// holding it after the last anchor's.
+	Until string
+	// Defines are names the text introduces (a function head): where the
+	// file already holds one, the section is applied.
+	Defines []string
 }
 
 // Place says where a section's text goes relative to the line holding the
@@ -65,8 +79,9 @@ type Section struct {
 type Place int
 
 const (
-	After  Place = iota // after that line
-	Before              // before that line
+	After   Place = iota // after that line
+	Before               // before that line
+	Replace              // in place of that line through the one holding Until
 )
 
 // Text is what a section inserts: one of a glue template section (by name:

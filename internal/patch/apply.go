@@ -247,7 +247,10 @@ func decide(t *Tree, reports []*StepReport, dry bool) (map[string]string, error)
 		for _, l := range r.Edits {
 			if l.State == Missing {
 				what := l.Edit.Name
-				if r.Step.Manifest {
+				switch {
+				case l.Edit.Manifest != "":
+					what = fmt.Sprintf("%s manifest, section %q", l.Edit.Manifest, l.Edit.Name)
+				case r.Step.Manifest:
 					what = fmt.Sprintf("%s manifest, section %q", r.Step.Backend, l.Edit.Name)
 				}
 				problems = append(problems, fmt.Sprintf("%s: %s: %s", mustPath(t, l.Edit.File), what, l.Why))

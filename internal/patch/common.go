@@ -1,11 +1,13 @@
 package patch
 
+import "github.com/kernelgen/kernelgen/internal/integration"
+
 const testOps = "tests/test-backend-ops.cpp"
 
 // commonStep leads every series: what the tree needs before any backend's
 // kernels (opsForTree says which commits that is for the given tree).
-func commonStep() (*Step, error) {
-	return &Step{Backend: "ops", forTree: opsForTree}, nil
+func commonStep(ref *integration.Manifest) *Step {
+	return &Step{Backend: "ops", forTree: func(t *Tree) ([]*Step, error) { return opsForTree(t, ref) }}
 }
 
 // expand replaces each step that depends on the tree by the steps it needs.

@@ -36,11 +36,15 @@ const (
 // occurrence after the previous match (a line inside that function). The
 // text is inserted whole lines at a time, so it must end in a newline.
 type Edit struct {
-	Name   string   // what the edit adds, for reports
-	File   string   // path below the ggml root, slash-separated
-	Anchor []string // literal strings located in order
-	Place  Place
-	Text   string
+	Name string // what the edit adds, for reports
+	// Manifest names the backend whose integration manifest the edit
+	// comes from, where that is not its step's (the reference's sections
+	// of the ops commit): refusals name it.
+	Manifest string
+	File     string   // path below the ggml root, slash-separated
+	Anchor   []string // literal strings located in order
+	Place    Place
+	Text     string
 	// Until ends the lines a Replace edit replaces.
 	Until string
 	// Defines are names the text introduces (a function or struct head).

@@ -16,15 +16,76 @@ import (
 // sections apply where its probe holds, and the base sections it replaces
 // only where it does not.
 func manifestStep(m *integration.Manifest) (*Step, error) {
-	where := func(sec string) string { return fmt.Sprintf("%s manifest, section %q", m.Backend, sec) }
-	if m.Glue == nil || m.Glue.Upstream == nil {
-		return nil, fmt.Errorf("%s manifest: no upstream glue templates (templates.Target.Upstream)", m.Backend)
+	files, edit, err := renderManifest(m)
+	if err != nil {
+		return nil, err
 	}
+	step := &Step{Backend: m.Backend, Subject: m.Subject, Body: m.Body, Files: files, Manifest: true}
+	replaced := map[string]*integration.Revision{}
+	for i := range m.Revisions {
+		r := &m.Revisions[i]
+		for _, n := range r.Replaces {
+			replaced[n] = r
+		}
+	}
+	for _, s := range m.Sections {
+		e, err := edit(s)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := replaced[s.Name]; ok {
+			e.Unless = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
+			delete(replaced, s.Name)
+		}
+		step.Edits = append(step.Edits, e)
+	}
+	for n, r := range replaced {
+		return nil, fmt.Errorf("%s manifest, revision %q: replaces section %q, which the base does not have", m.Backend, r.Name, n)
+	}
+	for _, r := range m.Revisions {
+		if r.Probe.File == "" || r.Probe.Text == "" {
+			return nil, fmt.Errorf("%s manifest, revision %q: its probe needs a file and a text", m.Backend, r.Name)
+		}
+		for _, s := range r.Sections {
+			e, err := edit(s)
+			if err != nil {
+				return nil, err
+			}
+			e.Needs = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
+			step.Edits = append(step.Edits, e)
+		}
+	}
+	return step, nil
+}
+
+// opsEdits are the reference backend's sections of the ops commit
+// (integration.Manifest.Ops).
+func opsEdits(m *integration.Manifest) ([]Edit, error) {
+	_, edit, err := renderManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	var out []Edit
+	for _, s := range m.Ops {
+		e, err := edit(s)
+		if err != nil {
+			return nil, err
+		}
+		e.Manifest = m.Backend
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// renderManifest renders a manifest's new files, and returns how a section of it
+// becomes an edit.
+func renderManifest(m *integration.Manifest) ([]NewFile, func(integration.Section) (Edit, error), error) {
+	where := func(sec string) string { return fmt.Sprintf("%s manifest, section %q", m.Backend, sec) }
 	var kernels []upstream.File
 	if m.Kernels != nil {
 		var err error
 		if kernels, err = m.Kernels(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var inGlue [][]byte
@@ -37,13 +98,20 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 			spliced[f.Name] = string(upstreamText(f.Data))
 		}
 	}
-	glueFiles, up, err := templates.UpstreamGlue(m.Glue, inGlue...)
-	if err != nil {
-		return nil, err
-	}
 	var files []NewFile
-	for _, f := range glueFiles {
-		files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
+	up := map[string]string{}
+	if m.Glue != nil { // a backend without glue (ggml-cpu) splices its kernels only
+		if m.Glue.Upstream == nil {
+			return nil, nil, fmt.Errorf("%s manifest: no upstream glue templates (templates.Target.Upstream)", m.Backend)
+		}
+		glueFiles, sections, err := templates.UpstreamGlue(m.Glue, inGlue...)
+		if err != nil {
+			return nil, nil, err
+		}
+		up = sections
+		for _, f := range glueFiles {
+			files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
+		}
 	}
 	for _, f := range kernels {
 		if !f.InGlue && !f.Spliced {
@@ -62,6 +130,8 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 				return "", fmt.Errorf("%s: the upstream templates of %s have no section %q", where(s.Name), m.Backend, t.Section)
 			}
 			body = stripDocRefs(strings.TrimRight(v, "\n") + "\n")
+		case t.Section != "" && m.Glue == nil:
+			return "", fmt.Errorf("%s: %s has no glue templates to take section %q from", where(s.Name), m.Backend, t.Section)
 		case t.Section != "":
 			v, err := templates.Section(m.Glue, t.Section)
 			if err != nil {
@@ -99,48 +169,19 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 			return Edit{}, err
 		}
 		place := After
-		if s.Place == integration.Before {
+		switch s.Place {
+		case integration.Before:
 			place = Before
+		case integration.Replace:
+			if s.Until == "" {
+				return Edit{}, fmt.Errorf("%s: a section that replaces lines needs the text that ends them (Until)", where(s.Name))
+			}
+			place = Replace
 		}
-		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body}, nil
+		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines}, nil
 	}
 
-	step := &Step{Backend: m.Backend, Subject: m.Subject, Body: m.Body, Files: files, Manifest: true}
-	replaced := map[string]*integration.Revision{}
-	for i := range m.Revisions {
-		r := &m.Revisions[i]
-		for _, n := range r.Replaces {
-			replaced[n] = r
-		}
-	}
-	for _, s := range m.Sections {
-		e, err := edit(s)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := replaced[s.Name]; ok {
-			e.Unless = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
-			delete(replaced, s.Name)
-		}
-		step.Edits = append(step.Edits, e)
-	}
-	for n, r := range replaced {
-		return nil, fmt.Errorf("%s manifest, revision %q: replaces section %q, which the base does not have", m.Backend, r.Name, n)
-	}
-	for _, r := range m.Revisions {
-		if r.Probe.File == "" || r.Probe.Text == "" {
-			return nil, fmt.Errorf("%s manifest, revision %q: its probe needs a file and a text", m.Backend, r.Name)
-		}
-		for _, s := range r.Sections {
-			e, err := edit(s)
-			if err != nil {
-				return nil, err
-			}
-			e.Needs = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
-			step.Edits = append(step.Edits, e)
-		}
-	}
-	return step, nil
+	return files, edit, nil
 }
 
 // Probe is a fact of a tree that selects a revision's sections: File holds

@@ -22,6 +22,9 @@ func TestManifestSectionWithoutAnchorIsRefused(t *testing.T) {
 	for _, m := range registry.Integrations() {
 		t.Run(m.Backend, func(t *testing.T) {
 			s := m.Sections[0]
+			if m.Ops != nil {
+				s = m.Ops[0] // the reference's own commit is for a tree with the series (TestTreeWithTheSeries)
+			}
 			root := fixture(t, "")
 			const gone = "/* the anchor is not here */"
 			rewrite(t, root, s.File, s.Anchor[0], gone)
@@ -137,5 +140,30 @@ func TestManifestMistakesAreNamed(t *testing.T) {
 	m.Revisions = []integration.Revision{{Name: "r", Probe: integration.Probe{File: "src/x.cpp", Text: "y"}, Replaces: []string{"includes"}}}
 	if _, err := manifestStep(m); err == nil || !strings.Contains(err.Error(), `broken manifest, revision "r": replaces section "includes", which the base does not have`) {
 		t.Errorf("a revision replacing nothing: %v", err)
+	}
+}
+
+// The ops commit takes its kernels from the one manifest that declares
+// Ops: without one, or with two, there is no plan.
+func TestPlanNeedsOneReference(t *testing.T) {
+	var ref *integration.Manifest
+	var rest []*integration.Manifest
+	for _, m := range registry.Integrations() {
+		if m.Ops != nil {
+			ref = m
+			continue
+		}
+		rest = append(rest, m)
+	}
+	if ref == nil {
+		t.Fatal("no manifest of the registry declares Ops")
+	}
+	if _, err := Plan(rest, []string{"all"}); err == nil || !strings.Contains(err.Error(), "no manifest declares the ops commit's kernels") {
+		t.Errorf("without a reference: %v", err)
+	}
+	twin := *ref
+	twin.Backend = "twin"
+	if _, err := Plan(append([]*integration.Manifest{ref, &twin}, rest...), []string{"all"}); err == nil || !strings.Contains(err.Error(), "both declare the ops commit's kernels") {
+		t.Errorf("with two references: %v", err)
 	}
 }

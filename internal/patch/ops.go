@@ -4,19 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgen/kernelgen/emit/ggmlcpu"
-	"github.com/kernelgen/kernelgen/glue"
-	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
-// The files of the ops step, below the ggml root.
+// The files of the ops step's builders, below the ggml root; the
+// reference backend's manifest names its own.
 const (
-	ggmlH   = "include/ggml.h"
-	ggmlC   = "src/ggml.c"
-	cpuOps  = "src/ggml-cpu/ops.cpp"
-	cpuOpsH = "src/ggml-cpu/ops.h"
-	cpuC    = "src/ggml-cpu/ggml-cpu.c"
+	ggmlH = "include/ggml.h"
+	ggmlC = "src/ggml.c"
 )
 
 // builder is one of the series' four graph builders, by its name and the
@@ -47,18 +43,14 @@ func convTypes(more ...string) []string {
 }
 
 // opsStep is what a tree that lacks the fused ops needs first: the builders,
-// the CPU kernels (lowered from the IR, two-phase for the ids forms) with
-// their dispatch and work size, and test-backend-ops cases.
-func opsStep() (*Step, error) {
-	gdn, err := cpuFamily("AB")
-	if err != nil {
-		return nil, err
-	}
-	conv, err := cpuFamily("CD")
-	if err != nil {
-		return nil, err
-	}
+// the reference backend's kernels with their dispatch and work size (its
+// manifest's Ops), and test-backend-ops cases.
+func opsStep(ref *integration.Manifest) (*Step, error) {
 	text, err := commonSections("ggml-h-gdn", "ggml-h-conv", "ggml-c-gdn", "ggml-c-conv")
+	if err != nil {
+		return nil, err
+	}
+	kernels, err := opsEdits(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -81,22 +73,8 @@ func opsStep() (*Step, error) {
 		{Name: "GDN builders", File: ggmlC, Place: Before,
 			Anchor: []string{"struct ggml_tensor * ggml_gated_delta_net(", "////////////////////////////////////////////////////////////////////////////////"},
 			Text:   text["ggml-c-gdn"] + "\n"},
-		{Name: "conv-update kernels", File: cpuOps, Place: Before,
-			Anchor:  []string{"void ggml_compute_forward_ssm_conv(\n"},
-			Text:    source(conv) + "\n",
-			Defines: []string{"static void " + conv.Ops[1].Compute + "("}},
-		{Name: "conv-update dispatch", File: cpuOps, Place: Before,
-			Anchor: []string{"void ggml_compute_forward_ssm_conv(\n", "switch (dst->src[0]->type) {"},
-			Text:   dispatch(conv.Ops[0].Compute, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
-		{Name: "GDN kernels", File: cpuOps, Place: Before,
-			Anchor:  []string{"void ggml_compute_forward_gated_delta_net(\n"},
-			Text:    source(gdn) + "\n",
-			Defines: []string{"static void " + gdn.Ops[1].Compute + "("}},
-		{Name: "GDN dispatch", File: cpuOps, Place: Before,
-			Anchor: []string{"void ggml_compute_forward_gated_delta_net(\n", "switch (src0->type) {"},
-			Text:   dispatch(gdn.Ops[0].Compute, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
 	}
-	edits = append(edits, workSizeEdits(conv.Ops[1])...)
+	edits = append(append(edits, kernels...), tests...)
 	return &Step{
 		Backend: "ops",
 		Subject: "ggml : add in-place gated delta net and conv-update ops",
@@ -123,79 +101,8 @@ written in place, with ids that read their own row, a row after the
 window, and rows of other sequences of the same node; they are also
 registered for perf mode.
 `,
-		Edits: append(edits, tests...),
+		Edits: edits,
 	}, nil
-}
-
-// dispatch routes a node whose src[slot] is set (the in-place forms, ids
-// or not) to its family's entry point.
-func dispatch(compute string, slot int, why string) string {
-	return fmt.Sprintf(`    // %s
-    if (dst->src[%d] != nullptr) {
-        %s(params, dst);
-        return;
-    }
-
-`, why, slot, compute)
-}
-
-// workSizeEdits declare an op's work size and count it in ggml_graph_plan
-// (for op D: its gather scratch, shared by the threads).
-func workSizeEdits(e ggmlcpu.Entry) []Edit {
-	return []Edit{
-		{Name: "conv-update work size declaration", File: cpuOpsH, Place: After,
-			Anchor: []string{"void ggml_compute_forward_ssm_conv(const struct ggml_compute_params * params, struct ggml_tensor * dst);"},
-			Text:   fmt.Sprintf("size_t %s(const struct ggml_tensor * dst);\n", e.WorkSize)},
-		{Name: "conv-update work size", File: cpuC, Place: Before,
-			Anchor: []string{"struct ggml_cplan ggml_graph_plan(", "case GGML_OP_GATED_DELTA_NET:"},
-			Text: fmt.Sprintf(`                case GGML_OP_SSM_CONV:
-                    {
-                        if (node->src[3] != NULL && node->src[4] != NULL) {
-                            cur = %s(node);
-                        }
-                    } break;
-`, e.WorkSize)},
-	}
-}
-
-// source is a unit's text as the target gets it.
-func source(u *ggmlcpu.Unit) string {
-	return stripDocRefs(strings.TrimRight(u.Source, "\n") + "\n")
-}
-
-// cpuUnit lowers the native-cpu kernels of the named fusions.
-func cpuUnit(fusions ...string) (*ggmlcpu.Unit, error) {
-	model, err := glue.Model(ir.Native("cpu"))
-	if err != nil {
-		return nil, err
-	}
-	var ops []*glue.Op
-	for _, f := range fusions {
-		for _, op := range model {
-			if op.Fusion == f {
-				ops = append(ops, op)
-			}
-		}
-	}
-	if len(ops) != len(fusions) {
-		return nil, fmt.Errorf("the native-cpu glue model lacks one of the fusions %v", fusions)
-	}
-	return ggmlcpu.Emit(ops, "cpu")
-}
-
-// cpuFamily lowers the native-cpu family op (glue.Families) of the two
-// fusions ("AB": ops A and B) as one entry point for both.
-func cpuFamily(fusions string) (*ggmlcpu.Unit, error) {
-	fams, err := glue.Families(ir.Native("cpu"))
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fams {
-		if f.Fusion == fusions {
-			return ggmlcpu.Emit([]*glue.Op{f}, "cpu")
-		}
-	}
-	return nil, fmt.Errorf("the native-cpu glue has no family of the fusions %s", fusions)
 }
 
 // commonSections renders sections of the backend-independent templates.
@@ -231,48 +138,13 @@ func testEdits() ([]Edit, error) {
 	}, nil
 }
 
-// cpuFixStep replaces the series' op D on the CPU, which reads a source row
-// another sequence of the node may already have written, with the two-phase
-// kernel.
-func cpuFixStep() (*Step, error) {
-	conv, err := cpuUnit("D")
-	if err != nil {
-		return nil, err
-	}
-	const old = "ggml_compute_forward_ssm_conv_update_ids_f32("
-	edits := []Edit{
-		{Name: "two-phase conv-update ids kernel", File: cpuOps, Place: Replace,
-			Anchor: []string{"// Patch 0028: CPU reference for ggml_ssm_conv_update_inplace_ids"},
-			Until:  "\n}\n",
-			Text:   source(conv)},
-		{Name: "its dispatch", File: cpuOps, Place: Replace,
-			Anchor: []string{"void ggml_compute_forward_ssm_conv(\n", old + "params, dst);"},
-			Until:  "\n",
-			Text:   "                        " + conv.Ops[0].Compute + "(params, dst);\n"},
-	}
-	return &Step{
-		Backend: "cpu",
-		Subject: "ggml-cpu : read the prior conv taps of all sequences before any write",
-		Body: `ggml_ssm_conv_update_inplace_ids reads sequence s's prior taps from
-cache[ids[s]], and that row can be the destination of another sequence
-of the same node (two sequences starting in one ubatch: ids = [10, 10,
-12] with rs_head 10). The CPU kernel read it while the channel loop
-was writing: a sequence after its source's owner saw the updated taps,
-one before it the old ones, while CUDA reads the old ones for both.
-
-Copy the rows of non-identity sequences to the work buffer first, wait
-on the barrier, then compute, as the GDN ids op does.
-`,
-		Edits: append(edits, workSizeEdits(conv.Ops[0])...),
-	}, nil
-}
-
 // opsForTree picks what the tree needs: the whole ops step where the
-// builders are missing (or already come from it), the cases and the CPU
-// op D fix where the series' builders are there; a tree with builders of
-// another signature, or with only some of them, is refused.
-func opsForTree(t *Tree) ([]*Step, error) {
-	ops, err := opsStep()
+// builders are missing (or already come from it), the cases and the
+// reference backend's fix (its manifest's own commit) where the series'
+// builders are there; a tree with builders of another signature, or with
+// only some of them, is refused.
+func opsForTree(t *Tree, ref *integration.Manifest) ([]*Step, error) {
+	ops, err := opsStep(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +184,7 @@ func opsForTree(t *Tree) ([]*Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		fix, err := cpuFixStep()
+		fix, err := manifestStep(ref)
 		if err != nil {
 			return nil, err
 		}

@@ -11,8 +11,9 @@ import (
 
 // Plan returns the steps for the named backends ("all" for every one), one
 // per integration manifest in the manifests' order, led by what the tree
-// needs first (the ops, or on a tree with the series the cases and the CPU
-// fix) and followed by llama.cpp's gate.
+// needs first (the ops with the reference backend's kernels, or on a tree
+// with the series the cases and the reference's fix) and followed by
+// llama.cpp's gate.
 func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
 	ms := append([]*integration.Manifest(nil), manifests...)
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
@@ -33,13 +34,22 @@ func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
 		}
 		want[n] = true
 	}
-	common, err := commonStep()
-	if err != nil {
-		return nil, err
-	}
-	steps := []*Step{common}
+	var ref *integration.Manifest
 	for _, m := range ms {
-		if !want[m.Backend] {
+		if m.Ops == nil {
+			continue
+		}
+		if ref != nil {
+			return nil, fmt.Errorf("%s and %s both declare the ops commit's kernels (integration.Manifest.Ops): one backend is the reference", ref.Backend, m.Backend)
+		}
+		ref = m
+	}
+	if ref == nil {
+		return nil, fmt.Errorf("no manifest declares the ops commit's kernels (integration.Manifest.Ops): ggml takes a new op with its reference kernels")
+	}
+	steps := []*Step{commonStep(ref)}
+	for _, m := range ms {
+		if !want[m.Backend] || m == ref { // the reference's kernels are in the ops commit
 			continue
 		}
 		s, err := manifestStep(m)
@@ -55,13 +65,16 @@ func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
 	return append(steps, gate), nil
 }
 
-// Backends names the manifests' backends in series order.
+// Backends names the manifests' backends with a commit of their own, in
+// series order (the reference's kernels are in the ops commit).
 func Backends(manifests []*integration.Manifest) []string {
 	ms := append([]*integration.Manifest(nil), manifests...)
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
 	var out []string
 	for _, m := range ms {
-		out = append(out, m.Backend)
+		if m.Ops == nil {
+			out = append(out, m.Backend)
+		}
 	}
 	return out
 }

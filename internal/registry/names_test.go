@@ -43,7 +43,8 @@ var languageOf = map[string]string{
 	"sycl": "sycl", "dpcpp": "sycl", "icpx": "sycl",
 	"cuda": "cuda", "ptx": "cuda", "nvcc": "cuda",
 	"opencl": "opencl", "pocl": "opencl",
-	"goref": "go",
+	"goref":   "go",
+	"ggmlcpu": "cpu",
 }
 
 // backendWords are the backends named by the words of s: split at

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/backend/cpu"
 	"github.com/kernelgen/kernelgen/internal/backend/cuda"
 	"github.com/kernelgen/kernelgen/internal/backend/goref"
 	"github.com/kernelgen/kernelgen/internal/backend/ir"
@@ -26,6 +27,7 @@ var all = []*backend.Backend{
 	sycl.Backend,
 	cuda.Backend,
 	opencl.Backend,
+	cpu.Backend,
 }
 
 // All returns every backend, implemented or not, in listing order.

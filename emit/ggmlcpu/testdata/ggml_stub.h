@@ -81,3 +81,24 @@ static inline void ggml_vec_silu_f32(const int n, float * y, const float * x) {
         y[i] = x[i] / (1.0f + expf(-x[i]));
     }
 }
+
+// ggml-cpu's routines of its plain GDN kernel, for the unfused reference
+// (unfused_gdn.cpp): products rounded one by one, the multiply-add one FMA
+// as ggml_vec_mad_f32 computes it on an FMA ISA (the native-cpu contract).
+static inline void ggml_vec_scale_f32(const int n, float * y, const float v) {
+    for (int i = 0; i < n; ++i) {
+        y[i] *= v;
+    }
+}
+
+static inline void ggml_vec_mul_f32(const int n, float * z, const float * x, const float * y) {
+    for (int i = 0; i < n; ++i) {
+        z[i] = x[i] * y[i];
+    }
+}
+
+static inline void ggml_vec_mad_f32(const int n, float * y, const float * x, const float v) {
+    for (int i = 0; i < n; ++i) {
+        y[i] = fmaf(x[i], v, y[i]);
+    }
+}

@@ -40,10 +40,6 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     const uint32_t S_v = dst->src[2]->ne[0];
     const bool KDA = dst->src[3]->ne[0] == dst->src[2]->ne[0];
     const bool IDS = dst->src[7] != NULL;
-    const uint32_t NW = (dst->src[2]->ne[0] == 128 ? 16 : 4);
-    const uint32_t CPW = (dst->src[2]->ne[0] == 128 ? 4 : 1);
-    const uint32_t W = 1u;
-    const uint32_t R = S_v / W;
     const uint32_t H = dst->src[2]->ne[1];
     const uint32_t n_tokens = dst->src[2]->ne[2];
     const uint32_t n_seqs = dst->src[2]->ne[3];
@@ -52,6 +48,9 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     const uint32_t sq1 = dst->src[0]->nb[1] / 4;
     const uint32_t sq2 = dst->src[0]->nb[2] / 4;
     const uint32_t sq3 = dst->src[0]->nb[3] / 4;
+    const uint32_t sk1 = dst->src[1]->nb[1] / 4;
+    const uint32_t sk2 = dst->src[1]->nb[2] / 4;
+    const uint32_t sk3 = dst->src[1]->nb[3] / 4;
     const uint32_t sv1 = dst->src[2]->nb[1] / 4;
     const uint32_t sv2 = dst->src[2]->nb[2] / 4;
     const uint32_t sv3 = dst->src[2]->nb[3] / 4;
@@ -75,97 +74,68 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     const int32_t * ids = IDS ? (const int32_t *) dst->src[7]->data : nullptr;
     const float * scratch = (const float *) dst->data + dst->src[2]->ne[0] * dst->src[2]->ne[1] * dst->src[2]->ne[2] * dst->src[2]->ne[3];
 
-    GGML_ASSERT((S_v % (NW * CPW)) == 0u && "S_v must be a multiple of NW*CPW");
-    GGML_ASSERT(CPW * R <= 512);
-    GGML_ASSERT(R <= 128);
     const int64_t groups_x = H;
     const int64_t groups_y = n_seqs;
-    const int64_t groups_z = S_v / (NW * CPW);
-    const int64_t n_groups = groups_x * groups_y * groups_z;
+    const int64_t n_groups = groups_x * groups_y;
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
-        const uint32_t group_y = group / groups_x % groups_y;
-        const uint32_t group_z = group / (groups_x * groups_y);
-        for (uint32_t local_y = 0; local_y < NW; ++local_y) {
-            const uint32_t h = group_x;
-            const uint32_t s = group_y;
-            const uint32_t col0 = group_z * (NW * CPW) + local_y;
-            const uint32_t hq = h % neq1;
-            const uint32_t sq = s / rq3;
-            const uint32_t block = S_v * S_v;
-            float s_shard[512];
-            // read the prior state once; it stays in registers for every token
-            if (IDS) {
-                const int32_t src = ids[s];
-                if (src == (int32_t) (rs_head + s)) {
-                    for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                        const uint32_t col = col0 + reg / R * NW;
-                        s_shard[reg] = state_dst[s * sd1 + h * block + col * S_v + reg % R];
+        const uint32_t group_y = group / groups_x;
+        const uint32_t h = group_x;
+        const uint32_t s = group_y;
+        const uint32_t hq = h % neq1;
+        const uint32_t sq = s / rq3;
+        const uint32_t block = S_v * S_v;
+        const uint32_t row = s * sd1 + h * block;
+        // copy the prior state to where the final state goes, and update it there
+        if (IDS) {
+            const int32_t src = ids[s];
+            if (src != (int32_t) (rs_head + s)) {
+                if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
+                    for (uint32_t i = 0u; i < block; ++i) {
+                        state_dst[row + i] = scratch[(s * H + h) * block + i];
                     }
                 } else {
-                    if (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs)) {
-                        for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                            const uint32_t col = col0 + reg / R * NW;
-                            s_shard[reg] = scratch[(s * H + h) * block + col * S_v + reg % R];
-                        }
-                    } else {
-                        for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                            const uint32_t col = col0 + reg / R * NW;
-                            s_shard[reg] = state[((uint64_t) src * H + h) * block + col * S_v + reg % R];
-                        }
+                    for (uint32_t i = 0u; i < block; ++i) {
+                        state_dst[row + i] = state[((uint64_t) src * H + h) * block + i];
+                    }
+                }
+            }
+        } else {
+            for (uint32_t i = 0u; i < block; ++i) {
+                state_dst[row + i] = state[(s * H + h) * block + i];
+            }
+        }
+        for (uint32_t t = 0u; t < n_tokens; ++t) {
+            const uint32_t q_off = sq * sq3 + t * sq2 + hq * sq1;
+            const uint32_t k_off = sq * sk3 + t * sk2 + hq * sk1;
+            const uint32_t g_off = s * sg3 + t * sg2 + h * sg1;
+            const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
+            const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
+            const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
+            if (KDA) {
+                // KDA: key i's gate scales element i of every row
+                for (uint32_t i = 0u; i < S_v; ++i) {
+                    const float e = expf(g[g_off + i]);
+                    for (uint32_t j = 0u; j < S_v; ++j) {
+                        state_dst[row + (j * S_v + i)] = e * state_dst[row + (j * S_v + i)];
                     }
                 }
             } else {
-                for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                    const uint32_t col = col0 + reg / R * NW;
-                    s_shard[reg] = state[(s * H + h) * block + col * S_v + reg % R];
+                const float gate = expf(g[g_off]);
+                for (uint32_t i = 0u; i < block; ++i) {
+                    state_dst[row + i] = gate * state_dst[row + i];
                 }
             }
-            for (uint32_t t = 0u; t < n_tokens; ++t) {
-                float q_reg[128];
-                float k_reg[128];
-                const uint32_t qk_off = sq * sq3 + t * sq2 + hq * sq1;
-                for (uint32_t r = 0u; r < R; ++r) {
-                    q_reg[r] = q[qk_off + r];
-                    k_reg[r] = k[qk_off + r];
+            for (uint32_t j = 0u; j < S_v; ++j) {
+                const uint32_t r = row + j * S_v;
+                const float kv = dot_f32(S_v, state_dst + r, k + k_off);
+                const float delta = (v[v_off + j] - kv) * beta_t;
+                for (uint32_t i = 0u; i < S_v; ++i) {
+                    state_dst[r + i] = fmaf(k[k_off + i], delta, state_dst[r + i]);
                 }
-                const uint32_t g_off = s * sg3 + t * sg2 + h * sg1;
-                const float beta_t = beta[s * sb3 + t * sb2 + h * sb1];
-                const uint32_t v_off = s * sv3 + t * sv2 + h * sv1;
-                const uint32_t attn_off = ((s * n_tokens + t) * H + h) * S_v;
-                float gates[128];
-                if (KDA) {
-                    for (uint32_t r = 0u; r < R; ++r) {
-                        const float e = expf(g[g_off + r]);
-                        gates[r] = e;
-                    }
-                } else {
-                    const float e = expf(g[g_off]);
-                    for (uint32_t r = 0u; r < R; ++r) {
-                        gates[r] = e;
-                    }
-                }
-                for (uint32_t cc = 0u; cc < CPW; ++cc) {
-                    const uint32_t col = col0 + cc * NW;
-                    const uint32_t reg0 = cc * R;
-                    for (uint32_t r = 0u; r < R; ++r) {
-                        s_shard[reg0 + r] = gates[r] * s_shard[reg0 + r];
-                    }
-                    const float kv = dot_f32(R, s_shard + reg0, k_reg);
-                    const float delta = (v[v_off + col] - kv) * beta_t;
-                    for (uint32_t r = 0u; r < R; ++r) {
-                        s_shard[reg0 + r] = fmaf(k_reg[r], delta, s_shard[reg0 + r]);
-                    }
-                    const float attn = dot_f32(R, s_shard + reg0, q_reg);
-                    dst_data[attn_off + col] = attn * scale;
-                }
-            }
-            // write the final state
-            const uint32_t final_off = s * sd1 + h * block;
-            for (uint32_t reg = 0u; reg < CPW * R; ++reg) {
-                const uint32_t col = col0 + reg / R * NW;
-                state_dst[final_off + col * S_v + reg % R] = s_shard[reg];
+                const float attn = dot_f32(S_v, state_dst + r, q + q_off);
+                dst_data[attn_off + j] = attn * scale;
             }
         }
     }
