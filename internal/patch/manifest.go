@@ -2,11 +2,9 @@ package patch
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/integration"
-	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -17,40 +15,18 @@ import (
 // only where it does not.
 func manifestStep(m *integration.Manifest) (*Step, error) {
 	where := func(sec string) string { return fmt.Sprintf("%s manifest, section %q", m.Backend, sec) }
-	if m.Glue == nil || m.Glue.Upstream == nil {
-		return nil, fmt.Errorf("%s manifest: no upstream glue templates (templates.Target.Upstream)", m.Backend)
-	}
-	var kernels []upstream.File
-	if m.Kernels != nil {
-		var err error
-		if kernels, err = m.Kernels(); err != nil {
-			return nil, err
-		}
-	}
-	var inGlue [][]byte
-	spliced := map[string]string{}
-	for _, f := range kernels {
-		switch {
-		case f.InGlue:
-			inGlue = append(inGlue, f.Data)
-		case f.Spliced:
-			spliced[f.Name] = string(upstreamText(f.Data))
-		}
-	}
-	glueFiles, up, err := templates.UpstreamGlue(m.Glue, inGlue...)
+	r, err := m.Render()
 	if err != nil {
 		return nil, err
 	}
 	var files []NewFile
-	for _, f := range glueFiles {
+	for _, f := range r.Files {
 		files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
 	}
-	for _, f := range kernels {
-		if !f.InGlue && !f.Spliced {
-			files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
-		}
+	up, spliced := r.Sections, map[string]string{}
+	for name, text := range r.Spliced {
+		spliced[name] = string(upstreamText([]byte(text)))
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 
 	text := func(s integration.Section) (string, error) {
 		t := s.Text
