@@ -48,7 +48,7 @@ static void ggml_sycl_state_gather(dpct::queue_ptr stream, const float * cache, 
 
 template <uint32_t S_v, bool KDA, bool IDS, uint32_t NW, uint32_t CPW>
 static void ggml_sycl_launch_gated_delta_net_inplace(ggml_tensor * op, float * scratch, dpct::queue_ptr stream) {
-    constexpr uint32_t W = ((S_v < 32u) ? S_v : 32u);
+    constexpr uint32_t W = ((S_v < 16u) ? S_v : 16u);
     const float * q = (const float *) op->src[0]->data, * k = (const float *) op->src[1]->data,
         * v = (const float *) op->src[2]->data, * g = (const float *) op->src[3]->data,
         * beta = (const float *) op->src[4]->data, * state = (const float *) op->src[5]->data;

@@ -31,7 +31,7 @@ static inline float xor_reduce_sum(float x, const sycl::nd_item<3> & item, float
     return x;
 }
 
-template <uint32_t S_v, bool KDA, bool IDS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+template <uint32_t S_v, bool KDA, bool IDS, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 16u ? S_v : 16u), uint32_t R = S_v / W>
 void gated_delta_net_inplace_f32(
         const float * __restrict__ q, const float * __restrict__ k, const float * __restrict__ v,
         const float * __restrict__ g, const float * __restrict__ beta,
