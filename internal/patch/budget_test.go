@@ -163,6 +163,8 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	negatedElse := regexp.MustCompile(`else if \(!\(|const float gate = e;|std::to_string\(4 \* i`)
 	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
 	plusZero := regexp.MustCompile(`= *([a-z_0-9]+) \+ 0\.0f?;`)
+	// inline copies of ggml_is_contiguous_rows and ggml_are_same_stride
+	inlineHelper := regexp.MustCompile(`->nb\[0\] == 4\b|->nb\[[1-3]\] == op->src\[[0-9]\]->nb\[[1-3]\]`)
 	for _, n := range names {
 		data, err := os.ReadFile(n)
 		if err != nil {
@@ -183,6 +185,9 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			}
 			if negatedElse.MatchString(line) {
 				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
+			}
+			if inlineHelper.MatchString(line) {
+				t.Errorf("%s:%d copies a ggml helper inline (ggml_is_contiguous_rows, ggml_are_same_stride): %s", filepath.Base(n), i+1, line)
 			}
 			if forkPatch.MatchString(line) {
 				t.Errorf("%s:%d names a fork patch: %s", filepath.Base(n), i+1, line)
