@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
 
 // metalHostTree copies testdata/metal-host into a temporary directory and
 // applies the Metal step to it: its new files, and its edits to the files the
-// stand-in has (ggml-metal-common.cpp, ggml-metal-ops.cpp, ggml-metal.cpp). With ranges false
+// stand-in has (ggml-metal-impl.h, ggml-metal-common.cpp, ggml-metal-ops.cpp, ggml-metal.cpp). With ranges false
 // the edits to ggml-metal-common.cpp are left out (the tree before the fix).
 func metalHostTree(t *testing.T, ranges bool) string {
 	t.Helper()
@@ -80,8 +81,8 @@ func metalHostTree(t *testing.T, ranges bool) string {
 		}
 		patched++
 	}
-	if want := map[bool]int{true: 3, false: 2}[ranges]; patched != want {
-		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
+	if want := map[bool]int{true: 4, false: 3}[ranges]; patched != want {
+		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-impl.h, ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
 	}
 	return root
 }
@@ -214,5 +215,51 @@ func TestMetalHazardOpenWithoutTheSplice(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("output:\n%s", out)
+	}
+}
+
+// Each Metal kargs struct is defined once, in ggml-metal-impl.h beside the
+// neighbours' (which both the host and the library include), not in a new
+// header and again in ggml-metal.metal.
+func TestMetalKargsOnceInImpl(t *testing.T) {
+	step := stepOf(t, "metal")
+	kargs := regexp.MustCompile(`\} (ggml_metal_kargs_\w+);`)
+	where := map[string][]string{}
+	for _, f := range step.Files {
+		for _, m := range kargs.FindAllStringSubmatch(string(f.Data), -1) {
+			where[m[1]] = append(where[m[1]], f.Path)
+		}
+	}
+	for _, e := range step.Edits {
+		for _, m := range kargs.FindAllStringSubmatch(e.Text, -1) {
+			where[m[1]] = append(where[m[1]], e.File)
+		}
+	}
+	if len(where) == 0 {
+		t.Fatal("the Metal step defines no kargs struct")
+	}
+	for name, files := range where {
+		if len(files) != 1 || files[0] != "src/ggml-metal/ggml-metal-impl.h" {
+			t.Errorf("%s is defined in %v, want once in src/ggml-metal/ggml-metal-impl.h", name, files)
+		}
+	}
+}
+
+// A file-level #include the series adds joins its file's include block (its
+// anchor is another #include), not the middle of the file. (ggml-opencl's
+// embedded kernel sources, #include "x.cl.h" inside a string initialiser,
+// are its neighbours' idiom, not file-level.)
+func TestIncludesJoinTheIncludeBlock(t *testing.T) {
+	fileLevel := regexp.MustCompile(`(?m)^#include`)
+	for _, backend := range []string{"metal", "sycl", "vulkan", "opencl"} {
+		for _, e := range stepOf(t, backend).Edits {
+			if !fileLevel.MatchString(e.Text) {
+				continue
+			}
+			last := e.Anchor[len(e.Anchor)-1]
+			if e.Place != After || !strings.HasPrefix(strings.TrimSpace(last), "#include") {
+				t.Errorf("%s: edit %q puts an #include %v %q, not after another #include", backend, e.Name, e.Place, last)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GGML_MAX_DIMS      4
 #define GGML_MAX_SRC       10
