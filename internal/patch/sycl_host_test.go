@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit"
@@ -41,5 +42,30 @@ func TestSYCLReviewCopyIsThePatch(t *testing.T) {
 	}
 	for name := range onDisk {
 		t.Errorf("generated/sycl/glue/%s is in the review copy, not in the SYCL commit", name)
+	}
+}
+
+// The SYCL commit adds what ggml-sycl's neighbours are made of (ssm_conv,
+// gated_delta_net): a .cpp with the kernels and their launchers, which the
+// backend's CMake glob compiles, and a .hpp that only declares the entry
+// points ggml-sycl.cpp calls; no header of static launchers.
+func TestSYCLSourceAndHeaderAsTheNeighbours(t *testing.T) {
+	var cpp, hpp []string
+	for _, f := range stepOf(t, "sycl").Files {
+		switch path.Ext(f.Path) {
+		case ".cpp":
+			cpp = append(cpp, f.Path)
+		case ".hpp":
+			hpp = append(hpp, f.Path)
+			text := string(f.Data)
+			if strings.Contains(text, "static ") || strings.Contains(text, "{") {
+				t.Errorf("%s defines code; a ggml-sycl header only declares its .cpp's entry points", f.Path)
+			}
+		default:
+			t.Errorf("%s: neither a .cpp nor a .hpp", f.Path)
+		}
+	}
+	if len(cpp) != 1 || len(hpp) != 1 || strings.TrimSuffix(cpp[0], ".cpp") != strings.TrimSuffix(hpp[0], ".hpp") {
+		t.Errorf("the SYCL commit adds %v and %v, want one .cpp and its .hpp", cpp, hpp)
 	}
 }

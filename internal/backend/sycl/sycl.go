@@ -31,7 +31,7 @@ var glueTarget = &templates.Target{
 		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
 		NoSharedArrays: "the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first"},
 	Prefix:   "ggml_sycl",
-	Upstream: &templates.Upstream{Dir: "sycl", Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.hpp"}}},
+	Upstream: &templates.Upstream{Dir: "sycl", Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cpp"}, {Section: "upstream-header", Name: "fused-ops.hpp"}}},
 }
 
 // emulationWidth is ggml-sycl's WARP_SIZE for Intel, the sub-group width
