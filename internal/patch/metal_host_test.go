@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,7 +24,8 @@ const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
 
 // metalHostTree copies testdata/metal-host into a temporary directory and
 // applies the Metal step to it: its new files, and its edits to the files the
-// stand-in has (ggml-metal-impl.h, ggml-metal-common.cpp, ggml-metal-ops.cpp, ggml-metal.cpp). With ranges false
+// stand-in has (ggml-metal-impl.h, ggml-metal-device.h and .cpp, ggml-metal-common.cpp, ggml-metal-ops.cpp,
+// ggml-metal.cpp). With ranges false
 // the edits to ggml-metal-common.cpp are left out (the tree before the fix).
 func metalHostTree(t *testing.T, ranges bool) string {
 	t.Helper()
@@ -81,8 +83,8 @@ func metalHostTree(t *testing.T, ranges bool) string {
 		}
 		patched++
 	}
-	if want := map[bool]int{true: 4, false: 3}[ranges]; patched != want {
-		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-impl.h, ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
+	if want := map[bool]int{true: 6, false: 5}[ranges]; patched != want {
+		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-impl.h, ggml-metal-device.h, ggml-metal-device.cpp, ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
 	}
 	return root
 }
@@ -125,16 +127,17 @@ func compileIn(t *testing.T, dir string, cxx []string, args ...string) (string, 
 	return string(out), err
 }
 
-// The patched host files compile with warnings as errors: the encode glue
-// (fused-ops.h) in ggml-metal-ops.cpp against ggml-metal-device.h's
-// signatures (ggml_metal_encoder_set_bytes takes void *, so the kargs are not
-// const), the ranges splice in ggml-metal-common.cpp, the gather scratch in
+// The patched host files compile with warnings as errors: the encoders in
+// ggml-metal-ops.cpp against ggml-metal-device.h's signatures
+// (ggml_metal_encoder_set_bytes takes void *, so the kargs are not const),
+// the pipeline getters in ggml-metal-device.cpp, the ranges splice in
+// ggml-metal-common.cpp, the gather scratch in
 // ggml-metal.cpp's alloc size, and fused-ops-supports.h
 // as C, which is how ggml-metal-device.m (Objective-C) includes it.
 func TestMetalHostCodeCompiles(t *testing.T) {
 	cxx := hostCXX(t)
 	root := metalHostTree(t, true)
-	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", metalCommon, "src/ggml-metal/ggml-metal.cpp"} {
+	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", "src/ggml-metal/ggml-metal-device.cpp", metalCommon, "src/ggml-metal/ggml-metal.cpp"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			obj := filepath.Join(t.TempDir(), "out.o")
@@ -260,6 +263,36 @@ func TestIncludesJoinTheIncludeBlock(t *testing.T) {
 			if e.Place != After || !strings.HasPrefix(strings.TrimSpace(last), "#include") {
 				t.Errorf("%s: edit %q puts an #include %v %q, not after another #include", backend, e.Name, e.Place, last)
 			}
+		}
+	}
+}
+
+// The encoders take their pipelines from ggml_metal_library_get_pipeline_*
+// getters defined in ggml-metal-device.cpp and declared in
+// ggml-metal-device.h, as every neighbour does; ggml-metal-ops.cpp's new
+// text neither names nor compiles a pipeline itself.
+func TestMetalPipelinesThroughGetters(t *testing.T) {
+	getter := regexp.MustCompile(`ggml_metal_library_get_pipeline_\w+`)
+	text := map[string]string{}
+	for _, e := range stepOf(t, "metal").Edits {
+		text[path.Base(e.File)] += e.Text
+	}
+	ops := text["ggml-metal-ops.cpp"]
+	for _, bad := range []string{"ggml_metal_library_compile_pipeline", "ggml_metal_library_get_pipeline(", "snprintf"} {
+		if strings.Contains(ops, bad) {
+			t.Errorf("ggml-metal-ops.cpp's new text calls %s: a pipeline getter's job", bad)
+		}
+	}
+	called := getter.FindAllString(ops, -1)
+	if len(called) == 0 {
+		t.Fatal("the encoders call no pipeline getter")
+	}
+	for _, g := range called {
+		if !strings.Contains(text["ggml-metal-device.cpp"], "ggml_metal_pipeline_with_params "+g+"(") {
+			t.Errorf("%s is not defined in ggml-metal-device.cpp", g)
+		}
+		if !regexp.MustCompile(`struct ggml_metal_pipeline_with_params ` + g + ` *\(`).MatchString(text["ggml-metal-device.h"]) {
+			t.Errorf("%s is not declared in ggml-metal-device.h", g)
 		}
 	}
 }

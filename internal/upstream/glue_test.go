@@ -421,8 +421,10 @@ func TestMetalGlueCompiles(t *testing.T) {
 	for _, f := range glueFiles {
 		write(f.Name, string(f.Data))
 	}
-	// the kargs join ggml-metal-impl.h, the encoders ggml-metal-ops.cpp (after its includes)
+	// the kargs join ggml-metal-impl.h, the pipeline getters ggml-metal-device.h
+	// and .cpp, the encoders ggml-metal-ops.cpp (after its includes)
 	write("main.cpp", "#include \"ggml-metal-ops.h\"\n#include \""+templates.SupportsName+"\"\n"+sections["upstream-kargs"]+"\n"+
+		sections["upstream-pipeline-decls"]+"\n"+sections["upstream-pipelines"]+"\n"+
 		sections["upstream-encoders"]+"\nint encode(ggml_metal_op_t ctx) { return ggml_metal_fused_encode(ctx, 0); }\n")
 	out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput()
 	if err != nil {

@@ -12,6 +12,8 @@ const (
 	backendCpp  = "src/ggml-metal/ggml-metal.cpp"
 	common      = "src/ggml-metal/ggml-metal-common.cpp"
 	impl        = "src/ggml-metal/ggml-metal-impl.h"
+	deviceCpp   = "src/ggml-metal/ggml-metal-device.cpp"
+	deviceH     = "src/ggml-metal/ggml-metal-device.h"
 	encode      = "static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {"
 	rangesAdd   = "bool ggml_mem_ranges_add(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
 	rangesCheck = "bool ggml_mem_ranges_check(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
@@ -54,6 +56,12 @@ bf16 state, which used to be accepted and then hit an assert.
 		{Name: "kargs", File: impl, Place: integration.After,
 			Anchor: []string{"} ggml_metal_kargs_gated_delta_net;"},
 			Text:   integration.Text{Section: "upstream-kargs", BlankBefore: true}},
+		{Name: "pipeline getters", File: deviceCpp, Place: integration.After,
+			Anchor: []string{"ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net(ggml_metal_library_t lib, const ggml_tensor * op) {", "return res;", "}"},
+			Text:   integration.Text{Section: "upstream-pipelines", BlankBefore: true}},
+		{Name: "pipeline getter declarations", File: deviceH, Place: integration.After,
+			Anchor: []string{"struct ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net "},
+			Text:   integration.Text{Section: "upstream-pipeline-decls"}},
 		{Name: "encoders include", File: opsCpp, Place: integration.After,
 			Anchor: []string{`#include "ggml-metal-device.h"`},
 			Text:   integration.Text{Literal: "#include \"fused-ops-supports.h\"\n"}},
