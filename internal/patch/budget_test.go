@@ -164,6 +164,9 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
 	figure := regexp.MustCompile(`[0-9.]+ ?(x|%|us|µs|ms|GB/s)\b|(?i)\b(faster|speedup)\b`)
 	plusZero := regexp.MustCompile(`= *([a-z_0-9]+) \+ 0\.0f?;`)
+	// "return true" on a line of its own, the && (...) lines after it (the
+	// CUDA step's own template is another engineer's)
+	trueConj := regexp.MustCompile(`^\+\s*return true$|&& \(\(`)
 	// inline copies of ggml_is_contiguous_rows and ggml_are_same_stride
 	inlineHelper := regexp.MustCompile(`->nb\[0\] == 4\b|->nb\[[1-3]\] == op->src\[[0-9]\]->nb\[[1-3]\]`)
 	for _, n := range names {
@@ -194,6 +197,9 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			}
 			if negatedElse.MatchString(line) {
 				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
+			}
+			if trueConj.MatchString(line) && !strings.Contains(filepath.Base(n), "-cuda-") {
+				t.Errorf("%s:%d starts a conjunction with true: %s", filepath.Base(n), i+1, line)
 			}
 			if inlineHelper.MatchString(line) {
 				t.Errorf("%s:%d copies a ggml helper inline (ggml_is_contiguous_rows, ggml_are_same_stride): %s", filepath.Base(n), i+1, line)

@@ -43,7 +43,7 @@ static inline int ggml_cl_fused_supports_op(const struct ggml_tensor * op) {
                 // bf16 state has no kernel yet
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
-                && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
+                && (op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)
                 // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
@@ -69,7 +69,7 @@ static inline int ggml_cl_fused_supports_op(const struct ggml_tensor * op) {
                 // bf16 state has no kernel yet
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
-                && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
+                && (op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)
                 // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
