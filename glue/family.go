@@ -23,8 +23,10 @@ type FamilyView struct {
 	// the ids op has.
 	Checks, IdsChecks []Check
 	// CheckLines are both as the lines of supports_op's conjunction, each
-	// with its reason, the last ending the statement.
-	CheckLines []string
+	// with its reason, the last ending the statement (after a "return
+	// true"); Conjunction the same statement whole, its first line the
+	// return of the first check.
+	CheckLines, Conjunction []string
 	// Locals choose the variant params over the node, the flag included.
 	Locals []Local
 	// Derived are the kernel's derived params that its launch geometry
@@ -249,6 +251,10 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 			c.Expr += ";"
 		}
 		fv.CheckLines = append(fv.CheckLines, c.Expr+" // "+c.Why)
+		if i == 0 {
+			c.Expr = "return " + strings.TrimPrefix(c.Expr, "&& ")
+		}
+		fv.Conjunction = append(fv.Conjunction, c.Expr+" // "+c.Why)
 	}
 	if ids.Scratch != nil {
 		fv.ScratchInDst, fv.ScratchOffset, fv.ScratchSize = ids.Scratch.InDst, ids.Scratch.Offset, ids.Scratch.Elements

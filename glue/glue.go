@@ -193,15 +193,25 @@ const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->sr
 // gdnState is the attention output's size, where the state region starts.
 const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
 
+// rowsContiguous is ggml's check that each src's rows are contiguous
+// (ggml_is_contiguous_rows), over the given src slots.
+func rowsContiguous(slots ...int) string {
+	var cs []string
+	for _, i := range slots {
+		cs = append(cs, fmt.Sprintf("ggml_is_contiguous_rows(op->src[%d])", i))
+	}
+	return strings.Join(cs, " && ")
+}
+
 var gdnChecks = []Check{
 	{"op->type == GGML_TYPE_F32", "f32 output"},
 	{"op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32", "q, k, v, g, beta are f32"},
 	{"op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32", "bf16 state has no kernel yet"},
-	{"(" + ne(2, 0) + " == 16 || " + ne(2, 0) + " == 32 || " + ne(2, 0) + " == 64 || " + ne(2, 0) + " == 128)", "S_v in the variant table"},
+	{ne(2, 0) + " == 16 || " + ne(2, 0) + " == 32 || " + ne(2, 0) + " == 64 || " + ne(2, 0) + " == 128", "S_v in the variant table"},
 	{ne(0, 0) + " == " + ne(2, 0), "S_k == S_v"},
 	{ne(3, 0) + " == 1 || " + ne(3, 0) + " == " + ne(2, 0), "scalar gate or KDA"},
-	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4", "rows are contiguous"},
-	{"ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]", "q and k share shape and strides (one set of strides is passed)"},
+	{rowsContiguous(0, 1, 2, 3, 4, 6), "rows are contiguous"},
+	{"ggml_are_same_shape(op->src[0], op->src[1]) && ggml_are_same_stride(op->src[0], op->src[1])", "q and k share shape and strides (one set of strides is passed)"},
 	{ne(2, 1) + " % " + ne(0, 1) + " == 0 && " + ne(2, 3) + " % " + ne(0, 3) + " == 0", "GQA and sequence broadcast divide evenly"},
 	{"ggml_is_contiguous(op->src[5])", "state rows are indexed densely"},
 	{ne(6, 0) + " == " + ne(2, 0) + " * " + ne(2, 0) + " * " + ne(2, 1) + " && " + ne(6, 1) + " >= " + ne(2, 3), "state_dst holds a row per sequence"},
@@ -211,7 +221,7 @@ var gdnChecks = []Check{
 var convChecks = []Check{
 	{"op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32", "f32 tensors (the builders assert f32 conv caches)"},
 	{ne(1, 0) + " >= 2 && " + ne(1, 0) + " <= 8", "d_conv in the variant table"},
-	{"op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4", "taps, weights and x_cur are contiguous along their first dimension"},
+	{rowsContiguous(0, 1, 2, 3), "taps, weights, x_cur and the ring are contiguous along their first dimension"},
 	{ne(0, 0) + " == " + ne(1, 0) + " - 1", "the cache holds d_conv - 1 taps"},
 }
 

@@ -78,7 +78,8 @@
 // fma(x, y, acc) under portable and in native-cpu's GDN and acc + x*y (two
 // roundings, contractible by the backend's compiler) under the other native
 // contracts and native-cpu's conv taps. Each value column j of a GDN head is reduced over W = min(32, S_v)
-// lanes (native-opencl: 8 at S_v 128, ggml-opencl's LANES_PER_COLUMN); lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
+// lanes (native-opencl: 8 at S_v 128, ggml-opencl's LANES_PER_COLUMN; native-sycl: min(16, S_v),
+// ggml-sycl's WARP_SIZE on Intel); lane l holds R = S_v/W rows: rows r*W + l (strided) on every contract
 // but native-metal, whose lane holds rows l*R .. l*R+R-1 (blocked), and
 // native-cpu, where W = 1: a lane holds whole columns and each reduction is
 // one VecDot over the column (ggml_vec_dot_f32 in ggml-cpu, whose order is

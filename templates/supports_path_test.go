@@ -106,10 +106,11 @@ func supportsHelper(t *testing.T, prefix string, files []templates.File, up map[
 	if s, ok := up["upstream-supports"]; ok {
 		return s
 	}
-	head := "static int " + prefix + "_fused_supports_op(const ggml_tensor * op) {"
+	// a static helper, or one a header declares (SYCL's fused-ops.cpp)
+	head := "int " + prefix + "_fused_supports_op(const ggml_tensor * op) {"
 	for _, f := range files {
 		s := string(f.Data)
-		if i := strings.Index(s, head); i >= 0 {
+		if i := strings.Index(s, head); i >= 0 && (i == 0 || s[i-1] == '\n' || strings.HasSuffix(s[:i], "static ")) {
 			if j := strings.Index(s[i:], "\n}\n"); j >= 0 {
 				return s[i : i+j+3]
 			}

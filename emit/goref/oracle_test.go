@@ -31,7 +31,8 @@ var contracts = []contract{
 	{name: "native-cuda", gateAfterReduce: true, convZero: true},
 	{name: "native-metal", blocked: true, dot4: func(K int) bool { return K%4 == 0 }},
 	{name: "native-vulkan", dot4: func(K int) bool { return K == 4 }},
-	{name: "native-sycl", gateAfterReduce: true},
+	// ggml-sycl's WARP_SIZE on Intel, 16: a column's lanes stay in one sub-group
+	{name: "native-sycl", gateAfterReduce: true, lanes: func(sv int) int { return min(sv, 16) }},
 	{name: "native-cpu", wholeColumns: true, fusedMadd: true},
 	{name: "native-opencl", gateOnPartial: true, dot4: func(K int) bool { return K%4 == 0 },
 		lanes: func(sv int) int {

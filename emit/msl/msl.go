@@ -149,8 +149,9 @@ type Upstream struct {
 
 // UpstreamLibrary returns the text ggml-metal.metal gets for kernels, each
 // under the native contract or contract-free (the caller's to ensure):
-// after summary, their kargs structs, the reduction function where one
-// reduces, each kernel and its instantiations (host names as HostName's).
+// after summary, the reduction function where one reduces, each kernel and
+// its instantiations (host names as HostName's). Their kargs structs are
+// ggml-metal-impl.h's (Kargs), which the library includes.
 // Locals are named by scope; there is no prelude (the library has it).
 func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 	var b bytes.Buffer
@@ -161,9 +162,6 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 	for _, u := range kernels {
 		if u.K.Arith.Native && u.K.Arith.Backend != "metal" {
 			return nil, fmt.Errorf("msl: %s is another backend's contract", u.K.ID())
-		}
-		if len(u.K.Args) > 0 {
-			b.WriteString("\n" + Kargs(u.Kargs, u.K.Args))
 		}
 		reduces = reduces || ir.HasReduce(u.K)
 	}

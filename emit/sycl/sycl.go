@@ -78,8 +78,16 @@ static inline float xor_reduce_sum(float x, const sycl::nd_item<3> & item, float
 // the reductions call one function (xor_reduce_sum, the same butterfly);
 // locals are named by scope (cfamily.Printer.ScopeNames).
 func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
+	body, err := UpstreamBody(summary, kernels)
+	return append([]byte("#pragma once\n\n#include <sycl/sycl.hpp>\n"), body...), err
+}
+
+// UpstreamBody is Upstream's text without the header's prelude, for the
+// ggml-sycl source that launches the kernels (it has sycl.hpp through
+// common.hpp): the summary, xor_reduce_sum where a kernel reduces, the
+// kernels.
+func UpstreamBody(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString("#pragma once\n\n#include <sycl/sycl.hpp>\n")
 	if summary != "" {
 		b.WriteString("\n" + cfamily.Comment(summary, 100))
 	}

@@ -1102,7 +1102,7 @@ func GatedDeltaNetNativeSycl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB
 	KEEP_RS := kgP.KEEPRS
 	NW := kgP.NW
 	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 32), S_v, 32)
+	W := rt.SelU32((S_v < 16), S_v, 16)
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens

@@ -1131,7 +1131,7 @@ func GatedDeltaNetInplaceIdsNativeSycl(kgP GatedDeltaNetInplaceIdsParams, kgA Ga
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 32), S_v, 32)
+	W := rt.SelU32((S_v < 16), S_v, 16)
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens

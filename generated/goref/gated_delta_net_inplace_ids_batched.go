@@ -1684,7 +1684,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	NS := kgP.NS
 	SPT := kgP.SPT
 	SPLIT := kgP.SPLIT
-	W := rt.SelU32((S_v < 32), S_v, 32)
+	W := rt.SelU32((S_v < 16), S_v, 16)
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens

@@ -241,7 +241,7 @@ void gated_delta_net_inplace_f32_portable(
 }
 
 // gated_delta_net_inplace@native-sycl
-template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 32u ? S_v : 32u), uint32_t R = S_v / W>
+template <uint32_t S_v, bool KDA, uint32_t NW, uint32_t CPW, uint32_t W = (S_v < 16u ? S_v : 16u), uint32_t R = S_v / W>
 void gated_delta_net_inplace_f32(
         const float * __restrict__ q,
         const float * __restrict__ k,

@@ -15,6 +15,9 @@
 package integration
 
 import (
+	"fmt"
+	"sort"
+
 	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/templates"
 )
@@ -109,3 +112,56 @@ type Revision struct {
 
 // Probe is a fact of a tree: File holds Text.
 type Probe struct{ File, Text string }
+
+// Rendered is a manifest's upstream text as its templates and kernels render
+// it, before the patch engine places it: the new files below Dir (each
+// name beside its text), the upstream glue's sections and the spliced
+// kernel files, by name.
+type Rendered struct {
+	Files    []upstream.File
+	Sections map[string]string
+	Spliced  map[string]string
+}
+
+// Render renders m's upstream text. The patch and any review copy of it
+// (generated/<backend>/glue) both read it, so that they cannot differ.
+func (m *Manifest) Render() (*Rendered, error) {
+	if m.Glue != nil && m.Glue.Upstream == nil {
+		return nil, fmt.Errorf("%s manifest: no upstream glue templates (templates.Target.Upstream)", m.Backend)
+	}
+	var kernels []upstream.File
+	if m.Kernels != nil {
+		var err error
+		if kernels, err = m.Kernels(); err != nil {
+			return nil, err
+		}
+	}
+	r := &Rendered{Spliced: map[string]string{}}
+	var inGlue [][]byte
+	for _, f := range kernels {
+		switch {
+		case f.InGlue:
+			inGlue = append(inGlue, f.Data)
+		case f.Spliced:
+			r.Spliced[f.Name] = string(f.Data)
+		}
+	}
+	r.Sections = map[string]string{}
+	if m.Glue != nil { // a backend without glue (ggml-cpu) splices its kernels only
+		glueFiles, sections, err := templates.UpstreamGlue(m.Glue, inGlue...)
+		if err != nil {
+			return nil, err
+		}
+		r.Sections = sections
+		for _, f := range glueFiles {
+			r.Files = append(r.Files, upstream.File{Name: f.Name, Data: f.Data})
+		}
+	}
+	for _, f := range kernels {
+		if !f.InGlue && !f.Spliced {
+			r.Files = append(r.Files, f)
+		}
+	}
+	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Name < r.Files[j].Name })
+	return r, nil
+}

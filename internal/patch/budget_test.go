@@ -165,7 +165,13 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	}
 	negatedElse := regexp.MustCompile(`else if \(!\(|const float gate = e;|std::to_string\(4 \* i`)
 	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
+	figure := regexp.MustCompile(`[0-9.]+ ?(x|%|us|µs|ms|GB/s)\b|(?i)\b(faster|speedup)\b`)
 	plusZero := regexp.MustCompile(`= *([a-z_0-9]+) \+ 0\.0f?;`)
+	// "return true" on a line of its own, the && (...) lines after it (the
+	// CUDA step's own template is another engineer's)
+	trueConj := regexp.MustCompile(`^\+\s*return true$|&& \(\(`)
+	// inline copies of ggml_is_contiguous_rows and ggml_are_same_stride
+	inlineHelper := regexp.MustCompile(`->nb\[0\] == 4\b|->nb\[[1-3]\] == op->src\[[0-9]\]->nb\[[1-3]\]`)
 	for _, n := range names {
 		data, err := os.ReadFile(n)
 		if err != nil {
@@ -175,6 +181,14 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 		message, _, _ := strings.Cut(text, "\n---\n")
 		if strings.Contains(strings.ToLower(message), "generated") {
 			t.Errorf("%s: the commit message speaks of generated code", filepath.Base(n))
+		}
+		// bench/RESULTS.md measures no commit of these backends as the series
+		// carries it (Metal and SYCL never ran, Vulkan and OpenCL only for
+		// correctness): their messages claim no figure
+		for _, b := range []string{"metal", "sycl", "vulkan", "opencl"} {
+			if strings.Contains(filepath.Base(n), "-"+b+"-") && figure.MatchString(message) {
+				t.Errorf("%s: the commit message claims a figure nothing measured: %q", filepath.Base(n), figure.FindString(message))
+			}
 		}
 		lines := strings.Split(text, "\n")
 		for i, line := range lines {
@@ -186,6 +200,12 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			}
 			if negatedElse.MatchString(line) {
 				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
+			}
+			if trueConj.MatchString(line) && !strings.Contains(filepath.Base(n), "-cuda-") {
+				t.Errorf("%s:%d starts a conjunction with true: %s", filepath.Base(n), i+1, line)
+			}
+			if inlineHelper.MatchString(line) {
+				t.Errorf("%s:%d copies a ggml helper inline (ggml_is_contiguous_rows, ggml_are_same_stride): %s", filepath.Base(n), i+1, line)
 			}
 			if forkPatch.MatchString(line) {
 				t.Errorf("%s:%d names a fork patch: %s", filepath.Base(n), i+1, line)

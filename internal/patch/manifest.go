@@ -2,11 +2,9 @@ package patch
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/integration"
-	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/templates"
 )
 
@@ -81,44 +79,18 @@ func opsEdits(m *integration.Manifest) ([]Edit, error) {
 // becomes an edit.
 func renderManifest(m *integration.Manifest) ([]NewFile, func(integration.Section) (Edit, error), error) {
 	where := func(sec string) string { return fmt.Sprintf("%s manifest, section %q", m.Backend, sec) }
-	var kernels []upstream.File
-	if m.Kernels != nil {
-		var err error
-		if kernels, err = m.Kernels(); err != nil {
-			return nil, nil, err
-		}
-	}
-	var inGlue [][]byte
-	spliced := map[string]string{}
-	for _, f := range kernels {
-		switch {
-		case f.InGlue:
-			inGlue = append(inGlue, f.Data)
-		case f.Spliced:
-			spliced[f.Name] = string(upstreamText(f.Data))
-		}
+	r, err := m.Render()
+	if err != nil {
+		return nil, nil, err
 	}
 	var files []NewFile
-	up := map[string]string{}
-	if m.Glue != nil { // a backend without glue (ggml-cpu) splices its kernels only
-		if m.Glue.Upstream == nil {
-			return nil, nil, fmt.Errorf("%s manifest: no upstream glue templates (templates.Target.Upstream)", m.Backend)
-		}
-		glueFiles, sections, err := templates.UpstreamGlue(m.Glue, inGlue...)
-		if err != nil {
-			return nil, nil, err
-		}
-		up = sections
-		for _, f := range glueFiles {
-			files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
-		}
+	for _, f := range r.Files {
+		files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
 	}
-	for _, f := range kernels {
-		if !f.InGlue && !f.Spliced {
-			files = append(files, NewFile{Path: m.Dir + f.Name, Data: upstreamText(f.Data)})
-		}
+	up, spliced := r.Sections, map[string]string{}
+	for name, text := range r.Spliced {
+		spliced[name] = string(upstreamText([]byte(text)))
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 
 	text := func(s integration.Section) (string, error) {
 		t := s.Text

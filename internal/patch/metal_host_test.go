@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,7 +24,8 @@ const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
 
 // metalHostTree copies testdata/metal-host into a temporary directory and
 // applies the Metal step to it: its new files, and its edits to the files the
-// stand-in has (ggml-metal-common.cpp, ggml-metal-ops.cpp, ggml-metal.cpp). With ranges false
+// stand-in has (ggml-metal-impl.h, ggml-metal-device.h and .cpp, ggml-metal-common.cpp, ggml-metal-ops.cpp,
+// ggml-metal.cpp). With ranges false
 // the edits to ggml-metal-common.cpp are left out (the tree before the fix).
 func metalHostTree(t *testing.T, ranges bool) string {
 	t.Helper()
@@ -80,8 +83,8 @@ func metalHostTree(t *testing.T, ranges bool) string {
 		}
 		patched++
 	}
-	if want := map[bool]int{true: 3, false: 2}[ranges]; patched != want {
-		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
+	if want := map[bool]int{true: 6, false: 5}[ranges]; patched != want {
+		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-impl.h, ggml-metal-device.h, ggml-metal-device.cpp, ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
 	}
 	return root
 }
@@ -124,16 +127,17 @@ func compileIn(t *testing.T, dir string, cxx []string, args ...string) (string, 
 	return string(out), err
 }
 
-// The patched host files compile with warnings as errors: the encode glue
-// (fused-ops.h) in ggml-metal-ops.cpp against ggml-metal-device.h's
-// signatures (ggml_metal_encoder_set_bytes takes void *, so the kargs are not
-// const), the ranges splice in ggml-metal-common.cpp, the gather scratch in
+// The patched host files compile with warnings as errors: the encoders in
+// ggml-metal-ops.cpp against ggml-metal-device.h's signatures
+// (ggml_metal_encoder_set_bytes takes void *, so the kargs are not const),
+// the pipeline getters in ggml-metal-device.cpp, the ranges splice in
+// ggml-metal-common.cpp, the gather scratch in
 // ggml-metal.cpp's alloc size, and fused-ops-supports.h
 // as C, which is how ggml-metal-device.m (Objective-C) includes it.
 func TestMetalHostCodeCompiles(t *testing.T) {
 	cxx := hostCXX(t)
 	root := metalHostTree(t, true)
-	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", metalCommon, "src/ggml-metal/ggml-metal.cpp"} {
+	for _, file := range []string{"src/ggml-metal/ggml-metal-ops.cpp", "src/ggml-metal/ggml-metal-device.cpp", metalCommon, "src/ggml-metal/ggml-metal.cpp"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			obj := filepath.Join(t.TempDir(), "out.o")
@@ -214,5 +218,81 @@ func TestMetalHazardOpenWithoutTheSplice(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("output:\n%s", out)
+	}
+}
+
+// Each Metal kargs struct is defined once, in ggml-metal-impl.h beside the
+// neighbours' (which both the host and the library include), not in a new
+// header and again in ggml-metal.metal.
+func TestMetalKargsOnceInImpl(t *testing.T) {
+	step := stepOf(t, "metal")
+	kargs := regexp.MustCompile(`\} (ggml_metal_kargs_\w+);`)
+	where := map[string][]string{}
+	for _, f := range step.Files {
+		for _, m := range kargs.FindAllStringSubmatch(string(f.Data), -1) {
+			where[m[1]] = append(where[m[1]], f.Path)
+		}
+	}
+	for _, e := range step.Edits {
+		for _, m := range kargs.FindAllStringSubmatch(e.Text, -1) {
+			where[m[1]] = append(where[m[1]], e.File)
+		}
+	}
+	if len(where) == 0 {
+		t.Fatal("the Metal step defines no kargs struct")
+	}
+	for name, files := range where {
+		if len(files) != 1 || files[0] != "src/ggml-metal/ggml-metal-impl.h" {
+			t.Errorf("%s is defined in %v, want once in src/ggml-metal/ggml-metal-impl.h", name, files)
+		}
+	}
+}
+
+// A file-level #include the series adds joins its file's include block (its
+// anchor is another #include), not the middle of the file. (ggml-opencl's
+// embedded kernel sources, #include "x.cl.h" inside a string initialiser,
+// are its neighbours' idiom, not file-level.)
+func TestIncludesJoinTheIncludeBlock(t *testing.T) {
+	fileLevel := regexp.MustCompile(`(?m)^#include`)
+	for _, backend := range []string{"metal", "sycl", "vulkan", "opencl"} {
+		for _, e := range stepOf(t, backend).Edits {
+			if !fileLevel.MatchString(e.Text) {
+				continue
+			}
+			last := e.Anchor[len(e.Anchor)-1]
+			if e.Place != After || !strings.HasPrefix(strings.TrimSpace(last), "#include") {
+				t.Errorf("%s: edit %q puts an #include %v %q, not after another #include", backend, e.Name, e.Place, last)
+			}
+		}
+	}
+}
+
+// The encoders take their pipelines from ggml_metal_library_get_pipeline_*
+// getters defined in ggml-metal-device.cpp and declared in
+// ggml-metal-device.h, as every neighbour does; ggml-metal-ops.cpp's new
+// text neither names nor compiles a pipeline itself.
+func TestMetalPipelinesThroughGetters(t *testing.T) {
+	getter := regexp.MustCompile(`ggml_metal_library_get_pipeline_\w+`)
+	text := map[string]string{}
+	for _, e := range stepOf(t, "metal").Edits {
+		text[path.Base(e.File)] += e.Text
+	}
+	ops := text["ggml-metal-ops.cpp"]
+	for _, bad := range []string{"ggml_metal_library_compile_pipeline", "ggml_metal_library_get_pipeline(", "snprintf"} {
+		if strings.Contains(ops, bad) {
+			t.Errorf("ggml-metal-ops.cpp's new text calls %s: a pipeline getter's job", bad)
+		}
+	}
+	called := getter.FindAllString(ops, -1)
+	if len(called) == 0 {
+		t.Fatal("the encoders call no pipeline getter")
+	}
+	for _, g := range called {
+		if !strings.Contains(text["ggml-metal-device.cpp"], "ggml_metal_pipeline_with_params "+g+"(") {
+			t.Errorf("%s is not defined in ggml-metal-device.cpp", g)
+		}
+		if !regexp.MustCompile(`struct ggml_metal_pipeline_with_params ` + g + ` *\(`).MatchString(text["ggml-metal-device.h"]) {
+			t.Errorf("%s is not declared in ggml-metal-device.h", g)
+		}
 	}
 }

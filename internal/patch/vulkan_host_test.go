@@ -97,3 +97,43 @@ func TestVulkanReorderMovesReadersWithoutTheEdit(t *testing.T) {
 		}
 	}
 }
+
+// A pipeline whose shader shuffles within the subgroup asks for the
+// device's subgroup size, as ggml-vulkan's plain GDN pipelines do, so the
+// shuffles see one size on drivers that vary it per pipeline; a shader
+// without shuffles asks for none.
+func TestVulkanShufflingPipelinesRequireASubgroupSize(t *testing.T) {
+	step := stepOf(t, "vulkan")
+	shuffles := map[string]bool{}
+	for _, f := range step.Files {
+		if strings.HasSuffix(f.Path, ".comp") {
+			name := strings.TrimSuffix(filepath.Base(f.Path), ".comp")
+			shuffles[name] = strings.Contains(string(f.Data), "subgroupShuffle")
+		}
+	}
+	checked := 0
+	for _, e := range step.Edits {
+		lines := strings.Split(e.Text, "\n")
+		for i, l := range lines {
+			if !strings.Contains(l, "ggml_vk_create_pipeline") {
+				continue
+			}
+			call := l
+			if i+1 < len(lines) && !strings.HasSuffix(strings.TrimSpace(l), ";") {
+				call += lines[i+1]
+			}
+			for name, shuffling := range shuffles {
+				if !strings.Contains(call, name+"_f32_data") {
+					continue
+				}
+				checked++
+				if asks := strings.Contains(call, "device->subgroup_size"); asks != shuffling {
+					t.Errorf("%s: shuffles %v, asks for the device's subgroup size %v: %s", name, shuffling, asks, strings.TrimSpace(call))
+				}
+			}
+		}
+	}
+	if checked == 0 || !shuffles["gated_delta_net_inplace"] {
+		t.Fatalf("checked %d pipelines (shaders %v): the test no longer finds what it looks at", checked, shuffles)
+	}
+}

@@ -72,6 +72,13 @@ static inline bool ggml_are_same_shape(const ggml_tensor * a, const ggml_tensor 
     return true;
 }
 
+static inline bool ggml_are_same_stride(const ggml_tensor * a, const ggml_tensor * b) {
+    for (int i = 0; i < 4; i++) if (a->nb[i] != b->nb[i]) return false;
+    return true;
+}
+
+static inline bool ggml_is_contiguous_rows(const ggml_tensor * t) { return t->ne[0] == 1 || t->nb[0] == 4; }
+
 #define GGML_ABORT(...) (fprintf(stderr, __VA_ARGS__), abort())
 `
 
@@ -386,6 +393,7 @@ void ggml_metal_encoder_set_bytes(ggml_metal_encoder_t encoder, void * data, siz
 void ggml_metal_encoder_set_buffer(ggml_metal_encoder_t encoder, struct ggml_metal_buffer_id buffer, int idx);
 void ggml_metal_encoder_dispatch_threadgroups(ggml_metal_encoder_t encoder, int tg0, int tg1, int tg2, int tptg0, int tptg1, int tptg2);
 ggml_metal_buffer_id ggml_metal_get_buffer_id(const ggml_tensor * t);
+#include <cstdio>
 bool ggml_metal_op_concurrency_reset(ggml_metal_op_t ctx);
 size_t ggml_nbytes(const ggml_tensor * t);
 `
@@ -398,7 +406,7 @@ func TestMetalGlueCompiles(t *testing.T) {
 	if err != nil {
 		t.Skip("g++ not found")
 	}
-	glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, "metal"))
+	glueFiles, sections, err := templates.UpstreamGlue(glueTarget(t, "metal"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +421,11 @@ func TestMetalGlueCompiles(t *testing.T) {
 	for _, f := range glueFiles {
 		write(f.Name, string(f.Data))
 	}
-	write("main.cpp", "#include \"ggml-metal-ops.h\"\n#include \"fused-ops.h\"\nint encode(ggml_metal_op_t ctx) { return ggml_metal_fused_encode(ctx, 0); }\n")
+	// the kargs join ggml-metal-impl.h, the pipeline getters ggml-metal-device.h
+	// and .cpp, the encoders ggml-metal-ops.cpp (after its includes)
+	write("main.cpp", "#include \"ggml-metal-ops.h\"\n#include \""+templates.SupportsName+"\"\n"+sections["upstream-kargs"]+"\n"+
+		sections["upstream-pipeline-decls"]+"\n"+sections["upstream-pipelines"]+"\n"+
+		sections["upstream-encoders"]+"\nint encode(ggml_metal_op_t ctx) { return ggml_metal_fused_encode(ctx, 0); }\n")
 	out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the Metal glue does not compile: %v\n%s", err, out)

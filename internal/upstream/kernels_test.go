@@ -79,7 +79,13 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := append([]byte("#include <metal_stdlib>\n\nusing namespace metal;\n\n"), lib...)
+	// the kargs structs are ggml-metal-impl.h's, which the library includes first
+	_, sections, err := templates.UpstreamGlue(glueTarget(t, "metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := []byte("#include <metal_stdlib>\n\nusing namespace metal;\n" + sections["upstream-kargs"] + "\n")
+	src = append(src, lib...)
 	const file = "ggml-metal.metal"
 	byOp, err := upstream.ByOp("metal", func(i int, k upstream.Kernel) *program {
 		return build(t, hostemu.MSL, "metal", file, msl.FunctionName(k.K), src, k)

@@ -43,15 +43,15 @@ static inline int ggml_cuda_fused_supports_op(const struct ggml_tensor * op) {
                 // bf16 state has no kernel yet
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
-                && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
+                && (op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)
                 // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
                 // rows are contiguous
-                && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4)
+                && (ggml_is_contiguous_rows(op->src[0]) && ggml_is_contiguous_rows(op->src[1]) && ggml_is_contiguous_rows(op->src[2]) && ggml_is_contiguous_rows(op->src[3]) && ggml_is_contiguous_rows(op->src[4]) && ggml_is_contiguous_rows(op->src[6]))
                 // q and k share shape and strides (one set of strides is passed)
-                && (ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3])
+                && (ggml_are_same_shape(op->src[0], op->src[1]) && ggml_are_same_stride(op->src[0], op->src[1]))
                 // GQA and sequence broadcast divide evenly
                 && (op->src[2]->ne[1] % op->src[0]->ne[1] == 0 && op->src[2]->ne[3] % op->src[0]->ne[3] == 0)
                 // state rows are indexed densely
@@ -69,15 +69,15 @@ static inline int ggml_cuda_fused_supports_op(const struct ggml_tensor * op) {
                 // bf16 state has no kernel yet
                 && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32)
                 // S_v in the variant table
-                && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128))
+                && (op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)
                 // S_k == S_v
                 && (op->src[0]->ne[0] == op->src[2]->ne[0])
                 // scalar gate or KDA
                 && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0])
                 // rows are contiguous
-                && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4)
+                && (ggml_is_contiguous_rows(op->src[0]) && ggml_is_contiguous_rows(op->src[1]) && ggml_is_contiguous_rows(op->src[2]) && ggml_is_contiguous_rows(op->src[3]) && ggml_is_contiguous_rows(op->src[4]) && ggml_is_contiguous_rows(op->src[6]))
                 // q and k share shape and strides (one set of strides is passed)
-                && (ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3])
+                && (ggml_are_same_shape(op->src[0], op->src[1]) && ggml_are_same_stride(op->src[0], op->src[1]))
                 // GQA and sequence broadcast divide evenly
                 && (op->src[2]->ne[1] % op->src[0]->ne[1] == 0 && op->src[2]->ne[3] % op->src[0]->ne[3] == 0)
                 // state rows are indexed densely
@@ -94,8 +94,8 @@ static inline int ggml_cuda_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32)
                 // d_conv in the variant table
                 && (op->src[1]->ne[0] >= 2 && op->src[1]->ne[0] <= 8)
-                // taps, weights and x_cur are contiguous along their first dimension
-                && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4)
+                // taps, weights, x_cur and the ring are contiguous along their first dimension
+                && (ggml_is_contiguous_rows(op->src[0]) && ggml_is_contiguous_rows(op->src[1]) && ggml_is_contiguous_rows(op->src[2]) && ggml_is_contiguous_rows(op->src[3]))
                 // the cache holds d_conv - 1 taps
                 && (op->src[0]->ne[0] == op->src[1]->ne[0] - 1);
         case 'D':
@@ -104,8 +104,8 @@ static inline int ggml_cuda_fused_supports_op(const struct ggml_tensor * op) {
                 && (op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32)
                 // d_conv in the variant table
                 && (op->src[1]->ne[0] >= 2 && op->src[1]->ne[0] <= 8)
-                // taps, weights and x_cur are contiguous along their first dimension
-                && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4)
+                // taps, weights, x_cur and the ring are contiguous along their first dimension
+                && (ggml_is_contiguous_rows(op->src[0]) && ggml_is_contiguous_rows(op->src[1]) && ggml_is_contiguous_rows(op->src[2]) && ggml_is_contiguous_rows(op->src[3]))
                 // the cache holds d_conv - 1 taps
                 && (op->src[0]->ne[0] == op->src[1]->ne[0] - 1)
                 // one source slot per sequence

@@ -27,15 +27,14 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
     }
     if (op->op == GGML_OP_GATED_DELTA_NET && op->src[6] != NULL) {
         const bool IDS = op->src[7] != NULL;
-        return true
-            && (op->type == GGML_TYPE_F32) // f32 output
+        return (op->type == GGML_TYPE_F32) // f32 output
             && (op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32 && op->src[4]->type == GGML_TYPE_F32) // q, k, v, g, beta are f32
             && (op->src[5]->type == GGML_TYPE_F32 && op->src[6]->type == GGML_TYPE_F32) // bf16 state has no kernel yet
-            && ((op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128)) // S_v in the variant table
+            && (op->src[2]->ne[0] == 16 || op->src[2]->ne[0] == 32 || op->src[2]->ne[0] == 64 || op->src[2]->ne[0] == 128) // S_v in the variant table
             && (op->src[0]->ne[0] == op->src[2]->ne[0]) // S_k == S_v
             && (op->src[3]->ne[0] == 1 || op->src[3]->ne[0] == op->src[2]->ne[0]) // scalar gate or KDA
-            && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4 && op->src[4]->nb[0] == 4 && op->src[6]->nb[0] == 4) // rows are contiguous
-            && (ggml_are_same_shape(op->src[0], op->src[1]) && op->src[0]->nb[1] == op->src[1]->nb[1] && op->src[0]->nb[2] == op->src[1]->nb[2] && op->src[0]->nb[3] == op->src[1]->nb[3]) // q and k share shape and strides (one set of strides is passed)
+            && (ggml_is_contiguous_rows(op->src[0]) && ggml_is_contiguous_rows(op->src[1]) && ggml_is_contiguous_rows(op->src[2]) && ggml_is_contiguous_rows(op->src[3]) && ggml_is_contiguous_rows(op->src[4]) && ggml_is_contiguous_rows(op->src[6])) // rows are contiguous
+            && (ggml_are_same_shape(op->src[0], op->src[1]) && ggml_are_same_stride(op->src[0], op->src[1])) // q and k share shape and strides (one set of strides is passed)
             && (op->src[2]->ne[1] % op->src[0]->ne[1] == 0 && op->src[2]->ne[3] % op->src[0]->ne[3] == 0) // GQA and sequence broadcast divide evenly
             && (ggml_is_contiguous(op->src[5])) // state rows are indexed densely
             && (op->src[6]->ne[0] == op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1] && op->src[6]->ne[1] >= op->src[2]->ne[3]) // state_dst holds a row per sequence
@@ -44,10 +43,9 @@ static int ggml_cl_fused_supports_op(const ggml_tensor * op) {
     }
     if (op->op == GGML_OP_SSM_CONV && op->src[3] != NULL) {
         const bool IDS = op->src[4] != NULL;
-        return true
-            && (op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32) // f32 tensors (the builders assert f32 conv caches)
+        return (op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && op->src[1]->type == GGML_TYPE_F32 && op->src[2]->type == GGML_TYPE_F32 && op->src[3]->type == GGML_TYPE_F32) // f32 tensors (the builders assert f32 conv caches)
             && (op->src[1]->ne[0] >= 2 && op->src[1]->ne[0] <= 8) // d_conv in the variant table
-            && (op->src[0]->nb[0] == 4 && op->src[1]->nb[0] == 4 && op->src[2]->nb[0] == 4 && op->src[3]->nb[0] == 4) // taps, weights and x_cur are contiguous along their first dimension
+            && (ggml_is_contiguous_rows(op->src[0]) && ggml_is_contiguous_rows(op->src[1]) && ggml_is_contiguous_rows(op->src[2]) && ggml_is_contiguous_rows(op->src[3])) // taps, weights, x_cur and the ring are contiguous along their first dimension
             && (op->src[0]->ne[0] == op->src[1]->ne[0] - 1) // the cache holds d_conv - 1 taps
             && (!IDS || (op->src[4]->type == GGML_TYPE_I32 && op->src[4]->ne[0] == op->src[2]->ne[2])); // one source slot per sequence
     }

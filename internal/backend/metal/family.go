@@ -21,8 +21,12 @@ type family struct {
 	// BufferIDs are the buffer id of each kernel buffer over the node.
 	BufferIDs []glue.Local
 	// HostNameFormat is the pipeline's name as a printf format over the
-	// params, HostNameArgs its arguments.
+	// params, HostNameArgs its arguments (the pipeline getter's).
 	HostNameFormat, HostNameArgs string
+	// EncodeLocals are the variant params the encoder itself reads: its
+	// flag and those the launch geometry names, directly or through a
+	// derived param (the pipeline getter chooses the rest).
+	EncodeLocals []glue.Local
 	// GatherKargsType and GatherKargsDef are the gather's kargs struct,
 	// GatherHostName its pipeline and GatherCall its buffer ids and args
 	// over the node.
@@ -60,6 +64,7 @@ func newFamily(p glue.FamilyParts) (any, error) {
 		}
 	}
 	f.HostNameFormat, f.HostNameArgs = fv.Function+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	f.EncodeLocals = encodeLocals(fv, k)
 	gk := p.Gather.Kernel
 	f.GatherKargsType = msl.KargsName(gk.Name)
 	f.GatherKargsDef = msl.Kargs(f.GatherKargsType, gk.Args)
@@ -82,6 +87,33 @@ func argExprs(k *ir.Kernel, exprs map[string]string) []string {
 	var out []string
 	for _, a := range k.Args {
 		out = append(out, fmt.Sprintf("(%s) (%s)", ctypes.C.Of(a.Type), exprs[a.Name]))
+	}
+	return out
+}
+
+// encodeLocals are fv's variant params that k's launch geometry reads
+// (through its derived params too), and the flag.
+func encodeLocals(fv *glue.FamilyView, k *ir.Kernel) []glue.Local {
+	read := map[string]bool{fv.Flag: true}
+	var geometry []ir.Expr
+	geometry = append(append(geometry, k.Grid[:]...), k.Workgroup[:]...)
+	for _, q := range k.Params {
+		if q.Derived != nil {
+			geometry = append(geometry, q.Derived)
+		}
+	}
+	for _, e := range geometry {
+		ir.WalkExpr(e, func(x ir.Expr) {
+			if r, ok := x.(*ir.ParamRef); ok {
+				read[r.Param.Name] = true
+			}
+		})
+	}
+	var out []glue.Local
+	for _, l := range fv.AllLocals {
+		if read[l.Name] {
+			out = append(out, l)
+		}
 	}
 	return out
 }

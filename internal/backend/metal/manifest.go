@@ -11,6 +11,9 @@ const (
 	device      = "src/ggml-metal/ggml-metal-device.m"
 	backendCpp  = "src/ggml-metal/ggml-metal.cpp"
 	common      = "src/ggml-metal/ggml-metal-common.cpp"
+	impl        = "src/ggml-metal/ggml-metal-impl.h"
+	deviceCpp   = "src/ggml-metal/ggml-metal-device.cpp"
+	deviceH     = "src/ggml-metal/ggml-metal-device.h"
 	encode      = "static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {"
 	rangesAdd   = "bool ggml_mem_ranges_add(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
 	rangesCheck = "bool ggml_mem_ranges_check(ggml_mem_ranges_t mrs, const ggml_tensor * tensor) {"
@@ -50,9 +53,22 @@ bf16 state, which used to be accepted and then hit an assert.
 			// after the #if 1 ... #else ... #endif of kernel_gated_delta_net_impl, not inside its first branch
 			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<float4, 4>;`, "#endif"},
 			Text:   integration.Text{Kernel: libraryFile, BlankBefore: true}},
-		{Name: "include", File: opsCpp, Place: integration.Before,
+		{Name: "kargs", File: impl, Place: integration.After,
+			Anchor: []string{"} ggml_metal_kargs_gated_delta_net;"},
+			Text:   integration.Text{Section: "upstream-kargs", BlankBefore: true}},
+		{Name: "pipeline getters", File: deviceCpp, Place: integration.After,
+			Anchor: []string{"ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net(ggml_metal_library_t lib, const ggml_tensor * op) {", "return res;", "}"},
+			Text:   integration.Text{Section: "upstream-pipelines", BlankBefore: true}},
+		{Name: "pipeline getter declarations", File: deviceH, Place: integration.After,
+			Anchor: []string{"struct ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net "},
+			Text:   integration.Text{Section: "upstream-pipeline-decls"}},
+		{Name: "encoders include", File: opsCpp, Place: integration.After,
+			Anchor: []string{`#include "ggml-metal-device.h"`},
+			Text:   integration.Text{Literal: "#include \"fused-ops-supports.h\"\n"}},
+		// beside the static helpers the encoders use, before the switch that calls them
+		{Name: "encoders", File: opsCpp, Place: integration.Before,
 			Anchor: []string{encode},
-			Text:   integration.Text{Literal: "#include \"fused-ops.h\"\n\n"}},
+			Text:   integration.Text{Section: "upstream-encoders", BlankAfter: true}},
 		{Name: "SSM_CONV case", File: opsCpp, Place: integration.Before,
 			Anchor: []string{encode, "case GGML_OP_SSM_CONV:", "n_fuse = ggml_metal_op_ssm_conv(ctx, idx);"},
 			Text:   integration.Text{Section: "upstream-encode-case"}},

@@ -35,7 +35,7 @@ var glueTarget = &templates.Target{
 		HostName:   func(_ string, in ir.Instance) string { return msl.HostName(in) },
 		ArgsStruct: msl.KargsName, Family: newFamily},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
-	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.h"}, {Section: "upstream-supports-file", Name: templates.SupportsName}}},
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-supports-file", Name: templates.SupportsName}}},
 }
 
 // emulationWidth is Apple's simdgroup, the width kernelgen build emulates

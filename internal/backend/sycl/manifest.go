@@ -21,7 +21,8 @@ supports_op answers for these nodes: it accepts them only where a kernel
 exists and says no to the hybrid per-head state (src[8]/src[9]) and to
 bf16 state, which the plain GATED_DELTA_NET path would misread as f32.
 The kernels keep the non-fused path's arithmetic (sub-group XOR
-butterfly, sycl::native::exp).
+butterfly, sycl::native::exp); a column reduces over at most 16 lanes,
+so it stays within one sub-group at WARP_SIZE 16 (Intel) and 32.
 `,
 	Dir:     "src/ggml-sycl/",
 	Glue:    glueTarget,

@@ -5,6 +5,7 @@ package sycl
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/glue"
@@ -29,8 +30,8 @@ var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: sycl.FunctionName, Family: newFamily,
 		// The SYCL kernel takes each as a local-memory pointer (emit/sycl).
 		NoSharedArrays: "the SYCL launcher allocates local memory for reductions only; give templates/sycl a local_accessor per shared array first"},
-	Template: "sycl/kernelgen-fused.cpp.tmpl", Out: "fused-ops.hpp", Prefix: "ggml_sycl",
-	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.hpp"}}},
+	Prefix:   "ggml_sycl",
+	Upstream: &templates.Upstream{Dir: "sycl", Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cpp"}, {Section: "upstream-header", Name: "fused-ops.hpp"}}},
 }
 
 // emulationWidth is ggml-sycl's WARP_SIZE for Intel, the sub-group width
@@ -45,7 +46,21 @@ func generate() ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backend.WithGlue(files, name, Manifest)
+	return withReviewCopy(files)
+}
+
+// withReviewCopy adds the review copy (generated/sycl/glue): the files the
+// series' SYCL commit adds, rendered as the patch renders them
+// (integration.Manifest.Render), so that a reviewer reads what ggml gets.
+func withReviewCopy(files []backend.File) ([]backend.File, error) {
+	r, err := Manifest.Render()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range r.Files {
+		files = append(files, backend.File{Path: name + "/glue/" + f.Name, Data: []byte(strings.TrimRight(string(f.Data), "\n") + "\n")})
+	}
+	return files, nil
 }
 
 // verify runs the files written (files) with the real SYCL compiler where

@@ -8,6 +8,8 @@ import (
 
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/backend/backendtest"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -44,4 +46,39 @@ func TestACPP(t *testing.T) {
 // does not run them at (it runs emulationWidth).
 func TestWrittenKernelsAtOtherWidths(t *testing.T) {
 	backendtest.OtherWidths(t, Backend, hostemu.SYCL, ".hpp", emulationWidth)
+}
+
+// ggml-sycl builds with WARP_SIZE 16 on Intel (32 elsewhere): every GDN
+// kernel of SYCL's contract reduces a column over at most 16 lanes, so
+// xor_reduce_sum stays within one sub-group at every WARP_SIZE instead of
+// taking its local-memory path.
+func TestGDNLanesFitIntelSubgroup(t *testing.T) {
+	checked := 0
+	_, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+		for _, k := range ks {
+			if k.Arith != ir.Native(name) {
+				continue
+			}
+			for _, p := range k.Params {
+				if p.Name != "W" || p.Derived == nil {
+					continue
+				}
+				for _, sv := range []int64{16, 32, 64, 128} {
+					w, ok := ir.EvalInt(p.Derived, map[string]int64{"S_v": sv})
+					if !ok || w > 16 || 16%w != 0 {
+						t.Errorf("%s: W at S_v %d = %d (%v), want a divisor of 16", k.ID(), sv, w, ok)
+					}
+				}
+				checked++
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no GDN kernel of SYCL's contract has a derived W")
+	}
+	t.Logf("%d kernels", checked)
 }

@@ -6,10 +6,11 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 )
 
-// UpstreamKernels are ggml-sycl's kernel headers, one per family
-// (<name>.hpp), after the gather, which joins the glue's header (InGlue).
+// UpstreamKernels are ggml-sycl's kernels, all in the glue's source
+// (InGlue) beside their launchers, as ggml-sycl's own .cpp files keep
+// theirs: the gather, then each family's kernel after its summary.
 func UpstreamKernels() ([]upstream.File, error) {
-	files, err := upstream.Render(name, ".hpp", sycl.Upstream)
+	files, err := upstream.Render(name, ".hpp", sycl.UpstreamBody)
 	if err != nil {
 		return nil, err
 	}
@@ -21,6 +22,9 @@ func UpstreamKernels() ([]upstream.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	files[0] = upstream.File{Name: files[0].Name, Data: src, InGlue: true}
+	files[0].Data = src
+	for i := range files {
+		files[i].InGlue = true
+	}
 	return files, nil
 }

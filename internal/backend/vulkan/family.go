@@ -28,6 +28,11 @@ type family struct {
 	Bindings int
 	// Grid is the group counts over the push constants.
 	Grid [3]string
+	// Subgroup is the pipeline's required subgroup size where its kernel
+	// reduces across invocations (the device's, as the plain GDN
+	// pipelines ask), so that the shuffles see one size on drivers that
+	// vary it; empty where nothing crosses invocations.
+	Subgroup string
 }
 
 // newFamily builds a shared kernel's Vulkan part (glue.Names.Family).
@@ -71,6 +76,9 @@ func newFamily(p glue.FamilyParts) (any, error) {
 	}
 	f.Buffers = glue.Wrap(f.Buffers, 100)
 	f.Bindings = len(k.Buffers)
+	if ir.HasReduce(k) {
+		f.Subgroup = "device->subgroup_size"
+	}
 	// the group counts over the push constants (uint32_t, as the dispatch takes them)
 	pcArgs := map[string]string{}
 	for _, a := range k.Args {

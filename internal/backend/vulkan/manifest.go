@@ -46,7 +46,8 @@ tracking in ggml_vk_build_graph, and the SSM_CONV+SILU graph fusion
 leaves conv-update nodes alone (they apply SiLU themselves).
 
 Shaders keep the non-fused path's arithmetic (subgroup shuffles, GLSL
-exp).
+exp); the GDN pipelines ask for the device's subgroup size, as the
+plain GDN pipelines do.
 `,
 	Dir:     "src/ggml-vulkan/vulkan-shaders/",
 	Glue:    glueTarget,

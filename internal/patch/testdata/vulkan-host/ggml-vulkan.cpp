@@ -41,6 +41,13 @@ static bool ggml_are_same_shape(const ggml_tensor * a, const ggml_tensor * b) {
     return true;
 }
 
+static bool ggml_are_same_stride(const ggml_tensor * a, const ggml_tensor * b) {
+    for (int i = 0; i < 4; i++) if (a->nb[i] != b->nb[i]) return false;
+    return true;
+}
+
+static bool ggml_is_contiguous_rows(const ggml_tensor * t) { return t->ne[0] == 1 || t->nb[0] == 4; }
+
 #include "fused-supports.inc"
 
 static void ggml_vk_graph_optimize(struct ggml_cgraph * graph)

@@ -35,5 +35,12 @@ static inline bool ggml_are_same_shape(const ggml_tensor * a, const ggml_tensor 
     return true;
 }
 
+static inline bool ggml_are_same_stride(const ggml_tensor * a, const ggml_tensor * b) {
+    for (int i = 0; i < 4; i++) if (a->nb[i] != b->nb[i]) return false;
+    return true;
+}
+
+static inline bool ggml_is_contiguous_rows(const ggml_tensor * t) { return t->ne[0] == 1 || t->nb[0] == 4; }
+
 #define GGML_UNUSED(x) (void) (x)
 #define GGML_ABORT(...) (fprintf(stderr, __VA_ARGS__), abort())

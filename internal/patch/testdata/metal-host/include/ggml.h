@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GGML_MAX_DIMS      4
 #define GGML_MAX_SRC       10
@@ -81,6 +82,8 @@ size_t ggml_nbytes(const struct ggml_tensor * tensor);
 bool   ggml_is_empty(const struct ggml_tensor * tensor);
 bool   ggml_is_contiguous(const struct ggml_tensor * tensor);
 bool   ggml_are_same_shape(const struct ggml_tensor * t0, const struct ggml_tensor * t1);
+bool   ggml_are_same_stride(const struct ggml_tensor * t0, const struct ggml_tensor * t1);
+bool   ggml_is_contiguous_rows(const struct ggml_tensor * tensor);
 
 struct ggml_tensor * ggml_graph_node(struct ggml_cgraph * cgraph, int i);
 

@@ -64,6 +64,14 @@ bool ggml_are_same_shape(const struct ggml_tensor * t0, const struct ggml_tensor
     return memcmp(t0->ne, t1->ne, sizeof(t0->ne)) == 0;
 }
 
+bool ggml_are_same_stride(const struct ggml_tensor * t0, const struct ggml_tensor * t1) {
+    return memcmp(t0->nb, t1->nb, sizeof(t0->nb)) == 0;
+}
+
+bool ggml_is_contiguous_rows(const struct ggml_tensor * tensor) {
+    return tensor->ne[0] == 1 || tensor->nb[0] == sizeof(float);
+}
+
 // what the patched ggml-metal.cpp get_alloc_size returns: the op D gather scratch after the output
 size_t ggml_backend_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const struct ggml_tensor * t) {
     GGML_UNUSED(buft);

@@ -1,4 +1,6 @@
 // stand-in for src/ggml-metal/ggml-metal-ops.cpp
+#include "ggml-metal-impl.h"
+#include "ggml-metal-device.h"
 
 static int ggml_metal_op_encode_impl(ggml_metal_op_t ctx, int idx) {
     int n_fuse = 1;

@@ -41,6 +41,8 @@ void ggml_metal_encoder_memory_barrier(ggml_metal_encoder_t encoder);
 struct ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline    (ggml_metal_library_t lib, const char * name);
 struct ggml_metal_pipeline_with_params ggml_metal_library_compile_pipeline(ggml_metal_library_t lib, const char * base, const char * name, ggml_metal_cv_t cv);
 
+struct ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net   (ggml_metal_library_t lib, const struct ggml_tensor * op);
+
 struct ggml_metal_buffer_id ggml_metal_buffer_get_id(void * buf_ctx, const struct ggml_tensor * t);
 
 #ifdef __cplusplus
