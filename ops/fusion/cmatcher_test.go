@@ -98,7 +98,13 @@ func cDriver(g *Graph, be Backend) string {
 		}
 		fmt.Fprintf(&w, "            }\n            printf(\"\\n\");\n        }\n")
 	}
-	fmt.Fprintf(&w, "    }\n    return 0;\n}\n")
+	// the one pass a backend runs before its node loop: the skip set, the anchors
+	fmt.Fprintf(&w, "    }\n    kg_matches ms;\n    kg_find(&g, owns, ms);\n    printf(\"replaced\");\n")
+	fmt.Fprintf(&w, "    for (int i = 0; i < g.n_nodes; ++i) {\n        if (ms.fused.count(g.nodes[i])) {\n            printf(\" %%s\", g.nodes[i]->name);\n        }\n    }\n    printf(\"\\n\");\n")
+	for _, p := range Patterns {
+		fmt.Fprintf(&w, "    printf(\"%s at\");\n    for (int i = 0; i < g.n_nodes; ++i) {\n        if (ms.%s.count(g.nodes[i])) {\n            printf(\" %%s\", g.nodes[i]->name);\n        }\n    }\n    printf(\"\\n\");\n", p.Name, cName(p.Name))
+	}
+	fmt.Fprintf(&w, "    return 0;\n}\n")
 	return w.String()
 }
 
@@ -120,6 +126,32 @@ func goView(g *Graph, be Backend) string {
 			}
 			fmt.Fprintf(&w, "\n")
 		}
+	}
+	// the skip set and the anchors, in graph order
+	replaced := map[*Tensor]bool{}
+	anchors := map[*Pattern][]string{}
+	for _, p := range Patterns {
+		ms, _ := p.Find(g, be)
+		for _, m := range ms {
+			for _, t := range m.Fused {
+				replaced[t] = true
+			}
+			anchors[p] = append(anchors[p], m.Anchor.Name)
+		}
+	}
+	fmt.Fprintf(&w, "replaced")
+	for _, n := range g.Nodes {
+		if replaced[n] {
+			fmt.Fprintf(&w, " %s", n.Name)
+		}
+	}
+	fmt.Fprintf(&w, "\n")
+	for _, p := range Patterns {
+		fmt.Fprintf(&w, "%s at", p.Name)
+		for _, a := range anchors[p] {
+			fmt.Fprintf(&w, " %s", a)
+		}
+		fmt.Fprintf(&w, "\n")
 	}
 	return w.String()
 }
@@ -151,7 +183,7 @@ func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, g := range graphs {
-		src := "#include \"ggml.h\"\n#include <cstdio>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
+		src := "#include \"ggml.h\"\n#include <algorithm>\n#include <array>\n#include <cstdio>\n#include <iterator>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
 		os.WriteFile(filepath.Join(dir, "ggml.h"), header, 0o644)
 		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
 		bin := filepath.Join(dir, "driver")
