@@ -199,3 +199,49 @@ func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedRefusesWhatTheKernelDoesNotTake: a backend whose kernel assumes
+// K = 1 (Spelling.Fixed) gets a matcher that refuses the K = 3 decode step
+// the reference fuses, and still fuses K = 1.
+func TestFixedRefusesWhatTheKernelDoesNotTake(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	sp := Spelling{Prefix: "kg", Target: portable.Target, Fixed: map[string][]Fixed{
+		StatePattern.Name: {{Value: Param("gdn", 0), Is: 1, Why: "no snapshot slots"}},
+	}}
+	text, err := MatcherC(sp, Patterns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := os.ReadFile(filepath.Join("testdata", "ggml.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ggml.h"), header, 0o644)
+	for _, tc := range []struct {
+		K    int
+		want string
+	}{{3, "gdn-state gdn 0"}, {1, "gdn-state gdn 1"}} {
+		l := Layer{SV: 64, H: 1, HK: 1, Seqs: 2, T: 3, K: tc.K, DConv: 4, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}
+		g := l.Build().G
+		if ms, _ := StatePattern.Find(g, portable); len(ms) != 1 {
+			t.Fatalf("K=%d: the reference finds %d state matches, want 1", tc.K, len(ms))
+		}
+		src := "#include \"ggml.h\"\n#include <algorithm>\n#include <array>\n#include <cstdio>\n#include <iterator>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
+		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
+		bin := filepath.Join(dir, "driver")
+		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
+			t.Fatalf("does not compile: %v\n%s", err, out)
+		}
+		out, err := exec.Command(bin).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), tc.want+" ") && !strings.Contains(string(out), tc.want+"\n") {
+			t.Errorf("K=%d: want %q in\n%s", tc.K, tc.want, out)
+		}
+	}
+}
