@@ -51,8 +51,8 @@ func cNotOp(op, t string) string {
 // <prefix>_find, one pass over the graph that collects every match by its
 // anchor and the nodes the dispatches replace (the skip set: the GET_ROWS
 // of a match run before its anchor, so a backend's node loop needs them
-// first). Shared helpers come first. The text needs <array>,
-// <unordered_map> and <unordered_set>.
+// first). Shared helpers come first. The text needs <algorithm>, <array>,
+// <unordered_map>, <unordered_set> and <vector>.
 func MatcherC(sp Spelling, patterns ...*Pattern) (string, error) {
 	var w strings.Builder
 	p := sp.Prefix
@@ -70,9 +70,23 @@ static bool %[1]s_in(const std::array<const ggml_tensor *, N> & set, const ggml_
     return std::find(set.begin(), set.end(), t) != set.end();
 }
 
-static bool %[1]s_reads(const ggml_tensor * node, const ggml_tensor * t) {
-    return std::find(node->src, node->src + GGML_MAX_SRC, t) != node->src + GGML_MAX_SRC;
-}
+// the graph's nodes by position and the readers of each tensor, in graph order: built once per graph
+struct %[1]s_graph {
+    const ggml_cgraph * cgraph;
+    std::unordered_map<const ggml_tensor *, int> index;
+    std::unordered_map<const ggml_tensor *, std::vector<const ggml_tensor *>> readers;
+
+    explicit %[1]s_graph(const ggml_cgraph * cgraph) : cgraph(cgraph) {
+        for (int i = 0; i < cgraph->n_nodes; ++i) {
+            index[cgraph->nodes[i]] = i;
+            for (int s = 0; s < GGML_MAX_SRC; ++s) {
+                if (cgraph->nodes[i]->src[s] != nullptr) {
+                    readers[cgraph->nodes[i]->src[s]].push_back(cgraph->nodes[i]);
+                }
+            }
+        }
+    }
+};
 
 // t's src[i] where it is a node of op (GGML_OP_COUNT: any), else nullptr
 static const ggml_tensor * %[1]s_src(const ggml_tensor * t, int i, ggml_op op) {
@@ -81,9 +95,10 @@ static const ggml_tensor * %[1]s_src(const ggml_tensor * t, int i, ggml_op op) {
 }
 
 // the first node of op reading t through its src[i] (at byte offs into the memory where offs >= 0)
-static const ggml_tensor * %[1]s_reader(const ggml_cgraph * cgraph, const ggml_tensor * t, ggml_op op, int i, int64_t offs) {
-    for (int j = 0; t && j < cgraph->n_nodes; ++j) {
-        const ggml_tensor * r = cgraph->nodes[j];
+static const ggml_tensor * %[1]s_reader(const %[1]s_graph & gr, const ggml_tensor * t, ggml_op op, int i, int64_t offs) {
+    const auto it = t ? gr.readers.find(t) : gr.readers.end();
+    for (size_t j = 0; it != gr.readers.end() && j < it->second.size(); ++j) {
+        const ggml_tensor * r = it->second[j];
         if (r->op == op && r->src[i] == t && (offs < 0 || (int64_t) r->view_offs == offs)) {
             return r;
         }
@@ -93,16 +108,10 @@ static const ggml_tensor * %[1]s_reader(const ggml_cgraph * cgraph, const ggml_t
 
 // a node outside the fused set reads t, or t is an output
 template <size_t N>
-static bool %[1]s_read_elsewhere(const ggml_cgraph * cgraph, const ggml_tensor * t, const std::array<const ggml_tensor *, N> & fused) {
-    if (t->flags & GGML_TENSOR_FLAG_OUTPUT) {
-        return true;
-    }
-    for (int j = 0; j < cgraph->n_nodes; ++j) {
-        if (!%[1]s_in(fused, cgraph->nodes[j]) && %[1]s_reads(cgraph->nodes[j], t)) {
-            return true;
-        }
-    }
-    return false;
+static bool %[1]s_read_elsewhere(const %[1]s_graph & gr, const ggml_tensor * t, const std::array<const ggml_tensor *, N> & fused) {
+    const auto it = gr.readers.find(t);
+    return (t->flags & GGML_TENSOR_FLAG_OUTPUT) || (it != gr.readers.end() &&
+        std::any_of(it->second.begin(), it->second.end(), [&](const ggml_tensor * r) { return !%[1]s_in(fused, r); }));
 }
 
 static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
@@ -111,16 +120,17 @@ static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
 
 // a node outside the fused set, from the first fused node to the last, reads or writes root
 template <size_t N>
-static bool %[1]s_touched_between(const ggml_cgraph * cgraph, const ggml_tensor * root, const std::array<const ggml_tensor *, N> & fused) {
-    int first = cgraph->n_nodes, last = -1;
-    for (int j = 0; j < cgraph->n_nodes; ++j) {
-        if (%[1]s_in(fused, cgraph->nodes[j])) {
-            first = std::min(first, j);
-            last  = j;
+static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::array<const ggml_tensor *, N> & fused) {
+    int first = gr.cgraph->n_nodes, last = -1;
+    for (const ggml_tensor * t : fused) {
+        const auto it = t ? gr.index.find(t) : gr.index.end();
+        if (it != gr.index.end()) {
+            first = std::min(first, it->second);
+            last  = std::max(last, it->second);
         }
     }
     for (int j = first; j <= last; ++j) {
-        const ggml_tensor * node = cgraph->nodes[j];
+        const ggml_tensor * node = gr.cgraph->nodes[j];
         if (%[1]s_in(fused, node) || %[1]s_is_view(node) || ggml_nelements(node) == 0) {
             continue;
         }
@@ -151,10 +161,10 @@ static bool %[1]s_overlap(const ggml_tensor * a, const ggml_tensor * b) {
 	for _, pt := range patterns {
 		fmt.Fprintf(&w, "    std::unordered_map<const ggml_tensor *, %s_%s> %s;\n", p, cName(pt.Name), cName(pt.Name))
 	}
-	fmt.Fprintf(&w, "};\n\nstatic void %[1]s_find(const ggml_cgraph * cgraph, bool (*owns)(const ggml_tensor * cache), %[1]s_matches & ms) {\n    for (int i = 0; i < cgraph->n_nodes; ++i) {\n", p)
+	fmt.Fprintf(&w, "};\n\nstatic void %[1]s_find(const ggml_cgraph * cgraph, bool (*owns)(const ggml_tensor * cache), %[1]s_matches & ms) {\n    const %[1]s_graph gr(cgraph);\n    for (int i = 0; i < cgraph->n_nodes; ++i) {\n", p)
 	for _, pt := range patterns {
 		n := cName(pt.Name)
-		fmt.Fprintf(&w, "        %[1]s_%[2]s %[2]s;\n        if (%[1]s_match_%[2]s(cgraph, i, owns, %[2]s)) {\n", p, n)
+		fmt.Fprintf(&w, "        %[1]s_%[2]s %[2]s;\n        if (%[1]s_match_%[2]s(gr, i, owns, %[2]s)) {\n", p, n)
 		fmt.Fprintf(&w, "            ms.fused.insert(%[1]s.fused.begin(), %[1]s.fused.end());\n            ms.%[1]s[cgraph->nodes[i]] = %[1]s;\n        }\n", n)
 	}
 	fmt.Fprintf(&w, "    }\n    ms.fused.erase(nullptr);\n}\n")
@@ -199,8 +209,8 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	}
 	fmt.Fprintf(w, "%s", joinLines("    int64_t ", append(ints, params.names...), func(n string) string { return n + " = 0" }))
 	fmt.Fprintf(w, "};\n\n")
-	fmt.Fprintf(w, "static bool %s_match_%s(const ggml_cgraph * cgraph, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, name)
-	fmt.Fprintf(w, "    m = {};\n    m.%s = cgraph->nodes[i];\n    if (%s) {\n        return false;\n    }\n", pt.Anchor, cNotOp(pt.Nodes[0].Op, "m."+pt.Anchor))
+	fmt.Fprintf(w, "static bool %s_match_%s(const %s_graph & gr, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, p, name)
+	fmt.Fprintf(w, "    m = {};\n    m.%s = gr.cgraph->nodes[i];\n    if (%s) {\n        return false;\n    }\n", pt.Anchor, cNotOp(pt.Nodes[0].Op, "m."+pt.Anchor))
 	// Nodes are found null-safely and checked in a run, before an edge
 	// whose Where evaluates over them.
 	var pending []string
@@ -223,7 +233,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			case len(n.From.Where) > 0:
 				return fmt.Errorf("%s: a Where other than the candidate's view offset has no C spelling", n.Role)
 			}
-			fmt.Fprintf(w, "    m.%s = %s_reader(cgraph, %s, %s, %d, %s);\n", n.Role, p, from, cOpEnum(n.Op), n.From.Src, offs)
+			fmt.Fprintf(w, "    m.%s = %s_reader(gr, %s, %s, %d, %s);\n", n.Role, p, from, cOpEnum(n.Op), n.From.Src, offs)
 			if n.Op == "SILU" {
 				fmt.Fprintf(w, "    if (m.%[1]s && ggml_get_unary_op(m.%[1]s) != GGML_UNARY_OP_SILU) {\n        m.%[1]s = nullptr;\n    }\n", n.Role)
 			}
@@ -256,12 +266,11 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			}
 			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(eqs, " ||\n        "))
 		case Intermediates:
-			fmt.Fprintf(w, "    for (const ggml_tensor * t : m.fused) {\n        if (t && t != m.out && %s_read_elsewhere(cgraph, t, m.fused)) {\n            return false;\n        }\n    }\n", p)
+			fmt.Fprintf(w, "    for (const ggml_tensor * t : m.fused) {\n        if (t && t != m.out && %s_read_elsewhere(gr, t, m.fused)) {\n            return false;\n        }\n    }\n", p)
 		case AttentionViews:
 			fmt.Fprintf(w, "    if (m.%[2]s->flags & GGML_TENSOR_FLAG_OUTPUT) {\n        return false;\n    }\n", p, pt.Anchor)
-			fmt.Fprintf(w, "    for (int j = 0; j < cgraph->n_nodes; ++j) {\n        const ggml_tensor * r = cgraph->nodes[j];\n")
-			fmt.Fprintf(w, "        if (!%[1]s_in(m.fused, r) && %[1]s_reads(r, m.%[2]s) &&\n", p, pt.Anchor)
-			fmt.Fprintf(w, "            (!%s_is_view(r) || r->view_offs + ggml_nbytes(r) > (size_t) (%s))) {\n            return false;\n        }\n    }\n", p, c.Bytes.C(field))
+			fmt.Fprintf(w, "    for (const ggml_tensor * r : gr.readers.count(m.%[1]s) ? gr.readers.at(m.%[1]s) : std::vector<const ggml_tensor *>()) {\n", pt.Anchor)
+			fmt.Fprintf(w, "        if (!%s_in(m.fused, r) && (!%s_is_view(r) || r->view_offs + ggml_nbytes(r) > (size_t) (%s))) {\n            return false;\n        }\n    }\n", p, p, c.Bytes.C(field))
 		case SameCache:
 			var conds []string
 			for _, r := range c.Roles[1:] {
@@ -271,7 +280,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			conds = append(conds, root+"->type != GGML_TYPE_F32", "!owns("+root+")")
 			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(conds, " ||\n        "))
 		case NothingBetween:
-			fmt.Fprintf(w, "    if (%s_touched_between(cgraph, %s_root(m.cache), m.fused)) {\n        return false;\n    }\n", p, p)
+			fmt.Fprintf(w, "    if (%s_touched_between(gr, %s_root(m.cache), m.fused)) {\n        return false;\n    }\n", p, p)
 		case Disjoint:
 			var conds []string
 			for _, r := range c.Roles[1:] {

@@ -87,10 +87,10 @@ func cDriver(g *Graph, be Backend) string {
 		fmt.Fprintf(&w, "    nodes[%d] = &T[%d];\n", i, idx[n])
 	}
 	fmt.Fprintf(&w, "    ggml_cgraph g = { %d, nodes };\n", len(g.Nodes))
-	fmt.Fprintf(&w, "    for (int i = 0; i < g.n_nodes; ++i) {\n")
+	fmt.Fprintf(&w, "    const kg_graph gr(&g);\n    for (int i = 0; i < g.n_nodes; ++i) {\n")
 	for _, p := range Patterns {
 		name := cName(p.Name)
-		fmt.Fprintf(&w, "        if (%s) {\n            kg_%s m;\n            bool ok = kg_match_%s(&g, i, owns, m);\n", cOp(p.Nodes[0].Op, "g.nodes[i]"), name, name)
+		fmt.Fprintf(&w, "        if (%s) {\n            kg_%s m;\n            bool ok = kg_match_%s(gr, i, owns, m);\n", cOp(p.Nodes[0].Op, "g.nodes[i]"), name, name)
 		fmt.Fprintf(&w, "            printf(\"%s %%s %%d\", g.nodes[i]->name, ok);\n", p.Name)
 		fmt.Fprintf(&w, "            if (ok) {\n")
 		for _, a := range p.Args {

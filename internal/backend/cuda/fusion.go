@@ -95,7 +95,7 @@ func fusionFiles() ([]integration.FusionFile, error) {
 	for _, i := range includes {
 		fmt.Fprintf(&w, "#include %q\n", i)
 	}
-	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n\n")
+	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n")
 	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
 	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
 	w.WriteString("// and copied back into the cache rows of the ubatch, run as one kernel that\n")
