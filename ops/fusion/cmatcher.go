@@ -199,7 +199,13 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n// %s: the gather %s, then %s, at the %s's place\n", pt.Name, pt.Gather, pt.Kernel, pt.Anchor)
+	var ops []string
+	for _, n := range pt.Nodes {
+		if n.Fused {
+			ops = append(ops, n.Op)
+		}
+	}
+	fmt.Fprintf(w, "\n// %s: the %s nodes, run as one dispatch at the %s\n", pt.Name, strings.Join(ops, ", "), pt.Nodes[0].Op)
 	fmt.Fprintf(w, "struct %s_%s {\n", p, name)
 	fmt.Fprintf(w, "%s", joinLines("    const ggml_tensor ", append(roles, "out"), func(r string) string { return "* " + r + " = nullptr" }))
 	fmt.Fprintf(w, "    std::array<const ggml_tensor *, %d> fused = {};\n", len(fused))
