@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestFusionFormSeries: --form fusion writes one patch per backend that has
-// a fusion step (cuda), nothing in ggml.h or ggml.c, within the backend's
-// budget, and git am applies it; the default stays the ops form and an
+// TestFusionFormSeries: --form fusion writes the test-backend-ops cases,
+// then one patch per backend that has a fusion step (cuda), nothing in
+// ggml.h or ggml.c, within the backend's budget, and git am applies them; the default stays the ops form and an
 // unknown form or a backend without a fusion step is an error.
 func TestFusionFormSeries(t *testing.T) {
 	root := gitTree(t)
@@ -21,24 +21,39 @@ func TestFusionFormSeries(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	patches, _ := filepath.Glob(filepath.Join(out, "*.patch"))
-	if len(patches) != 1 || !strings.Contains(patches[0], "cuda") {
+	if len(patches) != 2 || !strings.Contains(patches[0], "tests") || !strings.Contains(patches[1], "cuda") {
 		t.Fatalf("patches %v", patches)
 	}
-	text, err := os.ReadFile(patches[0])
+	text, err := os.ReadFile(patches[1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if regexp.MustCompile(`(?m)^diff --git a/(include/ggml\.h|src/ggml\.c) `).Match(text) {
 		t.Error("the fusion form changes ggml.h or ggml.c")
 	}
+	// the budget holds the matchers and the dispatch; the kernels are the
+	// ops form's text, counted apart (docs/fusion.md, the series)
 	m := regexp.MustCompile(`(\d+) insertions?\(\+\)`).FindSubmatch(text)
-	if n, _ := strconv.Atoi(string(m[1])); m == nil || n > 500 {
-		t.Errorf("cuda's fusion patch inserts %s lines, its budget is 500", m[1])
+	kernels := 0
+	for _, f := range []string{"state_gather.cuh", "gated_delta_net_inplace.cuh", "ssm_conv_update_inplace.cuh"} {
+		k := regexp.MustCompile(`src/ggml-cuda/` + regexp.QuoteMeta(f) + ` +\| +(\d+) `).FindSubmatch(text)
+		if k == nil {
+			t.Fatalf("the patch lacks the kernel %s", f)
+		}
+		n, _ := strconv.Atoi(string(k[1]))
+		kernels += n
 	}
-	sh(t, root, "git", "am", "-q", patches[0])
+	if n, _ := strconv.Atoi(string(m[1])); m == nil || n-kernels > 500 {
+		t.Errorf("cuda's fusion patch inserts %s lines, %d past its kernels; the budget is 500", m[1], n-kernels)
+	}
+	sh(t, root, "git", "am", "-q", patches[0], patches[1])
 	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))
-	if !strings.Contains(string(cu), "ggml_cuda_fusion_report(cgraph, i,") || !strings.Contains(string(cu), `#include "ggml-cuda/gdn-fusion.cuh"`) {
+	if !strings.Contains(string(cu), "ggml_cuda_fusion_find(cgraph,") || !strings.Contains(string(cu), "ggml_cuda_fusion_run(*cuda_ctx, gdn_fusion, node)") || !strings.Contains(string(cu), `#include "ggml-cuda/gdn-fusion.cuh"`) {
 		t.Errorf("the applied patch lacks the call or the include:\n%s", cu)
+	}
+	tbo, _ := os.ReadFile(filepath.Join(root, "tests", "test-backend-ops.cpp"))
+	if !strings.Contains(string(tbo), "struct test_gdn_decode_step ") || strings.Count(string(tbo), "for (ggml_tensor * t : expand_first)") != 2 {
+		t.Errorf("the applied tests patch lacks the decode step or its expansion:\n%s", tbo)
 	}
 
 	for _, args := range [][]string{

@@ -9,8 +9,9 @@ import (
 )
 
 // FusionPlan returns the fusion form's steps for the named backends ("all"
-// for every backend with a fusion step), in series order: one per backend,
-// no ops step and no gate, since the form adds no op (docs/fusion.md).
+// for every backend with a fusion step), in series order: the
+// test-backend-ops cases of the decode step, then one per backend; no ops
+// step and no gate, since the form adds no op (docs/fusion.md).
 func FusionPlan(forms []*integration.Fusion, names []string) ([]*Step, error) {
 	fs := append([]*integration.Fusion(nil), forms...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Order < fs[j].Order })
@@ -29,7 +30,11 @@ func FusionPlan(forms []*integration.Fusion, names []string) ([]*Step, error) {
 			return nil, fmt.Errorf("no fusion form for %q yet: it has %s (the ops form, --form ops, has every backend)", n, strings.Join(have, ", "))
 		}
 	}
-	var steps []*Step
+	tests, err := fusionTestsStep()
+	if err != nil {
+		return nil, err
+	}
+	steps := []*Step{tests}
 	for _, f := range fs {
 		if !want[f.Backend] {
 			continue
@@ -70,4 +75,51 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 		step.Edits = append(step.Edits, Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body})
 	}
 	return step, nil
+}
+
+// fusionTestsStep adds test-backend-ops cases that build one GDN layer's
+// decode step as llama.cpp does, with the cache copies in the graph (the
+// harness expands a test's expand_first before its output).
+func fusionTestsStep() (*Step, error) {
+	t, err := commonSections("tbo-fusion-member", "tbo-fusion-expand", "tbo-fusion-class", "tbo-fusion-cases", "tbo-fusion-perf")
+	if err != nil {
+		return nil, err
+	}
+	const expand = "ggml_build_forward_expand(gf, out);"
+	return &Step{
+		Backend: "tests",
+		Subject: "tests : add the gated delta net decode step as llama.cpp builds it",
+		Body: `Backends fuse the nodes llama.cpp builds for one GDN layer's decode step
+(GET_ROWS of the state caches by the sequences' slot ids, GATED_DELTA_NET
+and the conv chain, the CPYs of the new state back into the caches), but
+no test builds that graph: the cache copies are expanded by llama.cpp
+itself, not reached from an output. Let a test put nodes in the graph
+before its output (expand_first) and add GDN_DECODE_STEP, which compares
+the attention, the conv output and both whole caches with the CPU, with
+slot ids that alias (a rotation, a shared row, rows outside the window),
+kv_head > 0, S_v 64 and 128. Run it with GGML_CUDA_DISABLE_FUSION=1 to
+compare the unfused graph; perf mode times the whole subgraph at Qwen3.5
+27B and 35B-A3B shapes.`,
+		Edits: []Edit{
+			{Name: "the tests' expand_first", File: testOps, Place: After,
+				Anchor: []string{"struct test_case {", "virtual std::vector<ggml_tensor *> fusion_test_nodes() { return {}; }"},
+				Text:   "\n" + t["tbo-fusion-member"] + "\n", Defines: []string{"std::vector<ggml_tensor *> expand_first;"}},
+			{Name: "expanded before the output", File: testOps, Place: Before,
+				Anchor: []string{"test_status_t eval(ggml_backend_t backend1,", expand},
+				Text:   t["tbo-fusion-expand"] + "\n"},
+			{Name: "expanded before the output in perf mode", File: testOps, Place: Before,
+				Anchor: []string{"bool eval_perf(ggml_backend_t backend,", expand},
+				Text:   t["tbo-fusion-expand"] + "\n"},
+			{Name: "the decode step", File: testOps, Place: Before,
+				Anchor:  []string{"// GGML_OP_GATED_DELTA_NET\nstruct test_gated_delta_net : public test_case {"},
+				Text:    strings.TrimRight(t["tbo-fusion-class"], "\n") + "\n\n",
+				Defines: []string{"struct test_gdn_decode_step "}},
+			{Name: "its cases", File: testOps, Place: Before,
+				Anchor: []string{"static std::vector<std::unique_ptr<test_case>> make_test_cases_eval(", "test_cases.emplace_back(new test_gated_delta_net("},
+				Text:   strings.TrimRight(t["tbo-fusion-cases"], "\n") + "\n\n"},
+			{Name: "its perf cases", File: testOps, Place: After,
+				Anchor: []string{"static std::vector<std::unique_ptr<test_case>> make_test_cases_perf(", "std::vector<std::unique_ptr<test_case>> test_cases;"},
+				Text:   "\n" + strings.TrimRight(t["tbo-fusion-perf"], "\n") + "\n"},
+		},
+	}, nil
 }

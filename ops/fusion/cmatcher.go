@@ -14,6 +14,17 @@ import (
 type Spelling struct {
 	Prefix string // e.g. "ggml_cuda_gdn"
 	Target string
+	// Fixed are, by pattern, values the backend's kernel assumes: the
+	// matcher refuses a graph where they differ (a backend without the
+	// snapshot-slot kernel fixes K at 1).
+	Fixed map[string][]Fixed
+}
+
+// Fixed is an integer of a match that a backend's kernel takes as Is.
+type Fixed struct {
+	Value Expr
+	Is    int64
+	Why   string
 }
 
 // cOp is ggml's test that a tensor is the node of op.
@@ -36,7 +47,12 @@ func cNotOp(op, t string) string {
 // MatcherC is the C++ text of the patterns' matchers for a backend: one
 // struct per pattern (its tensors, the fused nodes, the kernel's args and
 // params) and one function that fills it, each condition an early return
-// with its why, in the description's order. Shared helpers come first.
+// with its why, in the description's order; then <prefix>_matches and
+// <prefix>_find, one pass over the graph that collects every match by its
+// anchor and the nodes the dispatches replace (the skip set: the GET_ROWS
+// of a match run before its anchor, so a backend's node loop needs them
+// first). Shared helpers come first. The text needs <algorithm>, <array>,
+// <unordered_map>, <unordered_set> and <vector>.
 func MatcherC(sp Spelling, patterns ...*Pattern) (string, error) {
 	var w strings.Builder
 	p := sp.Prefix
@@ -49,35 +65,53 @@ static bool %[1]s_is_view(const ggml_tensor * t) {
            t->op == GGML_OP_TRANSPOSE || t->op == GGML_OP_PERMUTE;
 }
 
-static bool %[1]s_in(const ggml_tensor * const * set, int n, const ggml_tensor * t) {
-    for (int i = 0; i < n; ++i) {
-        if (set[i] == t) {
-            return true;
-        }
-    }
-    return false;
+template <size_t N>
+static bool %[1]s_in(const std::array<const ggml_tensor *, N> & set, const ggml_tensor * t) {
+    return std::find(set.begin(), set.end(), t) != set.end();
 }
 
-static bool %[1]s_reads(const ggml_tensor * node, const ggml_tensor * t) {
-    for (int s = 0; s < GGML_MAX_SRC; ++s) {
-        if (node->src[s] == t) {
-            return true;
+// the graph's nodes by position and the readers of each tensor, in graph order: built once per graph
+struct %[1]s_graph {
+    const ggml_cgraph * cgraph;
+    std::unordered_map<const ggml_tensor *, int> index;
+    std::unordered_map<const ggml_tensor *, std::vector<const ggml_tensor *>> readers;
+
+    explicit %[1]s_graph(const ggml_cgraph * cgraph) : cgraph(cgraph) {
+        for (int i = 0; i < cgraph->n_nodes; ++i) {
+            index[cgraph->nodes[i]] = i;
+            for (int s = 0; s < GGML_MAX_SRC; ++s) {
+                if (cgraph->nodes[i]->src[s] != nullptr) {
+                    readers[cgraph->nodes[i]->src[s]].push_back(cgraph->nodes[i]);
+                }
+            }
         }
     }
-    return false;
+};
+
+// t's src[i] where it is a node of op (GGML_OP_COUNT: any), else nullptr
+static const ggml_tensor * %[1]s_src(const ggml_tensor * t, int i, ggml_op op) {
+    const ggml_tensor * s = t ? t->src[i] : nullptr;
+    return s && (op == GGML_OP_COUNT || s->op == op) ? s : nullptr;
+}
+
+// the first node of op reading t through its src[i] (at byte offs into the memory where offs >= 0)
+static const ggml_tensor * %[1]s_reader(const %[1]s_graph & gr, const ggml_tensor * t, ggml_op op, int i, int64_t offs) {
+    const auto it = t ? gr.readers.find(t) : gr.readers.end();
+    for (size_t j = 0; it != gr.readers.end() && j < it->second.size(); ++j) {
+        const ggml_tensor * r = it->second[j];
+        if (r->op == op && r->src[i] == t && (offs < 0 || (int64_t) r->view_offs == offs)) {
+            return r;
+        }
+    }
+    return nullptr;
 }
 
 // a node outside the fused set reads t, or t is an output
-static bool %[1]s_read_elsewhere(const ggml_cgraph * cgraph, const ggml_tensor * t, const ggml_tensor * const * fused, int n_fused) {
-    if (t->flags & GGML_TENSOR_FLAG_OUTPUT) {
-        return true;
-    }
-    for (int j = 0; j < cgraph->n_nodes; ++j) {
-        if (!%[1]s_in(fused, n_fused, cgraph->nodes[j]) && %[1]s_reads(cgraph->nodes[j], t)) {
-            return true;
-        }
-    }
-    return false;
+template <size_t N>
+static bool %[1]s_read_elsewhere(const %[1]s_graph & gr, const ggml_tensor * t, const std::array<const ggml_tensor *, N> & fused) {
+    const auto it = gr.readers.find(t);
+    return (t->flags & GGML_TENSOR_FLAG_OUTPUT) || (it != gr.readers.end() &&
+        std::any_of(it->second.begin(), it->second.end(), [&](const ggml_tensor * r) { return !%[1]s_in(fused, r); }));
 }
 
 static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
@@ -85,17 +119,19 @@ static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
 }
 
 // a node outside the fused set, from the first fused node to the last, reads or writes root
-static bool %[1]s_touched_between(const ggml_cgraph * cgraph, const ggml_tensor * root, const ggml_tensor * const * fused, int n_fused) {
-    int first = cgraph->n_nodes, last = -1;
-    for (int j = 0; j < cgraph->n_nodes; ++j) {
-        if (%[1]s_in(fused, n_fused, cgraph->nodes[j])) {
-            first = first < j ? first : j;
-            last  = j;
+template <size_t N>
+static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::array<const ggml_tensor *, N> & fused) {
+    int first = gr.cgraph->n_nodes, last = -1;
+    for (const ggml_tensor * t : fused) {
+        const auto it = t ? gr.index.find(t) : gr.index.end();
+        if (it != gr.index.end()) {
+            first = std::min(first, it->second);
+            last  = std::max(last, it->second);
         }
     }
     for (int j = first; j <= last; ++j) {
-        const ggml_tensor * node = cgraph->nodes[j];
-        if (%[1]s_in(fused, n_fused, node) || %[1]s_is_view(node) || ggml_nelements(node) == 0) {
+        const ggml_tensor * node = gr.cgraph->nodes[j];
+        if (%[1]s_in(fused, node) || %[1]s_is_view(node) || ggml_nelements(node) == 0) {
             continue;
         }
         if (%[1]s_touches(node, root)) {
@@ -121,74 +157,95 @@ static bool %[1]s_overlap(const ggml_tensor * a, const ggml_tensor * b) {
 			return "", fmt.Errorf("%s: %w", pt.Name, err)
 		}
 	}
+	fmt.Fprintf(&w, "\n// the graph's matches by anchor, and every node their dispatches replace\nstruct %s_matches {\n    std::unordered_set<const ggml_tensor *> fused;\n", p)
+	for _, pt := range patterns {
+		fmt.Fprintf(&w, "    std::unordered_map<const ggml_tensor *, %s_%s> %s;\n", p, cName(pt.Name), cName(pt.Name))
+	}
+	fmt.Fprintf(&w, "};\n\nstatic void %[1]s_find(const ggml_cgraph * cgraph, bool (*owns)(const ggml_tensor * cache), %[1]s_matches & ms) {\n    const %[1]s_graph gr(cgraph);\n    for (int i = 0; i < cgraph->n_nodes; ++i) {\n", p)
+	for _, pt := range patterns {
+		n := cName(pt.Name)
+		fmt.Fprintf(&w, "        %[1]s_%[2]s %[2]s;\n        if (%[1]s_match_%[2]s(gr, i, owns, %[2]s)) {\n", p, n)
+		fmt.Fprintf(&w, "            ms.fused.insert(%[1]s.fused.begin(), %[1]s.fused.end());\n            ms.%[1]s[cgraph->nodes[i]] = %[1]s;\n        }\n", n)
+	}
+	fmt.Fprintf(&w, "    }\n    ms.fused.erase(nullptr);\n}\n")
 	return w.String(), nil
 }
 
 func cName(role string) string { return strings.ReplaceAll(role, "-", "_") }
 
+// cOpEnum is the ggml_op a node of op has (SILU: a UNARY).
+func cOpEnum(op string) string {
+	switch op {
+	case "":
+		return "GGML_OP_COUNT"
+	case "SILU":
+		return "GGML_OP_UNARY"
+	}
+	return "GGML_OP_" + op
+}
+
 func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	p, name := sp.Prefix, cName(pt.Name)
-	field := func(r string) string { return "m." + r }
+	field := roleIn(func(r string) string { return "m." + r })
 	roles := []string{}
+	var fused []string
 	for _, n := range pt.Nodes {
 		roles = append(roles, n.Role)
-	}
-	nFused := 0
-	for _, n := range pt.Nodes {
 		if n.Fused {
-			nFused++
+			fused = append(fused, "m."+n.Role)
 		}
 	}
 	params, err := variantTable(pt, sp.Target)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n// %s: the kernel %s after the gather %s, at the %s's place\n", pt.Name, pt.Kernel, pt.Gather, pt.Anchor)
+	var ops []string
+	for _, n := range pt.Nodes {
+		if n.Fused {
+			ops = append(ops, n.Op)
+		}
+	}
+	fmt.Fprintf(w, "\n// %s: the %s nodes, run as one dispatch at the %s\n", pt.Name, strings.Join(ops, ", "), pt.Nodes[0].Op)
 	fmt.Fprintf(w, "struct %s_%s {\n", p, name)
 	fmt.Fprintf(w, "%s", joinLines("    const ggml_tensor ", append(roles, "out"), func(r string) string { return "* " + r + " = nullptr" }))
-	fmt.Fprintf(w, "    const ggml_tensor * fused[%d] = {};\n    int n_fused = 0;\n", nFused)
+	fmt.Fprintf(w, "    std::array<const ggml_tensor *, %d> fused = {};\n", len(fused))
 	var ints []string
 	for _, a := range pt.Args {
 		ints = append(ints, a.Name)
 	}
 	fmt.Fprintf(w, "%s", joinLines("    int64_t ", append(ints, params.names...), func(n string) string { return n + " = 0" }))
 	fmt.Fprintf(w, "};\n\n")
-	fmt.Fprintf(w, "static bool %s_match_%s(const ggml_cgraph * cgraph, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, name)
-	fmt.Fprintf(w, "    m = {};\n    m.%s = cgraph->nodes[i];\n    if (%s) {\n        return false;\n    }\n", pt.Anchor, cNotOp(pt.Nodes[0].Op, "m."+pt.Anchor))
-	// The srcs of checked tensors are assigned in a run and checked at once;
-	// a tensor is checked before anything is read through it.
+	fmt.Fprintf(w, "static bool %s_match_%s(const %s_graph & gr, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, p, name)
+	fmt.Fprintf(w, "    m = {};\n    m.%s = gr.cgraph->nodes[i];\n    if (%s) {\n        return false;\n    }\n", pt.Anchor, cNotOp(pt.Nodes[0].Op, "m."+pt.Anchor))
+	// Nodes are found null-safely and checked in a run, before an edge
+	// whose Where evaluates over them.
 	var pending []string
-	unchecked := map[string]bool{}
 	flush := func() {
 		if len(pending) > 0 {
-			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(pending, " ||\n        "))
-			pending, unchecked = nil, map[string]bool{}
+			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(wrapOr(pending), "\n        "))
+			pending = nil
 		}
 	}
 	for _, n := range pt.Nodes[1:] {
-		from := field(n.From.Role)
-		if unchecked[n.From.Role] {
-			flush()
-		}
+		from := "m." + n.From.Role
 		if !n.From.Down {
-			unchecked[n.Role] = true
-			fmt.Fprintf(w, "    m.%s = %s->src[%d];\n", n.Role, from, n.From.Src)
-			pending = append(pending, "m."+n.Role+" == nullptr")
-			if n.Op != "" {
-				pending = append(pending, cNotOp(n.Op, "m."+n.Role))
+			fmt.Fprintf(w, "    m.%s = %s_src(%s, %d, %s);\n", n.Role, p, from, n.From.Src, cOpEnum(n.Op))
+		} else {
+			offs := "-1"
+			switch {
+			case len(n.From.Where) == 1 && n.From.Where[0].A.Op == "offs" && n.From.Where[0].A.Role == Self:
+				flush()
+				offs = n.From.Where[0].B.C(field)
+			case len(n.From.Where) > 0:
+				return fmt.Errorf("%s: a Where other than the candidate's view offset has no C spelling", n.Role)
 			}
-			continue
+			fmt.Fprintf(w, "    m.%s = %s_reader(gr, %s, %s, %d, %s);\n", n.Role, p, from, cOpEnum(n.Op), n.From.Src, offs)
+			if n.Op == "SILU" {
+				fmt.Fprintf(w, "    if (m.%[1]s && ggml_get_unary_op(m.%[1]s) != GGML_UNARY_OP_SILU) {\n        m.%[1]s = nullptr;\n    }\n", n.Role)
+			}
 		}
-		flush()
-		where := []string{cOp(n.Op, Self), fmt.Sprintf("%s->src[%d] == %s", Self, n.From.Src, from)}
-		for _, e := range n.From.Where {
-			where = append(where, e.A.C(roleIn(field))+" == "+e.B.C(roleIn(field)))
-		}
-		fmt.Fprintf(w, "    for (int j = 0; j < cgraph->n_nodes && m.%s == nullptr; ++j) {\n", n.Role)
-		fmt.Fprintf(w, "        const ggml_tensor * %s = cgraph->nodes[j];\n", Self)
-		fmt.Fprintf(w, "        if (%s) {\n            m.%s = %s;\n        }\n    }\n", strings.Join(where, " &&\n            "), n.Role, Self)
 		if !n.Optional {
-			pending = append(pending, "m."+n.Role+" == nullptr")
+			pending = append(pending, "!m."+n.Role)
 		}
 	}
 	flush()
@@ -200,40 +257,36 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			fmt.Fprintf(w, "m.%s;\n", r)
 		}
 	}
-	for _, n := range pt.Nodes {
-		switch {
-		case n.Fused && n.Optional:
-			fmt.Fprintf(w, "    if (m.%s) {\n        m.fused[m.n_fused++] = m.%s;\n    }\n", n.Role, n.Role)
-		case n.Fused:
-			fmt.Fprintf(w, "    m.fused[m.n_fused++] = m.%s;\n", n.Role)
-		}
+	fmt.Fprintf(w, "    m.fused = { %s };\n", strings.Join(fused, ", "))
+	conds := append([]Condition(nil), pt.Conditions...)
+	for _, f := range sp.Fixed[pt.Name] {
+		conds = append(conds, Condition{Name: "backend", Kind: Equal, Why: f.Why, Eqs: []Eq{{f.Value, Const(f.Is)}}})
 	}
-	for _, c := range pt.Conditions {
+	for _, c := range conds {
 		fmt.Fprintf(w, "    // %s: %s\n", c.Name, c.Why)
 		switch c.Kind {
 		case Equal:
 			var eqs []string
 			for _, e := range c.Eqs {
-				eqs = append(eqs, e.A.C(roleIn(field))+" != "+e.B.C(roleIn(field)))
+				eqs = append(eqs, e.A.C(field)+" != "+e.B.C(field))
 			}
 			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(eqs, " ||\n        "))
 		case Intermediates:
-			fmt.Fprintf(w, "    for (int f = 0; f < m.n_fused; ++f) {\n        if (m.fused[f] != m.out && %s_read_elsewhere(cgraph, m.fused[f], m.fused, m.n_fused)) {\n            return false;\n        }\n    }\n", p)
+			fmt.Fprintf(w, "    for (const ggml_tensor * t : m.fused) {\n        if (t && t != m.out && %s_read_elsewhere(gr, t, m.fused)) {\n            return false;\n        }\n    }\n", p)
 		case AttentionViews:
 			fmt.Fprintf(w, "    if (m.%[2]s->flags & GGML_TENSOR_FLAG_OUTPUT) {\n        return false;\n    }\n", p, pt.Anchor)
-			fmt.Fprintf(w, "    for (int j = 0; j < cgraph->n_nodes; ++j) {\n        const ggml_tensor * r = cgraph->nodes[j];\n")
-			fmt.Fprintf(w, "        if (%[1]s_in(m.fused, m.n_fused, r) || !%[1]s_reads(r, m.%[2]s)) {\n            continue;\n        }\n", p, pt.Anchor)
-			fmt.Fprintf(w, "        if (!%s_is_view(r) || r->view_offs + ggml_nbytes(r) > (size_t) (%s)) {\n            return false;\n        }\n    }\n", p, c.Bytes.C(roleIn(field)))
+			fmt.Fprintf(w, "    for (const ggml_tensor * r : gr.readers.count(m.%[1]s) ? gr.readers.at(m.%[1]s) : std::vector<const ggml_tensor *>()) {\n", pt.Anchor)
+			fmt.Fprintf(w, "        if (!%s_in(m.fused, r) && (!%s_is_view(r) || r->view_offs + ggml_nbytes(r) > (size_t) (%s))) {\n            return false;\n        }\n    }\n", p, p, c.Bytes.C(field))
 		case SameCache:
-			fmt.Fprintf(w, "    {\n        const ggml_tensor * root = %s_root(m.%s);\n", p, c.Roles[0])
 			var conds []string
 			for _, r := range c.Roles[1:] {
-				conds = append(conds, fmt.Sprintf("%s_root(m.%s) != root", p, r))
+				conds = append(conds, fmt.Sprintf("%s_root(m.%s) != %s_root(m.%s)", p, r, p, c.Roles[0]))
 			}
-			conds = append(conds, "root->type != GGML_TYPE_F32", "!owns(root)")
-			fmt.Fprintf(w, "        if (%s) {\n            return false;\n        }\n    }\n", strings.Join(conds, " || "))
+			root := fmt.Sprintf("%s_root(m.%s)", p, c.Roles[0])
+			conds = append(conds, root+"->type != GGML_TYPE_F32", "!owns("+root+")")
+			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(conds, " ||\n        "))
 		case NothingBetween:
-			fmt.Fprintf(w, "    if (%s_touched_between(cgraph, %s_root(m.cache), m.fused, m.n_fused)) {\n        return false;\n    }\n", p, p)
+			fmt.Fprintf(w, "    if (%s_touched_between(gr, %s_root(m.cache), m.fused)) {\n        return false;\n    }\n", p, p)
 		case Disjoint:
 			var conds []string
 			for _, r := range c.Roles[1:] {
@@ -242,7 +295,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(conds, " || "))
 		case Variant:
 			for _, a := range pt.Params {
-				fmt.Fprintf(w, "    m.%s = %s;\n", a.Name, a.Value.C(roleIn(field)))
+				fmt.Fprintf(w, "    m.%s = %s;\n", a.Name, a.Value.C(field))
 			}
 			for _, f := range pt.Flags {
 				fmt.Fprintf(w, "    m.%s = m.%s != nullptr;\n", f.Param, f.Role)
@@ -257,17 +310,37 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			for i, n := range params.names {
 				hit = append(hit, fmt.Sprintf("v[%d] == m.%s", i, n))
 			}
-			fmt.Fprintf(w, "        };\n        bool built = false;\n        for (const auto & v : variants) {\n            built = built || (%s);\n        }\n", strings.Join(hit, " && "))
-			fmt.Fprintf(w, "        if (!built) {\n            return false;\n        }\n    }\n")
+			fmt.Fprintf(w, "        };\n        if (std::none_of(std::begin(variants), std::end(variants), [&](const int64_t * v) { return %s; })) {\n", strings.Join(hit, " && "))
+			fmt.Fprintf(w, "            return false;\n        }\n    }\n")
 		default:
 			return fmt.Errorf("condition %s: kind %s has no C spelling", c.Name, c.Kind)
 		}
 	}
 	for _, a := range pt.Args {
-		fmt.Fprintf(w, "    m.%s = %s;\n", a.Name, a.Value.C(roleIn(field)))
+		fmt.Fprintf(w, "    m.%s = %s;\n", a.Name, a.Value.C(field))
 	}
 	fmt.Fprintf(w, "    return true;\n}\n")
 	return nil
+}
+
+// wrapOr joins conditions with ||, several to a line of about 100 columns.
+func wrapOr(conds []string) []string {
+	var lines []string
+	line := ""
+	for i, c := range conds {
+		if i < len(conds)-1 {
+			c += " ||"
+		}
+		if line != "" && len(line)+len(c) > 88 {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += c
+	}
+	return append(lines, line)
 }
 
 // joinLines writes items as lead + item, several to a line of at most 100

@@ -87,10 +87,10 @@ func cDriver(g *Graph, be Backend) string {
 		fmt.Fprintf(&w, "    nodes[%d] = &T[%d];\n", i, idx[n])
 	}
 	fmt.Fprintf(&w, "    ggml_cgraph g = { %d, nodes };\n", len(g.Nodes))
-	fmt.Fprintf(&w, "    for (int i = 0; i < g.n_nodes; ++i) {\n")
+	fmt.Fprintf(&w, "    const kg_graph gr(&g);\n    for (int i = 0; i < g.n_nodes; ++i) {\n")
 	for _, p := range Patterns {
 		name := cName(p.Name)
-		fmt.Fprintf(&w, "        if (%s) {\n            kg_%s m;\n            bool ok = kg_match_%s(&g, i, owns, m);\n", cOp(p.Nodes[0].Op, "g.nodes[i]"), name, name)
+		fmt.Fprintf(&w, "        if (%s) {\n            kg_%s m;\n            bool ok = kg_match_%s(gr, i, owns, m);\n", cOp(p.Nodes[0].Op, "g.nodes[i]"), name, name)
 		fmt.Fprintf(&w, "            printf(\"%s %%s %%d\", g.nodes[i]->name, ok);\n", p.Name)
 		fmt.Fprintf(&w, "            if (ok) {\n")
 		for _, a := range p.Args {
@@ -98,7 +98,13 @@ func cDriver(g *Graph, be Backend) string {
 		}
 		fmt.Fprintf(&w, "            }\n            printf(\"\\n\");\n        }\n")
 	}
-	fmt.Fprintf(&w, "    }\n    return 0;\n}\n")
+	// the one pass a backend runs before its node loop: the skip set, the anchors
+	fmt.Fprintf(&w, "    }\n    kg_matches ms;\n    kg_find(&g, owns, ms);\n    printf(\"replaced\");\n")
+	fmt.Fprintf(&w, "    for (int i = 0; i < g.n_nodes; ++i) {\n        if (ms.fused.count(g.nodes[i])) {\n            printf(\" %%s\", g.nodes[i]->name);\n        }\n    }\n    printf(\"\\n\");\n")
+	for _, p := range Patterns {
+		fmt.Fprintf(&w, "    printf(\"%s at\");\n    for (int i = 0; i < g.n_nodes; ++i) {\n        if (ms.%s.count(g.nodes[i])) {\n            printf(\" %%s\", g.nodes[i]->name);\n        }\n    }\n    printf(\"\\n\");\n", p.Name, cName(p.Name))
+	}
+	fmt.Fprintf(&w, "    return 0;\n}\n")
 	return w.String()
 }
 
@@ -120,6 +126,32 @@ func goView(g *Graph, be Backend) string {
 			}
 			fmt.Fprintf(&w, "\n")
 		}
+	}
+	// the skip set and the anchors, in graph order
+	replaced := map[*Tensor]bool{}
+	anchors := map[*Pattern][]string{}
+	for _, p := range Patterns {
+		ms, _ := p.Find(g, be)
+		for _, m := range ms {
+			for _, t := range m.Fused {
+				replaced[t] = true
+			}
+			anchors[p] = append(anchors[p], m.Anchor.Name)
+		}
+	}
+	fmt.Fprintf(&w, "replaced")
+	for _, n := range g.Nodes {
+		if replaced[n] {
+			fmt.Fprintf(&w, " %s", n.Name)
+		}
+	}
+	fmt.Fprintf(&w, "\n")
+	for _, p := range Patterns {
+		fmt.Fprintf(&w, "%s at", p.Name)
+		for _, a := range anchors[p] {
+			fmt.Fprintf(&w, " %s", a)
+		}
+		fmt.Fprintf(&w, "\n")
 	}
 	return w.String()
 }
@@ -151,7 +183,7 @@ func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, g := range graphs {
-		src := "#include \"ggml.h\"\n#include <cstdio>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
+		src := "#include \"ggml.h\"\n#include <algorithm>\n#include <array>\n#include <cstdio>\n#include <iterator>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
 		os.WriteFile(filepath.Join(dir, "ggml.h"), header, 0o644)
 		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
 		bin := filepath.Join(dir, "driver")
@@ -164,6 +196,52 @@ func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
 		}
 		if want := goView(g, portable); string(out) != want {
 			t.Errorf("%s: the generated matcher says\n%s\nthe reference\n%s", name, out, want)
+		}
+	}
+}
+
+// TestFixedRefusesWhatTheKernelDoesNotTake: a backend whose kernel assumes
+// K = 1 (Spelling.Fixed) gets a matcher that refuses the K = 3 decode step
+// the reference fuses, and still fuses K = 1.
+func TestFixedRefusesWhatTheKernelDoesNotTake(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	sp := Spelling{Prefix: "kg", Target: portable.Target, Fixed: map[string][]Fixed{
+		StatePattern.Name: {{Value: Param("gdn", 0), Is: 1, Why: "no snapshot slots"}},
+	}}
+	text, err := MatcherC(sp, Patterns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := os.ReadFile(filepath.Join("testdata", "ggml.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ggml.h"), header, 0o644)
+	for _, tc := range []struct {
+		K    int
+		want string
+	}{{3, "gdn-state gdn 0"}, {1, "gdn-state gdn 1"}} {
+		l := Layer{SV: 64, H: 1, HK: 1, Seqs: 2, T: 3, K: tc.K, DConv: 4, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}
+		g := l.Build().G
+		if ms, _ := StatePattern.Find(g, portable); len(ms) != 1 {
+			t.Fatalf("K=%d: the reference finds %d state matches, want 1", tc.K, len(ms))
+		}
+		src := "#include \"ggml.h\"\n#include <algorithm>\n#include <array>\n#include <cstdio>\n#include <iterator>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
+		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
+		bin := filepath.Join(dir, "driver")
+		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
+			t.Fatalf("does not compile: %v\n%s", err, out)
+		}
+		out, err := exec.Command(bin).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), tc.want+" ") && !strings.Contains(string(out), tc.want+"\n") {
+			t.Errorf("K=%d: want %q in\n%s", tc.K, tc.want, out)
 		}
 	}
 }

@@ -113,6 +113,7 @@ var refusals = []refusal{
 	{"cache in another buffer", "one-cache", StatePattern, func(l *Layer, b *Built) { b.StateCache.Buffer = "host" }, portable},
 	{"f16 cache", "one-cache", ConvPattern, func(l *Layer, b *Built) { b.ConvCache.Type = "f16" }, portable},
 	{"strided cache rows", "cache-rows", StatePattern, func(l *Layer, b *Built) { node(b, "state_states").Nb[1] += 64 }, portable},
+	{"k strided apart from q", "q-k-layout", StatePattern, func(l *Layer, b *Built) { node(b, "k").Nb[3] += 64 }, portable},
 	{"result in the token's memory", "no-reuse", ConvPattern, func(l *Layer, b *Built) {
 		b.ConvOut.ViewSrc = b.Inputs[0] // the allocator handed qkv's memory on
 	}, portable},

@@ -163,6 +163,10 @@ var StatePattern = &Pattern{
 		{Name: "cache-rows", Kind: Equal, Why: "the cache is read as packed f32 rows of S_v*S_v*H, ids one per sequence", Eqs: []Eq{
 			{Ne("cache", 0), stateD}, {Nb("cache", 1), f32s(stateD)}, {Ne("ids", 0), nSeqs}, {Ne("prior", 3), nSeqs},
 		}},
+		{Name: "q-k-layout", Kind: Equal, Why: "the kernel takes one set of strides for q and k, and keys of S_v", Eqs: []Eq{
+			{Ne("q", 0), sv}, {Ne("k", 0), sv}, {Ne("k", 1), Ne("q", 1)}, {Ne("k", 3), Ne("q", 3)},
+			{Nb("k", 1), Nb("q", 1)}, {Nb("k", 2), Nb("q", 2)}, {Nb("k", 3), Nb("q", 3)},
+		}},
 		{Name: "state-view", Kind: Equal, Why: "the copied view is the whole state region, packed", Eqs: []Eq{
 			{Mul(Ne("tail", 0), Ne("tail", 1), Ne("tail", 2), Ne("tail", 3)), Mul(stateD, nSeqs, snaps)},
 			{Nb("tail", 1), Mul(Ne("tail", 0), Const(4))},

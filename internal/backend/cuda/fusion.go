@@ -4,67 +4,297 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 )
 
 // CUDA's spelling of the decode step's fusions (ops/fusion): the names, its
-// variant table, the call in ggml_cuda_try_fuse with its buffer test. The
-// matcher runs on every GDN and SSM_CONV node and reports; the dispatch of
-// the fused kernels is the next step (docs/fusion.md, status).
-var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name}
+// variant table, the kernels it runs, the calls in the graph's node loop.
+var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name, Fixed: map[string][]fusion.Fixed{
+	fusion.StatePattern.Name: {{Value: fusion.Param("gdn", 0), Is: 1, Why: "op B's kernel here writes no snapshot slots: K > 1 runs unfused"}},
+}}
+
+// fusionKernels are the ops whose upstream kernels (the ops form's text,
+// UpstreamKernels) run each pattern: op B for the slots op, which CUDA's
+// patch leaves out (its kernel would take the patch past its budget), so
+// the matcher fixes K at 1 (fusionSpelling.Fixed).
+var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Order: 4, Budget: 500, Dir: "src/ggml-cuda/",
-		Subject: "cuda : match the gated delta net decode step for fusion",
+		Subject: "cuda : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
 and GET_ROWS of the conv cache -> CONCAT with the token -> VIEW -> CPY, with
-SSM_CONV -> SILU on the concatenation. Match both chains on the graph as
-built, looking past the projections between a GET_ROWS and its consumer,
-and only where fusing keeps the graph's results: no intermediate read
-elsewhere or marked output, nothing between the read and the write touching
-the cache, one contiguous f32 cache in CUDA memory, shapes the fused kernels
-take. Matches are reported at debug level; the fused dispatch follows.`,
+SSM_CONV -> SILU on the concatenation. Match both chains once per graph,
+looking past the projections between a GET_ROWS and its consumer, and run
+one kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads each
+sequence's state from its cache row by the slot ids and writes the new state
+into the cache rows in place, so the GET_ROWS, the views and the CPY are
+skipped. Rows that another sequence of the step overwrites are copied first,
+so aliasing slot ids read what GET_ROWS read.
+
+The fusion is taken only where it keeps the graph's results: no
+intermediate read elsewhere or marked output, nothing between the read and
+the write touching the cache, one contiguous f32 cache in CUDA memory,
+shapes the kernels are built for, no snapshot slots (K = 1). Anything else
+runs unfused, and GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 		Files: fusionFiles,
 		Sections: []integration.Section{
-			{Name: "include the decode-step matchers", File: "src/ggml-cuda/ggml-cuda.cu",
+			{Name: "include the decode-step fusion", File: "src/ggml-cuda/ggml-cuda.cu",
 				Anchor: []string{`#include "ggml-cuda/ssm-conv.cuh"`}, Place: integration.After,
 				Text: integration.Text{Literal: "#include \"ggml-cuda/gdn-fusion.cuh\"\n"}},
-			{Name: "match the decode step", File: "src/ggml-cuda/ggml-cuda.cu",
-				Anchor: []string{"static int ggml_cuda_try_fuse(", "if (disable_fusion) {", "}"}, Place: integration.After,
-				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode step (gdn-fusion.cuh)
-    if (cgraph->nodes[i]->op == GGML_OP_GATED_DELTA_NET || cgraph->nodes[i]->op == GGML_OP_SSM_CONV) {
-        ggml_cuda_fusion_report(cgraph, i, [](const ggml_tensor * cache) {
-            return cache->buffer != nullptr && ggml_backend_buffer_is_cuda(cache->buffer);
-        });
-    }
+			{Name: "match the decode steps before the node loop", File: "src/ggml-cuda/ggml-cuda.cu",
+				Anchor: []string{"static void ggml_cuda_graph_evaluate_and_capture(", "for (int i = 0; i < cgraph->n_nodes; i++) {"}, Place: integration.Before,
+				Text: integration.Text{BlankAfter: true, Literal: `            // gated delta net decode steps (gdn-fusion.cuh): the GET_ROWS they replace run before
+            // the node whose place they take, so the graph is matched once before the loop
+            static const bool gdn_fusion_off = getenv("GGML_CUDA_DISABLE_FUSION") != nullptr && std::atoi(getenv("GGML_CUDA_DISABLE_FUSION"));
+            ggml_cuda_fusion_matches gdn_fusion;
+            if (!gdn_fusion_off) {
+                ggml_cuda_fusion_find(cgraph, [](const ggml_tensor * cache) {
+                    return cache->buffer != nullptr && ggml_backend_buffer_is_cuda(cache->buffer);
+                }, gdn_fusion);
+            }
+`}},
+			{Name: "run the fused decode steps", File: "src/ggml-cuda/ggml-cuda.cu",
+				Anchor: []string{"static void ggml_cuda_graph_evaluate_and_capture(", "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"}, Place: integration.After,
+				Text: integration.Text{BlankBefore: true, Literal: `                if (ggml_cuda_fusion_run(*cuda_ctx, gdn_fusion, node)) {
+                    continue;
+                }
 `}},
 		},
 	}
 }
 
-// fusionFiles is gdn-fusion.cuh: the matchers and the report.
+// fusionFiles are the kernels (the ops form's upstream text) and
+// gdn-fusion.cuh: the matchers, one launcher per pattern and the run.
 func fusionFiles() ([]integration.FusionFile, error) {
+	kernels, err := UpstreamKernels()
+	if err != nil {
+		return nil, err
+	}
+	var out []integration.FusionFile
+	var includes []string
+	for _, k := range kernels {
+		if k.InGlue || k.Spliced {
+			return nil, fmt.Errorf("cuda fusion: kernel %s is not a file of its own", k.Name)
+		}
+		out = append(out, integration.FusionFile{Name: k.Name, Data: k.Data})
+		includes = append(includes, k.Name)
+	}
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
 	}
 	var w strings.Builder
-	w.WriteString("#pragma once\n\n#include \"common.cuh\"\n\n")
-	w.WriteString("// Matchers of the gated delta net decode step as llama.cpp builds it: the\n")
-	w.WriteString("// recurrent state and the conv state, each read by GET_ROWS through the\n")
-	w.WriteString("// sequences' slots and copied back into the cache rows of the ubatch.\n\n")
+	w.WriteString("#pragma once\n\n#include \"common.cuh\"\n")
+	for _, i := range includes {
+		fmt.Fprintf(&w, "#include %q\n", i)
+	}
+	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n")
+	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
+	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
+	w.WriteString("// and copied back into the cache rows of the ubatch, run as one kernel that\n")
+	w.WriteString("// reads and writes the cache rows in place.\n\n")
 	w.WriteString(text)
+	for _, pt := range fusion.Patterns {
+		if err := fusionLaunch(&w, pt); err != nil {
+			return nil, fmt.Errorf("cuda fusion: %s: %w", pt.Name, err)
+		}
+	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&w, "\nstatic void %s_report(const ggml_cgraph * cgraph, int i, bool (*owns)(const ggml_tensor * cache)) {\n", p)
-	w.WriteString("    const ggml_tensor * node = cgraph->nodes[i];\n")
+	fmt.Fprintf(&w, "\n// runs node's fused kernels where it anchors a match; true where the node is one they replace\n")
+	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_cuda_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
+	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
 	for _, pt := range fusion.Patterns {
 		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    if (node->op == GGML_OP_%s) {\n        %s_%s m;\n", pt.Nodes[0].Op, p, n)
-		fmt.Fprintf(&w, "        GGML_LOG_DEBUG(\"%%s: %%s: %s %%s\\n\", __func__, node->name, %s_match_%s(cgraph, i, owns, m) ? \"matches\" : \"stays unfused\");\n    }\n", pt.Name, p, n)
+		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_run_%[2]s(ctx, %[2]s->second);\n    }\n", p, n)
+	}
+	w.WriteString("    return true;\n}\n")
+	return append(out, integration.FusionFile{Name: "gdn-fusion.cuh", Data: []byte(w.String())}), nil
+}
+
+// fusionLaunch writes pattern pt's launcher and run: the gather, then the
+// family's kernel at the variant of the match, every buffer and arg bound as
+// the pattern's plan says (Bind by the kernel buffer's node role, Arg by
+// name).
+func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
+	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	runs := pt.Kernel
+	if k, ok := fusionKernels[runs]; ok {
+		runs = k
+	}
+	shared := ops.SharedFor(runs)
+	if shared == nil {
+		return fmt.Errorf("%s has no upstream kernel", runs)
+	}
+	a := ir.Native(name)
+	k, err := shared.Kernel(a)
+	if err != nil {
+		return err
+	}
+	planOp, err := ops.Lookup(pt.Kernel)
+	if err != nil {
+		return err
+	}
+	planK, err := planOp.Kernel(a)
+	if err != nil {
+		return err
+	}
+	views, err := glue.NewFamilyViews(glueTarget.Names)
+	if err != nil {
+		return err
+	}
+	var fv *glue.FamilyView
+	for i := range views {
+		if views[i].Name == shared.Name {
+			fv = &views[i]
+		}
+	}
+	if fv == nil {
+		return fmt.Errorf("no glue for %s", shared.Name)
+	}
+	binds := map[string]fusion.Bind{}
+	for _, b := range pt.Buffers {
+		binds[b.Buffer] = b
+	}
+	field := func(r string) string { return "m." + r }
+	ptr := func(b *ir.Buffer, bufName string) (string, error) {
+		bind, ok := binds[bufName]
+		if !ok {
+			return "", fmt.Errorf("buffer %s is not bound", bufName)
+		}
+		c := ""
+		if b.Access == ir.Read {
+			c = "const "
+		}
+		t := ctypeOf(b.Elem)
+		if bind.Offset.Op == "const" && bind.Offset.K == 0 {
+			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role), nil
+		}
+		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field)), nil
+	}
+	args := map[string]string{}
+	for _, x := range pt.Args {
+		args[x.Name] = "m." + x.Name
+	}
+	if pt.Scale != "" {
+		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
+	}
+	callArgs := func(k *ir.Kernel, byRole bool) ([]string, error) {
+		var call []string
+		for _, b := range k.Buffers {
+			if b.Name == "scratch" {
+				call = append(call, "scratch")
+				continue
+			}
+			bufName := b.Name
+			if byRole {
+				bufName = ""
+				for _, pb := range planK.Buffers {
+					if pb.Role == b.Role {
+						bufName = pb.Name
+					}
+				}
+			}
+			s, err := ptr(b, bufName)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", b.Name, err)
+			}
+			call = append(call, s)
+		}
+		for _, x := range k.Args {
+			e, ok := args[x.Name]
+			if !ok {
+				return nil, fmt.Errorf("arg %s has no value in the plan", x.Name)
+			}
+			call = append(call, e)
+		}
+		return call, nil
+	}
+	call, err := callArgs(k, true)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ntemplate <%s>\n", fv.LaunchParams)
+	fmt.Fprintf(w, "static void %s_launch_%s(const %s_%s & m, float * scratch, cudaStream_t stream, %s) {\n", p, n, p, n, fv.BoolParams)
+	for _, d := range fv.Derived {
+		fmt.Fprintf(w, "    constexpr %s %s = %s;\n", d.CType, d.Name, d.Expr)
+	}
+	var grid, block [3]string
+	for i := 0; i < 3; i++ {
+		grid[i], block[i] = glue.CExpr(k.Grid[i], args), glue.CExpr(k.Workgroup[i], args)
+	}
+	fmt.Fprintf(w, "    const dim3 grid(%s);\n    const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
+	fmt.Fprintf(w, "    const auto kernel = %s;\n", fv.Pick)
+	fmt.Fprintf(w, "    ggml_cuda_kernel_launch(kernel, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n")
+	for i, l := range glue.Wrap(call, 92) {
+		sep := ""
+		if i == len(glue.Wrap(call, 92))-1 {
+			sep = ");"
+		}
+		fmt.Fprintf(w, "        %s%s\n", l, sep)
 	}
 	w.WriteString("}\n")
-	return []integration.FusionFile{{Name: "gdn-fusion.cuh", Data: []byte(w.String())}}, nil
+
+	// the run: the gather into scratch, then the kernel at the match's variant
+	gather, err := ops.SharedGather()
+	if err != nil {
+		return err
+	}
+	gcall, err := callArgs(gather, false)
+	if err != nil {
+		return err
+	}
+	scratch, ok := binds["scratch"]
+	if !ok {
+		return fmt.Errorf("no scratch")
+	}
+	sp, _ := ptr(&ir.Buffer{Elem: ir.F32}, "scratch")
+	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_cuda_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
+	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], sp)
+	for i := 0; i < 3; i++ {
+		grid[i], block[i] = glue.CExpr(gather.Grid[i], args), glue.CExpr(gather.Workgroup[i], args)
+	}
+	fmt.Fprintf(w, "    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
+	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
+	fmt.Fprintf(w, "        ggml_cuda_kernel_launch(%s, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n", glueTarget.Names.Function(gather))
+	gl := glue.Wrap(gcall, 88)
+	for i, l := range gl {
+		sep := ""
+		if i == len(gl)-1 {
+			sep = ");"
+		}
+		fmt.Fprintf(w, "            %s%s\n", l, sep)
+	}
+	w.WriteString("    }\n")
+	var bools []string
+	for _, prm := range k.Params {
+		if prm.Type != ir.Bool || prm.Derived != nil {
+			continue
+		}
+		if prm.Name == shared.Flag {
+			bools = append(bools, "true")
+		} else {
+			bools = append(bools, fmt.Sprintf("m.%s != 0", prm.Name))
+		}
+	}
+	fmt.Fprintf(w, "    switch (m.%s) {\n", fv.Key)
+	for _, c := range fv.Cases {
+		fmt.Fprintf(w, "        case %s: %s_launch_%s<%s>(m, scratch, stream, %s); break;\n", c.Value, p, n, c.TemplateArgs, strings.Join(bools, ", "))
+	}
+	fmt.Fprintf(w, "        default: GGML_ABORT(\"%s: no kernel for %s = %%d\", (int) m.%s);\n    }\n}\n", pt.Name, fv.Key, fv.Key)
+	return nil
+}
+
+// ctypeOf is the C element type of an IR buffer.
+func ctypeOf(t ir.Type) string {
+	if t == ir.I32 {
+		return "int32_t"
+	}
+	return "float"
 }

@@ -4,14 +4,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/integration"
 )
 
-// TestFusionStepCompiles: the fusion step's header and its call in
-// ggml_cuda_try_fuse compile as host C++ (-Wall -Wextra -Werror) against
-// ops/fusion's stand-in ggml.h, with a stand-in for ggml-cuda.cu's buffer
-// test. (By hand, against the real trees: docs/fusion.md.)
+// TestFusionStepCompiles: the fusion step's header (the matchers, the
+// launchers and the run) and its calls in the node loop compile as host C++
+// (-Wall -Wextra -Werror) against ops/fusion's stand-in ggml.h, with a
+// stand-in for common.cuh's launch and the kernels as stubs of their
+// template heads. (By hand, against the real trees: docs/fusion.md.)
 func TestFusionStepCompiles(t *testing.T) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -32,25 +34,50 @@ func TestFusionStepCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("ggml.h", stand)
-	write("common.cuh", []byte("#pragma once\n#include \"ggml.h\"\n"))
+	write("common.cuh", []byte(`#pragma once
+#include "ggml.h"
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+struct dim3 { dim3(int64_t, int64_t, int64_t) {} };
+typedef struct stream_standin * cudaStream_t;
+struct ggml_backend_cuda_context { cudaStream_t stream() { return nullptr; } };
+struct ggml_cuda_kernel_launch_params { ggml_cuda_kernel_launch_params(dim3, dim3, size_t, cudaStream_t) {} };
+template <typename K, typename... A> static void ggml_cuda_kernel_launch(K, const ggml_cuda_kernel_launch_params &, A &&...) {}
+static bool ggml_backend_buffer_is_cuda(ggml_backend_buffer_t buffer) { return buffer != nullptr; }
+#define GGML_ABORT(...) abort()
+template <uint32_t, bool, bool, uint32_t, uint32_t> void gated_delta_net_inplace_f32() {}
+template <uint32_t, bool, bool> void ssm_conv_update_inplace_f32() {}
+void state_gather_f32() {}
+`))
 	for _, f := range files {
-		write(f.Name, f.Data)
-	}
-	var call string
-	for _, s := range Backend.Fusion.Sections {
-		if strings.HasPrefix(s.Anchor[0], "static int ggml_cuda_try_fuse(") {
-			call = s.Text.Literal
+		if f.Name == "gdn-fusion.cuh" {
+			write(f.Name, f.Data)
+		} else {
+			write(f.Name, []byte("#pragma once\n"))
 		}
 	}
-	if call == "" {
-		t.Fatal("no section in ggml_cuda_try_fuse")
+	var before, in string
+	for _, s := range Backend.Fusion.Sections {
+		switch s.Place {
+		case integration.Before:
+			before = s.Text.Literal
+		case integration.After:
+			if len(s.Anchor) > 1 {
+				in = s.Text.Literal
+			}
+		}
+	}
+	if before == "" || in == "" {
+		t.Fatal("no sections before and in the node loop")
 	}
 	write("main.cpp", []byte(`#include "gdn-fusion.cuh"
-static bool ggml_backend_buffer_is_cuda(ggml_backend_buffer_t buffer) { return buffer != nullptr; }
-static int try_fuse(ggml_cgraph * cgraph, int i) {
-`+call+`    return 0;
+static void evaluate(ggml_backend_cuda_context * cuda_ctx, ggml_cgraph * cgraph) {
+`+before+`            for (int i = 0; i < cgraph->n_nodes; i++) {
+                ggml_tensor * node = cgraph->nodes[i];
+`+in+`            }
 }
-int main() { return try_fuse(nullptr, 0); }
+int main() { evaluate(nullptr, nullptr); }
 `))
 	if out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
 		t.Fatalf("the fusion step does not compile: %v\n%s", err, out)

@@ -2,6 +2,18 @@
 
 struct test_case {
     virtual ~test_case() {}
+
+    virtual std::vector<ggml_tensor *> fusion_test_nodes() { return {}; }
+
+    test_status_t eval(ggml_backend_t backend1, ggml_backend_t backend2, const char * op_names_filter, printer * output_printer) {
+        // build graph
+        ggml_build_forward_expand(gf, out);
+    }
+
+    bool eval_perf(ggml_backend_t backend, const char * op_names_filter, printer * output_printer) {
+        // build graph
+        ggml_build_forward_expand(gf, out);
+    }
 };
 
 // GGML_OP_GATED_DELTA_NET
