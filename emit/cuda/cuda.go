@@ -180,6 +180,7 @@ func kernel(k *ir.Kernel, upstream bool) (string, error) {
 		cfamily.WriteParams(&b, p.PointerParams())
 	}
 	p.Indent()
+	p.RestrictLocals()
 	if x := lowerReduce(p, upstream); x != nil {
 		p.Line("// Lanes exchange through shared memory when the hardware warp is narrower than a reduction.")
 		p.Line("__shared__ %s %s[%s];", lang.Type(x.Shared.Elem), p.Name(x.Shared, x.Shared.Name), p.Expr(x.Shared.Len))

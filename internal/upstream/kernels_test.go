@@ -160,6 +160,14 @@ func TestCUDAKernelsUseGGMLRestrict(t *testing.T) {
 		if !strings.Contains(string(f.Data), "GGML_CUDA_RESTRICT") {
 			t.Errorf("%s has no GGML_CUDA_RESTRICT", f.Name)
 		}
+		// The macro differs between nvcc's host and device passes, so a
+		// signature spelled with it differs too and nvcc refuses the
+		// template kernels: restrict-qualified locals, as ggml-cuda's own.
+		for _, params := range kernelParamLists(string(f.Data)) {
+			if strings.Contains(params, "GGML_CUDA_RESTRICT") {
+				t.Errorf("%s: GGML_CUDA_RESTRICT in a kernel's parameters (%s): restrict a local copy of the pointer instead", f.Name, strings.Join(strings.Fields(params), " "))
+			}
+		}
 	}
 	glue, _, err := templates.UpstreamGlue(glueTarget(t, "cuda"))
 	if err != nil {
@@ -167,5 +175,26 @@ func TestCUDAKernelsUseGGMLRestrict(t *testing.T) {
 	}
 	if !strings.Contains(string(glue[0].Data), "waits only before it reads scratch") {
 		t.Errorf("%s does not say which PDL wait the compute kernel relies on", glue[0].Name)
+	}
+}
+
+// kernelParamLists returns the parameter lists of the __global__ functions
+// in src.
+func kernelParamLists(src string) []string {
+	var out []string
+	for rest := src; ; {
+		i := strings.Index(rest, "__global__")
+		if i < 0 {
+			return out
+		}
+		rest = rest[i:]
+		// The list opens at the last '(' before ") {": past __launch_bounds__(...).
+		end := strings.Index(rest, ") {")
+		open := strings.LastIndex(rest[:max(end, 0)], "(")
+		if end < 0 || open < 0 {
+			return out
+		}
+		out = append(out, rest[open+1:end])
+		rest = rest[end:]
 	}
 }

@@ -68,6 +68,10 @@ func (p *Printer) TemplateParams() []string {
 func (p *Printer) PointerParams() []string {
 	var out []string
 	for _, buf := range p.K.Buffers {
+		if restrictLocal(p.D, buf) {
+			out = append(out, strings.TrimSuffix(PointerType(p.D, buf), p.restrict()+" ")+p.Name(buf, buf.Name)+"_ptr")
+			continue
+		}
 		out = append(out, PointerType(p.D, buf)+p.Name(buf, buf.Name))
 	}
 	for _, a := range p.K.Args {
@@ -94,8 +98,31 @@ func PointerType(d Dialect, buf *ir.Buffer) string {
 }
 
 // Restricter is a dialect that spells the restrict qualifier its own way
-// (ggml-cuda's GGML_CUDA_RESTRICT, which is empty where PDL is on).
+// (ggml-cuda's GGML_CUDA_RESTRICT, which is empty where PDL is on). Such a
+// qualifier differs between a compiler's host and device passes, so it is
+// kept out of the signature, as ggml-cuda's kernels do: the parameter is a
+// plain name_ptr and the body's first lines restrict-qualify it
+// (RestrictLocals). nvcc rejects a template kernel whose parameter types
+// differ between the two passes.
 type Restricter interface{ Restrict() string }
+
+func restrictLocal(d Dialect, buf *ir.Buffer) bool {
+	_, ok := d.(Restricter)
+	return ok && !(buf.Prior && d.DepSync(ir.DepWait) != "")
+}
+
+func (p *Printer) restrict() string { return p.D.(Restricter).Restrict() }
+
+// RestrictLocals declares the restrict-qualified locals of a Restricter
+// dialect's pointer parameters (see Restricter); none for other dialects.
+func (p *Printer) RestrictLocals() {
+	for _, buf := range p.K.Buffers {
+		if restrictLocal(p.D, buf) {
+			name := p.Name(buf, buf.Name)
+			p.Line("%s%s = %s_ptr;", PointerType(p.D, buf), name, name)
+		}
+	}
+}
 
 // WriteParams writes a function's parameter list, one parameter per line,
 // and opens its body.
