@@ -47,7 +47,7 @@ func TestConstructsRun(t *testing.T) {
 	for i := range in {
 		in[i] = float32(rng.NormFloat64())
 	}
-	emulated := []hostemu.Lang{hostemu.CUDA, hostemu.MSL, hostemu.SYCL}
+	emulated := []*hostemu.Lang{hostemu.CUDA, hostemu.MSL, hostemu.SYCL}
 	for ci, c := range constructs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -14,16 +14,6 @@ import (
 	"unicode"
 )
 
-// notYetMoved are the files that still name backends (by name, identifier
-// or language) though they are not a backend's own: each with why, so the
-// list can only shrink. Each is a hook of the Backend value to come
-// (issue 43).
-var notYetMoved = map[string]string{
-	"verify/emulate/check.go":   "reads hostemu.Options.RealSYCL, the real SYCL compiler's switch: it moves with hostemu's skins (below) to a per-language value",
-	"verify/hostemu/hostemu.go": "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
-	"verify/hostemu/check.go":   "the skins' compile checks, as hostemu.go",
-}
-
 // homonyms are strings that spell a backend's name but mean something
 // else, each for one file and one name only: the file is held to every
 // other name.
@@ -109,7 +99,6 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 		return false
 	}
 	var bad []string
-	used := map[string]bool{}
 	usedHomonyms := map[[2]string]bool{}
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -160,10 +149,6 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 					usedHomonyms[[2]string{rel, s}] = true
 					continue
 				}
-				if _, ok := notYetMoved[rel]; ok {
-					used[rel] = true
-					continue
-				}
 				bad = append(bad, fset.Position(n.Pos()).String()[len(root)+1:]+": "+what+" names backend "+strconv.Quote(s))
 			}
 			return true
@@ -176,11 +161,6 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Error(b + " (move it into the backend's folder, or list the file in its Owns)")
-	}
-	for rel := range notYetMoved {
-		if !used[rel] {
-			t.Errorf("%s no longer names a backend: take it off notYetMoved", rel)
-		}
 	}
 	for h := range homonyms {
 		if !usedHomonyms[h] {

@@ -69,7 +69,7 @@ const ACPPTargets = "omp.library-only"
 // vectorized work-item loop (omp_kernel_launcher.hpp), and clang warns
 // "loop not vectorized" (-Wpass-failed) for any kernel with a barrier.
 func ACPPOptions(acpp, targets string) hostemu.Options {
-	return hostemu.Options{CXX: acpp, RealSYCL: true, Flags: []string{"--acpp-targets=" + targets, "-Wno-pass-failed"}}
+	return hostemu.Options{CXX: acpp, Real: true, Flags: []string{"--acpp-targets=" + targets, "-Wno-pass-failed"}}
 }
 
 // realSYCLWidth fills the job's sub-group width, which a real

@@ -27,7 +27,7 @@ var target = ops.TargetOf(name)
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns:  []string{"emit/msl", "templates/metal", "tools/metallib", "verify/emulate/msl.go", "ops/backend_metal.go", "generated/metal", "tools/toolchain/metal.go"},
+	Owns:  []string{"emit/msl", "templates/metal", "tools/metallib", "verify/hostemu/msl.go", "verify/emulate/msl.go", "ops/backend_metal.go", "generated/metal", "tools/toolchain/metal.go"},
 	Tools: []toolchain.Tool{toolchain.XcrunMetal}}
 
 var glueTarget = &templates.Target{

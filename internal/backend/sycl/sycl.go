@@ -22,7 +22,7 @@ const name = "sycl"
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns:  []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl", "tools/toolchain/sycl.go"},
+	Owns:  []string{"emit/sycl", "templates/sycl", "verify/hostemu/sycl.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl", "tools/toolchain/sycl.go"},
 	Tools: []toolchain.Tool{toolchain.ICPX, toolchain.ACPP}, Doctor: doctor}
 
 var glueTarget = &templates.Target{
