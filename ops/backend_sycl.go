@@ -4,6 +4,6 @@ import "github.com/kernelgen/kernelgen/ir"
 
 // SYCL (the sycl backend): ggml-sycl's arithmetic.
 func init() {
-	declare(native{backend: "sycl", listed: 4,
+	declare(native{backend: "sycl",
 		style: style{gateAfterReduce: true, order: ir.Butterfly}})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kernelgen/kernelgen/dsl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -442,14 +443,16 @@ func table() []Variant {
 }
 
 var (
-	variantsOnce sync.Once
-	variants     []Variant
-	variantsErr  error
+	variantsOnce  sync.Once
+	variantsBuilt atomic.Bool // ListIn comes too late once it is set
+	variants      []Variant
+	variantsErr   error
 )
 
 // Variants returns the checked variant table.
 func Variants() ([]Variant, error) {
 	variantsOnce.Do(func() {
+		variantsBuilt.Store(true)
 		variants = table()
 		variantsErr = CheckVariants(variants)
 	})

@@ -423,9 +423,9 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 // GatedDeltaNetChainGather runs gated_delta_net_chain_gather, a pure copy that every contract shares. Buffers are modified in place.
 func GatedDeltaNetChainGather(arith string, p GatedDeltaNetChainGatherParams, a GatedDeltaNetChainGatherArgs, b GatedDeltaNetChainGatherBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return gatedDeltaNetChainGather(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_chain_gather: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_chain_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -423,9 +423,9 @@ func ssmConvChainGather(kgP SsmConvChainGatherParams, kgA SsmConvChainGatherArgs
 // SsmConvChainGather runs ssm_conv_chain_gather, a pure copy that every contract shares. Buffers are modified in place.
 func SsmConvChainGather(arith string, p SsmConvChainGatherParams, a SsmConvChainGatherArgs, b SsmConvChainGatherBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return ssmConvChainGather(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_chain_gather: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_chain_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -3,19 +3,17 @@ package patch
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/integration"
 )
 
 // Plan returns the steps for the named backends ("all" for every one), one
-// per integration manifest in the manifests' order, led by what the tree
+// per integration manifest in the order given (the registry's), led by what the tree
 // needs first (the ops, or on a tree with the series the cases and the CPU
 // fix) and followed by llama.cpp's gate.
 func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
-	ms := append([]*integration.Manifest(nil), manifests...)
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
+	ms := manifests
 	want := map[string]bool{}
 	for _, n := range names {
 		if n == "all" {
@@ -55,12 +53,10 @@ func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
 	return append(steps, gate), nil
 }
 
-// Backends names the manifests' backends in series order.
+// Backends names the manifests' backends in series order (theirs).
 func Backends(manifests []*integration.Manifest) []string {
-	ms := append([]*integration.Manifest(nil), manifests...)
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
 	var out []string
-	for _, m := range ms {
+	for _, m := range manifests {
 		out = append(out, m.Backend)
 	}
 	return out
