@@ -220,6 +220,22 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return Dispatch{}, err
 		}
 		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant}
+		callersBuffer := func(caller string, b *ir.Buffer) (*ir.Buffer, error) {
+			cop, err := ops.Lookup(caller)
+			if err != nil {
+				return nil, err
+			}
+			ck, err := cop.Kernel(a)
+			if err != nil {
+				return nil, err
+			}
+			for _, cb := range ck.Buffers {
+				if cb.Name == b.Name && cb.Role != ir.CallerRole {
+					return cb, nil
+				}
+			}
+			return nil, fmt.Errorf("buffer %s is the caller's, and %s has none of that name", b.Name, ck.ID())
+		}
 		if g := op.Guard; g != nil {
 			e, ok := d.args[g.Arg]
 			if !ok {
@@ -228,7 +244,13 @@ func Model(a ir.Arith) ([]*Op, error) {
 			dd.When, dd.WhenWhy = fmt.Sprintf("%s >= %d", e, g.Min), g.Why
 		}
 		for _, b := range k.Buffers {
-			bb, err := bindingOf(b)
+			bound := b // the buffer whose role binds b: the caller's where b is its
+			if b.Role == ir.CallerRole {
+				if bound, err = callersBuffer(name, b); err != nil {
+					return dd, fmt.Errorf("glue: %s: %s: %v", name, k.ID(), err)
+				}
+			}
+			bb, err := bindingOf(bound)
 			if err != nil {
 				return dd, fmt.Errorf("glue: %s: %s: %v", name, k.ID(), err)
 			}
@@ -497,7 +519,7 @@ func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, 
 	if from <= 0 {
 		return nil
 	}
-	gather := family + "_chain_gather"
+	gather := ops.ChainGatherOp
 	planArgs := withArg(withArg(args, "seg", chainSeg(t, nSeqs)), aliasedBatched, "0")
 	if chainedCompute(t, o) != o.Name+"_chained" {
 		gather = family + "_block_gather"

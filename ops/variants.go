@@ -417,9 +417,7 @@ func table() []Variant {
 	out = append(out, V("gated_delta_net_gather").NotOnBackends(rowGathers...), V("ssm_conv_gather").NotOnBackends(rowGathers...),
 		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn(rowGathers...), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn(rowGathers...))
 	if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
-		for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
-			out = append(out, V(op).OnlyOn(chain...))
-		}
+		out = append(out, V(ChainGatherOp).OnlyOn(chain...))
 	}
 	if blocks := tunedNames(func(t Tuning) bool { return t.GDNBlocks }); len(blocks) > 0 {
 		out = append(out, V("gated_delta_net_block_gather").OnlyOn(blocks...))

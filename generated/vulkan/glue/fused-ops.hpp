@@ -80,13 +80,13 @@ struct vk_op_gated_delta_net_inplace_ids_chained_push_constants {
 };
 static_assert(sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants) == 84, "vk_op_gated_delta_net_inplace_ids_chained_push_constants must match the shader's push constants");
 
-struct vk_op_gated_delta_net_chain_gather_push_constants {
+struct vk_op_chain_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
     uint32_t seg;
 };
-static_assert(sizeof(vk_op_gated_delta_net_chain_gather_push_constants) == 16, "vk_op_gated_delta_net_chain_gather_push_constants must match the shader's push constants");
+static_assert(sizeof(vk_op_chain_gather_push_constants) == 16, "vk_op_chain_gather_push_constants must match the shader's push constants");
 
 struct vk_op_gated_delta_net_gather_push_constants {
     uint32_t row_len;
@@ -241,7 +241,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "64u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
-    string_to_spv("gated_delta_net_chain_gather", "gated_delta_net_chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
+    string_to_spv("chain_gather", "chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_gather", "gated_delta_net_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
@@ -301,7 +301,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     vk_pipeline pipeline_gated_delta_net_inplace[10];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[56];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_chained[8];
-    vk_pipeline pipeline_gated_delta_net_chain_gather[1];
+    vk_pipeline pipeline_chain_gather[1];
     vk_pipeline pipeline_gated_delta_net_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[10];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
@@ -385,7 +385,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[5], "gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1", gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_chained_s_v64_kda1_nw4_cpw1_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[6], "gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[7], "gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_chain_gather[0], "gated_delta_net_chain_gather", gated_delta_net_chain_gather_len, gated_delta_net_chain_gather_data, "main", 4, sizeof(vk_op_gated_delta_net_chain_gather_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_chain_gather[0], "chain_gather", chain_gather_len, chain_gather_data, "main", 4, sizeof(vk_op_chain_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_gather[0], "gated_delta_net_gather", gated_delta_net_gather_len, gated_delta_net_gather_data, "main", 3, sizeof(vk_op_gated_delta_net_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[0], "gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[1], "gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -855,16 +855,16 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { H, n_seqs, (S_v / (NW * CPW)) });
             }
             // 17 or more sequences where one dispatch does not take them, state_dst the cache's rows from rs_head: the chain gather cuts the ids chains into segments and copies the rows read across a segment boundary, and a workgroup runs each segment in order; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_chain_gather
-                const vk_op_gated_delta_net_chain_gather_push_constants pc = {
+            if (chained && op->src[2]->ne[3] >= 2) { // chain_gather
+                const vk_op_chain_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
                     /* .seg = */ (uint32_t) ((op->src[2]->ne[3] >= 96 ? (op->src[2]->ne[3] + 15) / 16 : (op->src[2]->ne[3] + 7) / 8)),
                 };
                 vk_pipeline pipeline = nullptr;
-                if (true) { pipeline = ctx->device->pipeline_gated_delta_net_chain_gather[0]; }
-                GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_chain_gather pipeline for this variant");
+                if (true) { pipeline = ctx->device->pipeline_chain_gather[0]; }
+                GGML_ASSERT(pipeline != nullptr && "no chain_gather pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
                     ggml_vk_tensor_subbuffer(ctx, op->src[5]), // cache
