@@ -148,7 +148,7 @@ func runGLSL(ctx context.Context, c construct, l lowering, in []float32) ([]floa
 // runOpenCL builds the construct's OpenCL C and runs it on the first
 // OpenCL device (PoCL in CI) with in, out and n as its arguments.
 func runOpenCL(ctx context.Context, c construct, l lowering, in []float32) ([]float32, error) {
-	defs, err := opencl.Defines(l.k, variant(c))
+	defs, err := opencl.Defines(variant(c).Of(l.k))
 	if err != nil {
 		return nil, err
 	}

@@ -26,15 +26,16 @@ import (
 
 // FileName is the shader file of a kernel: ggml's <op>.comp for the native
 // contract and contract-free kernels, <op>_portable.comp for portable.
-func FileName(k *ir.Kernel) string {
-	if k.Arith.Native || k.ArithFree {
-		return k.Name + ".comp"
-	}
-	return k.Name + "_portable.comp"
-}
+func FileName(k *ir.Kernel) string { return cfamily.Named(k, "", "") + ".comp" }
 
-// Emit returns one kernel's shader source.
-func Emit(k *ir.Kernel, summary string) ([]byte, error) {
+// Emit returns the shader source of the unit's one kernel (a shader per
+// contract: glslang builds each instance from it by defines).
+func Emit(u ir.Unit) ([]byte, error) {
+	k, err := u.One("glsl")
+	if err != nil {
+		return nil, err
+	}
+	summary := u.Summary
 	if err := cfamily.Unsupported("glsl", k); err != nil {
 		return nil, err
 	}

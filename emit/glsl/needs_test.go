@@ -22,7 +22,7 @@ func TestNeedsMatchWhatTheBodyUses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src, err := glsl.Emit(k, op.Summary)
+			src, err := glsl.Emit(ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: []*ir.Kernel{k}})
 			if err != nil {
 				t.Fatal(err)
 			}

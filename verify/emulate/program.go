@@ -115,11 +115,12 @@ func kernelProgram(name string, lang *hostemu.Lang, kern Kernel, variants []ops.
 	if err != nil {
 		return program{}, err
 	}
-	src, err := s.emit(kern, variants)
+	instances := instancesOf(kern.K, variants)
+	src, err := s.emit(ir.Unit{Op: kern.Op, Summary: kern.Summary, Kernels: []*ir.Kernel{kern.K}, Instances: instances})
 	if err != nil {
 		return program{}, err
 	}
-	return newProgram(name, lang, kern.Op, File{Name: kern.Op + s.ext, Data: src}, instancesOf(kern.K, variants))
+	return newProgram(name, lang, kern.Op, File{Name: kern.Op + s.ext, Data: src}, instances)
 }
 
 // SourceProgram is KernelProgram for a source the caller emitted: function
@@ -233,8 +234,8 @@ type writer func(format string, args ...any)
 // from the init of the file its backend owns (verify/emulate/<language>.go),
 // as ops' backends declare their contracts.
 type skin struct {
-	ext      string // its files' extension
-	emit     func(k Kernel, variants []ops.Variant) ([]byte, error)
+	ext      string                          // its files' extension
+	emit     func(u ir.Unit) ([]byte, error) // the language's emitter
 	function func(*ir.Kernel) string
 	// argsStruct, when set, is the struct an op's kernels take their args
 	// in; otherwise each arg is a parameter after the buffers.

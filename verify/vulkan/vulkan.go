@@ -126,7 +126,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
-	src, err := glsl.Emit(k, op.Summary)
+	src, err := glsl.Emit(ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: []*ir.Kernel{k}})
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}

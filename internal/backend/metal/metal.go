@@ -43,9 +43,9 @@ var glueTarget = &templates.Target{
 const emulationWidth = 32
 
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := msl.Emit(op.Name, op.Summary, ks, target.Variants(op.Name))
-		return backend.One(op.Name+".metal", src, err)
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		src, err := msl.Emit(u)
+		return backend.One(u.Op+".metal", src, err)
 	})
 	if err != nil {
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/emulate"
@@ -38,9 +37,9 @@ var glueTarget = &templates.Target{
 const emulationWidth = 16
 
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := sycl.Emit(op.Name, op.Summary, ks)
-		return backend.One(op.Name+".hpp", src, err)
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		src, err := sycl.Emit(u)
+		return backend.One(u.Op+".hpp", src, err)
 	})
 	if err != nil {
 		return nil, err

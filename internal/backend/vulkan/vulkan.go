@@ -56,10 +56,10 @@ func hostName(fn string, in ir.Instance) string {
 // generate writes one shader per kernel (contract): glslang compiles each
 // variant from it by defines.
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
 		var files []backend.File
-		for _, k := range ks {
-			src, err := glsl.Emit(k, op.Summary)
+		for _, k := range u.Kernels {
+			src, err := glsl.Emit(u.Only(k))
 			if err != nil {
 				return nil, err
 			}
