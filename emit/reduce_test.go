@@ -14,7 +14,7 @@ import (
 )
 
 // Every dialect prints a reduction through the lowering's entities
-// (pass.LowerReduce), named before the body: a kernel's own locals with
+// (pass.Facts.Exchange), named before the body: a kernel's own locals with
 // those names give way (kg_off_), the exchange keeps its names.
 func TestReduceLoweringNames(t *testing.T) {
 	b := dsl.New("k", ir.Portable)

@@ -245,7 +245,7 @@ func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Excha
 }
 
 // lowerReduce: the generated kernels reduce through the exchange
-// (pass.LowerReduce); ggml's own take warps as wide as every reduction.
+// (pass.Facts.Exchange); ggml's own take warps as wide as every reduction.
 func lowerReduce(p *cfamily.Printer, upstream bool) *pass.Exchange {
 	if upstream {
 		return nil

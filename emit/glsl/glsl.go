@@ -46,7 +46,7 @@ func Emit(u ir.Unit) ([]byte, error) {
 	}
 	// The body is printed first, so that the memory-scope extension is
 	// declared only where a barrier used it. The helpers follow the IR's
-	// needs (pass.NeedsOf): kg_fma needs shaderFloat64, which gathers must
+	// needs (pass.Facts.Needs): kg_fma needs shaderFloat64, which gathers must
 	// not require.
 	x := p.LowerReduce()
 	reduce := x != nil
@@ -70,7 +70,7 @@ func Emit(u ir.Unit) ([]byte, error) {
 		b.WriteString("// Variant defines: KG_WG_X/Y/Z (the workgroup size).\n")
 	}
 	b.WriteString("\n#extension GL_EXT_control_flow_attributes : enable\n")
-	needs := pass.NeedsOf(k)
+	needs := pass.Of(k).Needs
 	if needs.DenormPreserve {
 		b.WriteString(denormExtension)
 	}

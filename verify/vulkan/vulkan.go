@@ -145,7 +145,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 // that build (portable kernels with float arithmetic), else Unit itself.
 func DenormUnit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	u, err := Unit(k, v)
-	if err != nil || !pass.NeedsOf(k).DenormPreserve {
+	if err != nil || !pass.Of(k).Needs.DenormPreserve {
 		return u, err
 	}
 	u.Defines, u.Name = glsl.WithDenormPreserve(u.Defines), u.Name+" denorm-preserve"

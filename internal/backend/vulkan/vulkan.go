@@ -102,7 +102,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 				}
 				u := spvbuild.Unit{File: "generated/" + path, Source: src, Defines: defs, Name: k.ID() + " " + v.String()}
 				units = append(units, u)
-				if pass.NeedsOf(k).DenormPreserve {
+				if pass.Of(k).Needs.DenormPreserve {
 					// The build for devices that keep denormals on request.
 					u.Defines, u.Name = glsl.WithDenormPreserve(defs), u.Name+" denorm-preserve"
 					units = append(units, u)
