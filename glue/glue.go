@@ -220,22 +220,6 @@ func Model(a ir.Arith) ([]*Op, error) {
 			return Dispatch{}, err
 		}
 		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant}
-		callersBuffer := func(caller string, b *ir.Buffer) (*ir.Buffer, error) {
-			cop, err := ops.Lookup(caller)
-			if err != nil {
-				return nil, err
-			}
-			ck, err := cop.Kernel(a)
-			if err != nil {
-				return nil, err
-			}
-			for _, cb := range ck.Buffers {
-				if cb.Name == b.Name && cb.Role != ir.CallerRole {
-					return cb, nil
-				}
-			}
-			return nil, fmt.Errorf("buffer %s is the caller's, and %s has none of that name", b.Name, ck.ID())
-		}
 		if g := op.Guard; g != nil {
 			e, ok := d.args[g.Arg]
 			if !ok {
@@ -246,7 +230,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 		for _, b := range k.Buffers {
 			bound := b // the buffer whose role binds b: the caller's where b is its
 			if b.Role == ir.CallerRole {
-				if bound, err = callersBuffer(name, b); err != nil {
+				if bound, err = callersBuffer(a, name, b); err != nil {
 					return dd, fmt.Errorf("glue: %s: %s: %v", name, k.ID(), err)
 				}
 			}
@@ -538,6 +522,26 @@ func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, 
 		return fmt.Errorf("glue: %s: the small-n tiling (up to %d sequences) reaches the chained schedule (from %d), whose kernel has only the main tiling", o.Name, maxSeqs, from)
 	}
 	return o.chained(ds, nSeqs, from, batched, window, dstName)
+}
+
+// callersBuffer is the buffer of b's name of op caller's kernel under
+// contract a: what b, a buffer of a kernel several ops dispatch
+// (ir.CallerRole), is bound as when caller's schedule dispatches it.
+func callersBuffer(a ir.Arith, caller string, b *ir.Buffer) (*ir.Buffer, error) {
+	op, err := ops.Lookup(caller)
+	if err != nil {
+		return nil, err
+	}
+	k, err := op.Kernel(a)
+	if err != nil {
+		return nil, err
+	}
+	for _, cb := range k.Buffers {
+		if cb.Name == b.Name && cb.Role != ir.CallerRole {
+			return cb, nil
+		}
+	}
+	return nil, fmt.Errorf("buffer %s is the caller's, and %s has none of that name", b.Name, k.ID())
 }
 
 // bindingOf is the tensor a kernel's buffer is bound to, read from its IR

@@ -32,8 +32,8 @@ type Arg struct {
 }
 
 // CallerRole is the role of a buffer of a kernel several ops dispatch (the
-// chain gather): it is bound as the buffer of the same name of the op whose
-// schedule dispatches it.
+// chain gather, upstream's shared gather): it is bound as the buffer of the
+// same name of the op whose schedule dispatches it.
 const CallerRole = "caller"
 
 // Buffer is a storage buffer bound to the kernel.

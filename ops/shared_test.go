@@ -1,54 +1,58 @@
-package ops_test
+package ops
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
-// notYetShared are ops whose kernel another op builds too, but for names
-// and the ggml slots of its buffers: each waits to be one kernel, bound as
-// its callers' (ir.CallerRole, as the chain gather is), for the reason
-// given. The list can only shrink.
-var notYetShared = map[string]string{
-	"ssm_conv_gather":      "gated_delta_net_gather's kernel; both are in the upstream series' text of every backend (their manifests and upstream templates)",
-	"ssm_conv_gather_rows": "gated_delta_net_gather_rows's kernel; ggml-cpu's step writes it (internal/patch/ops.go)",
+// The shared gather is each ids op's gather under another name, so one
+// kernel can serve both. Only the roles differ: each op's gather names the
+// srcs its op binds, the shared one none.
+func TestSharedGatherIsEachIdsOpsGather(t *testing.T) {
+	shared, err := SharedGather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ir.Print(shared)
+	for _, name := range []string{"gated_delta_net_gather", "ssm_conv_gather"} {
+		op, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := op.Kernel(ir.Portable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := *k
+		same.Buffers = nil
+		for i, b := range k.Buffers {
+			c := *b
+			c.Role = shared.Buffers[i].Role
+			same.Buffers = append(same.Buffers, &c)
+		}
+		if got := strings.ReplaceAll(ir.Print(&same), name, SharedGatherName); got != want {
+			t.Errorf("%s differs from %s:\n%s\nwant\n%s", name, SharedGatherName, got, want)
+		}
+	}
 }
 
-// rolesAndName are what may differ between two ops' kernels that are one:
-// the kernel's name (in every line that spells it) and its buffers' roles.
-var rolesAndName = regexp.MustCompile(` role=\S+`)
-
-// A kernel is built by one op: two ops whose kernels differ only in names
-// and buffer roles are one kernel, emitted once per backend (ChainGatherOp).
-func TestOneKernelPerProgram(t *testing.T) {
-	seen := map[string]string{} // kernel text, names and roles left out -> op
-	used := map[string]bool{}
-	for _, op := range ops.All() {
-		for _, a := range op.Ariths() {
-			k, err := op.Kernel(a)
+// Each shared kernel has its two ops' variants, the flag telling them apart.
+func TestSharedKernelsBuildWithTheirOpsVariants(t *testing.T) {
+	for _, s := range SharedKernels() {
+		for _, be := range []string{"cuda", "sycl"} {
+			vs := s.Variants(TargetOf(be))
+			if want := len(TargetOf(be).Variants(s.Plain)) + len(TargetOf(be).Variants(s.Ids)); len(vs) != want || want == 0 {
+				t.Errorf("%s on %s: %d variants, want %d", s.Name, be, len(vs), want)
+			}
+			k, err := s.Kernel(ir.Native(be))
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := rolesAndName.ReplaceAllString(strings.ReplaceAll(ir.Print(k), op.Name, "K"), "")
-			text += "\x00" + a.String()
-			if first, ok := seen[text]; ok {
-				if _, known := notYetShared[op.Name]; known {
-					used[op.Name] = true
-					continue
-				}
-				t.Errorf("%s@%s is %s's kernel: build it once, its buffers bound as the caller's (ir.CallerRole)", op.Name, a, first)
-				continue
+			if k.Param(s.Flag) == nil {
+				t.Errorf("%s has no param %s", s.Name, s.Flag)
 			}
-			seen[text] = op.Name
-		}
-	}
-	for name := range notYetShared {
-		if !used[name] {
-			t.Errorf("%s no longer builds another op's kernel: take it off notYetShared", name)
 		}
 	}
 }
