@@ -248,6 +248,9 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if p.Name == "" {
 		return nil, errors.New("hostemu: program has no name")
 	}
+	if p.Lang == nil {
+		return nil, fmt.Errorf("hostemu: program %s has no language", p.Name)
+	}
 	names, err := sourceNames(p)
 	if err != nil {
 		return nil, err

@@ -46,3 +46,11 @@ func TestALanguageIsItsDeclaration(t *testing.T) {
 		t.Error("Options.Real for a language no compiler implements: no error")
 	}
 }
+
+// A program without a language is refused, by name.
+func TestAProgramHasALanguage(t *testing.T) {
+	_, err := BuildWith(context.Background(), Program{Name: "nolang"}, Options{CacheDir: t.TempDir()})
+	if err == nil || err.Error() != "hostemu: program nolang has no language" {
+		t.Errorf("BuildWith without a language: %v", err)
+	}
+}
