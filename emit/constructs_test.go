@@ -264,22 +264,23 @@ func lower(t *testing.T, c construct) lowering {
 	l := lowering{k: build(t, c)}
 	k := l.k
 	var err error
-	if l.cuda, err = cuda.Emit(c.name, "construct", []*ir.Kernel{k}); err != nil {
+	u := ir.Unit{Op: c.name, Summary: "construct", Kernels: []*ir.Kernel{k}, Instances: []ir.Instance{variant(c).Of(k)}, Contracts: []ir.Arith{c.arith}}
+	if l.cuda, err = cuda.Emit(u); err != nil {
 		t.Fatal(err)
 	}
-	if l.glsl, err = glsl.Emit(k, "construct"); err != nil {
+	if l.glsl, err = glsl.Emit(u); err != nil {
 		t.Fatal(err)
 	}
-	if l.msl, err = msl.Emit(c.name, "construct", []*ir.Kernel{k}, []ops.Variant{variant(c)}); err != nil {
+	if l.msl, err = msl.Emit(u); err != nil {
 		t.Fatal(err)
 	}
-	if l.sycl, err = sycl.Emit(c.name, "construct", []*ir.Kernel{k}); err != nil {
+	if l.sycl, err = sycl.Emit(u); err != nil {
 		t.Fatal(err)
 	}
-	if l.opencl, err = opencl.Emit(c.name, "construct", []*ir.Kernel{k}); err != nil {
+	if l.opencl, err = opencl.Emit(u); err != nil {
 		t.Fatal(err)
 	}
-	if l.goS, err = goref.Emit(goref.Op{Name: c.name, Kernels: []*ir.Kernel{k}}, []ir.Arith{c.arith}); err != nil {
+	if l.goS, err = goref.Emit(u); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -348,21 +349,17 @@ func TestBF16Unsupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	variants := []ops.Variant{variant(construct{name: k.Name})}
-	for backend, emit := range map[string]func() ([]byte, error){
-		"cuda":   func() ([]byte, error) { return cuda.Emit(k.Name, "bf16", []*ir.Kernel{k}) },
-		"glsl":   func() ([]byte, error) { return glsl.Emit(k, "bf16") },
-		"msl":    func() ([]byte, error) { return msl.Emit(k.Name, "bf16", []*ir.Kernel{k}, variants) },
-		"sycl":   func() ([]byte, error) { return sycl.Emit(k.Name, "bf16", []*ir.Kernel{k}) },
-		"opencl": func() ([]byte, error) { return opencl.Emit(k.Name, "bf16", []*ir.Kernel{k}) },
+	u := ir.Unit{Op: k.Name, Summary: "bf16", Kernels: []*ir.Kernel{k}, Instances: []ir.Instance{variant(construct{name: k.Name}).Of(k)}, Contracts: []ir.Arith{ir.Portable}}
+	for backend, emit := range map[string]func(ir.Unit) ([]byte, error){
+		"cuda": cuda.Emit, "glsl": glsl.Emit, "msl": msl.Emit, "sycl": sycl.Emit, "opencl": opencl.Emit,
 	} {
-		src, err := emit()
+		src, err := emit(u)
 		want := backend + ": " + k.ID() + ": bf16 buffer in is not supported yet"
 		if err == nil || err.Error() != want || src != nil {
 			t.Errorf("%s: got (%d bytes, %v), want no source and %q", backend, len(src), err, want)
 		}
 	}
-	if _, err := goref.Emit(goref.Op{Name: k.Name, Kernels: []*ir.Kernel{k}}, []ir.Arith{ir.Portable}); err != nil {
+	if _, err := goref.Emit(u); err != nil {
 		t.Errorf("goref: %v (the reference must lower bf16 buffers)", err)
 	}
 }

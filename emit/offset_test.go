@@ -27,12 +27,10 @@ func TestCacheOffsetsPrintWide(t *testing.T) {
 	}
 	// By backend name: each prints its portable and native kernels.
 	langs := map[string]lang{
-		"cuda":   {ctype.C, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return cuda.Emit(op.Name, op.Summary, ks) }},
-		"sycl":   {ctype.C, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return sycl.Emit(op.Name, op.Summary, ks) }},
-		"opencl": {opencl.Types, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return opencl.Emit(op.Name, op.Summary, ks) }},
-		"metal": {msl.Types, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) {
-			return msl.Emit(op.Name, op.Summary, ks, ops.VariantsOf(op.Name))
-		}},
+		"cuda":   {ctype.C, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return cuda.Emit(unitOf(op, ks)) }},
+		"sycl":   {ctype.C, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return sycl.Emit(unitOf(op, ks)) }},
+		"opencl": {opencl.Types, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return opencl.Emit(unitOf(op, ks)) }},
+		"metal":  {msl.Types, func(op *ops.Op, ks []*ir.Kernel) ([]byte, error) { return msl.Emit(unitOf(op, ks)) }},
 	}
 	for _, op := range ops.All() {
 		if !strings.Contains(op.Name, "_ids") && !strings.Contains(op.Name, "_gather") {
@@ -74,7 +72,7 @@ func TestCacheOffsetsPrintWide(t *testing.T) {
 			continue
 		}
 		for _, k := range kernels("vulkan") {
-			src, err := glsl.Emit(k, op.Summary)
+			src, err := glsl.Emit(unitOf(op, []*ir.Kernel{k}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,4 +86,15 @@ func TestCacheOffsetsPrintWide(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unitOf is op's kernels ks at every variant of the table.
+func unitOf(op *ops.Op, ks []*ir.Kernel) ir.Unit {
+	u := ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: ks}
+	for _, k := range ks {
+		for _, v := range ops.VariantsOf(op.Name) {
+			u.Instances = append(u.Instances, v.Of(k))
+		}
+	}
+	return u
 }

@@ -23,11 +23,12 @@ func TestPriorBuffersAreNotRestrictOnCUDA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := cuda.Emit(op.Name, op.Summary, []*ir.Kernel{k})
+		u := ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: []*ir.Kernel{k}}
+		src, err := cuda.Emit(u)
 		if err != nil {
 			t.Fatal(err)
 		}
-		syclSrc, err := sycl.Emit(op.Name, op.Summary, []*ir.Kernel{k})
+		syclSrc, err := sycl.Emit(u)
 		if err != nil {
 			t.Fatal(err)
 		}

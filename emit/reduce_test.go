@@ -11,11 +11,10 @@ import (
 	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
 // Every dialect prints a reduction through the lowering's entities
-// (pass.LowerReduce), named before the body: a kernel's own locals with
+// (pass.Facts.Exchange), named before the body: a kernel's own locals with
 // those names give way (kg_off_), the exchange keeps its names.
 func TestReduceLoweringNames(t *testing.T) {
 	b := dsl.New("k", ir.Portable)
@@ -29,14 +28,13 @@ func TestReduceLoweringNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	u := ir.Unit{Op: "k", Kernels: []*ir.Kernel{k}, Instances: []ir.Instance{{Kernel: k, Values: map[string]int64{}}}}
 	srcs := map[string]func() ([]byte, error){
-		"cuda":   func() ([]byte, error) { return cuda.Emit("k", "", []*ir.Kernel{k}) },
-		"sycl":   func() ([]byte, error) { return sycl.Emit("k", "", []*ir.Kernel{k}) },
-		"opencl": func() ([]byte, error) { return opencl.Emit("k", "", []*ir.Kernel{k}) },
-		"msl": func() ([]byte, error) {
-			return msl.Emit("k", "", []*ir.Kernel{k}, []ops.Variant{{Values: map[string]int64{}}})
-		},
-		"glsl": func() ([]byte, error) { return glsl.Emit(k, "") },
+		"cuda":   func() ([]byte, error) { return cuda.Emit(u) },
+		"sycl":   func() ([]byte, error) { return sycl.Emit(u) },
+		"opencl": func() ([]byte, error) { return opencl.Emit(u) },
+		"msl":    func() ([]byte, error) { return msl.Emit(u) },
+		"glsl":   func() ([]byte, error) { return glsl.Emit(u) },
 	}
 	for name, emit := range srcs {
 		src, err := emit()

@@ -47,7 +47,7 @@ func TestConstructsRun(t *testing.T) {
 	for i := range in {
 		in[i] = float32(rng.NormFloat64())
 	}
-	emulated := []hostemu.Lang{hostemu.CUDA, hostemu.MSL, hostemu.SYCL}
+	emulated := []*hostemu.Lang{hostemu.CUDA, hostemu.MSL, hostemu.SYCL}
 	for ci, c := range constructs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -148,7 +148,7 @@ func runGLSL(ctx context.Context, c construct, l lowering, in []float32) ([]floa
 // runOpenCL builds the construct's OpenCL C and runs it on the first
 // OpenCL device (PoCL in CI) with in, out and n as its arguments.
 func runOpenCL(ctx context.Context, c construct, l lowering, in []float32) ([]float32, error) {
-	defs, err := opencl.Defines(l.k, variant(c))
+	defs, err := opencl.Defines(variant(c).Of(l.k))
 	if err != nil {
 		return nil, err
 	}

@@ -149,6 +149,13 @@ func TestChainedScheduleDispatches(t *testing.T) {
 						plan, access = b.Tensor, b.Access
 					}
 				}
+				// the gather's cache and ids are the op's own (ir.CallerRole):
+				// the chain gather is one kernel for both ops
+				for _, b := range d.Bind {
+					if (b.Buffer == "cache" || b.Buffer == "ids") && b.Tensor != bindingIn(o.Dispatches[len(o.Dispatches)-1], b.Buffer) {
+						t.Errorf("%s %s: %s binds its %s to %s, the op's compute to %s", backend, o.Name, d.Op.Name, b.Buffer, b.Tensor, bindingIn(o.Dispatches[len(o.Dispatches)-1], b.Buffer))
+					}
+				}
 				want := ir.Read
 				if i == 0 {
 					want = ir.Write
@@ -158,7 +165,7 @@ func TestChainedScheduleDispatches(t *testing.T) {
 				}
 			}
 			blocks := o.Fusion == "B" && ops.TargetOf(backend).GDNBlocks()
-			want := family + "_chain_gather, " + o.Name + "_chained"
+			want := ops.ChainGatherOp + ", " + o.Name + "_chained"
 			if blocks {
 				want = family + "_block_gather, " + o.Name + "_blocks"
 			}
@@ -247,7 +254,7 @@ func TestChainedScheduleView(t *testing.T) {
 		}
 		none := "!one_dispatch && !chained"
 		want := strings.Join(append(lines,
-			family+"_chain_gather [chained && "+n+" >= 2] barrier true",
+			ops.ChainGatherOp+" [chained && "+n+" >= 2] barrier true",
 			ov.Name+"_chained [chained] barrier false",
 			gather+" ["+none+" && "+n+" >= 2] barrier true",
 			ov.Name+" ["+none+"] barrier false",
@@ -288,4 +295,14 @@ func segAt(expr, nSeqs string) (func(int) int, error) {
 		}
 		return rest(n)
 	}, nil
+}
+
+// bindingIn is the tensor d binds its buffer of that name to.
+func bindingIn(d Dispatch, buffer string) string {
+	for _, b := range d.Bind {
+		if b.Buffer == buffer {
+			return b.Tensor
+		}
+	}
+	return ""
 }

@@ -254,7 +254,13 @@ func Model(a ir.Arith) ([]*Op, error) {
 			dd.When, dd.WhenWhy = fmt.Sprintf("%s >= %d", e, g.Min), g.Why
 		}
 		for _, b := range k.Buffers {
-			bb, err := bindingOf(b)
+			bound := b // the buffer whose role binds b: the caller's where b is its
+			if b.Role == ir.CallerRole {
+				if bound, err = callersBuffer(a, name, b); err != nil {
+					return dd, fmt.Errorf("glue: %s: %s: %v", name, k.ID(), err)
+				}
+			}
+			bb, err := bindingOf(bound)
 			if err != nil {
 				return dd, fmt.Errorf("glue: %s: %s: %v", name, k.ID(), err)
 			}
@@ -523,7 +529,7 @@ func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, 
 	if from <= 0 {
 		return nil
 	}
-	gather := family + "_chain_gather"
+	gather := ops.ChainGatherOp
 	planArgs := withArg(withArg(args, "seg", chainSeg(t, nSeqs)), aliasedBatched, "0")
 	if chainedCompute(t, o) != o.Name+"_chained" {
 		gather = family + "_block_gather"
@@ -542,6 +548,26 @@ func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, 
 		return fmt.Errorf("glue: %s: the small-n tiling (up to %d sequences) reaches the chained schedule (from %d), whose kernel has only the main tiling", o.Name, maxSeqs, from)
 	}
 	return o.chained(ds, nSeqs, from, batched, window, dstName)
+}
+
+// callersBuffer is the buffer of b's name of op caller's kernel under
+// contract a: what b, a buffer of a kernel several ops dispatch
+// (ir.CallerRole), is bound as when caller's schedule dispatches it.
+func callersBuffer(a ir.Arith, caller string, b *ir.Buffer) (*ir.Buffer, error) {
+	op, err := ops.Lookup(caller)
+	if err != nil {
+		return nil, err
+	}
+	k, err := op.Kernel(a)
+	if err != nil {
+		return nil, err
+	}
+	for _, cb := range k.Buffers {
+		if cb.Name == b.Name && cb.Role != ir.CallerRole {
+			return cb, nil
+		}
+	}
+	return nil, fmt.Errorf("buffer %s is the caller's, and %s has none of that name", b.Name, k.ID())
 }
 
 // bindingOf is the tensor a kernel's buffer is bound to, read from its IR

@@ -31,12 +31,18 @@ type Arg struct {
 	At   Pos
 }
 
+// CallerRole is the role of a buffer of a kernel several ops dispatch (the
+// chain gather, upstream's shared gather): it is bound as the buffer of the
+// same name of the op whose schedule dispatches it.
+const CallerRole = "caller"
+
 // Buffer is a storage buffer bound to the kernel.
 type Buffer struct {
 	Name   string
 	Elem   Type
 	Access Access
-	// Role ties the buffer to the ggml node: "src0".."src9", "dst" or "scratch".
+	// Role ties the buffer to the ggml node: "src0".."src9", "dst",
+	// "scratch" or "plan"; or CallerRole.
 	Role string
 	// Prior: the op's dispatch before this one writes the buffer, and
 	// where dispatches overlap (CUDA's programmatic dependent launch) it

@@ -4,7 +4,7 @@ import "github.com/kernelgen/kernelgen/ir"
 
 // CUDA (the cuda backend): ggml-cuda's arithmetic and tiling.
 func init() {
-	declare(native{backend: "cuda", listed: 1,
+	declare(native{backend: "cuda",
 		// ggml-cuda: the gate multiplies the reduced dot of the undecayed
 		// state; the plain conv adds its zero bias.
 		style: style{gateAfterReduce: true, order: ir.Butterfly, convZero: true},

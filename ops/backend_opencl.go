@@ -7,7 +7,7 @@ import (
 
 // OpenCL (the opencl backend): ggml-opencl's arithmetic.
 func init() {
-	declare(native{backend: "opencl", listed: 6,
+	declare(native{backend: "opencl",
 		// ggml-opencl: strided rows over LANES_PER_COLUMN lanes (8 at
 		// S_v 128; min(S_v, 32) below, its Intel subgroup of 32: Adreno's
 		// 64 differs at S_v 64), KDA decays first, the plain conv's taps in

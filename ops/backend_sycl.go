@@ -9,7 +9,7 @@ import (
 // most 16, ggml-sycl's WARP_SIZE on Intel: they reduce within one sub-group
 // at every WARP_SIZE it builds with (16, 32), never through local memory.
 func init() {
-	declare(native{backend: "sycl", listed: 4,
+	declare(native{backend: "sycl",
 		style: style{gateAfterReduce: true, order: ir.Butterfly,
 			lanes: func(b *dsl.Builder, sv dsl.Val) dsl.Val {
 				return b.Select(sv.Lt(16), sv, b.U32(16))

@@ -8,7 +8,7 @@ import (
 // Vulkan (the vulkan backend): ggml-vulkan's arithmetic, its own GDN
 // tiling and its one-dispatch schedules of ops B and D.
 func init() {
-	declare(native{backend: "vulkan", listed: 3,
+	declare(native{backend: "vulkan",
 		style: style{order: ir.NativeOrder,
 			convDot4: func(k dsl.Val) dsl.Val { return k.Eq(4) }},
 		tuning: Tuning{

@@ -95,8 +95,12 @@ const (
 //     cutRowsInFlight at a time.
 //
 // Past planMax sequences every aliasing row is copied (segments of one).
-func buildChainGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
-	return buildPlanGather(name, cacheRole, idsRole, chainLayout)
+//
+// The kernel is the same for every op with a chained schedule: its cache
+// and ids are the op's (ir.CallerRole), and a row is row_len elements of
+// whatever the cache holds.
+func buildChainGather(name string) (*ir.Kernel, error) {
+	return buildPlanGather(name, ir.CallerRole, ir.CallerRole, chainLayout)
 }
 
 // buildBlockGather is the block gather of op B's block schedule

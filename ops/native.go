@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kernelgen/kernelgen/ir"
@@ -15,28 +16,57 @@ import (
 // Go reference tests); ops names no backend outside those files.
 type native struct {
 	backend string
-	// listed is the contract's place among Ariths' native contracts (1
-	// first): the order generated/ and kernelgen list write contracts in,
-	// fixed once a backend has one.
-	listed int
-	style  style
-	tuning Tuning
+	style   style
+	tuning  Tuning
 }
 
-// natives are the declarations, by listed order once every file's init
-// has run.
+// natives are the declarations in listing order: the registry's (ListIn),
+// then, by name, the backends it does not list.
 var natives []native
+
+// listing is the registry's order of the backends, once ListIn gave it.
+var listing []string
 
 // declare adds a backend's declaration; each ops/backend_<name>.go calls
 // it from its init.
 func declare(n native) {
 	for _, d := range natives {
-		if d.backend == n.backend || d.listed == n.listed {
-			panic(fmt.Sprintf("ops: %s and %s both declare contract %d or one backend twice", d.backend, n.backend, n.listed))
+		if d.backend == n.backend {
+			panic(fmt.Sprintf("ops: %s declares its contract twice", n.backend))
 		}
 	}
 	natives = append(natives, n)
-	sort.Slice(natives, func(i, j int) bool { return natives[i].listed < natives[j].listed })
+	sortNatives()
+}
+
+// ListIn orders the native contracts (Ariths, NativeBackends, Targets and
+// the variant table built from them) as the registry lists the backends:
+// kernelgen has one order, the registry's, and ops, a floor below it,
+// takes it from there. The registry calls it from its init, before any
+// variant is built; where no registry is linked in (ops' own tests) the
+// contracts follow by name.
+func ListIn(order []string) {
+	if variantsBuilt.Load() {
+		panic("ops: ListIn after the variant table was built")
+	}
+	listing = append([]string(nil), order...)
+	sortNatives()
+}
+
+func sortNatives() {
+	place := func(be string) int {
+		if i := slices.Index(listing, be); i >= 0 {
+			return i
+		}
+		return len(listing)
+	}
+	sort.SliceStable(natives, func(i, j int) bool {
+		pi, pj := place(natives[i].backend), place(natives[j].backend)
+		if pi != pj {
+			return pi < pj
+		}
+		return natives[i].backend < natives[j].backend
+	})
 }
 
 // NativeBackends are the backends with a native contract, in the order

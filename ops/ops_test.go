@@ -140,12 +140,10 @@ func TestVariantTable(t *testing.T) {
 				}
 			}
 		}
-		// The chained schedule: its plan and gather per op, op B's compute
-		// kernel at the backend's tiling, op D's per d_conv and SiLU.
+		// The chained schedule: one plan and gather both ops share, op B's
+		// compute kernel at the backend's tiling, op D's per d_conv and SiLU.
 		if _, ok := ops.TargetOf(be).ChainFrom(); ok {
-			for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
-				want[op] = 1
-			}
+			want[ops.ChainGatherOp] = 1
 			want["gated_delta_net_inplace_ids_chained"] = 8
 			want["ssm_conv_update_inplace_ids_chained"] = 14
 			for _, sv := range []int64{16, 32, 64, 128} {

@@ -15,8 +15,8 @@ import (
 type Op struct {
 	// Name is the kernel's name, as ggml would name it.
 	Name string
-	// Fusion is the series op it implements: "A".."D", "" for the base ops
-	// and gathers.
+	// Fusion is the series op it implements: "A".."D", "" for the base
+	// ops; a kernel several run names each ("BD": the chain gather).
 	Fusion string
 	// Summary is one line for listings.
 	Summary string
@@ -55,6 +55,12 @@ func waitWithoutGather(b *dsl.Builder, nSeqs dsl.Val) {
 	b.If(nSeqs.Lt(b.U32(uint32(gatherGuard.Min))), func() { b.DepWait() })
 }
 
+// ChainGatherOp is the first dispatch of ops B's and D's chained
+// schedules: one kernel, which copies rows of whatever the cache holds
+// (prior states, taps), its cache and ids bound as the op's own
+// (ir.CallerRole).
+const ChainGatherOp = "chain_gather"
+
 // SlotsOp is op B with snapshot slots, which the graph fusion of
 // llama.cpp's MTP decode step runs (ops/fusion); the ops form's nodes keep
 // none, so op B stays as it is.
@@ -82,8 +88,8 @@ var registry = []*Op{
 	{Name: "gated_delta_net_gather_rows", Fusion: "B", Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
 	}},
-	{Name: "gated_delta_net_chain_gather", Fusion: "B", Summary: "op B's chained schedule, phase 1: plan the segments of the ids chains, copy the prior states they cut to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildChainGather("gated_delta_net_chain_gather", "src5", "src7")
+	{Name: ChainGatherOp, Fusion: "BD", Summary: "ops B's and D's chained schedules, phase 1: plan the segments of the ids chains, copy the rows (prior states, taps) they cut to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildChainGather(ChainGatherOp)
 	}},
 	{Name: "gated_delta_net_inplace_ids_chained", Fusion: "B", Summary: "op B's chained schedule, phase 2: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_chained", gdnInplaceIdsChained, a)
@@ -111,9 +117,6 @@ var registry = []*Op{
 	}},
 	{Name: "ssm_conv_gather_rows", Fusion: "D", Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")
-	}},
-	{Name: "ssm_conv_chain_gather", Fusion: "D", Summary: "op D's chained schedule, phase 1: plan the segments of the ids chains, copy the taps they cut to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildChainGather("ssm_conv_chain_gather", "src0", "src4")
 	}},
 	{Name: "ssm_conv_update_inplace_ids_chained", Fusion: "D", Summary: "op D's chained schedule, phase 2: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_chained", convIdsChained, a)

@@ -98,6 +98,9 @@ const SharedGatherName = "state_gather"
 
 // SharedGather is that gather: ops B's and D's gathers are one kernel under
 // two names (buildGather), so upstream gets it once, under this name. Its
-// cache and ids are different srcs for the two ops, so its roles name no
-// slot: the glue binds it as the op's own gather is bound.
-func SharedGather() (*ir.Kernel, error) { return buildGather(SharedGatherName, "cache", "ids") }
+// cache and ids are different srcs for the two ops, so they are the
+// caller's (ir.CallerRole): the glue binds it as the op's own gather is
+// bound.
+func SharedGather() (*ir.Kernel, error) {
+	return buildGather(SharedGatherName, ir.CallerRole, ir.CallerRole)
+}

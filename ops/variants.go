@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kernelgen/kernelgen/dsl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -416,9 +417,7 @@ func table() []Variant {
 	out = append(out, V("gated_delta_net_gather").NotOnBackends(rowGathers...), V("ssm_conv_gather").NotOnBackends(rowGathers...),
 		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn(rowGathers...), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn(rowGathers...))
 	if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
-		for _, op := range []string{"gated_delta_net_chain_gather", "ssm_conv_chain_gather"} {
-			out = append(out, V(op).OnlyOn(chain...))
-		}
+		out = append(out, V(ChainGatherOp).OnlyOn(chain...))
 	}
 	if blocks := tunedNames(func(t Tuning) bool { return t.GDNBlocks }); len(blocks) > 0 {
 		out = append(out, V("gated_delta_net_block_gather").OnlyOn(blocks...))
@@ -442,14 +441,16 @@ func table() []Variant {
 }
 
 var (
-	variantsOnce sync.Once
-	variants     []Variant
-	variantsErr  error
+	variantsOnce  sync.Once
+	variantsBuilt atomic.Bool // ListIn comes too late once it is set
+	variants      []Variant
+	variantsErr   error
 )
 
 // Variants returns the checked variant table.
 func Variants() ([]Variant, error) {
 	variantsOnce.Do(func() {
+		variantsBuilt.Store(true)
 		variants = table()
 		variantsErr = CheckVariants(variants)
 	})

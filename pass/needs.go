@@ -1,7 +1,8 @@
 // Package pass holds what runs between building a kernel (dsl.Build) and
-// lowering it (emit/*): facts about a kernel read from its IR once, so that
-// emitters and the build steps after them read the facts instead of finding
-// them again in printed text.
+// lowering it (emit/*): a named, ordered list of passes, each reading facts
+// about a kernel from its IR, run once per kernel (Of), so that emitters
+// and the build steps after them read the facts instead of finding them
+// again in printed text.
 package pass
 
 import (
@@ -28,8 +29,8 @@ type Needs struct {
 	ZeroAdd bool
 }
 
-// NeedsOf reads k's needs from its IR.
-func NeedsOf(k *ir.Kernel) Needs {
+// needsOf reads k's needs from its IR (pass "needs").
+func needsOf(k *ir.Kernel) Needs {
 	var n Needs
 	if k.Arith.Native {
 		return n

@@ -24,9 +24,9 @@ type Exchange struct {
 	Off *ir.Var
 }
 
-// LowerReduce returns the exchange k's reductions go through, or nil when
+// lowerReduce returns the exchange k's reductions go through, or nil when
 // k does not reduce.
-func LowerReduce(k *ir.Kernel) *Exchange {
+func lowerReduce(k *ir.Kernel) *Exchange {
 	if !ir.HasReduce(k) {
 		return nil
 	}

@@ -30,10 +30,10 @@ func reducing(t *testing.T, reduce bool) *ir.Kernel {
 // The lowering holds one f32 per thread of the workgroup, indexed by a u32
 // linear id, and an offset; a kernel without reductions has none.
 func TestLowerReduce(t *testing.T) {
-	if x := pass.LowerReduce(reducing(t, false)); x != nil {
+	if x := pass.Of(reducing(t, false)).Exchange; x != nil {
 		t.Fatalf("a kernel without reductions lowers to %+v", x)
 	}
-	x := pass.LowerReduce(reducing(t, true))
+	x := pass.Of(reducing(t, true)).Exchange
 	if x == nil {
 		t.Fatal("no lowering for a reducing kernel")
 	}

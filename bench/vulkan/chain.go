@@ -257,7 +257,7 @@ func (o *chainOp) todayBatched() bool {
 // chainGather dispatches the chain gather: it writes the plan at seg and
 // copies the rows the plan marks.
 func (o *chainOp) chainGather(ids bind, rs, seg int) error {
-	return o.b.dispatch(o.family()+"_chain_gather", ir.Portable, map[string]int64{},
+	return o.b.dispatch(ops.ChainGatherOp, ir.Portable, map[string]int64{},
 		map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs), "seg": uint32(seg)},
 		map[string]bind{"cache": whole(o.cache), "ids": ids, "plan": whole(o.plan), "scratch": whole(o.scratch)})
 }

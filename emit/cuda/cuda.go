@@ -26,23 +26,18 @@ import (
 // KernelName is the __global__ function's name for a kernel: ggml's
 // <op>_f32 for the native contract (and the contract-free gathers), with a
 // _portable suffix for the portable one.
-func KernelName(k *ir.Kernel) string {
-	if k.Arith.Native || k.ArithFree {
-		return k.Name + "_f32"
-	}
-	return k.Name + "_f32_portable"
-}
+func KernelName(k *ir.Kernel) string { return cfamily.Named(k, "", "_f32") }
 
 // Emit returns one op's header: its kernels under the contracts CUDA uses,
 // then each kernel's launch geometry (GridName), once per kernel name.
-func Emit(op string, summary string, kernels []*ir.Kernel) ([]byte, error) {
+func Emit(u ir.Unit) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
+	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", u.Op, u.Summary)
+	if err := cfamily.AppendKernels(&b, u.Kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
 		return nil, err
 	}
 	helpers := map[string]string{}
-	for _, k := range kernels {
+	for _, k := range u.Kernels {
 		g := geometry(k)
 		if prev, ok := helpers[k.Name]; ok {
 			if prev != g {
@@ -251,7 +246,7 @@ func (dialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Excha
 }
 
 // lowerReduce: the generated kernels reduce through the exchange
-// (pass.LowerReduce); ggml's own take warps as wide as every reduction.
+// (pass.Facts.Exchange); ggml's own take warps as wide as every reduction.
 func lowerReduce(p *cfamily.Printer, upstream bool) *pass.Exchange {
 	if upstream {
 		return nil

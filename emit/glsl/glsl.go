@@ -27,15 +27,16 @@ import (
 
 // FileName is the shader file of a kernel: ggml's <op>.comp for the native
 // contract and contract-free kernels, <op>_portable.comp for portable.
-func FileName(k *ir.Kernel) string {
-	if k.Arith.Native || k.ArithFree {
-		return k.Name + ".comp"
-	}
-	return k.Name + "_portable.comp"
-}
+func FileName(k *ir.Kernel) string { return cfamily.Named(k, "", "") + ".comp" }
 
-// Emit returns one kernel's shader source.
-func Emit(k *ir.Kernel, summary string) ([]byte, error) {
+// Emit returns the shader source of the unit's one kernel (a shader per
+// contract: glslang builds each instance from it by defines).
+func Emit(u ir.Unit) ([]byte, error) {
+	k, err := u.One("glsl")
+	if err != nil {
+		return nil, err
+	}
+	summary := u.Summary
 	if err := cfamily.Unsupported("glsl", k); err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 	}
 	// The body is printed first, so that the memory-scope extension is
 	// declared only where a barrier used it. The helpers follow the IR's
-	// needs (pass.NeedsOf): kg_fma needs shaderFloat64, which gathers must
+	// needs (pass.Facts.Needs): kg_fma needs shaderFloat64, which gathers must
 	// not require.
 	x := p.LowerReduce()
 	reduce := x != nil
@@ -70,7 +71,7 @@ func Emit(k *ir.Kernel, summary string) ([]byte, error) {
 		b.WriteString("// Variant defines: KG_WG_X/Y/Z (the workgroup size).\n")
 	}
 	b.WriteString("\n#extension GL_EXT_control_flow_attributes : enable\n")
-	needs := pass.NeedsOf(k)
+	needs := pass.Of(k).Needs
 	if needs.DenormPreserve {
 		b.WriteString(denormExtension)
 	}

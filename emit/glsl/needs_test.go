@@ -10,7 +10,7 @@ import (
 	"github.com/kernelgen/kernelgen/pass"
 )
 
-// The helpers a shader declares follow pass.NeedsOf; what its body calls
+// The helpers a shader declares follow pass.Facts.Needs; what its body calls
 // follows the printer. Over every op under both Vulkan contracts the two
 // agree: a helper is declared exactly when the body uses it, and each need
 // is seen both present and absent.
@@ -22,12 +22,12 @@ func TestNeedsMatchWhatTheBodyUses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src, err := glsl.Emit(k, op.Summary)
+			src, err := glsl.Emit(ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: []*ir.Kernel{k}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			body := string(src[strings.Index(string(src), "void main() {"):])
-			n := pass.NeedsOf(k)
+			n := pass.Of(k).Needs
 			for _, c := range []struct {
 				name string
 				need bool

@@ -97,7 +97,7 @@ func Upstream(summary string, k *ir.Kernel, defaults map[string]int64) ([]byte, 
 	}
 	p.Indent()
 	p.Stmts(k.Body)
-	if n := pass.NeedsOf(k); n.ExactFMA || n.ZeroAdd || n.DenormPreserve {
+	if n := pass.Of(k).Needs; n.ExactFMA || n.ZeroAdd || n.DenormPreserve {
 		return nil, fmt.Errorf("glsl: %s: upstream shaders carry the native contract only", k.ID())
 	}
 	reduce := ir.HasReduce(k)

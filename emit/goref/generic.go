@@ -13,12 +13,12 @@ import (
 // maps (params and args by IR name, args as 32-bit patterns, buffers as
 // typed slices) to the op's typed entry point, and the table Run of them, so
 // verification code can drive any kernel by name.
-func EmitRegistry(opsList []Op) ([]byte, error) {
+func EmitRegistry(opsList []ir.Unit) ([]byte, error) {
 	f := jen.NewFile("goref")
 	var entries []jen.Code
 	for _, op := range opsList {
 		k := op.Kernels[0]
-		typ := goName(op.Name)
+		typ := goName(op.Op)
 		fn := "run" + typ
 		var body []jen.Code
 		body = append(body, jen.Var().Id("p").Id(typ+"Params"), jen.Var().Id("a").Id(typ+"Args"), jen.Var().Id("b").Id(typ+"Buffers"))
@@ -27,7 +27,7 @@ func EmitRegistry(opsList []Op) ([]byte, error) {
 				continue
 			}
 			get := jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("params").Index(jen.Lit(x.Name))
-			missing := jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(op.Name + ": param " + x.Name + " not set"))))
+			missing := jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(op.Op + ": param " + x.Name + " not set"))))
 			var set jen.Code
 			if x.Type == ir.Bool {
 				set = jen.Id("p").Dot(goName(x.Name)).Op("=").Id("v").Op("!=").Lit(0)
@@ -38,7 +38,7 @@ func EmitRegistry(opsList []Op) ([]byte, error) {
 		}
 		for _, x := range k.Args {
 			get := jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("args").Index(jen.Lit(x.Name))
-			missing := jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(op.Name + ": arg " + x.Name + " not set"))))
+			missing := jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(op.Op + ": arg " + x.Name + " not set"))))
 			var val jen.Code
 			switch x.Type {
 			case ir.F32:
@@ -54,7 +54,7 @@ func EmitRegistry(opsList []Op) ([]byte, error) {
 			t := goType(x.Elem)
 			body = append(body, jen.Block(
 				jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("bufs").Index(jen.Lit(x.Name)).Assert(jen.Index().Id(t)),
-				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(op.Name+": buffer "+x.Name+" must be a []"+t+", got %T"), jen.Id("bufs").Index(jen.Lit(x.Name))))),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(op.Op+": buffer "+x.Name+" must be a []"+t+", got %T"), jen.Id("bufs").Index(jen.Lit(x.Name))))),
 				jen.Id("b").Dot(goName(x.Name)).Op("=").Id("v"),
 			))
 		}
@@ -65,14 +65,14 @@ func EmitRegistry(opsList []Op) ([]byte, error) {
 			jen.Id("args").Map(jen.String()).Uint32(),
 			jen.Id("bufs").Map(jen.String()).Any(),
 		).Error().Block(body...)
-		entries = append(entries, jen.Lit(op.Name).Op(":").Id(fn))
+		entries = append(entries, jen.Lit(op.Op).Op(":").Id(fn))
 	}
 	f.Comment("Run maps an op name to an entry point taking the contract name, params and")
 	f.Comment("args by IR name (args as 32-bit patterns; f32 as its bits) and buffers by IR")
 	f.Comment("name ([]float32, []int32 or []uint16 for bf16). Buffers are modified in place.")
 	f.Var().Id("Run").Op("=").Map(jen.String()).Func().Params(jen.String(), jen.Map(jen.String()).Int64(), jen.Map(jen.String()).Uint32(), jen.Map(jen.String()).Any()).Error().Values(jen.DictFunc(func(d jen.Dict) {
 		for _, op := range opsList {
-			d[jen.Lit(op.Name)] = jen.Id("run" + goName(op.Name))
+			d[jen.Lit(op.Op)] = jen.Id("run" + goName(op.Op))
 		}
 	}))
 	_ = entries

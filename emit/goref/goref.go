@@ -21,37 +21,33 @@ import (
 
 const rtPath = "github.com/kernelgen/kernelgen/emit/goref/rt"
 
-// Op is one op's kernels, one per contract, sharing one interface.
-type Op struct {
-	Name    string
-	Doc     string
-	Kernels []*ir.Kernel
-}
-
 // arithFree: the op's one kernel is marked arith-free in its IR, and every
 // contract uses it.
-func (op Op) arithFree() bool { return len(op.Kernels) == 1 && op.Kernels[0].ArithFree }
+func arithFree(op ir.Unit) bool { return len(op.Kernels) == 1 && op.Kernels[0].ArithFree }
 
-// Emit returns the Go source of one op's kernels: exported Params, Args and
-// Buffers types, one function per contract, and a dispatcher by contract name.
-func Emit(op Op, ariths []ir.Arith) ([]byte, error) {
+// Emit returns the Go source of one op's kernels (one per contract, sharing
+// one interface): exported Params, Args and Buffers types, one function per
+// contract, and a dispatcher by contract name (an arith-free kernel's over
+// the unit's Contracts).
+func Emit(op ir.Unit) ([]byte, error) {
+	ariths := op.Contracts
 	if len(op.Kernels) == 0 {
-		return nil, fmt.Errorf("goref: op %s has no kernels", op.Name)
+		return nil, fmt.Errorf("goref: op %s has no kernels", op.Op)
 	}
 	first := op.Kernels[0]
 	for _, k := range op.Kernels[1:] {
 		if err := sameInterface(first, k); err != nil {
-			return nil, fmt.Errorf("goref: op %s: %v", op.Name, err)
+			return nil, fmt.Errorf("goref: op %s: %v", op.Op, err)
 		}
 	}
 	f := jen.NewFile("goref")
-	typ := goName(op.Name)
+	typ := goName(op.Op)
 	declareTypes(f, typ, first)
 
 	var cases []jen.Code
 	for _, k := range op.Kernels {
 		fn := typ + goName(strings.ReplaceAll(k.Arith.String(), "-", "_"))
-		if op.arithFree() {
+		if arithFree(op) {
 			fn = lowerFirst(typ)
 		}
 		body, err := lowerKernel(k, typ)
@@ -64,20 +60,20 @@ func Emit(op Op, ariths []ir.Arith) ([]byte, error) {
 			jen.Id("kgA").Id(typ+"Args"),
 			jen.Id("kgB").Id(typ+"Buffers"),
 		).Error().Block(body...)
-		if !op.arithFree() {
+		if !arithFree(op) {
 			cases = append(cases, jen.Case(jen.Lit(k.Arith.String())).Block(
 				jen.Return(jen.Id(fn).Call(jen.Id("p"), jen.Id("a"), jen.Id("b")))))
 		}
 	}
-	doc := fmt.Sprintf("%s runs %s under the named contract", typ, op.Name)
-	if op.arithFree() {
-		doc = fmt.Sprintf("%s runs %s, a pure copy that every contract shares", typ, op.Name)
+	doc := fmt.Sprintf("%s runs %s under the named contract", typ, op.Op)
+	if arithFree(op) {
+		doc = fmt.Sprintf("%s runs %s, a pure copy that every contract shares", typ, op.Op)
 		cases = append(cases, jen.Case(arithLits(ariths)...).Block(
 			jen.Return(jen.Id(lowerFirst(typ)).Call(jen.Id("p"), jen.Id("a"), jen.Id("b")))))
 	}
 	f.Comment(doc + ". Buffers are modified in place.")
 	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(
-		jen.Lit(op.Name+": unknown contract %q; valid: "+arithList(ariths)), jen.Id("arith")))))
+		jen.Lit(op.Op+": unknown contract %q; valid: "+arithList(ariths)), jen.Id("arith")))))
 	f.Func().Id(typ).Params(
 		jen.Id("arith").String(),
 		jen.Id("p").Id(typ+"Params"),
@@ -87,7 +83,7 @@ func Emit(op Op, ariths []ir.Arith) ([]byte, error) {
 
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("goref: %s: %v", op.Name, err)
+		return nil, fmt.Errorf("goref: %s: %v", op.Op, err)
 	}
 	return buf.Bytes(), nil
 }

@@ -18,19 +18,13 @@ import (
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ir/ctype"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
 // KargsName is the kargs struct of an op, named as ggml-metal-impl.h names them.
 func KargsName(op string) string { return "ggml_metal_kargs_" + op }
 
 // FunctionName is the kernel template of a kernel.
-func FunctionName(k *ir.Kernel) string {
-	if k.Arith.Native || k.ArithFree {
-		return "kernel_" + k.Name + "_f32"
-	}
-	return "kernel_" + k.Name + "_f32_portable"
-}
+func FunctionName(k *ir.Kernel) string { return cfamily.Named(k, "kernel_", "_f32") }
 
 // HostName is the pipeline name of one instance: the function name
 // followed by each param's name and value.
@@ -45,15 +39,15 @@ func HostName(in ir.Instance) string {
 }
 
 // Emit returns one op's Metal source: the kargs struct, the kernels under the
-// contracts Metal uses, and their instantiations for every variant.
-func Emit(op, summary string, kernels []*ir.Kernel, variants []ops.Variant) ([]byte, error) {
+// contracts Metal uses, and their instantiations, one per instance.
+func Emit(u ir.Unit) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", op, summary)
-	return appendOp(&b, op, kernels, variants)
+	fmt.Fprintf(&b, "// %s: %s\n\n#include <metal_stdlib>\n\nusing namespace metal;\n\n", u.Op, u.Summary)
+	return appendOp(&b, u)
 }
 
-func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, variants []ops.Variant) ([]byte, error) {
-	first := kernels[0]
+func appendOp(b *bytes.Buffer, u ir.Unit) ([]byte, error) {
+	op, first := u.Op, u.Kernels[0]
 	if len(first.Args) > 0 {
 		// The same struct goes into ggml-metal-impl.h (the glue); the guard
 		// lets both reach the one embedded library.
@@ -64,7 +58,7 @@ func appendOp(b *bytes.Buffer, op string, kernels []*ir.Kernel, variants []ops.V
 		}
 		fmt.Fprintf(b, "} %s;\n#endif\n", KargsName(op))
 	}
-	err := cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, variants, false) })
+	err := cfamily.AppendKernels(b, u.Kernels, func(k *ir.Kernel) (string, error) { return kernel(op, k, u.InstancesOf(k), false) })
 	if err != nil {
 		return nil, err
 	}
@@ -140,11 +134,11 @@ static inline float xor_reduce_sum(float x, ushort sgw) {
 `
 
 // Upstream is one kernel as ggml-metal.metal gets it: its kargs struct's
-// name and its variants.
+// name and its instances.
 type Upstream struct {
-	K        *ir.Kernel
-	Kargs    string
-	Variants []ops.Variant
+	K         *ir.Kernel
+	Kargs     string
+	Instances []ir.Instance
 }
 
 // UpstreamLibrary returns the text ggml-metal.metal gets for kernels, each
@@ -169,7 +163,7 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 		b.WriteString(reduceSum)
 	}
 	for _, u := range kernels {
-		src, err := kernelText(u.Kargs, u.K, u.Variants, true)
+		src, err := kernelText(u.Kargs, u.K, u.Instances, true)
 		if err != nil {
 			return nil, err
 		}
@@ -178,11 +172,11 @@ func UpstreamLibrary(summary string, kernels []Upstream) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func kernel(op string, k *ir.Kernel, variants []ops.Variant, upstream bool) (string, error) {
-	return kernelText(KargsName(op), k, variants, upstream)
+func kernel(op string, k *ir.Kernel, instances []ir.Instance, upstream bool) (string, error) {
+	return kernelText(KargsName(op), k, instances, upstream)
 }
 
-func kernelText(kargs string, k *ir.Kernel, variants []ops.Variant, upstream bool) (string, error) {
+func kernelText(kargs string, k *ir.Kernel, instances []ir.Instance, upstream bool) (string, error) {
 	if err := cfamily.Unsupported("msl", k); err != nil {
 		return "", err
 	}
@@ -255,9 +249,11 @@ func kernelText(kargs string, k *ir.Kernel, variants []ops.Variant, upstream boo
 		return b.String(), nil
 	}
 	typ := fn + "_t"
-	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(variants[0].Of(k)), typ)
-	for _, v := range variants {
-		in := v.Of(k)
+	if len(instances) == 0 {
+		return "", fmt.Errorf("msl: %s has template params but no instances", k.ID())
+	}
+	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(instances[0]), typ)
+	for _, in := range instances {
 		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(in), typ, fn, targs(in))
 	}
 	return b.String(), nil

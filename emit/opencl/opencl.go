@@ -27,7 +27,6 @@ import (
 	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ir/ctype"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
 // FileName is an op's source file, as ggml-opencl names its kernels/*.cl.
@@ -36,18 +35,14 @@ func FileName(op string) string { return op + ".cl" }
 // KernelName is a kernel's entry point: ggml-opencl's kernel_<op> for the
 // native contract and the contract-free gathers, with a _portable suffix
 // for the portable one.
-func KernelName(k *ir.Kernel) string {
-	if k.Arith.Native || k.ArithFree {
-		return "kernel_" + k.Name
-	}
-	return "kernel_" + k.Name + "_portable"
-}
+func KernelName(k *ir.Kernel) string { return cfamily.Named(k, "kernel_", "") }
 
 // Emit returns one op's OpenCL C source: its kernels under the contracts
 // OpenCL uses.
-func Emit(op, summary string, kernels []*ir.Kernel) ([]byte, error) {
+func Emit(u ir.Unit) ([]byte, error) {
+	kernels := u.Kernels
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// %s: %s\n", op, summary)
+	fmt.Fprintf(&b, "// %s: %s\n", u.Op, u.Summary)
 	var params []string
 	for _, x := range kernels[0].Params {
 		if x.Derived == nil {
@@ -151,9 +146,10 @@ func kernel(k *ir.Kernel) (string, error) {
 	return b.String(), nil
 }
 
-// Defines returns the build options' defines of one variant: its params
+// Defines returns the build options' defines of one instance: its params
 // (bools as 0 and 1) and the workgroup size evaluated from the IR.
-func Defines(k *ir.Kernel, v ops.Variant) (map[string]string, error) {
+func Defines(in ir.Instance) (map[string]string, error) {
+	k, v := in.Kernel, in
 	p := cfamily.New(lang, k)
 	d := map[string]string{}
 	for _, x := range k.Params {
@@ -162,7 +158,7 @@ func Defines(k *ir.Kernel, v ops.Variant) (map[string]string, error) {
 		}
 		val, ok := v.Values[x.Name]
 		if !ok {
-			return nil, fmt.Errorf("%s: variant %s does not set %s", k.ID(), v, x.Name)
+			return nil, fmt.Errorf("%s: instance %s does not set %s", k.ID(), v, x.Name)
 		}
 		switch x.Type {
 		case ir.U32:
@@ -174,7 +170,7 @@ func Defines(k *ir.Kernel, v ops.Variant) (map[string]string, error) {
 	for i, w := range k.Workgroup {
 		n, ok := ir.EvalInt(w, v.Values)
 		if !ok {
-			return nil, fmt.Errorf("%s: workgroup size %s is not known for variant %s", k.ID(), ir.ExprString(w), v)
+			return nil, fmt.Errorf("%s: workgroup size %s is not known for instance %s", k.ID(), ir.ExprString(w), v)
 		}
 		d["KG_WG_"+"XYZ"[i:i+1]] = fmt.Sprint(n)
 	}

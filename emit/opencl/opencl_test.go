@@ -52,12 +52,12 @@ func TestSubgroupBranchesCompile(t *testing.T) {
 					reduces = reduces || ir.HasReduce(k)
 					ks = append(ks, k)
 				}
-				src, err := opencl.Emit(op.Name, op.Summary, ks)
+				src, err := opencl.Emit(ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: ks})
 				if err != nil {
 					t.Fatal(err)
 				}
 				// The widest variant: reductions over 32 lanes.
-				defs, err := opencl.Defines(ks[0], vs[len(vs)-1])
+				defs, err := opencl.Defines(vs[len(vs)-1].Of(ks[0]))
 				if err != nil {
 					t.Fatal(err)
 				}

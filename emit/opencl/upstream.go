@@ -159,7 +159,7 @@ func Upstream(summary string, k *ir.Kernel) ([]byte, error) {
 	}
 	p.Line("")
 	p.Stmts(k.Body)
-	if n := pass.NeedsOf(k); !k.ArithFree && (n.ExactFMA || n.ZeroAdd || n.DenormPreserve) {
+	if n := pass.Of(k).Needs; !k.ArithFree && (n.ExactFMA || n.ZeroAdd || n.DenormPreserve) {
 		return nil, fmt.Errorf("opencl: %s: upstream kernels carry the native contract only", k.ID())
 	}
 	var body strings.Builder

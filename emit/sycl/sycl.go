@@ -23,18 +23,13 @@ import (
 )
 
 // FunctionName is the device function of a kernel.
-func FunctionName(k *ir.Kernel) string {
-	if k.Arith.Native || k.ArithFree {
-		return k.Name + "_f32"
-	}
-	return k.Name + "_f32_portable"
-}
+func FunctionName(k *ir.Kernel) string { return cfamily.Named(k, "", "_f32") }
 
 // Emit returns one op's header with its kernels under the contracts SYCL uses.
-func Emit(op, summary string, kernels []*ir.Kernel) ([]byte, error) {
+func Emit(u ir.Unit) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n\n#include <sycl/sycl.hpp>\n", op, summary)
-	if err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
+	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n\n#include <sycl/sycl.hpp>\n", u.Op, u.Summary)
+	if err := cfamily.AppendKernels(&b, u.Kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

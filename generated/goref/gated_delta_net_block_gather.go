@@ -494,9 +494,9 @@ func gatedDeltaNetBlockGather(kgP GatedDeltaNetBlockGatherParams, kgA GatedDelta
 // GatedDeltaNetBlockGather runs gated_delta_net_block_gather, a pure copy that every contract shares. Buffers are modified in place.
 func GatedDeltaNetBlockGather(arith string, p GatedDeltaNetBlockGatherParams, a GatedDeltaNetBlockGatherArgs, b GatedDeltaNetBlockGatherBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return gatedDeltaNetBlockGather(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_block_gather: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_block_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -77,9 +77,9 @@ func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherA
 // GatedDeltaNetGather runs gated_delta_net_gather, a pure copy that every contract shares. Buffers are modified in place.
 func GatedDeltaNetGather(arith string, p GatedDeltaNetGatherParams, a GatedDeltaNetGatherArgs, b GatedDeltaNetGatherBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return gatedDeltaNetGather(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_gather: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -65,9 +65,9 @@ func gatedDeltaNetGatherRows(kgP GatedDeltaNetGatherRowsParams, kgA GatedDeltaNe
 // GatedDeltaNetGatherRows runs gated_delta_net_gather_rows, a pure copy that every contract shares. Buffers are modified in place.
 func GatedDeltaNetGatherRows(arith string, p GatedDeltaNetGatherRowsParams, a GatedDeltaNetGatherRowsArgs, b GatedDeltaNetGatherRowsBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return gatedDeltaNetGatherRows(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_gather_rows: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_gather_rows: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -320,232 +320,6 @@ func GatedDeltaNetInplacePortable(kgP GatedDeltaNetInplaceParams, kgA GatedDelta
 	return nil
 }
 
-// GatedDeltaNetInplaceNativeCuda runs gated_delta_net_inplace@native-cuda.
-func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
-	S_v := kgP.SV
-	KDA := kgP.KDA
-	NW := kgP.NW
-	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 32), S_v, 32)
-	R := (S_v / W)
-	H := kgA.H
-	n_tokens := kgA.NTokens
-	n_seqs := kgA.NSeqs
-	neq1 := kgA.Neq1
-	rq3 := kgA.Rq3
-	sq1 := kgA.Sq1
-	sq2 := kgA.Sq2
-	sq3 := kgA.Sq3
-	sv1 := kgA.Sv1
-	sv2 := kgA.Sv2
-	sv3 := kgA.Sv3
-	sg1 := kgA.Sg1
-	sg2 := kgA.Sg2
-	sg3 := kgA.Sg3
-	sb1 := kgA.Sb1
-	sb2 := kgA.Sb2
-	sb3 := kgA.Sb3
-	scale := kgA.Scale
-	sd1 := kgA.Sd1
-	q := kgB.Q
-	k := kgB.K
-	v := kgB.V
-	g := kgB.G
-	beta := kgB.Beta
-	state := kgB.State
-	dst := kgB.Dst
-	state_dst := kgB.StateDst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, q, k, v, g, beta, state, dst, state_dst
-	switch S_v {
-	case 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-cuda: S_v %d is not in [16 32 64 128]", S_v)
-	}
-	switch NW {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-cuda: NW %d is not in [1 2 4 8 16]", NW)
-	}
-	switch CPW {
-	case 1, 2, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
-	}
-	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace@native-cuda: S_v must be a multiple of NW*CPW")
-	}
-	if W == 0 || W%W != 0 {
-		return fmt.Errorf("gated_delta_net_inplace@native-cuda: reduction width W must divide the workgroup x size")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
-	s := make([]uint32, kgN)
-	lane := make([]uint32, kgN)
-	col0 := make([]uint32, kgN)
-	hq := make([]uint32, kgN)
-	sq := make([]uint32, kgN)
-	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	q_regLen := int(R)
-	q_reg := make([]float32, kgN*q_regLen)
-	_ = q_reg
-	k_regLen := int(R)
-	k_reg := make([]float32, kgN*k_regLen)
-	_ = k_reg
-	g_off := make([]uint32, kgN)
-	beta_t := make([]float32, kgN)
-	v_off := make([]uint32, kgN)
-	attn_off := make([]uint32, kgN)
-	col_1 := make([]uint32, kgN)
-	reg0 := make([]uint32, kgN)
-	kv_part := make([]float32, kgN)
-	kv := make([]float32, kgN)
-	attn_part := make([]float32, kgN)
-	attn := make([]float32, kgN)
-	gate := make([]float32, kgN)
-	col_2 := make([]uint32, kgN)
-	reg0_1 := make([]uint32, kgN)
-	kv_part_1 := make([]float32, kgN)
-	kv_1 := make([]float32, kgN)
-	attn_part_1 := make([]float32, kgN)
-	attn_1 := make([]float32, kgN)
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					h[kgTid] = uint32(kgGX)
-					s[kgTid] = uint32(kgGY)
-					lane[kgTid] = kgLX
-					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					hq[kgTid] = (h[kgTid] % neq1)
-					sq[kgTid] = (s[kgTid] / rq3)
-					block[kgTid] = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					for cc := uint32(0); cc < CPW; cc += 1 {
-						var col uint32 = (col0[kgTid] + (cc * NW))
-						for r := uint32(0); r < R; r += 1 {
-							var i uint32 = ((r * W) + lane[kgTid])
-							s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-						}
-					}
-				}
-				for t := uint32(0); t < n_tokens; t += 1 {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
-						for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-							var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-							q_reg[kgTid*q_regLen+int(r_1)] = q[(qk_off + i_1)]
-							k_reg[kgTid*k_regLen+int(r_1)] = k[(qk_off + i_1)]
-						}
-						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
-						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
-						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
-						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
-					}
-					if KDA {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// KDA: one gate per key row, applied inside the dot and the update
-						}
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_1[kgTid] = (col0[kgTid] + (cc_1 * NW))
-								reg0[kgTid] = (cc_1 * R)
-								kv_part[kgTid] = 0.0
-								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))]), k_reg[kgTid*k_regLen+int(r_2)], kv_part[kgTid])
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv[kgTid] = kv_part[kgTid]
-							}
-							rt.Butterfly(kv, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-								attn_part[kgTid] = 0.0
-								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-									var s_new float32 = 0.0
-									if R == 1 {
-										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_3)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]))
-									} else {
-										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
-									}
-									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
-									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn[kgTid] = attn_part[kgTid]
-							}
-							rt.Butterfly(attn, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_1[kgTid])] = float32(attn[kgTid] * scale)
-								}
-							}
-						}
-					} else {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
-						}
-						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
-								reg0_1[kgTid] = (cc_2 * R)
-								kv_part_1[kgTid] = 0.0
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_4))]*k_reg[kgTid*k_regLen+int(r_4)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								kv_1[kgTid] = kv_part_1[kgTid]
-							}
-							rt.Butterfly(kv_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								var delta_1 float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-								attn_part_1[kgTid] = 0.0
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta_1))
-									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))] = s_new_1
-									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_5)]))
-								}
-							}
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								attn_1[kgTid] = attn_part_1[kgTid]
-							}
-							rt.Butterfly(attn_1, int(W))
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								if lane[kgTid] == 0 {
-									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn_1[kgTid] * scale)
-								}
-							}
-						}
-					}
-				}
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					// write the final state
-					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-					for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-						var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-							var i_2 uint32 = ((r_6 * W) + lane[kgTid])
-							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_6))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // GatedDeltaNetInplaceNativeMetal runs gated_delta_net_inplace@native-metal.
 func GatedDeltaNetInplaceNativeMetal(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
 	S_v := kgP.SV
@@ -769,6 +543,232 @@ func GatedDeltaNetInplaceNativeMetal(kgP GatedDeltaNetInplaceParams, kgA GatedDe
 						for r_7 := uint32(0); r_7 < R; r_7 += 1 {
 							var i_2 uint32 = ((lane[kgTid] * R) + r_7)
 							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_7))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// GatedDeltaNetInplaceNativeSycl runs gated_delta_net_inplace@native-sycl.
+func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	W := rt.SelU32((S_v < 16), S_v, 16)
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	state := kgB.State
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, q, k, v, g, beta, state, dst, state_dst
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace@native-sycl: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace@native-sycl: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace@native-sycl: S_v must be a multiple of NW*CPW")
+	}
+	if W == 0 || W%W != 0 {
+		return fmt.Errorf("gated_delta_net_inplace@native-sycl: reduction width W must divide the workgroup x size")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
+	h := make([]uint32, kgN)
+	s := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
+	col0 := make([]uint32, kgN)
+	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
+	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	g_off := make([]uint32, kgN)
+	beta_t := make([]float32, kgN)
+	v_off := make([]uint32, kgN)
+	attn_off := make([]uint32, kgN)
+	col_1 := make([]uint32, kgN)
+	reg0 := make([]uint32, kgN)
+	kv_part := make([]float32, kgN)
+	kv := make([]float32, kgN)
+	attn_part := make([]float32, kgN)
+	attn := make([]float32, kgN)
+	gate := make([]float32, kgN)
+	col_2 := make([]uint32, kgN)
+	reg0_1 := make([]uint32, kgN)
+	kv_part_1 := make([]float32, kgN)
+	kv_1 := make([]float32, kgN)
+	attn_part_1 := make([]float32, kgN)
+	attn_1 := make([]float32, kgN)
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					h[kgTid] = uint32(kgGX)
+					s[kgTid] = uint32(kgGY)
+					lane[kgTid] = kgLX
+					col0[kgTid] = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
+					hq[kgTid] = (h[kgTid] % neq1)
+					sq[kgTid] = (s[kgTid] / rq3)
+					block[kgTid] = (S_v * S_v)
+					// read the prior state once; it stays in registers for every token
+					for cc := uint32(0); cc < CPW; cc += 1 {
+						var col uint32 = (col0[kgTid] + (cc * NW))
+						for r := uint32(0); r < R; r += 1 {
+							var i uint32 = ((r * W) + lane[kgTid])
+							s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state[(((((s[kgTid] * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+						}
+					}
+				}
+				for t := uint32(0); t < n_tokens; t += 1 {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var qk_off uint32 = (((sq[kgTid] * sq3) + (t * sq2)) + (hq[kgTid] * sq1))
+						for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+							var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+							q_reg[kgTid*q_regLen+int(r_1)] = q[(qk_off + i_1)]
+							k_reg[kgTid*k_regLen+int(r_1)] = k[(qk_off + i_1)]
+						}
+						g_off[kgTid] = (((s[kgTid] * sg3) + (t * sg2)) + (h[kgTid] * sg1))
+						beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t * sb2)) + (h[kgTid] * sb1))]
+						v_off[kgTid] = (((s[kgTid] * sv3) + (t * sv2)) + (h[kgTid] * sv1))
+						attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t) * H) + h[kgTid]) * S_v)
+					}
+					if KDA {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// KDA: one gate per key row, applied inside the dot and the update
+						}
+						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_1[kgTid] = (col0[kgTid] + (cc_1 * NW))
+								reg0[kgTid] = (cc_1 * R)
+								kv_part[kgTid] = 0.0
+								for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+									kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_2*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_2))]), k_reg[kgTid*k_regLen+int(r_2)], kv_part[kgTid])
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv[kgTid] = kv_part[kgTid]
+							}
+							rt.Butterfly(kv, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta float32 = float32((v[(v_off[kgTid]+col_1[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+								attn_part[kgTid] = 0.0
+								for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+									var s_new float32 = 0.0
+									if R == 1 {
+										s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_3)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))]))
+									} else {
+										s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_3*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))], float32(k_reg[kgTid*k_regLen+int(r_3)]*delta))
+									}
+									s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_3))] = s_new
+									attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_3)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn[kgTid] = attn_part[kgTid]
+							}
+							rt.Butterfly(attn, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if lane[kgTid] == 0 {
+									dst[(attn_off[kgTid] + col_1[kgTid])] = float32(attn[kgTid] * scale)
+								}
+							}
+						}
+					} else {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
+						}
+						for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								col_2[kgTid] = (col0[kgTid] + (cc_2 * NW))
+								reg0_1[kgTid] = (cc_2 * R)
+								kv_part_1[kgTid] = 0.0
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_4))]*k_reg[kgTid*k_regLen+int(r_4)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								kv_1[kgTid] = kv_part_1[kgTid]
+							}
+							rt.Butterfly(kv_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								var delta_1 float32 = float32((v[(v_off[kgTid]+col_2[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+								attn_part_1[kgTid] = 0.0
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))]) + float32(k_reg[kgTid*k_regLen+int(r_5)]*delta_1))
+									s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_5))] = s_new_1
+									attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_5)]))
+								}
+							}
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								attn_1[kgTid] = attn_part_1[kgTid]
+							}
+							rt.Butterfly(attn_1, int(W))
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								if lane[kgTid] == 0 {
+									dst[(attn_off[kgTid] + col_2[kgTid])] = float32(attn_1[kgTid] * scale)
+								}
+							}
+						}
+					}
+				}
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					// write the final state
+					var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+					for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+						var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+							var i_2 uint32 = ((r_6 * W) + lane[kgTid])
+							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_6))]
 						}
 					}
 				}
@@ -1010,13 +1010,13 @@ func GatedDeltaNetInplaceNativeVulkan(kgP GatedDeltaNetInplaceParams, kgA GatedD
 	return nil
 }
 
-// GatedDeltaNetInplaceNativeSycl runs gated_delta_net_inplace@native-sycl.
-func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
+// GatedDeltaNetInplaceNativeCuda runs gated_delta_net_inplace@native-cuda.
+func GatedDeltaNetInplaceNativeCuda(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
 	S_v := kgP.SV
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 16), S_v, 16)
+	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens
@@ -1049,23 +1049,23 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-sycl: S_v %d is not in [16 32 64 128]", S_v)
+		return fmt.Errorf("gated_delta_net_inplace@native-cuda: S_v %d is not in [16 32 64 128]", S_v)
 	}
 	switch NW {
 	case 1, 2, 4, 8, 16:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-sycl: NW %d is not in [1 2 4 8 16]", NW)
+		return fmt.Errorf("gated_delta_net_inplace@native-cuda: NW %d is not in [1 2 4 8 16]", NW)
 	}
 	switch CPW {
 	case 1, 2, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
+		return fmt.Errorf("gated_delta_net_inplace@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace@native-sycl: S_v must be a multiple of NW*CPW")
+		return fmt.Errorf("gated_delta_net_inplace@native-cuda: S_v must be a multiple of NW*CPW")
 	}
 	if W == 0 || W%W != 0 {
-		return fmt.Errorf("gated_delta_net_inplace@native-sycl: reduction width W must divide the workgroup x size")
+		return fmt.Errorf("gated_delta_net_inplace@native-cuda: reduction width W must divide the workgroup x size")
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
@@ -1227,146 +1227,6 @@ func GatedDeltaNetInplaceNativeSycl(kgP GatedDeltaNetInplaceParams, kgA GatedDel
 						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
 							var i_2 uint32 = ((r_6 * W) + lane[kgTid])
 							state_dst[((final_off + (col_3 * S_v)) + i_2)] = s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_6))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// GatedDeltaNetInplaceNativeCpu runs gated_delta_net_inplace@native-cpu.
-func GatedDeltaNetInplaceNativeCpu(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
-	S_v := kgP.SV
-	KDA := kgP.KDA
-	NW := kgP.NW
-	CPW := kgP.CPW
-	var W uint32 = 1
-	R := (S_v / W)
-	H := kgA.H
-	n_tokens := kgA.NTokens
-	n_seqs := kgA.NSeqs
-	neq1 := kgA.Neq1
-	rq3 := kgA.Rq3
-	sq1 := kgA.Sq1
-	sq2 := kgA.Sq2
-	sq3 := kgA.Sq3
-	sv1 := kgA.Sv1
-	sv2 := kgA.Sv2
-	sv3 := kgA.Sv3
-	sg1 := kgA.Sg1
-	sg2 := kgA.Sg2
-	sg3 := kgA.Sg3
-	sb1 := kgA.Sb1
-	sb2 := kgA.Sb2
-	sb3 := kgA.Sb3
-	scale := kgA.Scale
-	sd1 := kgA.Sd1
-	q := kgB.Q
-	k := kgB.K
-	v := kgB.V
-	g := kgB.G
-	beta := kgB.Beta
-	state := kgB.State
-	dst := kgB.Dst
-	state_dst := kgB.StateDst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, q, k, v, g, beta, state, dst, state_dst
-	switch S_v {
-	case 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
-	}
-	switch NW {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
-	}
-	switch CPW {
-	case 1, 2, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
-	}
-	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace@native-cpu: S_v must be a multiple of NW*CPW")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	q_regLen := int(R)
-	q_reg := make([]float32, kgN*q_regLen)
-	_ = q_reg
-	k_regLen := int(R)
-	k_reg := make([]float32, kgN*k_regLen)
-	_ = k_reg
-	gatesLen := int(R)
-	gates := make([]float32, kgN*gatesLen)
-	_ = gates
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var h uint32 = uint32(kgGX)
-					var s uint32 = uint32(kgGY)
-					var col0 uint32 = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
-					var hq uint32 = (h % neq1)
-					var sq uint32 = (s / rq3)
-					var block uint32 = (S_v * S_v)
-					// read the prior state once; it stays in registers for every token
-					for cc := uint32(0); cc < CPW; cc += 1 {
-						var col uint32 = (col0 + (cc * NW))
-						for r := uint32(0); r < R; r += 1 {
-							s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state[(((((s * H) + h) * block) + (col * S_v)) + r)]
-						}
-					}
-					for t := uint32(0); t < n_tokens; t += 1 {
-						var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
-						for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-							q_reg[kgTid*q_regLen+int(r_1)] = q[(qk_off + r_1)]
-							k_reg[kgTid*k_regLen+int(r_1)] = k[(qk_off + r_1)]
-						}
-						var g_off uint32 = (((s * sg3) + (t * sg2)) + (h * sg1))
-						var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h * sb1))]
-						var v_off uint32 = (((s * sv3) + (t * sv2)) + (h * sv1))
-						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
-						if KDA {
-							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off + r_2)])
-								gates[kgTid*gatesLen+int(r_2)] = e
-							}
-						} else {
-							var e_1 float32 = rt.ExpNative(g[g_off])
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								gates[kgTid*gatesLen+int(r_3)] = e_1
-							}
-						}
-						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-							var col_1 uint32 = (col0 + (cc_1 * NW))
-							var reg0 uint32 = (cc_1 * R)
-							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_4))] = float32(gates[kgTid*gatesLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0+r_4))])
-							}
-							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-							var delta float32 = float32((v[(v_off+col_1)] - kv) * beta_t)
-							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-								s_shard[kgTid*s_shardLen+int((reg0+r_5))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_5))])
-							}
-							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-							dst[(attn_off + col_1)] = float32(attn * scale)
-						}
-					}
-					// write the final state
-					var final_off uint32 = ((s * sd1) + (h * block))
-					for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-						var col_2 uint32 = (col0 + (cc_2 * NW))
-						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-							state_dst[((final_off + (col_2 * S_v)) + r_6)] = s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_6))]
 						}
 					}
 				}
@@ -1606,24 +1466,164 @@ func GatedDeltaNetInplaceNativeOpencl(kgP GatedDeltaNetInplaceParams, kgA GatedD
 	return nil
 }
 
+// GatedDeltaNetInplaceNativeCpu runs gated_delta_net_inplace@native-cpu.
+func GatedDeltaNetInplaceNativeCpu(kgP GatedDeltaNetInplaceParams, kgA GatedDeltaNetInplaceArgs, kgB GatedDeltaNetInplaceBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	var W uint32 = 1
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	state := kgB.State
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, q, k, v, g, beta, state, dst, state_dst
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace@native-cpu: S_v must be a multiple of NW*CPW")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(n_seqs), int((S_v / (NW * CPW)))
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					var h uint32 = uint32(kgGX)
+					var s uint32 = uint32(kgGY)
+					var col0 uint32 = ((uint32(kgGZ) * (NW * CPW)) + kgLY)
+					var hq uint32 = (h % neq1)
+					var sq uint32 = (s / rq3)
+					var block uint32 = (S_v * S_v)
+					// read the prior state once; it stays in registers for every token
+					for cc := uint32(0); cc < CPW; cc += 1 {
+						var col uint32 = (col0 + (cc * NW))
+						for r := uint32(0); r < R; r += 1 {
+							s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = state[(((((s * H) + h) * block) + (col * S_v)) + r)]
+						}
+					}
+					for t := uint32(0); t < n_tokens; t += 1 {
+						var qk_off uint32 = (((sq * sq3) + (t * sq2)) + (hq * sq1))
+						for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+							q_reg[kgTid*q_regLen+int(r_1)] = q[(qk_off + r_1)]
+							k_reg[kgTid*k_regLen+int(r_1)] = k[(qk_off + r_1)]
+						}
+						var g_off uint32 = (((s * sg3) + (t * sg2)) + (h * sg1))
+						var beta_t float32 = beta[(((s * sb3) + (t * sb2)) + (h * sb1))]
+						var v_off uint32 = (((s * sv3) + (t * sv2)) + (h * sv1))
+						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
+						if KDA {
+							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+								var e float32 = rt.ExpNative(g[(g_off + r_2)])
+								gates[kgTid*gatesLen+int(r_2)] = e
+							}
+						} else {
+							var e_1 float32 = rt.ExpNative(g[g_off])
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								gates[kgTid*gatesLen+int(r_3)] = e_1
+							}
+						}
+						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+							var col_1 uint32 = (col0 + (cc_1 * NW))
+							var reg0 uint32 = (cc_1 * R)
+							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_4))] = float32(gates[kgTid*gatesLen+int(r_4)] * s_shard[kgTid*s_shardLen+int((reg0+r_4))])
+							}
+							var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+							var delta float32 = float32((v[(v_off+col_1)] - kv) * beta_t)
+							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+								s_shard[kgTid*s_shardLen+int((reg0+r_5))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_5))])
+							}
+							var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+							dst[(attn_off + col_1)] = float32(attn * scale)
+						}
+					}
+					// write the final state
+					var final_off uint32 = ((s * sd1) + (h * block))
+					for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+						var col_2 uint32 = (col0 + (cc_2 * NW))
+						for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+							state_dst[((final_off + (col_2 * S_v)) + r_6)] = s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_6))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GatedDeltaNetInplace runs gated_delta_net_inplace under the named contract. Buffers are modified in place.
 func GatedDeltaNetInplace(arith string, p GatedDeltaNetInplaceParams, a GatedDeltaNetInplaceArgs, b GatedDeltaNetInplaceBuffers) error {
 	switch arith {
 	case "portable":
 		return GatedDeltaNetInplacePortable(p, a, b)
-	case "native-cuda":
-		return GatedDeltaNetInplaceNativeCuda(p, a, b)
 	case "native-metal":
 		return GatedDeltaNetInplaceNativeMetal(p, a, b)
-	case "native-vulkan":
-		return GatedDeltaNetInplaceNativeVulkan(p, a, b)
 	case "native-sycl":
 		return GatedDeltaNetInplaceNativeSycl(p, a, b)
-	case "native-cpu":
-		return GatedDeltaNetInplaceNativeCpu(p, a, b)
+	case "native-vulkan":
+		return GatedDeltaNetInplaceNativeVulkan(p, a, b)
+	case "native-cuda":
+		return GatedDeltaNetInplaceNativeCuda(p, a, b)
 	case "native-opencl":
 		return GatedDeltaNetInplaceNativeOpencl(p, a, b)
+	case "native-cpu":
+		return GatedDeltaNetInplaceNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_inplace: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_inplace: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

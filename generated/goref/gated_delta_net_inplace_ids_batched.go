@@ -490,397 +490,6 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 	return nil
 }
 
-// GatedDeltaNetInplaceIdsBatchedNativeCuda runs gated_delta_net_inplace_ids_batched@native-cuda.
-func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
-	S_v := kgP.SV
-	KDA := kgP.KDA
-	NW := kgP.NW
-	CPW := kgP.CPW
-	NS := kgP.NS
-	SPT := kgP.SPT
-	SPLIT := kgP.SPLIT
-	W := rt.SelU32((S_v < 32), S_v, 32)
-	R := (S_v / W)
-	H := kgA.H
-	n_tokens := kgA.NTokens
-	n_seqs := kgA.NSeqs
-	neq1 := kgA.Neq1
-	rq3 := kgA.Rq3
-	sq1 := kgA.Sq1
-	sq2 := kgA.Sq2
-	sq3 := kgA.Sq3
-	sv1 := kgA.Sv1
-	sv2 := kgA.Sv2
-	sv3 := kgA.Sv3
-	sg1 := kgA.Sg1
-	sg2 := kgA.Sg2
-	sg3 := kgA.Sg3
-	sb1 := kgA.Sb1
-	sb2 := kgA.Sb2
-	sb3 := kgA.Sb3
-	scale := kgA.Scale
-	sd1 := kgA.Sd1
-	rs_head := kgA.RsHead
-	q := kgB.Q
-	k := kgB.K
-	v := kgB.V
-	g := kgB.G
-	beta := kgB.Beta
-	cache := kgB.Cache
-	dst := kgB.Dst
-	state_dst := kgB.StateDst
-	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
-	switch S_v {
-	case 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: S_v %d is not in [16 32 64 128]", S_v)
-	}
-	switch NW {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NW %d is not in [1 2 4 8 16]", NW)
-	}
-	switch CPW {
-	case 1, 2, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
-	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
-	switch SPT {
-	case 1, 2, 3, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: SPT %d is not in [1 2 3 4 8]", SPT)
-	}
-	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
-	}
-	if W == 0 || W%W != 0 {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: reduction width W must divide the workgroup x size")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
-	runs := make([]bool, kgN)
-	aliasedLen := int(1)
-	aliased := make([]int32, aliasedLen)
-	_ = aliased
-	h := make([]uint32, kgN)
-	z := make([]uint32, kgN)
-	lane := make([]uint32, kgN)
-	col0 := make([]uint32, kgN)
-	hq := make([]uint32, kgN)
-	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	tid := make([]uint32, kgN)
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	sq := make([]uint32, kgN)
-	q_regLen := int(R)
-	q_reg := make([]float32, kgN*q_regLen)
-	_ = q_reg
-	k_regLen := int(R)
-	k_reg := make([]float32, kgN*k_regLen)
-	_ = k_reg
-	g_off := make([]uint32, kgN)
-	beta_t := make([]float32, kgN)
-	v_off := make([]uint32, kgN)
-	attn_off := make([]uint32, kgN)
-	col_5 := make([]uint32, kgN)
-	reg0 := make([]uint32, kgN)
-	kv_part := make([]float32, kgN)
-	kv := make([]float32, kgN)
-	attn_part := make([]float32, kgN)
-	attn := make([]float32, kgN)
-	gate := make([]float32, kgN)
-	col_6 := make([]uint32, kgN)
-	reg0_1 := make([]uint32, kgN)
-	kv_part_1 := make([]float32, kgN)
-	kv_1 := make([]float32, kgN)
-	attn_part_1 := make([]float32, kgN)
-	attn_1 := make([]float32, kgN)
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if SPLIT {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					runs[kgTid] = true
-				}
-				if SPLIT {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						// split by aliasing: where no source aliases, the chained compute runs the step
-						if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
-							aliased[int(0)] = 0
-						}
-					}
-					// barrier: the thread loops before and after it are the ordering
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
-							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
-								aliased[int(0)] = 1
-							}
-						}
-					}
-					// barrier: the thread loops before and after it are the ordering
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var aliased_1 bool = (aliased[int(0)] != 0)
-						runs[kgTid] = aliased_1
-					}
-				}
-				if runs[0] {
-					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
-							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
-							z[kgTid] = kgLZ
-							lane[kgTid] = kgLX
-							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
-							hq[kgTid] = (h[kgTid] % neq1)
-							block[kgTid] = (S_v * S_v)
-							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-							// stage each later slot's source that is another sequence's destination, before any slot writes
-							for j := uint32(1); j < SPT; j += 1 {
-								var slot uint32 = (z[kgTid] + (j * NS))
-								var stores bool = (slot < n_seqs)
-								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-								if stores {
-									var later_src int32 = ids[s]
-									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-										for cc := uint32(0); cc < CPW; cc += 1 {
-											var col uint32 = (col0[kgTid] + (cc * NW))
-											for r := uint32(0); r < R; r += 1 {
-												var i uint32 = ((r * W) + lane[kgTid])
-												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
-											}
-										}
-									}
-								}
-							}
-						}
-						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-							if (j_1 * NS) < n_seqs {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-									stores_1[kgTid] = (slot_1 < n_seqs)
-									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-									sq[kgTid] = (s_1[kgTid] / rq3)
-									// no tokens: the final state is the prior state
-									if n_tokens == 0 {
-										if !(stores_1[kgTid]) {
-											for reg := uint32(0); reg < (CPW * R); reg += 1 {
-												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-											}
-										} else {
-											var src int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-												}
-											} else {
-												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-														}
-													}
-												} else {
-													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-														}
-													}
-												}
-											}
-										}
-									}
-								}
-								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-										}
-										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-										// read the prior state once, behind this token's inputs; it stays in registers for every token
-										if t_1 == 0 {
-											if !(stores_1[kgTid]) {
-												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
-												}
-											} else {
-												var src_1 int32 = ids[s_1[kgTid]]
-												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
-													}
-												} else {
-													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
-																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
-															}
-														}
-													} else {
-														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
-																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
-															}
-														}
-													}
-												}
-											}
-										}
-										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-									}
-									if KDA {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											// KDA: one gate per key row, applied inside the dot and the update
-										}
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
-												reg0[kgTid] = (cc_5 * R)
-												kv_part[kgTid] = 0.0
-												for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-													kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
-												}
-											}
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												kv[kgTid] = kv_part[kgTid]
-											}
-											rt.Butterfly(kv, int(W))
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-												attn_part[kgTid] = 0.0
-												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-													var s_new float32 = 0.0
-													if R == 1 {
-														s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
-													} else {
-														s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
-													}
-													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
-													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
-												}
-											}
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												attn[kgTid] = attn_part[kgTid]
-											}
-											rt.Butterfly(attn, int(W))
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												if (lane[kgTid] == 0) && stores_1[kgTid] {
-													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
-												}
-											}
-										}
-									} else {
-										for kgTid := 0; kgTid < kgN; kgTid++ {
-											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
-										}
-										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
-												reg0_1[kgTid] = (cc_6 * R)
-												kv_part_1[kgTid] = 0.0
-												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
-												}
-											}
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												kv_1[kgTid] = kv_part_1[kgTid]
-											}
-											rt.Butterfly(kv_1, int(W))
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-												attn_part_1[kgTid] = 0.0
-												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-													var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
-													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
-													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
-												}
-											}
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												attn_1[kgTid] = attn_part_1[kgTid]
-											}
-											rt.Butterfly(attn_1, int(W))
-											for kgTid := 0; kgTid < kgN; kgTid++ {
-												if (lane[kgTid] == 0) && stores_1[kgTid] {
-													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
-												}
-											}
-										}
-									}
-								}
-								if j_1 == 0 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-									}
-									// barrier: the thread loops before and after it are the ordering
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if stores_1[kgTid] {
-										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
-											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
-											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-												var i_6 uint32 = ((r_10 * W) + lane[kgTid])
-												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // GatedDeltaNetInplaceIdsBatchedNativeMetal runs gated_delta_net_inplace_ids_batched@native-metal.
 func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
 	S_v := kgP.SV
@@ -1264,6 +873,397 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 											for r_11 := uint32(0); r_11 < R; r_11 += 1 {
 												var i_6 uint32 = ((lane[kgTid] * R) + r_11)
 												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_11))]
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// GatedDeltaNetInplaceIdsBatchedNativeSycl runs gated_delta_net_inplace_ids_batched@native-sycl.
+func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	NS := kgP.NS
+	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
+	W := rt.SelU32((S_v < 16), S_v, 16)
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	rs_head := kgA.RsHead
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	cache := kgB.Cache
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	ids := kgB.Ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	switch NS {
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
+	}
+	switch SPT {
+	case 1, 2, 3, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: SPT %d is not in [1 2 3 4 8]", SPT)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: S_v must be a multiple of NW*CPW")
+	}
+	if !((NW * NS) <= 32) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
+	}
+	if W == 0 || W%W != 0 {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: reduction width W must divide the workgroup x size")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
+	runs := make([]bool, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	h := make([]uint32, kgN)
+	z := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
+	col0 := make([]uint32, kgN)
+	hq := make([]uint32, kgN)
+	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	g_off := make([]uint32, kgN)
+	beta_t := make([]float32, kgN)
+	v_off := make([]uint32, kgN)
+	attn_off := make([]uint32, kgN)
+	col_5 := make([]uint32, kgN)
+	reg0 := make([]uint32, kgN)
+	kv_part := make([]float32, kgN)
+	kv := make([]float32, kgN)
+	attn_part := make([]float32, kgN)
+	attn := make([]float32, kgN)
+	gate := make([]float32, kgN)
+	col_6 := make([]uint32, kgN)
+	reg0_1 := make([]uint32, kgN)
+	kv_part_1 := make([]float32, kgN)
+	kv_1 := make([]float32, kgN)
+	attn_part_1 := make([]float32, kgN)
+	attn_1 := make([]float32, kgN)
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if SPLIT {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					runs[kgTid] = true
+				}
+				if SPLIT {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						kgLZ := uint32(kgTid / (kgWX * kgWY))
+						// split by aliasing: where no source aliases, the chained compute runs the step
+						if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+							aliased[int(0)] = 0
+						}
+					}
+					// barrier: the thread loops before and after it are the ordering
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						kgLZ := uint32(kgTid / (kgWX * kgWY))
+						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+							var id int32 = ids[t]
+							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+								aliased[int(0)] = 1
+							}
+						}
+					}
+					// barrier: the thread loops before and after it are the ordering
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var aliased_1 bool = (aliased[int(0)] != 0)
+						runs[kgTid] = aliased_1
+					}
+				}
+				if runs[0] {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
+							z[kgTid] = kgLZ
+							lane[kgTid] = kgLX
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												var i uint32 = ((r * W) + lane[kgTid])
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + i)]
+											}
+										}
+									}
+								}
+							}
+						}
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									sq[kgTid] = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
+										if !(stores_1[kgTid]) {
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+											}
+										} else {
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+												}
+											} else {
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+														}
+													}
+												} else {
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+														}
+													}
+												}
+											}
+										}
+									}
+								}
+								for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+										}
+										g_off[kgTid] = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										beta_t[kgTid] = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																var i_4 uint32 = ((r_4 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + i_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																var i_5 uint32 = ((r_5 * W) + lane[kgTid])
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(i_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										v_off[kgTid] = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										attn_off[kgTid] = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+									}
+									if KDA {
+										for kgTid := 0; kgTid < kgN; kgTid++ {
+											// KDA: one gate per key row, applied inside the dot and the update
+										}
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_5[kgTid] = (col0[kgTid] + (cc_5 * NW))
+												reg0[kgTid] = (cc_5 * R)
+												kv_part[kgTid] = 0.0
+												for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+													kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_6*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_6))]), k_reg[kgTid*k_regLen+int(r_6)], kv_part[kgTid])
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv[kgTid] = kv_part[kgTid]
+											}
+											rt.Butterfly(kv, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta float32 = float32((v[(v_off[kgTid]+col_5[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+												attn_part[kgTid] = 0.0
+												for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+													var s_new float32 = 0.0
+													if R == 1 {
+														s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))]))
+													} else {
+														s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_7*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))], float32(k_reg[kgTid*k_regLen+int(r_7)]*delta))
+													}
+													s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_7))] = s_new
+													attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_7)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn[kgTid] = attn_part[kgTid]
+											}
+											rt.Butterfly(attn, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_5[kgTid])] = float32(attn[kgTid] * scale)
+												}
+											}
+										}
+									} else {
+										for kgTid := 0; kgTid < kgN; kgTid++ {
+											gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
+										}
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												col_6[kgTid] = (col0[kgTid] + (cc_6 * NW))
+												reg0_1[kgTid] = (cc_6 * R)
+												kv_part_1[kgTid] = 0.0
+												for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+													kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_8))]*k_reg[kgTid*k_regLen+int(r_8)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												kv_1[kgTid] = kv_part_1[kgTid]
+											}
+											rt.Butterfly(kv_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												var delta_1 float32 = float32((v[(v_off[kgTid]+col_6[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+												attn_part_1[kgTid] = 0.0
+												for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+													var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))]) + float32(k_reg[kgTid*k_regLen+int(r_9)]*delta_1))
+													s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_9))] = s_new_1
+													attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_9)]))
+												}
+											}
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												attn_1[kgTid] = attn_part_1[kgTid]
+											}
+											rt.Butterfly(attn_1, int(W))
+											for kgTid := 0; kgTid < kgN; kgTid++ {
+												if (lane[kgTid] == 0) && stores_1[kgTid] {
+													dst[(attn_off[kgTid] + col_6[kgTid])] = float32(attn_1[kgTid] * scale)
+												}
+											}
+										}
+									}
+								}
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_7 := uint32(0); cc_7 < CPW; cc_7 += 1 {
+											var col_7 uint32 = (col0[kgTid] + (cc_7 * NW))
+											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+												var i_6 uint32 = ((r_10 * W) + lane[kgTid])
+												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
 											}
 										}
 									}
@@ -1675,8 +1675,8 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 	return nil
 }
 
-// GatedDeltaNetInplaceIdsBatchedNativeSycl runs gated_delta_net_inplace_ids_batched@native-sycl.
-func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
+// GatedDeltaNetInplaceIdsBatchedNativeCuda runs gated_delta_net_inplace_ids_batched@native-cuda.
+func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
 	S_v := kgP.SV
 	KDA := kgP.KDA
 	NW := kgP.NW
@@ -1684,7 +1684,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	NS := kgP.NS
 	SPT := kgP.SPT
 	SPLIT := kgP.SPLIT
-	W := rt.SelU32((S_v < 16), S_v, 16)
+	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens
@@ -1719,39 +1719,39 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: S_v %d is not in [16 32 64 128]", S_v)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: S_v %d is not in [16 32 64 128]", S_v)
 	}
 	switch NW {
 	case 1, 2, 4, 8, 16:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NW %d is not in [1 2 4 8 16]", NW)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NW %d is not in [1 2 4 8 16]", NW)
 	}
 	switch CPW {
 	case 1, 2, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	switch NS {
 	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
 	}
 	switch SPT {
 	case 1, 2, 3, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: SPT %d is not in [1 2 3 4 8]", SPT)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: SPT %d is not in [1 2 3 4 8]", SPT)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: S_v must be a multiple of NW*CPW")
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: S_v must be a multiple of NW*CPW")
 	}
 	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
 	}
 	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
 	}
 	if W == 0 || W%W != 0 {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-sycl: reduction width W must divide the workgroup x size")
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cuda: reduction width W must divide the workgroup x size")
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
 	kgN := kgWX * kgWY * kgWZ
@@ -2052,317 +2052,6 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
 												var i_6 uint32 = ((r_10 * W) + lane[kgTid])
 												state_dst[((final_off + (col_7 * S_v)) + i_6)] = s_shard[kgTid*s_shardLen+int(((cc_7*R)+r_10))]
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// GatedDeltaNetInplaceIdsBatchedNativeCpu runs gated_delta_net_inplace_ids_batched@native-cpu.
-func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
-	S_v := kgP.SV
-	KDA := kgP.KDA
-	NW := kgP.NW
-	CPW := kgP.CPW
-	NS := kgP.NS
-	SPT := kgP.SPT
-	SPLIT := kgP.SPLIT
-	var W uint32 = 1
-	R := (S_v / W)
-	H := kgA.H
-	n_tokens := kgA.NTokens
-	n_seqs := kgA.NSeqs
-	neq1 := kgA.Neq1
-	rq3 := kgA.Rq3
-	sq1 := kgA.Sq1
-	sq2 := kgA.Sq2
-	sq3 := kgA.Sq3
-	sv1 := kgA.Sv1
-	sv2 := kgA.Sv2
-	sv3 := kgA.Sv3
-	sg1 := kgA.Sg1
-	sg2 := kgA.Sg2
-	sg3 := kgA.Sg3
-	sb1 := kgA.Sb1
-	sb2 := kgA.Sb2
-	sb3 := kgA.Sb3
-	scale := kgA.Scale
-	sd1 := kgA.Sd1
-	rs_head := kgA.RsHead
-	q := kgB.Q
-	k := kgB.K
-	v := kgB.V
-	g := kgB.G
-	beta := kgB.Beta
-	cache := kgB.Cache
-	dst := kgB.Dst
-	state_dst := kgB.StateDst
-	ids := kgB.Ids
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
-	switch S_v {
-	case 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
-	}
-	switch NW {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
-	}
-	switch CPW {
-	case 1, 2, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
-	}
-	switch NS {
-	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
-	}
-	switch SPT {
-	case 1, 2, 3, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: SPT %d is not in [1 2 3 4 8]", SPT)
-	}
-	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: S_v must be a multiple of NW*CPW")
-	}
-	if !((NW * NS) <= 32) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
-	}
-	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
-	runs := make([]bool, kgN)
-	aliasedLen := int(1)
-	aliased := make([]int32, aliasedLen)
-	_ = aliased
-	h := make([]uint32, kgN)
-	z := make([]uint32, kgN)
-	col0 := make([]uint32, kgN)
-	hq := make([]uint32, kgN)
-	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
-	staged := make([]float32, stagedLen)
-	_ = staged
-	tid := make([]uint32, kgN)
-	stores_1 := make([]bool, kgN)
-	s_1 := make([]uint32, kgN)
-	q_regLen := int(R)
-	q_reg := make([]float32, kgN*q_regLen)
-	_ = q_reg
-	k_regLen := int(R)
-	k_reg := make([]float32, kgN*k_regLen)
-	_ = k_reg
-	gatesLen := int(R)
-	gates := make([]float32, kgN*gatesLen)
-	_ = gates
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if SPLIT {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					runs[kgTid] = true
-				}
-				if SPLIT {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						// split by aliasing: where no source aliases, the chained compute runs the step
-						if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
-							aliased[int(0)] = 0
-						}
-					}
-					// barrier: the thread loops before and after it are the ordering
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						kgLZ := uint32(kgTid / (kgWX * kgWY))
-						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
-							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
-								aliased[int(0)] = 1
-							}
-						}
-					}
-					// barrier: the thread loops before and after it are the ordering
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						var aliased_1 bool = (aliased[int(0)] != 0)
-						runs[kgTid] = aliased_1
-					}
-				}
-				if runs[0] {
-					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							kgLX := uint32(kgTid % kgWX)
-							kgLY := uint32(kgTid / kgWX % kgWY)
-							kgLZ := uint32(kgTid / (kgWX * kgWY))
-							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
-							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
-							z[kgTid] = kgLZ
-							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
-							hq[kgTid] = (h[kgTid] % neq1)
-							block[kgTid] = (S_v * S_v)
-							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
-							// stage each later slot's source that is another sequence's destination, before any slot writes
-							for j := uint32(1); j < SPT; j += 1 {
-								var slot uint32 = (z[kgTid] + (j * NS))
-								var stores bool = (slot < n_seqs)
-								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
-								if stores {
-									var later_src int32 = ids[s]
-									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
-										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
-										for cc := uint32(0); cc < CPW; cc += 1 {
-											var col uint32 = (col0[kgTid] + (cc * NW))
-											for r := uint32(0); r < R; r += 1 {
-												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + r)]
-											}
-										}
-									}
-								}
-							}
-						}
-						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
-							if (j_1 * NS) < n_seqs {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
-									stores_1[kgTid] = (slot_1 < n_seqs)
-									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
-									var sq uint32 = (s_1[kgTid] / rq3)
-									// no tokens: the final state is the prior state
-									if n_tokens == 0 {
-										if !(stores_1[kgTid]) {
-											for reg := uint32(0); reg < (CPW * R); reg += 1 {
-												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-											}
-										} else {
-											var src int32 = ids[s_1[kgTid]]
-											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
-												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
-												}
-											} else {
-												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
-														}
-													}
-												} else {
-													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
-														}
-													}
-												}
-											}
-										}
-									}
-									for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-										var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
-											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
-										}
-										var g_off uint32 = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-										var beta_t float32 = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-										// read the prior state once, behind this token's inputs; it stays in registers for every token
-										if t_1 == 0 {
-											if !(stores_1[kgTid]) {
-												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
-													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
-												}
-											} else {
-												var src_1 int32 = ids[s_1[kgTid]]
-												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
-													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
-														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
-													}
-												} else {
-													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
-														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
-															}
-														}
-													} else {
-														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
-															}
-														}
-													}
-												}
-											}
-										}
-										var v_off uint32 = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-										var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-										if KDA {
-											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var e float32 = rt.ExpNative(g[(g_off + r_6)])
-												gates[kgTid*gatesLen+int(r_6)] = e
-											}
-										} else {
-											var e_1 float32 = rt.ExpNative(g[g_off])
-											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												gates[kgTid*gatesLen+int(r_7)] = e_1
-											}
-										}
-										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-											var reg0 uint32 = (cc_5 * R)
-											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-												s_shard[kgTid*s_shardLen+int((reg0+r_8))] = float32(gates[kgTid*gatesLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0+r_8))])
-											}
-											var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-											var delta float32 = float32((v[(v_off+col_5)] - kv) * beta_t)
-											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
-												s_shard[kgTid*s_shardLen+int((reg0+r_9))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_9))])
-											}
-											var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-											if stores_1[kgTid] {
-												dst[(attn_off + col_5)] = float32(attn * scale)
-											}
-										}
-									}
-								}
-								if j_1 == 0 {
-									for kgTid := 0; kgTid < kgN; kgTid++ {
-										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
-									}
-									// barrier: the thread loops before and after it are the ordering
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if stores_1[kgTid] {
-										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
-											var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
-											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
-												state_dst[((final_off + (col_6 * S_v)) + r_10)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
 											}
 										}
 									}
@@ -2772,24 +2461,335 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 	return nil
 }
 
+// GatedDeltaNetInplaceIdsBatchedNativeCpu runs gated_delta_net_inplace_ids_batched@native-cpu.
+func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedParams, kgA GatedDeltaNetInplaceIdsBatchedArgs, kgB GatedDeltaNetInplaceIdsBatchedBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	NS := kgP.NS
+	SPT := kgP.SPT
+	SPLIT := kgP.SPLIT
+	var W uint32 = 1
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	rs_head := kgA.RsHead
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	cache := kgB.Cache
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	ids := kgB.Ids
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, NS, SPT, SPLIT, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	switch NS {
+	case 2, 4, 8, 10, 12, 16, 18, 20, 22, 24, 32:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 10 12 16 18 20 22 24 32]", NS)
+	}
+	switch SPT {
+	case 1, 2, 3, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: SPT %d is not in [1 2 3 4 8]", SPT)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: S_v must be a multiple of NW*CPW")
+	}
+	if !((NW * NS) <= 32) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: NW*NS must be at most 32: a workgroup of W*NW*NS threads, 1024 at most")
+	}
+	if !(((((((SPT - 1) * NS) * NW) * CPW) * S_v) + ((W * NW) * NS)) <= 12288) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched@native-cpu: the staged prior states ((SPT-1)*NS*NW*CPW*S_v floats) and the reductions' exchange (W*NW*NS) must fit in 12288 floats: 48 KiB of shared memory")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(NS)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), H)), int(1), int(rt.SelU32(SPLIT, 1, (S_v/(NW*CPW))))
+	runs := make([]bool, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	h := make([]uint32, kgN)
+	z := make([]uint32, kgN)
+	col0 := make([]uint32, kgN)
+	hq := make([]uint32, kgN)
+	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	stagedLen := int(rt.SelU32((SPT > 1), (((((SPT - 1) * NS) * NW) * CPW) * S_v), 1))
+	staged := make([]float32, stagedLen)
+	_ = staged
+	tid := make([]uint32, kgN)
+	stores_1 := make([]bool, kgN)
+	s_1 := make([]uint32, kgN)
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if SPLIT {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					runs[kgTid] = true
+				}
+				if SPLIT {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						kgLZ := uint32(kgTid / (kgWX * kgWY))
+						// split by aliasing: where no source aliases, the chained compute runs the step
+						if ((((kgLZ * NW) + kgLY) * W) + kgLX) == 0 {
+							aliased[int(0)] = 0
+						}
+					}
+					// barrier: the thread loops before and after it are the ordering
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						kgLZ := uint32(kgTid / (kgWX * kgWY))
+						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
+							var id int32 = ids[t]
+							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+								aliased[int(0)] = 1
+							}
+						}
+					}
+					// barrier: the thread loops before and after it are the ordering
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						var aliased_1 bool = (aliased[int(0)] != 0)
+						runs[kgTid] = aliased_1
+					}
+				}
+				if runs[0] {
+					for tile := uint32(rt.SelU32(SPLIT, uint32(kgGX), 0)); tile < rt.SelU32(SPLIT, (H*(S_v/(NW*CPW))), 1); tile += rt.SelU32(SPLIT, rt.SelU32(((H*(S_v/(NW*CPW))) > 256), 256, (H*(S_v/(NW*CPW)))), 1) {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							kgLX := uint32(kgTid % kgWX)
+							kgLY := uint32(kgTid / kgWX % kgWY)
+							kgLZ := uint32(kgTid / (kgWX * kgWY))
+							h[kgTid] = rt.SelU32(SPLIT, (tile % H), uint32(kgGX))
+							var col_block uint32 = rt.SelU32(SPLIT, (tile / H), uint32(kgGZ))
+							z[kgTid] = kgLZ
+							col0[kgTid] = ((col_block * (NW * CPW)) + kgLY)
+							hq[kgTid] = (h[kgTid] % neq1)
+							block[kgTid] = (S_v * S_v)
+							tid[kgTid] = ((((kgLZ * NW) + kgLY) * W) + kgLX)
+							// stage each later slot's source that is another sequence's destination, before any slot writes
+							for j := uint32(1); j < SPT; j += 1 {
+								var slot uint32 = (z[kgTid] + (j * NS))
+								var stores bool = (slot < n_seqs)
+								var s uint32 = rt.SelU32(stores, slot, (n_seqs - 1))
+								if stores {
+									var later_src int32 = ids[s]
+									if ((later_src >= int32(rs_head)) && (later_src < int32((rs_head + n_seqs)))) && (later_src != int32((rs_head + s))) {
+										var src_off uint32 = (((uint32(later_src) - rs_head) * sd1) + (h[kgTid] * block[kgTid]))
+										for cc := uint32(0); cc < CPW; cc += 1 {
+											var col uint32 = (col0[kgTid] + (cc * NW))
+											for r := uint32(0); r < R; r += 1 {
+												staged[int((((((j - 1) * (CPW * R)) + ((cc * R) + r)) * ((W * NW) * NS)) + tid[kgTid]))] = state_dst[((src_off + (col * S_v)) + r)]
+											}
+										}
+									}
+								}
+							}
+						}
+						for j_1 := uint32(0); j_1 < SPT; j_1 += 1 {
+							if (j_1 * NS) < n_seqs {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var slot_1 uint32 = (z[kgTid] + (j_1 * NS))
+									stores_1[kgTid] = (slot_1 < n_seqs)
+									s_1[kgTid] = rt.SelU32(stores_1[kgTid], slot_1, (n_seqs - 1))
+									var sq uint32 = (s_1[kgTid] / rq3)
+									// no tokens: the final state is the prior state
+									if n_tokens == 0 {
+										if !(stores_1[kgTid]) {
+											for reg := uint32(0); reg < (CPW * R); reg += 1 {
+												s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+											}
+										} else {
+											var src int32 = ids[s_1[kgTid]]
+											if (j_1 > 0) && (((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) && (src != int32((rs_head + s_1[kgTid])))) {
+												for reg_1 := uint32(0); reg_1 < (CPW * R); reg_1 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_1)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_1) * ((W * NW) * NS)) + tid[kgTid]))]
+												}
+											} else {
+												if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+													for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+														var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+														for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+															s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
+														}
+													}
+												} else {
+													for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+														var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+														for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+															s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
+														}
+													}
+												}
+											}
+										}
+									}
+									for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+										var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+										for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+											q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+											k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+										}
+										var g_off uint32 = (((s_1[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+										var beta_t float32 = beta[(((s_1[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+										// read the prior state once, behind this token's inputs; it stays in registers for every token
+										if t_1 == 0 {
+											if !(stores_1[kgTid]) {
+												for reg_2 := uint32(0); reg_2 < (CPW * R); reg_2 += 1 {
+													s_shard[kgTid*s_shardLen+int(reg_2)] = 0.0
+												}
+											} else {
+												var src_1 int32 = ids[s_1[kgTid]]
+												if (j_1 > 0) && (((src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs)))) && (src_1 != int32((rs_head + s_1[kgTid])))) {
+													for reg_3 := uint32(0); reg_3 < (CPW * R); reg_3 += 1 {
+														s_shard[kgTid*s_shardLen+int(reg_3)] = staged[int((((((j_1 - 1) * (CPW * R)) + reg_3) * ((W * NW) * NS)) + tid[kgTid]))]
+													}
+												} else {
+													if (src_1 >= int32(rs_head)) && (src_1 < int32((rs_head + n_seqs))) {
+														for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+															var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+															for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+																s_shard[kgTid*s_shardLen+int(((cc_3*R)+r_4))] = state_dst[(((((uint32(src_1) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_3 * S_v)) + r_4)]
+															}
+														}
+													} else {
+														for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+															var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+															for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+																s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_5))] = cache[(((((uint64(src_1) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_4 * S_v))) + uint64(r_5))]
+															}
+														}
+													}
+												}
+											}
+										}
+										var v_off uint32 = (((s_1[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+										var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+										if KDA {
+											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+												var e float32 = rt.ExpNative(g[(g_off + r_6)])
+												gates[kgTid*gatesLen+int(r_6)] = e
+											}
+										} else {
+											var e_1 float32 = rt.ExpNative(g[g_off])
+											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+												gates[kgTid*gatesLen+int(r_7)] = e_1
+											}
+										}
+										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+											var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+											var reg0 uint32 = (cc_5 * R)
+											for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+												s_shard[kgTid*s_shardLen+int((reg0+r_8))] = float32(gates[kgTid*gatesLen+int(r_8)] * s_shard[kgTid*s_shardLen+int((reg0+r_8))])
+											}
+											var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+											var delta float32 = float32((v[(v_off+col_5)] - kv) * beta_t)
+											for r_9 := uint32(0); r_9 < R; r_9 += 1 {
+												s_shard[kgTid*s_shardLen+int((reg0+r_9))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_9)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_9))])
+											}
+											var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+											if stores_1[kgTid] {
+												dst[(attn_off + col_5)] = float32(attn * scale)
+											}
+										}
+									}
+								}
+								if j_1 == 0 {
+									for kgTid := 0; kgTid < kgN; kgTid++ {
+										// every thread of the workgroup has read slot 0's prior state and staged the later slots'
+									}
+									// barrier: the thread loops before and after it are the ordering
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if stores_1[kgTid] {
+										var final_off uint32 = ((s_1[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+										for cc_6 := uint32(0); cc_6 < CPW; cc_6 += 1 {
+											var col_6 uint32 = (col0[kgTid] + (cc_6 * NW))
+											for r_10 := uint32(0); r_10 < R; r_10 += 1 {
+												state_dst[((final_off + (col_6 * S_v)) + r_10)] = s_shard[kgTid*s_shardLen+int(((cc_6*R)+r_10))]
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GatedDeltaNetInplaceIdsBatched runs gated_delta_net_inplace_ids_batched under the named contract. Buffers are modified in place.
 func GatedDeltaNetInplaceIdsBatched(arith string, p GatedDeltaNetInplaceIdsBatchedParams, a GatedDeltaNetInplaceIdsBatchedArgs, b GatedDeltaNetInplaceIdsBatchedBuffers) error {
 	switch arith {
 	case "portable":
 		return GatedDeltaNetInplaceIdsBatchedPortable(p, a, b)
-	case "native-cuda":
-		return GatedDeltaNetInplaceIdsBatchedNativeCuda(p, a, b)
 	case "native-metal":
 		return GatedDeltaNetInplaceIdsBatchedNativeMetal(p, a, b)
-	case "native-vulkan":
-		return GatedDeltaNetInplaceIdsBatchedNativeVulkan(p, a, b)
 	case "native-sycl":
 		return GatedDeltaNetInplaceIdsBatchedNativeSycl(p, a, b)
-	case "native-cpu":
-		return GatedDeltaNetInplaceIdsBatchedNativeCpu(p, a, b)
+	case "native-vulkan":
+		return GatedDeltaNetInplaceIdsBatchedNativeVulkan(p, a, b)
+	case "native-cuda":
+		return GatedDeltaNetInplaceIdsBatchedNativeCuda(p, a, b)
 	case "native-opencl":
 		return GatedDeltaNetInplaceIdsBatchedNativeOpencl(p, a, b)
+	case "native-cpu":
+		return GatedDeltaNetInplaceIdsBatchedNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_batched: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_inplace_ids_batched: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

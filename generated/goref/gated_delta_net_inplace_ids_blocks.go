@@ -413,321 +413,6 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 	return nil
 }
 
-// GatedDeltaNetInplaceIdsBlocksNativeCuda runs gated_delta_net_inplace_ids_blocks@native-cuda.
-func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
-	S_v := kgP.SV
-	KDA := kgP.KDA
-	NW := kgP.NW
-	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 32), S_v, 32)
-	R := (S_v / W)
-	H := kgA.H
-	n_tokens := kgA.NTokens
-	n_seqs := kgA.NSeqs
-	neq1 := kgA.Neq1
-	rq3 := kgA.Rq3
-	sq1 := kgA.Sq1
-	sq2 := kgA.Sq2
-	sq3 := kgA.Sq3
-	sv1 := kgA.Sv1
-	sv2 := kgA.Sv2
-	sv3 := kgA.Sv3
-	sg1 := kgA.Sg1
-	sg2 := kgA.Sg2
-	sg3 := kgA.Sg3
-	sb1 := kgA.Sb1
-	sb2 := kgA.Sb2
-	sb3 := kgA.Sb3
-	scale := kgA.Scale
-	sd1 := kgA.Sd1
-	rs_head := kgA.RsHead
-	q := kgB.Q
-	k := kgB.K
-	v := kgB.V
-	g := kgB.G
-	beta := kgB.Beta
-	cache := kgB.Cache
-	dst := kgB.Dst
-	state_dst := kgB.StateDst
-	ids := kgB.Ids
-	scratch := kgB.Scratch
-	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
-	switch S_v {
-	case 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: S_v %d is not in [16 32 64 128]", S_v)
-	}
-	switch NW {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: NW %d is not in [1 2 4 8 16]", NW)
-	}
-	switch CPW {
-	case 1, 2, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
-	}
-	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: S_v must be a multiple of NW*CPW")
-	}
-	if W == 0 || W%W != 0 {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: reduction width W must divide the workgroup x size")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
-	aliasedLen := int(1)
-	aliased := make([]int32, aliasedLen)
-	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	col0 := make([]uint32, kgN)
-	lane := make([]uint32, kgN)
-	hq := make([]uint32, kgN)
-	sq := make([]uint32, kgN)
-	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	q_regLen := int(R)
-	q_reg := make([]float32, kgN*q_regLen)
-	_ = q_reg
-	k_regLen := int(R)
-	k_reg := make([]float32, kgN*k_regLen)
-	_ = k_reg
-	g_off := make([]uint32, kgN)
-	beta_t := make([]float32, kgN)
-	v_off := make([]uint32, kgN)
-	attn_off := make([]uint32, kgN)
-	col_3 := make([]uint32, kgN)
-	reg0 := make([]uint32, kgN)
-	kv_part := make([]float32, kgN)
-	kv := make([]float32, kgN)
-	attn_part := make([]float32, kgN)
-	attn := make([]float32, kgN)
-	gate := make([]float32, kgN)
-	col_4 := make([]uint32, kgN)
-	reg0_1 := make([]uint32, kgN)
-	kv_part_1 := make([]float32, kgN)
-	kv_1 := make([]float32, kgN)
-	attn_part_1 := make([]float32, kgN)
-	attn_1 := make([]float32, kgN)
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
-					if n_seqs < 2 {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					h[kgTid] = uint32(kgGX)
-					if ((kgLY * W) + kgLX) == 0 {
-						aliased[int(0)] = 0
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
-							aliased[int(0)] = 1
-						}
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-				}
-				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLX := uint32(kgTid % kgWX)
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						var whole uint32 = (n_seqs - (n_seqs % NW))
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
-						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
-						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
-						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
-						stores[kgTid] = (slot < n_seqs)
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
-						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot]
-						}
-						s[kgTid] = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
-						lane[kgTid] = kgLX
-						hq[kgTid] = (h[kgTid] % neq1)
-						sq[kgTid] = (s[kgTid] / rq3)
-						block[kgTid] = (S_v * S_v)
-						// read the prior state once; it stays in registers for every token
-						if !(stores[kgTid]) {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-							}
-						} else {
-							if from != 0 {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										var i uint32 = ((r * W) + lane[kgTid])
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
-									}
-								}
-							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
-										}
-									}
-								}
-							}
-						}
-					}
-					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
-							}
-							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-						}
-						if KDA {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								// KDA: one gate per key row, applied inside the dot and the update
-							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
-									reg0[kgTid] = (cc_3 * R)
-									kv_part[kgTid] = 0.0
-									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv[kgTid] = kv_part[kgTid]
-								}
-								rt.Butterfly(kv, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
-									attn_part[kgTid] = 0.0
-									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-										var s_new float32 = 0.0
-										if R == 1 {
-											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
-										} else {
-											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
-										}
-										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
-										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn[kgTid] = attn_part[kgTid]
-								}
-								rt.Butterfly(attn, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
-									}
-								}
-							}
-						} else {
-							for kgTid := 0; kgTid < kgN; kgTid++ {
-								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
-							}
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
-									reg0_1[kgTid] = (cc_4 * R)
-									kv_part_1[kgTid] = 0.0
-									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									kv_1[kgTid] = kv_part_1[kgTid]
-								}
-								rt.Butterfly(kv_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
-									attn_part_1[kgTid] = 0.0
-									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
-										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
-										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
-									}
-								}
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									attn_1[kgTid] = attn_part_1[kgTid]
-								}
-								rt.Butterfly(attn_1, int(W))
-								for kgTid := 0; kgTid < kgN; kgTid++ {
-									if (lane[kgTid] == 0) && stores[kgTid] {
-										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
-									}
-								}
-							}
-						}
-					}
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						// write the final state
-					}
-					if aliased_1[0] {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// every warp of the block has read its prior state
-						}
-						// barrier: the thread loops before and after it are the ordering
-					}
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						if stores[kgTid] {
-							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
-								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
-									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // GatedDeltaNetInplaceIdsBlocksNativeMetal runs gated_delta_net_inplace_ids_blocks@native-metal.
 func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
 	S_v := kgP.SV
@@ -1038,6 +723,321 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 								for r_9 := uint32(0); r_9 < R; r_9 += 1 {
 									var i_4 uint32 = ((lane[kgTid] * R) + r_9)
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_9))]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// GatedDeltaNetInplaceIdsBlocksNativeSycl runs gated_delta_net_inplace_ids_blocks@native-sycl.
+func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	W := rt.SelU32((S_v < 16), S_v, 16)
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	rs_head := kgA.RsHead
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	cache := kgB.Cache
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	plan := kgB.Plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: S_v must be a multiple of NW*CPW")
+	}
+	if W == 0 || W%W != 0 {
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: reduction width W must divide the workgroup x size")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
+	h := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col0 := make([]uint32, kgN)
+	lane := make([]uint32, kgN)
+	hq := make([]uint32, kgN)
+	sq := make([]uint32, kgN)
+	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	g_off := make([]uint32, kgN)
+	beta_t := make([]float32, kgN)
+	v_off := make([]uint32, kgN)
+	attn_off := make([]uint32, kgN)
+	col_3 := make([]uint32, kgN)
+	reg0 := make([]uint32, kgN)
+	kv_part := make([]float32, kgN)
+	kv := make([]float32, kgN)
+	attn_part := make([]float32, kgN)
+	attn := make([]float32, kgN)
+	gate := make([]float32, kgN)
+	col_4 := make([]uint32, kgN)
+	reg0_1 := make([]uint32, kgN)
+	kv_part_1 := make([]float32, kgN)
+	kv_1 := make([]float32, kgN)
+	attn_part_1 := make([]float32, kgN)
+	attn_1 := make([]float32, kgN)
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					h[kgTid] = uint32(kgGX)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+				}
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLX := uint32(kgTid % kgWX)
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						lane[kgTid] = kgLX
+						hq[kgTid] = (h[kgTid] % neq1)
+						sq[kgTid] = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from != 0 {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										var i uint32 = ((r * W) + lane[kgTid])
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + i)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											var i_1 uint32 = ((r_1 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + i_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											var i_2 uint32 = ((r_2 * W) + lane[kgTid])
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(i_2))]
+										}
+									}
+								}
+							}
+						}
+					}
+					for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							var qk_off uint32 = (((sq[kgTid] * sq3) + (t_1 * sq2)) + (hq[kgTid] * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								var i_3 uint32 = ((r_3 * W) + lane[kgTid])
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + i_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + i_3)]
+							}
+							g_off[kgTid] = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							beta_t[kgTid] = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							v_off[kgTid] = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							attn_off[kgTid] = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+						}
+						if KDA {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								// KDA: one gate per key row, applied inside the dot and the update
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_3[kgTid] = (col0[kgTid] + (cc_3 * NW))
+									reg0[kgTid] = (cc_3 * R)
+									kv_part[kgTid] = 0.0
+									for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+										kv_part[kgTid] = rt.FMA(float32(rt.ExpNative(g[(g_off[kgTid]+((r_4*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_4))]), k_reg[kgTid*k_regLen+int(r_4)], kv_part[kgTid])
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv[kgTid] = kv_part[kgTid]
+								}
+								rt.Butterfly(kv, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta float32 = float32((v[(v_off[kgTid]+col_3[kgTid])] - kv[kgTid]) * beta_t[kgTid])
+									attn_part[kgTid] = 0.0
+									for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+										var s_new float32 = 0.0
+										if R == 1 {
+											s_new = rt.FMA(k_reg[kgTid*k_regLen+int(r_5)], delta, float32(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))])*s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))]))
+										} else {
+											s_new = rt.FMA(rt.ExpNative(g[(g_off[kgTid]+((r_5*W)+lane[kgTid]))]), s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))], float32(k_reg[kgTid*k_regLen+int(r_5)]*delta))
+										}
+										s_shard[kgTid*s_shardLen+int((reg0[kgTid]+r_5))] = s_new
+										attn_part[kgTid] = (attn_part[kgTid] + float32(s_new*q_reg[kgTid*q_regLen+int(r_5)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn[kgTid] = attn_part[kgTid]
+								}
+								rt.Butterfly(attn, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_3[kgTid])] = float32(attn[kgTid] * scale)
+									}
+								}
+							}
+						} else {
+							for kgTid := 0; kgTid < kgN; kgTid++ {
+								gate[kgTid] = rt.ExpNative(g[g_off[kgTid]])
+							}
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									col_4[kgTid] = (col0[kgTid] + (cc_4 * NW))
+									reg0_1[kgTid] = (cc_4 * R)
+									kv_part_1[kgTid] = 0.0
+									for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+										kv_part_1[kgTid] = (kv_part_1[kgTid] + float32(s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_6))]*k_reg[kgTid*k_regLen+int(r_6)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									kv_1[kgTid] = kv_part_1[kgTid]
+								}
+								rt.Butterfly(kv_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									var delta_1 float32 = float32((v[(v_off[kgTid]+col_4[kgTid])] - float32(gate[kgTid]*kv_1[kgTid])) * beta_t[kgTid])
+									attn_part_1[kgTid] = 0.0
+									for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+										var s_new_1 float32 = (float32(gate[kgTid]*s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))]) + float32(k_reg[kgTid*k_regLen+int(r_7)]*delta_1))
+										s_shard[kgTid*s_shardLen+int((reg0_1[kgTid]+r_7))] = s_new_1
+										attn_part_1[kgTid] = (attn_part_1[kgTid] + float32(s_new_1*q_reg[kgTid*q_regLen+int(r_7)]))
+									}
+								}
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									attn_1[kgTid] = attn_part_1[kgTid]
+								}
+								rt.Butterfly(attn_1, int(W))
+								for kgTid := 0; kgTid < kgN; kgTid++ {
+									if (lane[kgTid] == 0) && stores[kgTid] {
+										dst[(attn_off[kgTid] + col_4[kgTid])] = float32(attn_1[kgTid] * scale)
+									}
+								}
+							}
+						}
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						// write the final state
+					}
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
+								var col_5 uint32 = (col0[kgTid] + (cc_5 * NW))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
+									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
 								}
 							}
 						}
@@ -1370,13 +1370,13 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 	return nil
 }
 
-// GatedDeltaNetInplaceIdsBlocksNativeSycl runs gated_delta_net_inplace_ids_blocks@native-sycl.
-func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
+// GatedDeltaNetInplaceIdsBlocksNativeCuda runs gated_delta_net_inplace_ids_blocks@native-cuda.
+func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
 	S_v := kgP.SV
 	KDA := kgP.KDA
 	NW := kgP.NW
 	CPW := kgP.CPW
-	W := rt.SelU32((S_v < 16), S_v, 16)
+	W := rt.SelU32((S_v < 32), S_v, 32)
 	R := (S_v / W)
 	H := kgA.H
 	n_tokens := kgA.NTokens
@@ -1413,23 +1413,23 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 	switch S_v {
 	case 16, 32, 64, 128:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: S_v %d is not in [16 32 64 128]", S_v)
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: S_v %d is not in [16 32 64 128]", S_v)
 	}
 	switch NW {
 	case 1, 2, 4, 8, 16:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: NW %d is not in [1 2 4 8 16]", NW)
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: NW %d is not in [1 2 4 8 16]", NW)
 	}
 	switch CPW {
 	case 1, 2, 4, 8:
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: CPW %d is not in [1 2 4 8]", CPW)
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: CPW %d is not in [1 2 4 8]", CPW)
 	}
 	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: S_v must be a multiple of NW*CPW")
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: S_v must be a multiple of NW*CPW")
 	}
 	if W == 0 || W%W != 0 {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-sycl: reduction width W must divide the workgroup x size")
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cuda: reduction width W must divide the workgroup x size")
 	}
 	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
 	kgN := kgWX * kgWY * kgWZ
@@ -1674,239 +1674,6 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
 									var i_4 uint32 = ((r_8 * W) + lane[kgTid])
 									state_dst[((final_off + (col_5 * S_v)) + i_4)] = s_shard[kgTid*s_shardLen+int(((cc_5*R)+r_8))]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// GatedDeltaNetInplaceIdsBlocksNativeCpu runs gated_delta_net_inplace_ids_blocks@native-cpu.
-func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
-	S_v := kgP.SV
-	KDA := kgP.KDA
-	NW := kgP.NW
-	CPW := kgP.CPW
-	var W uint32 = 1
-	R := (S_v / W)
-	H := kgA.H
-	n_tokens := kgA.NTokens
-	n_seqs := kgA.NSeqs
-	neq1 := kgA.Neq1
-	rq3 := kgA.Rq3
-	sq1 := kgA.Sq1
-	sq2 := kgA.Sq2
-	sq3 := kgA.Sq3
-	sv1 := kgA.Sv1
-	sv2 := kgA.Sv2
-	sv3 := kgA.Sv3
-	sg1 := kgA.Sg1
-	sg2 := kgA.Sg2
-	sg3 := kgA.Sg3
-	sb1 := kgA.Sb1
-	sb2 := kgA.Sb2
-	sb3 := kgA.Sb3
-	scale := kgA.Scale
-	sd1 := kgA.Sd1
-	rs_head := kgA.RsHead
-	q := kgB.Q
-	k := kgB.K
-	v := kgB.V
-	g := kgB.G
-	beta := kgB.Beta
-	cache := kgB.Cache
-	dst := kgB.Dst
-	state_dst := kgB.StateDst
-	ids := kgB.Ids
-	scratch := kgB.Scratch
-	plan := kgB.Plan
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
-	switch S_v {
-	case 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
-	}
-	switch NW {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
-	}
-	switch CPW {
-	case 1, 2, 4, 8:
-	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
-	}
-	if !((S_v % (NW * CPW)) == 0) {
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: S_v must be a multiple of NW*CPW")
-	}
-	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
-	h := make([]uint32, kgN)
-	aliasedLen := int(1)
-	aliased := make([]int32, aliasedLen)
-	_ = aliased
-	aliased_1 := make([]bool, kgN)
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	col0 := make([]uint32, kgN)
-	block := make([]uint32, kgN)
-	s_shardLen := int((CPW * R))
-	s_shard := make([]float32, kgN*s_shardLen)
-	_ = s_shard
-	q_regLen := int(R)
-	q_reg := make([]float32, kgN*q_regLen)
-	_ = q_reg
-	k_regLen := int(R)
-	k_reg := make([]float32, kgN*k_regLen)
-	_ = k_reg
-	gatesLen := int(R)
-	gates := make([]float32, kgN*gatesLen)
-	_ = gates
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					// dep_release: dispatches are ordered in the Go reference
-					if n_seqs < 2 {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					h[kgTid] = uint32(kgGX)
-					if ((kgLY * W) + kgLX) == 0 {
-						aliased[int(0)] = 0
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
-						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
-							aliased[int(0)] = 1
-						}
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					aliased_1[kgTid] = (aliased[int(0)] != 0)
-					if aliased_1[kgTid] {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-				}
-				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						kgLY := uint32(kgTid / kgWX % kgWY)
-						var whole uint32 = (n_seqs - (n_seqs % NW))
-						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
-						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
-						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
-						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
-						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
-						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
-						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
-						stores[kgTid] = (slot < n_seqs)
-						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
-						if aliased_1[kgTid] && stores[kgTid] {
-							entry = plan[slot]
-						}
-						s[kgTid] = (uint32(entry) >> 16)
-						var from int32 = (entry & 65535)
-						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
-						var hq uint32 = (h[kgTid] % neq1)
-						var sq uint32 = (s[kgTid] / rq3)
-						block[kgTid] = (S_v * S_v)
-						// read the prior state once; it stays in registers for every token
-						if !(stores[kgTid]) {
-							for reg := uint32(0); reg < (CPW * R); reg += 1 {
-								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
-							}
-						} else {
-							if from != 0 {
-								for cc := uint32(0); cc < CPW; cc += 1 {
-									var col uint32 = (col0[kgTid] + (cc * NW))
-									for r := uint32(0); r < R; r += 1 {
-										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + r)]
-									}
-								}
-							} else {
-								var src int32 = ids[s[kgTid]]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
-										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
-										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
-											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
-										}
-									}
-								} else {
-									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
-										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
-										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
-										}
-									}
-								}
-							}
-						}
-						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
-							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
-							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
-								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
-							}
-							var g_off uint32 = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
-							var beta_t float32 = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
-							var v_off uint32 = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
-							var attn_off uint32 = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
-							if KDA {
-								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off + r_4)])
-									gates[kgTid*gatesLen+int(r_4)] = e
-								}
-							} else {
-								var e_1 float32 = rt.ExpNative(g[g_off])
-								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									gates[kgTid*gatesLen+int(r_5)] = e_1
-								}
-							}
-							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
-								var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
-								var reg0 uint32 = (cc_3 * R)
-								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
-								}
-								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
-								var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
-								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
-								}
-								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
-								if stores[kgTid] {
-									dst[(attn_off + col_3)] = float32(attn * scale)
-								}
-							}
-						}
-						// write the final state
-					}
-					if aliased_1[0] {
-						for kgTid := 0; kgTid < kgN; kgTid++ {
-							// every warp of the block has read its prior state
-						}
-						// barrier: the thread loops before and after it are the ordering
-					}
-					for kgTid := 0; kgTid < kgN; kgTid++ {
-						if stores[kgTid] {
-							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
-							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
-								var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
-								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
-									state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
 								}
 							}
 						}
@@ -2237,24 +2004,257 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 	return nil
 }
 
+// GatedDeltaNetInplaceIdsBlocksNativeCpu runs gated_delta_net_inplace_ids_blocks@native-cpu.
+func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksParams, kgA GatedDeltaNetInplaceIdsBlocksArgs, kgB GatedDeltaNetInplaceIdsBlocksBuffers) error {
+	S_v := kgP.SV
+	KDA := kgP.KDA
+	NW := kgP.NW
+	CPW := kgP.CPW
+	var W uint32 = 1
+	R := (S_v / W)
+	H := kgA.H
+	n_tokens := kgA.NTokens
+	n_seqs := kgA.NSeqs
+	neq1 := kgA.Neq1
+	rq3 := kgA.Rq3
+	sq1 := kgA.Sq1
+	sq2 := kgA.Sq2
+	sq3 := kgA.Sq3
+	sv1 := kgA.Sv1
+	sv2 := kgA.Sv2
+	sv3 := kgA.Sv3
+	sg1 := kgA.Sg1
+	sg2 := kgA.Sg2
+	sg3 := kgA.Sg3
+	sb1 := kgA.Sb1
+	sb2 := kgA.Sb2
+	sb3 := kgA.Sb3
+	scale := kgA.Scale
+	sd1 := kgA.Sd1
+	rs_head := kgA.RsHead
+	q := kgB.Q
+	k := kgB.K
+	v := kgB.V
+	g := kgB.G
+	beta := kgB.Beta
+	cache := kgB.Cache
+	dst := kgB.Dst
+	state_dst := kgB.StateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	plan := kgB.Plan
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = S_v, KDA, NW, CPW, W, R, H, n_tokens, n_seqs, neq1, rq3, sq1, sq2, sq3, sv1, sv2, sv3, sg1, sg2, sg3, sb1, sb2, sb3, scale, sd1, rs_head, q, k, v, g, beta, cache, dst, state_dst, ids, scratch, plan
+	switch S_v {
+	case 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: S_v %d is not in [16 32 64 128]", S_v)
+	}
+	switch NW {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: NW %d is not in [1 2 4 8 16]", NW)
+	}
+	switch CPW {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: CPW %d is not in [1 2 4 8]", CPW)
+	}
+	if !((S_v % (NW * CPW)) == 0) {
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks@native-cpu: S_v must be a multiple of NW*CPW")
+	}
+	kgWX, kgWY, kgWZ := int(W), int(NW), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(H), int(((n_seqs - (n_seqs % NW)) + rt.SelU32(((n_seqs%NW) > 8), 16, rt.SelU32(((n_seqs%NW) > 4), 8, rt.SelU32(((n_seqs%NW) > 2), 4, (n_seqs%NW)))))), int((S_v / (NW * CPW)))
+	h := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	aliased_1 := make([]bool, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	col0 := make([]uint32, kgN)
+	block := make([]uint32, kgN)
+	s_shardLen := int((CPW * R))
+	s_shard := make([]float32, kgN*s_shardLen)
+	_ = s_shard
+	q_regLen := int(R)
+	q_reg := make([]float32, kgN*q_regLen)
+	_ = q_reg
+	k_regLen := int(R)
+	k_reg := make([]float32, kgN*k_regLen)
+	_ = k_reg
+	gatesLen := int(R)
+	gates := make([]float32, kgN*gatesLen)
+	_ = gates
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					// dep_release: dispatches are ordered in the Go reference
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					h[kgTid] = uint32(kgGX)
+					if ((kgLY * W) + kgLX) == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					aliased_1[kgTid] = (aliased[int(0)] != 0)
+					if aliased_1[kgTid] {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+				}
+				if aliased_1[0] || (uint32(kgGY) < n_seqs) {
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						kgLY := uint32(kgTid / kgWX % kgWY)
+						var whole uint32 = (n_seqs - (n_seqs % NW))
+						var at uint32 = ((uint32(kgGY) * (S_v / (NW * CPW))) + uint32(kgGZ))
+						var in_whole bool = (at < (whole * (S_v / (NW * CPW))))
+						var last uint32 = (at - (whole * (S_v / (NW * CPW))))
+						var tail_log2 uint32 = rt.SelU32(((n_seqs % NW) > 8), 4, rt.SelU32(((n_seqs%NW) > 4), 3, rt.SelU32(((n_seqs%NW) > 2), 2, rt.SelU32(((n_seqs%NW) > 1), 1, 0))))
+						var tile uint32 = rt.SelU32(in_whole, (at % (S_v / CPW)), ((last * (NW >> tail_log2)) + (kgLY >> tail_log2)))
+						var pos uint32 = rt.SelU32(in_whole, (((at / (S_v / CPW)) * NW) + kgLY), (whole + (kgLY & ((1 << tail_log2) - 1))))
+						var slot uint32 = rt.SelU32(aliased_1[kgTid], pos, uint32(kgGY))
+						stores[kgTid] = (slot < n_seqs)
+						var entry int32 = (int32(rt.SelU32(stores[kgTid], slot, (n_seqs-1))) << 16)
+						if aliased_1[kgTid] && stores[kgTid] {
+							entry = plan[slot]
+						}
+						s[kgTid] = (uint32(entry) >> 16)
+						var from int32 = (entry & 65535)
+						col0[kgTid] = rt.SelU32(aliased_1[kgTid], (((tile / NW) * (NW * CPW)) + (tile % NW)), ((uint32(kgGZ) * (NW * CPW)) + kgLY))
+						var hq uint32 = (h[kgTid] % neq1)
+						var sq uint32 = (s[kgTid] / rq3)
+						block[kgTid] = (S_v * S_v)
+						// read the prior state once; it stays in registers for every token
+						if !(stores[kgTid]) {
+							for reg := uint32(0); reg < (CPW * R); reg += 1 {
+								s_shard[kgTid*s_shardLen+int(reg)] = 0.0
+							}
+						} else {
+							if from != 0 {
+								for cc := uint32(0); cc < CPW; cc += 1 {
+									var col uint32 = (col0[kgTid] + (cc * NW))
+									for r := uint32(0); r < R; r += 1 {
+										s_shard[kgTid*s_shardLen+int(((cc*R)+r))] = scratch[(((((uint32((from - 1)) * H) + h[kgTid]) * block[kgTid]) + (col * S_v)) + r)]
+									}
+								}
+							} else {
+								var src int32 = ids[s[kgTid]]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
+										var col_1 uint32 = (col0[kgTid] + (cc_1 * NW))
+										for r_1 := uint32(0); r_1 < R; r_1 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_1*R)+r_1))] = state_dst[(((((uint32(src) - rs_head) * sd1) + (h[kgTid] * block[kgTid])) + (col_1 * S_v)) + r_1)]
+										}
+									}
+								} else {
+									for cc_2 := uint32(0); cc_2 < CPW; cc_2 += 1 {
+										var col_2 uint32 = (col0[kgTid] + (cc_2 * NW))
+										for r_2 := uint32(0); r_2 < R; r_2 += 1 {
+											s_shard[kgTid*s_shardLen+int(((cc_2*R)+r_2))] = cache[(((((uint64(src) * uint64(H)) + uint64(h[kgTid])) * uint64(block[kgTid])) + uint64((col_2 * S_v))) + uint64(r_2))]
+										}
+									}
+								}
+							}
+						}
+						for t_1 := uint32(0); t_1 < n_tokens; t_1 += 1 {
+							var qk_off uint32 = (((sq * sq3) + (t_1 * sq2)) + (hq * sq1))
+							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
+								q_reg[kgTid*q_regLen+int(r_3)] = q[(qk_off + r_3)]
+								k_reg[kgTid*k_regLen+int(r_3)] = k[(qk_off + r_3)]
+							}
+							var g_off uint32 = (((s[kgTid] * sg3) + (t_1 * sg2)) + (h[kgTid] * sg1))
+							var beta_t float32 = beta[(((s[kgTid] * sb3) + (t_1 * sb2)) + (h[kgTid] * sb1))]
+							var v_off uint32 = (((s[kgTid] * sv3) + (t_1 * sv2)) + (h[kgTid] * sv1))
+							var attn_off uint32 = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
+							if KDA {
+								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
+									var e float32 = rt.ExpNative(g[(g_off + r_4)])
+									gates[kgTid*gatesLen+int(r_4)] = e
+								}
+							} else {
+								var e_1 float32 = rt.ExpNative(g[g_off])
+								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
+									gates[kgTid*gatesLen+int(r_5)] = e_1
+								}
+							}
+							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
+								var col_3 uint32 = (col0[kgTid] + (cc_3 * NW))
+								var reg0 uint32 = (cc_3 * R)
+								for r_6 := uint32(0); r_6 < R; r_6 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_6))] = float32(gates[kgTid*gatesLen+int(r_6)] * s_shard[kgTid*s_shardLen+int((reg0+r_6))])
+								}
+								var kv float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], k_reg[kgTid*k_regLen+int(0):kgTid*k_regLen+int(0)+int(R)])
+								var delta float32 = float32((v[(v_off+col_3)] - kv) * beta_t)
+								for r_7 := uint32(0); r_7 < R; r_7 += 1 {
+									s_shard[kgTid*s_shardLen+int((reg0+r_7))] = rt.FMA(k_reg[kgTid*k_regLen+int(r_7)], delta, s_shard[kgTid*s_shardLen+int((reg0+r_7))])
+								}
+								var attn float32 = rt.VecDot(s_shard[kgTid*s_shardLen+int(reg0):kgTid*s_shardLen+int(reg0)+int(R)], q_reg[kgTid*q_regLen+int(0):kgTid*q_regLen+int(0)+int(R)])
+								if stores[kgTid] {
+									dst[(attn_off + col_3)] = float32(attn * scale)
+								}
+							}
+						}
+						// write the final state
+					}
+					if aliased_1[0] {
+						for kgTid := 0; kgTid < kgN; kgTid++ {
+							// every warp of the block has read its prior state
+						}
+						// barrier: the thread loops before and after it are the ordering
+					}
+					for kgTid := 0; kgTid < kgN; kgTid++ {
+						if stores[kgTid] {
+							var final_off uint32 = ((s[kgTid] * sd1) + (h[kgTid] * block[kgTid]))
+							for cc_4 := uint32(0); cc_4 < CPW; cc_4 += 1 {
+								var col_4 uint32 = (col0[kgTid] + (cc_4 * NW))
+								for r_8 := uint32(0); r_8 < R; r_8 += 1 {
+									state_dst[((final_off + (col_4 * S_v)) + r_8)] = s_shard[kgTid*s_shardLen+int(((cc_4*R)+r_8))]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GatedDeltaNetInplaceIdsBlocks runs gated_delta_net_inplace_ids_blocks under the named contract. Buffers are modified in place.
 func GatedDeltaNetInplaceIdsBlocks(arith string, p GatedDeltaNetInplaceIdsBlocksParams, a GatedDeltaNetInplaceIdsBlocksArgs, b GatedDeltaNetInplaceIdsBlocksBuffers) error {
 	switch arith {
 	case "portable":
 		return GatedDeltaNetInplaceIdsBlocksPortable(p, a, b)
-	case "native-cuda":
-		return GatedDeltaNetInplaceIdsBlocksNativeCuda(p, a, b)
 	case "native-metal":
 		return GatedDeltaNetInplaceIdsBlocksNativeMetal(p, a, b)
-	case "native-vulkan":
-		return GatedDeltaNetInplaceIdsBlocksNativeVulkan(p, a, b)
 	case "native-sycl":
 		return GatedDeltaNetInplaceIdsBlocksNativeSycl(p, a, b)
-	case "native-cpu":
-		return GatedDeltaNetInplaceIdsBlocksNativeCpu(p, a, b)
+	case "native-vulkan":
+		return GatedDeltaNetInplaceIdsBlocksNativeVulkan(p, a, b)
+	case "native-cuda":
+		return GatedDeltaNetInplaceIdsBlocksNativeCuda(p, a, b)
 	case "native-opencl":
 		return GatedDeltaNetInplaceIdsBlocksNativeOpencl(p, a, b)
+	case "native-cpu":
+		return GatedDeltaNetInplaceIdsBlocksNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_inplace_ids_blocks: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("gated_delta_net_inplace_ids_blocks: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

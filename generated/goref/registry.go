@@ -1317,67 +1317,67 @@ func runGatedDeltaNetGatherRows(arith string, params map[string]int64, args map[
 	}
 	return GatedDeltaNetGatherRows(arith, p, a, b)
 }
-func runGatedDeltaNetChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p GatedDeltaNetChainGatherParams
-	var a GatedDeltaNetChainGatherArgs
-	var b GatedDeltaNetChainGatherBuffers
+func runChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p ChainGatherParams
+	var a ChainGatherArgs
+	var b ChainGatherBuffers
 	{
 		v, ok := args["row_len"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: arg row_len not set")
+			return fmt.Errorf("chain_gather: arg row_len not set")
 		}
 		a.RowLen = v
 	}
 	{
 		v, ok := args["n_seqs"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: arg n_seqs not set")
+			return fmt.Errorf("chain_gather: arg n_seqs not set")
 		}
 		a.NSeqs = v
 	}
 	{
 		v, ok := args["rs_head"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: arg rs_head not set")
+			return fmt.Errorf("chain_gather: arg rs_head not set")
 		}
 		a.RsHead = v
 	}
 	{
 		v, ok := args["seg"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: arg seg not set")
+			return fmt.Errorf("chain_gather: arg seg not set")
 		}
 		a.Seg = v
 	}
 	{
 		v, ok := bufs["cache"].([]float32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: buffer cache must be a []float32, got %T", bufs["cache"])
+			return fmt.Errorf("chain_gather: buffer cache must be a []float32, got %T", bufs["cache"])
 		}
 		b.Cache = v
 	}
 	{
 		v, ok := bufs["ids"].([]int32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: buffer ids must be a []int32, got %T", bufs["ids"])
+			return fmt.Errorf("chain_gather: buffer ids must be a []int32, got %T", bufs["ids"])
 		}
 		b.Ids = v
 	}
 	{
 		v, ok := bufs["plan"].([]int32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: buffer plan must be a []int32, got %T", bufs["plan"])
+			return fmt.Errorf("chain_gather: buffer plan must be a []int32, got %T", bufs["plan"])
 		}
 		b.Plan = v
 	}
 	{
 		v, ok := bufs["scratch"].([]float32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_chain_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
+			return fmt.Errorf("chain_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
 		}
 		b.Scratch = v
 	}
-	return GatedDeltaNetChainGather(arith, p, a, b)
+	return ChainGather(arith, p, a, b)
 }
 func runGatedDeltaNetInplaceIdsChained(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p GatedDeltaNetInplaceIdsChainedParams
@@ -2511,68 +2511,6 @@ func runSsmConvGatherRows(arith string, params map[string]int64, args map[string
 	}
 	return SsmConvGatherRows(arith, p, a, b)
 }
-func runSsmConvChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p SsmConvChainGatherParams
-	var a SsmConvChainGatherArgs
-	var b SsmConvChainGatherBuffers
-	{
-		v, ok := args["row_len"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: arg row_len not set")
-		}
-		a.RowLen = v
-	}
-	{
-		v, ok := args["n_seqs"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: arg n_seqs not set")
-		}
-		a.NSeqs = v
-	}
-	{
-		v, ok := args["rs_head"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: arg rs_head not set")
-		}
-		a.RsHead = v
-	}
-	{
-		v, ok := args["seg"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: arg seg not set")
-		}
-		a.Seg = v
-	}
-	{
-		v, ok := bufs["cache"].([]float32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: buffer cache must be a []float32, got %T", bufs["cache"])
-		}
-		b.Cache = v
-	}
-	{
-		v, ok := bufs["ids"].([]int32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: buffer ids must be a []int32, got %T", bufs["ids"])
-		}
-		b.Ids = v
-	}
-	{
-		v, ok := bufs["plan"].([]int32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: buffer plan must be a []int32, got %T", bufs["plan"])
-		}
-		b.Plan = v
-	}
-	{
-		v, ok := bufs["scratch"].([]float32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_chain_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
-		}
-		b.Scratch = v
-	}
-	return SsmConvChainGather(arith, p, a, b)
-}
 func runSsmConvUpdateInplaceIdsChained(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvUpdateInplaceIdsChainedParams
 	var a SsmConvUpdateInplaceIdsChainedArgs
@@ -2717,9 +2655,9 @@ func runSsmConvUpdateInplaceIdsChained(arith string, params map[string]int64, ar
 // args by IR name (args as 32-bit patterns; f32 as its bits) and buffers by IR
 // name ([]float32, []int32 or []uint16 for bf16). Buffers are modified in place.
 var Run = map[string]func(string, map[string]int64, map[string]uint32, map[string]any) error{
+	"chain_gather":                        runChainGather,
 	"gated_delta_net":                     runGatedDeltaNet,
 	"gated_delta_net_block_gather":        runGatedDeltaNetBlockGather,
-	"gated_delta_net_chain_gather":        runGatedDeltaNetChainGather,
 	"gated_delta_net_gather":              runGatedDeltaNetGather,
 	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
@@ -2729,7 +2667,6 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
 	"gated_delta_net_inplace_ids_slots":   runGatedDeltaNetInplaceIdsSlots,
 	"ssm_conv":                            runSsmConv,
-	"ssm_conv_chain_gather":               runSsmConvChainGather,
 	"ssm_conv_gather":                     runSsmConvGather,
 	"ssm_conv_gather_rows":                runSsmConvGatherRows,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,

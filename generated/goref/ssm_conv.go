@@ -88,62 +88,6 @@ func SsmConvPortable(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) err
 	return nil
 }
 
-// SsmConvNativeCuda runs ssm_conv@native-cuda.
-func SsmConvNativeCuda(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
-	d_conv := kgP.DConv
-	n_ch := kgA.NCh
-	n_t := kgA.NT
-	n_s := kgA.NS
-	sx1 := kgA.Sx1
-	sx2 := kgA.Sx2
-	w1 := kgA.W1
-	d1 := kgA.D1
-	d2 := kgA.D2
-	sx := kgB.Sx
-	conv_kernel := kgB.ConvKernel
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _ = d_conv, n_ch, n_t, n_s, sx1, sx2, w1, d1, d2, sx, conv_kernel, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var t uint32 = uint32(kgGY)
-					var s uint32 = uint32(kgGZ)
-					if c < n_ch {
-						var x_off uint32 = (((s * sx2) + (c * sx1)) + t)
-						for j := uint32(0); j < d_conv; j += 1 {
-							window[kgTid*windowLen+int(j)] = sx[(x_off + j)]
-						}
-						var y float32 = 0.0
-						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
-							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
-						}
-						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
-						y = (y + 0.0)
-						dst[(((s * d2) + (t * d1)) + c)] = y
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // SsmConvNativeMetal runs ssm_conv@native-metal.
 func SsmConvNativeMetal(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
 	d_conv := kgP.DConv
@@ -187,67 +131,6 @@ func SsmConvNativeMetal(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) 
 						}
 						var y float32 = 0.0
 						if (d_conv % 4) == 0 {
-							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-								var j_1 uint32 = (j4 * 4)
-								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_1+0))], window[kgTid*windowLen+int((j_1+1))], window[kgTid*windowLen+int((j_1+2))], window[kgTid*windowLen+int((j_1+3))], conv_kernel[((c*w1)+(j_1+0))], conv_kernel[((c*w1)+(j_1+1))], conv_kernel[((c*w1)+(j_1+2))], conv_kernel[((c*w1)+(j_1+3))]))
-							}
-						} else {
-							for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c*w1)+j_2)]))
-							}
-						}
-						dst[(((s * d2) + (t * d1)) + c)] = y
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// SsmConvNativeVulkan runs ssm_conv@native-vulkan.
-func SsmConvNativeVulkan(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
-	d_conv := kgP.DConv
-	n_ch := kgA.NCh
-	n_t := kgA.NT
-	n_s := kgA.NS
-	sx1 := kgA.Sx1
-	sx2 := kgA.Sx2
-	w1 := kgA.W1
-	d1 := kgA.D1
-	d2 := kgA.D2
-	sx := kgB.Sx
-	conv_kernel := kgB.ConvKernel
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _ = d_conv, n_ch, n_t, n_s, sx1, sx2, w1, d1, d2, sx, conv_kernel, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					// dep_release: dispatches are ordered in the Go reference
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var t uint32 = uint32(kgGY)
-					var s uint32 = uint32(kgGZ)
-					if c < n_ch {
-						var x_off uint32 = (((s * sx2) + (c * sx1)) + t)
-						for j := uint32(0); j < d_conv; j += 1 {
-							window[kgTid*windowLen+int(j)] = sx[(x_off + j)]
-						}
-						var y float32 = 0.0
-						if d_conv == 4 {
 							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 								var j_1 uint32 = (j4 * 4)
 								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_1+0))], window[kgTid*windowLen+int((j_1+1))], window[kgTid*windowLen+int((j_1+2))], window[kgTid*windowLen+int((j_1+3))], conv_kernel[((c*w1)+(j_1+0))], conv_kernel[((c*w1)+(j_1+1))], conv_kernel[((c*w1)+(j_1+2))], conv_kernel[((c*w1)+(j_1+3))]))
@@ -320,8 +203,8 @@ func SsmConvNativeSycl(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) e
 	return nil
 }
 
-// SsmConvNativeCpu runs ssm_conv@native-cpu.
-func SsmConvNativeCpu(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
+// SsmConvNativeVulkan runs ssm_conv@native-vulkan.
+func SsmConvNativeVulkan(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
 	d_conv := kgP.DConv
 	n_ch := kgA.NCh
 	n_t := kgA.NT
@@ -338,7 +221,68 @@ func SsmConvNativeCpu(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) er
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
-		return fmt.Errorf("ssm_conv@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+		return fmt.Errorf("ssm_conv@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
+					var t uint32 = uint32(kgGY)
+					var s uint32 = uint32(kgGZ)
+					if c < n_ch {
+						var x_off uint32 = (((s * sx2) + (c * sx1)) + t)
+						for j := uint32(0); j < d_conv; j += 1 {
+							window[kgTid*windowLen+int(j)] = sx[(x_off + j)]
+						}
+						var y float32 = 0.0
+						if d_conv == 4 {
+							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
+								var j_1 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_1+0))], window[kgTid*windowLen+int((j_1+1))], window[kgTid*windowLen+int((j_1+2))], window[kgTid*windowLen+int((j_1+3))], conv_kernel[((c*w1)+(j_1+0))], conv_kernel[((c*w1)+(j_1+1))], conv_kernel[((c*w1)+(j_1+2))], conv_kernel[((c*w1)+(j_1+3))]))
+							}
+						} else {
+							for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c*w1)+j_2)]))
+							}
+						}
+						dst[(((s * d2) + (t * d1)) + c)] = y
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SsmConvNativeCuda runs ssm_conv@native-cuda.
+func SsmConvNativeCuda(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
+	d_conv := kgP.DConv
+	n_ch := kgA.NCh
+	n_t := kgA.NT
+	n_s := kgA.NS
+	sx1 := kgA.Sx1
+	sx2 := kgA.Sx2
+	w1 := kgA.W1
+	d1 := kgA.D1
+	d2 := kgA.D2
+	sx := kgB.Sx
+	conv_kernel := kgB.ConvKernel
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _ = d_conv, n_ch, n_t, n_s, sx1, sx2, w1, d1, d2, sx, conv_kernel, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
 	}
 	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
@@ -365,6 +309,8 @@ func SsmConvNativeCpu(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) er
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
+						y = (y + 0.0)
 						dst[(((s * d2) + (t * d1)) + c)] = y
 					}
 				}
@@ -435,24 +381,78 @@ func SsmConvNativeOpencl(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers)
 	return nil
 }
 
+// SsmConvNativeCpu runs ssm_conv@native-cpu.
+func SsmConvNativeCpu(kgP SsmConvParams, kgA SsmConvArgs, kgB SsmConvBuffers) error {
+	d_conv := kgP.DConv
+	n_ch := kgA.NCh
+	n_t := kgA.NT
+	n_s := kgA.NS
+	sx1 := kgA.Sx1
+	sx2 := kgA.Sx2
+	w1 := kgA.W1
+	d1 := kgA.D1
+	d2 := kgA.D2
+	sx := kgB.Sx
+	conv_kernel := kgB.ConvKernel
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _ = d_conv, n_ch, n_t, n_s, sx1, sx2, w1, d1, d2, sx, conv_kernel, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_t), int(n_s)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					// dep_release: dispatches are ordered in the Go reference
+					// dep_wait: dispatches are ordered in the Go reference
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
+					var t uint32 = uint32(kgGY)
+					var s uint32 = uint32(kgGZ)
+					if c < n_ch {
+						var x_off uint32 = (((s * sx2) + (c * sx1)) + t)
+						for j := uint32(0); j < d_conv; j += 1 {
+							window[kgTid*windowLen+int(j)] = sx[(x_off + j)]
+						}
+						var y float32 = 0.0
+						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
+							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
+						}
+						dst[(((s * d2) + (t * d1)) + c)] = y
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SsmConv runs ssm_conv under the named contract. Buffers are modified in place.
 func SsmConv(arith string, p SsmConvParams, a SsmConvArgs, b SsmConvBuffers) error {
 	switch arith {
 	case "portable":
 		return SsmConvPortable(p, a, b)
-	case "native-cuda":
-		return SsmConvNativeCuda(p, a, b)
 	case "native-metal":
 		return SsmConvNativeMetal(p, a, b)
-	case "native-vulkan":
-		return SsmConvNativeVulkan(p, a, b)
 	case "native-sycl":
 		return SsmConvNativeSycl(p, a, b)
-	case "native-cpu":
-		return SsmConvNativeCpu(p, a, b)
+	case "native-vulkan":
+		return SsmConvNativeVulkan(p, a, b)
+	case "native-cuda":
+		return SsmConvNativeCuda(p, a, b)
 	case "native-opencl":
 		return SsmConvNativeOpencl(p, a, b)
+	case "native-cpu":
+		return SsmConvNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

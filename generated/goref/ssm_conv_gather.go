@@ -77,9 +77,9 @@ func ssmConvGather(kgP SsmConvGatherParams, kgA SsmConvGatherArgs, kgB SsmConvGa
 // SsmConvGather runs ssm_conv_gather, a pure copy that every contract shares. Buffers are modified in place.
 func SsmConvGather(arith string, p SsmConvGatherParams, a SsmConvGatherArgs, b SsmConvGatherBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return ssmConvGather(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_gather: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -65,9 +65,9 @@ func ssmConvGatherRows(kgP SsmConvGatherRowsParams, kgA SsmConvGatherRowsArgs, k
 // SsmConvGatherRows runs ssm_conv_gather_rows, a pure copy that every contract shares. Buffers are modified in place.
 func SsmConvGatherRows(arith string, p SsmConvGatherRowsParams, a SsmConvGatherRowsArgs, b SsmConvGatherRowsBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
 		return ssmConvGatherRows(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_gather_rows: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_gather_rows: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

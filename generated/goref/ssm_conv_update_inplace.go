@@ -140,78 +140,6 @@ func SsmConvUpdateInplacePortable(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpd
 	return nil
 }
 
-// SsmConvUpdateInplaceNativeCuda runs ssm_conv_update_inplace@native-cuda.
-func SsmConvUpdateInplaceNativeCuda(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	conv_states := kgB.ConvStates
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, conv_states, conv_kernel, x_cur, conv_state_dst, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var s uint32 = uint32(kgGY)
-					var taps uint32 = (d_conv - 1)
-					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
-						var ring_off uint32 = ((s * sd1) + (c * taps))
-						for j := uint32(0); j < taps; j += 1 {
-							window[kgTid*windowLen+int(j)] = conv_states[(((s * cs2) + (c * cs1)) + j)]
-						}
-						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
-						var y float32 = 0.0
-						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
-							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
-						}
-						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
-						y = (y + 0.0)
-						var out float32 = y
-						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
-						}
-						dst[((s * d2) + c)] = out
-						// shift the window by one token into the ring
-						for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-							conv_state_dst[(ring_off + j_2)] = window[kgTid*windowLen+int((j_2+1))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // SsmConvUpdateInplaceNativeMetal runs ssm_conv_update_inplace@native-metal.
 func SsmConvUpdateInplaceNativeMetal(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
 	d_conv := kgP.DConv
@@ -262,83 +190,6 @@ func SsmConvUpdateInplaceNativeMetal(kgP SsmConvUpdateInplaceParams, kgA SsmConv
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						if (d_conv % 4) == 0 {
-							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-								var j_1 uint32 = (j4 * 4)
-								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_1+0))], window[kgTid*windowLen+int((j_1+1))], window[kgTid*windowLen+int((j_1+2))], window[kgTid*windowLen+int((j_1+3))], conv_kernel[((c*w1)+(j_1+0))], conv_kernel[((c*w1)+(j_1+1))], conv_kernel[((c*w1)+(j_1+2))], conv_kernel[((c*w1)+(j_1+3))]))
-							}
-						} else {
-							for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c*w1)+j_2)]))
-							}
-						}
-						var out float32 = y
-						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
-						}
-						dst[((s * d2) + c)] = out
-						// shift the window by one token into the ring
-						for j_3 := uint32(0); j_3 < taps; j_3 += 1 {
-							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// SsmConvUpdateInplaceNativeVulkan runs ssm_conv_update_inplace@native-vulkan.
-func SsmConvUpdateInplaceNativeVulkan(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	conv_states := kgB.ConvStates
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, conv_states, conv_kernel, x_cur, conv_state_dst, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					// dep_wait: dispatches are ordered in the Go reference
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var s uint32 = uint32(kgGY)
-					var taps uint32 = (d_conv - 1)
-					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
-						var ring_off uint32 = ((s * sd1) + (c * taps))
-						for j := uint32(0); j < taps; j += 1 {
-							window[kgTid*windowLen+int(j)] = conv_states[(((s * cs2) + (c * cs1)) + j)]
-						}
-						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
-						var y float32 = 0.0
-						if d_conv == 4 {
 							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 								var j_1 uint32 = (j4 * 4)
 								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_1+0))], window[kgTid*windowLen+int((j_1+1))], window[kgTid*windowLen+int((j_1+2))], window[kgTid*windowLen+int((j_1+3))], conv_kernel[((c*w1)+(j_1+0))], conv_kernel[((c*w1)+(j_1+1))], conv_kernel[((c*w1)+(j_1+2))], conv_kernel[((c*w1)+(j_1+3))]))
@@ -436,8 +287,8 @@ func SsmConvUpdateInplaceNativeSycl(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 	return nil
 }
 
-// SsmConvUpdateInplaceNativeCpu runs ssm_conv_update_inplace@native-cpu.
-func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
+// SsmConvUpdateInplaceNativeVulkan runs ssm_conv_update_inplace@native-vulkan.
+func SsmConvUpdateInplaceNativeVulkan(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
 	d_conv := kgP.DConv
 	SILU := kgP.SILU
 	n_ch := kgA.NCh
@@ -457,14 +308,11 @@ func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUp
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+		return fmt.Errorf("ssm_conv_update_inplace@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
 	}
-	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	actLen := int(128)
-	act := make([]float32, kgN*actLen)
-	_ = act
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -472,16 +320,92 @@ func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUp
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
 					if n_seqs <= 16 {
 						// dep_release: dispatches are ordered in the Go reference
 					}
 					// dep_wait: dispatches are ordered in the Go reference
-					var c0 uint32 = (uint32(kgGX) * 128)
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
-					var left uint32 = (n_ch - c0)
-					var block_len uint32 = rt.SelU32((left < 128), left, 128)
-					for c := uint32(c0); c < (c0 + block_len); c += 1 {
+					if c < n_ch {
+						// assemble the whole window before any write: cached taps, then the current token
+						var ring_off uint32 = ((s * sd1) + (c * taps))
+						for j := uint32(0); j < taps; j += 1 {
+							window[kgTid*windowLen+int(j)] = conv_states[(((s * cs2) + (c * cs1)) + j)]
+						}
+						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+						var y float32 = 0.0
+						if d_conv == 4 {
+							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
+								var j_1 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_1+0))], window[kgTid*windowLen+int((j_1+1))], window[kgTid*windowLen+int((j_1+2))], window[kgTid*windowLen+int((j_1+3))], conv_kernel[((c*w1)+(j_1+0))], conv_kernel[((c*w1)+(j_1+1))], conv_kernel[((c*w1)+(j_1+2))], conv_kernel[((c*w1)+(j_1+3))]))
+							}
+						} else {
+							for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c*w1)+j_2)]))
+							}
+						}
+						var out float32 = y
+						if SILU {
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
+						}
+						dst[((s * d2) + c)] = out
+						// shift the window by one token into the ring
+						for j_3 := uint32(0); j_3 < taps; j_3 += 1 {
+							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SsmConvUpdateInplaceNativeCuda runs ssm_conv_update_inplace@native-cuda.
+func SsmConvUpdateInplaceNativeCuda(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	conv_states := kgB.ConvStates
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, conv_states, conv_kernel, x_cur, conv_state_dst, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					// dep_wait: dispatches are ordered in the Go reference
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
+					var s uint32 = uint32(kgGY)
+					var taps uint32 = (d_conv - 1)
+					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						for j := uint32(0); j < taps; j += 1 {
@@ -492,18 +416,18 @@ func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUp
 						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
+						y = (y + 0.0)
+						var out float32 = y
 						if SILU {
-							act[kgTid*actLen+int((c-c0))] = y
-						} else {
-							dst[((s * d2) + c)] = y
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
 						}
+						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
 						for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
 							conv_state_dst[(ring_off + j_2)] = window[kgTid*windowLen+int((j_2+1))]
 						}
-					}
-					if SILU {
-						rt.VecSilu(dst[int(((s*d2)+c0)):int(((s*d2)+c0))+int(block_len)], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len)])
 					}
 				}
 			}
@@ -589,24 +513,100 @@ func SsmConvUpdateInplaceNativeOpencl(kgP SsmConvUpdateInplaceParams, kgA SsmCon
 	return nil
 }
 
+// SsmConvUpdateInplaceNativeCpu runs ssm_conv_update_inplace@native-cpu.
+func SsmConvUpdateInplaceNativeCpu(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpdateInplaceArgs, kgB SsmConvUpdateInplaceBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	conv_states := kgB.ConvStates
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, conv_states, conv_kernel, x_cur, conv_state_dst, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	actLen := int(128)
+	act := make([]float32, kgN*actLen)
+	_ = act
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					// dep_wait: dispatches are ordered in the Go reference
+					var c0 uint32 = (uint32(kgGX) * 128)
+					var s uint32 = uint32(kgGY)
+					var taps uint32 = (d_conv - 1)
+					var left uint32 = (n_ch - c0)
+					var block_len uint32 = rt.SelU32((left < 128), left, 128)
+					for c := uint32(c0); c < (c0 + block_len); c += 1 {
+						// assemble the whole window before any write: cached taps, then the current token
+						var ring_off uint32 = ((s * sd1) + (c * taps))
+						for j := uint32(0); j < taps; j += 1 {
+							window[kgTid*windowLen+int(j)] = conv_states[(((s * cs2) + (c * cs1)) + j)]
+						}
+						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+						var y float32 = 0.0
+						for j_1 := uint32(0); j_1 < d_conv; j_1 += 1 {
+							y = (y + float32(window[kgTid*windowLen+int(j_1)]*conv_kernel[((c*w1)+j_1)]))
+						}
+						if SILU {
+							act[kgTid*actLen+int((c-c0))] = y
+						} else {
+							dst[((s * d2) + c)] = y
+						}
+						// shift the window by one token into the ring
+						for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+							conv_state_dst[(ring_off + j_2)] = window[kgTid*windowLen+int((j_2+1))]
+						}
+					}
+					if SILU {
+						rt.VecSilu(dst[int(((s*d2)+c0)):int(((s*d2)+c0))+int(block_len)], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len)])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SsmConvUpdateInplace runs ssm_conv_update_inplace under the named contract. Buffers are modified in place.
 func SsmConvUpdateInplace(arith string, p SsmConvUpdateInplaceParams, a SsmConvUpdateInplaceArgs, b SsmConvUpdateInplaceBuffers) error {
 	switch arith {
 	case "portable":
 		return SsmConvUpdateInplacePortable(p, a, b)
-	case "native-cuda":
-		return SsmConvUpdateInplaceNativeCuda(p, a, b)
 	case "native-metal":
 		return SsmConvUpdateInplaceNativeMetal(p, a, b)
-	case "native-vulkan":
-		return SsmConvUpdateInplaceNativeVulkan(p, a, b)
 	case "native-sycl":
 		return SsmConvUpdateInplaceNativeSycl(p, a, b)
-	case "native-cpu":
-		return SsmConvUpdateInplaceNativeCpu(p, a, b)
+	case "native-vulkan":
+		return SsmConvUpdateInplaceNativeVulkan(p, a, b)
+	case "native-cuda":
+		return SsmConvUpdateInplaceNativeCuda(p, a, b)
 	case "native-opencl":
 		return SsmConvUpdateInplaceNativeOpencl(p, a, b)
+	case "native-cpu":
+		return SsmConvUpdateInplaceNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_update_inplace: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -163,98 +163,6 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 	return nil
 }
 
-// SsmConvUpdateInplaceIdsNativeCuda runs ssm_conv_update_inplace_ids@native-cuda.
-func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	rs_head := kgA.RsHead
-	cache := kgB.Cache
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	ids := kgB.Ids
-	scratch := kgB.Scratch
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					if n_seqs < 2 {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var s uint32 = uint32(kgGY)
-					var taps uint32 = (d_conv - 1)
-					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
-						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var src int32 = ids[s]
-						if src == int32((rs_head + s)) {
-							for j := uint32(0); j < taps; j += 1 {
-								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
-							}
-						} else {
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								// dep_wait: dispatches are ordered in the Go reference
-								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
-								}
-							} else {
-								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
-								}
-							}
-						}
-						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
-						var y float32 = 0.0
-						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
-						}
-						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
-						y = (y + 0.0)
-						var out float32 = y
-						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
-						}
-						dst[((s * d2) + c)] = out
-						// dep_wait: dispatches are ordered in the Go reference
-						// shift the window by one token into the ring
-						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
-							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // SsmConvUpdateInplaceIdsNativeMetal runs ssm_conv_update_inplace_ids@native-metal.
 func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
 	d_conv := kgP.DConv
@@ -324,103 +232,6 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
 						var y float32 = 0.0
 						if (d_conv % 4) == 0 {
-							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-								var j_3 uint32 = (j4 * 4)
-								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
-							}
-						} else {
-							for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
-							}
-						}
-						var out float32 = y
-						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
-						}
-						dst[((s * d2) + c)] = out
-						// dep_wait: dispatches are ordered in the Go reference
-						// shift the window by one token into the ring
-						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
-							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// SsmConvUpdateInplaceIdsNativeVulkan runs ssm_conv_update_inplace_ids@native-vulkan.
-func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	rs_head := kgA.RsHead
-	cache := kgB.Cache
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	ids := kgB.Ids
-	scratch := kgB.Scratch
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					if n_seqs < 2 {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
-					var s uint32 = uint32(kgGY)
-					var taps uint32 = (d_conv - 1)
-					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
-						var ring_off uint32 = ((s * sd1) + (c * taps))
-						var src int32 = ids[s]
-						if src == int32((rs_head + s)) {
-							for j := uint32(0); j < taps; j += 1 {
-								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
-							}
-						} else {
-							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-								// dep_wait: dispatches are ordered in the Go reference
-								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
-									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
-								}
-							} else {
-								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
-									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
-								}
-							}
-						}
-						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
-						var y float32 = 0.0
-						if d_conv == 4 {
 							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 								var j_3 uint32 = (j4 * 4)
 								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
@@ -539,8 +350,8 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 	return nil
 }
 
-// SsmConvUpdateInplaceIdsNativeCpu runs ssm_conv_update_inplace_ids@native-cpu.
-func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
+// SsmConvUpdateInplaceIdsNativeVulkan runs ssm_conv_update_inplace_ids@native-vulkan.
+func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
 	d_conv := kgP.DConv
 	SILU := kgP.SILU
 	n_ch := kgA.NCh
@@ -563,14 +374,11 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+		return fmt.Errorf("ssm_conv_update_inplace_ids@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
 	}
-	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	actLen := int(128)
-	act := make([]float32, kgN*actLen)
-	_ = act
 	windowLen := int(d_conv)
 	window := make([]float32, kgN*windowLen)
 	_ = window
@@ -578,18 +386,114 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 		for kgGY := 0; kgGY < kgNY; kgGY++ {
 			for kgGX := 0; kgGX < kgNX; kgGX++ {
 				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
 					if n_seqs <= 16 {
 						// dep_release: dispatches are ordered in the Go reference
 					}
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					var c0 uint32 = (uint32(kgGX) * 128)
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
-					var left uint32 = (n_ch - c0)
-					var block_len uint32 = rt.SelU32((left < 128), left, 128)
-					for c := uint32(c0); c < (c0 + block_len); c += 1 {
+					if c < n_ch {
+						// assemble the whole window before any write: cached taps, then the current token
+						var ring_off uint32 = ((s * sd1) + (c * taps))
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
+							for j := uint32(0); j < taps; j += 1 {
+								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
+							}
+						} else {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								// dep_wait: dispatches are ordered in the Go reference
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+								}
+							}
+						}
+						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+						var y float32 = 0.0
+						if d_conv == 4 {
+							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
+								var j_3 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c*w1)+(j_3+0))], conv_kernel[((c*w1)+(j_3+1))], conv_kernel[((c*w1)+(j_3+2))], conv_kernel[((c*w1)+(j_3+3))]))
+							}
+						} else {
+							for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c*w1)+j_4)]))
+							}
+						}
+						var out float32 = y
+						if SILU {
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
+						}
+						dst[((s * d2) + c)] = out
+						// dep_wait: dispatches are ordered in the Go reference
+						// shift the window by one token into the ring
+						for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
+							conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SsmConvUpdateInplaceIdsNativeCuda runs ssm_conv_update_inplace_ids@native-cuda.
+func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					var c uint32 = ((uint32(kgGX) * 128) + kgLX)
+					var s uint32 = uint32(kgGY)
+					var taps uint32 = (d_conv - 1)
+					if c < n_ch {
 						// assemble the whole window before any write: cached taps, then the current token
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
@@ -614,19 +518,19 @@ func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA Ssm
 						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
+						y = (y + 0.0)
+						var out float32 = y
 						if SILU {
-							act[kgTid*actLen+int((c-c0))] = y
-						} else {
-							dst[((s * d2) + c)] = y
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
 						}
+						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference
 						// shift the window by one token into the ring
 						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 						}
-					}
-					if SILU {
-						rt.VecSilu(dst[int(((s*d2)+c0)):int(((s*d2)+c0))+int(block_len)], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len)])
 					}
 				}
 			}
@@ -732,24 +636,120 @@ func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA 
 	return nil
 }
 
+// SsmConvUpdateInplaceIdsNativeCpu runs ssm_conv_update_inplace_ids@native-cpu.
+func SsmConvUpdateInplaceIdsNativeCpu(kgP SsmConvUpdateInplaceIdsParams, kgA SsmConvUpdateInplaceIdsArgs, kgB SsmConvUpdateInplaceIdsBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	actLen := int(128)
+	act := make([]float32, kgN*actLen)
+	_ = act
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					var c0 uint32 = (uint32(kgGX) * 128)
+					var s uint32 = uint32(kgGY)
+					var taps uint32 = (d_conv - 1)
+					var left uint32 = (n_ch - c0)
+					var block_len uint32 = rt.SelU32((left < 128), left, 128)
+					for c := uint32(c0); c < (c0 + block_len); c += 1 {
+						// assemble the whole window before any write: cached taps, then the current token
+						var ring_off uint32 = ((s * sd1) + (c * taps))
+						var src int32 = ids[s]
+						if src == int32((rs_head + s)) {
+							for j := uint32(0); j < taps; j += 1 {
+								window[kgTid*windowLen+int(j)] = conv_state_dst[(ring_off + j)]
+							}
+						} else {
+							if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+								// dep_wait: dispatches are ordered in the Go reference
+								for j_1 := uint32(0); j_1 < taps; j_1 += 1 {
+									window[kgTid*windowLen+int(j_1)] = scratch[(((s * cs2) + (c * cs1)) + j_1)]
+								}
+							} else {
+								for j_2 := uint32(0); j_2 < taps; j_2 += 1 {
+									window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+								}
+							}
+						}
+						window[kgTid*windowLen+int(taps)] = x_cur[((s * x2) + c)]
+						var y float32 = 0.0
+						for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
+							y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+						}
+						if SILU {
+							act[kgTid*actLen+int((c-c0))] = y
+						} else {
+							dst[((s * d2) + c)] = y
+						}
+						// dep_wait: dispatches are ordered in the Go reference
+						// shift the window by one token into the ring
+						for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
+							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
+						}
+					}
+					if SILU {
+						rt.VecSilu(dst[int(((s*d2)+c0)):int(((s*d2)+c0))+int(block_len)], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len)])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SsmConvUpdateInplaceIds runs ssm_conv_update_inplace_ids under the named contract. Buffers are modified in place.
 func SsmConvUpdateInplaceIds(arith string, p SsmConvUpdateInplaceIdsParams, a SsmConvUpdateInplaceIdsArgs, b SsmConvUpdateInplaceIdsBuffers) error {
 	switch arith {
 	case "portable":
 		return SsmConvUpdateInplaceIdsPortable(p, a, b)
-	case "native-cuda":
-		return SsmConvUpdateInplaceIdsNativeCuda(p, a, b)
 	case "native-metal":
 		return SsmConvUpdateInplaceIdsNativeMetal(p, a, b)
-	case "native-vulkan":
-		return SsmConvUpdateInplaceIdsNativeVulkan(p, a, b)
 	case "native-sycl":
 		return SsmConvUpdateInplaceIdsNativeSycl(p, a, b)
-	case "native-cpu":
-		return SsmConvUpdateInplaceIdsNativeCpu(p, a, b)
+	case "native-vulkan":
+		return SsmConvUpdateInplaceIdsNativeVulkan(p, a, b)
+	case "native-cuda":
+		return SsmConvUpdateInplaceIdsNativeCuda(p, a, b)
 	case "native-opencl":
 		return SsmConvUpdateInplaceIdsNativeOpencl(p, a, b)
+	case "native-cpu":
+		return SsmConvUpdateInplaceIdsNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_update_inplace_ids: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

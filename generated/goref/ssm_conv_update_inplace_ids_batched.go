@@ -173,108 +173,6 @@ func SsmConvUpdateInplaceIdsBatchedPortable(kgP SsmConvUpdateInplaceIdsBatchedPa
 	return nil
 }
 
-// SsmConvUpdateInplaceIdsBatchedNativeCuda runs ssm_conv_update_inplace_ids_batched@native-cuda.
-func SsmConvUpdateInplaceIdsBatchedNativeCuda(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	NS := kgP.NS
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	rs_head := kgA.RsHead
-	cache := kgB.Cache
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	ids := kgB.Ids
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, NS, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	switch NS {
-	case 2, 4, 8, 16, 32:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 16 32]", NS)
-	}
-	kgWX, kgWY, kgWZ := int(32), int(NS), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 31) / 32)), int(1), int(1)
-	c := make([]uint32, kgN)
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	taps := make([]uint32, kgN)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					// dep_wait: dispatches are ordered in the Go reference
-					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
-					var z uint32 = kgLY
-					stores[kgTid] = (z < n_seqs)
-					s[kgTid] = rt.SelU32(stores[kgTid], z, (n_seqs - 1))
-					taps[kgTid] = (d_conv - 1)
-					if c[kgTid] < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
-						var src int32 = ids[s[kgTid]]
-						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-							for j := uint32(0); j < taps[kgTid]; j += 1 {
-								window[kgTid*windowLen+int(j)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j)]
-							}
-						} else {
-							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
-							}
-						}
-						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
-						var y float32 = 0.0
-						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
-							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c[kgTid]*w1)+j_2)]))
-						}
-						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
-						y = (y + 0.0)
-						var out float32 = y
-						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
-						}
-						if stores[kgTid] {
-							dst[((s[kgTid] * d2) + c[kgTid])] = out
-						}
-					}
-					// every thread of the workgroup has read its window
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if (c[kgTid] < n_ch) && stores[kgTid] {
-						// shift the window by one token into the ring
-						var ring_off uint32 = ((s[kgTid] * sd1) + (c[kgTid] * taps[kgTid]))
-						for j_3 := uint32(0); j_3 < taps[kgTid]; j_3 += 1 {
-							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // SsmConvUpdateInplaceIdsBatchedNativeMetal runs ssm_conv_update_inplace_ids_batched@native-metal.
 func SsmConvUpdateInplaceIdsBatchedNativeMetal(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
 	d_conv := kgP.DConv
@@ -346,113 +244,6 @@ func SsmConvUpdateInplaceIdsBatchedNativeMetal(kgP SsmConvUpdateInplaceIdsBatche
 						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
 						var y float32 = 0.0
 						if (d_conv % 4) == 0 {
-							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-								var j_2 uint32 = (j4 * 4)
-								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_2+0))], window[kgTid*windowLen+int((j_2+1))], window[kgTid*windowLen+int((j_2+2))], window[kgTid*windowLen+int((j_2+3))], conv_kernel[((c[kgTid]*w1)+(j_2+0))], conv_kernel[((c[kgTid]*w1)+(j_2+1))], conv_kernel[((c[kgTid]*w1)+(j_2+2))], conv_kernel[((c[kgTid]*w1)+(j_2+3))]))
-							}
-						} else {
-							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
-							}
-						}
-						var out float32 = y
-						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
-						}
-						if stores[kgTid] {
-							dst[((s[kgTid] * d2) + c[kgTid])] = out
-						}
-					}
-					// every thread of the workgroup has read its window
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					if (c[kgTid] < n_ch) && stores[kgTid] {
-						// shift the window by one token into the ring
-						var ring_off uint32 = ((s[kgTid] * sd1) + (c[kgTid] * taps[kgTid]))
-						for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
-							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// SsmConvUpdateInplaceIdsBatchedNativeVulkan runs ssm_conv_update_inplace_ids_batched@native-vulkan.
-func SsmConvUpdateInplaceIdsBatchedNativeVulkan(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	NS := kgP.NS
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	rs_head := kgA.RsHead
-	cache := kgB.Cache
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	ids := kgB.Ids
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, NS, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	switch NS {
-	case 2, 4, 8, 16, 32:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-vulkan: NS %d is not in [2 4 8 16 32]", NS)
-	}
-	kgWX, kgWY, kgWZ := int(32), int(NS), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 31) / 32)), int(1), int(1)
-	c := make([]uint32, kgN)
-	stores := make([]bool, kgN)
-	s := make([]uint32, kgN)
-	taps := make([]uint32, kgN)
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					kgLY := uint32(kgTid / kgWX % kgWY)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					// dep_wait: dispatches are ordered in the Go reference
-					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
-					var z uint32 = kgLY
-					stores[kgTid] = (z < n_seqs)
-					s[kgTid] = rt.SelU32(stores[kgTid], z, (n_seqs - 1))
-					taps[kgTid] = (d_conv - 1)
-					if c[kgTid] < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
-						var src int32 = ids[s[kgTid]]
-						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-							for j := uint32(0); j < taps[kgTid]; j += 1 {
-								window[kgTid*windowLen+int(j)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j)]
-							}
-						} else {
-							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
-							}
-						}
-						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
-						var y float32 = 0.0
-						if d_conv == 4 {
 							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 								var j_2 uint32 = (j4 * 4)
 								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_2+0))], window[kgTid*windowLen+int((j_2+1))], window[kgTid*windowLen+int((j_2+2))], window[kgTid*windowLen+int((j_2+3))], conv_kernel[((c[kgTid]*w1)+(j_2+0))], conv_kernel[((c[kgTid]*w1)+(j_2+1))], conv_kernel[((c[kgTid]*w1)+(j_2+2))], conv_kernel[((c[kgTid]*w1)+(j_2+3))]))
@@ -589,8 +380,8 @@ func SsmConvUpdateInplaceIdsBatchedNativeSycl(kgP SsmConvUpdateInplaceIdsBatched
 	return nil
 }
 
-// SsmConvUpdateInplaceIdsBatchedNativeCpu runs ssm_conv_update_inplace_ids_batched@native-cpu.
-func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
+// SsmConvUpdateInplaceIdsBatchedNativeVulkan runs ssm_conv_update_inplace_ids_batched@native-vulkan.
+func SsmConvUpdateInplaceIdsBatchedNativeVulkan(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
 	d_conv := kgP.DConv
 	SILU := kgP.SILU
 	NS := kgP.NS
@@ -613,12 +404,119 @@ func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedP
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
 	}
 	switch NS {
 	case 2, 4, 8, 16, 32:
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 16 32]", NS)
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-vulkan: NS %d is not in [2 4 8 16 32]", NS)
+	}
+	kgWX, kgWY, kgWZ := int(32), int(NS), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 31) / 32)), int(1), int(1)
+	c := make([]uint32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					// dep_wait: dispatches are ordered in the Go reference
+					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
+					var z uint32 = kgLY
+					stores[kgTid] = (z < n_seqs)
+					s[kgTid] = rt.SelU32(stores[kgTid], z, (n_seqs - 1))
+					taps[kgTid] = (d_conv - 1)
+					if c[kgTid] < n_ch {
+						// assemble the whole window before any write: cached taps, then the current token
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for j := uint32(0); j < taps[kgTid]; j += 1 {
+								window[kgTid*windowLen+int(j)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j)]
+							}
+						} else {
+							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
+							}
+						}
+						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
+						var y float32 = 0.0
+						if d_conv == 4 {
+							for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
+								var j_2 uint32 = (j4 * 4)
+								y = (y + rt.Dot4(window[kgTid*windowLen+int((j_2+0))], window[kgTid*windowLen+int((j_2+1))], window[kgTid*windowLen+int((j_2+2))], window[kgTid*windowLen+int((j_2+3))], conv_kernel[((c[kgTid]*w1)+(j_2+0))], conv_kernel[((c[kgTid]*w1)+(j_2+1))], conv_kernel[((c[kgTid]*w1)+(j_2+2))], conv_kernel[((c[kgTid]*w1)+(j_2+3))]))
+							}
+						} else {
+							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
+							}
+						}
+						var out float32 = y
+						if SILU {
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
+						}
+						if stores[kgTid] {
+							dst[((s[kgTid] * d2) + c[kgTid])] = out
+						}
+					}
+					// every thread of the workgroup has read its window
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if (c[kgTid] < n_ch) && stores[kgTid] {
+						// shift the window by one token into the ring
+						var ring_off uint32 = ((s[kgTid] * sd1) + (c[kgTid] * taps[kgTid]))
+						for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
+							conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SsmConvUpdateInplaceIdsBatchedNativeCuda runs ssm_conv_update_inplace_ids_batched@native-cuda.
+func SsmConvUpdateInplaceIdsBatchedNativeCuda(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	NS := kgP.NS
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, NS, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	switch NS {
+	case 2, 4, 8, 16, 32:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cuda: NS %d is not in [2 4 8 16 32]", NS)
 	}
 	kgWX, kgWY, kgWZ := int(32), int(NS), int(1)
 	kgN := kgWX * kgWY * kgWZ
@@ -662,6 +560,8 @@ func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedP
 						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
 							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c[kgTid]*w1)+j_2)]))
 						}
+						// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
+						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
 							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
@@ -796,24 +696,124 @@ func SsmConvUpdateInplaceIdsBatchedNativeOpencl(kgP SsmConvUpdateInplaceIdsBatch
 	return nil
 }
 
+// SsmConvUpdateInplaceIdsBatchedNativeCpu runs ssm_conv_update_inplace_ids_batched@native-cpu.
+func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedParams, kgA SsmConvUpdateInplaceIdsBatchedArgs, kgB SsmConvUpdateInplaceIdsBatchedBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	NS := kgP.NS
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, NS, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	switch NS {
+	case 2, 4, 8, 16, 32:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched@native-cpu: NS %d is not in [2 4 8 16 32]", NS)
+	}
+	kgWX, kgWY, kgWZ := int(32), int(NS), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 31) / 32)), int(1), int(1)
+	c := make([]uint32, kgN)
+	stores := make([]bool, kgN)
+	s := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					kgLY := uint32(kgTid / kgWX % kgWY)
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					// dep_wait: dispatches are ordered in the Go reference
+					c[kgTid] = ((uint32(kgGX) * 32) + kgLX)
+					var z uint32 = kgLY
+					stores[kgTid] = (z < n_seqs)
+					s[kgTid] = rt.SelU32(stores[kgTid], z, (n_seqs - 1))
+					taps[kgTid] = (d_conv - 1)
+					if c[kgTid] < n_ch {
+						// assemble the whole window before any write: cached taps, then the current token
+						var src int32 = ids[s[kgTid]]
+						if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+							for j := uint32(0); j < taps[kgTid]; j += 1 {
+								window[kgTid*windowLen+int(j)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j)]
+							}
+						} else {
+							for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+								window[kgTid*windowLen+int(j_1)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_1))]
+							}
+						}
+						window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s[kgTid] * x2) + c[kgTid])]
+						var y float32 = 0.0
+						for j_2 := uint32(0); j_2 < d_conv; j_2 += 1 {
+							y = (y + float32(window[kgTid*windowLen+int(j_2)]*conv_kernel[((c[kgTid]*w1)+j_2)]))
+						}
+						var out float32 = y
+						if SILU {
+							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+							out = silu
+						}
+						if stores[kgTid] {
+							dst[((s[kgTid] * d2) + c[kgTid])] = out
+						}
+					}
+					// every thread of the workgroup has read its window
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					if (c[kgTid] < n_ch) && stores[kgTid] {
+						// shift the window by one token into the ring
+						var ring_off uint32 = ((s[kgTid] * sd1) + (c[kgTid] * taps[kgTid]))
+						for j_3 := uint32(0); j_3 < taps[kgTid]; j_3 += 1 {
+							conv_state_dst[(ring_off + j_3)] = window[kgTid*windowLen+int((j_3+1))]
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SsmConvUpdateInplaceIdsBatched runs ssm_conv_update_inplace_ids_batched under the named contract. Buffers are modified in place.
 func SsmConvUpdateInplaceIdsBatched(arith string, p SsmConvUpdateInplaceIdsBatchedParams, a SsmConvUpdateInplaceIdsBatchedArgs, b SsmConvUpdateInplaceIdsBatchedBuffers) error {
 	switch arith {
 	case "portable":
 		return SsmConvUpdateInplaceIdsBatchedPortable(p, a, b)
-	case "native-cuda":
-		return SsmConvUpdateInplaceIdsBatchedNativeCuda(p, a, b)
 	case "native-metal":
 		return SsmConvUpdateInplaceIdsBatchedNativeMetal(p, a, b)
-	case "native-vulkan":
-		return SsmConvUpdateInplaceIdsBatchedNativeVulkan(p, a, b)
 	case "native-sycl":
 		return SsmConvUpdateInplaceIdsBatchedNativeSycl(p, a, b)
-	case "native-cpu":
-		return SsmConvUpdateInplaceIdsBatchedNativeCpu(p, a, b)
+	case "native-vulkan":
+		return SsmConvUpdateInplaceIdsBatchedNativeVulkan(p, a, b)
+	case "native-cuda":
+		return SsmConvUpdateInplaceIdsBatchedNativeCuda(p, a, b)
 	case "native-opencl":
 		return SsmConvUpdateInplaceIdsBatchedNativeOpencl(p, a, b)
+	case "native-cpu":
+		return SsmConvUpdateInplaceIdsBatchedNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_batched: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_update_inplace_ids_batched: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

@@ -198,132 +198,6 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 	return nil
 }
 
-// SsmConvUpdateInplaceIdsChainedNativeCuda runs ssm_conv_update_inplace_ids_chained@native-cuda.
-func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	rs_head := kgA.RsHead
-	cache := kgB.Cache
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	ids := kgB.Ids
-	scratch := kgB.Scratch
-	plan := kgB.Plan
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, plan, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_chained@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	c := make([]uint32, kgN)
-	taps := make([]uint32, kgN)
-	first := make([]uint32, kgN)
-	aliasedLen := int(1)
-	aliased := make([]int32, aliasedLen)
-	_ = aliased
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					if n_seqs < 2 {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
-					taps[kgTid] = (d_conv - 1)
-					first[kgTid] = uint32(kgGY)
-					if kgLX == 0 {
-						aliased[int(0)] = 0
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
-							aliased[int(0)] = 1
-						}
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					var seg_len uint32 = 1
-					if aliased_1 {
-						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 16)
-					}
-					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var member uint32 = first[kgTid]
-					for m := uint32(0); m < seg_len; m += 1 {
-						var s uint32 = member
-						if c[kgTid] < n_ch {
-							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
-								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
-								}
-							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
-									}
-								} else {
-									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
-									}
-								}
-							}
-							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
-							var y float32 = 0.0
-							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
-							}
-							// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
-							y = (y + 0.0)
-							var out float32 = y
-							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
-							}
-							dst[((s * d2) + c[kgTid])] = out
-							// shift the window by one token into the ring
-							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
-								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
-							}
-						}
-						member = (uint32(ids[s]) - rs_head)
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // SsmConvUpdateInplaceIdsChainedNativeMetal runs ssm_conv_update_inplace_ids_chained@native-metal.
 func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
 	d_conv := kgP.DConv
@@ -426,137 +300,6 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							if (d_conv % 4) == 0 {
-								for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
-									var j_3 uint32 = (j4 * 4)
-									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c[kgTid]*w1)+(j_3+0))], conv_kernel[((c[kgTid]*w1)+(j_3+1))], conv_kernel[((c[kgTid]*w1)+(j_3+2))], conv_kernel[((c[kgTid]*w1)+(j_3+3))]))
-								}
-							} else {
-								for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
-									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c[kgTid]*w1)+j_4)]))
-								}
-							}
-							var out float32 = y
-							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
-							}
-							dst[((s * d2) + c[kgTid])] = out
-							// shift the window by one token into the ring
-							for j_5 := uint32(0); j_5 < taps[kgTid]; j_5 += 1 {
-								conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
-							}
-						}
-						member = (uint32(ids[s]) - rs_head)
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// SsmConvUpdateInplaceIdsChainedNativeVulkan runs ssm_conv_update_inplace_ids_chained@native-vulkan.
-func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
-	d_conv := kgP.DConv
-	SILU := kgP.SILU
-	n_ch := kgA.NCh
-	n_seqs := kgA.NSeqs
-	cs1 := kgA.Cs1
-	cs2 := kgA.Cs2
-	w1 := kgA.W1
-	x2 := kgA.X2
-	sd1 := kgA.Sd1
-	d2 := kgA.D2
-	rs_head := kgA.RsHead
-	cache := kgB.Cache
-	conv_kernel := kgB.ConvKernel
-	x_cur := kgB.XCur
-	conv_state_dst := kgB.ConvStateDst
-	ids := kgB.Ids
-	scratch := kgB.Scratch
-	plan := kgB.Plan
-	dst := kgB.Dst
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, plan, dst
-	switch d_conv {
-	case 2, 3, 4, 5, 6, 7, 8:
-	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_chained@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
-	}
-	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
-	kgN := kgWX * kgWY * kgWZ
-	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	c := make([]uint32, kgN)
-	taps := make([]uint32, kgN)
-	first := make([]uint32, kgN)
-	aliasedLen := int(1)
-	aliased := make([]int32, aliasedLen)
-	_ = aliased
-	windowLen := int(d_conv)
-	window := make([]float32, kgN*windowLen)
-	_ = window
-	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
-		for kgGY := 0; kgGY < kgNY; kgGY++ {
-			for kgGX := 0; kgGX < kgNX; kgGX++ {
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					if n_seqs <= 16 {
-						// dep_release: dispatches are ordered in the Go reference
-					}
-					if n_seqs < 2 {
-						// dep_wait: dispatches are ordered in the Go reference
-					}
-					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
-					taps[kgTid] = (d_conv - 1)
-					first[kgTid] = uint32(kgGY)
-					if kgLX == 0 {
-						aliased[int(0)] = 0
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					kgLX := uint32(kgTid % kgWX)
-					for t := uint32(kgLX); t < n_seqs; t += 128 {
-						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
-							aliased[int(0)] = 1
-						}
-					}
-				}
-				// barrier: the thread loops before and after it are the ordering
-				for kgTid := 0; kgTid < kgN; kgTid++ {
-					var aliased_1 bool = (aliased[int(0)] != 0)
-					var seg_len uint32 = 1
-					if aliased_1 {
-						// dep_wait: dispatches are ordered in the Go reference
-						seg_len = (uint32(plan[first[kgTid]]) >> 16)
-					}
-					// run the segment this sequence starts, if any: each member reads the ring the next one writes
-					var member uint32 = first[kgTid]
-					for m := uint32(0); m < seg_len; m += 1 {
-						var s uint32 = member
-						if c[kgTid] < n_ch {
-							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
-							if aliased_1 && ((plan[s] & 65535) != 0) {
-								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
-								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
-								}
-							} else {
-								var src int32 = ids[s]
-								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
-									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
-									}
-								} else {
-									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
-									}
-								}
-							}
-							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
-							var y float32 = 0.0
-							if d_conv == 4 {
 								for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
 									var j_3 uint32 = (j4 * 4)
 									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c[kgTid]*w1)+(j_3+0))], conv_kernel[((c[kgTid]*w1)+(j_3+1))], conv_kernel[((c[kgTid]*w1)+(j_3+2))], conv_kernel[((c[kgTid]*w1)+(j_3+3))]))
@@ -710,8 +453,8 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 	return nil
 }
 
-// SsmConvUpdateInplaceIdsChainedNativeCpu runs ssm_conv_update_inplace_ids_chained@native-cpu.
-func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
+// SsmConvUpdateInplaceIdsChainedNativeVulkan runs ssm_conv_update_inplace_ids_chained@native-vulkan.
+func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
 	d_conv := kgP.DConv
 	SILU := kgP.SILU
 	n_ch := kgA.NCh
@@ -735,17 +478,13 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 	switch d_conv {
 	case 2, 3, 4, 5, 6, 7, 8:
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_chained@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+		return fmt.Errorf("ssm_conv_update_inplace_ids_chained@native-vulkan: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
 	}
-	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
 	kgN := kgWX * kgWY * kgWZ
 	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
-	c0 := make([]uint32, kgN)
+	c := make([]uint32, kgN)
 	taps := make([]uint32, kgN)
-	block_len := make([]uint32, kgN)
-	actLen := int(128)
-	act := make([]float32, kgN*actLen)
-	_ = act
 	first := make([]uint32, kgN)
 	aliasedLen := int(1)
 	aliased := make([]int32, aliasedLen)
@@ -764,10 +503,8 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 					if n_seqs < 2 {
 						// dep_wait: dispatches are ordered in the Go reference
 					}
-					c0[kgTid] = (uint32(kgGX) * 128)
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
 					taps[kgTid] = (d_conv - 1)
-					var left uint32 = (n_ch - c0[kgTid])
-					block_len[kgTid] = rt.SelU32((left < 128), left, 128)
 					first[kgTid] = uint32(kgGY)
 					if kgLX == 0 {
 						aliased[int(0)] = 0
@@ -776,7 +513,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 				// barrier: the thread loops before and after it are the ordering
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					kgLX := uint32(kgTid % kgWX)
-					for t := uint32(kgLX); t < n_seqs; t += 1 {
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
 						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
@@ -795,43 +532,174 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 					var member uint32 = first[kgTid]
 					for m := uint32(0); m < seg_len; m += 1 {
 						var s uint32 = member
-						for c := uint32(c0[kgTid]); c < (c0[kgTid] + block_len[kgTid]); c += 1 {
+						if c[kgTid] < n_ch {
 							// assemble the whole window before any write: cached taps, then the current token
-							var ring_off uint32 = ((s * sd1) + (c * taps[kgTid]))
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
 							if aliased_1 && ((plan[s] & 65535) != 0) {
 								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
 								for j := uint32(0); j < taps[kgTid]; j += 1 {
-									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c * cs1)) + j)]
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
 								}
 							} else {
 								var src int32 = ids[s]
 								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
 									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
-										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps[kgTid])) + j_1)]
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
 									}
 								} else {
 									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
-										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
 									}
 								}
 							}
-							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c)]
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
+							var y float32 = 0.0
+							if d_conv == 4 {
+								for j4 := uint32(0); j4 < (d_conv / 4); j4 += 1 {
+									var j_3 uint32 = (j4 * 4)
+									y = (y + rt.Dot4(window[kgTid*windowLen+int((j_3+0))], window[kgTid*windowLen+int((j_3+1))], window[kgTid*windowLen+int((j_3+2))], window[kgTid*windowLen+int((j_3+3))], conv_kernel[((c[kgTid]*w1)+(j_3+0))], conv_kernel[((c[kgTid]*w1)+(j_3+1))], conv_kernel[((c[kgTid]*w1)+(j_3+2))], conv_kernel[((c[kgTid]*w1)+(j_3+3))]))
+								}
+							} else {
+								for j_4 := uint32(0); j_4 < d_conv; j_4 += 1 {
+									y = (y + float32(window[kgTid*windowLen+int(j_4)]*conv_kernel[((c[kgTid]*w1)+j_4)]))
+								}
+							}
+							var out float32 = y
+							if SILU {
+								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+								out = silu
+							}
+							dst[((s * d2) + c[kgTid])] = out
+							// shift the window by one token into the ring
+							for j_5 := uint32(0); j_5 < taps[kgTid]; j_5 += 1 {
+								conv_state_dst[(ring_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
+							}
+						}
+						member = (uint32(ids[s]) - rs_head)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SsmConvUpdateInplaceIdsChainedNativeCuda runs ssm_conv_update_inplace_ids_chained@native-cuda.
+func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	plan := kgB.Plan
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, plan, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids_chained@native-cuda: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(128), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c[kgTid] = ((uint32(kgGX) * 128) + kgLX)
+					taps[kgTid] = (d_conv - 1)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 128 {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
+					}
+					// run the segment this sequence starts, if any: each member reads the ring the next one writes
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
+						var s uint32 = member
+						if c[kgTid] < n_ch {
+							// assemble the whole window before any write: cached taps, then the current token
+							var ring_off uint32 = ((s * sd1) + (c[kgTid] * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c[kgTid] * cs1)) + j)]
+								}
+							} else {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c[kgTid] * taps[kgTid])) + j_1)]
+									}
+								} else {
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c[kgTid] * cs1))) + uint64(j_2))]
+									}
+								}
+							}
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c[kgTid])]
 							var y float32 = 0.0
 							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
-								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c[kgTid]*w1)+j_3)]))
 							}
+							// as the plain kernel's zero bias: -0 becomes +0, so the result equals it bit for bit
+							y = (y + 0.0)
+							var out float32 = y
 							if SILU {
-								act[kgTid*actLen+int((c-c0[kgTid]))] = y
-							} else {
-								dst[((s * d2) + c)] = y
+								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
+								out = silu
 							}
+							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
 							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
 								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 							}
-						}
-						if SILU {
-							rt.VecSilu(dst[int(((s*d2)+c0[kgTid])):int(((s*d2)+c0[kgTid]))+int(block_len[kgTid])], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len[kgTid])])
 						}
 						member = (uint32(ids[s]) - rs_head)
 					}
@@ -973,24 +841,156 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 	return nil
 }
 
+// SsmConvUpdateInplaceIdsChainedNativeCpu runs ssm_conv_update_inplace_ids_chained@native-cpu.
+func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedParams, kgA SsmConvUpdateInplaceIdsChainedArgs, kgB SsmConvUpdateInplaceIdsChainedBuffers) error {
+	d_conv := kgP.DConv
+	SILU := kgP.SILU
+	n_ch := kgA.NCh
+	n_seqs := kgA.NSeqs
+	cs1 := kgA.Cs1
+	cs2 := kgA.Cs2
+	w1 := kgA.W1
+	x2 := kgA.X2
+	sd1 := kgA.Sd1
+	d2 := kgA.D2
+	rs_head := kgA.RsHead
+	cache := kgB.Cache
+	conv_kernel := kgB.ConvKernel
+	x_cur := kgB.XCur
+	conv_state_dst := kgB.ConvStateDst
+	ids := kgB.Ids
+	scratch := kgB.Scratch
+	plan := kgB.Plan
+	dst := kgB.Dst
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = d_conv, SILU, n_ch, n_seqs, cs1, cs2, w1, x2, sd1, d2, rs_head, cache, conv_kernel, x_cur, conv_state_dst, ids, scratch, plan, dst
+	switch d_conv {
+	case 2, 3, 4, 5, 6, 7, 8:
+	default:
+		return fmt.Errorf("ssm_conv_update_inplace_ids_chained@native-cpu: d_conv %d is not in [2 3 4 5 6 7 8]", d_conv)
+	}
+	kgWX, kgWY, kgWZ := int(1), int(1), int(1)
+	kgN := kgWX * kgWY * kgWZ
+	kgNX, kgNY, kgNZ := int(((n_ch + 127) / 128)), int(n_seqs), int(1)
+	c0 := make([]uint32, kgN)
+	taps := make([]uint32, kgN)
+	block_len := make([]uint32, kgN)
+	actLen := int(128)
+	act := make([]float32, kgN*actLen)
+	_ = act
+	first := make([]uint32, kgN)
+	aliasedLen := int(1)
+	aliased := make([]int32, aliasedLen)
+	_ = aliased
+	windowLen := int(d_conv)
+	window := make([]float32, kgN*windowLen)
+	_ = window
+	for kgGZ := 0; kgGZ < kgNZ; kgGZ++ {
+		for kgGY := 0; kgGY < kgNY; kgGY++ {
+			for kgGX := 0; kgGX < kgNX; kgGX++ {
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					if n_seqs <= 16 {
+						// dep_release: dispatches are ordered in the Go reference
+					}
+					if n_seqs < 2 {
+						// dep_wait: dispatches are ordered in the Go reference
+					}
+					c0[kgTid] = (uint32(kgGX) * 128)
+					taps[kgTid] = (d_conv - 1)
+					var left uint32 = (n_ch - c0[kgTid])
+					block_len[kgTid] = rt.SelU32((left < 128), left, 128)
+					first[kgTid] = uint32(kgGY)
+					if kgLX == 0 {
+						aliased[int(0)] = 0
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					kgLX := uint32(kgTid % kgWX)
+					for t := uint32(kgLX); t < n_seqs; t += 1 {
+						var id int32 = ids[t]
+						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							aliased[int(0)] = 1
+						}
+					}
+				}
+				// barrier: the thread loops before and after it are the ordering
+				for kgTid := 0; kgTid < kgN; kgTid++ {
+					var aliased_1 bool = (aliased[int(0)] != 0)
+					var seg_len uint32 = 1
+					if aliased_1 {
+						// dep_wait: dispatches are ordered in the Go reference
+						seg_len = (uint32(plan[first[kgTid]]) >> 16)
+					}
+					// run the segment this sequence starts, if any: each member reads the ring the next one writes
+					var member uint32 = first[kgTid]
+					for m := uint32(0); m < seg_len; m += 1 {
+						var s uint32 = member
+						for c := uint32(c0[kgTid]); c < (c0[kgTid] + block_len[kgTid]); c += 1 {
+							// assemble the whole window before any write: cached taps, then the current token
+							var ring_off uint32 = ((s * sd1) + (c * taps[kgTid]))
+							if aliased_1 && ((plan[s] & 65535) != 0) {
+								var from_row uint32 = uint32(((plan[s] & 65535) - 1))
+								for j := uint32(0); j < taps[kgTid]; j += 1 {
+									window[kgTid*windowLen+int(j)] = scratch[(((from_row * cs2) + (c * cs1)) + j)]
+								}
+							} else {
+								var src int32 = ids[s]
+								if (src >= int32(rs_head)) && (src < int32((rs_head + n_seqs))) {
+									for j_1 := uint32(0); j_1 < taps[kgTid]; j_1 += 1 {
+										window[kgTid*windowLen+int(j_1)] = conv_state_dst[((((uint32(src) - rs_head) * sd1) + (c * taps[kgTid])) + j_1)]
+									}
+								} else {
+									for j_2 := uint32(0); j_2 < taps[kgTid]; j_2 += 1 {
+										window[kgTid*windowLen+int(j_2)] = cache[(((uint64(src) * uint64(cs2)) + uint64((c * cs1))) + uint64(j_2))]
+									}
+								}
+							}
+							window[kgTid*windowLen+int(taps[kgTid])] = x_cur[((s * x2) + c)]
+							var y float32 = 0.0
+							for j_3 := uint32(0); j_3 < d_conv; j_3 += 1 {
+								y = (y + float32(window[kgTid*windowLen+int(j_3)]*conv_kernel[((c*w1)+j_3)]))
+							}
+							if SILU {
+								act[kgTid*actLen+int((c-c0[kgTid]))] = y
+							} else {
+								dst[((s * d2) + c)] = y
+							}
+							// shift the window by one token into the ring
+							for j_4 := uint32(0); j_4 < taps[kgTid]; j_4 += 1 {
+								conv_state_dst[(ring_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
+							}
+						}
+						if SILU {
+							rt.VecSilu(dst[int(((s*d2)+c0[kgTid])):int(((s*d2)+c0[kgTid]))+int(block_len[kgTid])], act[kgTid*actLen+int(0):kgTid*actLen+int(0)+int(block_len[kgTid])])
+						}
+						member = (uint32(ids[s]) - rs_head)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SsmConvUpdateInplaceIdsChained runs ssm_conv_update_inplace_ids_chained under the named contract. Buffers are modified in place.
 func SsmConvUpdateInplaceIdsChained(arith string, p SsmConvUpdateInplaceIdsChainedParams, a SsmConvUpdateInplaceIdsChainedArgs, b SsmConvUpdateInplaceIdsChainedBuffers) error {
 	switch arith {
 	case "portable":
 		return SsmConvUpdateInplaceIdsChainedPortable(p, a, b)
-	case "native-cuda":
-		return SsmConvUpdateInplaceIdsChainedNativeCuda(p, a, b)
 	case "native-metal":
 		return SsmConvUpdateInplaceIdsChainedNativeMetal(p, a, b)
-	case "native-vulkan":
-		return SsmConvUpdateInplaceIdsChainedNativeVulkan(p, a, b)
 	case "native-sycl":
 		return SsmConvUpdateInplaceIdsChainedNativeSycl(p, a, b)
-	case "native-cpu":
-		return SsmConvUpdateInplaceIdsChainedNativeCpu(p, a, b)
+	case "native-vulkan":
+		return SsmConvUpdateInplaceIdsChainedNativeVulkan(p, a, b)
+	case "native-cuda":
+		return SsmConvUpdateInplaceIdsChainedNativeCuda(p, a, b)
 	case "native-opencl":
 		return SsmConvUpdateInplaceIdsChainedNativeOpencl(p, a, b)
+	case "native-cpu":
+		return SsmConvUpdateInplaceIdsChainedNativeCpu(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_update_inplace_ids_chained: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("ssm_conv_update_inplace_ids_chained: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }

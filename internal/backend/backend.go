@@ -178,21 +178,21 @@ func KernelsFor(op *ops.Op, ariths ...ir.Arith) ([]*ir.Kernel, error) {
 	return ks, nil
 }
 
-// PerOp emits every op the named backend builds, its portable and native
-// kernels together. emit returns the op's files, paths relative to the
-// backend's directory dir.
-func PerOp(name, dir string, emit func(op *ops.Op, ks []*ir.Kernel) ([]File, error)) ([]File, error) {
+// PerOp emits every op the named backend builds as one unit (UnitOf): its
+// portable and native kernels together and their instances. emit returns
+// the unit's files, paths relative to the backend's directory dir.
+func PerOp(name, dir string, emit func(u ir.Unit) ([]File, error)) ([]File, error) {
 	var files []File
 	t := ops.TargetOf(name)
 	for _, op := range ops.All() {
 		if !BuiltOn(op, t) {
 			continue
 		}
-		ks, err := KernelsFor(op, ir.Portable, ir.Native(name))
+		u, err := UnitOf(op, t)
 		if err != nil {
 			return nil, err
 		}
-		fs, err := emit(op, ks)
+		fs, err := emit(u)
 		if err != nil {
 			return nil, err
 		}
@@ -202,6 +202,24 @@ func PerOp(name, dir string, emit func(op *ops.Op, ks []*ir.Kernel) ([]File, err
 		}
 	}
 	return files, nil
+}
+
+// UnitOf is what an emitter takes of op on target t: its kernels under the
+// portable and t's native contract (or its one arith-free kernel), each at
+// every variant t builds.
+func UnitOf(op *ops.Op, t ops.Target) (ir.Unit, error) {
+	contracts := []ir.Arith{ir.Portable, ir.Native(t.Name)}
+	ks, err := KernelsFor(op, contracts...)
+	if err != nil {
+		return ir.Unit{}, err
+	}
+	u := ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: ks, Contracts: contracts}
+	for _, k := range ks {
+		for _, v := range t.Variants(op.Name) {
+			u.Instances = append(u.Instances, v.Of(k))
+		}
+	}
+	return u, nil
 }
 
 // One is an op's single source file.

@@ -213,7 +213,7 @@ func TestBuildBackendList(t *testing.T) {
 		t.Errorf("a bad name in the list: %d %q", code, errs)
 	}
 	_, help, _ := run(t, "build", "--help")
-	if !strings.Contains(help, "go, ir, metal, vulkan, sycl, cuda, opencl") {
+	if !strings.Contains(help, "go, ir, metal, sycl, vulkan, cuda, opencl") {
 		t.Errorf("build --help does not list every backend:\n%s", help)
 	}
 	_, comp, _ := run(t, "__complete", "build", "--backend", "go,")

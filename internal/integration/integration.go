@@ -24,10 +24,9 @@ import (
 
 // Manifest is one backend's integration: one commit of the series.
 type Manifest struct {
+	// Backend names the backend; its commit's place in the series is the
+	// backend's in the registry.
 	Backend string
-	// Order is the commit's place in the series among the backends' commits
-	// (lower first).
-	Order int
 	// Subject ("module : title", ggml's style) and Body are the commit note.
 	Subject, Body string
 	// Budget is the most lines the commit may insert on the fixture tree

@@ -3,20 +3,18 @@ package patch
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/integration"
 )
 
 // Plan returns the steps for the named backends ("all" for every one), one
-// per integration manifest in the manifests' order, led by what the tree
-// needs first (the ops with the reference backend's kernels, or on a tree
-// with the series the cases and the reference's fix) and followed by
-// llama.cpp's gate.
+// per integration manifest in the order given (the registry's), led by
+// what the tree needs first (the ops with the reference backend's kernels,
+// or on a tree with the series the cases and the reference's fix) and
+// followed by llama.cpp's gate.
 func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
-	ms := append([]*integration.Manifest(nil), manifests...)
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
+	ms := manifests
 	want := map[string]bool{}
 	for _, n := range names {
 		if n == "all" {
@@ -66,12 +64,10 @@ func Plan(manifests []*integration.Manifest, names []string) ([]*Step, error) {
 }
 
 // Backends names the manifests' backends with a commit of their own, in
-// series order (the reference's kernels are in the ops commit).
+// series order (theirs; the reference's kernels are in the ops commit).
 func Backends(manifests []*integration.Manifest) []string {
-	ms := append([]*integration.Manifest(nil), manifests...)
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Order < ms[j].Order })
 	var out []string
-	for _, m := range ms {
+	for _, m := range manifests {
 		if m.Ops == nil {
 			out = append(out, m.Backend)
 		}

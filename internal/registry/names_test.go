@@ -14,16 +14,6 @@ import (
 	"unicode"
 )
 
-// notYetMoved are the files that still name backends (by name, identifier
-// or language) though they are not a backend's own: each with why, so the
-// list can only shrink. Each is a hook of the Backend value to come
-// (issue 43).
-var notYetMoved = map[string]string{
-	"verify/emulate/check.go":   "reads hostemu.Options.RealSYCL, the real SYCL compiler's switch: it moves with hostemu's skins (below) to a per-language value",
-	"verify/hostemu/hostemu.go": "the host-emulation runtime's skins of three languages in one file: each skin into its backend's folder with the hook",
-	"verify/hostemu/check.go":   "the skins' compile checks, as hostemu.go",
-}
-
 // homonyms are strings that spell a backend's name but mean something
 // else, each for one file and one name only: the file is held to every
 // other name.
@@ -48,22 +38,36 @@ var languageOf = map[string]string{
 }
 
 // backendWords are the backends named by the words of s: split at
-// non-letters and at lower-to-upper case changes (openclDialect, SYCLSkin,
-// sycl_skin), compared in lower case.
+// non-letters and at case changes (openclDialect, SYCLSkin, sycl_skin),
+// compared in lower case, one word or a run of up to three (OpenCLThing
+// splits as Open, CL, Thing: the run Open+CL is opencl).
 func backendWords(s string) []string {
 	var out []string
 	seen := map[string]bool{}
-	word := func(w string) {
-		if be, ok := languageOf[strings.ToLower(w)]; ok && !seen[be] {
-			seen[be] = true
-			out = append(out, be)
+	words := splitWords(s)
+	for i := range words {
+		run := ""
+		for j := i; j < len(words) && j < i+3; j++ {
+			run += strings.ToLower(words[j])
+			if be, ok := languageOf[run]; ok && !seen[be] {
+				seen[be] = true
+				out = append(out, be)
+			}
 		}
 	}
+	return out
+}
+
+// splitWords splits s at non-letters, at lower-to-upper case changes and
+// before the last capital of a run of capitals followed by a lower-case
+// letter (the C of SYCLChecks).
+func splitWords(s string) []string {
+	var out []string
 	rs := []rune(s)
 	start := 0
 	flush := func(i int) {
 		if i > start {
-			word(string(rs[start:i]))
+			out = append(out, string(rs[start:i]))
 		}
 		start = i
 	}
@@ -75,7 +79,7 @@ func backendWords(s string) []string {
 		case i > start && unicode.IsUpper(r) && unicode.IsLower(rs[i-1]):
 			flush(i)
 		case i > start && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]):
-			flush(i) // the C of SYCLChecks
+			flush(i)
 		}
 	}
 	flush(len(rs))
@@ -98,6 +102,66 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 			}
 		}
 	}
+	bad, usedHomonyms, err := leaks(root, owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Error(b + " (move it into the backend's folder, or list the file in its Owns)")
+	}
+	for h := range homonyms {
+		if !usedHomonyms[h] {
+			t.Errorf("%s no longer spells %q: take it off homonyms", h[0], h[1])
+		}
+	}
+}
+
+// The check sees a backend in every spelling a Go file gives it: planted
+// in a shared folder of a copy of the tree's layout, each is reported, and
+// the same words in the backend's own folder are not.
+func TestTheCheckSeesPlantedNames(t *testing.T) {
+	root := t.TempDir()
+	planted := map[string]string{
+		"glue/a.go":          "package glue\n\nvar OpenCLThing = 1\n",
+		"glue/b.go":          "package glue\n\nfunc runSPIRV() {}\n",
+		"glue/c.go":          "package glue\n\nvar x = \"xcrun-metal\"\n",
+		"glue/d.go":          "package glue\n\nvar y = \"cuda\"\n",
+		"glue/e.go":          "package glue\n\ntype openclDialect struct{}\n",
+		"glue/f.go":          "package glue\n\nvar SYCLChecks = 0\n",
+		"glue/ok.go":         "package glue\n\n// OpenCL in a comment is prose.\nvar Opener, Clear = 1, 2\n",
+		"emit/opencl/own.go": "package opencl\n\nvar OpenCLThing = 1\n",
+	}
+	for rel, src := range planted {
+		full := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owners := map[string][]string{"opencl": {"emit/opencl"}, "vulkan": nil, "metal": nil, "cuda": nil, "sycl": nil}
+	bad, _, err := leaks(root, owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"glue/a.go:3:5: identifier OpenCLThing names backend \"opencl\"",
+		"glue/b.go:3:6: identifier runSPIRV names backend \"vulkan\"",
+		"glue/c.go:3:9: \"xcrun-metal\" names backend \"metal\"",
+		"glue/d.go:3:9: \"cuda\" names backend \"cuda\"",
+		"glue/e.go:3:6: identifier openclDialect names backend \"opencl\"",
+		"glue/f.go:3:5: identifier SYCLChecks names backend \"sycl\"",
+	}
+	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reported:\n%s\nwant:\n%s", strings.Join(bad, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// leaks walks the Go files under root (generated/, testdata and tests
+// aside) and returns, sorted, where one names a backend it is not owned by
+// (owners: backend name -> its folders and files), and the homonyms used.
+func leaks(root string, owners map[string][]string) ([]string, map[[2]string]bool, error) {
 	owned := func(rel, name string) bool {
 		if strings.HasPrefix(rel, "internal/registry/") {
 			return true
@@ -110,10 +174,9 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 		return false
 	}
 	var bad []string
-	used := map[string]bool{}
 	usedHomonyms := map[[2]string]bool{}
 	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -153,16 +216,14 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 			default:
 				return true
 			}
+			seen := map[string]bool{}
 			for _, s := range names {
-				if _, isBackend := owners[s]; !isBackend || owned(rel, s) {
+				if _, isBackend := owners[s]; !isBackend || owned(rel, s) || seen[s] {
 					continue
 				}
+				seen[s] = true
 				if _, ok := homonyms[[2]string{rel, s}]; ok {
 					usedHomonyms[[2]string{rel, s}] = true
-					continue
-				}
-				if _, ok := notYetMoved[rel]; ok {
-					used[rel] = true
 					continue
 				}
 				bad = append(bad, fset.Position(n.Pos()).String()[len(root)+1:]+": "+what+" names backend "+strconv.Quote(s))
@@ -171,21 +232,6 @@ func TestOnlyBackendsNameThemselves(t *testing.T) {
 		})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sort.Strings(bad)
-	for _, b := range bad {
-		t.Error(b + " (move it into the backend's folder, or list the file in its Owns)")
-	}
-	for rel := range notYetMoved {
-		if !used[rel] {
-			t.Errorf("%s no longer names a backend: take it off notYetMoved", rel)
-		}
-	}
-	for h := range homonyms {
-		if !usedHomonyms[h] {
-			t.Errorf("%s no longer spells %q: take it off homonyms", h[0], h[1])
-		}
-	}
+	return bad, usedHomonyms, err
 }

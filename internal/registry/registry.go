@@ -1,6 +1,8 @@
 // Package registry is the one table of output backends, one line each, in
-// listing order. The CLI's list, doctor, build and patch read it; a
-// backend's own folder (internal/backend/<name>) says everything else.
+// kernelgen's one order: what list, doctor and build print, the commits of
+// the series, and the native contracts of ops (ListIn). The CLI's list,
+// doctor, build and patch read it; a backend's own folder
+// (internal/backend/<name>) says everything else.
 package registry
 
 import (
@@ -17,18 +19,21 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend/sycl"
 	"github.com/kernelgen/kernelgen/internal/backend/vulkan"
 	"github.com/kernelgen/kernelgen/internal/integration"
+	"github.com/kernelgen/kernelgen/ops"
 )
 
 var all = []*backend.Backend{
 	goref.Backend,
 	ir.Backend,
 	metal.Backend,
-	vulkan.Backend,
 	sycl.Backend,
+	vulkan.Backend,
 	cuda.Backend,
 	opencl.Backend,
 	cpu.Backend,
 }
+
+func init() { ops.ListIn(Names()) }
 
 // All returns every backend, implemented or not, in listing order.
 func All() []*backend.Backend { return all }
@@ -54,8 +59,7 @@ func Implemented() []*backend.Backend {
 }
 
 // Integrations are the integration manifests of the backends that have one
-// (what `kernelgen patch` splices), in listing order; each says its place
-// in the series.
+// (what `kernelgen patch` splices), in listing order: the series' order.
 func Integrations() []*integration.Manifest {
 	var out []*integration.Manifest
 	for _, b := range Implemented() {

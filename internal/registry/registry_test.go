@@ -1,9 +1,13 @@
 package registry
 
 import (
-	"github.com/kernelgen/kernelgen/internal/backend"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/patch"
+	"github.com/kernelgen/kernelgen/ops"
 )
 
 // A backend without a generator is refused by name, never faked.
@@ -23,7 +27,7 @@ func TestResolveRefusesUnimplementedBackends(t *testing.T) {
 			t.Error("all includes an unimplemented backend")
 		}
 	}
-	if _, err := Resolve("wgsl"); err == nil || !strings.Contains(err.Error(), "valid: all, go, ir, metal, vulkan, sycl, cuda, opencl") {
+	if _, err := Resolve("wgsl"); err == nil || !strings.Contains(err.Error(), "valid: all, go, ir, metal, sycl, vulkan, cuda, opencl") {
 		t.Fatalf("Resolve(wgsl) = %v", err)
 	}
 }
@@ -43,5 +47,51 @@ func TestGeneratedFilesAreMarked(t *testing.T) {
 				t.Errorf("%s lacks the generated-file header", f.Path)
 			}
 		}
+	}
+}
+
+// kernelgen has one order, the table's: the native contracts ops lists
+// (ahead of those of backends the table does not have) and the commits of
+// the series follow it.
+func TestOneOrder(t *testing.T) {
+	var listed []string
+	for _, be := range ops.NativeBackends() {
+		if slices.Contains(Names(), be) {
+			listed = append(listed, be)
+		}
+	}
+	var want []string
+	for _, be := range Names() {
+		if slices.Contains(ops.NativeBackends(), be) {
+			want = append(want, be)
+		}
+	}
+	if !slices.Equal(listed, want) {
+		t.Errorf("ops lists the native contracts %v, the registry %v", listed, want)
+	}
+	if got := ops.NativeBackends()[:len(want)]; !slices.Equal(got, want) {
+		t.Errorf("ops lists %v ahead of the registry's backends", ops.NativeBackends())
+	}
+	var manifests []string
+	for _, b := range Implemented() {
+		if b.Integration != nil {
+			manifests = append(manifests, b.Name)
+		}
+	}
+	if got := patch.Backends(Integrations()); !slices.Equal(got, manifests) {
+		t.Errorf("the series' order is %v, the registry's %v", got, manifests)
+	}
+	steps, err := patch.Plan(Integrations(), []string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planned []string
+	for _, s := range steps {
+		if slices.Contains(manifests, s.Backend) {
+			planned = append(planned, s.Backend)
+		}
+	}
+	if !slices.Equal(planned, manifests) {
+		t.Errorf("the plan's steps are %v, the registry's backends %v", planned, manifests)
 	}
 }

@@ -305,7 +305,7 @@ func b2u(b bool) int {
 func TestGlueRunsEveryFusedNode(t *testing.T) {
 	for _, c := range []struct {
 		backend, ext string
-		lang         hostemu.Lang
+		lang         *hostemu.Lang
 		files        func() ([]upstream.File, error)
 		width        int
 	}{

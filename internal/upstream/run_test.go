@@ -49,7 +49,7 @@ func needTool(t *testing.T, err, missing error) {
 
 // build compiles upstream kernel uk, function fn of the upstream file src,
 // for every variant it has on backend.
-func build(t *testing.T, lang hostemu.Lang, backend, file, fn string, src []byte, uk upstream.Kernel) *program {
+func build(t *testing.T, lang *hostemu.Lang, backend, file, fn string, src []byte, uk upstream.Kernel) *program {
 	t.Helper()
 	k := uk.K
 	p := &program{k: k, shared: uk.Shared}

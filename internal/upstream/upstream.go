@@ -164,11 +164,11 @@ func Params(s *ops.Shared, op string, params map[string]int64) (map[string]int64
 }
 
 // SameSlot says whether an op's kernel buffer ob is the upstream kernel's
-// buffer kb: the same node slot, or for the shared gather, whose roles name
-// no slot (its two ops read the cache and ids from different srcs), the
-// buffer of the same name.
+// buffer kb: the same node slot, or for the shared gather, whose cache and
+// ids are the caller's (ir.CallerRole: its two ops read them from
+// different srcs), the buffer of the same name.
 func SameSlot(ob, kb *ir.Buffer) bool {
-	return ob.Role == kb.Role || kb.Role == kb.Name && ob.Name == kb.Name
+	return ob.Role == kb.Role || kb.Role == ir.CallerRole && ob.Name == kb.Name
 }
 
 // Bound is the case buffer launch l's kernel binds to the node slot of

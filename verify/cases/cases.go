@@ -324,7 +324,7 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 		err = b.conv()
 	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp, convChainedOp:
 		err = b.convUpdate(opName)
-	case "gated_delta_net_chain_gather", "ssm_conv_chain_gather":
+	case ops.ChainGatherOp:
 		err = b.planGather(opName, "seg", 9)
 	case blockGatherOp:
 		err = b.planGather(opName, "block_len", 40)

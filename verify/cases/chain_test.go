@@ -160,7 +160,7 @@ func TestChainPlanIsASchedule(t *testing.T) {
 	// plan runs the chain gather over rows of one element; nil: it wrote
 	// no plan (no source aliases).
 	plan := func(ids []int32, rsHead, seg int) []int32 {
-		out, scratch := runPlanGather(t, "gated_delta_net_chain_gather", "seg", seg, ids, rsHead)
+		out, scratch := runPlanGather(t, ops.ChainGatherOp, "seg", seg, ids, rsHead)
 		for s, p := range out {
 			if r := int(p&0xffff) - 1; r >= 0 && scratch[r] != float32(100+ids[s]) {
 				t.Fatalf("n %d, seg %d: sequence %d reads scratch row %d, which holds %v, not its source row %d (%v)", len(ids), seg, s, r, scratch[r], ids[s], float32(100+ids[s]))

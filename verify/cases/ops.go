@@ -206,7 +206,7 @@ const (
 // row elements.
 func (b *builder) chain(family string, row, n, rsHead int, args map[string]int64) error {
 	b.plan(n)
-	err := b.launch(family+"_chain_gather", map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead), "seg": args["seg"]}, nil)
+	err := b.launch(ops.ChainGatherOp, map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead), "seg": args["seg"]}, nil)
 	if err != nil {
 		return err
 	}

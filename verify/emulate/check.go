@@ -26,7 +26,7 @@ import (
 // missing or unusable (a *hostemu.ToolError, at once, before the other
 // cases), an interruption (ctx's error), generated code that does not
 // compile or fails to run, and results that differ from the Go reference.
-func Check(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, width int, progress func(done, total int)) (int, error) {
+func Check(ctx context.Context, lang *hostemu.Lang, native ir.Arith, written map[string]File, width int, progress func(done, total int)) (int, error) {
 	return runCases(ctx, lang, native, written, EveryVariantAt(width), hostemu.Options{}, "under host emulation", progress)
 }
 
@@ -49,14 +49,14 @@ func EveryVariantAt(width int) Pick {
 // CheckPicked is Check over the runs pick chooses: the programs of the
 // written files (one build each, shared with Check's through hostemu's
 // cache) at other widths or on a sample of the variants.
-func CheckPicked(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, pick Pick, progress func(done, total int)) (int, error) {
+func CheckPicked(ctx context.Context, lang *hostemu.Lang, native ir.Arith, written map[string]File, pick Pick, progress func(done, total int)) (int, error) {
 	return runCases(ctx, lang, native, written, pick, hostemu.Options{}, "under host emulation", progress)
 }
 
 // runCases runs pick's cases of the written files with the programs built
 // by hostemu options o; where names the tier in errors ("under host
 // emulation", "with acpp").
-func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written map[string]File, pick Pick, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
+func runCases(ctx context.Context, lang *hostemu.Lang, native ir.Arith, written map[string]File, pick Pick, o hostemu.Options, where string, progress func(done, total int)) (int, error) {
 	src, err := writtenSource(lang, native.Backend, written)
 	if err != nil {
 		return 0, err
@@ -173,7 +173,7 @@ func runCases(ctx context.Context, lang hostemu.Lang, native ir.Arith, written m
 		}
 	}
 	if len(parts) > 0 {
-		if o.RealSYCL {
+		if o.Real {
 			return len(jobs), fmt.Errorf("%s %s: %s", lang, where, strings.Join(parts, "\n"))
 		}
 		var ws []string

@@ -7,16 +7,13 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
 func init() {
 	declare(hostemu.CUDA, skin{
-		ext: ".cuh",
-		emit: func(k Kernel, _ []ops.Variant) ([]byte, error) {
-			return cuda.Emit(k.Op, k.Summary, []*ir.Kernel{k.K})
-		},
+		ext:      ".cuh",
+		emit:     cuda.Emit,
 		function: cuda.KernelName,
 		prelude:  cudaPrelude,
 		setup: func(w writer, _ *ir.Kernel) []string {

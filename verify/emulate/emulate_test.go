@@ -27,7 +27,7 @@ var widths = []int{8, 16, 32, 64}
 
 // language is one emulated backend and its own native contract.
 type language struct {
-	lang   hostemu.Lang
+	lang   *hostemu.Lang
 	native ir.Arith
 }
 
@@ -96,7 +96,7 @@ var builds sync.Map // programKey -> *buildResult
 // build compiles the program of (lang, op, a) once per test binary, so a
 // broken program fails its own subtest once, not every variant of it; the
 // runs then find it in hostemu's cache.
-func build(t *testing.T, lang hostemu.Lang, op *ops.Op, a ir.Arith) *hostemu.Binary {
+func build(t *testing.T, lang *hostemu.Lang, op *ops.Op, a ir.Arith) *hostemu.Binary {
 	t.Helper()
 	key := programKey{lang, op.Name, a.String()}
 	if op.ArithFree() {

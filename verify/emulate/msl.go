@@ -5,16 +5,13 @@ package emulate
 import (
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
 func init() {
 	declare(hostemu.MSL, skin{
-		ext: ".metal",
-		emit: func(k Kernel, variants []ops.Variant) ([]byte, error) {
-			return msl.Emit(k.Op, k.Summary, []*ir.Kernel{k.K}, variants)
-		},
+		ext:        ".metal",
+		emit:       msl.Emit,
 		function:   msl.FunctionName,
 		argsStruct: msl.KargsName,
 		setup: func(w writer, _ *ir.Kernel) []string {

@@ -45,12 +45,12 @@ var geometryArgs = [6]string{"kg_grid_x", "kg_grid_y", "kg_grid_z", "kg_wg_x", "
 // ArithFree ops, whatever a is) and a harness dispatching on kg_variant over
 // every variant of the table, whichever backend builds it. The emitters'
 // tests run it; kernelgen build runs the files it writes instead (Check).
-func Program(lang hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error) {
+func Program(lang *hostemu.Lang, op *ops.Op, a ir.Arith) (hostemu.Program, error) {
 	p, err := emittedProgram(lang, op, a)
 	return p.Program, err
 }
 
-func emittedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
+func emittedProgram(lang *hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
 	k, err := op.Kernel(a)
 	if err != nil {
 		return program{}, err
@@ -105,26 +105,27 @@ type Kernel struct {
 // KernelProgram returns the host-emulation program of any kernel (an op's,
 // or a test's own) in lang for the given variants, which the harness
 // numbers as kg_variant; program names the cached executable.
-func KernelProgram(program string, lang hostemu.Lang, kern Kernel, variants []ops.Variant) (hostemu.Program, error) {
+func KernelProgram(program string, lang *hostemu.Lang, kern Kernel, variants []ops.Variant) (hostemu.Program, error) {
 	p, err := kernelProgram(program, lang, kern, variants)
 	return p.Program, err
 }
 
-func kernelProgram(name string, lang hostemu.Lang, kern Kernel, variants []ops.Variant) (program, error) {
+func kernelProgram(name string, lang *hostemu.Lang, kern Kernel, variants []ops.Variant) (program, error) {
 	s, err := skinOf(lang)
 	if err != nil {
 		return program{}, err
 	}
-	src, err := s.emit(kern, variants)
+	instances := instancesOf(kern.K, variants)
+	src, err := s.emit(ir.Unit{Op: kern.Op, Summary: kern.Summary, Kernels: []*ir.Kernel{kern.K}, Instances: instances})
 	if err != nil {
 		return program{}, err
 	}
-	return newProgram(name, lang, kern.Op, File{Name: kern.Op + s.ext, Data: src}, instancesOf(kern.K, variants))
+	return newProgram(name, lang, kern.Op, File{Name: kern.Op + s.ext, Data: src}, instances)
 }
 
 // SourceProgram is KernelProgram for a source the caller emitted: function
 // fn of file src runs k (for MSL, with op's kargs struct).
-func SourceProgram(program string, lang hostemu.Lang, op string, k *ir.Kernel, file, fn string, src []byte, variants []ops.Variant) (hostemu.Program, error) {
+func SourceProgram(program string, lang *hostemu.Lang, op string, k *ir.Kernel, file, fn string, src []byte, variants []ops.Variant) (hostemu.Program, error) {
 	s, err := skinOf(lang)
 	if err != nil {
 		return hostemu.Program{}, err
@@ -147,7 +148,7 @@ type File struct {
 // writtenProgram is the program of the file written for op in lang: the
 // file as written, and a harness over every instance of it the backend
 // builds (its variants under each kernel it holds).
-func writtenProgram(lang hostemu.Lang, backend string, op *ops.Op, f File) (program, error) {
+func writtenProgram(lang *hostemu.Lang, backend string, op *ops.Op, f File) (program, error) {
 	var kernels []*ir.Kernel
 	for _, a := range contractsOn(op, ir.Native(backend)) {
 		k, err := op.Kernel(a)
@@ -183,7 +184,7 @@ func instancesOf(k *ir.Kernel, variants []ops.Variant) []ir.Instance {
 
 // newProgram is file f and a harness running instances, each by the
 // function lang's emitter names for its kernel.
-func newProgram(name string, lang hostemu.Lang, op string, f File, instances []ir.Instance) (program, error) {
+func newProgram(name string, lang *hostemu.Lang, op string, f File, instances []ir.Instance) (program, error) {
 	for _, in := range instances {
 		for _, b := range in.Kernel.Buffers {
 			if b.Elem != ir.F32 && b.Elem != ir.I32 {
@@ -216,7 +217,7 @@ func contractName(op *ops.Op, a ir.Arith) string {
 }
 
 type harness struct {
-	lang  hostemu.Lang
+	lang  *hostemu.Lang
 	skin  skin
 	kargs string                  // the struct the kernel takes its args in, "" for parameters
 	fn    func(*ir.Kernel) string // a kernel's function in the source
@@ -233,8 +234,8 @@ type writer func(format string, args ...any)
 // from the init of the file its backend owns (verify/emulate/<language>.go),
 // as ops' backends declare their contracts.
 type skin struct {
-	ext      string // its files' extension
-	emit     func(k Kernel, variants []ops.Variant) ([]byte, error)
+	ext      string                          // its files' extension
+	emit     func(u ir.Unit) ([]byte, error) // the language's emitter
 	function func(*ir.Kernel) string
 	// argsStruct, when set, is the struct an op's kernels take their args
 	// in; otherwise each arg is a parameter after the buffers.
@@ -250,17 +251,17 @@ type skin struct {
 	launch func(w writer, h harness, in ir.Instance, name, inst, args string) error
 }
 
-var skins = map[hostemu.Lang]skin{}
+var skins = map[*hostemu.Lang]skin{}
 
 // declare adds lang's skin; each language's file calls it from its init.
-func declare(lang hostemu.Lang, s skin) {
+func declare(lang *hostemu.Lang, s skin) {
 	if s.argsStruct == nil {
 		s.argsStruct = func(string) string { return "" }
 	}
 	skins[lang] = s
 }
 
-func skinOf(lang hostemu.Lang) (skin, error) {
+func skinOf(lang *hostemu.Lang) (skin, error) {
 	s, ok := skins[lang]
 	if !ok {
 		return skin{}, fmt.Errorf("emulate: unknown language %v", lang)

@@ -16,7 +16,7 @@ import (
 var RunTimeout = hostemu.DefaultTimeout
 
 type programKey struct {
-	lang  hostemu.Lang
+	lang  *hostemu.Lang
 	op    string
 	arith string
 }
@@ -31,7 +31,7 @@ type programOnce struct {
 // build cache key hashes the whole source anyway.
 var programs sync.Map // programKey -> *programOnce
 
-func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
+func cachedProgram(lang *hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
 	key := programKey{lang, op.Name, a.String()}
 	if op.ArithFree() {
 		key.arith = "" // one kernel for every contract
@@ -46,13 +46,13 @@ func cachedProgram(lang hostemu.Lang, op *ops.Op, a ir.Arith) (program, error) {
 type source func(op *ops.Op, a ir.Arith) (program, error)
 
 // emitted runs every launch in the program emitted here from the IR.
-func emitted(lang hostemu.Lang) source {
+func emitted(lang *hostemu.Lang) source {
 	return func(op *ops.Op, a ir.Arith) (program, error) { return cachedProgram(lang, op, a) }
 }
 
 // writtenSource runs every launch in the program of the file written for
 // its op (written: by op name). Every op the backend builds needs one.
-func writtenSource(lang hostemu.Lang, backend string, written map[string]File) (source, error) {
+func writtenSource(lang *hostemu.Lang, backend string, written map[string]File) (source, error) {
 	progs := map[string]program{}
 	for _, op := range ops.All() {
 		if len(ops.TargetOf(backend).Variants(op.Name)) == 0 {
@@ -86,13 +86,13 @@ var WarningFlags = []string{"-Wall", "-Werror"}
 // BuildFor builds (through hostemu's cache) every program c's launches need
 // in lang, so a caller can build ahead of running and tell build failures
 // from run failures.
-func BuildFor(ctx context.Context, lang hostemu.Lang, c *cases.Case) ([]*hostemu.Binary, error) {
+func BuildFor(ctx context.Context, lang *hostemu.Lang, c *cases.Case) ([]*hostemu.Binary, error) {
 	return BuildWith(ctx, lang, c, hostemu.Options{})
 }
 
 // BuildWith is BuildFor with hostemu options (another compiler, a real
 // SYCL implementation); WarningFlags come before o.Flags.
-func BuildWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, o hostemu.Options) ([]*hostemu.Binary, error) {
+func BuildWith(ctx context.Context, lang *hostemu.Lang, c *cases.Case, o hostemu.Options) ([]*hostemu.Binary, error) {
 	bins, _, err := buildLaunches(ctx, emitted(lang), c, o)
 	return bins, err
 }
@@ -126,14 +126,14 @@ func buildLaunches(ctx context.Context, src source, c *cases.Case, o hostemu.Opt
 // Run replays c's launches in order in lang at subgroup width width, each
 // launch on the buffers the previous one left, and returns every case
 // buffer afterwards, by case buffer name (what cases.Case.Compare takes).
-func Run(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int) (map[string][]byte, error) {
+func Run(ctx context.Context, lang *hostemu.Lang, c *cases.Case, width int) (map[string][]byte, error) {
 	return RunWith(ctx, lang, c, width, hostemu.Options{})
 }
 
 // RunWith is Run with the programs built by BuildWith(o). Under
-// o.RealSYCL the implementation picks the sub-group width; width only
+// o.Real the implementation picks the sub-group width; width only
 // fills the job.
-func RunWith(ctx context.Context, lang hostemu.Lang, c *cases.Case, width int, o hostemu.Options) (map[string][]byte, error) {
+func RunWith(ctx context.Context, lang *hostemu.Lang, c *cases.Case, width int, o hostemu.Options) (map[string][]byte, error) {
 	return runLaunches(ctx, emitted(lang), c, width, o)
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -69,7 +68,7 @@ const ACPPTargets = "omp.library-only"
 // vectorized work-item loop (omp_kernel_launcher.hpp), and clang warns
 // "loop not vectorized" (-Wpass-failed) for any kernel with a barrier.
 func ACPPOptions(acpp, targets string) hostemu.Options {
-	return hostemu.Options{CXX: acpp, RealSYCL: true, Flags: []string{"--acpp-targets=" + targets, "-Wno-pass-failed"}}
+	return hostemu.Options{CXX: acpp, Real: true, Flags: []string{"--acpp-targets=" + targets, "-Wno-pass-failed"}}
 }
 
 // realSYCLWidth fills the job's sub-group width, which a real
@@ -113,10 +112,8 @@ func RealSYCL(ctx context.Context, impls SYCLImpls, written map[string]File, pro
 
 func init() {
 	declare(hostemu.SYCL, skin{
-		ext: ".hpp",
-		emit: func(k Kernel, _ []ops.Variant) ([]byte, error) {
-			return sycl.Emit(k.Op, k.Summary, []*ir.Kernel{k.K})
-		},
+		ext:      ".hpp",
+		emit:     sycl.Emit,
 		function: sycl.FunctionName,
 		setup:    syclSetup,
 		launch:   syclLaunch,

@@ -1,62 +1,20 @@
 package hostemu
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
-// checkSources rejects constructs the emulation cannot give their meaning, before
-// the compiler sees them, with the source's name and line. It reads, never
-// rewrites: the sources are compiled exactly as given.
-//
-//   - MSL `threadgroup` maps to `static` (shared by the workgroup), which is
-//     only right for variables and arrays declared in a kernel; a threadgroup
-//     pointer, reference, parameter, cast or initialized declaration would
-//     fail to compile or, worse, be initialized once for all threads.
-//   - CUDA `extern __shared__` (dynamic shared memory) has no host equivalent.
+// checkSources rejects constructs the emulation cannot give their meaning,
+// before the compiler sees them, with the source's name and line: what its
+// language's check finds. It reads, never rewrites: the sources are
+// compiled exactly as given.
 func checkSources(p Program, names []string) string {
+	if p.Lang.check == nil {
+		return ""
+	}
 	var msgs []string
 	for _, n := range names {
-		toks := tokenize(p.Sources[n])
-		for i, t := range toks {
-			switch {
-			case p.Lang == MSL && t.text == "threadgroup" && i >= 2 && toks[i-1].text == "[" && toks[i-2].text == "[":
-				msgs = append(msgs, fmt.Sprintf("%s:%d: error: threadgroup memory kernel arguments ([[threadgroup(n)]]) are not supported by the host emulation; declare a threadgroup array in the kernel", n, t.line))
-			case p.Lang == MSL && t.text == "threadgroup":
-				if why := threadgroupUse(toks[i+1:]); why != "" {
-					msgs = append(msgs, fmt.Sprintf("%s:%d: error: threadgroup %s is not supported by the host emulation (threadgroup maps to static: only threadgroup variables and arrays declared inside a kernel, without initializer, work)", n, t.line, why))
-				}
-			case p.Lang == CUDA && t.text == "extern" && i+1 < len(toks) && toks[i+1].text == "__shared__":
-				msgs = append(msgs, fmt.Sprintf("%s:%d: error: dynamic shared memory (extern __shared__) is not supported by the host emulation; declare a sized __shared__ array", n, t.line))
-			}
-		}
+		msgs = append(msgs, p.Lang.check(n, tokenize(p.Sources[n]))...)
 	}
 	return strings.Join(msgs, "\n")
-}
-
-// threadgroupUse classifies what follows `threadgroup`: "" for a plain
-// variable or array declaration, else what it is.
-func threadgroupUse(rest []token) string {
-	idents := 0
-	for _, t := range rest {
-		switch t.text {
-		case "*", "&", "&&":
-			return "pointer or reference"
-		case "[", ";":
-			if idents >= 2 {
-				return ""
-			}
-			return "use"
-		case "=", "{":
-			return "declaration with an initializer"
-		case ")", ",", "(":
-			return "parameter or cast"
-		}
-		if isIdentStart(t.text[0]) {
-			idents++
-		}
-	}
-	return "use"
 }
 
 type token struct {

@@ -80,7 +80,7 @@
 // Where a real compiler is available — xcrun metal for MSL, icpx or acpp for
 // SYCL, nvcc for CUDA — it should be used instead of, or in addition to, this
 // package: at least to compile the sources, and on a device to run them.
-// For SYCL, Options.RealSYCL does that with the same Program and job files:
+// For SYCL, Options.Real does that with the same Program and job files:
 // the compiler's own <sycl/sycl.hpp> replaces the skin, hostemu/sycl_real.h
 // keeps Job, the guarded buffers and main, and the kernels run on the
 // implementation's default device, which must share host memory (acpp's

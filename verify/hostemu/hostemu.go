@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -29,45 +28,34 @@ import (
 //go:embed include
 var includeFS embed.FS
 
-// Lang is the kernel language of a Program.
-type Lang int
-
-const (
-	CUDA Lang = iota
-	MSL
-	SYCL
-)
-
-func (l Lang) String() string {
-	switch l {
-	case CUDA:
-		return "cuda"
-	case MSL:
-		return "msl"
-	case SYCL:
-		return "sycl"
-	}
-	return fmt.Sprintf("Lang(%d)", int(l))
+// Lang is a kernel language the emulation runs: its skin and what the
+// emulation checks and adapts of its sources. Each is declared in a file of
+// its own here (cuda.go, msl.go, sycl.go, which their backends own); the
+// rest of the package reads only these fields.
+type Lang struct {
+	name string
+	skin string // the header force-included before the sources
+	// real is the header that replaces the skin under Options.Real, for a
+	// language whose own implementation a host compiler can be (every one
+	// kernelgen drives is clang-based); "" when none is. realOwn is the
+	// folder of the skin's include tree the implementation's own headers
+	// replace: it is left out of the build tree.
+	real, realOwn string
+	// forClang rewrites a source for clang, in place on its lines so that
+	// messages keep them; nil leaves it as it is.
+	forClang func([]byte) []byte
+	// check reports the constructs of one source the emulation cannot give
+	// their meaning, as "file:line: error: ..." messages.
+	check func(file string, toks []token) []string
 }
 
-// skin is the header force-included before the sources.
-func (l Lang) skin() (string, error) {
-	switch l {
-	case CUDA:
-		return "hostemu/cuda.h", nil
-	case MSL:
-		return "hostemu/msl.h", nil
-	case SYCL:
-		return "hostemu/sycl.h", nil
-	}
-	return "", fmt.Errorf("hostemu: unknown language %d", int(l))
-}
+func (l *Lang) String() string { return l.name }
 
 // Program is generated kernel source plus a harness defining
 // `void hostemu_run(hostemu::Job&)`.
 type Program struct {
 	Name string
-	Lang Lang
+	Lang *Lang
 	// Sources maps a file name (a relative path) to its content. They are
 	// written into the build directory under these names and #included, in
 	// sorted name order, into one translation unit, so compiler messages say
@@ -109,19 +97,20 @@ type Options struct {
 	CXX      string   // compiler command (split on spaces); default $CXX, else g++ (see Compiler)
 	Flags    []string // appended after the default flags (part of the cache key)
 	CacheDir string   // default CacheDir()
-	// RealSYCL builds a SYCL program with the compiler's own SYCL
-	// implementation (CXX is then acpp or icpx, Flags select its target)
-	// instead of the emulation skin: hostemu/sycl_real.h keeps the job
-	// protocol and the guarded buffers, and the kernels run as the
-	// implementation runs them, on a device that shares host memory.
-	RealSYCL bool
+	// Real builds the program with the compiler's own implementation of
+	// its language (for SYCL: CXX is acpp or icpx, Flags select its
+	// target) instead of the emulation skin: the language's real header
+	// (hostemu/sycl_real.h) keeps the job protocol and the guarded
+	// buffers, and the kernels run as the implementation runs them, on a
+	// device that shares host memory.
+	Real bool
 }
 
 // Binary is a built program.
 type Binary struct {
 	Path    string // the executable
 	Program string // Program.Name
-	Lang    Lang
+	Lang    *Lang
 	Cached  bool // Build found it in the cache and ran no compiler
 }
 
@@ -129,7 +118,7 @@ type Binary struct {
 // check's) messages, which name the Program's source files and lines.
 type CompileError struct {
 	Program string
-	Lang    Lang
+	Lang    *Lang
 	Output  string
 }
 
@@ -185,7 +174,7 @@ func CacheDir() (string, error) {
 // Flags returns the exact compiler flags Build uses for lang with the given
 // compiler setting (see Compiler; before Options.Flags, the output and the
 // input file).
-func Flags(lang Lang, compiler string) ([]string, error) {
+func Flags(lang *Lang, compiler string) ([]string, error) {
 	c, err := FindCompiler(Options{CXX: compiler})
 	if err != nil {
 		return nil, err
@@ -193,20 +182,13 @@ func Flags(lang Lang, compiler string) ([]string, error) {
 	return flagsFor(lang, c.Clang, false)
 }
 
-// realSYCLHeader replaces the SYCL skin under Options.RealSYCL.
-const realSYCLHeader = "hostemu/sycl_real.h"
-
-func flagsFor(lang Lang, clang, realSYCL bool) ([]string, error) {
-	skin, err := lang.skin()
-	if err != nil {
-		return nil, err
-	}
-	if realSYCL {
-		if lang != SYCL {
-			return nil, fmt.Errorf("hostemu: Options.RealSYCL builds SYCL programs, not %s", lang)
+func flagsFor(lang *Lang, clang, real bool) ([]string, error) {
+	skin := lang.skin
+	if real {
+		if lang.real == "" {
+			return nil, fmt.Errorf("hostemu: Options.Real: no compiler implements %s here", lang)
 		}
-		// Every SYCL implementation kernelgen drives is clang-based.
-		skin, clang = realSYCLHeader, true
+		skin, clang = lang.real, true
 	}
 	f := []string{
 		"-std=c++20", "-O1",
@@ -233,19 +215,15 @@ func flagsFor(lang Lang, clang, realSYCL bool) ([]string, error) {
 	return append(f, "-isystem", includeDir, "-include", skin), nil
 }
 
-// hostNameAttr is Metal's [[host_name("...")]] on an explicit
-// instantiation, where clang (unlike g++) rejects an attribute list.
-var hostNameAttr = regexp.MustCompile(`\[\[host_name\("[^"]*"\)\]\] ?`)
-
-// forClang returns p with the MSL host names removed from its sources, in
-// place on their lines (so messages keep the lines), for clang to compile.
+// forClang returns p with its sources as its language has them rewritten
+// for clang.
 func forClang(p Program) Program {
-	if p.Lang != MSL {
+	if p.Lang.forClang == nil {
 		return p
 	}
 	src := make(map[string][]byte, len(p.Sources))
 	for n, b := range p.Sources {
-		src[n] = hostNameAttr.ReplaceAll(b, nil)
+		src[n] = p.Lang.forClang(b)
 	}
 	p.Sources = src
 	return p
@@ -270,6 +248,9 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if p.Name == "" {
 		return nil, errors.New("hostemu: program has no name")
 	}
+	if p.Lang == nil {
+		return nil, fmt.Errorf("hostemu: program %s has no language", p.Name)
+	}
 	names, err := sourceNames(p)
 	if err != nil {
 		return nil, err
@@ -281,7 +262,7 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 	if err != nil {
 		return nil, err
 	}
-	flags, err := flagsFor(p.Lang, cc.Clang, o.RealSYCL)
+	flags, err := flagsFor(p.Lang, cc.Clang, o.Real)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +303,7 @@ func BuildWith(ctx context.Context, p Program, o Options) (*Binary, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work) // a no-op once renamed into place
-	if err := writeTree(work, p, names, o.RealSYCL); err != nil {
+	if err := writeTree(work, p, names, o.Real); err != nil {
 		return nil, err
 	}
 	args := append(append(append([]string{}, cc.Command[1:]...), flags...), "-o", exeFile, tuFile)
@@ -406,7 +387,7 @@ func cacheKey(p Program, names []string, cc *Compiler, flags []string) (string, 
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00%d\x00%s\x00", cacheFormat, int(p.Lang), id, fi.Size(), fi.ModTime().UnixNano(), strings.Join(flags, "\x01"))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%s\x00", cacheFormat, p.Lang, id, fi.Size(), fi.ModTime().UnixNano(), strings.Join(flags, "\x01"))
 	if len(cc.Command) > 1 {
 		fmt.Fprintf(h, "C%s\x00%s\x00", strings.Join(cc.Command[1:], "\x01"), cc.Version)
 	}
@@ -431,9 +412,10 @@ func cacheKey(p Program, names []string, cc *Compiler, flags []string) (string, 
 	return hex.EncodeToString(h.Sum(nil))[:40], nil
 }
 
-// writeTree writes the build directory; under realSYCL without the skin's
-// sycl/sycl.hpp, so the include resolves to the implementation's.
-func writeTree(dir string, p Program, names []string, realSYCL bool) error {
+// writeTree writes the build directory; under real without the skin's
+// headers the implementation has (the language's realOwn), so its
+// includes resolve to the implementation's.
+func writeTree(dir string, p Program, names []string, real bool) error {
 	write := func(rel string, b []byte) error {
 		full := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -445,7 +427,7 @@ func writeTree(dir string, p Program, names []string, realSYCL bool) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		if realSYCL && strings.HasPrefix(name, "include/sycl/") {
+		if real && p.Lang.realOwn != "" && strings.HasPrefix(name, path.Join("include", p.Lang.realOwn)+"/") {
 			return nil
 		}
 		b, err := includeFS.ReadFile(name)

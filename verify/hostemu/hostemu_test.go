@@ -23,7 +23,7 @@ import (
 var widths = []int{8, 16, 32, 64}
 
 type skin struct {
-	lang Lang
+	lang *Lang
 	dir  string // under testdata/
 	src  string // kernel file name
 }
@@ -208,7 +208,7 @@ func TestSubgroupReduce(t *testing.T) {
 }
 
 // shuffleRows is what testdata's shuffle kernels write, row by row, per lane.
-func shuffleRows(lang Lang, sg int) []func(l int) int32 {
+func shuffleRows(lang *Lang, sg int) []func(l int) int32 {
 	var rows []func(l int) int32
 	for m := 1; m < sg; m++ {
 		rows = append(rows, func(l int) int32 { return int32(l^m) * 10 })
@@ -315,7 +315,7 @@ func TestSubgroupBoundaries(t *testing.T) {
 // 5. Deadlocks fail fast and name the kernel.
 func TestDeadlocks(t *testing.T) {
 	t.Parallel()
-	names := map[Lang][3]string{
+	names := map[*Lang][3]string{
 		CUDA: {"barrier_deadlock_kernel", "shuffle_deadlock_kernel", "split_barrier_kernel"},
 		MSL:  {"kernel_barrier_deadlock", "kernel_shuffle_deadlock", "kernel_split_barrier"},
 		SYCL: {"barrier_deadlock_kernel", "shuffle_deadlock", "split_barrier"},

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Under RealSYCL the build tree leaves out the skin's sycl/sycl.hpp, so the
+// Under Options.Real the build tree leaves out the skin's sycl/sycl.hpp, so the
 // include finds the implementation's, and force-includes sycl_real.h
 // instead of the skin; the emulation build keeps both as they are.
 func TestRealSYCLBuildTree(t *testing.T) {
@@ -22,26 +22,26 @@ func TestRealSYCLBuildTree(t *testing.T) {
 		}
 		_, err := os.Stat(filepath.Join(dir, includeDir, "sycl", "sycl.hpp"))
 		if skin := err == nil; skin == real {
-			t.Errorf("RealSYCL=%v: the skin's sycl/sycl.hpp in the build tree: %v", real, skin)
+			t.Errorf("Real=%v: the skin's sycl/sycl.hpp in the build tree: %v", real, skin)
 		}
-		if _, err := os.Stat(filepath.Join(dir, includeDir, filepath.FromSlash(realSYCLHeader))); err != nil {
-			t.Errorf("RealSYCL=%v: %v", real, err)
+		if _, err := os.Stat(filepath.Join(dir, includeDir, filepath.FromSlash(SYCL.real))); err != nil {
+			t.Errorf("Real=%v: %v", real, err)
 		}
 		flags, err := flagsFor(SYCL, false, real)
 		if err != nil {
 			t.Fatal(err)
 		}
 		forced := flags[slices.Index(flags, "-include")+1]
-		if want := map[bool]string{false: "hostemu/sycl.h", true: realSYCLHeader}[real]; forced != want {
-			t.Errorf("RealSYCL=%v: -include %s, want %s", real, forced, want)
+		if want := map[bool]string{false: "hostemu/sycl.h", true: SYCL.real}[real]; forced != want {
+			t.Errorf("Real=%v: -include %s, want %s", real, forced, want)
 		}
 		// Every real SYCL implementation is clang-based: no gcc-only flags.
 		if real && slices.Contains(flags, "-Wno-maybe-uninitialized") {
-			t.Errorf("RealSYCL flags carry gcc's -Wno-maybe-uninitialized: %q", flags)
+			t.Errorf("Real SYCL flags carry gcc's -Wno-maybe-uninitialized: %q", flags)
 		}
 	}
-	if _, err := flagsFor(CUDA, false, true); err == nil || !strings.Contains(err.Error(), "RealSYCL builds SYCL programs, not cuda") {
-		t.Errorf("RealSYCL for CUDA: %v", err)
+	if _, err := flagsFor(CUDA, false, true); err == nil || !strings.Contains(err.Error(), "no compiler implements cuda here") {
+		t.Errorf("Real for CUDA: %v", err)
 	}
 }
 

@@ -47,7 +47,7 @@ func Source(op *ops.Op) ([]byte, error) {
 		}
 		ks = append(ks, k)
 	}
-	src, err := emit.Emit(op.Name, op.Summary, ks)
+	src, err := emit.Emit(ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: ks})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (p *Programs) Add(k *ir.Kernel, v ops.Variant) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defs, err := emit.Defines(k, v)
+	defs, err := emit.Defines(v.Of(k))
 	if err != nil {
 		return 0, err
 	}

@@ -87,7 +87,7 @@ func TestPortableFMAIsCorrectlyRounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := glsl.Emit(k, "fma probe")
+	src, err := glsl.Emit(ir.Unit{Op: k.Name, Summary: "fma probe", Kernels: []*ir.Kernel{k}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestPortableFMAChainsRoundEveryLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := glsl.Emit(k, "fma chain probe")
+	src, err := glsl.Emit(ir.Unit{Op: k.Name, Summary: "fma chain probe", Kernels: []*ir.Kernel{k}})
 	if err != nil {
 		t.Fatal(err)
 	}

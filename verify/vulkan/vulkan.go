@@ -126,7 +126,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
-	src, err := glsl.Emit(k, op.Summary)
+	src, err := glsl.Emit(ir.Unit{Op: op.Name, Summary: op.Summary, Kernels: []*ir.Kernel{k}})
 	if err != nil {
 		return spvbuild.Unit{}, err
 	}
@@ -145,7 +145,7 @@ func Unit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 // that build (portable kernels with float arithmetic), else Unit itself.
 func DenormUnit(k *ir.Kernel, v ops.Variant) (spvbuild.Unit, error) {
 	u, err := Unit(k, v)
-	if err != nil || !pass.NeedsOf(k).DenormPreserve {
+	if err != nil || !pass.Of(k).Needs.DenormPreserve {
 		return u, err
 	}
 	u.Defines, u.Name = glsl.WithDenormPreserve(u.Defines), u.Name+" denorm-preserve"

@@ -18,9 +18,8 @@
 #include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
-#include "gated_delta_net_chain_gather.cuh"
+#include "chain_gather.cuh"
 #include "gated_delta_net_inplace_ids_chained.cuh"
-#include "ssm_conv_chain_gather.cuh"
 #include "ssm_conv_update_inplace_ids_chained.cuh"
 #include "gated_delta_net_inplace_ids_batched.cuh"
 #include "gated_delta_net_block_gather.cuh"
@@ -748,7 +747,7 @@ enum chain_parts { parts_all, parts_gather, parts_compute };
 template <bool NATIVE, int NW = 16, int CPW = 4> // the glue's tiling for many sequences by default
 void gdn_chain(const gdn_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all, bool split = false) {
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(gated_delta_net_chain_gather_f32, gated_delta_net_chain_gather_grid(), gated_delta_net_chain_gather_block(), kg_stream,
+        kg_launch_pdl(chain_gather_f32, chain_gather_grid(), chain_gather_block(), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs, seg);
     }
     if (parts == parts_gather) return;
@@ -860,7 +859,7 @@ template <bool NATIVE>
 void conv_chain(const conv_bufs & b, const int32_t * ids, int rs, uint32_t seg, chain_parts parts = parts_all) {
     const uint32_t C = b.C, n = b.n, row = b.row;
     if (b.n >= 2 && parts != parts_compute) { // the gather's guard
-        kg_launch_pdl(ssm_conv_chain_gather_f32, ssm_conv_chain_gather_grid(), ssm_conv_chain_gather_block(), kg_stream,
+        kg_launch_pdl(chain_gather_f32, chain_gather_grid(), chain_gather_block(), kg_stream,
             (const float *) b.cache, ids, b.plan, b.scratch, row, n, (uint32_t) rs, seg);
     }
     if (parts == parts_gather) return;

@@ -98,11 +98,11 @@ type Printer struct {
 type Exchange struct{ Shared, Lin, Off string }
 
 // LowerReduce takes the lowering of k's reductions for a target whose
-// subgroup may be narrower than a reduction (pass.LowerReduce): its
+// subgroup may be narrower than a reduction (pass.Facts.Exchange): its
 // entities are named before the body, and every Reduce prints through
 // them. The emitter declares Shared and Lin; nil when k does not reduce.
 func (p *Printer) LowerReduce() *pass.Exchange {
-	p.ex = pass.LowerReduce(p.K)
+	p.ex = pass.Of(p.K).Exchange
 	if p.ex != nil {
 		p.Name(p.ex.Shared, p.ex.Shared.Name)
 		p.Name(p.ex.Lin, p.ex.Lin.Name)

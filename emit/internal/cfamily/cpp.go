@@ -222,3 +222,14 @@ func AppendKernels(b *bytes.Buffer, kernels []*ir.Kernel, kernel func(*ir.Kernel
 	}
 	return nil
 }
+
+// Named is a kernel's function (or file) name as every C-family emitter
+// forms it from ggml's: prefix, the kernel's name and suffix, then
+// "_portable" under the portable contract. The native contract and the
+// contract-free kernels keep ggml's name.
+func Named(k *ir.Kernel, prefix, suffix string) string {
+	if k.Arith.Native || k.ArithFree {
+		return prefix + k.Name + suffix
+	}
+	return prefix + k.Name + suffix + "_portable"
+}

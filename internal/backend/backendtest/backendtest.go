@@ -182,7 +182,7 @@ var Widths = []int{8, 16, 32, 64}
 // the widths taken in turn. The programs are the ones build --check
 // compiles (one hostemu cache entry each), so after it this costs runs,
 // not compiles.
-func OtherWidths(t *testing.T, b *backend.Backend, lang hostemu.Lang, ext string, checkWidth int) {
+func OtherWidths(t *testing.T, b *backend.Backend, lang *hostemu.Lang, ext string, checkWidth int) {
 	t.Helper()
 	var others []int
 	for _, w := range Widths {

@@ -28,7 +28,7 @@ const (
 // a source row another sequence of the node may already have written,
 // replaced by the two-phase kernel.
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 0,
+	Backend: name,
 	Subject: "ggml-cpu : read the prior conv taps of all sequences before any write",
 	Body: `ggml_ssm_conv_update_inplace_ids reads sequence s's prior taps from
 cache[ids[s]], and that row can be the destination of another sequence

@@ -29,7 +29,7 @@ var target = ops.TargetOf(name)
 // Backend is CUDA.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (ggml-cuda style templates) + ggml-cuda glue", Issue: 6,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns:  []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/hostemu.go", "verify/emulate/cuda.go", "bench/cuda", "bench/vulkan/cuda.go", "ops/backend_cuda.go", "generated/cuda", "tools/toolchain/cuda.go"},
+	Owns:  []string{"emit/cuda", "templates/cuda", "tools/ptx", "verify/hostemu/cuda.go", "verify/emulate/cuda.go", "bench/cuda", "bench/vulkan/cuda.go", "ops/backend_cuda.go", "generated/cuda", "tools/toolchain/cuda.go"},
 	Tools: []toolchain.Tool{toolchain.NVCC}, Cache: &backend.Cache{Key: "ptx", Dir: ptx.CacheDir}}
 
 var glueTarget = &templates.Target{
@@ -43,9 +43,9 @@ var glueTarget = &templates.Target{
 const emulationWidth = 32
 
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := cuda.Emit(op.Name, op.Summary, ks)
-		return backend.One(op.Name+".cuh", src, err)
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		src, err := cuda.Emit(u)
+		return backend.One(u.Op+".cuh", src, err)
 	})
 	if err != nil {
 		return nil, err

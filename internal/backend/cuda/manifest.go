@@ -17,7 +17,7 @@ const (
 // lines, chain gather 34, chained GDN 151; the plan is now the chain
 // gather's).
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 4, Budget: 500,
+	Backend: name, Budget: 500,
 	Subject: "cuda : add fused gated delta net and conv-update kernels",
 	Body: `Add CUDA kernels for the four fused decode nodes (GATED_DELTA_NET with
 src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), keeping

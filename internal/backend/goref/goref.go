@@ -5,6 +5,7 @@ package goref
 import (
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -17,9 +18,9 @@ var Backend = &backend.Backend{Name: "go", Dir: "goref", Summary: "Go reference 
 
 func generate() ([]backend.File, error) {
 	var files []backend.File
-	var all []goref.Op
+	var all []ir.Unit
 	for _, op := range ops.All() {
-		g := goref.Op{Name: op.Name}
+		g := ir.Unit{Op: op.Name, Summary: op.Summary, Contracts: ops.Ariths()}
 		for _, a := range op.Ariths() {
 			k, err := op.Kernel(a)
 			if err != nil {
@@ -27,7 +28,7 @@ func generate() ([]backend.File, error) {
 			}
 			g.Kernels = append(g.Kernels, k)
 		}
-		src, err := goref.Emit(g, ops.Ariths())
+		src, err := goref.Emit(g)
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ const (
 // written-src splices (the hazard fix) live beside the generated glue's
 // sections.
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 1, Budget: 600,
+	Backend: name, Budget: 600,
 	Subject: "metal : add fused gated delta net and conv-update kernels",
 	Body: `Add Metal kernels for the four fused decode nodes (GATED_DELTA_NET with
 src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), with a

@@ -27,7 +27,7 @@ var target = ops.TargetOf(name)
 // Backend is Metal.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading Language kernels + ggml-metal glue", Issue: 7,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns:  []string{"emit/msl", "templates/metal", "tools/metallib", "verify/emulate/msl.go", "ops/backend_metal.go", "generated/metal", "tools/toolchain/metal.go"},
+	Owns:  []string{"emit/msl", "templates/metal", "tools/metallib", "verify/hostemu/msl.go", "verify/emulate/msl.go", "ops/backend_metal.go", "generated/metal", "tools/toolchain/metal.go"},
 	Tools: []toolchain.Tool{toolchain.XcrunMetal}}
 
 var glueTarget = &templates.Target{
@@ -43,9 +43,9 @@ var glueTarget = &templates.Target{
 const emulationWidth = 32
 
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := msl.Emit(op.Name, op.Summary, ks, target.Variants(op.Name))
-		return backend.One(op.Name+".metal", src, err)
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		src, err := msl.Emit(u)
+		return backend.One(u.Op+".metal", src, err)
 	})
 	if err != nil {
 		return nil, err

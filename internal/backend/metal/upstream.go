@@ -30,7 +30,9 @@ func UpstreamLibrary() ([]byte, error) {
 	for i, k := range ks {
 		u := msl.Upstream{K: k.K, Kargs: msl.KargsName(k.K.Name)}
 		if k.Shared != nil {
-			u.Variants = k.Shared.Variants(target)
+			for _, v := range k.Shared.Variants(target) {
+				u.Instances = append(u.Instances, v.Of(k.K))
+			}
 		}
 		src, err := msl.UpstreamLibrary(k.Summary, []msl.Upstream{u})
 		if err != nil {

@@ -38,7 +38,7 @@ func loadAnchor(sig string) []string {
 // it); 693 lines at its first series, and 750 leaves no room for a second
 // copy of either.
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 5, Budget: 750,
+	Backend: name, Budget: 750,
 	Subject: "opencl : add fused gated delta net and conv-update kernels",
 	Body: `Add OpenCL kernels for the four fused decode nodes: GATED_DELTA_NET with
 the final state written in place (src[6]) and its ids variant reading

@@ -12,7 +12,6 @@ import (
 	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/clrun"
@@ -28,9 +27,9 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "OpenCL C kernels
 	Tools: []toolchain.Tool{toolchain.Clinfo}, Doctor: doctor}
 
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := opencl.Emit(op.Name, op.Summary, ks)
-		return backend.One(opencl.FileName(op.Name), src, err)
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		src, err := opencl.Emit(u)
+		return backend.One(opencl.FileName(u.Op), src, err)
 	})
 	if err != nil {
 		return nil, err

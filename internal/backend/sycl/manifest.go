@@ -9,7 +9,7 @@ const cpp = "src/ggml-sycl/ggml-sycl.cpp"
 // Manifest is SYCL's integration with a ggml tree (internal/integration):
 // the commit of the series that carries its kernels and glue.
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 2, Budget: 450,
+	Backend: name, Budget: 450,
 	Subject: "sycl : add fused gated delta net and conv-update kernels",
 	Body: `Add SYCL kernels for the four fused decode nodes (GATED_DELTA_NET with
 src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]). The ids

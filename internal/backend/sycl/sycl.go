@@ -11,7 +11,6 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/toolchain"
 	"github.com/kernelgen/kernelgen/verify/emulate"
@@ -23,7 +22,7 @@ const name = "sycl"
 // Backend is SYCL.
 var Backend = &backend.Backend{Name: name, Dir: name, Summary: "SYCL C++ kernels + ggml-sycl glue", Issue: 8,
 	Generate: generate, Verify: verify, Integration: Manifest,
-	Owns:  []string{"emit/sycl", "templates/sycl", "verify/hostemu/hostemu.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl", "tools/toolchain/sycl.go"},
+	Owns:  []string{"emit/sycl", "templates/sycl", "verify/hostemu/sycl.go", "verify/emulate/sycl.go", "ops/backend_sycl.go", "generated/sycl", "tools/toolchain/sycl.go"},
 	Tools: []toolchain.Tool{toolchain.ICPX, toolchain.ACPP}, Doctor: doctor}
 
 var glueTarget = &templates.Target{
@@ -39,9 +38,9 @@ var glueTarget = &templates.Target{
 const emulationWidth = 16
 
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		src, err := sycl.Emit(op.Name, op.Summary, ks)
-		return backend.One(op.Name+".hpp", src, err)
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		src, err := sycl.Emit(u)
+		return backend.One(u.Op+".hpp", src, err)
 	})
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/internal/backend/backendtest"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
@@ -54,8 +53,8 @@ func TestWrittenKernelsAtOtherWidths(t *testing.T) {
 // taking its local-memory path.
 func TestGDNLanesFitIntelSubgroup(t *testing.T) {
 	checked := 0
-	_, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
-		for _, k := range ks {
+	_, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
+		for _, k := range u.Kernels {
 			if k.Arith != ir.Native(name) {
 				continue
 			}

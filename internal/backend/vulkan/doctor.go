@@ -19,20 +19,10 @@ type devices struct {
 // ggml-vulkan can drive each.
 func doctor(ctx context.Context, _ []toolchain.Result) backend.Fact {
 	ds, err := toolchain.VulkanDevices(ctx)
-	fact := backend.Fact{Key: name}
-	switch {
-	case err != nil:
-		fact.Value = devices{Devices: []toolchain.VulkanDevice{}, Error: err.Error()}
-		fact.Lines = []string{fmt.Sprintf("Vulkan devices: not listed (%s)", err)}
-	case len(ds) == 0:
-		fact.Value = devices{Devices: ds}
-		fact.Lines = []string{"Vulkan devices: none found (apt-get install -y mesa-vulkan-drivers for lavapipe, which CI runs the Vulkan kernels on)"}
-	default:
-		fact.Value = devices{Devices: ds}
-		for _, d := range ds {
-			fact.Lines = append(fact.Lines, fmt.Sprintf("Vulkan device: %s (%s, %s, Vulkan %s), subgroup %d (min %d, max %d); %s",
-				d.Name, d.Type, d.Driver, d.APIVersion, d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.GGMLCheck))
-		}
-	}
-	return fact
+	return backend.Found(name, "Vulkan devices", "apt-get install -y mesa-vulkan-drivers for lavapipe, which CI runs the Vulkan kernels on", ds, err,
+		func(ds []toolchain.VulkanDevice, why string) any { return devices{Devices: ds, Error: why} },
+		func(d toolchain.VulkanDevice) []string {
+			return []string{fmt.Sprintf("Vulkan device: %s (%s, %s, Vulkan %s), subgroup %d (min %d, max %d); %s",
+				d.Name, d.Type, d.Driver, d.APIVersion, d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.GGMLCheck)}
+		})
 }

@@ -25,7 +25,7 @@ const (
 // kernel: plan 186 lines, chain gather 43, chained GDN 197; the plan is now
 // the chain gather's).
 var Manifest = &integration.Manifest{
-	Backend: name, Order: 3, Budget: 800,
+	Backend: name, Budget: 800,
 	Subject: "vulkan : add fused gated delta net and conv-update kernels",
 	Body: `Add Vulkan kernels for the four fused decode nodes: GATED_DELTA_NET with
 the final state written in place (src[6]) and its ids variant reading

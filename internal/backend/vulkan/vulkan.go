@@ -56,10 +56,10 @@ func hostName(fn string, in ir.Instance) string {
 // generate writes one shader per kernel (contract): glslang compiles each
 // variant from it by defines.
 func generate() ([]backend.File, error) {
-	files, err := backend.PerOp(name, name, func(op *ops.Op, ks []*ir.Kernel) ([]backend.File, error) {
+	files, err := backend.PerOp(name, name, func(u ir.Unit) ([]backend.File, error) {
 		var files []backend.File
-		for _, k := range ks {
-			src, err := glsl.Emit(k, op.Summary)
+		for _, k := range u.Kernels {
+			src, err := glsl.Emit(u.Only(k))
 			if err != nil {
 				return nil, err
 			}
@@ -102,7 +102,7 @@ func Units(files []backend.File) ([]spvbuild.Unit, error) {
 				}
 				u := spvbuild.Unit{File: "generated/" + path, Source: src, Defines: defs, Name: k.ID() + " " + v.String()}
 				units = append(units, u)
-				if pass.NeedsOf(k).DenormPreserve {
+				if pass.Of(k).Needs.DenormPreserve {
 					// The build for devices that keep denormals on request.
 					u.Defines, u.Name = glsl.WithDenormPreserve(defs), u.Name+" denorm-preserve"
 					units = append(units, u)

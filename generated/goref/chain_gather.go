@@ -8,27 +8,27 @@ import (
 	rt "github.com/kernelgen/kernelgen/emit/goref/rt"
 )
 
-// GatedDeltaNetChainGatherParams are the compile-time parameters of a variant.
-type GatedDeltaNetChainGatherParams struct{}
+// ChainGatherParams are the compile-time parameters of a variant.
+type ChainGatherParams struct{}
 
-// GatedDeltaNetChainGatherArgs are the runtime scalar arguments.
-type GatedDeltaNetChainGatherArgs struct {
+// ChainGatherArgs are the runtime scalar arguments.
+type ChainGatherArgs struct {
 	RowLen uint32 // row_len: elements per row (cache and scratch)
 	NSeqs  uint32 // n_seqs: sequences
 	RsHead uint32 // rs_head: first destination slot
 	Seg    uint32 // seg: most sequences a segment runs, at least 1 (1: every aliasing row copied)
 }
 
-// GatedDeltaNetChainGatherBuffers are the bound buffers; indices are in elements.
-type GatedDeltaNetChainGatherBuffers struct {
-	Cache   []float32 // cache (src5, read): the full cache, rows of row_len
-	Ids     []int32   // ids (src7, read): source slot of each sequence
+// ChainGatherBuffers are the bound buffers; indices are in elements.
+type ChainGatherBuffers struct {
+	Cache   []float32 // cache (caller, read): the full cache, rows of row_len
+	Ids     []int32   // ids (caller, read): source slot of each sequence
 	Plan    []int32   // plan (plan, write): len << 16 | from per sequence, written where some source aliases
 	Scratch []float32 // scratch (scratch, write): n_seqs rows of row_len
 }
 
-// gatedDeltaNetChainGather runs gated_delta_net_chain_gather@portable.
-func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDeltaNetChainGatherArgs, kgB GatedDeltaNetChainGatherBuffers) error {
+// chainGather runs chain_gather@portable.
+func chainGather(kgP ChainGatherParams, kgA ChainGatherArgs, kgB ChainGatherBuffers) error {
 	row_len := kgA.RowLen
 	n_seqs := kgA.NSeqs
 	rs_head := kgA.RsHead
@@ -420,12 +420,12 @@ func gatedDeltaNetChainGather(kgP GatedDeltaNetChainGatherParams, kgA GatedDelta
 	return nil
 }
 
-// GatedDeltaNetChainGather runs gated_delta_net_chain_gather, a pure copy that every contract shares. Buffers are modified in place.
-func GatedDeltaNetChainGather(arith string, p GatedDeltaNetChainGatherParams, a GatedDeltaNetChainGatherArgs, b GatedDeltaNetChainGatherBuffers) error {
+// ChainGather runs chain_gather, a pure copy that every contract shares. Buffers are modified in place.
+func ChainGather(arith string, p ChainGatherParams, a ChainGatherArgs, b ChainGatherBuffers) error {
 	switch arith {
-	case "portable", "native-cuda", "native-metal", "native-vulkan", "native-sycl", "native-cpu", "native-opencl":
-		return gatedDeltaNetChainGather(p, a, b)
+	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
+		return chainGather(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_chain_gather: unknown contract %q; valid: portable, native-cuda, native-metal, native-vulkan, native-sycl, native-cpu, native-opencl", arith)
+		return fmt.Errorf("chain_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }
