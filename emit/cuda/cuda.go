@@ -109,7 +109,8 @@ func geometry(k *ir.Kernel) string {
 	return strings.Join(parts, "\n")
 }
 
-// Upstream returns the header ggml-cuda itself gets for kernels, each under
+// Upstream returns the source text ggml-cuda itself gets for kernels (its
+// .cu files take it beside their launchers), each under
 // the native contract, or contract-free (the caller's to ensure): what Emit writes for them, in the
 // hand-written kernels' style. There is no generated-file header; a
 // reduction is ggml's warp_reduce_sum (the same xor butterfly, for the
@@ -118,9 +119,8 @@ func geometry(k *ir.Kernel) string {
 // <name>_f32 and carry their doc, not their contract.
 func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString("#pragma once\n")
 	if summary != "" {
-		b.WriteString("\n" + cfamily.Comment(summary, 100))
+		b.WriteString(cfamily.Comment(summary, 100))
 	}
 	for _, k := range kernels {
 		if k.Arith.Native && k.Arith.Backend != "cuda" {

@@ -308,9 +308,12 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 		lang         *hostemu.Lang
 		files        func() ([]upstream.File, error)
 		width        int
+		// spliced, where set, is the text the backend's sections put into
+		// the tree's existing sources, as one source of the program
+		spliced func(sections map[string]string) (string, []byte)
 	}{
-		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamKernels, 32},
-		{"sycl", ".hpp", hostemu.SYCL, backendsycl.UpstreamKernels, 16},
+		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamKernels, 32, cudaSpliced},
+		{"sycl", ".hpp", hostemu.SYCL, backendsycl.UpstreamKernels, 16, nil},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			files, err := c.files()
@@ -323,11 +326,15 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 					inGlue = append(inGlue, f.Data)
 				}
 			}
-			glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, c.backend), inGlue...)
+			glueFiles, sections, err := templates.UpstreamGlue(glueTarget(t, c.backend), inGlue...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			src := map[string][]byte{"ggml.h": []byte(ggmlStandIn), "common" + c.ext: []byte(commonStandIn[c.backend])}
+			if c.spliced != nil {
+				name, text := c.spliced(sections)
+				src[name] = text
+			}
 			for _, f := range glueFiles {
 				src[f.Name] = f.Data
 			}
@@ -368,6 +375,20 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			t.Logf("%d nodes through the %s glue", n, c.backend)
 		})
 	}
+}
+
+// cudaSpliced is what the CUDA sections add to gated_delta_net.cu,
+// ssm-conv.cu and ggml-cuda.cu, in one source: the in-place kernels and
+// their launchers, the supports helper, and compute_forward's part in a
+// function of its own.
+func cudaSpliced(sections map[string]string) (string, []byte) {
+	text := "#include \"state-gather.cuh\"\n"
+	for _, n := range []string{"upstream-gated-delta-net-source", "upstream-ssm-conv-source", "upstream-supports"} {
+		text += "\n" + sections[n]
+	}
+	text += "\nstatic bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggml_tensor * dst) {\n" +
+		sections["upstream-compute-forward"] + "    return false;\n}\n"
+	return "ggml-cuda.cu", []byte(text)
 }
 
 // metalStandIn declares the part of ggml-metal's host API the glue calls,

@@ -169,7 +169,11 @@ func TestCUDAKernelsUseGGMLRestrict(t *testing.T) {
 			}
 		}
 	}
-	glue, _, err := templates.UpstreamGlue(glueTarget(t, "cuda"))
+	var kernels [][]byte
+	for _, f := range files {
+		kernels = append(kernels, f.Data)
+	}
+	glue, _, err := templates.UpstreamGlue(glueTarget(t, "cuda"), kernels...)
 	if err != nil {
 		t.Fatal(err)
 	}

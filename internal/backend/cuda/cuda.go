@@ -35,7 +35,8 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (gg
 var glueTarget = &templates.Target{
 	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
 	Template: "cuda/kernelgen-fused.cu.tmpl", Out: "fused-ops.cuh", Prefix: "ggml_cuda",
-	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cuh"}}},
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{
+		{Section: "upstream-gather-header-file", Name: "state-gather.cuh"}, {Section: "upstream-gather-file", Name: "state-gather.cu"}}},
 }
 
 // emulationWidth is NVIDIA's warp, the subgroup width kernelgen build
