@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -132,5 +133,37 @@ func TestCUDAKernelsLiveInTheirSources(t *testing.T) {
 				t.Errorf("%s holds %q: a kernel or its launch belongs in the .cu file beside its plain neighbour", e.Name(), bad)
 			}
 		}
+	}
+}
+
+// The GDN kernel divides by its broadcast ratios (the q/k head, the q/k
+// sequence) as gated_delta_net.cu's own kernel does: through uint3 values
+// its launcher precomputes with init_fastdiv_values, and fastdiv /
+// fastmodulo, never a hardware division by a runtime shape.
+func TestCUDAKernelsDivideByShapesWithFastdiv(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "gated_delta_net.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	divisors := regexp.MustCompile(`const uint3 ([a-z_0-9]+)`).FindAllStringSubmatch(text, -1)
+	if len(divisors) < 2 {
+		t.Fatalf("gated_delta_net.cu: %d uint3 divisors in the in-place kernel, want the head and sequence ratios", len(divisors))
+	}
+	for _, d := range divisors {
+		name := d[1]
+		if regexp.MustCompile(`[/%] ` + name + `\b`).MatchString(text) {
+			t.Errorf("gated_delta_net.cu divides by %s with an operator", name)
+		}
+		if !regexp.MustCompile(`fast(div|modulo)\([a-z_0-9]+, ` + name + `\)`).MatchString(text) {
+			t.Errorf("gated_delta_net.cu takes %s but never calls fastdiv or fastmodulo with it", name)
+		}
+	}
+	if n := strings.Count(text, "init_fastdiv_values("); n != len(divisors) {
+		t.Errorf("the launcher precomputes %d divisors with init_fastdiv_values, want %d", n, len(divisors))
 	}
 }

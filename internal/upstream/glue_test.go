@@ -110,7 +110,7 @@ static void ggml_cuda_kernel_launch(K kernel, const ggml_cuda_kernel_launch_para
 #define SUPPORTS(op) ggml_cuda_fused_supports_op(op)
 #define COMPUTE(op) ggml_cuda_fused_compute_forward(ctx, op)
 typedef ggml_backend_cuda_context context;
-`,
+` + fastdivStandIn,
 	"sycl": `#pragma once
 #include "ggml.h"
 #define WARP_SIZE 16

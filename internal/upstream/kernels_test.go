@@ -32,7 +32,7 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	byOp, err := upstream.ByOp("cuda", func(i int, k upstream.Kernel) *program {
-		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), files[i].Data, k)
+		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), append([]byte(fastdivStandIn), files[i].Data...), k)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +96,33 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 	checkFamilies(t, "metal", byOp, 32)
 }
 
+// fastdivStandIn stands in for ggml-cuda's fastdiv (common.cuh), by the
+// same algorithm (Granlund and Montgomery's): for a divisor d, L = ceil(log2
+// d) and mp = floor(2^32 (2^L - d) / d) + 1, packed with d in a uint3, give
+// n / d = (umulhi(n, mp) + n) >> L.
+const fastdivStandIn = `
+static inline uint3 init_fastdiv_values(uint64_t d_64) {
+    const uint32_t d = (uint32_t) d_64;
+    uint32_t L = 0;
+    while (L < 32 && (uint64_t(1) << L) < d) {
+        L++;
+    }
+    const uint32_t mp = (uint32_t) (((uint64_t(1) << 32) * ((uint64_t(1) << L) - d)) / d + 1);
+    uint3 v;
+    v.x = mp;
+    v.y = L;
+    v.z = d;
+    return v;
+}
+static __device__ __forceinline__ uint32_t fastdiv(uint32_t n, const uint3 v) {
+    const uint32_t hi = (uint32_t) (((uint64_t) n * v.x) >> 32);
+    return (hi + n) >> v.y;
+}
+static __device__ __forceinline__ uint32_t fastmodulo(uint32_t n, const uint3 v) {
+    return n - fastdiv(n, v) * v.z;
+}
+`
+
 // warpReduceSum stands in for ggml-cuda's common.cuh warp_reduce_sum (the
 // xor butterfly over width lanes), which the upstream kernels call, and its
 // GGML_CUDA_RESTRICT as it is where PDL is off.
@@ -129,9 +156,9 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 		}
 		var inst []string
 		for _, v := range variants {
-			inst = append(inst, cuda.Instantiation(v.Of(k.K)))
+			inst = append(inst, cuda.UpstreamInstantiation(v.Of(k.K)))
 		}
-		got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
+		got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum+"struct uint3 { unsigned x, y, z; };\n"+fastdivStandIn), f.Data...), inst)
 		if errors.Is(err, ptx.ErrNoClang) {
 			t.Skip("clang++-22 not installed")
 		}
