@@ -157,7 +157,8 @@ func TestGeneratedNamesAreFound(t *testing.T) {
 // (std::to_string(4 * i + ...)), no "y = y + 0.0f" without the
 // comment that says why, no comment naming a fork patch, no commit message
 // about generated kernels, no "return true && ..." in a supports helper (CUDA's
-// included), no inline copy of ggml's helpers.
+// included), no inline copy of ggml's helpers, no lane shuffle of CUDA's own
+// beside ggml's warp_reduce_sum.
 func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	root := fixture(t, "")
 	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
@@ -209,6 +210,11 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			}
 			if forkPatch.MatchString(line) {
 				t.Errorf("%s:%d names a fork patch: %s", filepath.Base(n), i+1, line)
+			}
+			// CUDA's kernels reduce through common.cuh's warp_reduce_sum, not a
+			// butterfly of their own
+			if strings.Contains(n, "-cuda-") && strings.Contains(line, "__shfl") {
+				t.Errorf("%s:%d shuffles lanes itself (warp_reduce_sum does that): %s", filepath.Base(n), i+1, line)
 			}
 		}
 	}
