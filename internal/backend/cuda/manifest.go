@@ -25,8 +25,10 @@ var Manifest = &integration.Manifest{
 	Subject: "cuda : add fused gated delta net and conv-update kernels",
 	Body: `Add CUDA kernels for the four fused decode nodes (GATED_DELTA_NET with
 src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), keeping
-the non-fused path's arithmetic (warp butterfly, __expf). The ids variants
-first copy only the rows that another sequence of the node overwrites.
+the non-fused path's arithmetic (warp butterfly, __expf). Each sits in
+gated_delta_net.cu or ssm-conv.cu beside the plain kernel, with its
+launcher. The ids variants first copy only the rows that another sequence
+of the node overwrites (state-gather.cu).
 
 supports_op answers for these nodes: a node outside the kernels' table is
 refused instead of being run by the plain kernel, which would ignore the
