@@ -110,9 +110,9 @@ func geometry(k *ir.Kernel) string {
 }
 
 // Upstream returns the source text ggml-cuda itself gets for kernels (its
-// .cu files take it beside their launchers), each under
-// the native contract, or contract-free (the caller's to ensure): what Emit writes for them, in the
-// hand-written kernels' style. There is no generated-file header; a
+// .cu files take it beside their launchers), each under the native
+// contract, or contract-free (the caller's to ensure): what Emit writes for
+// them, in the hand-written kernels' style. There is no generated-file header; a
 // reduction is ggml's warp_reduce_sum (the same xor butterfly, for the
 // warps of at least W lanes every CUDA and HIP device has); locals are
 // named by scope (cfamily.Printer.ScopeNames); kernels are named
@@ -127,7 +127,10 @@ func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 			return nil, fmt.Errorf("cuda: %s is another backend's contract", k.ID())
 		}
 	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
+	var ks bytes.Buffer
+	err := cfamily.AppendKernels(&ks, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
+	// the summary is the first kernel's comment
+	b.Write(bytes.TrimPrefix(ks.Bytes(), []byte("\n")))
 	return b.Bytes(), err
 }
 
