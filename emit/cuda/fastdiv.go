@@ -7,8 +7,9 @@ import (
 // FastDivisors are the u32 args the kernel only ever divides by (x / a,
 // x % a: a head or sequence broadcast ratio): ggml-cuda passes such a
 // divisor as the uint3 that init_fastdiv_values precomputes on the host and
-// divides with fastdiv / fastmodulo, as its own kernels do. Only the
-// upstream kernels take them so; kernelgen's own keep the operators.
+// divides with fastdiv / fastmodulo, as its own kernels do. Only the text
+// ggml-cuda's .cu files take (UpstreamSource) has them so; kernelgen's own
+// kernels and the upstream headers keep the operators.
 func FastDivisors(k *ir.Kernel) map[*ir.Arg]bool {
 	uses, divides := map[*ir.Arg]int{}, map[*ir.Arg]int{}
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
@@ -34,7 +35,7 @@ func FastDivisors(k *ir.Kernel) map[*ir.Arg]bool {
 	return out
 }
 
-func (upstreamLang) DividesBy(k *ir.Kernel, a *ir.Arg) bool { return FastDivisors(k)[a] }
+func (l upstreamLang) DividesBy(k *ir.Kernel, a *ir.Arg) bool { return l.fastdiv && FastDivisors(k)[a] }
 
 func (upstreamLang) DivisorType() string { return "uint3" }
 

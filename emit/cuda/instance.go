@@ -14,9 +14,9 @@ import (
 // its one instance).
 func Instantiation(in ir.Instance) string { return instantiation(in, nil) }
 
-// UpstreamInstantiation is Instantiation for the kernel as Upstream writes
-// it (its fast divisors uint3).
-func UpstreamInstantiation(in ir.Instance) string {
+// SourceInstantiation is Instantiation for the kernel as UpstreamSource
+// writes it (its fast divisors uint3).
+func SourceInstantiation(in ir.Instance) string {
 	return instantiation(in, FastDivisors(in.Kernel))
 }
 

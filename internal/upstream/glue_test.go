@@ -315,7 +315,7 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 		flags []string
 	}{
 		// CUDA's launchers, op functions and kernels take no parameter they do not use
-		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamKernels, 32, cudaSpliced, []string{"-Wunused-parameter"}},
+		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamSources, 32, cudaSpliced, []string{"-Wunused-parameter"}},
 		{"sycl", ".hpp", hostemu.SYCL, backendsycl.UpstreamKernels, 16, nil, nil},
 	} {
 		t.Run(c.backend, func(t *testing.T) {

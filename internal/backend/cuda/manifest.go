@@ -39,7 +39,7 @@ path.
 `,
 	Dir:     "src/ggml-cuda/",
 	Glue:    glueTarget,
-	Kernels: UpstreamKernels,
+	Kernels: UpstreamSources,
 	Sections: []integration.Section{
 		{Name: "declare the in-place GATED_DELTA_NET", File: gdnH, Place: integration.After,
 			Anchor: []string{"void ggml_cuda_op_gated_delta_net(ggml_backend_cuda_context & ctx, ggml_tensor * dst);"},
