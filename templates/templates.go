@@ -168,7 +168,7 @@ func CommonSection(name string) (string, error) {
 }
 
 // UpstreamGlue renders the glue a backend gets with the upstream kernels
-// (internal/upstream): the files its sources include (fused-ops.cuh,
+// (internal/upstream): its new files (CUDA's state-gather.cu and .cuh,
 // fused-ops.hpp; Metal's fused-ops-supports.h) and the
 // sections spliced into its sources, by name. kernels are kernel sources
 // the glue's header carries itself, beside their launchers (.Kernels).

@@ -33,7 +33,7 @@ func KernelName(k *ir.Kernel) string { return cfamily.Named(k, "", "_f32") }
 func Emit(u ir.Unit) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s: %s\n\n#pragma once\n", u.Op, u.Summary)
-	if err := cfamily.AppendKernels(&b, u.Kernels, func(k *ir.Kernel) (string, error) { return kernel(k, false) }); err != nil {
+	if err := cfamily.AppendKernels(&b, u.Kernels, func(k *ir.Kernel) (string, error) { return kernel(k, nil) }); err != nil {
 		return nil, err
 	}
 	helpers := map[string]string{}
@@ -110,28 +110,49 @@ func geometry(k *ir.Kernel) string {
 }
 
 // Upstream returns the header ggml-cuda itself gets for kernels, each under
-// the native contract, or contract-free (the caller's to ensure): what Emit writes for them, in the
-// hand-written kernels' style. There is no generated-file header; a
-// reduction is ggml's warp_reduce_sum (the same xor butterfly, for the
-// warps of at least W lanes every CUDA and HIP device has); locals are
-// named by scope (cfamily.Printer.ScopeNames); kernels are named
-// <name>_f32 and carry their doc, not their contract.
+// the native contract, or contract-free (the caller's to ensure): what Emit
+// writes for them, in the hand-written kernels' style. There is no
+// generated-file header; a reduction is ggml's warp_reduce_sum (the same xor
+// butterfly, for the warps of at least W lanes every CUDA and HIP device
+// has); locals are named by scope (cfamily.Printer.ScopeNames); kernels are
+// named <name>_f32 and carry their doc, not their contract.
 func Upstream(summary string, kernels []*ir.Kernel) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("#pragma once\n")
 	if summary != "" {
 		b.WriteString("\n" + cfamily.Comment(summary, 100))
 	}
-	for _, k := range kernels {
-		if k.Arith.Native && k.Arith.Backend != "cuda" {
-			return nil, fmt.Errorf("cuda: %s is another backend's contract", k.ID())
-		}
-	}
-	err := cfamily.AppendKernels(&b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, true) })
+	err := upstreamKernels(&b, kernels, upstreamLang{dialect: lang})
 	return b.Bytes(), err
 }
 
-func kernel(k *ir.Kernel, upstream bool) (string, error) {
+// UpstreamSource is Upstream's kernels as the text a .cu file of ggml-cuda
+// takes beside their launchers (gated_delta_net.cu, ssm-conv.cu): the
+// summary is the first kernel's comment, and an arg the kernel only divides
+// by is a uint3 for fastdiv / fastmodulo (FastDivisors), as the neighbours'
+// kernels take theirs.
+func UpstreamSource(summary string, kernels []*ir.Kernel) ([]byte, error) {
+	var b, ks bytes.Buffer
+	if summary != "" {
+		b.WriteString(cfamily.Comment(summary, 100))
+	}
+	err := upstreamKernels(&ks, kernels, upstreamLang{dialect: lang, fastdiv: true})
+	b.Write(bytes.TrimPrefix(ks.Bytes(), []byte("\n")))
+	return b.Bytes(), err
+}
+
+func upstreamKernels(b *bytes.Buffer, kernels []*ir.Kernel, l upstreamLang) error {
+	for _, k := range kernels {
+		if k.Arith.Native && k.Arith.Backend != "cuda" {
+			return fmt.Errorf("cuda: %s is another backend's contract", k.ID())
+		}
+	}
+	return cfamily.AppendKernels(b, kernels, func(k *ir.Kernel) (string, error) { return kernel(k, &l) })
+}
+
+// kernel renders k, as ggml-cuda gets it where up is set.
+func kernel(k *ir.Kernel, up *upstreamLang) (string, error) {
+	upstream := up != nil
 	var err error
 	ir.WalkStmts(k.Body, func(s ir.Stmt) {
 		for _, e := range ir.StmtExprs(s) {
@@ -150,7 +171,7 @@ func kernel(k *ir.Kernel, upstream bool) (string, error) {
 	}
 	p := cfamily.New(lang, k)
 	if upstream {
-		p = cfamily.NewUpstream(upstreamLang{lang}, k)
+		p = cfamily.NewUpstream(*up, k)
 	}
 	var b strings.Builder
 	if k.Doc != "" {
@@ -256,7 +277,11 @@ func lowerReduce(p *cfamily.Printer, upstream bool) *pass.Exchange {
 
 // upstreamLang is CUDA as ggml-cuda's own kernels write it: reductions
 // through common.cuh's warp_reduce_sum.
-type upstreamLang struct{ dialect }
+type upstreamLang struct {
+	dialect
+	// fastdiv: the kernel divides by its FastDivisors through fastdiv
+	fastdiv bool
+}
 
 func (upstreamLang) Reduce(out, x, width string, _ ir.Order, _ bool, _ cfamily.Exchange) []string {
 	return []string{fmt.Sprintf("const float %s = warp_reduce_sum<%s>(%s);", out, width, x)}

@@ -156,7 +156,9 @@ func TestGeneratedNamesAreFound(t *testing.T) {
 // (a)", no "const float gate = e;" alias, no pipeline named by a packed index
 // (std::to_string(4 * i + ...)), no "y = y + 0.0f" without the
 // comment that says why, no comment naming a fork patch, no commit message
-// about generated kernels.
+// about generated kernels, no "return true && ..." in a supports helper (CUDA's
+// included), no inline copy of ggml's helpers, no lane shuffle of CUDA's own
+// beside ggml's warp_reduce_sum.
 func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	root := fixture(t, "")
 	names, err := Series(context.Background(), open(t, root), plan(t), filepath.Join(t.TempDir(), "series"))
@@ -167,8 +169,7 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 	forkPatch := regexp.MustCompile(`(?i)patch 00[0-9][0-9]`)
 	figure := regexp.MustCompile(`[0-9.]+ ?(x|%|us|µs|ms|GB/s)\b|(?i)\b(faster|speedup)\b`)
 	plusZero := regexp.MustCompile(`= *([a-z_0-9]+) \+ 0\.0f?;`)
-	// "return true" on a line of its own, the && (...) lines after it (the
-	// CUDA step's own template is another engineer's)
+	// "return true" on a line of its own, the && (...) lines after it
 	trueConj := regexp.MustCompile(`^\+\s*return true$|&& \(\(`)
 	// inline copies of ggml_is_contiguous_rows and ggml_are_same_stride
 	inlineHelper := regexp.MustCompile(`->nb\[0\] == 4\b|->nb\[[1-3]\] == op->src\[[0-9]\]->nb\[[1-3]\]`)
@@ -201,7 +202,7 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			if negatedElse.MatchString(line) {
 				t.Errorf("%s:%d: %s", filepath.Base(n), i+1, line)
 			}
-			if trueConj.MatchString(line) && !strings.Contains(filepath.Base(n), "-cuda-") {
+			if trueConj.MatchString(line) {
 				t.Errorf("%s:%d starts a conjunction with true: %s", filepath.Base(n), i+1, line)
 			}
 			if inlineHelper.MatchString(line) {
@@ -209,6 +210,11 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			}
 			if forkPatch.MatchString(line) {
 				t.Errorf("%s:%d names a fork patch: %s", filepath.Base(n), i+1, line)
+			}
+			// CUDA's kernels reduce through common.cuh's warp_reduce_sum, not a
+			// butterfly of their own
+			if strings.Contains(n, "-cuda-") && strings.Contains(line, "__shfl") {
+				t.Errorf("%s:%d shuffles lanes itself (warp_reduce_sum does that): %s", filepath.Base(n), i+1, line)
 			}
 		}
 	}

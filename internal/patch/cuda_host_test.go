@@ -1,9 +1,11 @@
 package patch
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,5 +84,86 @@ func TestCUDAFusionTakesConvUpdateWithoutTheGuards(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The in-place kernels live in the .cu files of their plain neighbours,
+// beside their launchers (gated_delta_net.cu, ssm-conv.cu; the gather both
+// run in state-gather.cu), declared in those files' headers: no kernel or
+// launcher in a header, none in ggml-cuda.cu.
+func TestCUDAKernelsLiveInTheirSources(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "src", "ggml-cuda")
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	for file, want := range map[string][]string{
+		"gated_delta_net.cu":  {"__global__ void __launch_bounds__", " gated_delta_net_inplace_f32(", "void ggml_cuda_op_gated_delta_net_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op) {"},
+		"gated_delta_net.cuh": {"void ggml_cuda_op_gated_delta_net_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op);"},
+		"ssm-conv.cu":         {" ssm_conv_update_inplace_f32(", "void ggml_cuda_op_ssm_conv_update_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op) {"},
+		"ssm-conv.cuh":        {"void ggml_cuda_op_ssm_conv_update_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op);"},
+		"state-gather.cu":     {" state_gather_f32(", "void ggml_cuda_state_gather(cudaStream_t stream, "},
+		"state-gather.cuh":    {"void ggml_cuda_state_gather(cudaStream_t stream, "},
+	} {
+		text := read(file)
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s lacks %q", file, w)
+			}
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		text := read(e.Name())
+		if !strings.HasSuffix(e.Name(), ".cuh") && e.Name() != "ggml-cuda.cu" {
+			continue
+		}
+		for _, bad := range []string{"__global__", "ggml_cuda_kernel_launch("} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s holds %q: a kernel or its launch belongs in the .cu file beside its plain neighbour", e.Name(), bad)
+			}
+		}
+	}
+}
+
+// The GDN kernel divides by its broadcast ratios (the q/k head, the q/k
+// sequence) as gated_delta_net.cu's own kernel does: through uint3 values
+// its launcher precomputes with init_fastdiv_values, and fastdiv /
+// fastmodulo, never a hardware division by a runtime shape.
+func TestCUDAKernelsDivideByShapesWithFastdiv(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "gated_delta_net.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	divisors := regexp.MustCompile(`const uint3 ([a-z_0-9]+)`).FindAllStringSubmatch(text, -1)
+	if len(divisors) < 2 {
+		t.Fatalf("gated_delta_net.cu: %d uint3 divisors in the in-place kernel, want the head and sequence ratios", len(divisors))
+	}
+	for _, d := range divisors {
+		name := d[1]
+		if regexp.MustCompile(`[/%] ` + name + `\b`).MatchString(text) {
+			t.Errorf("gated_delta_net.cu divides by %s with an operator", name)
+		}
+		if !regexp.MustCompile(`fast(div|modulo)\([a-z_0-9]+, ` + name + `\)`).MatchString(text) {
+			t.Errorf("gated_delta_net.cu takes %s but never calls fastdiv or fastmodulo with it", name)
+		}
+	}
+	if n := strings.Count(text, "init_fastdiv_values("); n != len(divisors) {
+		t.Errorf("the launcher precomputes %d divisors with init_fastdiv_values, want %d", n, len(divisors))
 	}
 }

@@ -110,7 +110,7 @@ static void ggml_cuda_kernel_launch(K kernel, const ggml_cuda_kernel_launch_para
 #define SUPPORTS(op) ggml_cuda_fused_supports_op(op)
 #define COMPUTE(op) ggml_cuda_fused_compute_forward(ctx, op)
 typedef ggml_backend_cuda_context context;
-`,
+` + fastdivStandIn,
 	"sycl": `#pragma once
 #include "ggml.h"
 #define WARP_SIZE 16
@@ -308,9 +308,15 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 		lang         *hostemu.Lang
 		files        func() ([]upstream.File, error)
 		width        int
+		// spliced, where set, is the text the backend's sections put into
+		// the tree's existing sources, as one source of the program
+		spliced func(sections map[string]string) (string, []byte)
+		// flags are the backend's own warnings on top of emulate's
+		flags []string
 	}{
-		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamKernels, 32},
-		{"sycl", ".hpp", hostemu.SYCL, backendsycl.UpstreamKernels, 16},
+		// CUDA's launchers, op functions and kernels take no parameter they do not use
+		{"cuda", ".cuh", hostemu.CUDA, backendcuda.UpstreamSources, 32, cudaSpliced, []string{"-Wunused-parameter"}},
+		{"sycl", ".hpp", hostemu.SYCL, backendsycl.UpstreamKernels, 16, nil, nil},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			files, err := c.files()
@@ -323,11 +329,15 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 					inGlue = append(inGlue, f.Data)
 				}
 			}
-			glueFiles, _, err := templates.UpstreamGlue(glueTarget(t, c.backend), inGlue...)
+			glueFiles, sections, err := templates.UpstreamGlue(glueTarget(t, c.backend), inGlue...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			src := map[string][]byte{"ggml.h": []byte(ggmlStandIn), "common" + c.ext: []byte(commonStandIn[c.backend])}
+			if c.spliced != nil {
+				name, text := c.spliced(sections)
+				src[name] = text
+			}
 			for _, f := range glueFiles {
 				src[f.Name] = f.Data
 			}
@@ -337,7 +347,7 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 				}
 			}
 			prog := hostemu.Program{Name: "upstream_glue_" + c.backend, Lang: c.lang, Sources: src, Harness: []byte(glueHarness)}
-			bin, err := hostemu.BuildWith(context.Background(), prog, hostemu.Options{Flags: emulate.WarningFlags})
+			bin, err := hostemu.BuildWith(context.Background(), prog, hostemu.Options{Flags: append(append([]string{}, emulate.WarningFlags...), c.flags...)})
 			if err != nil {
 				var te *hostemu.ToolError
 				if asToolError(err, &te) {
@@ -368,6 +378,20 @@ func TestGlueRunsEveryFusedNode(t *testing.T) {
 			t.Logf("%d nodes through the %s glue", n, c.backend)
 		})
 	}
+}
+
+// cudaSpliced is what the CUDA sections add to gated_delta_net.cu,
+// ssm-conv.cu and ggml-cuda.cu, in one source: the in-place kernels and
+// their launchers, the supports helper, and compute_forward's part in a
+// function of its own.
+func cudaSpliced(sections map[string]string) (string, []byte) {
+	text := "#include \"state-gather.cuh\"\n"
+	for _, n := range []string{"upstream-gated-delta-net-source", "upstream-ssm-conv-source", "upstream-supports"} {
+		text += "\n" + sections[n]
+	}
+	text += "\nstatic bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggml_tensor * dst) {\n" +
+		sections["upstream-compute-forward"] + "    return false;\n}\n"
+	return "ggml-cuda.cu", []byte(text)
 }
 
 // metalStandIn declares the part of ggml-metal's host API the glue calls,

@@ -11,6 +11,7 @@ import (
 	backendsycl "github.com/kernelgen/kernelgen/internal/backend/sycl"
 	"github.com/kernelgen/kernelgen/internal/tier"
 	"github.com/kernelgen/kernelgen/internal/upstream"
+	"github.com/kernelgen/kernelgen/ir"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
 	"github.com/kernelgen/kernelgen/emit/msl"
@@ -23,16 +24,18 @@ import (
 
 func asToolError(err error, te **hostemu.ToolError) bool { return errors.As(err, te) }
 
-// The CUDA headers upstream gets compile under host emulation and run every
-// variant of ops A-D, gathers included, like the Go reference, at warp 32
-// and (full tier) at HIP's 64.
+// The CUDA kernels the ops form's .cu files get compile under host
+// emulation and run every variant of ops A-D, gathers included, like the Go
+// reference, at warp 32 and (full tier) at HIP's 64. (The headers the fusion
+// form includes are the same kernels but for fastdiv: they compile to PTX
+// below.)
 func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
-	files, err := backendcuda.UpstreamKernels()
+	files, err := backendcuda.UpstreamSources()
 	if err != nil {
 		t.Fatal(err)
 	}
 	byOp, err := upstream.ByOp("cuda", func(i int, k upstream.Kernel) *program {
-		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), files[i].Data, k)
+		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), append([]byte(fastdivStandIn), files[i].Data...), k)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +99,33 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 	checkFamilies(t, "metal", byOp, 32)
 }
 
+// fastdivStandIn stands in for ggml-cuda's fastdiv (common.cuh), by the
+// same algorithm (Granlund and Montgomery's): for a divisor d, L = ceil(log2
+// d) and mp = floor(2^32 (2^L - d) / d) + 1, packed with d in a uint3, give
+// n / d = (umulhi(n, mp) + n) >> L.
+const fastdivStandIn = `
+static inline uint3 init_fastdiv_values(uint64_t d_64) {
+    const uint32_t d = (uint32_t) d_64;
+    uint32_t L = 0;
+    while (L < 32 && (uint64_t(1) << L) < d) {
+        L++;
+    }
+    const uint32_t mp = (uint32_t) (((uint64_t(1) << 32) * ((uint64_t(1) << L) - d)) / d + 1);
+    uint3 v;
+    v.x = mp;
+    v.y = L;
+    v.z = d;
+    return v;
+}
+static __device__ __forceinline__ uint32_t fastdiv(uint32_t n, const uint3 v) {
+    const uint32_t hi = (uint32_t) (((uint64_t) n * v.x) >> 32);
+    return (hi + n) >> v.y;
+}
+static __device__ __forceinline__ uint32_t fastmodulo(uint32_t n, const uint3 v) {
+    return n - fastdiv(n, v) * v.z;
+}
+`
+
 // warpReduceSum stands in for ggml-cuda's common.cuh warp_reduce_sum (the
 // xor butterfly over width lanes), which the upstream kernels call, and its
 // GGML_CUDA_RESTRICT as it is where PDL is off.
@@ -110,36 +140,41 @@ static __device__ __forceinline__ float warp_reduce_sum(float x) {
 }
 `
 
-// The CUDA headers upstream gets compile to PTX for sm_90 with clang-22,
-// -Wall -Werror, every variant instantiated, as kernelgen build compiles
-// generated/cuda.
+// The CUDA kernels upstream gets, the ops form's .cu text and the fusion
+// form's headers, compile to PTX for sm_90 with clang-22, -Wall -Werror,
+// every variant instantiated, as kernelgen build compiles generated/cuda.
 func TestCUDAKernelsCompileToPTX(t *testing.T) {
-	files, err := backendcuda.UpstreamKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ks, err := upstream.Kernels("cuda")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, f := range files {
-		k, variants := ks[i], []ops.Variant{{}} // the gather has one
-		if k.Shared != nil {
-			variants = k.Shared.Variants(ops.TargetOf("cuda"))
-		}
-		var inst []string
-		for _, v := range variants {
-			inst = append(inst, cuda.Instantiation(v.Of(k.K)))
-		}
-		got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum), f.Data...), inst)
-		if errors.Is(err, ptx.ErrNoClang) {
-			t.Skip("clang++-22 not installed")
-		}
+	for _, form := range []struct {
+		files func() ([]upstream.File, error)
+		inst  func(ir.Instance) string
+	}{{backendcuda.UpstreamSources, cuda.SourceInstantiation}, {backendcuda.UpstreamKernels, cuda.Instantiation}} {
+		files, err := form.files()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != len(inst) {
-			t.Errorf("%s: PTX has %d kernels, want %d", f.Name, got, len(inst))
+		for i, f := range files {
+			k, variants := ks[i], []ops.Variant{{}} // the gather has one
+			if k.Shared != nil {
+				variants = k.Shared.Variants(ops.TargetOf("cuda"))
+			}
+			var inst []string
+			for _, v := range variants {
+				inst = append(inst, form.inst(v.Of(k.K)))
+			}
+			got, err := ptx.Compile(context.Background(), f.Name, append([]byte(warpReduceSum+"struct uint3 { unsigned x, y, z; };\n"+fastdivStandIn), f.Data...), inst)
+			if errors.Is(err, ptx.ErrNoClang) {
+				t.Skip("clang++-22 not installed")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != len(inst) {
+				t.Errorf("%s: PTX has %d kernels, want %d", f.Name, got, len(inst))
+			}
 		}
 	}
 }
@@ -149,10 +184,15 @@ func TestCUDAKernelsCompileToPTX(t *testing.T) {
 // empty where PDL is on: the kernels upstream gets use it, never a raw
 // __restrict__, and the glue says which wait the compute kernel relies on.
 func TestCUDAKernelsUseGGMLRestrict(t *testing.T) {
-	files, err := backendcuda.UpstreamKernels()
+	headers, err := backendcuda.UpstreamKernels()
 	if err != nil {
 		t.Fatal(err)
 	}
+	sources, err := backendcuda.UpstreamSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append(headers, sources...)
 	for _, f := range files {
 		if strings.Contains(string(f.Data), "__restrict__") {
 			t.Errorf("%s has a raw __restrict__", f.Name)
@@ -169,7 +209,11 @@ func TestCUDAKernelsUseGGMLRestrict(t *testing.T) {
 			}
 		}
 	}
-	glue, _, err := templates.UpstreamGlue(glueTarget(t, "cuda"))
+	var kernels [][]byte
+	for _, f := range sources {
+		kernels = append(kernels, f.Data)
+	}
+	glue, _, err := templates.UpstreamGlue(glueTarget(t, "cuda"), kernels...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,19 @@ func init() {
 			return nil
 		},
 		launch: cudaLaunch,
+		arg:    cudaArg,
 	})
+}
+
+// cudaArg passes an upstream kernel's fast divisor (cuda.FastDivisors) as
+// its launcher does, through init_fastdiv_values, which the source's
+// caller provides as ggml-cuda's common.cuh does: a CUDA source the caller
+// emitted (SourceProgram) is the ops form's text (cuda.UpstreamSource).
+func cudaArg(h harness, k *ir.Kernel, a *ir.Arg, v string) string {
+	if !h.emitted && cuda.FastDivisors(k)[a] {
+		return "init_fastdiv_values(" + v + ")"
+	}
+	return v
 }
 
 // cudaPrelude defines the geometry check: an emitted source's geometry

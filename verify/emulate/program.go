@@ -249,6 +249,9 @@ type skin struct {
 	// launch writes the run of one instance: function inst (its template
 	// arguments spelled) on args, named name in messages.
 	launch func(w writer, h harness, in ir.Instance, name, inst, args string) error
+	// arg, when set, is what the call passes for arg a of k, whose value
+	// the local v holds (a kernel may take an arg in a form of its own).
+	arg func(h harness, k *ir.Kernel, a *ir.Arg, v string) string
 }
 
 var skins = map[*hostemu.Lang]skin{}
@@ -353,7 +356,11 @@ func (h harness) kernelBlock(w writer, instances []ir.Instance, first, last int)
 	if h.kargs == "" {
 		for _, a := range k.Args {
 			w("    const %s a_%s = job.%s(%q);\n", ctype(a.Type), a.Name, argGetter(a.Type), a.Name)
-			call = append(call, "a_"+a.Name)
+			v := "a_" + a.Name
+			if h.skin.arg != nil {
+				v = h.skin.arg(h, k, a, v)
+			}
+			call = append(call, v)
 		}
 	}
 	call = append(call, h.skin.setup(w, k)...)

@@ -429,6 +429,12 @@ func (p *Printer) expr(e ir.Expr) (string, int) {
 		}
 		return op + x, 99
 	case *ir.Binary:
+		if d, ok := p.D.(Divider); ok && (e.Op == ir.Div || e.Op == ir.Rem) {
+			if a, ok := e.Y.(*ir.ArgRef); ok && d.DividesBy(p.K, a.Arg) {
+				x, _ := p.expr(e.X)
+				return d.Divide(e.Op, x, p.Name(a.Arg, a.Arg.Name)), 100
+			}
+		}
 		x, xp, y, yp := p.operands(e)
 		if p.portable && e.X.Type() == ir.F32 && (e.Op == ir.Add || e.Op == ir.Sub || e.Op == ir.Mul) {
 			if s := p.D.ExactBinary(e.Op, x, y); s != "" {

@@ -75,9 +75,23 @@ func (p *Printer) PointerParams() []string {
 		out = append(out, PointerType(p.D, buf)+p.Name(buf, buf.Name))
 	}
 	for _, a := range p.K.Args {
-		out = append(out, fmt.Sprintf("const %s %s", p.D.Type(a.Type), p.Name(a, a.Name)))
+		t := p.D.Type(a.Type)
+		if d, ok := p.D.(Divider); ok && d.DividesBy(p.K, a) {
+			t = d.DivisorType()
+		}
+		out = append(out, fmt.Sprintf("const %s %s", t, p.Name(a, a.Name)))
 	}
 	return out
+}
+
+// Divider is a dialect that divides by some of a kernel's args through
+// values the host precomputes (ggml-cuda's fastdiv): DividesBy says which,
+// DivisorType is such an arg's parameter type, and Divide spells x / a or
+// x % a over it.
+type Divider interface {
+	DividesBy(k *ir.Kernel, a *ir.Arg) bool
+	DivisorType() string
+	Divide(op ir.BinOp, x, a string) string
 }
 
 // PointerType spells buf's pointer parameter type in dialect d, with the

@@ -4,8 +4,8 @@
 // ggml-cuda glue of the fused gated-DeltaNet and conv-update nodes (ops A-D),
 // native-cuda contract. Hook points (docs/ggml.md#cuda), each under its place (the
 // integration manifest's):
-// == ggml-cuda.cu, after `#include "ggml-cuda/gated_delta_net.cuh"` ==
-//   ggml-cuda.cu includes this header;
+// == ggml-cuda.cu, before `static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {` ==
+//   ggml-cuda.cu includes this header (upstream: defines ggml_cuda_fused_supports_op);
 // == ggml-cuda.cu, in `static bool ggml_backend_cuda_device_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {`, before `switch (op->op) {` ==
 //   a node with ggml_cuda_fused_supports_op(op) >= 0 is answered by it;
 // == ggml-cuda.cu, in `static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {`, before `switch (dst->op) {` ==

@@ -33,9 +33,10 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "CUDA kernels (gg
 	Tools: []toolchain.Tool{toolchain.NVCC}, Cache: &backend.Cache{Key: "ptx", Dir: ptx.CacheDir}}
 
 var glueTarget = &templates.Target{
-	Names:    glue.Names{Backend: name, Function: cuda.KernelName},
+	Names:    glue.Names{Backend: name, Function: cuda.KernelName, Family: familyOf},
 	Template: "cuda/kernelgen-fused.cu.tmpl", Out: "fused-ops.cuh", Prefix: "ggml_cuda",
-	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-file", Name: "fused-ops.cuh"}}},
+	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{
+		{Section: "upstream-gather-header-file", Name: "state-gather.cuh"}, {Section: "upstream-gather-file", Name: "state-gather.cu"}}},
 }
 
 // emulationWidth is NVIDIA's warp, the subgroup width kernelgen build

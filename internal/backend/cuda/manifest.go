@@ -6,6 +6,10 @@ import (
 
 const (
 	cu             = "src/ggml-cuda/ggml-cuda.cu"
+	gdnCU          = "src/ggml-cuda/gated_delta_net.cu"
+	gdnH           = "src/ggml-cuda/gated_delta_net.cuh"
+	convCU         = "src/ggml-cuda/ssm-conv.cu"
+	convH          = "src/ggml-cuda/ssm-conv.cuh"
 	gdnCacheFusion = "static int ggml_cuda_try_gdn_cache_fusion("
 )
 
@@ -21,8 +25,10 @@ var Manifest = &integration.Manifest{
 	Subject: "cuda : add fused gated delta net and conv-update kernels",
 	Body: `Add CUDA kernels for the four fused decode nodes (GATED_DELTA_NET with
 src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), keeping
-the non-fused path's arithmetic (warp butterfly, __expf). The ids variants
-first copy only the rows that another sequence of the node overwrites.
+the non-fused path's arithmetic (warp butterfly, __expf). Each sits in
+gated_delta_net.cu or ssm-conv.cu beside the plain kernel, with its
+launcher. The ids variants first copy only the rows that another sequence
+of the node overwrites (state-gather.cu).
 
 supports_op answers for these nodes: a node outside the kernels' table is
 refused instead of being run by the plain kernel, which would ignore the
@@ -33,11 +39,29 @@ path.
 `,
 	Dir:     "src/ggml-cuda/",
 	Glue:    glueTarget,
-	Kernels: UpstreamKernels,
+	Kernels: UpstreamSources,
 	Sections: []integration.Section{
-		{Name: "include", File: cu, Place: integration.After,
-			Anchor: []string{`#include "ggml-cuda/gated_delta_net.cuh"`},
-			Text:   integration.Text{Literal: "#include \"ggml-cuda/fused-ops.cuh\"\n"}},
+		{Name: "declare the in-place GATED_DELTA_NET", File: gdnH, Place: integration.After,
+			Anchor: []string{"void ggml_cuda_op_gated_delta_net(ggml_backend_cuda_context & ctx, ggml_tensor * dst);"},
+			Text:   integration.Text{Section: "upstream-gated-delta-net-declaration", BlankBefore: true}},
+		{Name: "include the gather (GATED_DELTA_NET)", File: gdnCU, Place: integration.After,
+			Anchor: []string{`#include "ggml-cuda/common.cuh"`},
+			Text:   integration.Text{Literal: "#include \"ggml-cuda/state-gather.cuh\"\n"}},
+		{Name: "the in-place GATED_DELTA_NET kernel and launcher", File: gdnCU, Place: integration.Before,
+			Anchor: []string{"void ggml_cuda_op_gated_delta_net(ggml_backend_cuda_context & ctx, ggml_tensor * dst) {"},
+			Text:   integration.Text{Section: "upstream-gated-delta-net-source", BlankAfter: true}},
+		{Name: "declare the in-place SSM_CONV", File: convH, Place: integration.After,
+			Anchor: []string{"void ggml_cuda_op_ssm_conv(ggml_backend_cuda_context & ctx, ggml_tensor * dst,"},
+			Text:   integration.Text{Section: "upstream-ssm-conv-declaration", BlankBefore: true}},
+		{Name: "include the gather (SSM_CONV)", File: convCU, Place: integration.After,
+			Anchor: []string{`#include "ssm-conv.cuh"`},
+			Text:   integration.Text{Literal: "#include \"state-gather.cuh\"\n"}},
+		{Name: "the in-place SSM_CONV kernel and launcher", File: convCU, Place: integration.Before,
+			Anchor: []string{"void ggml_cuda_op_ssm_conv(ggml_backend_cuda_context & ctx, ggml_tensor * dst, ggml_tensor * bias_add_node, ggml_tensor * silu_dst) {"},
+			Text:   integration.Text{Section: "upstream-ssm-conv-source", BlankAfter: true}},
+		{Name: "the in-place forms' supports helper", File: cu, Place: integration.Before,
+			Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {"},
+			Text:   integration.Text{Section: "upstream-supports", BlankAfter: true}},
 		{Name: "compute_forward", File: cu, Place: integration.Before,
 			Anchor: []string{"static bool ggml_cuda_compute_forward(ggml_backend_cuda_context & ctx, struct ggml_tensor * dst) {", "switch (dst->op) {"},
 			Text:   integration.Text{Section: "upstream-compute-forward", BlankAfter: true}},
