@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite testdata/native-cpu*.cpp, the l
 func TestSourceGolden(t *testing.T) {
 	for _, c := range []struct {
 		file    string
-		unit    func(*testing.T, ir.Arith) *Unit
+		unit    func(*testing.T, ir.Arith) *lowered
 		entries []string
 	}{
 		{"native-cpu.cpp", unit, []string{
@@ -40,7 +40,7 @@ func TestSourceGolden(t *testing.T) {
 		u := c.unit(t, ir.Native("cpu"))
 		path := filepath.Join("testdata", c.file)
 		if *update {
-			if err := os.WriteFile(path, []byte(u.Source), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(u.source), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -48,11 +48,11 @@ func TestSourceGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v (run go test ./emit/ggmlcpu -update)", err)
 		}
-		if d := cmp.Diff(string(want), u.Source); d != "" {
+		if d := cmp.Diff(string(want), u.source); d != "" {
 			t.Errorf("%s is stale (-golden +now); review and run go test ./emit/ggmlcpu -update:\n%s", path, d)
 		}
 		var entries []string
-		for _, e := range u.Ops {
+		for _, e := range u.ops {
 			entries = append(entries, e.Fusion+" "+e.Compute+" "+e.WorkSize)
 		}
 		if d := cmp.Diff(c.entries, entries); d != "" {
@@ -77,7 +77,7 @@ func TestEmitRefuses(t *testing.T) {
 		if c.arith.Backend == "vulkan" {
 			m = m[1:2] // op B, which has a one-dispatch schedule there
 		}
-		_, err = Emit(m, "")
+		_, err = lower(m, instances(m, c.arith))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Emit = %v, want an error saying %q", c.arith, err, c.want)
 		}
