@@ -83,3 +83,33 @@ func TestEmitRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A unit whose kernels no glue op dispatches, in that order, is refused:
+// the node's bindings come from the op that runs them.
+func TestEmitFindsTheGlueOpOfTheUnit(t *testing.T) {
+	a := ir.Native("cpu")
+	m, err := glue.Model(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range m {
+		if len(op.Dispatches) != 2 {
+			continue
+		}
+		gather, compute := op.Dispatches[0].Kernel, op.Dispatches[1].Kernel
+		u := ir.Unit{Op: op.Name, Contracts: []ir.Arith{a}, Kernels: []*ir.Kernel{gather, compute}, Instances: instances([]*glue.Op{op}, a)}
+		src, err := Emit(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "static void "+FunctionName(compute)+"(") {
+			t.Errorf("%s: the source does not define %s", op.Name, FunctionName(compute))
+		}
+		u.Kernels = []*ir.Kernel{compute, gather}
+		if _, err := Emit(u); err == nil || !strings.Contains(err.Error(), "dispatches the unit's kernels") {
+			t.Errorf("%s: kernels out of order: Emit = %v, want a refusal", op.Name, err)
+		}
+		return
+	}
+	t.Fatal("no native-cpu glue op dispatches two kernels")
+}
