@@ -23,13 +23,12 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 )
 
-// Emit lowers unit u, the native-cpu kernels one glue op dispatches (an op
-// of glue.Model, or a family op of glue.Families: Op is its name, Kernels
-// its dispatches' kernels in order) at the instances whose largest arrays
-// bound the stack arrays, to its functions: each kernel's, and the op's
-// entry point and work size where it has them (Entries names them). The
-// glue op, read from the glue model of u's contract, says how the node
-// feeds each kernel.
+// Emit lowers unit u to ggml-cpu's C++. u is the native-cpu kernels one
+// glue op dispatches, in order (Op names it: an op of glue.Model or a
+// family op of glue.Families), at the instances that bound its stack
+// arrays. The text is each kernel's function, then the op's entry point
+// and work size where it has them (Entries names them). How the node feeds
+// each kernel is the glue op's, found in the glue model of u's contract.
 func Emit(u ir.Unit) ([]byte, error) {
 	op, err := glueOf(u)
 	if err != nil {

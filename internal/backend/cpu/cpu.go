@@ -40,8 +40,8 @@ func generate() ([]backend.File, error) {
 
 // lowered is one glue op's ggml-cpu source and its forms' entry points.
 type lowered struct {
-	source []byte
-	ops    []ggmlcpu.Entry
+	source  []byte
+	entries []ggmlcpu.Entry
 }
 
 // family lowers the native-cpu family op (glue.Families) of the two
@@ -81,7 +81,7 @@ func lower(op *glue.Op) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lowered{source: src, ops: ggmlcpu.Entries(op)}, nil
+	return &lowered{source: src, entries: ggmlcpu.Entries(op)}, nil
 }
 
 // unitOf is what ggml-cpu's emitter takes of a glue op: its dispatched

@@ -47,14 +47,14 @@ func UpstreamKernels() ([]upstream.File, error) {
 	texts := []struct{ name, text string }{
 		{gdnKernels, string(gdn.source)},
 		{convKernels, string(conv.source)},
-		{gdnDispatch, dispatch(gdn.ops[0].Compute, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
-		{convDispatch, dispatch(conv.ops[0].Compute, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
-		{workSizeDecl, sizeDecl(conv.ops[1])},
-		{workSizeCase, sizeCase(conv.ops[1])},
+		{gdnDispatch, dispatch(gdn.entries[0].Compute, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
+		{convDispatch, dispatch(conv.entries[0].Compute, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
+		{workSizeDecl, sizeDecl(conv.entries[1])},
+		{workSizeCase, sizeCase(conv.entries[1])},
 		{fixKernel, string(fix.source)},
-		{fixDispatch, "                        " + fix.ops[0].Compute + "(params, dst);\n"},
-		{fixSizeDecl, sizeDecl(fix.ops[0])},
-		{fixSizeCase, sizeCase(fix.ops[0])},
+		{fixDispatch, "                        " + fix.entries[0].Compute + "(params, dst);\n"},
+		{fixSizeDecl, sizeDecl(fix.entries[0])},
+		{fixSizeCase, sizeCase(fix.entries[0])},
 	}
 	var out []upstream.File
 	for _, t := range texts {
