@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/emit/cuda"
+	"github.com/kernelgen/kernelgen/emit/ggmlcpu"
 	"github.com/kernelgen/kernelgen/emit/glsl"
 	"github.com/kernelgen/kernelgen/emit/goref"
 	"github.com/kernelgen/kernelgen/emit/msl"
 	"github.com/kernelgen/kernelgen/emit/opencl"
 	"github.com/kernelgen/kernelgen/emit/sycl"
+	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -18,14 +20,14 @@ import (
 // emitters are every language's emitter under the one signature: a unit
 // (an op, its kernels, their instances) in, bytes out.
 var emitters = map[string]func(ir.Unit) ([]byte, error){
-	"cuda": cuda.Emit, "glsl": glsl.Emit, "go": goref.Emit, "msl": msl.Emit, "opencl": opencl.Emit, "sycl": sycl.Emit,
+	"cuda": cuda.Emit, "ggmlcpu": ggmlcpu.Emit, "glsl": glsl.Emit, "go": goref.Emit, "msl": msl.Emit, "opencl": opencl.Emit, "sycl": sycl.Emit,
 }
 
 // namers are the C-family emitters' names of a kernel; each takes ggml's
 // name under the native contract and for a contract-free kernel, and adds
 // _portable under the portable one (cfamily.Named).
 var namers = map[string]func(*ir.Kernel) string{
-	"cuda": cuda.KernelName, "msl": msl.FunctionName, "opencl": opencl.KernelName, "sycl": sycl.FunctionName,
+	"cuda": cuda.KernelName, "ggmlcpu": ggmlcpu.FunctionName, "msl": msl.FunctionName, "opencl": opencl.KernelName, "sycl": sycl.FunctionName,
 	"glsl": func(k *ir.Kernel) string { return strings.TrimSuffix(glsl.FileName(k), ".comp") },
 }
 
@@ -59,8 +61,11 @@ func TestOneEmitterSignature(t *testing.T) {
 			}
 		}
 		units := []ir.Unit{u}
-		if lang == "glsl" { // a shader per kernel
+		switch lang {
+		case "glsl": // a shader per kernel
 			units = []ir.Unit{u.Only(u.Kernels[0]), u.Only(u.Kernels[1])}
+		case "ggmlcpu": // the kernels a glue op dispatches, the node feeding them
+			units = []ir.Unit{cpuUnit(t)}
 		}
 		for _, u := range units {
 			src, err := emit(u)
@@ -100,4 +105,26 @@ func TestOneEmitterSignature(t *testing.T) {
 			t.Errorf("%s: the contract-free %s is named %s", lang, k.ID(), name(k))
 		}
 	}
+}
+
+// cpuUnit is what ggml-cpu's emitter takes: the kernels of a native-cpu
+// glue op of two dispatches (an ids op: its arith-free gather, then its
+// compute kernel).
+func cpuUnit(t *testing.T) ir.Unit {
+	a := ir.Native("cpu")
+	m, err := glue.Model(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range m {
+		if len(op.Dispatches) == 2 {
+			u := ir.Unit{Op: op.Name, Contracts: []ir.Arith{a}, Instances: op.Instances(ops.TargetOf("cpu").Variants)}
+			for _, d := range op.Dispatches {
+				u.Kernels = append(u.Kernels, d.Kernel)
+			}
+			return u
+		}
+	}
+	t.Fatal("no native-cpu glue op dispatches two kernels")
+	return ir.Unit{}
 }

@@ -756,3 +756,35 @@ func (o *Op) Discriminator() string {
 	}
 	return s
 }
+
+// Instances are the op's dispatched kernels at the variants they are built
+// at (variants names an op's, e.g. an ops.Target's Variants): a family's
+// shared kernel at each form's, its flag set for the ids form. A kernel no
+// variant names has none.
+func (o *Op) Instances(variants func(op string) []ops.Variant) []ir.Instance {
+	var out []ir.Instance
+	seen := map[*ir.Kernel]bool{}
+	for _, d := range o.Dispatches {
+		k := d.Kernel
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if o.Shared == nil || k.Name != o.Shared.Name {
+			for _, v := range variants(k.Name) {
+				out = append(out, v.Of(k))
+			}
+			continue
+		}
+		for flag, op := range []string{o.Shared.Plain, o.Shared.Ids} {
+			for _, v := range variants(op) {
+				values := map[string]int64{o.Shared.Flag: int64(flag)}
+				for n, x := range v.Values {
+					values[n] = x
+				}
+				out = append(out, ir.Instance{Kernel: k, Values: values})
+			}
+		}
+	}
+	return out
+}

@@ -94,8 +94,8 @@ func copyRow(b *dsl.Builder, cache, scratch dsl.Buf, src, s, rowLen, groups dsl.
 // sequence of the same op writes: a non-identity source inside the window
 // [rs_head, rs_head + n_seqs). Only such sources go through scratch.
 func aliasesDestination(b *dsl.Builder, src, s, rsHead, nSeqs dsl.Val) dsl.Val {
-	identity := src.Eq(rsHead.Add(s).I32())
-	return identity.Not().AndAlso(inWindow(src, rsHead, nSeqs))
+	notOwn := src.Ne(rsHead.Add(s).I32()) // not the sequence's own slot (identity)
+	return notOwn.AndAlso(inWindow(src, rsHead, nSeqs))
 }
 
 func inWindow(src, rsHead, nSeqs dsl.Val) dsl.Val {

@@ -18,16 +18,64 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kernelgen/kernelgen/emit/internal/cfamily"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
-// Unit is the ggml-cpu source of the fused ops and the functions ggml calls.
-type Unit struct {
-	Source string
-	Ops    []Entry
+// Emit lowers unit u to ggml-cpu's C++. u is the native-cpu kernels one
+// glue op dispatches, in order (Op names it: an op of glue.Model or a
+// family op of glue.Families), at the instances that bound its stack
+// arrays. The text is each kernel's function, then the op's entry point
+// and work size where it has them (Entries names them). How the node feeds
+// each kernel is the glue op's, found in the glue model of u's contract.
+func Emit(u ir.Unit) ([]byte, error) {
+	op, err := glueOf(u)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lower([]*glue.Op{op}, u.Instances)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(l.source), nil
 }
+
+// glueOf is the glue op named u.Op whose dispatches run u's kernels.
+func glueOf(u ir.Unit) (*glue.Op, error) {
+	if len(u.Contracts) != 1 {
+		return nil, fmt.Errorf("ggmlcpu: unit %s serves %d contracts; ggml-cpu's serves one", u.Op, len(u.Contracts))
+	}
+	for _, model := range []func(ir.Arith) ([]*glue.Op, error){glue.Model, glue.Families} {
+		m, err := model(u.Contracts[0])
+		if err != nil {
+			return nil, err
+		}
+		for _, op := range m {
+			if op.Name == u.Op && runs(op, u.Kernels) {
+				return op, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("ggmlcpu: no %s glue op %s dispatches the unit's kernels", u.Contracts[0], u.Op)
+}
+
+// runs: op's dispatches are of kernels ks, in order.
+func runs(op *glue.Op, ks []*ir.Kernel) bool {
+	if len(op.Dispatches) != len(ks) {
+		return false
+	}
+	for i, d := range op.Dispatches {
+		if d.Kernel != ks[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FunctionName is a kernel's function, ggml-cpu's forward name
+// (cfamily.Named).
+func FunctionName(k *ir.Kernel) string { return cfamily.Named(k, "ggml_compute_forward_", "_f32") }
 
 // Entry is how ggml-cpu runs one fused op.
 type Entry struct {
@@ -40,13 +88,45 @@ type Entry struct {
 	WorkSize string
 }
 
-// Emit lowers the kernels of model (glue.Model or glue.Families of one
-// contract) for ggml-cpu. backend names the variant table that bounds the arrays the
-// lowering puts on the stack ("" takes every variant).
-func Emit(model []*glue.Op, backend string) (*Unit, error) {
-	e := &emitter{backend: backend}
+// Entries are the entry points of op's forms (one, or a family op's two)
+// as its lowering (Emit) names them.
+func Entries(op *glue.Op) []Entry {
+	compute := FunctionName(op.Dispatches[0].Kernel)
+	if len(op.Dispatches) > 1 {
+		compute = "ggml_compute_forward_" + op.Name
+	}
+	// a family op (glue.Families) is the entry point of both its forms;
+	// only a form with a scratch outside dst needs the work size
+	forms := op.Forms
+	if forms == nil {
+		forms = []*glue.Op{op}
+	}
+	var out []Entry
+	for _, f := range forms {
+		e := Entry{Op: f.Name, Fusion: f.Fusion, Compute: compute}
+		if f.Scratch != nil && !f.Scratch.InDst {
+			e.WorkSize = workSizeName(op)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func workSizeName(op *glue.Op) string { return "ggml_" + op.Name + "_work_size" }
+
+// lowered is the ggml-cpu source of some glue ops and their entry points.
+type lowered struct {
+	source string
+	ops    []Entry
+}
+
+// lower lowers the kernels of model (glue ops of one contract) for
+// ggml-cpu at instances, which bound the arrays the lowering puts on the
+// stack.
+func lower(model []*glue.Op, instances []ir.Instance) (*lowered, error) {
+	e := &emitter{instances: instances}
 	var funcs []string
-	u := &Unit{}
+	u := &lowered{}
 	for _, op := range model {
 		if len(op.Schedules) > 0 {
 			return nil, fmt.Errorf("ggmlcpu: %s: alternative schedules (%s) are not lowered for ggml-cpu", op.Name, op.Schedules[0].Local)
@@ -58,30 +138,16 @@ func Emit(model []*glue.Op, backend string) (*Unit, error) {
 				return nil, err
 			}
 			funcs = append(funcs, text)
-			calls = append(calls, kernelFunc(d.Kernel))
+			calls = append(calls, FunctionName(d.Kernel))
 		}
-		compute, workSize := calls[0], ""
+		entries := Entries(op)
 		if len(op.Dispatches) > 1 {
-			compute = "ggml_compute_forward_" + op.Name
-			funcs = append(funcs, entryFunc(compute, op, calls))
+			funcs = append(funcs, entryFunc(entries[0].Compute, op, calls))
 		}
 		if s := op.Scratch; s != nil && !s.InDst {
-			workSize = "ggml_" + op.Name + "_work_size"
-			funcs = append(funcs, fmt.Sprintf("size_t %s(const ggml_tensor * dst) {\n    return %s * sizeof(float);\n}\n", workSize, node(s.Elements)))
+			funcs = append(funcs, fmt.Sprintf("size_t %s(const ggml_tensor * dst) {\n    return %s * sizeof(float);\n}\n", workSizeName(op), node(s.Elements)))
 		}
-		// a family op (glue.Families) is the entry point of both its forms;
-		// only a form with a scratch outside dst needs the work size
-		forms := op.Forms
-		if forms == nil {
-			forms = []*glue.Op{op}
-		}
-		for _, f := range forms {
-			entry := Entry{Op: f.Name, Fusion: f.Fusion, Compute: compute}
-			if f.Scratch != nil && !f.Scratch.InDst {
-				entry.WorkSize = workSize
-			}
-			u.Ops = append(u.Ops, entry)
-		}
+		u.ops = append(u.ops, entries...)
 	}
 	var b strings.Builder
 	for _, h := range helpers {
@@ -90,16 +156,14 @@ func Emit(model []*glue.Op, backend string) (*Unit, error) {
 		}
 	}
 	b.WriteString(strings.Join(funcs, "\n"))
-	u.Source = b.String()
+	u.source = b.String()
 	return u, nil
 }
 
 type emitter struct {
-	backend string
-	uses    map[string]bool // helpers the kernels call
+	instances []ir.Instance   // the kernels' instances (bounds)
+	uses      map[string]bool // helpers the kernels call
 }
-
-func kernelFunc(k *ir.Kernel) string { return "ggml_compute_forward_" + k.Name + "_f32" }
 
 // entryFunc runs an op's dispatches in order, a barrier after each that
 // another follows; a guarded dispatch (ops.Guard) is skipped with its barrier.
@@ -175,28 +239,11 @@ type bounds struct {
 	variants []map[string]int64
 }
 
-func newBounds(k *ir.Kernel, backend string, shared *ops.Shared) *bounds {
-	variants := func(op string) []ops.Variant {
-		if backend == "" {
-			return ops.VariantsOf(op)
-		}
-		return ops.TargetOf(backend).Variants(op)
-	}
+func newBounds(k *ir.Kernel, instances []ir.Instance) *bounds {
 	b := &bounds{k: k}
-	if shared == nil {
-		for _, v := range variants(k.Name) {
-			b.variants = append(b.variants, v.Values)
-		}
-	} else {
-		// a family's shared kernel: each form's variants, with the flag
-		for i, op := range []string{shared.Plain, shared.Ids} {
-			for _, v := range variants(op) {
-				values := map[string]int64{shared.Flag: int64(i)}
-				for n, x := range v.Values {
-					values[n] = x
-				}
-				b.variants = append(b.variants, values)
-			}
+	for _, in := range instances {
+		if in.Kernel == k {
+			b.variants = append(b.variants, in.Values)
 		}
 	}
 	if len(b.variants) == 0 {

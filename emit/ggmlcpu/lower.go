@@ -9,7 +9,6 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ir/ctype"
-	"github.com/kernelgen/kernelgen/ops"
 )
 
 // reserved are the lowering's own names and what ggml-cpu declares.
@@ -49,11 +48,7 @@ func (e *emitter) kernel(op *glue.Op, d glue.Dispatch) (string, error) {
 	if err := cfamily.Unsupported("ggml-cpu", k); err != nil {
 		return "", err
 	}
-	var shared *ops.Shared
-	if op.Shared != nil && k.Name == op.Shared.Name {
-		shared = op.Shared
-	}
-	f := &fn{e: e, op: op, d: d, k: k, b: newBounds(k, e.backend, shared), isLane: map[any]bool{}, groupVars: map[*ir.Var]bool{}}
+	f := &fn{e: e, op: op, d: d, k: k, b: newBounds(k, e.instances), isLane: map[any]bool{}, groupVars: map[*ir.Var]bool{}}
 	f.single = true
 	for dim := 0; dim < 3; dim++ {
 		if n, ok := static(k.Workgroup[dim]); !ok || n != 1 {
@@ -329,7 +324,7 @@ func (f *fn) print() string {
 	if op := f.d.Op; op.Summary != "" {
 		p.Line("// %s: %s", k.Name, op.Summary)
 	}
-	p.Line("static void %s(const ggml_compute_params * params, ggml_tensor * dst) {", kernelFunc(k))
+	p.Line("static void %s(const ggml_compute_params * params, ggml_tensor * dst) {", FunctionName(k))
 	p.Indent()
 	f.bindings()
 	f.asserts()

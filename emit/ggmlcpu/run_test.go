@@ -40,7 +40,7 @@ func cxx() string {
 }
 
 // build compiles the unit with the stub ggml and the harness.
-func build(t *testing.T, u *Unit, name string) string {
+func build(t *testing.T, u *lowered, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath(cxx()); err != nil {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
@@ -50,13 +50,13 @@ func build(t *testing.T, u *Unit, name string) string {
 	}
 	var b strings.Builder
 	b.WriteString("#include \"ggml_stub.h\"\n\n")
-	for _, e := range u.Ops {
+	for _, e := range u.ops {
 		if e.WorkSize != "" {
 			fmt.Fprintf(&b, "size_t %s(const ggml_tensor * dst);\n", e.WorkSize)
 		}
 	}
-	b.WriteString("\n" + u.Source + "\nstruct op_entry {\n    void (*compute)(const ggml_compute_params *, ggml_tensor *);\n    size_t (*work_size)(const ggml_tensor *);\n};\n\nstatic const op_entry ops[] = {\n")
-	for _, e := range u.Ops {
+	b.WriteString("\n" + u.source + "\nstruct op_entry {\n    void (*compute)(const ggml_compute_params *, ggml_tensor *);\n    size_t (*work_size)(const ggml_tensor *);\n};\n\nstatic const op_entry ops[] = {\n")
+	for _, e := range u.ops {
 		ws := "nullptr"
 		if e.WorkSize != "" {
 			ws = e.WorkSize
@@ -372,27 +372,38 @@ func word(b []byte) string {
 }
 
 // unit emits the fused ops of contract a, one entry point per op.
-func unit(t *testing.T, a ir.Arith) *Unit { return emitUnit(t, a, glue.Model) }
+func unit(t *testing.T, a ir.Arith) *lowered { return emitUnit(t, a, glue.Model) }
 
 // familyUnit emits them as upstream gets them: one entry point per family
 // (glue.Families), its shared kernel taking the ids form's path by IDS.
-func familyUnit(t *testing.T, a ir.Arith) *Unit { return emitUnit(t, a, glue.Families) }
+func familyUnit(t *testing.T, a ir.Arith) *lowered { return emitUnit(t, a, glue.Families) }
 
-func emitUnit(t *testing.T, a ir.Arith, model func(ir.Arith) ([]*glue.Op, error)) *Unit {
+func emitUnit(t *testing.T, a ir.Arith, model func(ir.Arith) ([]*glue.Op, error)) *lowered {
 	t.Helper()
 	m, err := model(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend := ""
-	if a.Native {
-		backend = a.Backend
-	}
-	u, err := Emit(m, backend)
+	u, err := lower(m, instances(m, a))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// instances are model's kernels at the variants contract a's backend
+// builds (every variant under the portable contract), as the cpu backend
+// hands them to Emit.
+func instances(model []*glue.Op, a ir.Arith) []ir.Instance {
+	variants := ops.VariantsOf
+	if a.Native {
+		variants = ops.TargetOf(a.Backend).Variants
+	}
+	var out []ir.Instance
+	for _, op := range model {
+		out = append(out, op.Instances(variants)...)
+	}
+	return out
 }
 
 // TestLoweredOpsMatchTheGoReference runs the four fused ops, lowered for
@@ -413,18 +424,18 @@ func TestLoweredOpsMatchTheGoReference(t *testing.T) {
 	for _, a := range []ir.Arith{ir.Native("cpu"), ir.Portable} {
 		for _, form := range []struct {
 			name string
-			unit func(*testing.T, ir.Arith) *Unit
+			unit func(*testing.T, ir.Arith) *lowered
 		}{{"ops", unit}, {"families", familyUnit}} {
 			t.Run(a.String()+"/"+form.name, func(t *testing.T) { matchTheGoReference(t, a, form.unit(t, a), n) })
 		}
 	}
 }
 
-func matchTheGoReference(t *testing.T, a ir.Arith, u *Unit, n int) {
+func matchTheGoReference(t *testing.T, a ir.Arith, u *lowered, n int) {
 	r := start(t, build(t, u, a.String()))
 	rnd := rand.New(rand.NewPCG(18, uint64(len(a.String()))))
 	size := cases.Size{MaxHeads: 2, MaxTokens: 3, MaxSeqs: 4, MaxChannels: 300}
-	for op, e := range u.Ops {
+	for op, e := range u.ops {
 		aliasing := 0
 		for i := 0; i < n; i++ {
 			c, err := cases.Random(e.Op, a, rnd, size, nil)
@@ -503,13 +514,13 @@ func TestLoweringPhases(t *testing.T) {
 		Bind: []glue.Binding{{Buffer: "in", Tensor: "src[0]"}, {Buffer: "out", Tensor: "op"}},
 		Args: []glue.Value{{Arg: "n", Type: ir.U32, Expr: "op->ne[1]"}},
 	}}}
-	u, err := Emit([]*glue.Op{op}, "")
+	u, err := lower([]*glue.Op{op}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"float buf[32];", "float x[32];", "butterfly_sum(sum, 32, 8u);"} {
-		if !strings.Contains(u.Source, want) {
-			t.Errorf("the lowering has no %q:\n%s", want, u.Source)
+		if !strings.Contains(u.source, want) {
+			t.Errorf("the lowering has no %q:\n%s", want, u.source)
 		}
 	}
 	r := start(t, build(t, u, "phases"))
@@ -570,8 +581,8 @@ func TestGDNRefusesAnUntiledHeadSize(t *testing.T) {
 	p.slots[5] = vec([4]int64{S, S, 1, 1}) // state
 	p.slots[6] = vec([4]int64{S * S, 1, 1, 1})
 	p.slots[10] = vec([4]int64{S, 1 + S, 1, 1})
-	if u.Ops[p.op].Fusion != "A" {
-		t.Fatalf("entry %d is op %s, want A", p.op, u.Ops[p.op].Fusion)
+	if u.ops[p.op].Fusion != "A" {
+		t.Fatalf("entry %d is op %s, want A", p.op, u.ops[p.op].Fusion)
 	}
 	cmd := exec.Command(bin)
 	var in strings.Builder

@@ -27,7 +27,7 @@ func TestFusedGDNIsTheUnfusedCPUPath(t *testing.T) {
 
 // runUnfused compiles the unit's GDN entry with unfused_gdn.cpp and runs
 // cases random cases; it returns what the program printed.
-func runUnfused(t *testing.T, u *Unit, cases int) string {
+func runUnfused(t *testing.T, u *lowered, cases int) string {
 	t.Helper()
 	if _, err := exec.LookPath(cxx()); err != nil {
 		if os.Getenv("KERNELGEN_REQUIRE_TOOLS") != "" {
@@ -36,7 +36,7 @@ func runUnfused(t *testing.T, u *Unit, cases int) string {
 		t.Skip(err)
 	}
 	var compute string
-	for _, e := range u.Ops {
+	for _, e := range u.ops {
 		if e.Fusion == "B" {
 			compute = e.Compute
 		}
@@ -45,12 +45,12 @@ func runUnfused(t *testing.T, u *Unit, cases int) string {
 		t.Fatal("the unit has no entry point of op B")
 	}
 	var decls strings.Builder
-	for _, e := range u.Ops {
+	for _, e := range u.ops {
 		if e.WorkSize != "" {
 			fmt.Fprintf(&decls, "size_t %s(const ggml_tensor * dst);\n", e.WorkSize)
 		}
 	}
-	src := "#include \"ggml_stub.h\"\n\n" + decls.String() + "\n" + u.Source +
+	src := "#include \"ggml_stub.h\"\n\n" + decls.String() + "\n" + u.source +
 		"\nstatic void (*const fused_gdn)(const ggml_compute_params *, ggml_tensor *) = " + compute + ";\n\n#include \"unfused_gdn.cpp\"\n"
 	dir := t.TempDir()
 	path := filepath.Join(dir, "unfused.cpp")
@@ -81,10 +81,10 @@ func TestUnfusedComparisonCatchesSabotage(t *testing.T) {
 		{"the update unfused", "fmaf(k[k_off + i], delta, state_dst[r + i])", "state_dst[r + i] + k[k_off + i] * delta"},
 	} {
 		u := familyUnit(t, ir.Native("cpu"))
-		if !strings.Contains(u.Source, c.from) {
+		if !strings.Contains(u.source, c.from) {
 			t.Fatalf("%s: the unit has no %q to sabotage", c.what, c.from)
 		}
-		u.Source = strings.Replace(u.Source, c.from, c.to, 1)
+		u.source = strings.Replace(u.source, c.from, c.to, 1)
 		if out := runUnfused(t, u, 300); strings.HasPrefix(out, "ok ") {
 			t.Errorf("%s: the comparison passed (%s)", c.what, out)
 		} else {

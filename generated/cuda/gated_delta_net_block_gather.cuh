@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
     __syncthreads();
     for (uint32_t t = lid; t < n_seqs; t += 256u) {
         const int32_t id = ids[t];
-        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
+        if (id != (int32_t) (rs_head + t) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -41,12 +41,12 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
             if (blockIdx.x == 0u) {
                 for (uint32_t t_1 = lid; t_1 < n_seqs; t_1 += 256u) {
                     const int32_t id_1 = ids[t_1];
-                    plan[t_1] = ((!(id_1 == (int32_t) (rs_head + t_1)) && (id_1 >= (int32_t) rs_head && id_1 < (int32_t) (rs_head + n_seqs)) ? id_1 - (int32_t) rs_head : (-1)) >= 0 ? (int32_t) t_1 + 1 : 0) + ((int32_t) t_1 << 16);
+                    plan[t_1] = ((id_1 != (int32_t) (rs_head + t_1) && (id_1 >= (int32_t) rs_head && id_1 < (int32_t) (rs_head + n_seqs)) ? id_1 - (int32_t) rs_head : (-1)) >= 0 ? (int32_t) t_1 + 1 : 0) + ((int32_t) t_1 << 16);
                 }
             }
             for (uint32_t r = 0u; r < n_seqs; ++r) {
                 const int32_t id_2 = ids[r];
-                if ((!(id_2 == (int32_t) (rs_head + r)) && (id_2 >= (int32_t) rs_head && id_2 < (int32_t) (rs_head + n_seqs)) ? id_2 - (int32_t) rs_head : (-1)) >= 0) {
+                if ((id_2 != (int32_t) (rs_head + r) && (id_2 >= (int32_t) rs_head && id_2 < (int32_t) (rs_head + n_seqs)) ? id_2 - (int32_t) rs_head : (-1)) >= 0) {
                     const int32_t src = ids[r];
                     const uint64_t from = (uint64_t) src * row_len;
                     const uint32_t to = r * row_len;
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(256u) gated_delta_net_block_gather_f32(
                 const uint32_t u = j_2 * 256u + lid;
                 if (u < n_seqs) {
                     const int32_t id_3 = ids[u];
-                    source[j_2] = (!(id_3 == (int32_t) (rs_head + u)) && (id_3 >= (int32_t) rs_head && id_3 < (int32_t) (rs_head + n_seqs)) ? id_3 - (int32_t) rs_head : (-1));
+                    source[j_2] = (id_3 != (int32_t) (rs_head + u) && (id_3 >= (int32_t) rs_head && id_3 < (int32_t) (rs_head + n_seqs)) ? id_3 - (int32_t) rs_head : (-1));
                     next[u] = source[j_2];
                     prev[u] = (-1);
                 }

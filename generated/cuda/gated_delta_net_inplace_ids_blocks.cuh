@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     __syncthreads();
     for (uint32_t t = threadIdx.y * W + threadIdx.x; t < n_seqs; t += W * NW) {
         const int32_t id = ids[t];
-        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
+        if (id != (int32_t) (rs_head + t) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(W * NW, 2) gated_delta_net_inplace_ids_blocks_
     __syncthreads();
     for (uint32_t t = threadIdx.y * W + threadIdx.x; t < n_seqs; t += W * NW) {
         const int32_t id = ids[t];
-        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
+        if (id != (int32_t) (rs_head + t) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }

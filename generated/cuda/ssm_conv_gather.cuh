@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(256u) ssm_conv_gather_f32(
     ggml_cuda_pdl_lc();
     const uint32_t s = blockIdx.y;
     const int32_t src = ids[s];
-    if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+    if (src != (int32_t) (rs_head + s) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
         const uint64_t from = (uint64_t) src * row_len;
         const uint32_t to = s * row_len;
         const uint32_t stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;

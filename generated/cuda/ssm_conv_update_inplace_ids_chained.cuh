@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32_
     __syncthreads();
     for (uint32_t t = threadIdx.x; t < n_seqs; t += 128u) {
         const int32_t id = ids[t];
-        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
+        if (id != (int32_t) (rs_head + t) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_chained_f32(
     __syncthreads();
     for (uint32_t t = threadIdx.x; t < n_seqs; t += 128u) {
         const int32_t id = ids[t];
-        if (!(id == (int32_t) (rs_head + t)) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
+        if (id != (int32_t) (rs_head + t) && (id >= (int32_t) rs_head && id < (int32_t) (rs_head + n_seqs))) {
             aliased[0u] = 1;
         }
     }

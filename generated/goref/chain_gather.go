@@ -96,7 +96,7 @@ func chainGather(kgP ChainGatherParams, kgA ChainGatherArgs, kgB ChainGatherBuff
 				for kgTid := 0; kgTid < kgN; kgTid++ {
 					for t := uint32(lid[kgTid]); t < n_seqs; t += 256 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -113,12 +113,12 @@ func chainGather(kgP ChainGatherParams, kgA ChainGatherArgs, kgB ChainGatherBuff
 							if uint32(kgGX) == 0 {
 								for t_1 := uint32(lid[kgTid]); t_1 < n_seqs; t_1 += 256 {
 									var id_1 int32 = ids[t_1]
-									plan[t_1] = (rt.SelI32((rt.SelI32((!(id_1 == int32((rs_head+t_1))) && ((id_1 >= int32(rs_head)) && (id_1 < int32((rs_head+n_seqs))))), (id_1-int32(rs_head)), -1) >= 0), (int32(t_1)+1), 0) + 65536)
+									plan[t_1] = (rt.SelI32((rt.SelI32(((id_1 != int32((rs_head+t_1))) && ((id_1 >= int32(rs_head)) && (id_1 < int32((rs_head+n_seqs))))), (id_1-int32(rs_head)), -1) >= 0), (int32(t_1)+1), 0) + 65536)
 								}
 							}
 							for r := uint32(0); r < n_seqs; r += 1 {
 								var id_2 int32 = ids[r]
-								if rt.SelI32((!(id_2 == int32((rs_head+r))) && ((id_2 >= int32(rs_head)) && (id_2 < int32((rs_head+n_seqs))))), (id_2-int32(rs_head)), -1) >= 0 {
+								if rt.SelI32(((id_2 != int32((rs_head+r))) && ((id_2 >= int32(rs_head)) && (id_2 < int32((rs_head+n_seqs))))), (id_2-int32(rs_head)), -1) >= 0 {
 									var src int32 = ids[r]
 									var from uint64 = (uint64(src) * uint64(row_len))
 									var to uint32 = (r * row_len)
@@ -145,7 +145,7 @@ func chainGather(kgP ChainGatherParams, kgA ChainGatherArgs, kgB ChainGatherBuff
 								var u uint32 = ((j_2 * 256) + lid[kgTid])
 								if u < n_seqs {
 									var id_3 int32 = ids[u]
-									source[kgTid*sourceLen+int(j_2)] = rt.SelI32((!(id_3 == int32((rs_head + u))) && ((id_3 >= int32(rs_head)) && (id_3 < int32((rs_head + n_seqs))))), (id_3 - int32(rs_head)), -1)
+									source[kgTid*sourceLen+int(j_2)] = rt.SelI32(((id_3 != int32((rs_head + u))) && ((id_3 >= int32(rs_head)) && (id_3 < int32((rs_head + n_seqs))))), (id_3 - int32(rs_head)), -1)
 									next[int(u)] = source[kgTid*sourceLen+int(j_2)]
 									prev[int(u)] = -1
 								}

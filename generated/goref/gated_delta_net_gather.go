@@ -49,7 +49,7 @@ func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherA
 					// dep_release: dispatches are ordered in the Go reference
 					var s uint32 = uint32(kgGY)
 					var src int32 = ids[s]
-					if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+					if (src != int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
 						var from uint64 = (uint64(src) * uint64(row_len))
 						var to uint32 = (s * row_len)
 						var stride uint32 = (rt.SelU32((((row_len+2047)/2048) < ((n_seqs+1023)/n_seqs)), ((row_len+2047)/2048), ((n_seqs+1023)/n_seqs)) * 2048)

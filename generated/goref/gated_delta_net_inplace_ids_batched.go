@@ -211,7 +211,7 @@ func GatedDeltaNetInplaceIdsBatchedPortable(kgP GatedDeltaNetInplaceIdsBatchedPa
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}
@@ -645,7 +645,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}
@@ -1039,7 +1039,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeSycl(kgP GatedDeltaNetInplaceIdsBatched
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}
@@ -1433,7 +1433,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}
@@ -1827,7 +1827,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCuda(kgP GatedDeltaNetInplaceIdsBatched
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}
@@ -2221,7 +2221,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}
@@ -2594,7 +2594,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 						kgLZ := uint32(kgTid / (kgWX * kgWY))
 						for t := uint32(((((kgLZ * NW) + kgLY) * W) + kgLX)); t < n_seqs; t += ((W * NW) * NS) {
 							var id int32 = ids[t]
-							if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+							if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 								aliased[int(0)] = 1
 							}
 						}

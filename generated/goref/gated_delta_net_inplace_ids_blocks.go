@@ -181,7 +181,7 @@ func GatedDeltaNetInplaceIdsBlocksPortable(kgP GatedDeltaNetInplaceIdsBlocksPara
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -539,7 +539,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -857,7 +857,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeSycl(kgP GatedDeltaNetInplaceIdsBlocksPa
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1175,7 +1175,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1493,7 +1493,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCuda(kgP GatedDeltaNetInplaceIdsBlocksPa
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1811,7 +1811,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -2107,7 +2107,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}

@@ -186,7 +186,7 @@ func GatedDeltaNetInplaceIdsChainedPortable(kgP GatedDeltaNetInplaceIdsChainedPa
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -528,7 +528,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -830,7 +830,7 @@ func GatedDeltaNetInplaceIdsChainedNativeSycl(kgP GatedDeltaNetInplaceIdsChained
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1132,7 +1132,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1434,7 +1434,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCuda(kgP GatedDeltaNetInplaceIdsChained
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -1736,7 +1736,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -2010,7 +2010,7 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 					kgLY := uint32(kgTid / kgWX % kgWY)
 					for t := uint32(((kgLY * W) + kgLX)); t < n_seqs; t += (W * NW) {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}

@@ -45,7 +45,7 @@ func ssmConvGatherRows(kgP SsmConvGatherRowsParams, kgA SsmConvGatherRowsArgs, k
 					// dep_release: dispatches are ordered in the Go reference
 					var s uint32 = uint32(kgGY)
 					var src int32 = ids[s]
-					if !(src == int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
+					if (src != int32((rs_head + s))) && ((src >= int32(rs_head)) && (src < int32((rs_head + n_seqs)))) {
 						var first uint32 = (uint32(kgGX) * 16384)
 						var left uint32 = (row_len - first)
 						var last uint32 = (first + rt.SelU32((left < 16384), left, 16384))

@@ -101,7 +101,7 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -260,7 +260,7 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -391,7 +391,7 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -515,7 +515,7 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -646,7 +646,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -772,7 +772,7 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 128 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}
@@ -909,7 +909,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCpu(kgP SsmConvUpdateInplaceIdsChainedP
 					kgLX := uint32(kgTid % kgWX)
 					for t := uint32(kgLX); t < n_seqs; t += 1 {
 						var id int32 = ids[t]
-						if !(id == int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
+						if (id != int32((rs_head + t))) && ((id >= int32(rs_head)) && (id < int32((rs_head + n_seqs)))) {
 							aliased[int(0)] = 1
 						}
 					}

@@ -34,7 +34,7 @@ kernel void kernel_ssm_conv_gather_f32(
     (void) kg_sgw;
     const uint s = tgpig.y;
     const int src = ids[s];
-    if (!(src == (int) (args.rs_head + s)) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
+    if (src != (int) (args.rs_head + s) && (src >= (int) args.rs_head && src < (int) (args.rs_head + args.n_seqs))) {
         const ulong from = (ulong) src * args.row_len;
         const uint to = s * args.row_len;
         const uint stride = (((args.row_len + 2047u) / 2048u) < ((args.n_seqs + 1023u) / args.n_seqs) ? (args.row_len + 2047u) / 2048u : (args.n_seqs + 1023u) / args.n_seqs) * 2048u;

@@ -15,7 +15,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
         const uint rs_head) {
     const uint s = ((uint) get_group_id(1));
     const int src = ids[s];
-    if (!(src == (int) (rs_head + s)) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
+    if (src != (int) (rs_head + s) && (src >= (int) rs_head && src < (int) (rs_head + n_seqs))) {
         const ulong from = (ulong) src * row_len;
         const uint to = s * row_len;
         const uint stride = (((row_len + 2047u) / 2048u) < ((n_seqs + 1023u) / n_seqs) ? (row_len + 2047u) / 2048u : (n_seqs + 1023u) / n_seqs) * 2048u;

@@ -36,7 +36,7 @@ void main() {
     barrier();
     for (uint t = lid; t < pc.n_seqs; t += 256u) {
         int id = ids[t];
-        if (!(id == int(pc.rs_head + t)) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
+        if (id != int(pc.rs_head + t) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
             aliased[0u] = 1;
         }
     }
@@ -48,12 +48,12 @@ void main() {
             if (gl_WorkGroupID.x == 0u) {
                 for (uint t_1 = lid; t_1 < pc.n_seqs; t_1 += 256u) {
                     int id_1 = ids[t_1];
-                    plan[t_1] = ((!(id_1 == int(pc.rs_head + t_1)) && (id_1 >= int(pc.rs_head) && id_1 < int(pc.rs_head + pc.n_seqs)) ? id_1 - int(pc.rs_head) : (-1)) >= 0 ? int(t_1) + 1 : 0) + 65536;
+                    plan[t_1] = ((id_1 != int(pc.rs_head + t_1) && (id_1 >= int(pc.rs_head) && id_1 < int(pc.rs_head + pc.n_seqs)) ? id_1 - int(pc.rs_head) : (-1)) >= 0 ? int(t_1) + 1 : 0) + 65536;
                 }
             }
             for (uint r = 0u; r < pc.n_seqs; ++r) {
                 int id_2 = ids[r];
-                if ((!(id_2 == int(pc.rs_head + r)) && (id_2 >= int(pc.rs_head) && id_2 < int(pc.rs_head + pc.n_seqs)) ? id_2 - int(pc.rs_head) : (-1)) >= 0) {
+                if ((id_2 != int(pc.rs_head + r) && (id_2 >= int(pc.rs_head) && id_2 < int(pc.rs_head + pc.n_seqs)) ? id_2 - int(pc.rs_head) : (-1)) >= 0) {
                     int src = ids[r];
                     uint from = uint(src) * pc.row_len;
                     uint to = r * pc.row_len;
@@ -85,7 +85,7 @@ void main() {
                 uint u = j_2 * 256u + lid;
                 if (u < pc.n_seqs) {
                     int id_3 = ids[u];
-                    source[j_2] = (!(id_3 == int(pc.rs_head + u)) && (id_3 >= int(pc.rs_head) && id_3 < int(pc.rs_head + pc.n_seqs)) ? id_3 - int(pc.rs_head) : (-1));
+                    source[j_2] = (id_3 != int(pc.rs_head + u) && (id_3 >= int(pc.rs_head) && id_3 < int(pc.rs_head + pc.n_seqs)) ? id_3 - int(pc.rs_head) : (-1));
                     next[u] = source[j_2];
                     prev[u] = (-1);
                 }

@@ -23,7 +23,7 @@ layout(push_constant) uniform parameter {
 void main() {
     uint s = gl_WorkGroupID.y;
     int src = ids[s];
-    if (!(src == int(pc.rs_head + s)) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
+    if (src != int(pc.rs_head + s) && (src >= int(pc.rs_head) && src < int(pc.rs_head + pc.n_seqs))) {
         uint from = uint(src) * pc.row_len;
         uint to = s * pc.row_len;
         uint stride = (((pc.row_len + 2047u) / 2048u) < ((pc.n_seqs + 1023u) / pc.n_seqs) ? (pc.row_len + 2047u) / 2048u : (pc.n_seqs + 1023u) / pc.n_seqs) * 2048u;

@@ -116,7 +116,7 @@ void main() {
     barrier();
     for (uint t = gl_LocalInvocationID.x; t < pc.n_seqs; t += 128u) {
         int id = ids[t];
-        if (!(id == int(pc.rs_head + t)) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
+        if (id != int(pc.rs_head + t) && (id >= int(pc.rs_head) && id < int(pc.rs_head + pc.n_seqs))) {
             aliased[0u] = 1;
         }
     }

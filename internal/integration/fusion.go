@@ -4,10 +4,10 @@ package integration
 // (docs/fusion.md): no new op, the backend matches llama.cpp's own decode
 // graph. Its new files are rendered from ops/fusion's description with the
 // backend's spelling; its sections are literal lines, placed by anchors as
-// a manifest's are.
+// a manifest's are. Like a manifest it has no place of its own: its step
+// is where its backend is in the registry.
 type Fusion struct {
 	Backend       string
-	Order         int
 	Subject, Body string
 	Dir           string // where the new files go, below the ggml root
 	Files         func() ([]FusionFile, error)

@@ -2,19 +2,17 @@ package patch
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/internal/integration"
 )
 
 // FusionPlan returns the fusion form's steps for the named backends ("all"
-// for every backend with a fusion step), in series order: the
-// test-backend-ops cases of the decode step, then one per backend; no ops
-// step and no gate, since the form adds no op (docs/fusion.md).
-func FusionPlan(forms []*integration.Fusion, names []string) ([]*Step, error) {
-	fs := append([]*integration.Fusion(nil), forms...)
-	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Order < fs[j].Order })
+// for every backend with a fusion step): the test-backend-ops cases of the
+// decode step, then one per backend in the order forms come in (the
+// registry's, as the ops form's manifests); no ops step and no gate, since
+// the form adds no op (docs/fusion.md).
+func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 	want := map[string]bool{}
 	for _, n := range names {
 		known := n == "all"

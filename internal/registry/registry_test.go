@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernelgen/kernelgen/internal/backend"
+	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/internal/patch"
 	"github.com/kernelgen/kernelgen/ops"
 )
@@ -95,5 +96,51 @@ func TestOneOrder(t *testing.T) {
 	}
 	if !slices.Equal(planned, manifests) {
 		t.Errorf("the plan's steps are %v, the registry's backends %v", planned, manifests)
+	}
+	fusionFollowsTheRegistry(t)
+}
+
+// The fusion form's steps follow the registry too: its forms, and a form
+// planted for every backend without one (a copy of a real one), come out
+// of the plan in the table's order.
+func fusionFollowsTheRegistry(t *testing.T) {
+	t.Helper()
+	have := Fusions()
+	if len(have) == 0 {
+		t.Fatal("no backend has a fusion form")
+	}
+	var forms []*integration.Fusion
+	var want, wantReal []string
+	for _, b := range Implemented() {
+		f := b.Fusion
+		if f != nil {
+			wantReal = append(wantReal, b.Name)
+		} else {
+			planted := *have[0]
+			planted.Backend = b.Name
+			f = &planted
+		}
+		forms = append(forms, f)
+		want = append(want, b.Name)
+	}
+	var got []string
+	for _, f := range Fusions() {
+		got = append(got, f.Backend)
+	}
+	if !slices.Equal(got, wantReal) {
+		t.Errorf("the fusion forms are %v, the registry's order %v", got, wantReal)
+	}
+	steps, err := patch.FusionPlan(forms, []string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planned []string
+	for _, s := range steps {
+		if slices.Contains(want, s.Backend) {
+			planned = append(planned, s.Backend)
+		}
+	}
+	if !slices.Equal(planned, want) {
+		t.Errorf("the fusion plan's steps are %v, the registry's backends %v", planned, want)
 	}
 }

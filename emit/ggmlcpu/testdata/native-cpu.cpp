@@ -136,7 +136,7 @@ static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_comp
         const uint32_t group_y = group / groups_x;
         const uint32_t s = group_y;
         const int32_t src = ids[s];
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src != (int32_t) (rs_head + s) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
             const uint32_t first = group_x * 16384u;
             const uint32_t left = row_len - first;
             const uint32_t last = first + (left < 16384u ? left : 16384u);
@@ -372,7 +372,7 @@ static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_par
         const uint32_t group_y = group / groups_x;
         const uint32_t s = group_y;
         const int32_t src = ids[s];
-        if (!(src == (int32_t) (rs_head + s)) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
+        if (src != (int32_t) (rs_head + s) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
             const uint32_t first = group_x * 16384u;
             const uint32_t left = row_len - first;
             const uint32_t last = first + (left < 16384u ? left : 16384u);

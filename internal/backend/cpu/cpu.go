@@ -12,6 +12,7 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/backend"
 	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
 )
 
 const name = "cpu"
@@ -37,38 +38,59 @@ func generate() ([]backend.File, error) {
 	return files, nil
 }
 
+// lowered is one glue op's ggml-cpu source and its forms' entry points.
+type lowered struct {
+	source  []byte
+	entries []ggmlcpu.Entry
+}
+
 // family lowers the native-cpu family op (glue.Families) of the two
 // fusions ("AB": ops A and B) as one entry point for both.
-func family(fusions string) (*ggmlcpu.Unit, error) {
+func family(fusions string) (*lowered, error) {
 	fams, err := glue.Families(ir.Native(name))
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range fams {
 		if f.Fusion == fusions {
-			return ggmlcpu.Emit([]*glue.Op{f}, name)
+			return lower(f)
 		}
 	}
 	return nil, fmt.Errorf("the native-cpu glue has no family of the fusions %s", fusions)
 }
 
-// unit lowers the native-cpu kernels of the named fusions, one entry point
-// per op.
-func unit(fusions ...string) (*ggmlcpu.Unit, error) {
+// single lowers the native-cpu op of one fusion ("D") as its own entry
+// point.
+func single(fusion string) (*lowered, error) {
 	model, err := glue.Model(ir.Native(name))
 	if err != nil {
 		return nil, err
 	}
-	var ops []*glue.Op
-	for _, f := range fusions {
-		for _, op := range model {
-			if op.Fusion == f {
-				ops = append(ops, op)
-			}
+	for _, op := range model {
+		if op.Fusion == fusion {
+			return lower(op)
 		}
 	}
-	if len(ops) != len(fusions) {
-		return nil, fmt.Errorf("the native-cpu glue model lacks one of the fusions %v", fusions)
+	return nil, fmt.Errorf("the native-cpu glue model lacks the fusion %s", fusion)
+}
+
+// lower emits op's unit: the kernels it dispatches, at the variants this
+// backend builds.
+func lower(op *glue.Op) (*lowered, error) {
+	src, err := ggmlcpu.Emit(unitOf(op))
+	if err != nil {
+		return nil, err
 	}
-	return ggmlcpu.Emit(ops, name)
+	return &lowered{source: src, entries: ggmlcpu.Entries(op)}, nil
+}
+
+// unitOf is what ggml-cpu's emitter takes of a glue op: its dispatched
+// kernels in order and their instances.
+func unitOf(op *glue.Op) ir.Unit {
+	u := ir.Unit{Op: op.Name, Contracts: []ir.Arith{ir.Native(name)},
+		Instances: op.Instances(ops.TargetOf(name).Variants)}
+	for _, d := range op.Dispatches {
+		u.Kernels = append(u.Kernels, d.Kernel)
+	}
+	return u
 }

@@ -40,21 +40,21 @@ func UpstreamKernels() ([]upstream.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	fix, err := unit("D")
+	fix, err := single("D")
 	if err != nil {
 		return nil, err
 	}
 	texts := []struct{ name, text string }{
-		{gdnKernels, gdn.Source},
-		{convKernels, conv.Source},
-		{gdnDispatch, dispatch(gdn.Ops[0].Compute, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
-		{convDispatch, dispatch(conv.Ops[0].Compute, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
-		{workSizeDecl, sizeDecl(conv.Ops[1])},
-		{workSizeCase, sizeCase(conv.Ops[1])},
-		{fixKernel, fix.Source},
-		{fixDispatch, "                        " + fix.Ops[0].Compute + "(params, dst);\n"},
-		{fixSizeDecl, sizeDecl(fix.Ops[0])},
-		{fixSizeCase, sizeCase(fix.Ops[0])},
+		{gdnKernels, string(gdn.source)},
+		{convKernels, string(conv.source)},
+		{gdnDispatch, dispatch(gdn.entries[0].Compute, 6, "the in-place forms: final state to src[6], with src[7] prior states from cache[ids[s]]")},
+		{convDispatch, dispatch(conv.entries[0].Compute, 3, "the conv update: shifted taps to src[3], with src[4] prior taps from cache[ids[s]]")},
+		{workSizeDecl, sizeDecl(conv.entries[1])},
+		{workSizeCase, sizeCase(conv.entries[1])},
+		{fixKernel, string(fix.source)},
+		{fixDispatch, "                        " + fix.entries[0].Compute + "(params, dst);\n"},
+		{fixSizeDecl, sizeDecl(fix.entries[0])},
+		{fixSizeCase, sizeCase(fix.entries[0])},
 	}
 	var out []upstream.File
 	for _, t := range texts {

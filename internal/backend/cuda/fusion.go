@@ -25,7 +25,7 @@ var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Order: 4, Budget: 500, Dir: "src/ggml-cuda/",
+		Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
 		Subject: "cuda : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
