@@ -3,8 +3,8 @@ package integration
 // Fusion is a backend's step in the fusion form of the series
 // (docs/fusion.md): no new op, the backend matches llama.cpp's own decode
 // graph. Its new files are rendered from ops/fusion's description with the
-// backend's spelling; its sections are literal lines, placed by anchors as
-// a manifest's are.
+// backend's spelling; its sections are placed by anchors as a manifest's
+// are: literal lines, a text of Texts, or a section of Base.
 type Fusion struct {
 	Backend       string
 	Order         int
@@ -12,7 +12,15 @@ type Fusion struct {
 	Dir           string // where the new files go, below the ggml root
 	Files         func() ([]FusionFile, error)
 	Sections      []Section
-	Budget        int // inserted lines the step may add
+	// Texts are the step's generated texts (the matchers and dispatch,
+	// where a backend splices them into an existing file), by the name a
+	// section's Text.Section gives.
+	Texts func() (map[string]string, error)
+	// Base, where set, is the ops form's manifest whose kernels the step
+	// reuses: its new files (the kernels, below Base.Dir) come with the
+	// step, and a Text.Section that Texts lacks is Base's.
+	Base   *Manifest
+	Budget int // inserted lines the step may add
 }
 
 // FusionFile is a new file of a fusion step, named below Dir.
