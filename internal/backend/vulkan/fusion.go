@@ -133,10 +133,11 @@ func fusionTexts() (map[string]string, error) {
 	}
 	m.WriteString(text)
 	var d strings.Builder
-	for i, pt := range fusion.Patterns {
-		if i > 0 {
-			d.WriteString("\n")
-		}
+	if err := fusionGather(&d); err != nil {
+		return nil, err
+	}
+	for _, pt := range fusion.Patterns {
+		d.WriteString("\n")
 		if err := fusionDispatch(&d, pt); err != nil {
 			return nil, fmt.Errorf("vulkan fusion: %s: %w", pt.Name, err)
 		}
@@ -145,9 +146,13 @@ func fusionTexts() (map[string]string, error) {
 	fmt.Fprintf(&d, "\n// records node's fused decode step where it anchors one; true where the node is one a step replaces\n")
 	fmt.Fprintf(&d, "static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {\n", p)
 	d.WriteString("    const auto & ms = ctx->gdn_fusion;\n    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
+	d.WriteString("    // the step reads what earlier nodes wrote and writes what later ones read, where the graph's\n")
+	d.WriteString("    // tracking sees only the anchor: a barrier on each side\n")
 	for _, pt := range fusion.Patterns {
 		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&d, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n    }\n", p, n)
+		fmt.Fprintf(&d, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n", p, n)
+		fmt.Fprintf(&d, "        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)
+		d.WriteString("        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n    }\n")
 	}
 	d.WriteString("    return true;\n}\n")
 	return map[string]string{"matchers": m.String(), "dispatch": d.String()}, nil
@@ -156,9 +161,7 @@ func fusionTexts() (map[string]string, error) {
 // fusionDispatch writes pattern pt's record function: the gather into the
 // scratch and a barrier, then the family's pipeline at the match's variant,
 // every binding and push constant as the pattern's plan says (Bind by the
-// shader buffer's node role, Arg by name). A barrier on each side: the
-// step reads what earlier nodes wrote and writes what later ones read,
-// where the graph's own tracking sees only the anchor.
+// shader buffer's node role, Arg by name).
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
 	runs := pt.Kernel
@@ -263,14 +266,6 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	_, gInit := pushStruct(gather, args)
 	_, kInit := pushStruct(k, args)
-	pcArgs := map[string]string{}
-	for _, x := range gather.Args {
-		pcArgs[x.Name] = "pc." + x.Name
-	}
-	var ggrid [3]string
-	for i := range ggrid {
-		ggrid[i] = glue.CExpr(gather.Grid[i], pcArgs)
-	}
 	var bools []string
 	for _, b := range fv.Table.Bools {
 		if b == fv.Flag {
@@ -290,21 +285,14 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Role)
 	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
-		off := scratch.Offset.C(func(r string) string { return "m." + r })
-		fmt.Fprintf(w, "    scratch.offset += %s;\n    scratch.size -= %s;\n", off, off)
+		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(func(r string) string { return "m." + r }))
 	}
-	w.WriteString("    ggml_vk_sync_buffers(ctx, subctx);\n")
 	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	w.WriteString("    if (m.n_seqs >= 2) {\n        const vk_op_state_gather_push_constants pc = {\n")
+	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
 	for _, l := range gInit {
 		fmt.Fprintf(w, "            %s\n", l)
 	}
-	w.WriteString("        };\n        ggml_pipeline_request_descriptor_sets(ctx, ctx->device->pipeline_state_gather, 1);\n")
-	w.WriteString("        ggml_vk_dispatch_pipeline(ctx, subctx, ctx->device->pipeline_state_gather, {\n")
-	for _, l := range gbufs {
-		fmt.Fprintf(w, "            %s\n", l)
-	}
-	fmt.Fprintf(w, "        }, pc, { %s });\n        ggml_vk_sync_buffers(ctx, subctx);\n    }\n", strings.Join(ggrid[:], ", "))
+	w.WriteString("        });\n    }\n")
 	fmt.Fprintf(w, "    const vk_op_%s_push_constants pc = {\n", shared.Name)
 	for _, l := range kInit {
 		fmt.Fprintf(w, "        %s\n", l)
@@ -314,8 +302,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	for _, l := range bufs {
 		fmt.Fprintf(w, "        %s\n", l)
 	}
-	fmt.Fprintf(w, "    }, pc, { %s, %s, %s });\n", fam.Grid[0], fam.Grid[1], fam.Grid[2])
-	w.WriteString("    ggml_vk_sync_buffers(ctx, subctx);\n    ctx->unsynced_nodes_written.clear();\n    ctx->unsynced_nodes_read.clear();\n}\n")
+	fmt.Fprintf(w, "    }, pc, { %s, %s, %s });\n}\n", fam.Grid[0], fam.Grid[1], fam.Grid[2])
 	return nil
 }
 
@@ -328,4 +315,30 @@ func used(v string, exprs ...string) bool {
 		}
 	}
 	return false
+}
+
+// fusionGather writes the gather both patterns record (the ops form's
+// shader and pipeline): its dispatch over the push constants, as the glue's
+// family view spells it, then the barrier the compute needs.
+func fusionGather(w *strings.Builder) error {
+	views, err := glue.NewFamilyViews(glueTarget.Names)
+	if err != nil {
+		return err
+	}
+	g := views[0].Gather
+	var params, names []string
+	for _, b := range g.Buffers {
+		params = append(params, "vk_subbuffer "+b.Name)
+		names = append(names, b.Name)
+	}
+	fmt.Fprintf(w, "// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n")
+	fmt.Fprintf(w, "// the compute reads what the copy wrote\n")
+	fmt.Fprintf(w, "static void %s_gather(ggml_backend_vk_context * ctx, vk_context & subctx, %s,\n        const vk_op_state_gather_push_constants & pc) {\n", fusionSpelling.Prefix, strings.Join(params, ", "))
+	for _, a := range g.GridArgs {
+		fmt.Fprintf(w, "    const %s %s = pc.%s;\n", a.CType, a.Name, a.Name)
+	}
+	w.WriteString("    ggml_pipeline_request_descriptor_sets(ctx, ctx->device->pipeline_state_gather, 1);\n")
+	fmt.Fprintf(w, "    ggml_vk_dispatch_pipeline(ctx, subctx, ctx->device->pipeline_state_gather, { %s }, pc, { %s, %s, %s });\n", strings.Join(names, ", "), g.Grid[0], g.Grid[1], g.Grid[2])
+	w.WriteString("    ggml_vk_sync_buffers(ctx, subctx);\n}\n")
+	return nil
 }
