@@ -31,8 +31,8 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_vk_gdn_fusion", Target: name,
 const vkOffsetAlign = 256
 
 // fusionKernels are the ops whose shaders (the ops form's, UpstreamKernels)
-// run each pattern: op B for the slots op, which has no shader here, so
-// the matcher fixes K at 1 (fusionSpelling.Fixed).
+// run each pattern (fusion.Pattern.Launch): op B for the slots op, which
+// has no shader here, so the matcher fixes K at 1 (fusionSpelling.Fixed).
 var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
 
 const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
@@ -164,31 +164,11 @@ func fusionTexts() (map[string]string, error) {
 // shader buffer's node role, Arg by name).
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
-	runs := pt.Kernel
-	if k, ok := fusionKernels[runs]; ok {
-		runs = k
-	}
-	shared := ops.SharedFor(runs)
-	if shared == nil {
-		return fmt.Errorf("%s has no upstream shader", runs)
-	}
-	a := ir.Native(name)
-	k, err := shared.Kernel(a)
+	l, err := pt.Launch(name, fusionKernels)
 	if err != nil {
 		return err
 	}
-	planOp, err := ops.Lookup(pt.Kernel)
-	if err != nil {
-		return err
-	}
-	planK, err := planOp.Kernel(a)
-	if err != nil {
-		return err
-	}
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return err
-	}
+	shared, k, gather, scratch := l.Shared, l.Kernel, l.Gather, l.Scratch
 	views, err := glue.NewFamilyViews(glueTarget.Names)
 	if err != nil {
 		return err
@@ -203,14 +183,6 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		return fmt.Errorf("no glue for %s", shared.Name)
 	}
 	fam := fv.Own.(*family)
-	binds := map[string]fusion.Bind{}
-	for _, b := range pt.Buffers {
-		binds[b.Buffer] = b
-	}
-	scratch, ok := binds["scratch"]
-	if !ok {
-		return fmt.Errorf("no scratch")
-	}
 	args := map[string]string{}
 	for _, x := range pt.Args {
 		args[x.Name] = "m." + x.Name
@@ -219,50 +191,28 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
 	}
 	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
-	bindings := func(k *ir.Kernel, byRole bool) ([]string, error) {
+	bindings := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
 		var out []string
 		for _, b := range k.Buffers {
-			if b.Name == "scratch" {
+			bind := binds[b.Name]
+			switch {
+			case b.Name == "scratch":
 				out = append(out, "scratch")
-				continue
-			}
-			bufName := b.Name
-			if byRole {
-				bufName = ""
-				for _, pb := range planK.Buffers {
-					if pb.Role == b.Role {
-						bufName = pb.Name
-					}
-				}
-			}
-			bind, ok := binds[bufName]
-			if !ok {
-				return nil, fmt.Errorf("buffer %s is not bound", b.Name)
-			}
-			if bind.Offset.Op != "const" || bind.Offset.K != 0 {
+			case bind.Offset.Op != "const" || bind.Offset.K != 0:
 				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
+			default:
+				out = append(out, fmt.Sprintf("ggml_vk_tensor_subbuffer(ctx, m.%s)", bind.Role))
 			}
-			out = append(out, fmt.Sprintf("ggml_vk_tensor_subbuffer(ctx, m.%s)", bind.Role))
 		}
 		return glue.Wrap(out, 96), nil
 	}
-	bufs, err := bindings(k, true)
+	bufs, err := bindings(k, l.KernelBinds)
 	if err != nil {
 		return err
 	}
-	gbufs, err := bindings(gather, false)
+	gbufs, err := bindings(gather, l.GatherBinds)
 	if err != nil {
 		return err
-	}
-	for _, x := range gather.Args {
-		if _, ok := args[x.Name]; !ok {
-			return fmt.Errorf("gather arg %s has no value in the plan", x.Name)
-		}
-	}
-	for _, x := range k.Args {
-		if _, ok := args[x.Name]; !ok {
-			return fmt.Errorf("arg %s has no value in the plan", x.Name)
-		}
 	}
 	_, gInit := pushStruct(gather, args)
 	_, kInit := pushStruct(k, args)
