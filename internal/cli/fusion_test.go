@@ -22,10 +22,19 @@ func TestFusionFormSeries(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	patches, _ := filepath.Glob(filepath.Join(out, "*.patch"))
-	if len(patches) != 3 || !strings.Contains(patches[0], "tests") || !strings.Contains(patches[1], "cuda") || !strings.Contains(patches[2], "vulkan") {
+	// the tests first, then one per backend (in the series' order, which this does not fix)
+	byBackend := map[string]string{}
+	for _, p := range patches[1:] {
+		for _, b := range []string{"cuda", "vulkan"} {
+			if strings.Contains(filepath.Base(p), "-"+b+"-") {
+				byBackend[b] = p
+			}
+		}
+	}
+	if len(patches) != 3 || !strings.Contains(patches[0], "tests") || len(byBackend) != 2 {
 		t.Fatalf("patches %v", patches)
 	}
-	text, err := os.ReadFile(patches[1])
+	text, err := os.ReadFile(byBackend["cuda"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +58,7 @@ func TestFusionFormSeries(t *testing.T) {
 	if n, _ := strconv.Atoi(string(m[1])); m == nil || n-kernels > 500 {
 		t.Errorf("cuda's fusion patch inserts %s lines, %d past its kernels; the budget is 500", m[1], n-kernels)
 	}
-	vk, err := os.ReadFile(patches[2])
+	vk, err := os.ReadFile(byBackend["vulkan"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +72,7 @@ func TestFusionFormSeries(t *testing.T) {
 	} else if n, _ := strconv.Atoi(string(mv[1])); n-shaders > 800 {
 		t.Errorf("vulkan's fusion patch inserts %d lines, %d past its shaders; the budget is 800", n, n-shaders)
 	}
-	sh(t, root, "git", "am", "-q", patches[0], patches[1], patches[2])
+	sh(t, root, append([]string{"git", "am", "-q"}, patches...)...)
 	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))
 	if !strings.Contains(string(cu), "ggml_cuda_fusion_find(cgraph,") || !strings.Contains(string(cu), "ggml_cuda_fusion_run(*cuda_ctx, gdn_fusion, node)") || !strings.Contains(string(cu), `#include "ggml-cuda/gdn-fusion.cuh"`) {
 		t.Errorf("the applied patch lacks the call or the include:\n%s", cu)

@@ -39,7 +39,7 @@ const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_back
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Order: 5, Budget: 800, Dir: "src/ggml-vulkan/",
+		Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
 		Subject: "vulkan : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
