@@ -3,8 +3,8 @@ package integration
 // Fusion is a backend's step in the fusion form of the series
 // (docs/fusion.md): no new op, the backend matches llama.cpp's own decode
 // graph. Its new files are rendered from ops/fusion's description with the
-// backend's spelling; its sections are placed by anchors as a manifest's
-// are: literal lines, a text of Texts, or a section of Base.
+// backend's spelling; its sections are literal lines, placed by anchors as
+// a manifest's are.
 type Fusion struct {
 	Backend       string
 	Order         int
