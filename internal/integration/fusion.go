@@ -12,7 +12,15 @@ type Fusion struct {
 	Dir           string // where the new files go, below the ggml root
 	Files         func() ([]FusionFile, error)
 	Sections      []Section
-	Budget        int // inserted lines the step may add
+	// Texts are the step's generated texts (the matchers and dispatch,
+	// where a backend splices them into an existing file), by the name a
+	// section's Text.Section gives.
+	Texts func() (map[string]string, error)
+	// Base, where set, is the ops form's manifest whose kernels the step
+	// reuses: its new files (the kernels, below Base.Dir) come with the
+	// step, and a Text.Section that Texts lacks is Base's.
+	Base   *Manifest
+	Budget int // inserted lines the step may add
 }
 
 // FusionFile is a new file of a fusion step, named below Dir.

@@ -48,14 +48,45 @@ func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 
 func fusionStep(f *integration.Fusion) (*Step, error) {
 	step := &Step{Backend: f.Backend, Subject: f.Subject, Body: f.Body, Manifest: true}
-	files, err := f.Files()
-	if err != nil {
-		return nil, err
+	var baseEdit func(integration.Section) (Edit, error)
+	if f.Base != nil {
+		files, edit, err := renderManifest(f.Base)
+		if err != nil {
+			return nil, err
+		}
+		step.Files, baseEdit = files, edit
 	}
-	for _, nf := range files {
-		step.Files = append(step.Files, NewFile{Path: f.Dir + nf.Name, Data: upstreamText(nf.Data)})
+	if f.Files != nil {
+		files, err := f.Files()
+		if err != nil {
+			return nil, err
+		}
+		for _, nf := range files {
+			step.Files = append(step.Files, NewFile{Path: f.Dir + nf.Name, Data: upstreamText(nf.Data)})
+		}
+	}
+	texts := map[string]string{}
+	if f.Texts != nil {
+		var err error
+		if texts, err = f.Texts(); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range f.Sections {
+		if t, ok := texts[s.Text.Section]; ok {
+			s.Text.Section, s.Text.Literal = "", string(upstreamText([]byte(t)))
+		}
+		if s.Text.Section != "" {
+			if baseEdit == nil {
+				return nil, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section)
+			}
+			e, err := baseEdit(s)
+			if err != nil {
+				return nil, err
+			}
+			step.Edits = append(step.Edits, e)
+			continue
+		}
 		if s.File == "" || len(s.Anchor) == 0 || !strings.HasSuffix(s.Text.Literal, "\n") {
 			return nil, fmt.Errorf("section %q: a file, an anchor path and literal lines", s.Name)
 		}
@@ -67,10 +98,16 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 			body += "\n"
 		}
 		place := After
-		if s.Place == integration.Before {
+		switch s.Place {
+		case integration.Before:
 			place = Before
+		case integration.Replace:
+			if s.Until == "" {
+				return nil, fmt.Errorf("section %q: a section that replaces lines needs Until", s.Name)
+			}
+			place = Replace
 		}
-		step.Edits = append(step.Edits, Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body})
+		step.Edits = append(step.Edits, Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines})
 	}
 	return step, nil
 }

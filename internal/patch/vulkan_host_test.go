@@ -137,3 +137,67 @@ func TestVulkanShufflingPipelinesRequireASubgroupSize(t *testing.T) {
 		t.Fatalf("checked %d pipelines (shaders %v): the test no longer finds what it looks at", checked, shuffles)
 	}
 }
+
+// vulkanFusionText is testdata/vulkan-host/fusion.cpp with the fusion form's
+// Vulkan step applied: every edit of ggml-vulkan.cpp placed as the patch
+// places it in ggml's tree.
+func vulkanFusionText(t *testing.T) string {
+	t.Helper()
+	steps, err := FusionPlan(registry.Fusions(), []string{"vulkan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "vulkan-host", "fusion.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	var ls []Located
+	for _, e := range steps[len(steps)-1].Edits {
+		if e.File != "src/ggml-vulkan/ggml-vulkan.cpp" {
+			continue
+		}
+		l := locate(e, text)
+		if l.State != Pending {
+			t.Fatalf("edit %q is %v in the stand-in: %s", e.Name, l.State, l.Why)
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) < 8 {
+		t.Fatalf("%d edits of ggml-vulkan.cpp: the test no longer sees the step", len(ls))
+	}
+	return insertAll(text, ls)
+}
+
+// compileVulkanFusion compiles text as the stand-in ggml-vulkan.cpp, over
+// ops/fusion's stand-in ggml.h, with the warnings ggml's build turns on as
+// errors; it returns the compiler's output where that fails.
+func compileVulkanFusion(t *testing.T, text string) (string, bool) {
+	t.Helper()
+	cxx := hostCXX(t)
+	dir := t.TempDir()
+	stand, err := os.ReadFile(filepath.Join("..", "..", "ops", "fusion", "testdata", "ggml.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"ggml.h": string(stand), "ggml-vulkan.cpp": text} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Wcast-qual", "-Wmissing-declarations", "-Werror",
+		"-fsyntax-only", "-I", dir, filepath.Join(dir, "ggml-vulkan.cpp"))
+	out, err := exec.CommandContext(tier.Context(t), cxx[0], args...).CombinedOutput()
+	return string(out), err == nil
+}
+
+// The fusion form's Vulkan step, placed in a stand-in of ggml-vulkan.cpp
+// (its anchors and the calls the step makes, with ggml's signatures),
+// compiles: the matchers, the record functions over the ops form's
+// pipelines and push constants, the context member and the calls in
+// build_graph and graph_compute.
+func TestVulkanFusionStepCompiles(t *testing.T) {
+	if out, ok := compileVulkanFusion(t, vulkanFusionText(t)); !ok {
+		t.Fatalf("the fusion step does not compile:\n%s", out)
+	}
+}

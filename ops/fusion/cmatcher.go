@@ -51,7 +51,9 @@ func cNotOp(op, t string) string {
 // <prefix>_find, one pass over the graph that collects every match by its
 // anchor and the nodes the dispatches replace (the skip set: the GET_ROWS
 // of a match run before its anchor, so a backend's node loop needs them
-// first). Shared helpers come first. The text needs <algorithm>, <array>,
+// first). owns, a predicate (a function or a lambda, which may capture the
+// backend's context) on the cache, says whether its memory is the
+// backend's. Shared helpers come first. The text needs <algorithm>, <array>,
 // <unordered_map>, <unordered_set> and <vector>.
 func MatcherC(sp Spelling, patterns ...*Pattern) (string, error) {
 	var w strings.Builder
@@ -161,7 +163,7 @@ static bool %[1]s_overlap(const ggml_tensor * a, const ggml_tensor * b) {
 	for _, pt := range patterns {
 		fmt.Fprintf(&w, "    std::unordered_map<const ggml_tensor *, %s_%s> %s;\n", p, cName(pt.Name), cName(pt.Name))
 	}
-	fmt.Fprintf(&w, "};\n\nstatic void %[1]s_find(const ggml_cgraph * cgraph, bool (*owns)(const ggml_tensor * cache), %[1]s_matches & ms) {\n    const %[1]s_graph gr(cgraph);\n    for (int i = 0; i < cgraph->n_nodes; ++i) {\n", p)
+	fmt.Fprintf(&w, "};\n\ntemplate <typename Owns>\nstatic void %[1]s_find(const ggml_cgraph * cgraph, const Owns & owns, %[1]s_matches & ms) {\n    const %[1]s_graph gr(cgraph);\n    for (int i = 0; i < cgraph->n_nodes; ++i) {\n", p)
 	for _, pt := range patterns {
 		n := cName(pt.Name)
 		fmt.Fprintf(&w, "        %[1]s_%[2]s %[2]s;\n        if (%[1]s_match_%[2]s(gr, i, owns, %[2]s)) {\n", p, n)
@@ -215,7 +217,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	}
 	fmt.Fprintf(w, "%s", joinLines("    int64_t ", append(ints, params.names...), func(n string) string { return n + " = 0" }))
 	fmt.Fprintf(w, "};\n\n")
-	fmt.Fprintf(w, "static bool %s_match_%s(const %s_graph & gr, int i, bool (*owns)(const ggml_tensor * cache), %s_%s & m) {\n", p, name, p, p, name)
+	fmt.Fprintf(w, "template <typename Owns>\nstatic bool %s_match_%s(const %s_graph & gr, int i, const Owns & owns, %s_%s & m) {\n", p, name, p, p, name)
 	fmt.Fprintf(w, "    m = {};\n    m.%s = gr.cgraph->nodes[i];\n    if (%s) {\n        return false;\n    }\n", pt.Anchor, cNotOp(pt.Nodes[0].Op, "m."+pt.Anchor))
 	// Nodes are found null-safely and checked in a run, before an edge
 	// whose Where evaluates over them.

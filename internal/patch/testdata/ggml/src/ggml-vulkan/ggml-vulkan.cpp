@@ -1,5 +1,8 @@
 // stand-in for src/ggml-vulkan/ggml-vulkan.cpp
 
+#include <unordered_map>
+#include <vector>
+
 struct vk_device_struct {
     vk_pipeline pipeline_gated_delta_net[4][2];
     vk_pipeline pipeline_ssm_conv_f32;
@@ -10,6 +13,12 @@ struct vk_device_struct {
 
 struct vk_op_ssm_conv_push_constants {
     uint32_t placeholder;
+};
+
+struct ggml_backend_vk_context {
+    std::string name;
+
+    vk_device device;
 };
 
 static void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {
@@ -80,4 +89,18 @@ static void ggml_vk_graph_optimize(ggml_backend_t backend, struct ggml_cgraph * 
         // implicit dependency if they view the same tensor
         return false;
     };
+}
+
+static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {
+    ggml_backend_vk_context * ctx = (ggml_backend_vk_context *)backend->context;
+
+    // Reserve tensor context space for all nodes
+    ctx->tensor_ctxs.resize(cgraph->n_nodes);
+
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const char *fusion_string {};
+        if (!ctx->device->disable_fusion) {
+            // placeholder
+        }
+    }
 }

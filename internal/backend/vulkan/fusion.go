@@ -1,0 +1,294 @@
+package vulkan
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/kernelgen/kernelgen/glue"
+	"github.com/kernelgen/kernelgen/internal/integration"
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+	"github.com/kernelgen/kernelgen/ops/fusion"
+)
+
+// Vulkan's spelling of the decode step's fusions (ops/fusion): the names,
+// its variant table, and what its kernels and bindings assume.
+var fusionSpelling = fusion.Spelling{Prefix: "ggml_vk_gdn_fusion", Target: name, Fixed: map[string][]fusion.Fixed{
+	fusion.StatePattern.Name: {
+		{Value: fusion.Param("gdn", 0), Is: 1, Why: "op B's shader writes no snapshot slots: K > 1 runs unfused"},
+		{Value: fusion.Mod(fusion.Mul(fusion.Ne("v", 0), fusion.Ne("v", 1), fusion.Ne("v", 2), fusion.Ne("v", 3), fusion.Const(4)), fusion.Const(vkOffsetAlign)), Is: 0,
+			Why: "the scratch (the state region) is bound at a descriptor offset, a multiple of minStorageBufferOffsetAlignment"},
+	},
+	fusion.ConvPattern.Name: {
+		{Value: fusion.Mod(fusion.Offs("window"), fusion.Const(vkOffsetAlign)), Is: 0,
+			Why: "the destination rows are bound at a descriptor offset, a multiple of minStorageBufferOffsetAlignment"},
+	},
+}}
+
+// vkOffsetAlign bounds minStorageBufferOffsetAlignment (the Vulkan spec's
+// largest): an offset that is a multiple of it binds on every device.
+const vkOffsetAlign = 256
+
+// fusionKernels are the ops whose shaders (the ops form's, UpstreamKernels)
+// run each pattern (fusion.Pattern.Launch): op B for the slots op, which
+// has no shader here, so the matcher fixes K at 1 (fusionSpelling.Fixed).
+var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
+
+const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
+
+func init() {
+	Backend.Fusion = &integration.Fusion{
+		Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
+		Subject: "vulkan : fuse the gated delta net decode step with its state reads and writes",
+		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
+state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
+and GET_ROWS of the conv cache -> CONCAT with the token -> VIEW -> CPY, with
+SSM_CONV -> SILU on the concatenation. Match both chains once per graph,
+looking past the projections between a GET_ROWS and its consumer, and
+record one dispatch per chain at the GATED_DELTA_NET / SSM_CONV: it reads
+each sequence's state from its cache row by the slot ids and writes the new
+state into the cache rows in place, so the GET_ROWS, the views and the CPY
+record nothing. Rows that another sequence of the step overwrites are
+copied first (a gather shader, then a barrier), so aliasing slot ids read
+what GET_ROWS read. Each fused kernel is one shader for all its variants
+(specialization constants).
+
+The fusion is taken only where it keeps the graph's results: no
+intermediate read elsewhere or marked output, nothing between the read and
+the write touching the cache, one contiguous f32 cache in this device's
+memory, shapes the shaders are built for, no snapshot slots (K = 1).
+Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
+		Base:  Manifest,
+		Texts: fusionTexts,
+		Sections: []integration.Section{
+			{Name: "includes of the matcher", File: vkCpp, Place: integration.After, Anchor: []string{"#include <unordered_map>"},
+				Text: integration.Text{Literal: "#include <unordered_set>\n"}},
+			baseSection("push-constant structs"),
+			{Name: "the decode-step matchers", File: vkCpp, Place: integration.Before, Anchor: []string{"struct ggml_backend_vk_context {"},
+				Text: integration.Text{Section: "matchers", BlankAfter: true}},
+			{Name: "the graph's fused decode steps", File: vkCpp, Place: integration.After,
+				Anchor: []string{"struct ggml_backend_vk_context {", "vk_device device;"},
+				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps of the graph being computed (ggml_vk_gdn_fusion_find)
+    ggml_vk_gdn_fusion_matches gdn_fusion;
+`}},
+			baseSection("pipeline members"),
+			baseSection("pipeline creation"),
+			{Name: "the fused dispatches", File: vkCpp, Place: integration.Before,
+				Anchor: []string{"static void ggml_vk_ssm_conv(ggml_backend_vk_context * ctx, vk_context& subctx, const struct ggml_cgraph * cgraph, int node_idx) {"},
+				Text:   integration.Text{Section: "dispatch", BlankAfter: true}},
+			{Name: "record the fused steps in place of their nodes", File: vkCpp, Place: integration.Replace,
+				Anchor: []string{buildGraph, "    switch (node->op) {"}, Until: "switch (node->op) {",
+				Text: integration.Text{Literal: `    // a node of a fused gated delta net decode step: its anchor records the step, the others nothing
+    const bool gdn_fused = ggml_vk_gdn_fusion_run(ctx, compute_ctx, node);
+
+    switch (gdn_fused ? GGML_OP_NONE : node->op) {
+    case GGML_OP_NONE:
+        break;
+`}},
+			{Name: "match the decode steps before the node loop", File: vkCpp, Place: integration.After,
+				Anchor: []string{graphCompute, "ctx->tensor_ctxs.resize(cgraph->n_nodes);"},
+				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps, fused: the graph is matched once, as the GET_ROWS a step
+    // replaces run before the node whose place it takes
+    ctx->gdn_fusion = {};
+    if (!ctx->device->disable_fusion) {
+        ggml_vk_gdn_fusion_find(cgraph, [ctx](const ggml_tensor * cache) {
+            return cache->buffer != nullptr && ggml_backend_buffer_is_vk(cache->buffer) &&
+                   ((ggml_backend_vk_buffer_context *) cache->buffer->context)->dev_buffer->device == ctx->device;
+        }, ctx->gdn_fusion);
+    }
+`}},
+			{Name: "no other fusion starts at a fused step's node", File: vkCpp, Place: integration.Replace,
+				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {", "        if (!ctx->device->disable_fusion) {"}, Until: "if (!ctx->device->disable_fusion) {",
+				Text: integration.Text{Literal: "        if (!ctx->device->disable_fusion && ctx->gdn_fusion.fused.count(cgraph->nodes[i]) == 0) {\n"}},
+			baseSection("shader-gen entries"),
+		},
+	}
+}
+
+// baseSection is the ops form's section of that name: the fusion step
+// declares, creates and builds the same pipelines.
+func baseSection(name string) integration.Section {
+	for _, s := range Manifest.Sections {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("vulkan: the manifest has no section " + name)
+}
+
+// fusionTexts are the matchers (fusion.MatcherC), spliced before the
+// backend context that holds the graph's matches, and the dispatch: one
+// function per pattern recording the gather and the family's shader as the
+// pattern's plan binds them, and the run the node loop calls.
+func fusionTexts() (map[string]string, error) {
+	var m strings.Builder
+	m.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
+	m.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
+	m.WriteString("// and copied back into the cache rows of the ubatch, run as one dispatch that\n")
+	m.WriteString("// reads and writes the cache rows in place.\n")
+	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
+	if err != nil {
+		return nil, err
+	}
+	m.WriteString(text)
+	var d strings.Builder
+	if err := fusionGather(&d); err != nil {
+		return nil, err
+	}
+	for _, pt := range fusion.Patterns {
+		d.WriteString("\n")
+		if err := fusionDispatch(&d, pt); err != nil {
+			return nil, fmt.Errorf("vulkan fusion: %s: %w", pt.Name, err)
+		}
+	}
+	p := fusionSpelling.Prefix
+	fmt.Fprintf(&d, "\n// records node's fused decode step where it anchors one; true where the node is one a step replaces\n")
+	fmt.Fprintf(&d, "static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {\n", p)
+	d.WriteString("    const auto & ms = ctx->gdn_fusion;\n    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
+	d.WriteString("    // the step reads what earlier nodes wrote and writes what later ones read, where the graph's\n")
+	d.WriteString("    // tracking sees only the anchor: a barrier on each side\n")
+	for _, pt := range fusion.Patterns {
+		n := strings.ReplaceAll(pt.Name, "-", "_")
+		fmt.Fprintf(&d, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n", p, n)
+		fmt.Fprintf(&d, "        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)
+		d.WriteString("        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n    }\n")
+	}
+	d.WriteString("    return true;\n}\n")
+	return map[string]string{"matchers": m.String(), "dispatch": d.String()}, nil
+}
+
+// fusionDispatch writes pattern pt's record function: the gather into the
+// scratch and a barrier, then the family's pipeline at the match's variant,
+// every binding and push constant as the pattern's plan says (Bind by the
+// shader buffer's node role, Arg by name).
+func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
+	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	l, err := pt.Launch(name, fusionKernels)
+	if err != nil {
+		return err
+	}
+	shared, k, gather, scratch := l.Shared, l.Kernel, l.Gather, l.Scratch
+	views, err := glue.NewFamilyViews(glueTarget.Names)
+	if err != nil {
+		return err
+	}
+	var fv *glue.FamilyView
+	for i := range views {
+		if views[i].Name == shared.Name {
+			fv = &views[i]
+		}
+	}
+	if fv == nil {
+		return fmt.Errorf("no glue for %s", shared.Name)
+	}
+	fam := fv.Own.(*family)
+	args := map[string]string{}
+	for _, x := range pt.Args {
+		args[x.Name] = "m." + x.Name
+	}
+	if pt.Scale != "" {
+		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
+	}
+	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
+	bindings := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
+		var out []string
+		for _, b := range k.Buffers {
+			bind := binds[b.Name]
+			switch {
+			case b.Name == "scratch":
+				out = append(out, "scratch")
+			case bind.Offset.Op != "const" || bind.Offset.K != 0:
+				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
+			default:
+				out = append(out, fmt.Sprintf("ggml_vk_tensor_subbuffer(ctx, m.%s)", bind.Role))
+			}
+		}
+		return glue.Wrap(out, 96), nil
+	}
+	bufs, err := bindings(k, l.KernelBinds)
+	if err != nil {
+		return err
+	}
+	gbufs, err := bindings(gather, l.GatherBinds)
+	if err != nil {
+		return err
+	}
+	_, gInit := pushStruct(gather, args)
+	_, kInit := pushStruct(k, args)
+	var bools []string
+	for _, b := range fv.Table.Bools {
+		if b == fv.Flag {
+			bools = append(bools, "1")
+		} else {
+			bools = append(bools, fmt.Sprintf("m.%s != 0", b))
+		}
+	}
+	vars := fmt.Sprintf("ggml_vk_%s_variants", shared.Name)
+
+	fmt.Fprintf(w, "static void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
+	fmt.Fprintf(w, "    uint32_t i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        ++i;\n    }\n", vars, fv.Key)
+	for j, c := range fv.Table.Columns {
+		if used(c, fam.Grid[:]...) {
+			fmt.Fprintf(w, "    const uint32_t %s = %s[i][%d];\n", c, vars, j)
+		}
+	}
+	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Role)
+	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
+		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(func(r string) string { return "m." + r }))
+	}
+	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
+	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
+	for _, l := range gInit {
+		fmt.Fprintf(w, "            %s\n", l)
+	}
+	w.WriteString("        });\n    }\n")
+	fmt.Fprintf(w, "    const vk_op_%s_push_constants pc = {\n", shared.Name)
+	for _, l := range kInit {
+		fmt.Fprintf(w, "        %s\n", l)
+	}
+	fmt.Fprintf(w, "    };\n    vk_pipeline pipeline = ctx->device->pipeline_%s[i][%s];\n", shared.Name, strings.Join(bools, "]["))
+	w.WriteString("    ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);\n    ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {\n")
+	for _, l := range bufs {
+		fmt.Fprintf(w, "        %s\n", l)
+	}
+	fmt.Fprintf(w, "    }, pc, { %s, %s, %s });\n}\n", fam.Grid[0], fam.Grid[1], fam.Grid[2])
+	return nil
+}
+
+// used reports whether the C expressions name v.
+func used(v string, exprs ...string) bool {
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`)
+	for _, e := range exprs {
+		if word.MatchString(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// fusionGather writes the gather both patterns record (the ops form's
+// shader and pipeline): its dispatch over the push constants, as the glue's
+// family view spells it, then the barrier the compute needs.
+func fusionGather(w *strings.Builder) error {
+	views, err := glue.NewFamilyViews(glueTarget.Names)
+	if err != nil {
+		return err
+	}
+	g := views[0].Gather
+	var params, names []string
+	for _, b := range g.Buffers {
+		params = append(params, "vk_subbuffer "+b.Name)
+		names = append(names, b.Name)
+	}
+	fmt.Fprintf(w, "// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n")
+	fmt.Fprintf(w, "// the compute reads what the copy wrote\n")
+	fmt.Fprintf(w, "static void %s_gather(ggml_backend_vk_context * ctx, vk_context & subctx, %s,\n        const vk_op_state_gather_push_constants & pc) {\n", fusionSpelling.Prefix, strings.Join(params, ", "))
+	for _, a := range g.GridArgs {
+		fmt.Fprintf(w, "    const %s %s = pc.%s;\n", a.CType, a.Name, a.Name)
+	}
+	w.WriteString("    ggml_pipeline_request_descriptor_sets(ctx, ctx->device->pipeline_state_gather, 1);\n")
+	fmt.Fprintf(w, "    ggml_vk_dispatch_pipeline(ctx, subctx, ctx->device->pipeline_state_gather, { %s }, pc, { %s, %s, %s });\n", strings.Join(names, ", "), g.Grid[0], g.Grid[1], g.Grid[2])
+	w.WriteString("    ggml_vk_sync_buffers(ctx, subctx);\n}\n")
+	return nil
+}

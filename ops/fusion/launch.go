@@ -1,0 +1,99 @@
+package fusion
+
+import (
+	"fmt"
+
+	"github.com/kernelgen/kernelgen/ir"
+	"github.com/kernelgen/kernelgen/ops"
+)
+
+// Launch is a pattern's dispatch as a backend's upstream kernels run it:
+// the shared kernel of the family that runs the pattern's Kernel, the
+// shared gather, and what each of their buffers binds.
+type Launch struct {
+	Shared *ops.Shared
+	// Kernel and Gather are the shared kernel and the gather under the
+	// backend's native contract.
+	Kernel, Gather *ir.Kernel
+	// KernelBinds and GatherBinds are each buffer's Bind, by the kernel's
+	// buffer name: the shared kernel's by the node role its buffer shares
+	// with the pattern's kernel, the gather's by name.
+	KernelBinds, GatherBinds map[string]Bind
+	// Scratch is the gather's scratch, which both kernels bind.
+	Scratch Bind
+}
+
+// Launch resolves pt's dispatch for a backend: runs names, by the
+// pattern's Kernel, the op whose upstream kernel runs it where that is
+// another (a backend without the slots kernel runs op B, its Fixed K = 1).
+// Every buffer of both kernels must be bound and every arg given a value
+// by the plan (Args, or the scale).
+func (pt *Pattern) Launch(backend string, runs map[string]string) (*Launch, error) {
+	op := pt.Kernel
+	if r, ok := runs[op]; ok {
+		op = r
+	}
+	l := &Launch{Shared: ops.SharedFor(op), KernelBinds: map[string]Bind{}, GatherBinds: map[string]Bind{}}
+	if l.Shared == nil {
+		return nil, fmt.Errorf("%s: %s has no upstream kernel", pt.Name, op)
+	}
+	a := ir.Native(backend)
+	var err error
+	if l.Kernel, err = l.Shared.Kernel(a); err != nil {
+		return nil, err
+	}
+	if l.Gather, err = ops.SharedGather(); err != nil {
+		return nil, err
+	}
+	planOp, err := ops.Lookup(pt.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	planK, err := planOp.Kernel(a)
+	if err != nil {
+		return nil, err
+	}
+	binds := map[string]Bind{}
+	for _, b := range pt.Buffers {
+		binds[b.Buffer] = b
+	}
+	var ok bool
+	if l.Scratch, ok = binds["scratch"]; !ok {
+		return nil, fmt.Errorf("%s: no scratch", pt.Name)
+	}
+	args := map[string]bool{}
+	for _, x := range pt.Args {
+		args[x.Name] = true
+	}
+	if pt.Scale != "" {
+		args["scale"] = true
+	}
+	for _, k := range []*ir.Kernel{l.Kernel, l.Gather} {
+		for _, b := range k.Buffers {
+			name := b.Name
+			if k == l.Kernel && name != "scratch" {
+				name = ""
+				for _, pb := range planK.Buffers {
+					if pb.Role == b.Role {
+						name = pb.Name
+					}
+				}
+			}
+			bind, ok := binds[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: %s's buffer %s is not bound", pt.Name, k.Name, b.Name)
+			}
+			if k == l.Kernel {
+				l.KernelBinds[b.Name] = bind
+			} else {
+				l.GatherBinds[b.Name] = bind
+			}
+		}
+		for _, x := range k.Args {
+			if !args[x.Name] {
+				return nil, fmt.Errorf("%s: %s's arg %s has no value in the plan", pt.Name, k.Name, x.Name)
+			}
+		}
+	}
+	return l, nil
+}
