@@ -164,11 +164,14 @@ func Params(s *ops.Shared, op string, params map[string]int64) (map[string]int64
 }
 
 // SameSlot says whether an op's kernel buffer ob is the upstream kernel's
-// buffer kb: the same node slot, or for the shared gather, whose cache and
-// ids are the caller's (ir.CallerRole: its two ops read them from
+// buffer kb: the same node slot, or where either is the caller's
+// (ir.CallerRole: the gather's cache and ids, which its two ops read from
 // different srcs), the buffer of the same name.
 func SameSlot(ob, kb *ir.Buffer) bool {
-	return ob.Role == kb.Role || kb.Role == ir.CallerRole && ob.Name == kb.Name
+	if ob.Role == ir.CallerRole || kb.Role == ir.CallerRole {
+		return ob.Name == kb.Name
+	}
+	return ob.Role == kb.Role
 }
 
 // Bound is the case buffer launch l's kernel binds to the node slot of
