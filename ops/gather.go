@@ -113,18 +113,19 @@ func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Va
 // a GDN state row (MBs) is split over every thread, a conv row is one task.
 const GatherRowChunk = 16384
 
-// GatherRowsSuffix names the CPU form of a gather: gated_delta_net_gather
-// becomes gated_delta_net_gather_rows.
-const GatherRowsSuffix = "_rows"
+// GatherRowsSuffix names the CPU form of a family's gather:
+// gated_delta_net becomes gated_delta_net_gather_rows.
+const GatherRowsSuffix = "_gather_rows"
 
-// GatherFor is the gather op the target runs for an ids op whose gather is
-// named name: where its tuning says RowGather, rows copied as a CPU thread
-// does (buildGatherRows); else the lane-parallel chunked gather.
-func (t Target) GatherFor(name string) string {
+// GatherFor is the gather op the target runs for family's ids op
+// ("gated_delta_net", "ssm_conv"): where its tuning says RowGather, the
+// family's rows copied as a CPU thread does (buildGatherRows); else the
+// lane-parallel chunked gather both families share (GatherOp).
+func (t Target) GatherFor(family string) string {
 	if t.tuning.RowGather {
-		return name + GatherRowsSuffix
+		return family + GatherRowsSuffix
 	}
-	return name
+	return GatherOp
 }
 
 // buildGatherRows is buildGather as a CPU thread runs it: the same rows
