@@ -88,7 +88,7 @@ var registry = []*Op{
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
 	{Name: GatherOp, Fusion: "BD", Summary: "phase 1 of ops B and D: copy the non-identity rows (prior states, taps) to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather(GatherOp, ir.CallerRole, ir.CallerRole)
+		return buildGather(GatherOp)
 	}},
 	{Name: "gated_delta_net_gather_rows", Fusion: "B", Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
