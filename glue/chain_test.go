@@ -246,7 +246,7 @@ func TestChainedScheduleView(t *testing.T) {
 		if ov.Fusion == "D" {
 			family = "ssm_conv"
 		}
-		gather := ops.TargetOf("vulkan").GatherFor(family + "_gather")
+		gather := ops.TargetOf("vulkan").GatherFor(family)
 		lines := []string{ov.Name + "_batched [one_dispatch] barrier false"}
 		if one := scheduleOf(ov.Op, "one_dispatch"); len(one.Dispatches) > 1 { // split by aliasing: the chained compute after it, where its tiers are
 			split := one.Dispatches[1].When

@@ -9,7 +9,7 @@
 //     GQA and sequence broadcast: value head h reads q/k head h % neq1,
 //     sequence s reads q/k sequence s / rq3.
 //   - gated_delta_net_inplace (op A): the same, final state into state_dst row s.
-//   - gated_delta_net_inplace_ids (op B) and gated_delta_net_gather: two-phase.
+//   - gated_delta_net_inplace_ids (op B) and gather (GatherOp, which op D runs too): two-phase.
 //   - gated_delta_net_inplace_ids_batched: op B in one dispatch, for up to
 //     NS*SPT sequences where state_dst is the cache's window; a backend's
 //     tiers pick the shape by n_seqs (GDNBatch, GDNBatchSpans; Vulkan, CUDA);
@@ -21,7 +21,7 @@
 //     (ops/fusion), which keeps llama.cpp's MTP rollback fused.
 //   - ssm_conv: the plain conv, the non-fused path of ops C and D.
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
-//     ssm_conv_gather; ssm_conv_update_inplace_ids_batched, op D in one
+//     gather; ssm_conv_update_inplace_ids_batched, op D in one
 //     dispatch as op B's (ConvBatch; Vulkan).
 //
 // # The ids variants (ops B and D), docs/ops.md#aliasing decided

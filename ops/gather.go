@@ -36,16 +36,17 @@ const (
 // directly: nothing in the op writes it. A pure copy: the same kernel under
 // every contract.
 //
-// cacheRole and idsRole name the node's srcs the gather reads (its op's
-// cache and ids slots): the glue binds the buffers by them.
-func buildGather(name, cacheRole, idsRole string) (*ir.Kernel, error) {
+// The kernel is the same for ops B and D: its cache and ids are the
+// dispatching op's (ir.CallerRole), and a row is row_len elements of
+// whatever the cache holds.
+func buildGather(name string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
-	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
+	cache := b.Buffer("cache", ir.F32, ir.Read, ir.CallerRole, "the full cache, rows of row_len")
+	ids := b.Buffer("ids", ir.I32, ir.Read, ir.CallerRole, "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(gatherThreads, 1, 1)
 	groups := gatherGroups(b, rowLen, nSeqs)
@@ -113,18 +114,19 @@ func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Va
 // a GDN state row (MBs) is split over every thread, a conv row is one task.
 const GatherRowChunk = 16384
 
-// GatherRowsSuffix names the CPU form of a gather: gated_delta_net_gather
-// becomes gated_delta_net_gather_rows.
-const GatherRowsSuffix = "_rows"
+// GatherRowsSuffix names the CPU form of a family's gather:
+// gated_delta_net becomes gated_delta_net_gather_rows.
+const GatherRowsSuffix = "_gather_rows"
 
-// GatherFor is the gather op the target runs for an ids op whose gather is
-// named name: where its tuning says RowGather, rows copied as a CPU thread
-// does (buildGatherRows); else the lane-parallel chunked gather.
-func (t Target) GatherFor(name string) string {
+// GatherFor is the gather op the target runs for family's ids op
+// ("gated_delta_net", "ssm_conv"): where its tuning says RowGather, the
+// family's rows copied as a CPU thread does (buildGatherRows); else the
+// lane-parallel chunked gather both families share (GatherOp).
+func (t Target) GatherFor(family string) string {
 	if t.tuning.RowGather {
-		return name + GatherRowsSuffix
+		return family + GatherRowsSuffix
 	}
-	return name
+	return GatherOp
 }
 
 // buildGatherRows is buildGather as a CPU thread runs it: the same rows

@@ -55,6 +55,11 @@ func waitWithoutGather(b *dsl.Builder, nSeqs dsl.Val) {
 	b.If(nSeqs.Lt(b.U32(uint32(gatherGuard.Min))), func() { b.DepWait() })
 }
 
+// GatherOp is the first dispatch of ops B's and D's two-phase schedule:
+// one kernel, which copies rows of whatever the cache holds (prior states,
+// taps), its cache and ids bound as the op's own (ir.CallerRole).
+const GatherOp = "gather"
+
 // ChainGatherOp is the first dispatch of ops B's and D's chained
 // schedules: one kernel, which copies rows of whatever the cache holds
 // (prior states, taps), its cache and ids bound as the op's own
@@ -82,8 +87,8 @@ var registry = []*Op{
 	{Name: "gated_delta_net_inplace_ids_batched", Fusion: "B", Summary: "op B in one dispatch for n_seqs <= NS*SPT, state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net_inplace_ids_batched", gdnInplaceIdsBatched, a)
 	}},
-	{Name: "gated_delta_net_gather", Fusion: "B", Summary: "phase 1 of op B: copy non-identity prior states to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("gated_delta_net_gather", "src5", "src7")
+	{Name: GatherOp, Fusion: "BD", Summary: "phase 1 of ops B and D: copy the non-identity rows (prior states, taps) to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildGather(GatherOp)
 	}},
 	{Name: "gated_delta_net_gather_rows", Fusion: "B", Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
@@ -111,9 +116,6 @@ var registry = []*Op{
 	}},
 	{Name: "ssm_conv_update_inplace_ids_batched", Fusion: "D", Summary: "op D in one dispatch for n_seqs <= NS, conv_state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
-	}},
-	{Name: "ssm_conv_gather", Fusion: "D", Summary: "phase 1 of op D: copy non-identity taps to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGather("ssm_conv_gather", "src0", "src4")
 	}},
 	{Name: "ssm_conv_gather_rows", Fusion: "D", Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")

@@ -96,11 +96,10 @@ func (s *Shared) Value(op string) (int64, error) {
 // SharedGatherName names the one gather upstream gets for both ids ops.
 const SharedGatherName = "state_gather"
 
-// SharedGather is that gather: ops B's and D's gathers are one kernel under
-// two names (buildGather), so upstream gets it once, under this name. Its
-// cache and ids are different srcs for the two ops, so they are the
-// caller's (ir.CallerRole): the glue binds it as the op's own gather is
-// bound.
+// SharedGather is that gather: the gather op (GatherOp, buildGather) under
+// upstream's name. Its cache and ids are different srcs for the two ops,
+// so they are the caller's (ir.CallerRole): the glue binds them as the
+// dispatching op's.
 func SharedGather() (*ir.Kernel, error) {
-	return buildGather(SharedGatherName, ir.CallerRole, ir.CallerRole)
+	return buildGather(SharedGatherName)
 }

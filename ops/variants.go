@@ -414,8 +414,8 @@ func table() []Variant {
 		}
 	}
 	rowGathers := names(tuned(func(t Tuning) bool { return t.RowGather }))
-	out = append(out, V("gated_delta_net_gather").NotOnBackends(rowGathers...), V("ssm_conv_gather").NotOnBackends(rowGathers...),
-		V("gated_delta_net_gather"+GatherRowsSuffix).OnlyOn(rowGathers...), V("ssm_conv_gather"+GatherRowsSuffix).OnlyOn(rowGathers...))
+	out = append(out, V(GatherOp).NotOnBackends(rowGathers...),
+		V("gated_delta_net"+GatherRowsSuffix).OnlyOn(rowGathers...), V("ssm_conv"+GatherRowsSuffix).OnlyOn(rowGathers...))
 	if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
 		out = append(out, V(ChainGatherOp).OnlyOn(chain...))
 	}

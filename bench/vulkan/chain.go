@@ -183,7 +183,7 @@ func (o *chainOp) variant(nw, cpw int) map[string]int64 {
 
 // twoPhase dispatches the gather and the compute kernel (op B at (nw, cpw)).
 func (o *chainOp) twoPhase(ids bind, rs, nw, cpw int) error {
-	err := o.b.dispatch(o.family()+"_gather", ir.Portable, map[string]int64{},
+	err := o.b.dispatch(ops.GatherOp, ir.Portable, map[string]int64{},
 		map[string]uint32{"row_len": uint32(o.row), "n_seqs": uint32(o.n), "rs_head": uint32(rs)},
 		map[string]bind{"cache": whole(o.cache), "ids": ids, "scratch": whole(o.scratch)})
 	if err != nil {

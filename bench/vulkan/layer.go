@@ -215,7 +215,7 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 			err = b.dispatch("ssm_conv_update_inplace_ids_batched", native, map[string]int64{"d_conv": 4, "SILU": 1, "NS": int64(ns)}, cArgs,
 				map[string]bind{"cache": whole(cCache), "conv_kernel": whole(w), "x_cur": whole(x), "conv_state_dst": cWindow, "ids": cIDsRep, "dst": whole(cDst)})
 		} else {
-			err = b.dispatch("ssm_conv_gather", ir.Portable, map[string]int64{},
+			err = b.dispatch(ops.GatherOp, ir.Portable, map[string]int64{},
 				map[string]uint32{"row_len": uint32(row), "n_seqs": uint32(n), "rs_head": uint32(cRS)},
 				map[string]bind{"cache": whole(cCache), "ids": cIDsRep, "scratch": whole(cScratch)})
 			if err == nil {
@@ -244,7 +244,7 @@ func layerJob(cfg config, comp *vulkan.Compiler, m layerModel, n int, fused bool
 			if snw, scpw, maxSeqs, ok := ops.TargetOf("vulkan").GDNSmallTiling(sv); ok && n <= maxSeqs {
 				nw, cpw = snw, scpw
 			}
-			err = b.dispatch("gated_delta_net_gather", ir.Portable, map[string]int64{},
+			err = b.dispatch(ops.GatherOp, ir.Portable, map[string]int64{},
 				map[string]uint32{"row_len": uint32(D), "n_seqs": uint32(n), "rs_head": uint32(gRS)},
 				map[string]bind{"cache": whole(gCache), "ids": gIDsRep, "scratch": whole(gScratch)})
 			if err == nil {

@@ -681,7 +681,7 @@ func gdnJob(cfg config, comp *vulkan.Compiler, a ir.Arith, H, n int, sc schedule
 			continue
 		}
 		if !noGather {
-			err := b.dispatch("gated_delta_net_gather", ir.Portable, map[string]int64{},
+			err := b.dispatch(ops.GatherOp, ir.Portable, map[string]int64{},
 				map[string]uint32{"row_len": uint32(D), "n_seqs": uint32(n), "rs_head": uint32(rs)},
 				map[string]bind{"cache": whole(cache), "ids": ids, "scratch": whole(scratch)})
 			if err != nil {
@@ -801,7 +801,7 @@ func convJob(cfg config, comp *vulkan.Compiler, C, n int, withIDs bool, batchNS 
 	for rep := 0; rep < cfg.runs(); rep++ {
 		rs := uint32(head(rep))
 		ids := bind{idsBuf, uint64(rep) * idsStride(n), uint64(4 * n)}
-		err := b.dispatch("ssm_conv_gather", ir.Portable, map[string]int64{},
+		err := b.dispatch(ops.GatherOp, ir.Portable, map[string]int64{},
 			map[string]uint32{"row_len": uint32(row), "n_seqs": uint32(n), "rs_head": rs},
 			map[string]bind{"cache": whole(cache), "ids": ids, "scratch": whole(scratch)})
 		if err != nil {

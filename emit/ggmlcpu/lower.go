@@ -324,7 +324,7 @@ func (f *fn) print() string {
 	if op := f.d.Op; op.Summary != "" {
 		p.Line("// %s: %s", k.Name, op.Summary)
 	}
-	p.Line("static void %s(const ggml_compute_params * params, ggml_tensor * dst) {", FunctionName(k))
+	p.Line("static void %s(const ggml_compute_params * params, ggml_tensor * dst) {", dispatchedName(f.op, k))
 	p.Indent()
 	f.bindings()
 	f.asserts()

@@ -232,9 +232,9 @@ func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 				}
 			}
 		}
-		if err := gen.SsmConvGather(tc.c.name, gen.SsmConvGatherParams{},
-			gen.SsmConvGatherArgs{RowLen: uint32(tc.cs2), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
-			gen.SsmConvGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data}); err != nil {
+		if err := gen.Gather(tc.c.name, gen.GatherParams{},
+			gen.GatherArgs{RowLen: uint32(tc.cs2), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
+			gen.GatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data}); err != nil {
 			t.Fatal(err)
 		}
 		err := gen.SsmConvUpdateInplaceIds(tc.c.name, gen.SsmConvUpdateInplaceIdsParams{DConv: uint32(tc.K), SILU: tc.silu},
@@ -280,44 +280,36 @@ func TestConvUpdateInplaceIdsMatchesOracle(t *testing.T) {
 // touched.
 func TestGathersMatchOracle(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"gated_delta_net_gather", "ssm_conv_gather"} {
-		t.Run(name, func(t *testing.T) {
-			r := newRand(name)
-			for i := 0; i < numCases(); i++ {
-				n := 1 + r.IntN(8)
-				rowLen := 1 + r.IntN(700)
-				nSlots := n + r.IntN(6)
-				rsHead := r.IntN(nSlots - n + 1)
-				cache := newGuarded(nSlots * rowLen)
-				cache.fill(r, -1, 1, true)
-				ids := randIds(r, n, nSlots, rsHead)
-				scratch := newGuarded(n * rowLen)
-				want, cacheBefore := scratch.snapshot(), cache.snapshot()
-				for s, id := range ids {
-					if aliases(ids, s, rsHead, n) {
-						copy(want[guard+s*rowLen:guard+(s+1)*rowLen], cache.data[int(id)*rowLen:(int(id)+1)*rowLen])
-					}
-				}
-				var err error
-				contract := contracts[i%len(contracts)].name
-				if name == "ssm_conv_gather" {
-					err = gen.SsmConvGather(contract, gen.SsmConvGatherParams{}, gen.SsmConvGatherArgs{RowLen: uint32(rowLen), NSeqs: uint32(n), RsHead: uint32(rsHead)},
-						gen.SsmConvGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data})
-				} else {
-					err = gen.GatedDeltaNetGather(contract, gen.GatedDeltaNetGatherParams{}, gen.GatedDeltaNetGatherArgs{RowLen: uint32(rowLen), NSeqs: uint32(n), RsHead: uint32(rsHead)},
-						gen.GatedDeltaNetGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data})
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkBits(t, "scratch", want, scratch.all, func(i int) string { return describe("row %d", (i-guard)/rowLen) })
-				checkBits(t, "cache (read-only)", cacheBefore, cache.all, func(int) string { return "" })
-				if t.Failed() {
-					t.Fatalf("case %d: ids=%v rs_head=%d row=%d", i, ids, rsHead, rowLen)
+	t.Run("gather", func(t *testing.T) {
+		r := newRand("gather")
+		for i := 0; i < numCases(); i++ {
+			n := 1 + r.IntN(8)
+			rowLen := 1 + r.IntN(700)
+			nSlots := n + r.IntN(6)
+			rsHead := r.IntN(nSlots - n + 1)
+			cache := newGuarded(nSlots * rowLen)
+			cache.fill(r, -1, 1, true)
+			ids := randIds(r, n, nSlots, rsHead)
+			scratch := newGuarded(n * rowLen)
+			want, cacheBefore := scratch.snapshot(), cache.snapshot()
+			for s, id := range ids {
+				if aliases(ids, s, rsHead, n) {
+					copy(want[guard+s*rowLen:guard+(s+1)*rowLen], cache.data[int(id)*rowLen:(int(id)+1)*rowLen])
 				}
 			}
-		})
-	}
+			contract := contracts[i%len(contracts)].name
+			err := gen.Gather(contract, gen.GatherParams{}, gen.GatherArgs{RowLen: uint32(rowLen), NSeqs: uint32(n), RsHead: uint32(rsHead)},
+				gen.GatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBits(t, "scratch", want, scratch.all, func(i int) string { return describe("row %d", (i-guard)/rowLen) })
+			checkBits(t, "cache (read-only)", cacheBefore, cache.all, func(int) string { return "" })
+			if t.Failed() {
+				t.Fatalf("case %d: ids=%v rs_head=%d row=%d", i, ids, rsHead, rowLen)
+			}
+		}
+	})
 }
 
 // Long rows: a row spread over several workgroups that each stride over
@@ -362,9 +354,9 @@ func TestGatherLongRows(t *testing.T) {
 		if copied == 0 || copied == tc.n {
 			t.Fatalf("n %d: %d of the rows alias; the case needs both kinds", tc.n, copied)
 		}
-		err := gen.GatedDeltaNetGather("portable", gen.GatedDeltaNetGatherParams{},
-			gen.GatedDeltaNetGatherArgs{RowLen: uint32(tc.rowLen), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
-			gen.GatedDeltaNetGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data})
+		err := gen.Gather("portable", gen.GatherParams{},
+			gen.GatherArgs{RowLen: uint32(tc.rowLen), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
+			gen.GatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data})
 		if err != nil {
 			t.Fatal(err)
 		}

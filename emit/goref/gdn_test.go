@@ -337,9 +337,9 @@ func TestGDNInplaceIdsMatchesOracle(t *testing.T) {
 				}
 			}
 		} else {
-			if err := gen.GatedDeltaNetGather(tc.c.name, gen.GatedDeltaNetGatherParams{},
-				gen.GatedDeltaNetGatherArgs{RowLen: uint32(D), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
-				gen.GatedDeltaNetGatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data}); err != nil {
+			if err := gen.Gather(tc.c.name, gen.GatherParams{},
+				gen.GatherArgs{RowLen: uint32(D), NSeqs: uint32(tc.n), RsHead: uint32(rsHead)},
+				gen.GatherBuffers{Cache: cache.data, Ids: ids, Scratch: scratch.data}); err != nil {
 				t.Fatal(err)
 			}
 			err = gen.GatedDeltaNetInplaceIds(tc.c.name,

@@ -1221,53 +1221,53 @@ func runGatedDeltaNetInplaceIdsBatched(arith string, params map[string]int64, ar
 	}
 	return GatedDeltaNetInplaceIdsBatched(arith, p, a, b)
 }
-func runGatedDeltaNetGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p GatedDeltaNetGatherParams
-	var a GatedDeltaNetGatherArgs
-	var b GatedDeltaNetGatherBuffers
+func runGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatherParams
+	var a GatherArgs
+	var b GatherBuffers
 	{
 		v, ok := args["row_len"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather: arg row_len not set")
+			return fmt.Errorf("gather: arg row_len not set")
 		}
 		a.RowLen = v
 	}
 	{
 		v, ok := args["n_seqs"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather: arg n_seqs not set")
+			return fmt.Errorf("gather: arg n_seqs not set")
 		}
 		a.NSeqs = v
 	}
 	{
 		v, ok := args["rs_head"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather: arg rs_head not set")
+			return fmt.Errorf("gather: arg rs_head not set")
 		}
 		a.RsHead = v
 	}
 	{
 		v, ok := bufs["cache"].([]float32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather: buffer cache must be a []float32, got %T", bufs["cache"])
+			return fmt.Errorf("gather: buffer cache must be a []float32, got %T", bufs["cache"])
 		}
 		b.Cache = v
 	}
 	{
 		v, ok := bufs["ids"].([]int32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather: buffer ids must be a []int32, got %T", bufs["ids"])
+			return fmt.Errorf("gather: buffer ids must be a []int32, got %T", bufs["ids"])
 		}
 		b.Ids = v
 	}
 	{
 		v, ok := bufs["scratch"].([]float32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
+			return fmt.Errorf("gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
 		}
 		b.Scratch = v
 	}
-	return GatedDeltaNetGather(arith, p, a, b)
+	return Gather(arith, p, a, b)
 }
 func runGatedDeltaNetGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p GatedDeltaNetGatherRowsParams
@@ -2415,54 +2415,6 @@ func runSsmConvUpdateInplaceIdsBatched(arith string, params map[string]int64, ar
 	}
 	return SsmConvUpdateInplaceIdsBatched(arith, p, a, b)
 }
-func runSsmConvGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p SsmConvGatherParams
-	var a SsmConvGatherArgs
-	var b SsmConvGatherBuffers
-	{
-		v, ok := args["row_len"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather: arg row_len not set")
-		}
-		a.RowLen = v
-	}
-	{
-		v, ok := args["n_seqs"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather: arg n_seqs not set")
-		}
-		a.NSeqs = v
-	}
-	{
-		v, ok := args["rs_head"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather: arg rs_head not set")
-		}
-		a.RsHead = v
-	}
-	{
-		v, ok := bufs["cache"].([]float32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather: buffer cache must be a []float32, got %T", bufs["cache"])
-		}
-		b.Cache = v
-	}
-	{
-		v, ok := bufs["ids"].([]int32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather: buffer ids must be a []int32, got %T", bufs["ids"])
-		}
-		b.Ids = v
-	}
-	{
-		v, ok := bufs["scratch"].([]float32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather: buffer scratch must be a []float32, got %T", bufs["scratch"])
-		}
-		b.Scratch = v
-	}
-	return SsmConvGather(arith, p, a, b)
-}
 func runSsmConvGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvGatherRowsParams
 	var a SsmConvGatherRowsArgs
@@ -2658,7 +2610,6 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"chain_gather":                        runChainGather,
 	"gated_delta_net":                     runGatedDeltaNet,
 	"gated_delta_net_block_gather":        runGatedDeltaNetBlockGather,
-	"gated_delta_net_gather":              runGatedDeltaNetGather,
 	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
 	"gated_delta_net_inplace_ids":         runGatedDeltaNetInplaceIds,
@@ -2666,8 +2617,8 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"gated_delta_net_inplace_ids_blocks":  runGatedDeltaNetInplaceIdsBlocks,
 	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
 	"gated_delta_net_inplace_ids_slots":   runGatedDeltaNetInplaceIdsSlots,
+	"gather":                              runGather,
 	"ssm_conv":                            runSsmConv,
-	"ssm_conv_gather":                     runSsmConvGather,
 	"ssm_conv_gather_rows":                runSsmConvGatherRows,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,
 	"ssm_conv_update_inplace_ids":         runSsmConvUpdateInplaceIds,

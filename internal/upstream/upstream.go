@@ -10,6 +10,7 @@ package upstream
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -27,21 +28,13 @@ type Family struct {
 func Families() ([]Family, error) {
 	var out []Family
 	for _, s := range ops.SharedKernels() {
-		g, err := ops.Lookup(gatherOf(s))
+		g, err := ops.Lookup(ops.GatherOp)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, Family{Shared: s, Gather: g})
 	}
 	return out, nil
-}
-
-// gatherOf names the gather of a shared kernel's ids op.
-func gatherOf(s *ops.Shared) string {
-	if s.Name == "ssm_conv_update_inplace" {
-		return "ssm_conv_gather"
-	}
-	return "gated_delta_net_gather"
 }
 
 // File is one file of a backend's upstream kernels.
@@ -102,7 +95,9 @@ func Kernels(backend string) ([]Kernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[0].Ops = append(out[0].Ops, f.Gather.Name)
+		if !slices.Contains(out[0].Ops, f.Gather.Name) { // one gather op runs for every family
+			out[0].Ops = append(out[0].Ops, f.Gather.Name)
+		}
 		out = append(out, Kernel{Summary: f.Shared.Summary, K: k, Shared: f.Shared, Ops: []string{f.Shared.Plain, f.Shared.Ids}})
 	}
 	return out, nil
@@ -164,11 +159,14 @@ func Params(s *ops.Shared, op string, params map[string]int64) (map[string]int64
 }
 
 // SameSlot says whether an op's kernel buffer ob is the upstream kernel's
-// buffer kb: the same node slot, or for the shared gather, whose cache and
-// ids are the caller's (ir.CallerRole: its two ops read them from
+// buffer kb: the same node slot, or where either is the caller's
+// (ir.CallerRole: the gather's cache and ids, which its two ops read from
 // different srcs), the buffer of the same name.
 func SameSlot(ob, kb *ir.Buffer) bool {
-	return ob.Role == kb.Role || kb.Role == ir.CallerRole && ob.Name == kb.Name
+	if ob.Role == ir.CallerRole || kb.Role == ir.CallerRole {
+		return ob.Name == kb.Name
+	}
+	return ob.Role == kb.Role
 }
 
 // Bound is the case buffer launch l's kernel binds to the node slot of

@@ -13,7 +13,7 @@ import (
 
 func gatherTree(t *testing.T, edit func(string) string) map[string][]byte {
 	t.Helper()
-	op, err := ops.Lookup("ssm_conv_gather")
+	op, err := ops.Lookup(ops.GatherOp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ var (
 // StatePattern: GET_ROWS(ssm_states_all, s_copy_main) -> RESHAPE ->
 // GATED_DELTA_NET(K) -> VIEW of the new state -> CPY into ssm_states_all
 // rows [kv_head, kv_head+n_seqs) (K > 1: K row groups), run as op B with
-// slots: gated_delta_net_gather then ops.SlotsOp.
+// slots: ops.GatherOp then ops.SlotsOp.
 var StatePattern = &Pattern{
 	Name:   "gdn-state",
 	Anchor: "gdn",
@@ -179,7 +179,7 @@ var StatePattern = &Pattern{
 		{Name: "variant", Kind: Variant, Why: "the fused kernels are built for the variant table's shapes only"},
 	},
 	Kernel: ops.SlotsOp,
-	Gather: "gated_delta_net_gather",
+	Gather: ops.GatherOp,
 	Buffers: []Bind{
 		{Buffer: "q", Role: "q", Offset: Const(0)},
 		{Buffer: "k", Role: "k", Offset: Const(0)},
@@ -223,7 +223,7 @@ var (
 // ConvPattern: GET_ROWS(conv_states_all, s_copy_main) -> RESHAPE ->
 // CONCAT(taps, TRANSPOSE(qkv)) -> VIEW of the last d_conv-1 taps -> CPY
 // into conv_states_all, and SSM_CONV(conv_input, kernel) -> SILU, run as
-// op D: ssm_conv_gather then ssm_conv_update_inplace_ids (SILU on where the
+// op D: ops.GatherOp then ssm_conv_update_inplace_ids (SILU on where the
 // SILU reads the conv alone; where an ADD of a bias comes between, SILU off
 // and the ADD and SILU run as they are).
 var ConvPattern = &Pattern{
@@ -266,7 +266,7 @@ var ConvPattern = &Pattern{
 		{Name: "variant", Kind: Variant, Why: "the fused kernels are built for the variant table's shapes only"},
 	},
 	Kernel: "ssm_conv_update_inplace_ids",
-	Gather: "ssm_conv_gather",
+	Gather: ops.GatherOp,
 	Buffers: []Bind{
 		{Buffer: "cache", Role: "cache", Offset: Const(0), Why: "the whole cache: sources outside the window are read in place"},
 		{Buffer: "conv_kernel", Role: "kernel", Offset: Const(0)},

@@ -29,7 +29,7 @@ func TestBlockScheduleMatchesTwoDispatches(t *testing.T) {
 			}
 			cases++
 			compute := c.Launches[len(c.Launches)-1]
-			two, err := twoDispatches(c, compute, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", func(name string) bool { return name != "plan" })
+			two, err := twoDispatches(c, compute, ops.GatherOp, "gated_delta_net_inplace_ids", "sd1", func(name string) bool { return name != "plan" })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,8 +102,8 @@ func TestBatchedScheduleMatchesTwoDispatches(t *testing.T) {
 		batched, gather, compute, rowArg string
 		noTokens                         int // cases without tokens required
 	}{
-		{batchedOp, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", 5},
-		{convBatchedOp, "ssm_conv_gather", "ssm_conv_update_inplace_ids", "cs2", 0},
+		{batchedOp, ops.GatherOp, "gated_delta_net_inplace_ids", "sd1", 5},
+		{convBatchedOp, ops.GatherOp, "ssm_conv_update_inplace_ids", "cs2", 0},
 	} {
 		r := rand.New(rand.NewPCG(21, 22))
 		aliasing, noTokens, split := 0, 0, 0
@@ -180,7 +180,7 @@ func TestBatchedSequencesPerThreadMatchTwoDispatches(t *testing.T) {
 							t.Fatal(err)
 						}
 						one := c.Launches[0]
-						two, err := twoDispatches(c, one, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", func(string) bool { return true })
+						two, err := twoDispatches(c, one, ops.GatherOp, "gated_delta_net_inplace_ids", "sd1", func(string) bool { return true })
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -247,7 +247,7 @@ func TestSplitBatchedTilesMatchTwoDispatches(t *testing.T) {
 			continue
 		}
 		strided++
-		two, err := twoDispatches(c, one, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1", func(string) bool { return true })
+		two, err := twoDispatches(c, one, ops.GatherOp, "gated_delta_net_inplace_ids", "sd1", func(string) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,8 +19,8 @@ func TestChainedScheduleMatchesTwoDispatches(t *testing.T) {
 	for _, x := range []struct {
 		chained, gather, compute, rowArg string
 	}{
-		{chainedOp, "gated_delta_net_gather", "gated_delta_net_inplace_ids", "sd1"},
-		{convChainedOp, "ssm_conv_gather", "ssm_conv_update_inplace_ids", "cs2"},
+		{chainedOp, ops.GatherOp, "gated_delta_net_inplace_ids", "sd1"},
+		{convChainedOp, ops.GatherOp, "ssm_conv_update_inplace_ids", "cs2"},
 	} {
 		r := rand.New(rand.NewPCG(31, 32))
 		chained := 0

@@ -151,7 +151,7 @@ func (b *builder) gdn(op string) error {
 	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
-	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("gated_delta_net_gather"), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("gated_delta_net"), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	return b.launch(op, args, nil)
@@ -297,7 +297,7 @@ func (b *builder) convUpdate(op string) error {
 		return b.chain("ssm_conv", row, n, rsHead, args)
 	}
 	b.untouched("scratch", n*row)
-	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("ssm_conv_gather"), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("ssm_conv"), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	args["rs_head"] = int64(rsHead)

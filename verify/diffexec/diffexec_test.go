@@ -25,7 +25,7 @@ func TestSameAndDifferentResults(t *testing.T) {
 	}
 	// Each revision's gather runs before its compute kernel: a gather that
 	// copies the wrong row shows in the compute kernel's results.
-	r = Run(context.Background(), id, base, edited(t, "ssm_conv_gather@portable", "load cache[from + u64(c + j * 256u)]", "load cache[u64(to) + u64(c + j * 256u)]"), opt)
+	r = Run(context.Background(), id, base, edited(t, "gather@portable", "load cache[from + u64(c + j * 256u)]", "load cache[u64(to) + u64(c + j * 256u)]"), opt)
 	if r.Identical() || r.First == nil {
 		t.Errorf("a broken gather: %+v", r)
 	}

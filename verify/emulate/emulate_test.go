@@ -123,9 +123,9 @@ func gatherOf(t *testing.T, op *ops.Op) *ops.Op {
 	var name string
 	switch op.Name {
 	case "gated_delta_net_inplace_ids":
-		name = "gated_delta_net_gather"
+		name = ops.GatherOp
 	case "ssm_conv_update_inplace_ids":
-		name = "ssm_conv_gather"
+		name = ops.GatherOp
 	default:
 		return nil
 	}

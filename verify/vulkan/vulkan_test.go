@@ -319,7 +319,7 @@ func TestJobLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(job.Dispatches) != 2 || !strings.HasPrefix(string(job.Dispatches[0].SPIRV), "gated_delta_net_gather@portable ") ||
+	if len(job.Dispatches) != 2 || !strings.HasPrefix(string(job.Dispatches[0].SPIRV), "gather@portable ") ||
 		!strings.HasPrefix(string(job.Dispatches[1].SPIRV), "gated_delta_net_inplace_ids@native-vulkan S_v=") {
 		t.Fatalf("dispatches: %q", [][]byte{job.Dispatches[0].SPIRV, job.Dispatches[1].SPIRV})
 	}

@@ -12,10 +12,9 @@
 #include <tuple>
 
 #include "gated_delta_net.cuh"
-#include "gated_delta_net_gather.cuh"
+#include "gather.cuh"
 #include "gated_delta_net_inplace_ids.cuh"
 #include "ssm_conv.cuh"
-#include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
 #include "chain_gather.cuh"
@@ -213,7 +212,7 @@ void gdn_generated(const gdn_problem & p, int rep, bool gather = true, const cha
     const int rs = p.rep_head(rep);
     const int32_t * ids = p.ids_of(pattern, rep);
     if (gather && p.n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(gated_delta_net_gather_f32, gated_delta_net_gather_grid(p.D, p.n), gated_delta_net_gather_block(), kg_stream,
+        kg_launch_pdl(gather_f32, gather_grid(p.D, p.n), gather_block(), kg_stream,
             p.cache, ids, p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) rs);
     }
     const float scale = 1.0f / sqrtf((float) kSv);
@@ -228,7 +227,7 @@ void gdn_generated(const gdn_problem & p, int rep, bool gather = true, const cha
 // The generated gather alone with every row aliasing (permuted ids): the
 // copy the cliff of issue #21 was, timed on its own.
 void gdn_gather_only(const gdn_problem & p, int rep) {
-    kg_launch_pdl(gated_delta_net_gather_f32, gated_delta_net_gather_grid(p.D, p.n), gated_delta_net_gather_block(), kg_stream,
+    kg_launch_pdl(gather_f32, gather_grid(p.D, p.n), gather_block(), kg_stream,
         p.cache, p.permuted[rep], p.scratch, (uint32_t) p.D, (uint32_t) p.n, (uint32_t) p.rep_head(rep));
 }
 
@@ -441,7 +440,7 @@ void conv_ids_generated(const conv_problem & p, int rep, const char * pattern = 
     const uint32_t rs = p.rep_head(rep), C = p.C, n = p.n, row = p.row;
     const int32_t * ids = p.ids_of(pattern, rep);
     if (n >= 2) { // the glue leaves it out at one sequence (ops.Guard)
-        kg_launch_pdl(ssm_conv_gather_f32, ssm_conv_gather_grid(p.row, p.n), ssm_conv_gather_block(), kg_stream, p.cache, ids, p.scratch, row, n, rs);
+        kg_launch_pdl(gather_f32, gather_grid(p.row, p.n), gather_block(), kg_stream, p.cache, ids, p.scratch, row, n, rs);
     }
     kg_launch_pdl(ssm_conv_update_inplace_ids_f32<4u, true>, ssm_conv_update_inplace_ids_grid<4u, true>(C, n), ssm_conv_update_inplace_ids_block<4u, true>(), kg_stream,
         p.cache, p.w, p.x, p.cache + size_t(rs) * p.row, ids, p.scratch, p.dst, C, n, 3u, row, 4u, C, row, C, rs);
@@ -564,7 +563,7 @@ int experiments(FILE * csv, double copy) {
     // The gather's cap on a row's workgroups, from its grid: one sequence of
     // a row longer than any cap takes the cap.
     char cap[48];
-    snprintf(cap, sizeof cap, "cap %u", gated_delta_net_gather_grid(2048u * 65535u, 1u).x);
+    snprintf(cap, sizeof cap, "cap %u", gather_grid(2048u * 65535u, 1u).x);
     auto row = [&](const char * bench, const char * shape, int n, std::string impl, double us, double bytes) {
         const double pct = 100.0 * bytes / (us * 1e3) / copy;
         fprintf(csv, "%s,%s,%d,\"%s\",%.2f,%.1f\n", bench, shape, n, impl.c_str(), us, pct);
@@ -622,10 +621,9 @@ int offsets(FILE * csv, double copy) {
         KG_CHECK(cudaFuncGetAttributes(&a, f));
         printf("regs %-40s %d registers, %zu bytes local\n", name, a.numRegs, a.localSizeBytes);
     };
-    regs("gated_delta_net_gather_f32", (const void *) gated_delta_net_gather_f32);
+    regs("gather_f32", (const void *) gather_f32);
     regs("gated_delta_net_inplace_ids_f32<128,0,16,4>", (const void *) gated_delta_net_inplace_ids_f32<kSv, false, 16, 4>);
     regs("gated_delta_net_inplace_ids_f32<128,0,8,2>", (const void *) gated_delta_net_inplace_ids_f32<kSv, false, 8, 2>);
-    regs("ssm_conv_gather_f32", (const void *) ssm_conv_gather_f32);
     regs("ssm_conv_update_inplace_ids_f32<4,1>", (const void *) ssm_conv_update_inplace_ids_f32<4u, true>);
     timer t;
     for (int H : {32, 48}) {
@@ -724,7 +722,7 @@ template <bool NATIVE>
 void gdn_two(const gdn_bufs & b, const int32_t * ids, int rs, bool gather = true) {
     constexpr int NW = 16, CPW = 4;
     if (b.n >= 2 && gather) {
-        kg_launch_pdl(gated_delta_net_gather_f32, gated_delta_net_gather_grid(b.D, b.n), gated_delta_net_gather_block(), kg_stream,
+        kg_launch_pdl(gather_f32, gather_grid(b.D, b.n), gather_block(), kg_stream,
             (const float *) b.cache, ids, b.scratch, (uint32_t) b.D, (uint32_t) b.n, (uint32_t) rs);
     }
     auto k = NATIVE ? &gated_delta_net_inplace_ids_f32<kSv, false, NW, CPW> : &gated_delta_net_inplace_ids_f32_portable<kSv, false, NW, CPW>;
@@ -848,7 +846,7 @@ template <bool NATIVE>
 void conv_two(const conv_bufs & b, const int32_t * ids, int rs, bool gather = true) {
     const uint32_t C = b.C, n = b.n, row = b.row;
     if (b.n >= 2 && gather) {
-        kg_launch_pdl(ssm_conv_gather_f32, ssm_conv_gather_grid(b.row, b.n), ssm_conv_gather_block(), kg_stream, (const float *) b.cache, ids, b.scratch, row, n, (uint32_t) rs);
+        kg_launch_pdl(gather_f32, gather_grid(b.row, b.n), gather_block(), kg_stream, (const float *) b.cache, ids, b.scratch, row, n, (uint32_t) rs);
     }
     auto k = NATIVE ? &ssm_conv_update_inplace_ids_f32<4u, true> : &ssm_conv_update_inplace_ids_f32_portable<4u, true>;
     kg_launch_pdl(k, ssm_conv_update_inplace_ids_grid<4u, true>(C, n), ssm_conv_update_inplace_ids_block<4u, true>(), kg_stream,

@@ -96,15 +96,11 @@ bool kg_reference_launch(const kg_launch & l, const std::vector<void *> & all, c
         }
         return false;
     }
-    if (op == "gated_delta_net_gather") {
-        // The series gathers every non-identity row (kernelgen only the aliasing ones).
+    if (op == "gather") {
+        // The series gathers every non-identity row (kernelgen only the aliasing ones); op B's
+        // gather stands for op D's, the same copy.
         ggml_cuda_gdn_gather_nonident<float>(v.b<float>("cache"), v.b<int32_t>("ids"), (int) v.a("rs_head"), v.b<float>("scratch"),
             v.a("row_len"), v.a("n_seqs"), st);
-        return true;
-    }
-    if (op == "ssm_conv_gather") {
-        ssm_conv_gather_nonident_kernel<<<v.a("n_seqs"), 256, 0, st>>>(v.b<float>("cache"), v.b<int32_t>("ids"), (int) v.a("rs_head"),
-            v.b<float>("scratch"), (int) v.a("row_len"), (int) v.a("n_seqs"));
         return true;
     }
     if (op == "ssm_conv_update_inplace" || op == "ssm_conv_update_inplace_ids") {

@@ -20,10 +20,9 @@
 #include "gated_delta_net_inplace_ids_chained.cuh"
 #include "gated_delta_net_block_gather.cuh"
 #include "gated_delta_net_inplace_ids_blocks.cuh"
-#include "gated_delta_net_gather.cuh"
+#include "gather.cuh"
 #include "gated_delta_net_inplace_ids.cuh"
 #include "ssm_conv_update_inplace.cuh"
-#include "ssm_conv_gather.cuh"
 #include "ssm_conv_update_inplace_ids.cuh"
 
 // ggml_cuda_fused_compute_forward runs a fused node and returns true, or returns
@@ -460,7 +459,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 }
             }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!one_dispatch && !chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
+            if (!one_dispatch && !chained && op->src[2]->ne[3] >= 2) { // gather
                 const uint32_t row_len = op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1];
                 const uint32_t n_seqs = op->src[2]->ne[3];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
@@ -468,10 +467,10 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
-                    ggml_cuda_kernel_launch(gated_delta_net_gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, scratch, row_len, n_seqs, rs_head);
+                    ggml_cuda_kernel_launch(gather_f32, params, (const float *) op->src[5]->data, (const int32_t *) op->src[7]->data, scratch, row_len, n_seqs, rs_head);
                 }
                 else {
-                    GGML_ABORT("no gated_delta_net_gather kernel for this variant");
+                    GGML_ABORT("no gather kernel for this variant");
                 }
             }
             // otherwise the gather, then the compute dispatch
@@ -612,7 +611,7 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
             ggml_cuda_pool_alloc<float> scratch_alloc(ctx.pool(), op->src[0]->nb[2] / 4 * op->src[2]->ne[2]);
             float * scratch = scratch_alloc.get();
             // with one sequence no source is another sequence's destination: the gather copies nothing
-            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
+            if (op->src[2]->ne[2] >= 2) { // gather
                 const uint32_t row_len = op->src[0]->nb[2] / 4;
                 const uint32_t n_seqs = op->src[2]->ne[2];
                 const uint32_t rs_head = ggml_get_op_params_i32(op, 1);
@@ -620,10 +619,10 @@ static bool ggml_cuda_fused_compute_forward(ggml_backend_cuda_context & ctx, ggm
                 const dim3 block(256u, 1u, 1u);
                 const ggml_cuda_kernel_launch_params params(grid, block, 0, stream);
                 if (true) {
-                    ggml_cuda_kernel_launch(ssm_conv_gather_f32, params, (const float *) op->src[0]->data, (const int32_t *) op->src[4]->data, scratch, row_len, n_seqs, rs_head);
+                    ggml_cuda_kernel_launch(gather_f32, params, (const float *) op->src[0]->data, (const int32_t *) op->src[4]->data, scratch, row_len, n_seqs, rs_head);
                 }
                 else {
-                    GGML_ABORT("no ssm_conv_gather kernel for this variant");
+                    GGML_ABORT("no gather kernel for this variant");
                 }
             }
             { // ssm_conv_update_inplace_ids

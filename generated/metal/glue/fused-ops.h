@@ -51,7 +51,7 @@ typedef struct {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
-} ggml_metal_kargs_gated_delta_net_gather;
+} ggml_metal_kargs_gather;
 
 typedef struct {
     uint32_t H;
@@ -86,12 +86,6 @@ typedef struct {
     uint32_t sd1;
     uint32_t d2;
 } ggml_metal_kargs_ssm_conv_update_inplace;
-
-typedef struct {
-    uint32_t row_len;
-    uint32_t n_seqs;
-    uint32_t rs_head;
-} ggml_metal_kargs_ssm_conv_gather;
 
 typedef struct {
     uint32_t n_ch;
@@ -199,8 +193,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(op);
             scratch.offs += (op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]) * sizeof(float);
             // with one sequence no source is another sequence's destination: the gather copies nothing
-            if (op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
-                ggml_metal_kargs_gated_delta_net_gather args = {
+            if (op->src[2]->ne[3] >= 2) { // gather
+                ggml_metal_kargs_gather args = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
@@ -208,8 +202,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 const uint32_t row_len = args.row_len;
                 const uint32_t n_seqs = args.n_seqs;
                 const char * name = nullptr;
-                if (true) { name = "kernel_gated_delta_net_gather_f32"; }
-                GGML_ASSERT(name != nullptr && "no gated_delta_net_gather pipeline for this variant");
+                if (true) { name = "kernel_gather_f32"; }
+                GGML_ASSERT(name != nullptr && "no gather pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);
@@ -336,8 +330,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
             ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(op);
             scratch.offs += ggml_nbytes(op);
             // with one sequence no source is another sequence's destination: the gather copies nothing
-            if (op->src[2]->ne[2] >= 2) { // ssm_conv_gather
-                ggml_metal_kargs_ssm_conv_gather args = {
+            if (op->src[2]->ne[2] >= 2) { // gather
+                ggml_metal_kargs_gather args = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
@@ -345,8 +339,8 @@ static int ggml_metal_fused_encode(ggml_metal_op_t ctx, int idx) {
                 const uint32_t row_len = args.row_len;
                 const uint32_t n_seqs = args.n_seqs;
                 const char * name = nullptr;
-                if (true) { name = "kernel_ssm_conv_gather_f32"; }
-                GGML_ASSERT(name != nullptr && "no ssm_conv_gather pipeline for this variant");
+                if (true) { name = "kernel_gather_f32"; }
+                GGML_ASSERT(name != nullptr && "no gather pipeline for this variant");
                 ggml_metal_pipeline_with_params pipeline = ggml_metal_library_get_pipeline(lib, name);
                 if (!pipeline.pipeline) {
                     pipeline = ggml_metal_library_compile_pipeline(lib, name, name, nullptr);

@@ -88,12 +88,12 @@ struct vk_op_chain_gather_push_constants {
 };
 static_assert(sizeof(vk_op_chain_gather_push_constants) == 16, "vk_op_chain_gather_push_constants must match the shader's push constants");
 
-struct vk_op_gated_delta_net_gather_push_constants {
+struct vk_op_gather_push_constants {
     uint32_t row_len;
     uint32_t n_seqs;
     uint32_t rs_head;
 };
-static_assert(sizeof(vk_op_gated_delta_net_gather_push_constants) == 12, "vk_op_gated_delta_net_gather_push_constants must match the shader's push constants");
+static_assert(sizeof(vk_op_gather_push_constants) == 12, "vk_op_gather_push_constants must match the shader's push constants");
 
 struct vk_op_gated_delta_net_inplace_ids_push_constants {
     uint32_t H;
@@ -143,13 +143,6 @@ struct vk_op_ssm_conv_update_inplace_ids_batched_push_constants {
     uint32_t rs_head;
 };
 static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants) == 36, "vk_op_ssm_conv_update_inplace_ids_batched_push_constants must match the shader's push constants");
-
-struct vk_op_ssm_conv_gather_push_constants {
-    uint32_t row_len;
-    uint32_t n_seqs;
-    uint32_t rs_head;
-};
-static_assert(sizeof(vk_op_ssm_conv_gather_push_constants) == 12, "vk_op_ssm_conv_gather_push_constants must match the shader's push constants");
 
 struct vk_op_ssm_conv_update_inplace_ids_push_constants {
     uint32_t n_ch;
@@ -242,7 +235,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", "gated_delta_net_inplace_ids_chained.comp", {{"CPW", "4u"}, {"KDA", "true"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NW", "8u"}, {"S_v", "128u"}});
     string_to_spv("chain_gather", "chain_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
-    string_to_spv("gated_delta_net_gather", "gated_delta_net_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
+    string_to_spv("gather", "gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "true"}, {"KG_WG_X", "16"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "16u"}});
     string_to_spv("gated_delta_net_inplace_ids_s_v32_kda0_nw4_cpw1", "gated_delta_net_inplace_ids.comp", {{"CPW", "1u"}, {"KDA", "false"}, {"KG_WG_X", "32"}, {"KG_WG_Y", "4"}, {"KG_WG_Z", "1"}, {"NW", "4u"}, {"S_v", "32u"}});
@@ -281,7 +274,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "7u"}});
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "false"}, {"d_conv", "8u"}});
     string_to_spv("ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", "ssm_conv_update_inplace_ids_batched.comp", {{"KG_WG_X", "32"}, {"KG_WG_Y", "8"}, {"KG_WG_Z", "1"}, {"NS", "8u"}, {"SILU", "true"}, {"d_conv", "8u"}});
-    string_to_spv("ssm_conv_gather", "ssm_conv_gather.comp", {{"KG_WG_X", "256"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv2_silu0", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv2_silu1", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "true"}, {"d_conv", "2u"}});
     string_to_spv("ssm_conv_update_inplace_ids_d_conv3_silu0", "ssm_conv_update_inplace_ids.comp", {{"KG_WG_X", "128"}, {"KG_WG_Y", "1"}, {"KG_WG_Z", "1"}, {"SILU", "false"}, {"d_conv", "3u"}});
@@ -302,11 +294,10 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     vk_pipeline pipeline_gated_delta_net_inplace_ids_batched[56];
     vk_pipeline pipeline_gated_delta_net_inplace_ids_chained[8];
     vk_pipeline pipeline_chain_gather[1];
-    vk_pipeline pipeline_gated_delta_net_gather[1];
+    vk_pipeline pipeline_gather[1];
     vk_pipeline pipeline_gated_delta_net_inplace_ids[10];
     vk_pipeline pipeline_ssm_conv_update_inplace[14];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids_batched[14];
-    vk_pipeline pipeline_ssm_conv_gather[1];
     vk_pipeline pipeline_ssm_conv_update_inplace_ids[14];
 // == ggml-vulkan.cpp, in `static void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {`, after `ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_bias_silu_f32,` ==
     // fused gated-DeltaNet / conv-update: dispatches pass group counts, so the
@@ -386,7 +377,7 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[6], "gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda0_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids_chained[7], "gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4", gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_len, gated_delta_net_inplace_ids_chained_s_v128_kda1_nw8_cpw4_data, "main", 11, sizeof(vk_op_gated_delta_net_inplace_ids_chained_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_chain_gather[0], "chain_gather", chain_gather_len, chain_gather_data, "main", 4, sizeof(vk_op_chain_gather_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_gather[0], "gated_delta_net_gather", gated_delta_net_gather_len, gated_delta_net_gather_data, "main", 3, sizeof(vk_op_gated_delta_net_gather_push_constants), {1, 1, 1}, {}, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_gather[0], "gather", gather_len, gather_data, "main", 3, sizeof(vk_op_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[0], "gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[1], "gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1", gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v16_kda1_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_gated_delta_net_inplace_ids[2], "gated_delta_net_inplace_ids_s_v32_kda0_nw4_cpw1", gated_delta_net_inplace_ids_s_v32_kda0_nw4_cpw1_len, gated_delta_net_inplace_ids_s_v32_kda0_nw4_cpw1_data, "main", 10, sizeof(vk_op_gated_delta_net_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -425,7 +416,6 @@ static_assert(sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants) == 36, "v
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[11], "ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv7_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[12], "ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu0_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids_batched[13], "ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8", ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_len, ssm_conv_update_inplace_ids_batched_d_conv8_silu1_ns8_data, "main", 6, sizeof(vk_op_ssm_conv_update_inplace_ids_batched_push_constants), {1, 1, 1}, {}, 1);
-    ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_gather[0], "ssm_conv_gather", ssm_conv_gather_len, ssm_conv_gather_data, "main", 3, sizeof(vk_op_ssm_conv_gather_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[0], "ssm_conv_update_inplace_ids_d_conv2_silu0", ssm_conv_update_inplace_ids_d_conv2_silu0_len, ssm_conv_update_inplace_ids_d_conv2_silu0_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[1], "ssm_conv_update_inplace_ids_d_conv2_silu1", ssm_conv_update_inplace_ids_d_conv2_silu1_len, ssm_conv_update_inplace_ids_d_conv2_silu1_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_update_inplace_ids[2], "ssm_conv_update_inplace_ids_d_conv3_silu0", ssm_conv_update_inplace_ids_d_conv3_silu0_len, ssm_conv_update_inplace_ids_d_conv3_silu0_data, "main", 7, sizeof(vk_op_ssm_conv_update_inplace_ids_push_constants), {1, 1, 1}, {}, 1);
@@ -931,8 +921,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { H, n_seqs, (S_v / (NW * CPW)) });
             }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!one_dispatch && !chained && op->src[2]->ne[3] >= 2) { // gated_delta_net_gather
-                const vk_op_gated_delta_net_gather_push_constants pc = {
+            if (!one_dispatch && !chained && op->src[2]->ne[3] >= 2) { // gather
+                const vk_op_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[2]->ne[0] * op->src[2]->ne[0] * op->src[2]->ne[1]),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[3]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
@@ -940,8 +930,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 const uint32_t row_len = pc.row_len;
                 const uint32_t n_seqs = pc.n_seqs;
                 vk_pipeline pipeline = nullptr;
-                if (true) { pipeline = ctx->device->pipeline_gated_delta_net_gather[0]; }
-                GGML_ASSERT(pipeline != nullptr && "no gated_delta_net_gather pipeline for this variant");
+                if (true) { pipeline = ctx->device->pipeline_gather[0]; }
+                GGML_ASSERT(pipeline != nullptr && "no gather pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
                     ggml_vk_tensor_subbuffer(ctx, op->src[5]), // cache
@@ -1108,8 +1098,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 }, pc, { ((n_ch + 31u) / 32u), 1u, 1u });
             }
             // otherwise the gather, then the compute dispatch; with one sequence no source is another sequence's destination: the gather copies nothing
-            if (!one_dispatch && op->src[2]->ne[2] >= 2) { // ssm_conv_gather
-                const vk_op_ssm_conv_gather_push_constants pc = {
+            if (!one_dispatch && op->src[2]->ne[2] >= 2) { // gather
+                const vk_op_gather_push_constants pc = {
                     /* .row_len = */ (uint32_t) (op->src[0]->nb[2] / 4),
                     /* .n_seqs = */ (uint32_t) (op->src[2]->ne[2]),
                     /* .rs_head = */ (uint32_t) (ggml_get_op_params_i32(op, 1)),
@@ -1117,8 +1107,8 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
                 const uint32_t row_len = pc.row_len;
                 const uint32_t n_seqs = pc.n_seqs;
                 vk_pipeline pipeline = nullptr;
-                if (true) { pipeline = ctx->device->pipeline_ssm_conv_gather[0]; }
-                GGML_ASSERT(pipeline != nullptr && "no ssm_conv_gather pipeline for this variant");
+                if (true) { pipeline = ctx->device->pipeline_gather[0]; }
+                GGML_ASSERT(pipeline != nullptr && "no gather pipeline for this variant");
                 ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
                 ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {
                     ggml_vk_tensor_subbuffer(ctx, op->src[0]), // cache

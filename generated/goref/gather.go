@@ -8,25 +8,25 @@ import (
 	rt "github.com/kernelgen/kernelgen/emit/goref/rt"
 )
 
-// GatedDeltaNetGatherParams are the compile-time parameters of a variant.
-type GatedDeltaNetGatherParams struct{}
+// GatherParams are the compile-time parameters of a variant.
+type GatherParams struct{}
 
-// GatedDeltaNetGatherArgs are the runtime scalar arguments.
-type GatedDeltaNetGatherArgs struct {
+// GatherArgs are the runtime scalar arguments.
+type GatherArgs struct {
 	RowLen uint32 // row_len: elements per row (cache and scratch)
 	NSeqs  uint32 // n_seqs: sequences
 	RsHead uint32 // rs_head: first destination slot
 }
 
-// GatedDeltaNetGatherBuffers are the bound buffers; indices are in elements.
-type GatedDeltaNetGatherBuffers struct {
-	Cache   []float32 // cache (src5, read): the full cache, rows of row_len
-	Ids     []int32   // ids (src7, read): source slot of each sequence
+// GatherBuffers are the bound buffers; indices are in elements.
+type GatherBuffers struct {
+	Cache   []float32 // cache (caller, read): the full cache, rows of row_len
+	Ids     []int32   // ids (caller, read): source slot of each sequence
 	Scratch []float32 // scratch (scratch, write): n_seqs rows of row_len
 }
 
-// gatedDeltaNetGather runs gated_delta_net_gather@portable.
-func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherArgs, kgB GatedDeltaNetGatherBuffers) error {
+// gather runs gather@portable.
+func gather(kgP GatherParams, kgA GatherArgs, kgB GatherBuffers) error {
 	row_len := kgA.RowLen
 	n_seqs := kgA.NSeqs
 	rs_head := kgA.RsHead
@@ -74,12 +74,12 @@ func gatedDeltaNetGather(kgP GatedDeltaNetGatherParams, kgA GatedDeltaNetGatherA
 	return nil
 }
 
-// GatedDeltaNetGather runs gated_delta_net_gather, a pure copy that every contract shares. Buffers are modified in place.
-func GatedDeltaNetGather(arith string, p GatedDeltaNetGatherParams, a GatedDeltaNetGatherArgs, b GatedDeltaNetGatherBuffers) error {
+// Gather runs gather, a pure copy that every contract shares. Buffers are modified in place.
+func Gather(arith string, p GatherParams, a GatherArgs, b GatherBuffers) error {
 	switch arith {
 	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
-		return gatedDeltaNetGather(p, a, b)
+		return gather(p, a, b)
 	default:
-		return fmt.Errorf("gated_delta_net_gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
+		return fmt.Errorf("gather: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }
