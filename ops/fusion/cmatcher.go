@@ -120,6 +120,13 @@ static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
     return t != nullptr && %[1]s_root(t) == root && ggml_nelements(t) > 0;
 }
 
+// a node outside the fused set that the graph runs after from and before to
+template <size_t N>
+static bool %[1]s_runs_between(const %[1]s_graph & gr, const ggml_tensor * from, const ggml_tensor * to, const std::array<const ggml_tensor *, N> & fused) {
+    ggml_tensor * const * first = gr.cgraph->nodes + gr.index.at(from) + 1, * const * last = gr.cgraph->nodes + gr.index.at(to);
+    return std::any_of(first, std::max(first, last), [&](const ggml_tensor * n) { return !%[1]s_in(fused, n) && !%[1]s_is_view(n) && ggml_nelements(n) > 0; });
+}
+
 // a node outside the fused set, from the first fused node to the last, reads or writes root
 template <size_t N>
 static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::array<const ggml_tensor *, N> & fused) {
@@ -289,6 +296,8 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(conds, " ||\n        "))
 		case NothingBetween:
 			fmt.Fprintf(w, "    if (%s_touched_between(gr, %s_root(m.cache), m.fused)) {\n        return false;\n    }\n", p, p)
+		case Adjacent:
+			fmt.Fprintf(w, "    if (%s_runs_between(gr, m.%s, m.out, m.fused)) {\n        return false;\n    }\n", p, pt.Anchor)
 		case Disjoint:
 			var conds []string
 			for _, r := range c.Roles[1:] {

@@ -197,6 +197,13 @@ func (m *Match) check(g *Graph, c Condition, be Backend) string {
 		}
 	case NothingBetween:
 		return m.between(g)
+	case Adjacent:
+		from, to := g.Index(m.Bound[m.P.Anchor]), g.Index(m.Bound["out"])
+		for _, n := range g.Nodes[from+1 : max(to, from+1)] {
+			if !slices.Contains(m.Fused, n) && !n.IsView() && n.Elems() > 0 {
+				return fmt.Sprintf("%s (%s) runs between %s and %s", n.Name, n.Op, m.Bound[m.P.Anchor].Name, m.Bound["out"].Name)
+			}
+		}
 	case Disjoint:
 		w := m.Bound[c.Roles[0]]
 		wlo, whi := w.Bytes()

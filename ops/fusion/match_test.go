@@ -117,6 +117,9 @@ var refusals = []refusal{
 	{"result in the token's memory", "no-reuse", ConvPattern, func(l *Layer, b *Built) {
 		b.ConvOut.ViewSrc = b.Inputs[0] // the allocator handed qkv's memory on
 	}, portable},
+	{"a node between the conv and its silu", "silu-next", ConvPattern, func(l *Layer, b *Built) {
+		after(b, "conv_out", func(g *Graph) { g.Compute("norm", "RMS_NORM", []int64{8}, b.Inputs[0]) })
+	}, portable},
 	{"S_v outside the table", "variant", StatePattern, nil, portable},
 	{"d_conv outside the table", "variant", ConvPattern, nil, portable},
 }
@@ -168,6 +171,18 @@ func between(b *Built, at, name string, cache *Tensor) {
 		g.Nodes = append(g.Nodes, n)
 		if n.Name == at {
 			g.ScaleInplace(name, g.View(name+"_row", cache, []int64{16}, nil, 0), 0)
+		}
+	}
+	b.G.Nodes = g.Nodes
+}
+
+// after inserts the nodes add builds right after node at.
+func after(b *Built, at string, add func(g *Graph)) {
+	g := &Graph{}
+	for _, n := range b.G.Nodes {
+		g.Nodes = append(g.Nodes, n)
+		if n.Name == at {
+			add(g)
 		}
 	}
 	b.G.Nodes = g.Nodes

@@ -55,6 +55,12 @@ const (
 	// cache: the fused dispatch moves the read to the anchor and the write
 	// before the copy.
 	NothingBetween Kind = "nothing-between"
+	// Adjacent: no node outside the pattern runs between the anchor and
+	// the node whose result is the dispatch's out: the dispatch writes out
+	// at the anchor's place, and the allocator may have put the result of
+	// a node in between in out's memory (it allocates out only when the
+	// graph reaches it).
+	Adjacent Kind = "adjacent"
 	// Disjoint: the memory of Roles[0] (what the kernel writes) overlaps
 	// none of Roles[1:] (what it reads). The dispatch reads its inputs
 	// later than the graph's last reader of them did, so the allocator may
@@ -263,6 +269,7 @@ var ConvPattern = &Pattern{
 		}},
 		{Name: "nothing-between", Kind: NothingBetween, Why: "a node between the read and the write that touches the cache would see (or make) a different cache"},
 		{Name: "no-reuse", Kind: Disjoint, Roles: []string{"out", "x", "input"}, Why: "x is read after the CONCAT, its last reader in the graph: its memory may hold the result by now"},
+		{Name: "silu-next", Kind: Adjacent, Why: "the SILU's result is written at the SSM_CONV's place: a node between the two may have its result in that memory"},
 		{Name: "variant", Kind: Variant, Why: "the fused kernels are built for the variant table's shapes only"},
 	},
 	Kernel: "ssm_conv_update_inplace_ids",
