@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # System packages the tests use. Keep this list in step with `kernelgen doctor`.
-packages=(ca-certificates git g++ glslang-tools spirv-tools clang-22 libvulkan-dev vulkan-tools
+packages=(ca-certificates git g++ glslang-tools spirv-tools clang-22 libvulkan-dev mesa-vulkan-drivers vulkan-tools
   pocl-opencl-icd ocl-icd-opencl-dev clinfo)
 missing=()
 for p in "${packages[@]}"; do
@@ -18,28 +18,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-
-# lavapipe, the Vulkan device the tests run on, is Mesa 25 from bookworm-backports:
-# bookworm's Mesa 22.3 aborts in long test-backend-ops runs (docs/runtimes.md).
-# The suite comes from the same Debian mirror the machine already uses.
-lavapipe=25.0.7-2~bpo12+1
-if [ "$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null)" != "$lavapipe" ]; then
-  suites() { apt-get indextargets --format '$(REPO_URI) $(RELEASE)'; }
-  if [ -z "$(suites)" ]; then $SUDO apt-get update -qq; fi # no package lists yet
-  if ! suites | awk '{ print $2 }' | grep -qx bookworm-backports; then
-    mirror=$(suites | awk '$2 == "bookworm" { print $1; exit }')
-    if [ -z "$mirror" ]; then
-      echo "setup: no bookworm suite in apt's sources to take bookworm-backports from; add bookworm-backports (main) and run this again." >&2
-      exit 1
-    fi
-    echo "setup: adding bookworm-backports from $mirror"
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$mirror" |
-      $SUDO tee /etc/apt/sources.list.d/kernelgen-bookworm-backports.sources >/dev/null
-  fi
-  echo "setup: installing mesa-vulkan-drivers $lavapipe (lavapipe)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports "mesa-vulkan-drivers=$lavapipe" >/dev/null
 fi
 
 # Go >= 1.21 fetches the toolchain go.mod asks for (1.24+) through the module
