@@ -42,8 +42,8 @@ cache after the update is neither encoded concurrently with it nor
 moved before it.
 
 supports_op answers for these nodes: it accepts them only where a kernel
-exists and says no to the hybrid per-head state (src[8]/src[9]) and to
-bf16 state, which used to be accepted and then hit an assert.
+exists, so a node outside the kernels' table is refused instead of being
+run by the plain kernel, which would ignore the slot it writes.
 `,
 	Dir:     "src/ggml-metal/",
 	Glue:    glueTarget,
