@@ -50,7 +50,8 @@ themselves).
 
 Shaders keep the non-fused path's arithmetic (subgroup shuffles, GLSL
 exp); the GDN pipelines ask for the device's subgroup size, as the
-plain GDN pipelines do.
+plain GDN pipelines do, and for full subgroups where a column's lanes
+fill one (S_v 32 and up on subgroups of 32).
 `,
 	Dir:     "src/ggml-vulkan/vulkan-shaders/",
 	Glue:    glueTarget,
