@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -100,6 +101,44 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFamilies(t, "metal", byOp, 32)
+}
+
+// ggml-metal.metal specialises a kernel by function constants where its
+// neighbours do (FC_gated_delta_net_ne20): the upstream kernels take their
+// bools (KDA, IDS, SILU) as function constants, instantiating one template
+// per remaining variant, and the glue defines each constant's index base in
+// ggml-metal-impl.h and sets every constant where it builds the pipeline.
+func TestMetalKernelsTakeBoolsAsFunctionConstants(t *testing.T) {
+	lib, err := backendmetal.UpstreamLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sections, err := templates.UpstreamGlue(glueTarget(t, "metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(lib)
+	if n := strings.Count(text, "[[host_name("); n != 4+7 {
+		t.Errorf("%d instantiations, want 11 (GDN: 4 tilings, conv: 7 d_conv; the bools are no template arguments)", n)
+	}
+	if regexp.MustCompile(`template <[^>]*\bbool\b`).MatchString(text) {
+		t.Error("a kernel takes a bool template parameter")
+	}
+	fcs := regexp.MustCompile(`constant bool (\w+) \[\[function_constant\((\w+) \+ (\d+)\)\]\];`).FindAllStringSubmatch(text, -1)
+	if len(fcs) != 4 {
+		t.Fatalf("%d bool function constants, want 4 (KDA, IDS; SILU, IDS)", len(fcs))
+	}
+	for _, fc := range fcs {
+		if !regexp.MustCompile(`(?m)^#define ` + fc[2] + ` +\d+$`).MatchString(sections["upstream-function-constants"]) {
+			t.Errorf("%s's base %s is not defined for ggml-metal-impl.h", fc[1], fc[2])
+		}
+		if !strings.Contains(sections["upstream-pipelines"], fc[2]+" + "+fc[3]+");") {
+			t.Errorf("no pipeline getter sets %s (%s + %s)", fc[1], fc[2], fc[3])
+		}
+		if !strings.Contains(text, "if ("+fc[1]+")") {
+			t.Errorf("no kernel reads %s", fc[1])
+		}
+	}
 }
 
 // fastdivStandIn stands in for ggml-cuda's fastdiv (common.cuh), by the
