@@ -352,6 +352,10 @@ func Caller() ir.Pos {
 	return ir.Pos{File: filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file), Line: line}
 }
 
+// Assert states a precondition on the kernel's inputs that a backend able
+// to stop checks there (native contracts only; see ir.Assert).
+func (b *Builder) Assert(cond Val) { b.emit(&ir.Assert{Cond: cond.e, At: callerPos()}) }
+
 // DepWait marks that what follows depends on the op's previous dispatch.
 func (b *Builder) DepWait() { b.emit(&ir.DepSync{Kind: ir.DepWait, At: callerPos()}) }
 

@@ -363,3 +363,29 @@ func TestBF16Unsupported(t *testing.T) {
 		t.Errorf("goref: %v (the reference must lower bf16 buffers)", err)
 	}
 }
+
+// An assert (native-cpu kernels: an id must name a row of the cache) stops
+// the Go reference with the condition, as GGML_ASSERT stops ggml-cpu.
+func TestGoReferencePanicsOnAFailedAssert(t *testing.T) {
+	b := dsl.New("checked", ir.Native("cpu"))
+	rows := b.Arg("n_rows", ir.U32, "cache rows")
+	ids := b.Buffer("ids", ir.I32, ir.Read, "src0", "")
+	out := b.Buffer("out", ir.F32, ir.Write, "dst", "")
+	b.Workgroup(1, 1, 1)
+	b.Grid(1, 1, 1)
+	src := b.Let("src", ids.Load(0))
+	b.Assert(src.Lt(rows.I32()))
+	out.Store(0, src.F32())
+	k, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := ir.Unit{Op: k.Name, Summary: "assert", Kernels: []*ir.Kernel{k}, Instances: []ir.Instance{variant(construct{name: k.Name}).Of(k)}, Contracts: []ir.Arith{ir.Native("cpu")}}
+	text, err := goref.Emit(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `panic("assert src < i32(n_rows) failed")`; !strings.Contains(string(text), want) {
+		t.Errorf("the Go reference has no %s:\n%s", want, text)
+	}
+}

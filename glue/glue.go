@@ -163,6 +163,7 @@ var gdnArgs = map[string]string{
 	"sd1":     nb(6, 1),
 	"rs_head": "ggml_get_op_params_i32(op, 1)",
 	"row_len": ne(2, 0) + " * " + ne(2, 0) + " * " + ne(2, 1),
+	"n_rows":  ne(5, 3),
 }
 
 // convArgs maps the conv-update kernels' args (ops/conv.go) to the node.
@@ -173,6 +174,7 @@ func convArgs(nSeqsFrom int) map[string]string {
 		"sd1": nb(3, 1), "d2": "op->nb[2] / 4",
 		"rs_head": "ggml_get_op_params_i32(op, 1)",
 		"row_len": nb(0, 2),
+		"n_rows":  ne(0, 2),
 	}
 }
 

@@ -56,6 +56,10 @@
 //     a3*b3 with every product and sum rounded, NativeOrder as Butterfly,
 //     VecDot i ascending from +0.0, VecSilu per element), so native results
 //     on a device are compared with it under a tolerance, not bit for bit.
+//     A native kernel may also Assert a precondition on its inputs (an id
+//     names a row of the cache), which a backend that can stop checks
+//     (ggml-cpu's GGML_ASSERT; the Go reference panics) and a GPU kernel,
+//     which cannot, never holds.
 //
 // Kernel.ArithFree marks a kernel that does no f32 arithmetic at all (a
 // copy): built portable once, it is every contract's kernel, and Validate

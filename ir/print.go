@@ -136,6 +136,8 @@ func (p *printer) stmt(s Stmt) {
 		p.line("// %s", s.Text)
 	case *DepSync:
 		p.line("%s", s.Kind)
+	case *Assert:
+		p.line("assert %s", ExprString(s.Cond))
 	default:
 		p.line("<unknown %T>", s)
 	}

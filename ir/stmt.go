@@ -106,6 +106,17 @@ type DepSync struct {
 	At   Pos
 }
 
+// Assert states that Cond holds for the kernel's inputs, a precondition
+// the caller owes that no type or shape check can see (an ids value names
+// a row of the cache). A backend that can stop the program checks it where
+// it stands (ggml-cpu: GGML_ASSERT, as its GET_ROWS checks each row id);
+// native-cpu kernels only, as a GPU kernel cannot stop: there the op's
+// documentation states what the caller must hold.
+type Assert struct {
+	Cond Expr
+	At   Pos
+}
+
 // Comment is carried to the emitted source to label a section.
 type Comment struct {
 	Text string
@@ -123,6 +134,7 @@ func (s *Barrier) Pos() Pos    { return s.At }
 func (s *Reduce) Pos() Pos     { return s.At }
 func (s *Comment) Pos() Pos    { return s.At }
 func (s *DepSync) Pos() Pos    { return s.At }
+func (s *Assert) Pos() Pos     { return s.At }
 
 func (*Let) isStmt()        {}
 func (*Assign) isStmt()     {}
@@ -135,6 +147,7 @@ func (*Barrier) isStmt()    {}
 func (*Reduce) isStmt()     {}
 func (*Comment) isStmt()    {}
 func (*DepSync) isStmt()    {}
+func (*Assert) isStmt()     {}
 
 // IsCollective reports whether s is, or contains, a statement that all
 // threads of a workgroup (Barrier) or cluster (Reduce) execute together.

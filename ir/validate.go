@@ -367,6 +367,14 @@ func (v *validator) stmt(s Stmt, sc *scope, divergent bool) {
 		v.span(s.Dst, true, sc, s.At)
 		v.span(s.Src, false, sc, s.At)
 		v.vecLen(s.N, s.At, "vec_silu")
+	case *Assert:
+		v.expr(s.Cond, sc)
+		if s.Cond.Type() != Bool {
+			v.errs.add(s.At, "assert condition has type %s; compare it to get a bool", s.Cond.Type())
+		}
+		if !v.k.Arith.Native {
+			v.errs.add(s.At, "assert in a portable kernel: only a backend that can stop checks it")
+		}
 	case *Comment, *DepSync:
 	default:
 		v.errs.add(s.Pos(), "unknown statement %T", s)

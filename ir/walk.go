@@ -63,6 +63,8 @@ func StmtExprs(s Stmt) []Expr {
 		return []Expr{s.Start, s.End, s.Step}
 	case *If:
 		return []Expr{s.Cond}
+	case *Assert:
+		return []Expr{s.Cond}
 	case *Reduce:
 		return []Expr{s.X, s.Width}
 	case *VecSilu:

@@ -45,6 +45,11 @@ type style struct {
 	// takes its dots with VecDot, nothing crosses lanes; the conv update
 	// runs a block of channels per lane and applies VecSilu to the block.
 	vectorRows bool
+	// checksIds: the backend can stop on a bad input, and checks that an
+	// id it reads the cache at names one of the cache's rows (ggml-cpu:
+	// GGML_ASSERT, as its GET_ROWS checks each row id). A GPU kernel
+	// cannot stop; there the caller owes ids in range (the builders' doc).
+	checksIds bool
 	// fusedMadd: the recurrence's multiply-adds are one FMA each, as
 	// ggml-cpu's vector routines compute them on an FMA ISA
 	// (ggml_vec_mad_f32's vector FMAs). The conv taps are not (convMadd).

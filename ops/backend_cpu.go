@@ -6,7 +6,7 @@ import "github.com/kernelgen/kernelgen/ir"
 // yet): its vector routines' arithmetic.
 func init() {
 	declare(native{backend: "cpu",
-		style: style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true},
+		style: style{order: ir.NativeOrder, vectorRows: true, fusedMadd: true, checksIds: true},
 		// its gathers copy whole rows in chunks over the threads
 		tuning: Tuning{RowGather: true}})
 }

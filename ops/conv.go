@@ -128,9 +128,14 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	x2 := b.Arg("x2", ir.U32, "x_cur sequence stride, elements")
 	sd1 := b.Arg("sd1", ir.U32, "conv_state_dst row stride, elements")
 	d2 := b.Arg("d2", ir.U32, "dst sequence stride, elements")
-	var rsHead dsl.Val
+	var rsHead, nRows dsl.Val
 	if withIds {
 		rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
+	}
+	// ggml-cpu's upstream kernel (the Shared one) stops on an id past the cache
+	checksIds := shared && st.checksIds
+	if checksIds {
+		nRows = cacheRowsArg(b)
 	}
 	var states, ids, scratch dsl.Buf
 	if shared {
@@ -250,7 +255,12 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 								b.DepWait() // scratch is the gather's output
 								loadTaps(scratch, s.Mul(cs2).Add(c.Mul(cs1)))
 							},
-							func() { loadTaps(states, cacheRow(src, cs2).Add(c.Mul(cs1).U64())) })
+							func() {
+								if checksIds {
+									assertRow(b, src, nRows)
+								}
+								loadTaps(states, cacheRow(src, cs2).Add(c.Mul(cs1).U64()))
+							})
 					})
 			}
 			loadOwn := func() { loadTaps(states, s.Mul(cs2).Add(c.Mul(cs1))) }

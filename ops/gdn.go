@@ -145,6 +145,7 @@ type gdn struct {
 	sk1, sk2, sk3                       dsl.Val // inPlace: k's own strides (q's elsewhere)
 	sg1, sg2, sg3, sb1, sb2, sb3, scale dsl.Val
 	nSnap, stateOff, dstRow, rsHead     dsl.Val
+	nRows                               dsl.Val // inPlace where the contract checks ids: the cache's rows (cacheRowsArg)
 	slotStride                          dsl.Val // op B: state_dst's snapshot slot stride
 	byAliasing                          dsl.Val // chained: the step split with the batched dispatch before (aliasedBatchedArg)
 	q, k, v, gate, beta, dst            dsl.Buf
@@ -247,6 +248,9 @@ func (g *gdn) declareArgs() {
 	}
 	if g.mode.ids() || g.mode == gdnShared {
 		g.rsHead = b.Arg("rs_head", ir.U32, "first destination slot (op_params[1])")
+	}
+	if g.inPlace && g.st.checksIds {
+		g.nRows = cacheRowsArg(b)
 	}
 	if g.slots {
 		// The graph fusion (ops/fusion) keeps the snapshots of llama.cpp's

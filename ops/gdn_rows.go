@@ -37,7 +37,12 @@ func (g *gdn) copyPrior(into dsl.Buf, at dsl.Val) {
 		b.If(src.Ne(g.rsHead.Add(s).I32()), func() {
 			b.IfElse(aliasesOtherThanSelf(g.st, b, src, s, g.rsHead, g.nSeqs),
 				func() { copyFrom(g.scratch, s.Mul(g.nHeads).Add(h).Mul(block)) },
-				func() { copyFrom(g.state, cacheRow(src, g.nHeads).Add(h.U64()).Mul(block.U64())) })
+				func() {
+					if g.st.checksIds {
+						assertRow(b, src, g.nRows)
+					}
+					copyFrom(g.state, cacheRow(src, g.nHeads).Add(h.U64()).Mul(block.U64()))
+				})
 		})
 	}
 	b.IfElse(g.withIds, fromIds, fromState)

@@ -15,6 +15,19 @@ import (
 // rowLen elements apart.
 func cacheRow(src, rowLen dsl.Val) dsl.Val { return src.U64().Mul(rowLen.U64()) }
 
+// cacheRowsArg declares the count of the cache's rows, which the ids
+// index, for a kernel that checks them (style.checksIds).
+func cacheRowsArg(b *dsl.Builder) dsl.Val {
+	return b.Arg("n_rows", ir.U32, "rows of the cache, which the ids index")
+}
+
+// assertRow asserts that src names one of the cache's nRows rows, one
+// condition each, so that a failure says which.
+func assertRow(b *dsl.Builder, src, nRows dsl.Val) {
+	b.Assert(src.Ge(b.I32(0)))
+	b.Assert(src.Lt(nRows.I32()))
+}
+
 // along is x, an offset within a row, in base's type: added to a u64 cache
 // offset it is widened first, added to a u32 one it stays as it is.
 func along(base, x dsl.Val) dsl.Val {

@@ -84,3 +84,22 @@ func TestPerfModeTimesTheFusedNode(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// Only the CPU backend can stop on an id outside the cache (its kernels
+// assert it, as GET_ROWS does): ggml.h says what every caller owes, beside
+// each ids builder, as ggml_get_rows's callers owe it.
+func TestIdsBuildersStateTheRange(t *testing.T) {
+	for name, want := range map[string]string{
+		"ggml-h-gdn":  "each ids[s] must be in [0, state->ne[3])",
+		"ggml-h-conv": "each ids[s] must be in [0, conv_states->ne[2])",
+	} {
+		s, err := templates.CommonSection(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(strings.ReplaceAll(s, "//", "")), " ")
+		if !strings.Contains(text, want) {
+			t.Errorf("%s does not say %q:\n%s", name, want, s)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package templates_test
 
 import (
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +16,13 @@ import (
 // spliced text reads (a device that has what the fused kernels need).
 var supportsLocals = map[string]string{
 	"metal":  "const bool has_simdgroup_reduction = true;\n",
-	"vulkan": "struct { bool subgroup_shuffle; } props = { true }, * device = &props;\n",
+	"vulkan": "struct { bool subgroup_shuffle; struct { struct { uint32_t maxStorageBufferRange; } limits; } properties; } props = { true, { { KG_MAX_BINDING } } }, * device = &props;\n",
 }
+
+// maxBinding is, for a backend whose fused kernels index a binding in 32
+// bits, the largest source its stand-in device binds (Vulkan's
+// maxStorageBufferRange, 64 MiB here); 0 where none is checked.
+var maxBinding = map[string]string{"vulkan": "(64u << 20)"}
 
 // Every backend's supports_op path as upstream gets it (the helper in its
 // file, the text spliced into supports_op, then the plain cases, which take
@@ -78,6 +84,7 @@ func TestSupportsOpPathRunsOrRefuses(t *testing.T) {
 			bin := filepath.Join(dir, "path")
 			cmd := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-Wno-unused-function",
 				"-I", testdata, "-I", dir, `-DKG_SUPPORTS="`+templates.SupportsName+`"`,
+				"-DKG_MAX_BINDING="+cmp.Or(maxBinding[b.Name], "0"),
 				filepath.Join(testdata, "supports_path_main.cpp"), "-o", bin)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("compiling the supports_op path: %v\n%s\npath:\n%s", err, out, path.String())

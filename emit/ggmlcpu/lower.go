@@ -800,6 +800,10 @@ func (d *dialect) VecSilu(n, dst, src string) string {
 	return fmt.Sprintf("ggml_vec_silu_f32(%s, %s, %s)", n, dst, src)
 }
 
+// Assert stops as ggml-cpu's own kernels do on a bad input (GET_ROWS's
+// row ids): GGML_ASSERT, one condition each, so the message says which.
+func (*dialect) Assert(cond string) string { return "GGML_ASSERT(" + cond + ");" }
+
 func (d *dialect) VecDot(n, x, y string) string {
 	d.f.e.use("dot_f32")
 	return fmt.Sprintf("dot_f32(%s, %s, %s)", n, x, y)

@@ -363,6 +363,9 @@ func (l *lowerer) stmt(s ir.Stmt) []jen.Code {
 		return []jen.Code{st}
 	case *ir.VecSilu:
 		return []jen.Code{jen.Qual(rtPath, "VecSilu").Call(l.slice(s.Dst, s.N, tid), l.slice(s.Src, s.N, tid))}
+	case *ir.Assert:
+		what := fmt.Sprintf("assert %s failed", ir.ExprString(s.Cond))
+		return []jen.Code{jen.If(jen.Op("!").Parens(l.expr(s.Cond, tid))).Block(jen.Panic(jen.Lit(what)))}
 	case *ir.Comment:
 		return []jen.Code{jen.Comment(s.Text)}
 	case *ir.DepSync:

@@ -38,6 +38,60 @@ func HostName(in ir.Instance) string {
 	return name
 }
 
+// FunctionConstants is the index base of an upstream kernel's function
+// constants, a macro of ggml-metal-impl.h as its neighbours' are
+// (FC_GATED_DELTA_NET): ggml-metal.metal takes a kernel's bool params as
+// function constants, which the pipeline getter sets, and its other params
+// as template arguments, which size its arrays.
+func FunctionConstants(k *ir.Kernel) string { return "FC_" + strings.ToUpper(stem(k)) }
+
+// FunctionConstant is the function constant an upstream kernel takes bool
+// param q as (FC_gated_delta_net_inplace_kda), and its index past
+// FunctionConstants: its place among the kernel's bool params.
+func FunctionConstant(k *ir.Kernel, q *ir.Param) (name string, index int) {
+	for _, x := range k.Params {
+		if x == q {
+			return "FC_" + stem(k) + "_" + strings.ToLower(q.Name), index
+		}
+		if constantParam(x) {
+			index++
+		}
+	}
+	panic("msl: " + q.Name + " is no param of " + k.ID())
+}
+
+// constantParam: an upstream kernel takes q as a function constant.
+func constantParam(q *ir.Param) bool { return q.Type == ir.Bool && q.Derived == nil }
+
+func stem(k *ir.Kernel) string {
+	return strings.TrimSuffix(strings.TrimPrefix(FunctionName(k), "kernel_"), "_f32")
+}
+
+// UpstreamHostName is an upstream instance's pipeline function: the
+// function name and each template argument (HostName without the function
+// constants).
+func UpstreamHostName(in ir.Instance) string {
+	name := FunctionName(in.Kernel)
+	for _, x := range in.Kernel.Params {
+		if x.Derived == nil && !constantParam(x) {
+			name += fmt.Sprintf("_%s%d", x.Name, in.Values[x.Name])
+		}
+	}
+	return name
+}
+
+// UpstreamTemplateArgs are an upstream instance's template arguments: its
+// params but the function constants, bare.
+func UpstreamTemplateArgs(in ir.Instance) []string {
+	var out []string
+	for _, x := range in.Kernel.Params {
+		if x.Derived == nil && !constantParam(x) {
+			out = append(out, in.Bare(x))
+		}
+	}
+	return out
+}
+
 // Emit returns one op's Metal source: the kargs struct, the kernels under the
 // contracts Metal uses, and their instantiations, one per instance.
 func Emit(u ir.Unit) ([]byte, error) {
@@ -192,6 +246,23 @@ func kernelText(kargs string, k *ir.Kernel, instances []ir.Instance, upstream bo
 		fmt.Fprintf(&b, "// %s\n", k.ID())
 	}
 	tparams := p.TemplateParams()
+	if upstream {
+		// the bools are function constants, declared before the kernel
+		var kept []string
+		for i, q := range k.Params {
+			if !constantParam(q) {
+				kept = append(kept, tparams[i])
+				continue
+			}
+			name, index := FunctionConstant(k, q)
+			p.SetName(q, name)
+			fmt.Fprintf(&b, "constant bool %s [[function_constant(%s + %d)]];\n", name, FunctionConstants(k), index)
+		}
+		if len(kept) < len(tparams) {
+			b.WriteString("\n")
+		}
+		tparams = kept
+	}
 	if len(tparams) > 0 {
 		fmt.Fprintf(&b, "template <%s>\n", strings.Join(tparams, ", "))
 	}
@@ -252,9 +323,18 @@ func kernelText(kargs string, k *ir.Kernel, instances []ir.Instance, upstream bo
 	if len(instances) == 0 {
 		return "", fmt.Errorf("msl: %s has template params but no instances", k.ID())
 	}
-	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, targs(instances[0]), typ)
+	hostName, args := HostName, targs
+	if upstream {
+		hostName = UpstreamHostName
+		args = func(in ir.Instance) string { return strings.Join(UpstreamTemplateArgs(in), ", ") }
+	}
+	fmt.Fprintf(&b, "\ntypedef decltype(%s<%s>) %s;\n\n", fn, args(instances[0]), typ)
+	seen := map[string]bool{}
 	for _, in := range instances {
-		fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", HostName(in), typ, fn, targs(in))
+		if name := hostName(in); !seen[name] {
+			seen[name] = true
+			fmt.Fprintf(&b, "template [[host_name(%q)]] kernel %s %s<%s>;\n", name, typ, fn, args(in))
+		}
 	}
 	return b.String(), nil
 }

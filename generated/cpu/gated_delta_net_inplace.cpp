@@ -65,6 +65,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     const float scale = 1.0f / sqrtf((float) dst->src[2]->ne[0]);
     const uint32_t sd1 = dst->src[6]->nb[1] / 4;
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
+    const uint32_t n_rows = dst->src[5]->ne[3];
     const float * q = (const float *) dst->src[0]->data;
     const float * k = (const float *) dst->src[1]->data;
     const float * v = (const float *) dst->src[2]->data;
@@ -98,6 +99,8 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
                         state_dst[row + i] = scratch[(s * H + h) * block + i];
                     }
                 } else {
+                    GGML_ASSERT(src >= 0);
+                    GGML_ASSERT(src < (int32_t) n_rows);
                     for (uint32_t i = 0u; i < block; ++i) {
                         state_dst[row + i] = state[((uint64_t) src * H + h) * block + i];
                     }

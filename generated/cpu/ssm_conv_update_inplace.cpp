@@ -46,6 +46,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
     const uint32_t sd1 = dst->src[3]->nb[1] / 4;
     const uint32_t d2 = dst->nb[2] / 4;
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
+    const uint32_t n_rows = dst->src[0]->ne[2];
     const float * conv_states = (const float *) dst->src[0]->data;
     const float * conv_kernel = (const float *) dst->src[1]->data;
     const float * x_cur = (const float *) dst->src[2]->data;
@@ -84,6 +85,8 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
                             window[j] = scratch[s * cs2 + c * cs1 + j];
                         }
                     } else {
+                        GGML_ASSERT(src >= 0);
+                        GGML_ASSERT(src < (int32_t) n_rows);
                         for (uint32_t j = 0u; j < taps; ++j) {
                             window[j] = conv_states[(uint64_t) src * cs2 + c * cs1 + j];
                         }

@@ -94,7 +94,9 @@ source row is another sequence's destination reads the value from
 before the node: the CPU kernels first copy those rows to a scratch
 (the unused state region of the GDN output, the work buffer for the
 conv update), then compute. Their arithmetic is that of the plain CPU
-path (ggml_vec_dot_f32, ggml_vec_silu_f32, taps summed in order).
+path (ggml_vec_dot_f32, ggml_vec_silu_f32, taps summed in order). As
+for get_rows, each id must name a row of the cache: the CPU kernels
+assert it, one condition each.
 
 test-backend-ops gets cases that compare the output and the cache rows
 written in place, with ids that read their own row, a row after the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -200,4 +201,57 @@ func TestVulkanFusionStepCompiles(t *testing.T) {
 	if out, ok := compileVulkanFusion(t, vulkanFusionText(t)); !ok {
 		t.Fatalf("the fusion step does not compile:\n%s", out)
 	}
+}
+
+// The GDN pipelines ask for full subgroups as ggml-vulkan's plain GDN
+// pipelines do where they shuffle, wherever Vulkan allows it (the
+// workgroup's x size a multiple of the subgroup size: S_v 32 to 128 on
+// subgroups of 32, none on 64): testdata/vulkan-host/pipelines.cpp runs the
+// step's pipeline creation over a stand-in that records what each asks for.
+func TestVulkanPipelinesAskForFullSubgroupsWhereAllowed(t *testing.T) {
+	cxx := hostCXX(t)
+	bs, err := registry.Resolve("vulkan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, up, err := templates.UpstreamGlue(bs[0].Glue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	xID := ""
+	for _, f := range stepOf(t, "vulkan").Files {
+		if strings.HasSuffix(f.Path, "gated_delta_net_inplace.comp") {
+			if m := regexp.MustCompile(`local_size_x_id = (\d+)`).FindStringSubmatch(string(f.Data)); m != nil {
+				xID = m[1]
+			}
+		}
+	}
+	if xID == "" {
+		t.Fatal("gated_delta_net_inplace.comp takes its local size x from no specialization constant")
+	}
+	dir := t.TempDir()
+	for name, section := range map[string]string{"members.inc": "upstream-pipeline-members", "push.inc": "upstream-push-constants", "create.inc": "upstream-create-pipelines"} {
+		text, ok := up[section]
+		if !ok {
+			t.Fatalf("the Vulkan glue has no section %s", section)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := filepath.Abs("testdata/vulkan-host/pipelines.cpp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "pipelines")
+	ctx := tier.Context(t)
+	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Wall", "-Werror", "-I", dir, "-DKG_GDN_X_ID="+xID, src, "-o", bin)
+	if out, err := exec.CommandContext(ctx, cxx[0], args...).CombinedOutput(); err != nil {
+		t.Fatalf("pipelines.cpp does not build: %v\n%s", err, out)
+	}
+	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), " 0 failures") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
 }

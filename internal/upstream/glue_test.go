@@ -412,6 +412,9 @@ struct ggml_metal_op {
 typedef ggml_metal_op * ggml_metal_op_t;
 struct ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline(ggml_metal_library_t lib, const char * name);
 struct ggml_metal_pipeline_with_params ggml_metal_library_compile_pipeline(ggml_metal_library_t lib, const char * base, const char * name, ggml_metal_cv_t cv);
+ggml_metal_cv_t ggml_metal_cv_init(void);
+void ggml_metal_cv_free(ggml_metal_cv_t cv);
+void ggml_metal_cv_set_bool(ggml_metal_cv_t cv, bool value, int32_t idx);
 void ggml_metal_encoder_set_pipeline(ggml_metal_encoder_t encoder, struct ggml_metal_pipeline_with_params pipeline);
 void ggml_metal_encoder_set_bytes(ggml_metal_encoder_t encoder, void * data, size_t size, int idx);
 void ggml_metal_encoder_set_buffer(ggml_metal_encoder_t encoder, struct ggml_metal_buffer_id buffer, int idx);
@@ -445,9 +448,10 @@ func TestMetalGlueCompiles(t *testing.T) {
 	for _, f := range glueFiles {
 		write(f.Name, string(f.Data))
 	}
-	// the kargs join ggml-metal-impl.h, the pipeline getters ggml-metal-device.h
-	// and .cpp, the encoders ggml-metal-ops.cpp (after its includes)
-	write("main.cpp", "#include \"ggml-metal-ops.h\"\n#include \""+templates.SupportsName+"\"\n"+sections["upstream-kargs"]+"\n"+
+	// the function constants' bases and the kargs join ggml-metal-impl.h, the
+	// pipeline getters ggml-metal-device.h and .cpp, the encoders
+	// ggml-metal-ops.cpp (after its includes)
+	write("main.cpp", "#include \"ggml-metal-ops.h\"\n#include \""+templates.SupportsName+"\"\n"+sections["upstream-function-constants"]+"\n"+sections["upstream-kargs"]+"\n"+
 		sections["upstream-pipeline-decls"]+"\n"+sections["upstream-pipelines"]+"\n"+
 		sections["upstream-encoders"]+"\nint encode(ggml_metal_op_t ctx) { return ggml_metal_fused_encode(ctx, 0); }\n")
 	out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput()

@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -26,9 +27,12 @@ func asToolError(err error, te **hostemu.ToolError) bool { return errors.As(err,
 
 // The CUDA kernels the ops form's .cu files get compile under host
 // emulation and run every variant of ops A-D, gathers included, like the Go
-// reference, at warp 32 and (full tier) at HIP's 64. (The headers the fusion
-// form includes are the same kernels but for fastdiv: they compile to PTX
-// below.)
+// reference, at warp 32 and at HIP's 64 (ggml_cuda_get_physical_warp_size()
+// on GFX8/9): a column reduces over min(S_v, 32) lanes with
+// warp_reduce_sum<W>, a cluster within one warp of either width, so the
+// kernels need no physical warp of exactly 32 and supports_op refuses no
+// device for it. (The headers the fusion form includes are the same kernels
+// but for fastdiv: they compile to PTX below.)
 func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	files, err := backendcuda.UpstreamSources()
 	if err != nil {
@@ -40,7 +44,7 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, width := range tier.Pick([]int{32}, []int{32, 64}) {
+	for _, width := range []int{32, 64} {
 		checkFamilies(t, "cuda", byOp, width)
 	}
 }
@@ -97,6 +101,44 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFamilies(t, "metal", byOp, 32)
+}
+
+// ggml-metal.metal specialises a kernel by function constants where its
+// neighbours do (FC_gated_delta_net_ne20): the upstream kernels take their
+// bools (KDA, IDS, SILU) as function constants, instantiating one template
+// per remaining variant, and the glue defines each constant's index base in
+// ggml-metal-impl.h and sets every constant where it builds the pipeline.
+func TestMetalKernelsTakeBoolsAsFunctionConstants(t *testing.T) {
+	lib, err := backendmetal.UpstreamLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sections, err := templates.UpstreamGlue(glueTarget(t, "metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(lib)
+	if n := strings.Count(text, "[[host_name("); n != 4+7 {
+		t.Errorf("%d instantiations, want 11 (GDN: 4 tilings, conv: 7 d_conv; the bools are no template arguments)", n)
+	}
+	if regexp.MustCompile(`template <[^>]*\bbool\b`).MatchString(text) {
+		t.Error("a kernel takes a bool template parameter")
+	}
+	fcs := regexp.MustCompile(`constant bool (\w+) \[\[function_constant\((\w+) \+ (\d+)\)\]\];`).FindAllStringSubmatch(text, -1)
+	if len(fcs) != 4 {
+		t.Fatalf("%d bool function constants, want 4 (KDA, IDS; SILU, IDS)", len(fcs))
+	}
+	for _, fc := range fcs {
+		if !regexp.MustCompile(`(?m)^#define ` + fc[2] + ` +\d+$`).MatchString(sections["upstream-function-constants"]) {
+			t.Errorf("%s's base %s is not defined for ggml-metal-impl.h", fc[1], fc[2])
+		}
+		if !strings.Contains(sections["upstream-pipelines"], fc[2]+" + "+fc[3]+");") {
+			t.Errorf("no pipeline getter sets %s (%s + %s)", fc[1], fc[2], fc[3])
+		}
+		if !strings.Contains(text, "if ("+fc[1]+")") {
+			t.Errorf("no kernel reads %s", fc[1])
+		}
+	}
 }
 
 // fastdivStandIn stands in for ggml-cuda's fastdiv (common.cuh), by the

@@ -320,6 +320,14 @@ func (b *builder) stmt(s ir.Stmt, st *state) []*node {
 			b.f.stmts = append(b.f.stmts, stmtNode{line: s.At.Line, kind: stmtEffect, n: e})
 		}
 		return []*node{e}
+	case *ir.Assert:
+		// An effect: where the condition fails the kernel stops.
+		e := t.make("assert", ir.Invalid, "", b.value(s.Cond, st))
+		b.controlItem(s.At.Line, e)
+		if b.record {
+			b.f.stmts = append(b.f.stmts, stmtNode{line: s.At.Line, kind: stmtEffect, n: e})
+		}
+		return []*node{e}
 	case *ir.If:
 		return b.branch(s, st)
 	case *ir.For:

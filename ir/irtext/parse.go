@@ -339,6 +339,9 @@ func (p *parser) stmt(s string) (ir.Stmt, bool, error) {
 	case strings.HasPrefix(s, "vec_silu<"):
 		st, err := p.vecSilu(s)
 		return st, false, err
+	case strings.HasPrefix(s, "assert "):
+		e, err := p.exprText(strings.TrimPrefix(s, "assert "))
+		return &ir.Assert{Cond: e, At: at}, false, err
 	}
 	word, rest, _ := strings.Cut(s, " ")
 	switch word {

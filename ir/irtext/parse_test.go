@@ -228,3 +228,23 @@ func TestVectorOperationsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// An assert reads back as the statement it was, at its line.
+func TestAssertRoundTrips(t *testing.T) {
+	b := dsl.New("k", ir.Native("cpu"))
+	rows := b.Arg("n_rows", ir.U32, "")
+	ids := b.Buffer("ids", ir.I32, ir.Read, "src0", "")
+	b.Workgroup(1, 1, 1)
+	b.Grid(1, 1, 1)
+	src := b.Let("src", ids.Load(0))
+	b.Assert(src.Lt(rows.I32()))
+	text := ir.Print(b.MustBuild())
+	if !strings.Contains(text, "assert src < i32(n_rows)") {
+		t.Fatalf("the kernel prints no assert:\n%s", text)
+	}
+	k := roundTrip(t, "k", text)
+	a, ok := k.Body[len(k.Body)-1].(*ir.Assert)
+	if !ok || !strings.Contains(strings.Split(text, "\n")[a.At.Line-1], "assert ") {
+		t.Errorf("the last statement read back as %T", k.Body[len(k.Body)-1])
+	}
+}

@@ -24,6 +24,13 @@ struct ggml_tensor {
     ggml_tensor * view_src = nullptr;
 };
 
+// ggml_nbytes of a type of one element per block
+static inline size_t ggml_nbytes(const ggml_tensor * t) {
+    size_t n = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16 ? 2 : 4;
+    for (int i = 0; i < 4; i++) n += (t->ne[i] - 1) * t->nb[i];
+    return n;
+}
+
 static inline int32_t ggml_get_op_params_i32(const ggml_tensor * t, uint32_t i) { return t->op_params[i]; }
 
 static inline bool ggml_is_contiguous(const ggml_tensor * t) {

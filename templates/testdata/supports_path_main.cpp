@@ -177,6 +177,16 @@ int main() {
     host_ring->src[3]->view_src->buffer = &host_buffer;
     expect("op D with the conv cache in host memory", host_ring, REFUSED);
 
+#if KG_MAX_BINDING
+    // a cache past what one binding of the device spans (its kernels index a binding in 32 bits): refused
+    ggml_tensor * big_state = gdn(128, 4, 2, 'B');
+    big_state->src[5] = t(GGML_TYPE_F32, 128, 128, 4, 1000);
+    expect("op B with a 250 MiB state cache", big_state, REFUSED);
+    ggml_tensor * big_ring = conv(4, 256, 3, 'D');
+    big_ring->src[0] = t(GGML_TYPE_F32, 3, 256, 100000);
+    expect("op D with a 293 MiB conv cache", big_ring, REFUSED);
+#endif
+
     sched_step("op A, state cache in host memory", gdn(128, 4, 2, 'A'), 6);
     sched_step("op B, state cache in host memory", gdn(128, 4, 2, 'B'), 6);
     sched_step("op C, conv cache in host memory", conv(4, 256, 2, 'C'), 3);

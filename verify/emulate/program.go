@@ -130,7 +130,7 @@ func SourceProgram(program string, lang *hostemu.Lang, op string, k *ir.Kernel, 
 	if err != nil {
 		return hostemu.Program{}, err
 	}
-	h := harness{lang: lang, skin: s, kargs: s.argsStruct(op), fn: func(*ir.Kernel) string { return fn }}
+	h := harness{lang: lang, skin: s, kargs: s.argsStruct(op), fn: func(*ir.Kernel) string { return fn }, upstream: true}
 	hsrc, err := h.source(instancesOf(k, variants))
 	if err != nil {
 		return hostemu.Program{}, err
@@ -224,6 +224,10 @@ type harness struct {
 	// emitted: the source is the language's emitter's own, whose helpers
 	// (a launch geometry) the skin may check against the job's.
 	emitted bool
+	// upstream: the source is the text a ggml tree gets (SourceProgram),
+	// which may take some params otherwise than as template arguments
+	// (MSL's function constants).
+	upstream bool
 }
 
 // writer writes harness text.

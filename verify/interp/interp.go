@@ -545,6 +545,13 @@ func (c *compiler) stmt(s ir.Stmt) func(*thread) {
 				d.set(i, out[0])
 			}
 		}
+	case *ir.Assert:
+		cond, what := c.expr(s.Cond).b, fmt.Sprintf("%s: assert %s failed", s.At, ir.ExprString(s.Cond))
+		return func(t *thread) {
+			if !cond(t) {
+				panic(what)
+			}
+		}
 	case *ir.DeclArray, *ir.Comment, *ir.DepSync:
 		return nil
 	default:

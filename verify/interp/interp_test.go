@@ -327,6 +327,13 @@ func TestFaultsAreErrors(t *testing.T) {
 	if _, _, err := runConstruct(t, p, 1); err == nil || !strings.Contains(err.Error(), "loop iterations") {
 		t.Errorf("a loop that never ends: %v", err)
 	}
+	p = construct(t, func(b *dsl.Builder, in, out dsl.Buf, n dsl.Val) {
+		b.Assert(b.LocalID(0).Lt(n))
+		out.Store(b.LocalID(0), in.Load(0))
+	})
+	if _, _, err := runConstruct(t, p, 4); err == nil || !strings.Contains(err.Error(), "assert local_id.x < n failed") {
+		t.Errorf("a failed assert: %v", err)
+	}
 }
 
 // BenchmarkGDN128 is the interpreter on the largest kernel shape the

@@ -74,6 +74,13 @@ type Vectors interface {
 	VecSilu(n, dst, src string) string
 }
 
+// Asserts is the optional part of a Dialect for ir.Assert, which only
+// native-cpu kernels hold (a backend that can stop): the statement that
+// stops where cond is false.
+type Asserts interface {
+	Assert(cond string) string
+}
+
 // Printer renders one kernel body.
 type Printer struct {
 	D        Dialect
@@ -322,6 +329,12 @@ func (p *Printer) Stmt(s ir.Stmt) {
 		}
 	case *ir.VecSilu:
 		p.Line("%s;", p.vectors(s).VecSilu(p.Expr(s.N), p.Span(s.Dst), p.Span(s.Src)))
+	case *ir.Assert:
+		a, ok := p.D.(Asserts)
+		if !ok {
+			panic(fmt.Sprintf("cfamily: %s: an assert, and the dialect cannot stop", s.At))
+		}
+		p.Line("%s", a.Assert(p.Expr(s.Cond)))
 	case *ir.Comment:
 		p.Line("// %s", s.Text)
 	case *ir.DepSync:

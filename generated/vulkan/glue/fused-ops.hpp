@@ -1201,6 +1201,14 @@ static bool ggml_vk_fused_dispatch(ggml_backend_vk_context * ctx, vk_context & s
         if (cache && cache->buffer && !ggml_backend_dev_supports_buft(dev, ggml_backend_buffer_get_type(cache->buffer))) {
             return false;
         }
+        // the fused pipelines bind each source whole and index it with 32-bit offsets: a source
+        // past maxStorageBufferRange (a cache of many cells, admitted above where 64-bit
+        // indexing is on) is not theirs
+        for (int i = 0; i < GGML_MAX_SRC; i++) {
+            if (op->src[i] && ggml_nbytes(op->src[i]) > device->properties.limits.maxStorageBufferRange) {
+                return false;
+            }
+        }
         // a fused node runs only where its kernel exists (its reductions shuffle within the
         // subgroup): a CPU fallback would lose the in-place write
         return device->subgroup_shuffle && ggml_vk_fused_supports_op(op) == 1;

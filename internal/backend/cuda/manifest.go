@@ -25,17 +25,26 @@ var Manifest = &integration.Manifest{
 	Subject: "cuda : add fused gated delta net and conv-update kernels",
 	Body: `Add CUDA kernels for the four fused decode nodes (GATED_DELTA_NET with
 src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), keeping
-the non-fused path's arithmetic (warp butterfly, __expf). Each sits in
-gated_delta_net.cu or ssm-conv.cu beside the plain kernel, with its
-launcher. The ids variants first copy only the rows that another sequence
-of the node overwrites (state-gather.cu).
+the non-fused path's arithmetic (warp butterfly, __expf) on 32-wide
+warps; a column reduces over min(S_v, 32) lanes, within one warp on
+64-wide wavefronts too. Each sits in gated_delta_net.cu or ssm-conv.cu
+beside the plain kernel, with its launcher. The ids variants first copy
+only the rows that another sequence of the node overwrites
+(state-gather.cu).
 
 supports_op answers for these nodes: a node outside the kernels' table is
 refused instead of being run by the plain kernel, which would ignore the
 slot it writes, and so is a node whose written cache lives in a buffer this
 device cannot use. The SSM_CONV(+ADD)+SILU fusion leaves conv-update nodes
-to their kernel. A per-head hybrid or bf16 state keeps the backend's own
-path.
+to their kernel.
+
+One layer's decode step (conv update, then GDN; Qwen3.5-35B-A3B shapes:
+32 heads of 128, 8192 channels; identity ids), replayed from a CUDA
+graph on an H100: 27.60 us unfused against 11.67 us fused at 4
+sequences, 681.56 against 209.93 us at 128 (2.2-3.4x from 2 to 256
+sequences, the 27B's 48 heads and 10240 channels alike). The unfused
+side's get_rows, concat, cpy and silu were one-element-per-thread
+stand-ins around the plain ssm_conv and gated_delta_net kernels.
 `,
 	Dir:     "src/ggml-cuda/",
 	Glue:    glueTarget,

@@ -20,9 +20,16 @@ type family struct {
 	ArgExprs            []string
 	// BufferIDs are the buffer id of each kernel buffer over the node.
 	BufferIDs []glue.Local
-	// HostNameFormat is the pipeline's name as a printf format over the
-	// params, HostNameArgs its arguments (the pipeline getter's).
-	HostNameFormat, HostNameArgs string
+	// HostNameFormat is the pipeline's function (msl.UpstreamHostName) as
+	// a printf format over the template params, HostNameArgs its
+	// arguments; NameFormat and NameArgs, the pipeline's name, add the
+	// function constants (the pipeline getter's).
+	HostNameFormat, HostNameArgs, NameFormat, NameArgs string
+	// ConstantsDefine is ggml-metal-impl.h's define of the index base of the
+	// kernel's function constants, ConstantSets the getter's calls that set
+	// each from its param.
+	ConstantsDefine string
+	ConstantSets    []string
 	// EncodeLocals are the variant params the encoder itself reads: its
 	// flag and those the launch geometry names, directly or through a
 	// derived param (the pipeline getter chooses the rest).
@@ -57,13 +64,25 @@ func newFamily(p glue.FamilyParts) (any, error) {
 		}
 		f.BufferIDs = append(f.BufferIDs, glue.Local{Name: b.Name, Expr: id})
 	}
-	var fmts, vals []string
+	base, ok := functionConstants[k.Name]
+	if !ok {
+		return nil, fmt.Errorf("metal: %s: its function constants have no index base (functionConstants)", fv.Name)
+	}
+	f.ConstantsDefine = fmt.Sprintf("#define %-30s %d", msl.FunctionConstants(k), base)
+	var fmts, vals, cfmts, cvals []string
 	for _, q := range k.Params {
-		if q.Derived == nil {
+		switch {
+		case q.Derived != nil:
+		case q.Type == ir.Bool:
+			_, index := msl.FunctionConstant(k, q)
+			cfmts, cvals = append(cfmts, "_"+q.Name+"=%d"), append(cvals, "(int) "+q.Name)
+			f.ConstantSets = append(f.ConstantSets, fmt.Sprintf("ggml_metal_cv_set_bool(cv, %s, %s + %d);", q.Name, msl.FunctionConstants(k), index))
+		default:
 			fmts, vals = append(fmts, "_"+q.Name+"%d"), append(vals, "(int) "+q.Name)
 		}
 	}
 	f.HostNameFormat, f.HostNameArgs = fv.Function+strings.Join(fmts, ""), strings.Join(vals, ", ")
+	f.NameFormat, f.NameArgs = f.HostNameFormat+strings.Join(cfmts, ""), strings.Join(append(vals, cvals...), ", ")
 	f.EncodeLocals = encodeLocals(fv, k)
 	gk := p.Gather.Kernel
 	f.GatherKargsType = msl.KargsName(gk.Name)
@@ -80,6 +99,11 @@ func newFamily(p glue.FamilyParts) (any, error) {
 	f.GatherCall = strings.Join(append(call, argExprs(gk, p.GatherArgs)...), ", ")
 	return f, nil
 }
+
+// functionConstants are the index bases of the fused kernels' function
+// constants (msl.FunctionConstants), by kernel: the hundreds after the last
+// of ggml-metal-impl.h's (FC_GATED_DELTA_NET, 1600).
+var functionConstants = map[string]int{"gated_delta_net_inplace": 1700, "ssm_conv_update_inplace": 1800}
 
 // argExprs are a kernel's args over the node, in order, each cast to its
 // type (a braced initialiser does not narrow).

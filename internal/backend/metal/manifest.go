@@ -34,6 +34,9 @@ src[6] / src[6]+src[7], SSM_CONV with src[3] / src[3]+src[4]), with a
 concurrency reset between the gather of the ids variants and their
 compute. The conv ids variant's gather scratch is allocated after its
 output (get_alloc_size); GDN uses the unused state region of its output.
+Each kernel is a template over what sizes its arrays (S_v and its
+tiling, d_conv) and takes the ids form, KDA and SiLU as function
+constants, which the pipeline getters set.
 
 The fused nodes write the conv cache (src[3]) and the recurrent state
 (src[6]) in place. The memory ranges that decide concurrency and the
@@ -42,8 +45,8 @@ cache after the update is neither encoded concurrently with it nor
 moved before it.
 
 supports_op answers for these nodes: it accepts them only where a kernel
-exists and says no to the hybrid per-head state (src[8]/src[9]) and to
-bf16 state, which used to be accepted and then hit an assert.
+exists, so a node outside the kernels' table is refused instead of being
+run by the plain kernel, which would ignore the slot it writes.
 `,
 	Dir:     "src/ggml-metal/",
 	Glue:    glueTarget,
@@ -53,6 +56,9 @@ bf16 state, which used to be accepted and then hit an assert.
 			// after the #if 1 ... #else ... #endif of kernel_gated_delta_net_impl, not inside its first branch
 			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<float4, 4>;`, "#endif"},
 			Text:   integration.Text{Kernel: libraryFile, BlankBefore: true}},
+		{Name: "function constants", File: impl, Place: integration.After,
+			Anchor: []string{"#define FC_GATED_DELTA_NET "},
+			Text:   integration.Text{Section: "upstream-function-constants"}},
 		{Name: "kargs", File: impl, Place: integration.After,
 			Anchor: []string{"} ggml_metal_kargs_gated_delta_net;"},
 			Text:   integration.Text{Section: "upstream-kargs", BlankBefore: true}},

@@ -52,8 +52,7 @@ order, so the copy finishes first.
 
 supports_op used to accept these nodes on types alone and the plain
 kernels would then have run them without the in-place write. It now
-accepts a fused node only when its kernel exists and says no to the
-hybrid per-head state form (src[8]/src[9]) and bf16 state.
+accepts a fused node only when its kernel exists.
 
 Reductions use the subgroup shuffles where the device has them and
 local memory otherwise.

@@ -18,8 +18,8 @@ work is in order on the device queue, so the copy finishes before the
 compute starts.
 
 supports_op answers for these nodes: it accepts them only where a kernel
-exists and says no to the hybrid per-head state (src[8]/src[9]) and to
-bf16 state, which the plain GATED_DELTA_NET path would misread as f32.
+exists, so a node outside the kernels' table is refused instead of being
+run by the plain kernel, which would ignore the slot it writes.
 The kernels keep the non-fused path's arithmetic (sub-group XOR
 butterfly, sycl::native::exp); a column reduces over at most 16 lanes,
 so it stays within one sub-group at WARP_SIZE 16 (Intel) and 32.

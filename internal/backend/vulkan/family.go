@@ -17,8 +17,11 @@ import (
 // variants' non-bool params and indexed by the bools.
 type family struct {
 	// Spec is the specialization constants over the names of
-	// FamilyView.Table (glsl.SpecConstants).
+	// FamilyView.Table and Derived (glsl.SpecConstants).
 	Spec string
+	// Derived are the derived params the specialization constants take,
+	// each a local of the create loop over the table's names.
+	Derived []derived
 	// PushDecl and PushInit are the push-constant struct's member lines and
 	// initialiser lines, GatherPushDecl and GatherPushInit the gather's.
 	PushDecl, PushInit, GatherPushDecl, GatherPushInit []string
@@ -33,7 +36,16 @@ type family struct {
 	// pipelines ask), so that the shuffles see one size on drivers that
 	// vary it; empty where nothing crosses invocations.
 	Subgroup string
+	// FullSubgroups, with Subgroup, says when the pipeline asks for full
+	// subgroups, as the plain GDN pipelines do where they shuffle: where the
+	// workgroup's x size is a multiple of the subgroup size, the only shape
+	// Vulkan allows it for (a GDN column of min(S_v, 32) lanes is not on
+	// 64-wide subgroups, nor at S_v 16).
+	FullSubgroups string
 }
+
+// derived is a derived param as a local: its name and C expression.
+type derived struct{ Name, Expr string }
 
 // newFamily builds a shared kernel's Vulkan part (glue.Names.Family).
 func newFamily(p glue.FamilyParts) (any, error) {
@@ -46,7 +58,8 @@ func newFamily(p glue.FamilyParts) (any, error) {
 	for _, q := range glsl.SpecConstants(k) {
 		switch {
 		case q.Derived != nil:
-			spec = append(spec, glue.CExpr(q.Derived, nil))
+			f.Derived = append(f.Derived, derived{q.Name, glue.CExpr(q.Derived, nil)})
+			spec = append(spec, q.Name)
 		case q.Type == ir.Bool:
 			spec = append(spec, strings.ToLower(q.Name))
 		default:
@@ -78,6 +91,7 @@ func newFamily(p glue.FamilyParts) (any, error) {
 	f.Bindings = len(k.Buffers)
 	if ir.HasReduce(k) {
 		f.Subgroup = "device->subgroup_size"
+		f.FullSubgroups = glue.CExpr(k.Workgroup[0], nil) + " % device->subgroup_size == 0"
 	}
 	// the group counts over the push constants (uint32_t, as the dispatch takes them)
 	pcArgs := map[string]string{}

@@ -38,16 +38,20 @@ bytes after the conv output, added by get_alloc_size), then a barrier,
 then compute. With one sequence no source can be another sequence's
 destination, so the copy and its barrier are left out.
 
-supports_op accepts a fused node only when its kernel exists and says no
-to the hybrid per-head state form (src[8]/src[9]) and bf16 state, so such
-nodes are reported unsupported instead of running the plain kernel on
-them. The in-place targets are recorded as written for the barrier
-tracking in ggml_vk_build_graph, and the SSM_CONV+SILU graph fusion
-leaves conv-update nodes alone (they apply SiLU themselves).
+supports_op accepts a fused node only when its kernel exists, so a node
+outside the kernels' table is refused instead of running the plain
+kernel on it, and only when each source fits one binding
+(maxStorageBufferRange): the shaders index with 32-bit offsets. The
+in-place targets are recorded as written for the barrier tracking in
+ggml_vk_build_graph and in ggml_vk_graph_optimize, which keeps a node
+that touches the cache on its side of the write, and the SSM_CONV+SILU
+graph fusion leaves conv-update nodes alone (they apply SiLU
+themselves).
 
 Shaders keep the non-fused path's arithmetic (subgroup shuffles, GLSL
 exp); the GDN pipelines ask for the device's subgroup size, as the
-plain GDN pipelines do.
+plain GDN pipelines do, and for full subgroups where a column's lanes
+fill one (S_v 32 and up on subgroups of 32).
 `,
 	Dir:     "src/ggml-vulkan/vulkan-shaders/",
 	Glue:    glueTarget,

@@ -19,6 +19,10 @@ typedef struct ggml_metal_encoder  * ggml_metal_encoder_t;
 typedef struct ggml_metal_library  * ggml_metal_library_t;
 typedef struct ggml_metal_device   * ggml_metal_device_t;
 
+ggml_metal_cv_t ggml_metal_cv_init(void);
+void ggml_metal_cv_free(ggml_metal_cv_t cv);
+void ggml_metal_cv_set_bool(ggml_metal_cv_t cv, bool value, int32_t idx);
+
 bool ggml_metal_device_supports_op(ggml_metal_device_t dev, const struct ggml_tensor * op);
 
 struct ggml_metal_pipeline_with_params {

@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+// the function constants' index bases of the library's kernels
+#define FC_SSM_CONV                    900
+#define FC_GATED_DELTA_NET             1600
+
 typedef struct {
     int32_t ne00;
 } ggml_metal_kargs_gated_delta_net;
