@@ -59,22 +59,19 @@ func (s SYCLImpls) Plan() (toolchain.Result, string) {
 // refused by name (brokenACPPFlows).
 const ACPPTargets = "omp.library-only"
 
-// acppBarrierBug is what AdaptiveCpp 24.06 (git 49544a48, LLVM 16) does
-// wrong in the flows that split a kernel at its barriers: a value loaded
-// inside a loop, before an inner loop that holds barriers, reads as garbage
-// after that inner loop on the outer loop's first trip. The GDN kernels
-// load beta so (before the column reductions), and their results turn NaN
-// or fault; docs/runtimes.md has the reproducer.
-const acppBarrierBug = "a value loaded in a loop before an inner loop with barriers reads as garbage after it on the first trip (AdaptiveCpp 24.06; docs/runtimes.md, section SYCL, has the reproducer)"
-
 // brokenACPPFlows are the --acpp-targets names kernelgen refuses, each with
-// what goes wrong in it; "omp" is omp.accelerated on an AdaptiveCpp built
-// with CPU acceleration, the default.
+// what AdaptiveCpp 24.06 (git 49544a48, LLVM 16) does wrong in it; both
+// split a kernel at its barriers ("omp" is omp.accelerated on an
+// AdaptiveCpp built with CPU acceleration, the default). docs/runtimes.md,
+// section SYCL, has a reproducer of each bug.
 var brokenACPPFlows = map[string]string{
-	"omp":             "omp (omp.accelerated) returns NaN from every gated_delta_net kernel: " + acppBarrierBug,
-	"omp.accelerated": "omp.accelerated returns NaN from every gated_delta_net kernel: " + acppBarrierBug,
-	"generic":         "generic (the SSCP JIT) faults or returns wrong values in the S_v=128 gated_delta_net kernels: " + acppBarrierBug,
+	"omp":             ompAcceleratedBug,
+	"omp.accelerated": ompAcceleratedBug,
+	"generic": "generic (the SSCP JIT) faults or returns wrong values in the gated_delta_net kernels that store state snapshots inside the token loop: " +
+		"stores made after a loop of barriers, at addresses built from kernel arguments, fault (and it loses loaded values as omp.accelerated does)",
 }
+
+const ompAcceleratedBug = "omp.accelerated returns NaN from every gated_delta_net kernel: a value loaded in a loop, before an inner loop with barriers, reads as garbage after that inner loop on the first trip (beta)"
 
 // CheckACPPTargets refuses an --acpp-targets value (a ';'-separated list
 // of flows, each perhaps with ":arch") that names a flow known to compile
@@ -83,7 +80,7 @@ func CheckACPPTargets(targets string) error {
 	for _, t := range strings.Split(targets, ";") {
 		flow, _, _ := strings.Cut(strings.TrimSpace(t), ":")
 		if why, ok := brokenACPPFlows[flow]; ok {
-			return fmt.Errorf("acpp --acpp-targets=%s refused: %s; use %s", targets, why, ACPPTargets)
+			return fmt.Errorf("acpp --acpp-targets=%s refused: %s (AdaptiveCpp 24.06; docs/runtimes.md, section SYCL); use %s", targets, why, ACPPTargets)
 		}
 	}
 	return nil

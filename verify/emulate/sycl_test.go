@@ -48,10 +48,13 @@ func TestCheckACPPTargets(t *testing.T) {
 	}
 	for _, bad := range []string{"omp", "omp.accelerated", "generic", "omp.library-only; generic", "generic:x"} {
 		err := CheckACPPTargets(bad)
-		if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "reads as garbage after it on the first trip") ||
+		if err == nil || !strings.Contains(err.Error(), "refused: ") || !strings.Contains(err.Error(), "docs/runtimes.md") ||
 			!strings.Contains(err.Error(), "use "+ACPPTargets) {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+	if err := CheckACPPTargets("generic"); err == nil || !strings.Contains(err.Error(), "fault") {
+		t.Errorf("generic's reason: %v", err)
 	}
 	// ACPP refuses before it compiles anything (no acpp needed).
 	if _, err := ACPP(context.Background(), "acpp", "generic", false, nil, nil); err == nil || !strings.Contains(err.Error(), "--acpp-targets=generic refused") {
