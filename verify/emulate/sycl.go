@@ -3,6 +3,7 @@ package emulate
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/ir"
@@ -53,12 +54,37 @@ func (s SYCLImpls) Plan() (toolchain.Result, string) {
 // ACPPTargets is the acpp compilation flow `kernelgen build` uses:
 // AdaptiveCpp as a library over its clang with OpenMP, barriers on fibers,
 // run on the OpenMP host device; every AdaptiveCpp install with the OpenMP
-// backend has it. On AdaptiveCpp 24.06 with LLVM 16 it is the one flow that
-// returned the Go reference's results for every case: "omp"
-// (omp.accelerated) returns NaN from every gated_delta_net kernel (their
-// reductions go through local memory and barriers), and "generic" (the
-// SSCP JIT) faults or returns NaN for the S_v=128 KEEP_RS=1 variants.
+// backend has it. It is the one flow of AdaptiveCpp 24.06 (LLVM 16) that
+// returned the Go reference's results for every case; the others are
+// refused by name (brokenACPPFlows).
 const ACPPTargets = "omp.library-only"
+
+// brokenACPPFlows are the --acpp-targets names kernelgen refuses, each with
+// what AdaptiveCpp 24.06 (git 49544a48, LLVM 16) does wrong in it; both
+// split a kernel at its barriers ("omp" is omp.accelerated on an
+// AdaptiveCpp built with CPU acceleration, the default). docs/runtimes.md,
+// section SYCL, has a reproducer of each bug.
+var brokenACPPFlows = map[string]string{
+	"omp":             ompAcceleratedBug,
+	"omp.accelerated": ompAcceleratedBug,
+	"generic": "generic (the SSCP JIT) faults or returns wrong values in the gated_delta_net kernels that store state snapshots inside the token loop: " +
+		"stores made after a loop of barriers, at addresses built from kernel arguments, fault (and it loses loaded values as omp.accelerated does)",
+}
+
+const ompAcceleratedBug = "omp.accelerated returns NaN from every gated_delta_net kernel: a value loaded in a loop, before an inner loop with barriers, reads as garbage after that inner loop on the first trip (beta)"
+
+// CheckACPPTargets refuses an --acpp-targets value (a ';'-separated list
+// of flows, each perhaps with ":arch") that names a flow known to compile
+// kernelgen's kernels wrong, saying why.
+func CheckACPPTargets(targets string) error {
+	for _, t := range strings.Split(targets, ";") {
+		flow, _, _ := strings.Cut(strings.TrimSpace(t), ":")
+		if why, ok := brokenACPPFlows[flow]; ok {
+			return fmt.Errorf("acpp --acpp-targets=%s refused: %s (AdaptiveCpp 24.06; docs/runtimes.md, section SYCL); use %s", targets, why, ACPPTargets)
+		}
+	}
+	return nil
+}
 
 // ACPPOptions are the hostemu options that build a program with acpp for
 // the given --acpp-targets, against AdaptiveCpp's own SYCL headers and
@@ -82,7 +108,13 @@ const realSYCLWidth = 32
 // reference as the emulation does. It returns how many cases ran; errors
 // tell a broken acpp (a *hostemu.ToolError) from code that does not compile
 // and from results that differ.
-func ACPP(ctx context.Context, acpp, targets string, written map[string]File, progress func(done, total int)) (int, error) {
+//
+// A flow CheckACPPTargets refuses is not run unless anyway is set (to
+// reproduce the failure by hand).
+func ACPP(ctx context.Context, acpp, targets string, anyway bool, written map[string]File, progress func(done, total int)) (int, error) {
+	if err := CheckACPPTargets(targets); err != nil && !anyway {
+		return 0, err
+	}
 	return runCases(ctx, hostemu.SYCL, ir.Native("sycl"), written, EveryVariantAt(realSYCLWidth), ACPPOptions(acpp, targets),
 		fmt.Sprintf("with acpp --acpp-targets=%s", targets), progress)
 }
@@ -98,7 +130,7 @@ func RealSYCL(ctx context.Context, impls SYCLImpls, written map[string]File, pro
 	case a.Found && a.Err != nil:
 		return "", fmt.Errorf("acpp at %s is broken: %v; repair it or take it off PATH (kernelgen build --backend sycl uses the acpp it finds)", a.Path, a.Err)
 	case a.Found:
-		n, err := ACPP(ctx, a.Path, ACPPTargets, written, progress)
+		n, err := ACPP(ctx, a.Path, ACPPTargets, false, written, progress)
 		if err != nil {
 			return "", err
 		}

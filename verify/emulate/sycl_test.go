@@ -37,3 +37,30 @@ func TestRealSYCLWithoutACPP(t *testing.T) {
 		t.Errorf("broken acpp: %q, %v", tier, err)
 	}
 }
+
+// The acpp flows that compile the GDN kernels wrong are refused by name,
+// alone or in a list, with the reason; the flow build uses is not.
+func TestCheckACPPTargets(t *testing.T) {
+	for _, ok := range []string{ACPPTargets, "cuda:sm_80", "omp.library-only;cuda:sm_80"} {
+		if err := CheckACPPTargets(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"omp", "omp.accelerated", "generic", "omp.library-only; generic", "generic:x"} {
+		err := CheckACPPTargets(bad)
+		if err == nil || !strings.Contains(err.Error(), "refused: ") || !strings.Contains(err.Error(), "docs/runtimes.md") ||
+			!strings.Contains(err.Error(), "use "+ACPPTargets) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	// Each flow's refusal names its own bug.
+	for flow, bug := range map[string]string{"omp": "a value loaded in a loop", "generic": "stores made after a loop of barriers"} {
+		if err := CheckACPPTargets(flow); err == nil || !strings.Contains(err.Error(), bug) {
+			t.Errorf("%s's reason: %v", flow, err)
+		}
+	}
+	// ACPP refuses before it compiles anything (no acpp needed).
+	if _, err := ACPP(context.Background(), "acpp", "generic", false, nil, nil); err == nil || !strings.Contains(err.Error(), "--acpp-targets=generic refused") {
+		t.Errorf("ACPP with generic: %v", err)
+	}
+}

@@ -23,7 +23,10 @@ func TestVerifyRunsTheWrittenBytes(t *testing.T) {
 		"differ from the Go reference", "ssm_conv@portable[d_conv=2]", "ssm_conv@native-"+name)
 }
 
-var acppTargets = flag.String("acpp-targets", emulate.ACPPTargets, "acpp --acpp-targets for TestACPP (omp, generic, omp.library-only, ...)")
+var (
+	acppTargets = flag.String("acpp-targets", emulate.ACPPTargets, "acpp --acpp-targets for TestACPP (omp, generic, omp.library-only, ...)")
+	acppAnyway  = flag.Bool("acpp-anyway", false, "run TestACPP with a flow kernelgen refuses (emulate.CheckACPPTargets), to reproduce its failure")
+)
 
 // TestACPP is the real-compiler tier itself: every SYCL file build writes
 // compiled by acpp and run against the Go reference. It needs AdaptiveCpp
@@ -34,7 +37,7 @@ func TestACPP(t *testing.T) {
 		t.Skip("acpp not on PATH: the real SYCL tier is run by hand (README, section SYCL)")
 	}
 	written := backend.Emulated(backendtest.Written(t, Backend), ".hpp")
-	n, err := emulate.ACPP(context.Background(), path, *acppTargets, written, nil)
+	n, err := emulate.ACPP(context.Background(), path, *acppTargets, *acppAnyway, written, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
