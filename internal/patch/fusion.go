@@ -9,9 +9,11 @@ import (
 
 // FusionPlan returns the fusion form's steps for the named backends ("all"
 // for every backend with a fusion step): the test-backend-ops cases of the
-// decode step, then one per backend in the order forms come in (the
-// registry's, as the ops form's manifests); no ops step and no gate, since
-// the form adds no op (docs/fusion.md).
+// decode step, then each backend's in the order forms come in (the
+// registry's, as the ops form's manifests): its kernels where they are a
+// step of their own (integration.Fusion.Kernels), then the matchers and the
+// dispatch; no ops step and no gate, since the form adds no op
+// (docs/fusion.md).
 func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -37,11 +39,16 @@ func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 		if !want[f.Backend] {
 			continue
 		}
-		s, err := fusionStep(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s fusion: %w", f.Backend, err)
+		for _, part := range []*integration.Fusion{f.Kernels, f} {
+			if part == nil {
+				continue
+			}
+			s, err := fusionStep(part)
+			if err != nil {
+				return nil, fmt.Errorf("%s fusion: %w", f.Backend, err)
+			}
+			steps = append(steps, s)
 		}
-		steps = append(steps, s)
 	}
 	return steps, nil
 }

@@ -26,6 +26,20 @@ var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"
 func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
+		Kernels: &integration.Fusion{
+			Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
+			Subject: "cuda : add gated delta net and conv-update kernels that update the state cache in place",
+			Body: `Add the kernels that the fusion of the gated delta net decode step runs
+(the next commit matches the graph and launches them): GATED_DELTA_NET
+reading each sequence's prior state from its cache row by the slot ids and
+writing the new state into the cache rows in place, SSM_CONV's update of
+one token that reads the conv taps the same way and writes the shifted
+taps back, and the copy that runs first: the rows that another sequence of
+the step overwrites go to a scratch, so aliasing slot ids read what
+GET_ROWS read. They keep the unfused kernels' arithmetic (warp reductions,
+__expf). Nothing includes them yet.`,
+			Files: fusionKernelFiles,
+		},
 		Subject: "cuda : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
@@ -70,20 +84,32 @@ runs unfused, and GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 	}
 }
 
-// fusionFiles are the kernels (the ops form's upstream text) and
-// gdn-fusion.cuh: the matchers, one launcher per pattern and the run.
-func fusionFiles() ([]integration.FusionFile, error) {
+// fusionKernelFiles are the kernels (the ops form's upstream text), the
+// fusion's first step.
+func fusionKernelFiles() ([]integration.FusionFile, error) {
 	kernels, err := UpstreamKernels()
 	if err != nil {
 		return nil, err
 	}
 	var out []integration.FusionFile
-	var includes []string
 	for _, k := range kernels {
 		if k.InGlue || k.Spliced {
 			return nil, fmt.Errorf("cuda fusion: kernel %s is not a file of its own", k.Name)
 		}
 		out = append(out, integration.FusionFile{Name: k.Name, Data: k.Data})
+	}
+	return out, nil
+}
+
+// fusionFiles are gdn-fusion.cuh: the matchers, one launcher per pattern
+// and the run, over the kernels of fusionKernelFiles.
+func fusionFiles() ([]integration.FusionFile, error) {
+	kernels, err := fusionKernelFiles()
+	if err != nil {
+		return nil, err
+	}
+	var includes []string
+	for _, k := range kernels {
 		includes = append(includes, k.Name)
 	}
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
@@ -115,7 +141,7 @@ func fusionFiles() ([]integration.FusionFile, error) {
 		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_run_%[2]s(ctx, %[2]s->second);\n    }\n", p, n)
 	}
 	w.WriteString("    return true;\n}\n")
-	return append(out, integration.FusionFile{Name: "gdn-fusion.cuh", Data: []byte(w.String())}), nil
+	return []integration.FusionFile{{Name: "gdn-fusion.cuh", Data: []byte(w.String())}}, nil
 }
 
 // fusionLaunch writes pattern pt's launcher and run: the gather, then the

@@ -40,6 +40,28 @@ const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_back
 func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
+		Kernels: &integration.Fusion{
+			Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
+			Subject: "vulkan : add gated delta net and conv-update shaders that update the state cache in place",
+			Body: `Add the shaders that the fusion of the gated delta net decode step records
+(the next commit matches the graph and records them), with their pipelines:
+GATED_DELTA_NET reading each sequence's prior state from its cache row by
+the slot ids and writing the new state into the cache rows in place,
+SSM_CONV's update of one token that reads the conv taps the same way and
+writes the shifted taps back, and the copy that runs first: the rows that
+another sequence of the step overwrites go to a scratch, so aliasing slot
+ids read what GET_ROWS read. Each kernel is one shader for all its
+variants (specialization constants); the GDN pipelines ask for the
+device's subgroup size, as the plain GDN pipelines do. Nothing records
+them yet.`,
+			Base: Manifest,
+			Sections: []integration.Section{
+				baseSection("push-constant structs"),
+				baseSection("pipeline members"),
+				baseSection("pipeline creation"),
+				baseSection("shader-gen entries"),
+			},
+		},
 		Subject: "vulkan : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
@@ -59,12 +81,10 @@ intermediate read elsewhere or marked output, nothing between the read and
 the write touching the cache, one contiguous f32 cache in this device's
 memory, shapes the shaders are built for, no snapshot slots (K = 1).
 Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
-		Base:  Manifest,
 		Texts: fusionTexts,
 		Sections: []integration.Section{
 			{Name: "includes of the matcher", File: vkCpp, Place: integration.After, Anchor: []string{"#include <unordered_map>"},
 				Text: integration.Text{Literal: "#include <unordered_set>\n"}},
-			baseSection("push-constant structs"),
 			{Name: "the decode-step matchers", File: vkCpp, Place: integration.Before, Anchor: []string{"struct ggml_backend_vk_context {"},
 				Text: integration.Text{Section: "matchers", BlankAfter: true}},
 			{Name: "the graph's fused decode steps", File: vkCpp, Place: integration.After,
@@ -72,8 +92,6 @@ Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
 				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps of the graph being computed (ggml_vk_gdn_fusion_find)
     ggml_vk_gdn_fusion_matches gdn_fusion;
 `}},
-			baseSection("pipeline members"),
-			baseSection("pipeline creation"),
 			{Name: "the fused dispatches", File: vkCpp, Place: integration.Before,
 				Anchor: []string{"static void ggml_vk_ssm_conv(ggml_backend_vk_context * ctx, vk_context& subctx, const struct ggml_cgraph * cgraph, int node_idx) {"},
 				Text:   integration.Text{Section: "dispatch", BlankAfter: true}},
@@ -101,7 +119,6 @@ Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
 			{Name: "no other fusion starts at a fused step's node", File: vkCpp, Place: integration.Replace,
 				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {", "        if (!ctx->device->disable_fusion) {"}, Until: "if (!ctx->device->disable_fusion) {",
 				Text: integration.Text{Literal: "        if (!ctx->device->disable_fusion && ctx->gdn_fusion.fused.count(cgraph->nodes[i]) == 0) {\n"}},
-			baseSection("shader-gen entries"),
 		},
 	}
 }
