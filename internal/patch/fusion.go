@@ -139,9 +139,10 @@ itself, not reached from an output. Let a test put nodes in the graph
 before its output (expand_first) and add GDN_DECODE_STEP, which compares
 the attention, the conv output and both whole caches with the CPU, with
 slot ids that alias (a rotation, a shared row, rows outside the window),
-kv_head > 0, S_v 64 and 128. Run it with GGML_CUDA_DISABLE_FUSION=1 to
-compare the unfused graph; perf mode times the whole subgraph at Qwen3.5
-27B and 35B-A3B shapes.`,
+kv_head > 0, S_v 64 and 128, and MTP steps of K = 2..4 tokens whose K
+state snapshots are copied into the caches' snapshot rows. Run it with
+GGML_CUDA_DISABLE_FUSION=1 to compare the unfused graph; perf mode times
+the whole subgraph at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
 		Edits: []Edit{
 			{Name: "the tests' expand_first", File: testOps, Place: After,
 				Anchor: []string{"struct test_case {", "virtual std::vector<ggml_tensor *> fusion_test_nodes() { return {}; }"},

@@ -45,6 +45,27 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 }
 
+// The fusion form's CUDA kernels (the GDN kernel writing the snapshot
+// slots too, upstream.FusionKernels) run ops A-D and op B with slots
+// (ops.SlotsOp) like the Go reference under host emulation.
+func TestCUDAFusionKernelsRunLikeTheGoReference(t *testing.T) {
+	ks, err := upstream.FusionKernels("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := upstream.RenderKernels(ks, ".cu", cuda.UpstreamSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
+		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), append([]byte(fastdivStandIn), files[i].Data...), k)
+	})
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	checkFamilies(t, "cuda", byOp, 32)
+}
+
 // The SYCL headers upstream gets run every variant of ops A-D, gathers
 // included, like the Go reference at the sub-group widths of Intel (16,
 // which takes xor_reduce_sum's local-memory path where W is 32), NVIDIA

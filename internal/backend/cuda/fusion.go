@@ -13,15 +13,8 @@ import (
 
 // CUDA's spelling of the decode step's fusions (ops/fusion): the names, its
 // variant table, the kernels it runs, the calls in the graph's node loop.
-var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name, Fixed: map[string][]fusion.Fixed{
-	fusion.StatePattern.Name: {{Value: fusion.Param("gdn", 0), Is: 1, Why: "op B's kernel here writes no snapshot slots: K > 1 runs unfused"}},
-}}
-
-// fusionKernels are the ops whose upstream kernels (the ops form's text,
-// UpstreamKernels) run each pattern: op B for the slots op, which CUDA's
-// patch leaves out (its kernel would take the patch past its budget), so
-// the matcher fixes K at 1 (fusionSpelling.Fixed).
-var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
+// Its kernels take every value the patterns allow (no Fixed).
+var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name}
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
@@ -36,8 +29,10 @@ writing the new state into the cache rows in place, SSM_CONV's update of
 one token that reads the conv taps the same way and writes the shifted
 taps back, and the copy that runs first: the rows that another sequence of
 the step overwrites go to a scratch, so aliasing slot ids read what
-GET_ROWS read. They keep the unfused kernels' arithmetic (warp reductions,
-__expf). Nothing includes them yet.`,
+GET_ROWS read. With K > 1 the GATED_DELTA_NET kernel also writes the K
+snapshot slots (MTP) into the cache rows, slot i one slot stride further.
+They keep the unfused kernels' arithmetic (warp reductions, __expf).
+Nothing includes them yet.`,
 			Files: fusionKernelFiles,
 		},
 		Subject: "cuda : fuse the gated delta net decode step with its state reads and writes",
@@ -50,13 +45,15 @@ one kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads each
 sequence's state from its cache row by the slot ids and writes the new state
 into the cache rows in place, so the GET_ROWS, the views and the CPY are
 skipped. Rows that another sequence of the step overwrites are copied first,
-so aliasing slot ids read what GET_ROWS read.
+so aliasing slot ids read what GET_ROWS read. With K > 1 snapshots (MTP)
+the kernel writes each snapshot slot into its cache rows as the CPY would;
+the conv chain then runs unfused.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and
 the write touching the cache, one contiguous f32 cache in CUDA memory,
-shapes the kernels are built for, no snapshot slots (K = 1). Anything else
-runs unfused, and GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
+shapes the kernels are built for. Anything else runs unfused, and
+GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 		Files: fusionFiles,
 		Sections: []integration.Section{
 			{Name: "include the decode-step fusion", File: "src/ggml-cuda/ggml-cuda.cu",
@@ -84,10 +81,10 @@ runs unfused, and GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 	}
 }
 
-// fusionKernelFiles are the kernels (the ops form's upstream text), the
-// fusion's first step.
+// fusionKernelFiles are the kernels (FusionKernels: the ops form's text, the
+// GDN kernel writing the snapshot slots too), the fusion's first step.
 func fusionKernelFiles() ([]integration.FusionFile, error) {
-	kernels, err := UpstreamKernels()
+	kernels, err := FusionKernels()
 	if err != nil {
 		return nil, err
 	}
@@ -150,16 +147,12 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // name).
 func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
-	runs := pt.Kernel
-	if k, ok := fusionKernels[runs]; ok {
-		runs = k
-	}
-	shared := ops.SharedFor(runs)
+	shared := ops.SharedFor(pt.Kernel)
 	if shared == nil {
-		return fmt.Errorf("%s has no upstream kernel", runs)
+		return fmt.Errorf("%s has no upstream kernel", pt.Kernel)
 	}
 	a := ir.Native(name)
-	k, err := shared.Kernel(a)
+	k, err := shared.FusionKernel(pt.Kernel, a)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,20 @@ func UpstreamKernels() ([]upstream.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return shaders(ks)
+}
+
+// FusionKernels are the fusion form's shaders (upstream.FusionKernels: the
+// GDN shader writes the snapshot slots too).
+func FusionKernels() ([]upstream.File, error) {
+	ks, err := upstream.FusionKernels(name)
+	if err != nil {
+		return nil, err
+	}
+	return shaders(ks)
+}
+
+func shaders(ks []upstream.Kernel) ([]upstream.File, error) {
 	var out []upstream.File
 	for _, k := range ks {
 		var values map[string]int64
@@ -49,7 +63,21 @@ type UpstreamShader struct {
 // returns them by the op each runs: a family's plain and ids ops, and the
 // ids op's gather.
 func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
-	files, err := UpstreamKernels()
+	return compiled(build, upstream.Kernels, UpstreamKernels)
+}
+
+// FusionShaders are the fusion form's shaders (FusionKernels) compiled as
+// UpstreamShaders: the GDN shader runs the slots op too.
+func FusionShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
+	return compiled(build, upstream.FusionKernels, FusionKernels)
+}
+
+func compiled(build func([]spvbuild.Unit) ([][]byte, error), kernels func(string) ([]upstream.Kernel, error), render func() ([]upstream.File, error)) (map[string]*UpstreamShader, error) {
+	files, err := render()
+	if err != nil {
+		return nil, err
+	}
+	ks, err := kernels(name)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +89,9 @@ func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	return upstream.ByOp(name, func(i int, k upstream.Kernel) *UpstreamShader {
+	return upstream.Index(ks, func(i int, k upstream.Kernel) *UpstreamShader {
 		return &UpstreamShader{SPIRV: res[i], K: k.K, Shared: k.Shared}
-	})
+	}), nil
 }
 
 // Dispatch is launch l of a case as the upstream glue dispatches it: the
