@@ -161,18 +161,20 @@ static __device__ __forceinline__ float warp_reduce_sum(float x) {
 }
 `
 
-// The CUDA kernels upstream gets, the ops form's .cu text and the fusion
-// form's headers, compile to PTX for sm_90 with clang-22, -Wall -Werror,
+// The CUDA kernels upstream gets, the ops form's .cu text and headers and
+// the fusion form's headers (the GDN kernel with the snapshot slots), compile to PTX for sm_90 with clang-22, -Wall -Werror,
 // every variant instantiated, as kernelgen build compiles generated/cuda.
 func TestCUDAKernelsCompileToPTX(t *testing.T) {
-	ks, err := upstream.Kernels("cuda")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, form := range []struct {
-		files func() ([]upstream.File, error)
-		inst  func(ir.Instance) string
-	}{{backendcuda.UpstreamSources, cuda.SourceInstantiation}, {backendcuda.UpstreamKernels, cuda.Instantiation}} {
+		kernels func(string) ([]upstream.Kernel, error)
+		files   func() ([]upstream.File, error)
+		inst    func(ir.Instance) string
+	}{{upstream.Kernels, backendcuda.UpstreamSources, cuda.SourceInstantiation}, {upstream.Kernels, backendcuda.UpstreamKernels, cuda.Instantiation},
+		{upstream.FusionKernels, backendcuda.FusionKernels, cuda.Instantiation}} {
+		ks, err := form.kernels("cuda")
+		if err != nil {
+			t.Fatal(err)
+		}
 		files, err := form.files()
 		if err != nil {
 			t.Fatal(err)
