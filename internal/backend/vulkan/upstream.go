@@ -63,16 +63,19 @@ type UpstreamShader struct {
 // returns them by the op each runs: a family's plain and ids ops, and the
 // ids op's gather.
 func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
-	return compiled(build, upstream.Kernels, UpstreamKernels)
+	return compiled(build, "upstream", upstream.Kernels, UpstreamKernels)
 }
 
 // FusionShaders are the fusion form's shaders (FusionKernels) compiled as
 // UpstreamShaders: the GDN shader runs the slots op too.
 func FusionShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
-	return compiled(build, upstream.FusionKernels, FusionKernels)
+	return compiled(build, "fusion", upstream.FusionKernels, FusionKernels)
 }
 
-func compiled(build func([]spvbuild.Unit) ([][]byte, error), kernels func(string) ([]upstream.Kernel, error), render func() ([]upstream.File, error)) (map[string]*UpstreamShader, error) {
+// compiled builds render's shaders as units named "<form> <file>": a
+// builder may memoize a module by its unit's name, and the two forms'
+// GDN shaders share a file name.
+func compiled(build func([]spvbuild.Unit) ([][]byte, error), form string, kernels func(string) ([]upstream.Kernel, error), render func() ([]upstream.File, error)) (map[string]*UpstreamShader, error) {
 	files, err := render()
 	if err != nil {
 		return nil, err
@@ -83,7 +86,7 @@ func compiled(build func([]spvbuild.Unit) ([][]byte, error), kernels func(string
 	}
 	var units []spvbuild.Unit
 	for _, f := range files {
-		units = append(units, spvbuild.Unit{File: "vulkan-shaders/" + f.Name, Source: f.Data, Name: "upstream " + f.Name})
+		units = append(units, spvbuild.Unit{File: "vulkan-shaders/" + f.Name, Source: f.Data, Name: form + " " + f.Name})
 	}
 	res, err := build(units)
 	if err != nil {
