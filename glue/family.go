@@ -192,10 +192,11 @@ func NewFamilyViews(n Names) ([]FamilyView, error) {
 		if plain == nil || ids == nil {
 			return nil, fmt.Errorf("glue: shared kernel %s: no glue for %s or %s", s.Name, s.Plain, s.Ids)
 		}
-		k, err := s.Kernel(a)
+		kernel := s.Kernel
 		if n.Slots {
-			k, err = s.SlotsKernel(a)
+			kernel = s.SlotsKernel
 		}
+		k, err := kernel(a)
 		if err != nil {
 			return nil, err
 		}

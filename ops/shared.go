@@ -24,10 +24,11 @@ type Shared struct {
 	// family's kernel runs as well when built by SlotsKernel: the fusion
 	// form's kernel (ops/fusion), with the slot args SlotArgs after the
 	// others. The ops form's kernel (Kernel) has none, so its text stays.
-	Slots        string
-	SlotsSummary string
-	build        func(ir.Arith) (*ir.Kernel, error)
-	buildSlots   func(ir.Arith) (*ir.Kernel, error)
+	Slots string
+	// SlotsNote is what SlotsKernel adds to Summary, for the comment above it.
+	SlotsNote  string
+	build      func(ir.Arith) (*ir.Kernel, error)
+	buildSlots func(ir.Arith) (*ir.Kernel, error)
 
 	mu                sync.Mutex
 	cache, slotsCache map[string]built
@@ -35,10 +36,10 @@ type Shared struct {
 
 var shared = []*Shared{
 	{Name: "gated_delta_net_inplace", Flag: sharedFlag, Plain: "gated_delta_net_inplace", Ids: "gated_delta_net_inplace_ids",
-		Summary:      "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it",
-		build:        func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) },
-		Slots:        SlotsOp,
-		SlotsSummary: "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it, and with K > 1 writes the state after token t into snapshot slot n_tokens-1-t, ss further per slot",
+		Summary:   "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it",
+		build:     func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) },
+		Slots:     SlotsOp,
+		SlotsNote: "with K > 1 it writes the state after token t into snapshot slot n_tokens-1-t, ss further per slot",
 		buildSlots: func(a ir.Arith) (*ir.Kernel, error) {
 			return buildGDNSharedSlots("gated_delta_net_inplace", a)
 		}},

@@ -109,7 +109,7 @@ func kernels(backend string, slots bool) ([]Kernel, error) {
 			if kk.K, err = f.Shared.SlotsKernel(ir.Native(backend)); err != nil {
 				return nil, err
 			}
-			kk.Summary, kk.Ops = f.Shared.SlotsSummary, append(kk.Ops, f.Shared.Slots)
+			kk.Summary, kk.Ops = f.Shared.Summary+"; "+f.Shared.SlotsNote, append(kk.Ops, f.Shared.Slots)
 		}
 		out = append(out, kk)
 	}
