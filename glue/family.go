@@ -192,7 +192,11 @@ func NewFamilyViews(n Names) ([]FamilyView, error) {
 		if plain == nil || ids == nil {
 			return nil, fmt.Errorf("glue: shared kernel %s: no glue for %s or %s", s.Name, s.Plain, s.Ids)
 		}
-		k, err := s.Kernel(a)
+		kernel := s.Kernel
+		if n.Slots {
+			kernel = s.SlotsKernel
+		}
+		k, err := kernel(a)
 		if err != nil {
 			return nil, err
 		}
@@ -325,6 +329,9 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 	exprs := map[string]string{}
 	for _, a := range k.Args {
 		e, ok := compute.argExpr(a.Name)
+		if v, slot := ops.SlotArgs[a.Name]; !ok && slot && n.Slots && s.Slots != "" {
+			e, ok = fmt.Sprint(v), true
+		}
 		if !ok {
 			return fv, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, a.Name, ids.Name)
 		}

@@ -193,6 +193,10 @@ type Names struct {
 	// NoSharedArrays, when set, is why the backend's launcher takes no
 	// kernel with a shared array (other than a reduction's) and the fix.
 	NoSharedArrays string
+	// Slots: the family views are the fusion form's, a family with a Slots
+	// op viewed over its SlotsKernel (ops.Shared), whose slot args a node
+	// gives as one that writes no slots (ops.SlotArgs).
+	Slots bool
 }
 
 // NewView builds the view of a backend, named by its emitter's names, for

@@ -89,6 +89,12 @@ func buildGDNSlots(name string, a ir.Arith) (*ir.Kernel, error) {
 	return buildGDNOf(&gdn{b: dsl.New(name, a), st: styleOf(a), mode: gdnInplaceIds, slots: true})
 }
 
+// buildGDNSharedSlots is the Shared kernel of ops A and B that also
+// writes op B's snapshot slots (Shared.SlotsKernel): the fusion form's.
+func buildGDNSharedSlots(name string, a ir.Arith) (*ir.Kernel, error) {
+	return buildGDNOf(&gdn{b: dsl.New(name, a), st: styleOf(a), mode: gdnShared, slots: true})
+}
+
 func buildGDNOf(g *gdn) (*ir.Kernel, error) {
 	mode := g.mode
 	// ggml-cpu's upstream kernel (the Shared one) runs as ggml-cpu's loops

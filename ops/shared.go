@@ -20,16 +20,29 @@ type Shared struct {
 	Plain, Ids string
 	// Summary says what it does, for the comment above it.
 	Summary string
-	build   func(ir.Arith) (*ir.Kernel, error)
+	// Slots, where set, is the op with snapshot slots (SlotsOp) that the
+	// family's kernel runs as well when built by SlotsKernel: the fusion
+	// form's kernel (ops/fusion), with the slot args SlotArgs after the
+	// others. The ops form's kernel (Kernel) has none, so its text stays.
+	Slots string
+	// SlotsNote is what SlotsKernel adds to Summary, for the comment above it.
+	SlotsNote  string
+	build      func(ir.Arith) (*ir.Kernel, error)
+	buildSlots func(ir.Arith) (*ir.Kernel, error)
 
-	mu    sync.Mutex
-	cache map[string]built
+	mu                sync.Mutex
+	cache, slotsCache map[string]built
 }
 
 var shared = []*Shared{
 	{Name: "gated_delta_net_inplace", Flag: sharedFlag, Plain: "gated_delta_net_inplace", Ids: "gated_delta_net_inplace_ids",
-		Summary: "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it",
-		build:   func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) }},
+		Summary:   "gated delta net writing the final state in place (src[6]); with IDS, sequence s reads its prior state from row ids[s] (src[7]), which the gather first copied to scratch where another sequence overwrites it",
+		build:     func(a ir.Arith) (*ir.Kernel, error) { return buildGDN("gated_delta_net_inplace", gdnShared, a) },
+		Slots:     SlotsOp,
+		SlotsNote: "with K > 1 it writes the state after token t into snapshot slot n_tokens-1-t, ss further per slot",
+		buildSlots: func(a ir.Arith) (*ir.Kernel, error) {
+			return buildGDNSharedSlots("gated_delta_net_inplace", a)
+		}},
 	{Name: "ssm_conv_update_inplace", Flag: sharedFlag, Plain: "ssm_conv_update_inplace", Ids: "ssm_conv_update_inplace_ids",
 		Summary: "conv over the cached taps and the new token (SiLU folded), the taps shifted in place (src[3]); with IDS, sequence s reads its taps from row ids[s] (src[4]), which the gather first copied to scratch where another sequence overwrites it",
 		build: func(a ir.Arith) (*ir.Kernel, error) {
@@ -40,14 +53,39 @@ var shared = []*Shared{
 // SharedKernels lists the shared kernels.
 func SharedKernels() []*Shared { return shared }
 
-// SharedFor returns the shared kernel that runs op, or nil.
+// SharedFor returns the shared kernel that runs op, or nil: the family
+// whose Slots op is op where its SlotsKernel runs it.
 func SharedFor(op string) *Shared {
 	for _, s := range shared {
-		if s.Plain == op || s.Ids == op {
+		if s.Plain == op || s.Ids == op || (s.Slots != "" && s.Slots == op) {
 			return s
 		}
 	}
 	return nil
+}
+
+// SlotArgs are the args SlotsKernel has beyond Kernel's, and what they
+// are for a node that writes no snapshot slots (an ops-form node).
+var SlotArgs = map[string]int64{"K": 1, "ss": 0}
+
+// SlotsKernel returns the family's kernel that also writes its Slots op's
+// snapshot slots, under contract a, built once; without a Slots op, the
+// family's kernel (Kernel).
+func (s *Shared) SlotsKernel(a ir.Arith) (*ir.Kernel, error) {
+	if s.buildSlots == nil {
+		return s.Kernel(a)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.slotsCache == nil {
+		s.slotsCache = map[string]built{}
+	}
+	if b, ok := s.slotsCache[a.String()]; ok {
+		return b.k, b.err
+	}
+	k, err := s.buildSlots(a)
+	s.slotsCache[a.String()] = built{k, err}
+	return k, err
 }
 
 // Kernel returns the shared kernel under contract a, built once.
@@ -63,6 +101,15 @@ func (s *Shared) Kernel(a ir.Arith) (*ir.Kernel, error) {
 	k, err := s.build(a)
 	s.cache[a.String()] = built{k, err}
 	return k, err
+}
+
+// FusionKernel is the family's kernel that runs op under contract a: its
+// SlotsKernel for its Slots op, else Kernel.
+func (s *Shared) FusionKernel(op string, a ir.Arith) (*ir.Kernel, error) {
+	if s.Slots != "" && op == s.Slots {
+		return s.SlotsKernel(a)
+	}
+	return s.Kernel(a)
 }
 
 // Variants are the shared kernel's variants on target t: the plain op's
@@ -89,6 +136,9 @@ func (s *Shared) Value(op string) (int64, error) {
 		return 0, nil
 	case s.Ids:
 		return 1, nil
+	}
+	if s.Slots != "" && op == s.Slots {
+		return 1, nil // the ids op's, with slots
 	}
 	return 0, fmt.Errorf("shared kernel %s runs %s and %s, not %s", s.Name, s.Plain, s.Ids, op)
 }

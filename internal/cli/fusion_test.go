@@ -4,15 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestFusionFormSeries: --form fusion writes the test-backend-ops cases,
-// then one patch per backend that has a fusion step (cuda, vulkan), nothing
-// in ggml.h or ggml.c, within the backend's budget, and git am applies
-// them; the default stays the ops form and an unknown form or a backend
+// then two patches per backend that has a fusion step (cuda, vulkan: the
+// kernels, then the matchers and dispatch), nothing in ggml.h or ggml.c,
+// and git am applies them; the default stays the ops form and an unknown form or a backend
 // without a fusion step is an error.
 func TestFusionFormSeries(t *testing.T) {
 	root := gitTree(t)
@@ -22,55 +21,25 @@ func TestFusionFormSeries(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	patches, _ := filepath.Glob(filepath.Join(out, "*.patch"))
-	// the tests first, then one per backend (in the series' order, which this does not fix)
-	byBackend := map[string]string{}
+	// the tests first, then each backend's kernels and its matchers and
+	// dispatch (the backends in the series' order, which this does not fix;
+	// the budgets are internal/patch's TestFusionSeriesPatchesFitTheirBudgets)
+	byBackend := map[string][]string{}
 	for _, p := range patches[1:] {
 		for _, b := range []string{"cuda", "vulkan"} {
 			if strings.Contains(filepath.Base(p), "-"+b+"-") {
-				byBackend[b] = p
+				byBackend[b] = append(byBackend[b], filepath.Base(p))
 			}
 		}
 	}
-	if len(patches) != 3 || !strings.Contains(patches[0], "tests") || len(byBackend) != 2 {
+	if len(patches) != 5 || !strings.Contains(patches[0], "tests") || len(byBackend["cuda"]) != 2 || len(byBackend["vulkan"]) != 2 ||
+		!strings.Contains(byBackend["cuda"][0], "-add-") || !strings.Contains(byBackend["vulkan"][0], "-add-") {
 		t.Fatalf("patches %v", patches)
-	}
-	text, err := os.ReadFile(byBackend["cuda"])
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, p := range patches {
 		if pt, _ := os.ReadFile(p); regexp.MustCompile(`(?m)^diff --git a/(include/ggml\.h|src/ggml\.c) `).Match(pt) {
 			t.Errorf("%s: the fusion form changes ggml.h or ggml.c", filepath.Base(p))
 		}
-	}
-	// the budget holds the matchers and the dispatch; the kernels are the
-	// ops form's text, counted apart (docs/fusion.md, the series)
-	m := regexp.MustCompile(`(\d+) insertions?\(\+\)`).FindSubmatch(text)
-	kernels := 0
-	for _, f := range []string{"state_gather.cuh", "gated_delta_net_inplace.cuh", "ssm_conv_update_inplace.cuh"} {
-		k := regexp.MustCompile(`src/ggml-cuda/` + regexp.QuoteMeta(f) + ` +\| +(\d+) `).FindSubmatch(text)
-		if k == nil {
-			t.Fatalf("the patch lacks the kernel %s", f)
-		}
-		n, _ := strconv.Atoi(string(k[1]))
-		kernels += n
-	}
-	if n, _ := strconv.Atoi(string(m[1])); m == nil || n-kernels > 500 {
-		t.Errorf("cuda's fusion patch inserts %s lines, %d past its kernels; the budget is 500", m[1], n-kernels)
-	}
-	vk, err := os.ReadFile(byBackend["vulkan"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	shaders := 0
-	for _, k := range regexp.MustCompile(`(?m)^ \S+\.comp +\| +(\d+) `).FindAllSubmatch(vk, -1) {
-		n, _ := strconv.Atoi(string(k[1]))
-		shaders += n
-	}
-	if mv := regexp.MustCompile(`(\d+) insertions?\(\+\)`).FindSubmatch(vk); mv == nil || shaders == 0 {
-		t.Error("the vulkan patch has no diffstat or no shaders")
-	} else if n, _ := strconv.Atoi(string(mv[1])); n-shaders > 800 {
-		t.Errorf("vulkan's fusion patch inserts %d lines, %d past its shaders; the budget is 800", n, n-shaders)
 	}
 	sh(t, root, append([]string{"git", "am", "-q"}, patches...)...)
 	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))

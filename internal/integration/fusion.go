@@ -21,6 +21,12 @@ type Fusion struct {
 	// step, and a Text.Section that Texts lacks is Base's.
 	Base   *Manifest
 	Budget int // inserted lines the step may add
+	// Kernels, where set, is a step of its own before this one: the
+	// kernels the dispatch runs and their build registration, so that
+	// each patch fits its budget. The tree builds after it (a kernel no
+	// one calls yet is a file nothing includes, or a pipeline nothing
+	// records); its files and sections are not repeated here.
+	Kernels *Fusion
 }
 
 // FusionFile is a new file of a fusion step, named below Dir.

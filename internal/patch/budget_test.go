@@ -82,6 +82,55 @@ func TestSeriesPatchesFitTheirBudgets(t *testing.T) {
 	}
 }
 
+// The fusion form's series (every backend with a fusion step) fits its
+// budgets patch by patch: a backend's kernels and its matchers and dispatch
+// each within the backend's Budget (integration.Fusion and its Kernels),
+// as the before-stop hook counts them (git's insertions).
+func TestFusionSeriesPatchesFitTheirBudgets(t *testing.T) {
+	root := fixture(t, "")
+	steps, err := FusionPlan(registry.Fusions(), []string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := Series(context.Background(), open(t, root), steps, filepath.Join(t.TempDir(), "series"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budgets, want := map[string]int{}, 1 // the tests' patch, then each part of each backend
+	for _, f := range registry.Fusions() {
+		budgets[f.Backend] = f.Budget
+		want++
+		if k := f.Kernels; k != nil {
+			if k.Budget != f.Budget {
+				t.Errorf("%s: the kernels' budget %d is not the backend's %d", f.Backend, k.Budget, f.Budget)
+			}
+			want++
+		}
+	}
+	if len(names) != want {
+		t.Fatalf("%d patches, want %d", len(names), want)
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backend, added := patchBackend(string(data)), insertions(string(data))
+		budget, ok := budgets[backend]
+		if backend == "tests" {
+			continue // the test-backend-ops cases have no budget of their own
+		}
+		if !ok || budget <= 0 {
+			t.Errorf("%s: no budget for %q", filepath.Base(n), backend)
+			continue
+		}
+		t.Logf("%s: %d insertions (budget %d)", filepath.Base(n), added, budget)
+		if added > budget {
+			t.Errorf("%s: %d insertions, over the budget of %d", filepath.Base(n), added, budget)
+		}
+	}
+}
+
 // patchBackend is the area a format-patch names in its subject ("cuda" for
 // "Subject: [PATCH 5/5] cuda : ...").
 func patchBackend(patch string) string {

@@ -9,9 +9,11 @@ import (
 
 // FusionPlan returns the fusion form's steps for the named backends ("all"
 // for every backend with a fusion step): the test-backend-ops cases of the
-// decode step, then one per backend in the order forms come in (the
-// registry's, as the ops form's manifests); no ops step and no gate, since
-// the form adds no op (docs/fusion.md).
+// decode step, then each backend's in the order forms come in (the
+// registry's, as the ops form's manifests): its kernels where they are a
+// step of their own (integration.Fusion.Kernels), then the matchers and the
+// dispatch; no ops step and no gate, since the form adds no op
+// (docs/fusion.md).
 func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -37,11 +39,16 @@ func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 		if !want[f.Backend] {
 			continue
 		}
-		s, err := fusionStep(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s fusion: %w", f.Backend, err)
+		for _, part := range []*integration.Fusion{f.Kernels, f} {
+			if part == nil {
+				continue
+			}
+			s, err := fusionStep(part)
+			if err != nil {
+				return nil, fmt.Errorf("%s fusion: %w", f.Backend, err)
+			}
+			steps = append(steps, s)
 		}
-		steps = append(steps, s)
 	}
 	return steps, nil
 }
@@ -132,9 +139,10 @@ itself, not reached from an output. Let a test put nodes in the graph
 before its output (expand_first) and add GDN_DECODE_STEP, which compares
 the attention, the conv output and both whole caches with the CPU, with
 slot ids that alias (a rotation, a shared row, rows outside the window),
-kv_head > 0, S_v 64 and 128. Run it with GGML_CUDA_DISABLE_FUSION=1 to
-compare the unfused graph; perf mode times the whole subgraph at Qwen3.5
-27B and 35B-A3B shapes.`,
+kv_head > 0, S_v 64 and 128, and MTP steps of K = 2..4 tokens whose K
+state snapshots are copied into the caches' snapshot rows. Run it with
+GGML_CUDA_DISABLE_FUSION=1 to compare the unfused graph; perf mode times
+the whole subgraph at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
 		Edits: []Edit{
 			{Name: "the tests' expand_first", File: testOps, Place: After,
 				Anchor: []string{"struct test_case {", "virtual std::vector<ggml_tensor *> fusion_test_nodes() { return {}; }"},

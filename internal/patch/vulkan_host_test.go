@@ -139,35 +139,44 @@ func TestVulkanShufflingPipelinesRequireASubgroupSize(t *testing.T) {
 	}
 }
 
-// vulkanFusionText is testdata/vulkan-host/fusion.cpp with the fusion form's
-// Vulkan step applied: every edit of ggml-vulkan.cpp placed as the patch
-// places it in ggml's tree.
-func vulkanFusionText(t *testing.T) string {
+// vulkanFusionText is testdata/vulkan-host/fusion.cpp with the first
+// parts of the fusion form's Vulkan steps applied (its shaders, then the
+// matchers and dispatch): every edit of ggml-vulkan.cpp placed as the patch
+// places it in ggml's tree, one step after another.
+func vulkanFusionText(t *testing.T, parts int) string {
 	t.Helper()
 	steps, err := FusionPlan(registry.Fusions(), []string{"vulkan"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(steps) != 3 {
+		t.Fatalf("%d steps for vulkan, want the tests, the shaders and the dispatch", len(steps))
 	}
 	data, err := os.ReadFile(filepath.Join("testdata", "vulkan-host", "fusion.cpp"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	var ls []Located
-	for _, e := range steps[len(steps)-1].Edits {
-		if e.File != "src/ggml-vulkan/ggml-vulkan.cpp" {
-			continue
+	edits := 0
+	for _, s := range steps[1 : 1+parts] {
+		var ls []Located
+		for _, e := range s.Edits {
+			if e.File != "src/ggml-vulkan/ggml-vulkan.cpp" {
+				continue
+			}
+			l := locate(e, text)
+			if l.State != Pending {
+				t.Fatalf("edit %q is %v in the stand-in: %s", e.Name, l.State, l.Why)
+			}
+			ls = append(ls, l)
 		}
-		l := locate(e, text)
-		if l.State != Pending {
-			t.Fatalf("edit %q is %v in the stand-in: %s", e.Name, l.State, l.Why)
-		}
-		ls = append(ls, l)
+		edits += len(ls)
+		text = insertAll(text, ls)
 	}
-	if len(ls) < 8 {
-		t.Fatalf("%d edits of ggml-vulkan.cpp: the test no longer sees the step", len(ls))
+	if edits < 3*parts {
+		t.Fatalf("%d edits of ggml-vulkan.cpp: the test no longer sees the step", edits)
 	}
-	return insertAll(text, ls)
+	return text
 }
 
 // compileVulkanFusion compiles text as the stand-in ggml-vulkan.cpp, over
@@ -198,7 +207,7 @@ func compileVulkanFusion(t *testing.T, text string) (string, bool) {
 // pipelines and push constants, the context member and the calls in
 // build_graph and graph_compute.
 func TestVulkanFusionStepCompiles(t *testing.T) {
-	if out, ok := compileVulkanFusion(t, vulkanFusionText(t)); !ok {
+	if out, ok := compileVulkanFusion(t, vulkanFusionText(t, 2)); !ok {
 		t.Fatalf("the fusion step does not compile:\n%s", out)
 	}
 }
@@ -254,4 +263,11 @@ func TestVulkanPipelinesAskForFullSubgroupsWhereAllowed(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
+}
+
+// Its first patch, the shaders and their pipelines, builds on its own.
+func TestVulkanFusionShadersCompileAlone(t *testing.T) {
+	if out, ok := compileVulkanFusion(t, vulkanFusionText(t, 1)); !ok {
+		t.Fatalf("the shaders' step does not compile on its own:\n%s", out)
+	}
 }

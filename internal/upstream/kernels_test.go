@@ -49,6 +49,27 @@ func TestCUDAKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 }
 
+// The fusion form's CUDA kernels (the GDN kernel writing the snapshot
+// slots too, upstream.FusionKernels) run ops A-D and op B with slots
+// (ops.SlotsOp) like the Go reference under host emulation.
+func TestCUDAFusionKernelsRunLikeTheGoReference(t *testing.T) {
+	ks, err := upstream.FusionKernels("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := upstream.RenderKernels(ks, ".cu", cuda.UpstreamSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
+		return build(t, hostemu.CUDA, "cuda", files[i].Name, cuda.KernelName(k.K), append([]byte(fastdivStandIn), files[i].Data...), k)
+	})
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	checkFamilies(t, "cuda", byOp, 32)
+}
+
 // The SYCL headers upstream gets run every variant of ops A-D, gathers
 // included, like the Go reference at the sub-group widths of Intel (16,
 // which takes xor_reduce_sum's local-memory path where W is 32), NVIDIA
@@ -182,18 +203,20 @@ static __device__ __forceinline__ float warp_reduce_sum(float x) {
 }
 `
 
-// The CUDA kernels upstream gets, the ops form's .cu text and the fusion
-// form's headers, compile to PTX for sm_90 with clang-22, -Wall -Werror,
+// The CUDA kernels upstream gets, the ops form's .cu text and headers and
+// the fusion form's headers (the GDN kernel with the snapshot slots), compile to PTX for sm_90 with clang-22, -Wall -Werror,
 // every variant instantiated, as kernelgen build compiles generated/cuda.
 func TestCUDAKernelsCompileToPTX(t *testing.T) {
-	ks, err := upstream.Kernels("cuda")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, form := range []struct {
-		files func() ([]upstream.File, error)
-		inst  func(ir.Instance) string
-	}{{backendcuda.UpstreamSources, cuda.SourceInstantiation}, {backendcuda.UpstreamKernels, cuda.Instantiation}} {
+		kernels func(string) ([]upstream.Kernel, error)
+		files   func() ([]upstream.File, error)
+		inst    func(ir.Instance) string
+	}{{upstream.Kernels, backendcuda.UpstreamSources, cuda.SourceInstantiation}, {upstream.Kernels, backendcuda.UpstreamKernels, cuda.Instantiation},
+		{upstream.FusionKernels, backendcuda.FusionKernels, cuda.Instantiation}} {
+		ks, err := form.kernels("cuda")
+		if err != nil {
+			t.Fatal(err)
+		}
 		files, err := form.files()
 		if err != nil {
 			t.Fatal(err)

@@ -165,7 +165,11 @@ func checkFamilies(t *testing.T, backend string, byOp map[string]*program, width
 	}
 	n := 0
 	for _, f := range fams {
-		for _, op := range []string{f.Shared.Plain, f.Shared.Ids} {
+		fops := []string{f.Shared.Plain, f.Shared.Ids}
+		if f.Shared.Slots != "" && byOp[f.Shared.Slots] != nil { // the fusion form's kernel runs it too
+			fops = append(fops, f.Shared.Slots)
+		}
+		for _, op := range fops {
 			variants := ops.TargetOf(backend).Variants(op)
 			for _, i := range tier.Sample(t, len(variants), 3) {
 				v := variants[i]

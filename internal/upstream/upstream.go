@@ -80,7 +80,13 @@ func (k Kernel) FileName(ext string) string {
 
 // Kernels are backend's upstream kernels in the order of their files: the
 // gather, then each family's.
-func Kernels(backend string) ([]Kernel, error) {
+func Kernels(backend string) ([]Kernel, error) { return kernels(backend, false) }
+
+// FusionKernels are the fusion form's (ops/fusion): Kernels, a family with
+// a Slots op its SlotsKernel, which runs that op too.
+func FusionKernels(backend string) ([]Kernel, error) { return kernels(backend, true) }
+
+func kernels(backend string, slots bool) ([]Kernel, error) {
 	fams, err := Families()
 	if err != nil {
 		return nil, err
@@ -98,7 +104,14 @@ func Kernels(backend string) ([]Kernel, error) {
 		if !slices.Contains(out[0].Ops, f.Gather.Name) { // one gather op runs for every family
 			out[0].Ops = append(out[0].Ops, f.Gather.Name)
 		}
-		out = append(out, Kernel{Summary: f.Shared.Summary, K: k, Shared: f.Shared, Ops: []string{f.Shared.Plain, f.Shared.Ids}})
+		kk := Kernel{Summary: f.Shared.Summary, K: k, Shared: f.Shared, Ops: []string{f.Shared.Plain, f.Shared.Ids}}
+		if slots && f.Shared.Slots != "" {
+			if kk.K, err = f.Shared.SlotsKernel(ir.Native(backend)); err != nil {
+				return nil, err
+			}
+			kk.Summary, kk.Ops = f.Shared.Summary+"; "+f.Shared.SlotsNote, append(kk.Ops, f.Shared.Slots)
+		}
+		out = append(out, kk)
 	}
 	return out, nil
 }
@@ -111,6 +124,11 @@ func ByOp[T any](backend string, mk func(i int, k Kernel) T) (map[string]T, erro
 	if err != nil {
 		return nil, err
 	}
+	return Index(ks, mk), nil
+}
+
+// Index is ks by the op each runs, as ByOp makes it (FusionKernels').
+func Index[T any](ks []Kernel, mk func(i int, k Kernel) T) map[string]T {
 	out := map[string]T{}
 	for i, k := range ks {
 		v := mk(i, k)
@@ -118,7 +136,7 @@ func ByOp[T any](backend string, mk func(i int, k Kernel) T) (map[string]T, erro
 			out[op] = v
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Render renders one header per family (<name><ext>) after the gather's
@@ -129,6 +147,12 @@ func Render(backend, ext string, emit func(summary string, ks []*ir.Kernel) ([]b
 	if err != nil {
 		return nil, err
 	}
+	return RenderKernels(ks, ext, emit)
+}
+
+// RenderKernels renders ks as Render does (FusionKernels, for the fusion
+// form).
+func RenderKernels(ks []Kernel, ext string, emit func(summary string, ks []*ir.Kernel) ([]byte, error)) ([]File, error) {
 	var out []File
 	for _, k := range ks {
 		src, err := emit(k.Summary, []*ir.Kernel{k.K})
@@ -182,11 +206,16 @@ func Bound(l cases.Launch, kb *ir.Buffer) string {
 }
 
 // Args are upstream kernel k's args (as bits, in k's order) over launch
-// l's: rs_head is 0 where the plain op has none.
+// l's: rs_head is 0 where the plain op has none, and the slot args of a
+// SlotsKernel those of no snapshot slots (ops.SlotArgs) where l's op has
+// none.
 func Args(l cases.Launch, k *ir.Kernel) ([]uint32, error) {
 	var out []uint32
 	for _, a := range k.Args {
 		bits, ok := l.Args[a.Name]
+		if v, slot := ops.SlotArgs[a.Name]; !ok && slot {
+			bits, ok = uint32(v), true
+		}
 		if !ok && a.Name != "rs_head" {
 			return nil, fmt.Errorf("%s's arg %s has no value in %s", k.Name, a.Name, l.Kernel.Name)
 		}

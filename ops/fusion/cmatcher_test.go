@@ -171,7 +171,11 @@ func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
 	}
 	graphs := map[string]*Graph{}
 	for _, l := range []Layer{layer(), {SV: 64, H: 4, HK: 2, KDA: true, Seqs: 7, T: 1, K: 1, DConv: 2, C: 32, MemSize: 9, KVHead: 2, RowZero: 3, Bias: true},
-		{SV: 128, H: 1, HK: 1, Seqs: 1, T: 1, K: 1, DConv: 3, C: 16, MemSize: 1, RowZero: -1}, {SV: 64, H: 1, HK: 1, Seqs: 2, T: 3, K: 3, DConv: 4, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}} {
+		{SV: 128, H: 1, HK: 1, Seqs: 1, T: 1, K: 1, DConv: 3, C: 16, MemSize: 1, RowZero: -1}, {SV: 64, H: 1, HK: 1, Seqs: 2, T: 3, K: 3, DConv: 4, C: 16, MemSize: 4, KVHead: 1, RowZero: -1},
+		// MTP steps as the test-backend-ops cases build them (K 2..4, as many tokens), and one of fewer tokens than slots
+		{SV: 64, H: 2, HK: 2, Seqs: 4, T: 2, K: 2, DConv: 4, C: 16, MemSize: 9, KVHead: 1, RowZero: -1},
+		{SV: 128, H: 2, HK: 2, Seqs: 3, T: 4, K: 4, DConv: 4, C: 16, MemSize: 6, RowZero: -1},
+		{SV: 64, H: 1, HK: 1, Seqs: 2, T: 1, K: 3, DConv: 4, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}} {
 		graphs[fmt.Sprintf("%+v", l)] = l.Build().G
 	}
 	for _, tc := range refusals {

@@ -23,23 +23,19 @@ type Launch struct {
 	Scratch Bind
 }
 
-// Launch resolves pt's dispatch for a backend: runs names, by the
-// pattern's Kernel, the op whose upstream kernel runs it where that is
-// another (a backend without the slots kernel runs op B, its Fixed K = 1).
-// Every buffer of both kernels must be bound and every arg given a value
-// by the plan (Args, or the scale).
-func (pt *Pattern) Launch(backend string, runs map[string]string) (*Launch, error) {
+// Launch resolves pt's dispatch for a backend: the family kernel that runs
+// the pattern's Kernel (its SlotsKernel, which writes the snapshot slots,
+// where that is the family's Slots op). Every buffer of both kernels must be
+// bound and every arg given a value by the plan (Args, or the scale).
+func (pt *Pattern) Launch(backend string) (*Launch, error) {
 	op := pt.Kernel
-	if r, ok := runs[op]; ok {
-		op = r
-	}
 	l := &Launch{Shared: ops.SharedFor(op), KernelBinds: map[string]Bind{}, GatherBinds: map[string]Bind{}}
 	if l.Shared == nil {
 		return nil, fmt.Errorf("%s: %s has no upstream kernel", pt.Name, op)
 	}
 	a := ir.Native(backend)
 	var err error
-	if l.Kernel, err = l.Shared.Kernel(a); err != nil {
+	if l.Kernel, err = l.Shared.FusionKernel(op, a); err != nil {
 		return nil, err
 	}
 	if l.Gather, err = ops.SharedGather(); err != nil {

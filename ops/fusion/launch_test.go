@@ -3,6 +3,7 @@ package fusion
 import (
 	"testing"
 
+	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -10,10 +11,9 @@ import (
 // bound by the plan, on every backend with upstream kernels; a plan that
 // leaves one unbound is refused.
 func TestLaunchBindsEveryBuffer(t *testing.T) {
-	runs := map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
 	for _, backend := range []string{"cuda", "vulkan"} {
 		for _, pt := range Patterns {
-			l, err := pt.Launch(backend, runs)
+			l, err := pt.Launch(backend)
 			if err != nil {
 				t.Fatalf("%s %s: %v", backend, pt.Name, err)
 			}
@@ -30,10 +30,24 @@ func TestLaunchBindsEveryBuffer(t *testing.T) {
 	}
 	broken := *StatePattern
 	broken.Buffers = broken.Buffers[1:]
-	if _, err := broken.Launch("vulkan", runs); err == nil {
+	if _, err := broken.Launch("vulkan"); err == nil {
 		t.Errorf("a plan without %s's bind launches", StatePattern.Buffers[0].Buffer)
 	}
-	if _, err := StatePattern.Launch("vulkan", nil); err == nil {
-		t.Error("the slots op launches without an upstream kernel")
+	// the state runs the family kernel that writes the snapshot slots
+	l, err := StatePattern.Launch("vulkan")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, ok := l.KernelBinds["state_dst"]; !ok || !hasArg(l.Kernel, "K") || !hasArg(l.Kernel, "ss") || l.Shared.Slots != ops.SlotsOp {
+		t.Errorf("the state's kernel %s takes no snapshot slots", l.Kernel.Name)
+	}
+}
+
+func hasArg(k *ir.Kernel, name string) bool {
+	for _, a := range k.Args {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -74,10 +74,39 @@ func TestUpstreamShaders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the upstream shaders do not compile: %v", err)
 	}
+	n, unfused := runUpstreamShaders(t, e, byOp, "gated_delta_net_inplace", "gated_delta_net_inplace_ids", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids")
+	t.Logf("%d upstream cases equal to the Go reference, %d of them bit for bit equal to the non-fused path", n, unfused)
+}
+
+// The fusion form's shaders (the GDN shader writing the snapshot slots
+// too, backendvulkan.FusionShaders) run op B with slots
+// (ops.SlotsOp: the fused decode step with K > 1) like the Go reference
+// and bit for bit like the non-fused GATED_DELTA_NET with its K snapshots,
+// and op B as the ops form's shader does.
+func TestFusionShaders(t *testing.T) {
+	e := setup(t)
+	ctx := tier.Context(t)
+	byOp, err := backendvulkan.FusionShaders(func(units []spvbuild.Unit) ([][]byte, error) { return e.comp.Build(ctx, units) })
+	if err != nil {
+		t.Fatalf("the fusion form's shaders do not compile: %v", err)
+	}
+	n, unfused := runUpstreamShaders(t, e, byOp, ops.SlotsOp, "gated_delta_net_inplace_ids")
+	if unfused == 0 {
+		t.Fatal("no case compared with the non-fused path")
+	}
+	t.Logf("%d cases equal to the Go reference, %d of them bit for bit equal to the non-fused path", n, unfused)
+}
+
+// runUpstreamShaders runs sampled variants of each op in fused on byOp's
+// shaders (the rest of a case's launches on the generated ones) and checks
+// them as TestUpstreamShaders says; it returns how many cases ran and how
+// many of them were compared with the non-fused path.
+func runUpstreamShaders(t *testing.T, e *env, byOp map[string]*backendvulkan.UpstreamShader, fused ...string) (n, unfused int) {
+	t.Helper()
+	ctx := tier.Context(t)
 	a := ir.Native("vulkan")
 	untouched := bytes.Repeat([]byte{0x01, 0x00, 0xc0, 0x7f}, 4) // NaNs no kernel writes
-	n, unfused := 0, 0
-	for _, fused := range []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids"} {
+	for _, fused := range fused {
 		variants := ops.TargetOf("vulkan").Variants(fused)
 		for _, vi := range tier.Sample(t, len(variants), 3) {
 			v := variants[vi]
@@ -140,5 +169,5 @@ func TestUpstreamShaders(t *testing.T) {
 			n++
 		}
 	}
-	t.Logf("%d upstream cases equal to the Go reference, %d of them bit for bit equal to the non-fused path", n, unfused)
+	return n, unfused
 }

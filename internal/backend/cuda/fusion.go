@@ -13,19 +13,28 @@ import (
 
 // CUDA's spelling of the decode step's fusions (ops/fusion): the names, its
 // variant table, the kernels it runs, the calls in the graph's node loop.
-var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name, Fixed: map[string][]fusion.Fixed{
-	fusion.StatePattern.Name: {{Value: fusion.Param("gdn", 0), Is: 1, Why: "op B's kernel here writes no snapshot slots: K > 1 runs unfused"}},
-}}
-
-// fusionKernels are the ops whose upstream kernels (the ops form's text,
-// UpstreamKernels) run each pattern: op B for the slots op, which CUDA's
-// patch leaves out (its kernel would take the patch past its budget), so
-// the matcher fixes K at 1 (fusionSpelling.Fixed).
-var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
+// Its kernels take every value the patterns allow (no Fixed).
+var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name}
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
+		Kernels: &integration.Fusion{
+			Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
+			Subject: "cuda : add gated delta net and conv-update kernels that update the state cache in place",
+			Body: `Add the kernels that the fusion of the gated delta net decode step runs
+(the next commit matches the graph and launches them): GATED_DELTA_NET
+reading each sequence's prior state from its cache row by the slot ids and
+writing the new state into the cache rows in place, SSM_CONV's update of
+one token that reads the conv taps the same way and writes the shifted
+taps back, and the copy that runs first: the rows that another sequence of
+the step overwrites go to a scratch, so aliasing slot ids read what
+GET_ROWS read. With K > 1 the GATED_DELTA_NET kernel also writes the K
+snapshot slots (MTP) into the cache rows, slot i one slot stride further.
+They keep the unfused kernels' arithmetic (warp reductions, __expf).
+Nothing includes them yet.`,
+			Files: fusionKernelFiles,
+		},
 		Subject: "cuda : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
@@ -36,13 +45,15 @@ one kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads each
 sequence's state from its cache row by the slot ids and writes the new state
 into the cache rows in place, so the GET_ROWS, the views and the CPY are
 skipped. Rows that another sequence of the step overwrites are copied first,
-so aliasing slot ids read what GET_ROWS read.
+so aliasing slot ids read what GET_ROWS read. With K > 1 snapshots (MTP)
+the kernel writes each snapshot slot into its cache rows as the CPY would;
+the conv chain then runs unfused.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and
 the write touching the cache, one contiguous f32 cache in CUDA memory,
-shapes the kernels are built for, no snapshot slots (K = 1). Anything else
-runs unfused, and GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
+shapes the kernels are built for. Anything else runs unfused, and
+GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 		Files: fusionFiles,
 		Sections: []integration.Section{
 			{Name: "include the decode-step fusion", File: "src/ggml-cuda/ggml-cuda.cu",
@@ -70,20 +81,32 @@ runs unfused, and GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 	}
 }
 
-// fusionFiles are the kernels (the ops form's upstream text) and
-// gdn-fusion.cuh: the matchers, one launcher per pattern and the run.
-func fusionFiles() ([]integration.FusionFile, error) {
-	kernels, err := UpstreamKernels()
+// fusionKernelFiles are the kernels (FusionKernels: the ops form's text, the
+// GDN kernel writing the snapshot slots too), the fusion's first step.
+func fusionKernelFiles() ([]integration.FusionFile, error) {
+	kernels, err := FusionKernels()
 	if err != nil {
 		return nil, err
 	}
 	var out []integration.FusionFile
-	var includes []string
 	for _, k := range kernels {
 		if k.InGlue || k.Spliced {
 			return nil, fmt.Errorf("cuda fusion: kernel %s is not a file of its own", k.Name)
 		}
 		out = append(out, integration.FusionFile{Name: k.Name, Data: k.Data})
+	}
+	return out, nil
+}
+
+// fusionFiles are gdn-fusion.cuh: the matchers, one launcher per pattern
+// and the run, over the kernels of fusionKernelFiles.
+func fusionFiles() ([]integration.FusionFile, error) {
+	kernels, err := fusionKernelFiles()
+	if err != nil {
+		return nil, err
+	}
+	var includes []string
+	for _, k := range kernels {
 		includes = append(includes, k.Name)
 	}
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
@@ -115,7 +138,7 @@ func fusionFiles() ([]integration.FusionFile, error) {
 		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_run_%[2]s(ctx, %[2]s->second);\n    }\n", p, n)
 	}
 	w.WriteString("    return true;\n}\n")
-	return append(out, integration.FusionFile{Name: "gdn-fusion.cuh", Data: []byte(w.String())}), nil
+	return []integration.FusionFile{{Name: "gdn-fusion.cuh", Data: []byte(w.String())}}, nil
 }
 
 // fusionLaunch writes pattern pt's launcher and run: the gather, then the
@@ -124,16 +147,12 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // name).
 func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
-	runs := pt.Kernel
-	if k, ok := fusionKernels[runs]; ok {
-		runs = k
-	}
-	shared := ops.SharedFor(runs)
+	shared := ops.SharedFor(pt.Kernel)
 	if shared == nil {
-		return fmt.Errorf("%s has no upstream kernel", runs)
+		return fmt.Errorf("%s has no upstream kernel", pt.Kernel)
 	}
 	a := ir.Native(name)
-	k, err := shared.Kernel(a)
+	k, err := shared.FusionKernel(pt.Kernel, a)
 	if err != nil {
 		return err
 	}

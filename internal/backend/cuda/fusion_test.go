@@ -23,6 +23,10 @@ func TestFusionStepCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kernels, err := Backend.Fusion.Kernels.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	write := func(name string, data []byte) {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -51,11 +55,10 @@ template <uint32_t, bool, bool> void ssm_conv_update_inplace_f32() {}
 void state_gather_f32() {}
 `))
 	for _, f := range files {
-		if f.Name == "gdn-fusion.cuh" {
-			write(f.Name, f.Data)
-		} else {
-			write(f.Name, []byte("#pragma once\n"))
-		}
+		write(f.Name, f.Data)
+	}
+	for _, f := range kernels {
+		write(f.Name, []byte("#pragma once\n"))
 	}
 	var before, in string
 	for _, s := range Backend.Fusion.Sections {

@@ -8,15 +8,14 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/ops/fusion"
+	"github.com/kernelgen/kernelgen/templates"
 )
 
 // Vulkan's spelling of the decode step's fusions (ops/fusion): the names,
 // its variant table, and what its kernels and bindings assume.
 var fusionSpelling = fusion.Spelling{Prefix: "ggml_vk_gdn_fusion", Target: name, Fixed: map[string][]fusion.Fixed{
 	fusion.StatePattern.Name: {
-		{Value: fusion.Param("gdn", 0), Is: 1, Why: "op B's shader writes no snapshot slots: K > 1 runs unfused"},
 		{Value: fusion.Mod(fusion.Mul(fusion.Ne("v", 0), fusion.Ne("v", 1), fusion.Ne("v", 2), fusion.Ne("v", 3), fusion.Const(4)), fusion.Const(vkOffsetAlign)), Is: 0,
 			Why: "the scratch (the state region) is bound at a descriptor offset, a multiple of minStorageBufferOffsetAlignment"},
 	},
@@ -30,16 +29,47 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_vk_gdn_fusion", Target: name,
 // largest): an offset that is a multiple of it binds on every device.
 const vkOffsetAlign = 256
 
-// fusionKernels are the ops whose shaders (the ops form's, UpstreamKernels)
-// run each pattern (fusion.Pattern.Launch): op B for the slots op, which
-// has no shader here, so the matcher fixes K at 1 (fusionSpelling.Fixed).
-var fusionKernels = map[string]string{ops.SlotsOp: "gated_delta_net_inplace_ids"}
+// fusionGlue is the upstream glue over the fusion form's shaders (the GDN
+// shader writing the snapshot slots too, glue.Names.Slots), and fusionBase
+// the ops form's manifest over them: the shaders' step takes its files and
+// the sections that declare, create and build their pipelines.
+var (
+	fusionGlue = func() *templates.Target {
+		n := glueTarget.Names
+		n.Slots = true
+		return &templates.Target{Names: n, Template: glueTarget.Template, Out: glueTarget.Out, Prefix: glueTarget.Prefix, Upstream: glueTarget.Upstream}
+	}()
+	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+)
 
 const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
+		Kernels: &integration.Fusion{
+			Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
+			Subject: "vulkan : add gated delta net and conv-update shaders that update the state cache in place",
+			Body: `Add the shaders that the fusion of the gated delta net decode step records
+(the next commit matches the graph and records them), with their pipelines:
+GATED_DELTA_NET reading each sequence's prior state from its cache row by
+the slot ids and writing the new state into the cache rows in place,
+SSM_CONV's update of one token that reads the conv taps the same way and
+writes the shifted taps back, and the copy that runs first: the rows that
+another sequence of the step overwrites go to a scratch, so aliasing slot
+ids read what GET_ROWS read. With K > 1 the GATED_DELTA_NET shader also
+writes the K snapshot slots (MTP) into the cache rows, slot i one slot
+stride further. Each kernel is one shader for all its variants
+(specialization constants); the GDN pipelines ask for the device's
+subgroup size, as the plain GDN pipelines do. Nothing records them yet.`,
+			Base: fusionBase,
+			Sections: []integration.Section{
+				baseSection("push-constant structs"),
+				baseSection("pipeline members"),
+				baseSection("pipeline creation"),
+				baseSection("shader-gen entries"),
+			},
+		},
 		Subject: "vulkan : fuse the gated delta net decode step with its state reads and writes",
 		Body: `llama.cpp builds one GDN layer's decode step as GET_ROWS of the recurrent
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
@@ -51,20 +81,20 @@ each sequence's state from its cache row by the slot ids and writes the new
 state into the cache rows in place, so the GET_ROWS, the views and the CPY
 record nothing. Rows that another sequence of the step overwrites are
 copied first (a gather shader, then a barrier), so aliasing slot ids read
-what GET_ROWS read. Each fused kernel is one shader for all its variants
-(specialization constants).
+what GET_ROWS read. With K > 1 snapshots (MTP) the shader writes each
+snapshot slot into its cache rows as the CPY would; the conv chain then
+runs unfused.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and
 the write touching the cache, one contiguous f32 cache in this device's
-memory, shapes the shaders are built for, no snapshot slots (K = 1).
-Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
-		Base:  Manifest,
+memory, shapes the shaders are built for, cache rows bound at offsets
+every device takes. Anything else runs unfused, and GGML_VK_DISABLE_FUSION
+turns it off.`,
 		Texts: fusionTexts,
 		Sections: []integration.Section{
 			{Name: "includes of the matcher", File: vkCpp, Place: integration.After, Anchor: []string{"#include <unordered_map>"},
 				Text: integration.Text{Literal: "#include <unordered_set>\n"}},
-			baseSection("push-constant structs"),
 			{Name: "the decode-step matchers", File: vkCpp, Place: integration.Before, Anchor: []string{"struct ggml_backend_vk_context {"},
 				Text: integration.Text{Section: "matchers", BlankAfter: true}},
 			{Name: "the graph's fused decode steps", File: vkCpp, Place: integration.After,
@@ -72,8 +102,6 @@ Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
 				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps of the graph being computed (ggml_vk_gdn_fusion_find)
     ggml_vk_gdn_fusion_matches gdn_fusion;
 `}},
-			baseSection("pipeline members"),
-			baseSection("pipeline creation"),
 			{Name: "the fused dispatches", File: vkCpp, Place: integration.Before,
 				Anchor: []string{"static void ggml_vk_ssm_conv(ggml_backend_vk_context * ctx, vk_context& subctx, const struct ggml_cgraph * cgraph, int node_idx) {"},
 				Text:   integration.Text{Section: "dispatch", BlankAfter: true}},
@@ -101,7 +129,6 @@ Anything else runs unfused, and GGML_VK_DISABLE_FUSION turns it off.`,
 			{Name: "no other fusion starts at a fused step's node", File: vkCpp, Place: integration.Replace,
 				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {", "        if (!ctx->device->disable_fusion) {"}, Until: "if (!ctx->device->disable_fusion) {",
 				Text: integration.Text{Literal: "        if (!ctx->device->disable_fusion && ctx->gdn_fusion.fused.count(cgraph->nodes[i]) == 0) {\n"}},
-			baseSection("shader-gen entries"),
 		},
 	}
 }
@@ -164,12 +191,12 @@ func fusionTexts() (map[string]string, error) {
 // shader buffer's node role, Arg by name).
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
-	l, err := pt.Launch(name, fusionKernels)
+	l, err := pt.Launch(name)
 	if err != nil {
 		return err
 	}
 	shared, k, gather, scratch := l.Shared, l.Kernel, l.Gather, l.Scratch
-	views, err := glue.NewFamilyViews(glueTarget.Names)
+	views, err := glue.NewFamilyViews(fusionGlue.Names)
 	if err != nil {
 		return err
 	}
@@ -271,7 +298,7 @@ func used(v string, exprs ...string) bool {
 // shader and pipeline): its dispatch over the push constants, as the glue's
 // family view spells it, then the barrier the compute needs.
 func fusionGather(w *strings.Builder) error {
-	views, err := glue.NewFamilyViews(glueTarget.Names)
+	views, err := glue.NewFamilyViews(fusionGlue.Names)
 	if err != nil {
 		return err
 	}

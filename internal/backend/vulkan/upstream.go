@@ -21,6 +21,20 @@ func UpstreamKernels() ([]upstream.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return shaders(ks)
+}
+
+// FusionKernels are the fusion form's shaders (upstream.FusionKernels: the
+// GDN shader writes the snapshot slots too).
+func FusionKernels() ([]upstream.File, error) {
+	ks, err := upstream.FusionKernels(name)
+	if err != nil {
+		return nil, err
+	}
+	return shaders(ks)
+}
+
+func shaders(ks []upstream.Kernel) ([]upstream.File, error) {
 	var out []upstream.File
 	for _, k := range ks {
 		var values map[string]int64
@@ -49,21 +63,38 @@ type UpstreamShader struct {
 // returns them by the op each runs: a family's plain and ids ops, and the
 // ids op's gather.
 func UpstreamShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
-	files, err := UpstreamKernels()
+	return compiled(build, "upstream", upstream.Kernels, UpstreamKernels)
+}
+
+// FusionShaders are the fusion form's shaders (FusionKernels) compiled as
+// UpstreamShaders: the GDN shader runs the slots op too.
+func FusionShaders(build func([]spvbuild.Unit) ([][]byte, error)) (map[string]*UpstreamShader, error) {
+	return compiled(build, "fusion", upstream.FusionKernels, FusionKernels)
+}
+
+// compiled builds render's shaders as units named "<form> <file>": a
+// builder may memoize a module by its unit's name, and the two forms'
+// GDN shaders share a file name.
+func compiled(build func([]spvbuild.Unit) ([][]byte, error), form string, kernels func(string) ([]upstream.Kernel, error), render func() ([]upstream.File, error)) (map[string]*UpstreamShader, error) {
+	files, err := render()
+	if err != nil {
+		return nil, err
+	}
+	ks, err := kernels(name)
 	if err != nil {
 		return nil, err
 	}
 	var units []spvbuild.Unit
 	for _, f := range files {
-		units = append(units, spvbuild.Unit{File: "vulkan-shaders/" + f.Name, Source: f.Data, Name: "upstream " + f.Name})
+		units = append(units, spvbuild.Unit{File: "vulkan-shaders/" + f.Name, Source: f.Data, Name: form + " " + f.Name})
 	}
 	res, err := build(units)
 	if err != nil {
 		return nil, err
 	}
-	return upstream.ByOp(name, func(i int, k upstream.Kernel) *UpstreamShader {
+	return upstream.Index(ks, func(i int, k upstream.Kernel) *UpstreamShader {
 		return &UpstreamShader{SPIRV: res[i], K: k.K, Shared: k.Shared}
-	})
+	}), nil
 }
 
 // Dispatch is launch l of a case as the upstream glue dispatches it: the
