@@ -480,7 +480,7 @@ func b2i(b bool) int {
 
 // withArg is args with one more, C text over the node.
 func withArg(args argTable, name, expr string) argTable {
-	out := argTable{name: Raw(expr)}
+	out := argTable{name: raw(expr)}
 	for k, v := range args {
 		out[k] = v
 	}

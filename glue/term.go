@@ -2,7 +2,6 @@ package glue
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -13,7 +12,7 @@ import (
 type Term struct {
 	format string
 	fields []Field
-	// opaque: built from text alone (Raw), printable only as C
+	// opaque: built from text alone (raw), printable only as C
 	opaque bool
 }
 
@@ -40,11 +39,8 @@ const (
 // term is a Term over fields: format has one %s per field.
 func term(format string, fields ...Field) Term { return Term{format: format, fields: fields} }
 
-// Raw is a Term that is C text over the node and nothing else.
-func Raw(c string) Term { return Term{format: strings.ReplaceAll(c, "%", "%%"), opaque: true} }
-
-// lit is a constant Term.
-func lit(c string) Term { return Term{format: c} }
+// raw is a Term that is C text over the node and nothing else.
+func raw(c string) Term { return Term{format: strings.ReplaceAll(c, "%", "%%"), opaque: true} }
 
 func neT(src, dim int) Term     { return term("%s", Field{src, FieldNe, dim}) }
 func strideT(src, dim int) Term { return term("%s", Field{src, FieldStride, dim}) }
@@ -70,7 +66,7 @@ func (t Term) C() string {
 	return s
 }
 
-// In prints the term with each field as name says; a Raw term, whose
+// In prints the term with each field as name says; a raw term, whose
 // fields are not known, is an error.
 func (t Term) In(name func(Field) string) (string, error) {
 	if t.opaque {
@@ -96,34 +92,5 @@ func (a argTable) C() map[string]string {
 	for k, v := range a {
 		out[k] = v.C()
 	}
-	return out
-}
-
-// sortedFields are the distinct fields of terms, by source (the node
-// last), kind and dim.
-func sortedFields(terms []Term) []Field {
-	seen := map[Field]bool{}
-	var out []Field
-	for _, t := range terms {
-		for _, f := range t.fields {
-			if !seen[f] {
-				seen[f] = true
-				out = append(out, f)
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if (a.Src < 0) != (b.Src < 0) {
-			return b.Src < 0
-		}
-		if a.Src != b.Src {
-			return a.Src < b.Src
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Dim < b.Dim
-	})
 	return out
 }
