@@ -16,10 +16,6 @@ import (
 // named by the kernel's buffers, their ne and nb through GGML_TENSOR_LOCALS,
 // each kernel argument a local over those, and the instance picked by if/else.
 type family struct {
-	// CallArgs are the kernel call's arguments as glue.FamilyView's, but
-	// for each fast divisor (cuda.FastDivisors) the uint3 the host
-	// precomputes for it.
-	CallArgs []string
 	// Tensors declare the node's sources by name, TensorLocals their ne
 	// and nb that the locals read, Locals the variant flags and the
 	// arguments of the kernel and the gather.
@@ -31,7 +27,8 @@ type family struct {
 	GatherArgs          []string
 	// Pick chooses the kernel instance of the flags, one line each.
 	Pick []string
-	// Call is the launch's arguments by name, in lines.
+	// Call is the launch's arguments by name, in lines, each fast divisor
+	// (cuda.FastDivisors) as the uint3 the host precomputes for it.
 	Call []string
 	// Grid and Block are the launch over the locals.
 	Grid, Block [3]string
@@ -43,28 +40,8 @@ type family struct {
 const node = "dst"
 
 func familyOf(p glue.FamilyParts) (any, error) {
-	fast := cuda.FastDivisors(p.Kernel)
-	ptrs := map[string]string{}
-	for _, l := range p.View.Pointers {
-		ptrs[l.Name] = l.Expr
-	}
-	var call []string
-	for _, b := range p.Kernel.Buffers {
-		e, ok := ptrs[b.Name]
-		if !ok {
-			e = "scratch" // the launcher's own
-		}
-		call = append(call, e)
-	}
-	for _, a := range p.Kernel.Args {
-		e := p.Args[a.Name]
-		if fast[a] {
-			e = "init_fastdiv_values(" + e + ")"
-		}
-		call = append(call, e)
-	}
-	f := &family{CallArgs: glue.Wrap(call, 100)}
-	return f, f.named(p, fast)
+	f := &family{}
+	return f, f.named(p, cuda.FastDivisors(p.Kernel))
 }
 
 // tensor is a node tensor the launcher names.
