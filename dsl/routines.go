@@ -81,11 +81,11 @@ func (b *Builder) SiluPortable(y Val) Val {
 	d := b.Let("silu_d", b.F32(1).Add(b.ExpPortable(y.Neg())))
 	s := b.Let("silu_s", b.Select(d.Gt(divTop), divScale, float32(1)))
 	q := b.DivPortable(b.Let("silu_n", y.Mul(s)), b.Let("silu_m", d.Mul(s)))
-	return b.Let("silu", b.Select(d.Gt(maxF32), float32(math.Copysign(0, -1)), q))
+	return b.Select(d.Gt(maxF32), float32(math.Copysign(0, -1)), q)
 }
 
 // SiluNative is y / (1 + exp(-y)) with the backend's exp and division, the
 // expression ggml's silu uses on every GPU backend.
 func (b *Builder) SiluNative(y Val) Val {
-	return b.Let("silu", y.Div(b.F32(1).Add(b.ExpNative(y.Neg()))))
+	return y.Div(b.F32(1).Add(b.ExpNative(y.Neg())))
 }

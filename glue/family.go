@@ -93,7 +93,12 @@ type FamilyParts struct {
 	Compute, Gather Dispatch
 	// Args are the kernel's args as C over the node, GatherArgs the gather's.
 	Args, GatherArgs map[string]string
-	plainRoles       map[string]bool
+	// ArgTerms and GatherTerms are the same as terms, Choices the variant
+	// params chosen over the node (the flag's included) and Scratch the
+	// gather's scratch (View.ScratchInDst says where).
+	ArgTerms, GatherTerms, Choices map[string]Term
+	Scratch                        Term
+	plainRoles                     map[string]bool
 }
 
 // Bind is how the shared kernel's buffer b binds (nil where the ids op's
@@ -218,9 +223,11 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 		sel = append(sel, fmt.Sprintf("op->src[%d] != NULL", i))
 	}
 	fv.Select = fmt.Sprintf("op->op == %s && %s", plain.GGMLOp, strings.Join(sel, " && "))
+	choices := map[string]Term{}
 	for _, i := range ids.Present {
 		if !containsInt(plain.Present, i) {
-			fv.FlagExpr = fmt.Sprintf("op->src[%d] != NULL", i)
+			choices[s.Flag] = term("%s", Field{i, FieldSet, 0})
+			fv.FlagExpr = choices[s.Flag].C()
 		}
 	}
 	if fv.FlagExpr == "" || len(ids.Present) != len(plain.Present)+1 {
@@ -294,6 +301,11 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 		if e == "" || e != ids.Choice(compute, p.Name) {
 			return fv, fmt.Errorf("glue: %s: param %s is chosen differently by %s and %s", s.Name, p.Name, plain.Name, ids.Name)
 		}
+		for _, c := range plain.Variant {
+			if c.Param == p.Name && c.Term.C() == e {
+				choices[p.Name] = c.Term
+			}
+		}
 		fv.Locals = append(fv.Locals, Local{CType: ctype(p.Type), Name: p.Name, Expr: e})
 	}
 
@@ -326,7 +338,7 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 			fv.Pointers = append(fv.Pointers, Local{CType: c + ctype(b.Elem) + " *", Name: b.Name, Expr: ptr})
 		}
 	}
-	exprs := map[string]string{}
+	exprs, terms := map[string]string{}, map[string]Term{}
 	for _, a := range k.Args {
 		e, ok := compute.argExpr(a.Name)
 		if v, slot := ops.SlotArgs[a.Name]; !ok && slot && n.Slots && s.Slots != "" {
@@ -335,7 +347,7 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 		if !ok {
 			return fv, fmt.Errorf("glue: %s: arg %s has no expression in %s", s.Name, a.Name, ids.Name)
 		}
-		exprs[a.Name] = e
+		exprs[a.Name], terms[a.Name] = e, compute.terms[a.Name]
 		call, names = append(call, e), append(names, a.Name)
 		fv.Args = append(fv.Args, Local{CType: ctype(a.Type), Name: a.Name, Expr: e})
 	}
@@ -489,8 +501,13 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 	fv.Locals = locals
 
 	if n.Family != nil {
+		var scratch Term
+		if ids.Scratch != nil {
+			scratch = ids.Scratch.Size
+		}
 		own, err := n.Family(FamilyParts{View: &fv, Kernel: k, Compute: compute, Gather: gather,
-			Args: exprs, GatherArgs: gatherExprs(gather), plainRoles: plainRoles})
+			Args: exprs, GatherArgs: gatherExprs(gather), ArgTerms: terms, GatherTerms: gather.terms,
+			Choices: choices, Scratch: scratch, plainRoles: plainRoles})
 		if err != nil {
 			return fv, err
 		}
@@ -598,7 +615,7 @@ func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
 		}
 		o.Variant = append(o.Variant, c)
 	}
-	o.Variant = append(o.Variant, Choice{s.Flag, flag})
+	o.Variant = append(o.Variant, Choice{Param: s.Flag, Expr: flag})
 	gather.When, gather.WhenWhy = flag, "only the ids form gathers"
 	if g := ids.Dispatches[0]; g.When != "" {
 		gather.When += " && " + g.When

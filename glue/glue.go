@@ -61,11 +61,16 @@ type Check struct {
 	Why  string
 }
 
-// Choice picks a param from the node: Expr is a C expression.
+// Choice picks a param from the node: Expr is a C expression, Term the
+// same as a term where it was built as one (chosen).
 type Choice struct {
 	Param string
 	Expr  string
+	Term  Term
 }
+
+// chosen is the choice of param by term t.
+func chosen(param string, t Term) Choice { return Choice{Param: param, Expr: t.C(), Term: t} }
 
 // Schedule is an op's alternative launch plan: Local, a C bool Cond over
 // the node, says when it runs instead of the op's Dispatches; Why says why
@@ -91,6 +96,7 @@ type Dispatch struct {
 	// name: the Shared kernel built from this dispatch's may take args
 	// the op's own kernel does not (ggml-cpu's reads k with its own strides).
 	exprs map[string]string
+	terms argTable
 }
 
 // argExpr is arg name's C expression: the kernel's, else the op's table.
@@ -136,6 +142,16 @@ type Scratch struct {
 	// Plan is the size in int32 elements of the chained schedule's plan
 	// (ops/chain.go), allocated where the scratch is; "" without one.
 	Plan string
+	// Size is Offset (InDst) or Elements as a term.
+	Size Term
+}
+
+// newScratch is the scratch in dst at offset size, or of size elements.
+func newScratch(inDst bool, size Term) *Scratch {
+	if inDst {
+		return &Scratch{InDst: true, Offset: size.C(), Size: size}
+	}
+	return &Scratch{Elements: size.C(), Size: size}
 }
 
 // bySv chooses a GDN tiling value: at128 for S_v 128, below otherwise.
@@ -146,35 +162,34 @@ func bySv(at128, below int) string {
 	return fmt.Sprintf("(%s == 128 ? %d : %d)", ne(2, 0), at128, below)
 }
 
-// Strides in elements of a tensor field.
-func nb(src, dim int) string { return fmt.Sprintf("op->src[%d]->nb[%d] / 4", src, dim) }
-func ne(src, dim int) string { return fmt.Sprintf("op->src[%d]->ne[%d]", src, dim) }
+// ne is a source's extent as C over the node.
+func ne(src, dim int) string { return neT(src, dim).C() }
 
 // gdnArgs maps the GDN kernels' args (ops/gdn.go) to the node.
-var gdnArgs = map[string]string{
-	"H": ne(2, 1), "n_tokens": ne(2, 2), "n_seqs": ne(2, 3),
-	"neq1": ne(0, 1), "rq3": ne(2, 3) + " / " + ne(0, 3),
-	"sq1": nb(0, 1), "sq2": nb(0, 2), "sq3": nb(0, 3),
-	"sk1": nb(1, 1), "sk2": nb(1, 2), "sk3": nb(1, 3),
-	"sv1": nb(2, 1), "sv2": nb(2, 2), "sv3": nb(2, 3),
-	"sg1": nb(3, 1), "sg2": nb(3, 2), "sg3": nb(3, 3),
-	"sb1": nb(4, 1), "sb2": nb(4, 2), "sb3": nb(4, 3),
-	"scale":   "1.0f / sqrtf((float) " + ne(2, 0) + ")",
-	"sd1":     nb(6, 1),
-	"rs_head": "ggml_get_op_params_i32(op, 1)",
-	"row_len": ne(2, 0) + " * " + ne(2, 0) + " * " + ne(2, 1),
-	"n_rows":  ne(5, 3),
+var gdnArgs = argTable{
+	"H": neT(2, 1), "n_tokens": neT(2, 2), "n_seqs": neT(2, 3),
+	"neq1": neT(0, 1), "rq3": term("%s / %s", Field{2, FieldNe, 3}, Field{0, FieldNe, 3}),
+	"sq1": strideT(0, 1), "sq2": strideT(0, 2), "sq3": strideT(0, 3),
+	"sk1": strideT(1, 1), "sk2": strideT(1, 2), "sk3": strideT(1, 3),
+	"sv1": strideT(2, 1), "sv2": strideT(2, 2), "sv3": strideT(2, 3),
+	"sg1": strideT(3, 1), "sg2": strideT(3, 2), "sg3": strideT(3, 3),
+	"sb1": strideT(4, 1), "sb2": strideT(4, 2), "sb3": strideT(4, 3),
+	"scale":   term("1.0f / sqrtf((float) %s)", Field{2, FieldNe, 0}),
+	"sd1":     strideT(6, 1),
+	"rs_head": paramT(1),
+	"row_len": term("%s * %s * %s", Field{2, FieldNe, 0}, Field{2, FieldNe, 0}, Field{2, FieldNe, 1}),
+	"n_rows":  neT(5, 3),
 }
 
 // convArgs maps the conv-update kernels' args (ops/conv.go) to the node.
-func convArgs(nSeqsFrom int) map[string]string {
-	return map[string]string{
-		"n_ch": ne(1, 1), "n_seqs": ne(nSeqsFrom, 2),
-		"cs1": nb(0, 1), "cs2": nb(0, 2), "w1": nb(1, 1), "x2": nb(2, 2),
-		"sd1": nb(3, 1), "d2": "op->nb[2] / 4",
-		"rs_head": "ggml_get_op_params_i32(op, 1)",
-		"row_len": nb(0, 2),
-		"n_rows":  ne(0, 2),
+func convArgs(nSeqsFrom int) argTable {
+	return argTable{
+		"n_ch": neT(1, 1), "n_seqs": neT(nSeqsFrom, 2),
+		"cs1": strideT(0, 1), "cs2": strideT(0, 2), "w1": strideT(1, 1), "x2": strideT(2, 2),
+		"sd1": strideT(3, 1), "d2": strideT(-1, 2),
+		"rs_head": paramT(1),
+		"row_len": strideT(0, 2),
+		"n_rows":  neT(0, 2),
 	}
 }
 
@@ -192,8 +207,8 @@ const stateDstIsWindow = "op->src[6]->buffer == op->src[5]->buffer && op->src[6]
 const convStateDstIsWindow = "op->src[3]->buffer == op->src[0]->buffer && op->src[3]->nb[1] == op->src[0]->nb[2] && op->src[0]->nb[1] == (size_t) op->src[0]->ne[0] * sizeof(float) && " +
 	"(const char *) op->src[3]->data == (const char *) op->src[0]->data + (size_t) ggml_get_op_params_i32(op, 1) * op->src[0]->nb[2]"
 
-// gdnState is the attention output's size, where the state region starts.
-const gdnStateOffset = "op->src[2]->ne[0] * op->src[2]->ne[1] * op->src[2]->ne[2] * op->src[2]->ne[3]"
+// gdnStateOffset is the attention output's size, where the state region starts.
+var gdnStateOffset = term("%s * %s * %s * %s", Field{2, FieldNe, 0}, Field{2, FieldNe, 1}, Field{2, FieldNe, 2}, Field{2, FieldNe, 3})
 
 // rowsContiguous is ggml's check that each src's rows are contiguous
 // (ggml_is_contiguous_rows), over the given src slots.
@@ -231,7 +246,7 @@ var convChecks = []Check{
 // the node and the params it chooses differently from the op.
 type disp struct {
 	op      string
-	args    map[string]string
+	args    argTable
 	variant []Choice
 }
 
@@ -247,13 +262,13 @@ func Model(a ir.Arith) ([]*Op, error) {
 		if err != nil {
 			return Dispatch{}, err
 		}
-		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant, exprs: d.args}
+		dd := Dispatch{Op: op, Kernel: k, Variant: d.variant, exprs: d.args.C(), terms: d.args}
 		if g := op.Guard; g != nil {
 			e, ok := d.args[g.Arg]
 			if !ok {
 				return dd, fmt.Errorf("glue: %s: guard arg %s of %s has no expression", name, g.Arg, k.ID())
 			}
-			dd.When, dd.WhenWhy = fmt.Sprintf("%s >= %d", e, g.Min), g.Why
+			dd.When, dd.WhenWhy = fmt.Sprintf("%s >= %d", e.C(), g.Min), g.Why
 		}
 		for _, b := range k.Buffers {
 			bound := b // the buffer whose role binds b: the caller's where b is its
@@ -274,7 +289,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 			if !ok {
 				return dd, fmt.Errorf("glue: %s: arg %s of %s has no expression", name, arg.Name, k.ID())
 			}
-			dd.Args = append(dd.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e})
+			dd.Args = append(dd.Args, Value{Arg: arg.Name, Type: arg.Type, Expr: e.C()})
 		}
 		return dd, nil
 	}
@@ -311,11 +326,11 @@ func Model(a ir.Arith) ([]*Op, error) {
 		cpwChoice = fmt.Sprintf("(%s == 128 ? (%s ? %d : %d) : %d)", ne(2, 0), few, scpw, cpw128, cpwLow)
 	}
 	gdnVariant := []Choice{
-		{"S_v", ne(2, 0)}, {"KDA", ne(3, 0) + " == " + ne(2, 0)},
-		{"NW", nwChoice}, {"CPW", cpwChoice},
+		chosen("S_v", neT(2, 0)), chosen("KDA", term("%s == %s", Field{3, FieldNe, 0}, Field{2, FieldNe, 0})),
+		{Param: "NW", Expr: nwChoice}, {Param: "CPW", Expr: cpwChoice},
 	}
-	convVariant := []Choice{{"d_conv", ne(1, 0)}, {"SILU", "ggml_get_op_params_i32(op, 0) != 0"}}
-	gdnScratch := &Scratch{InDst: true, Offset: gdnStateOffset}
+	convVariant := []Choice{chosen("d_conv", neT(1, 0)), chosen("SILU", term("%s != 0", Field{-1, FieldParam, 0}))}
+	gdnScratch := newScratch(true, gdnStateOffset)
 	if _, err := mk("A", "gated_delta_net_inplace", "ggml_gated_delta_net_inplace", "GGML_OP_GATED_DELTA_NET",
 		[]int{6}, []int{7}, []int{6}, gdnChecks, gdnVariant, nil,
 		disp{op: "gated_delta_net_inplace", args: gdnArgs}); err != nil {
@@ -344,7 +359,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 	}
 	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
 	opD, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
-		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, &Scratch{Elements: nb(0, 2) + " * " + ne(2, 2)},
+		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, newScratch(false, term("%s * %s", Field{0, FieldStride, 2}, Field{2, FieldNe, 2})),
 		disp{op: t.GatherFor("ssm_conv"), args: convArgs(2)},
 		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2)})
 	if err != nil {
@@ -353,7 +368,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 	// Op D in one dispatch (ops.Target.ConvBatch), where the backend has it.
 	if ns, ok := t.ConvBatch(); ok {
 		bd, err := dispatch(opD.Name, disp{op: "ssm_conv_update_inplace_ids_batched", args: convArgs(2),
-			variant: []Choice{{"NS", fmt.Sprint(ns)}}})
+			variant: []Choice{{Param: "NS", Expr: fmt.Sprint(ns)}}})
 		if err == nil {
 			err = opD.batched([]Dispatch{bd}, ne(2, 2), []ops.Span{{From: 2, To: ns}}, 2, convStateDstIsWindow, "conv_state_dst", "window")
 		}
@@ -412,11 +427,11 @@ func gdnBatched(t ops.Target, opB *Op, dispatch func(string, disp) (Dispatch, er
 		return fmt.Sprintf("(%s == 128 ? %s : %s)", ne(2, 0), at128, below)
 	}
 	variant := []Choice{
-		{"NW", choice(func(b ops.Batch) int { return b.NW })},
-		{"CPW", choice(func(b ops.Batch) int { return b.CPW })},
-		{"NS", choice(func(b ops.Batch) int { return b.NS })},
-		{"SPT", choice(func(b ops.Batch) int { return b.SPT })},
-		{"SPLIT", choice(func(b ops.Batch) int { return b2i(b.Aliased) })},
+		{Param: "NW", Expr: choice(func(b ops.Batch) int { return b.NW })},
+		{Param: "CPW", Expr: choice(func(b ops.Batch) int { return b.CPW })},
+		{Param: "NS", Expr: choice(func(b ops.Batch) int { return b.NS })},
+		{Param: "SPT", Expr: choice(func(b ops.Batch) int { return b.SPT })},
+		{Param: "SPLIT", Expr: choice(func(b ops.Batch) int { return b2i(b.Aliased) })},
 	}
 	// The Aliased spans run split by aliasing: the batched dispatch's SPLIT
 	// variant there, and the chained compute after it.
@@ -463,9 +478,9 @@ func b2i(b bool) int {
 	return 0
 }
 
-// withArg is args with one more.
-func withArg(args map[string]string, name, expr string) map[string]string {
-	out := map[string]string{name: expr}
+// withArg is args with one more, C text over the node.
+func withArg(args argTable, name, expr string) argTable {
+	out := argTable{name: raw(expr)}
 	for k, v := range args {
 		out[k] = v
 	}
@@ -527,7 +542,7 @@ func chainedCompute(t ops.Target, o *Op) string {
 // takes (0: none). Where op B runs the block schedule (ops.Target.GDNBlocks) its
 // kernels are the block gather, in blocks of nw (a C expression: the
 // compute's NW), and the blocks compute.
-func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args map[string]string, window, dstName, nw string) error {
+func chainedSchedule(t ops.Target, from int, o *Op, family string, batched int, dispatch func(string, disp) (Dispatch, error), nSeqs string, args argTable, window, dstName, nw string) error {
 	if from <= 0 {
 		return nil
 	}

@@ -80,11 +80,13 @@ func (st style) convMadd(b *dsl.Builder, x, y, acc dsl.Val) dsl.Val {
 	return acc.Add(x.Mul(y))
 }
 
+// exp is exp(x), unbound: where it is stored it is written into the store
+// (no "float e = exp(x); g_reg[r] = e;"); letExp binds a value used again.
 func (st style) exp(b *dsl.Builder, x dsl.Val) dsl.Val {
 	if st.portable {
 		return b.ExpPortable(x)
 	}
-	return b.Let("e", b.ExpNative(x))
+	return b.ExpNative(x)
 }
 
 // letExp is exp(x) bound to name (no "gate = e" alias of exp's own let).

@@ -738,7 +738,7 @@ func (g *gdn) token(t dsl.Val) {
 		b.IfElse(g.kda, func() {
 			b.Unrolled("r", 0, g.rows, func(r dsl.Val) { gates.Set(r, st.exp(b, g.gate.Load(tk.gOff.Add(r)))) })
 		}, func() {
-			e := st.exp(b, g.gate.Load(tk.gOff))
+			e := st.letExp(b, "gate", g.gate.Load(tk.gOff))
 			b.Unrolled("r", 0, g.rows, func(r dsl.Val) { gates.Set(r, e) })
 		})
 		g.vecDecayFirst(tk, func(r dsl.Val) dsl.Val { return gates.At(r) })

@@ -62,7 +62,7 @@ func (g *gdn) tokenInPlace(t dsl.Val, into dsl.Buf, at dsl.Val) {
 	b.IfElse(g.kda, func() {
 		b.Comment("KDA: key i's gate scales element i of every row")
 		b.For("i", 0, sv, func(i dsl.Val) {
-			e := st.exp(b, g.gate.Load(gOff.Add(i)))
+			e := st.letExp(b, "gate", g.gate.Load(gOff.Add(i)))
 			b.For("j", 0, sv, func(j dsl.Val) { decay(j.Mul(sv).Add(i), e) })
 		})
 	}, func() {

@@ -100,8 +100,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32_portable
             const float div_q = __fmul_rn(silu_n, div_r);
             const float div_rem = fmaf(-silu_m, div_q, silu_n);
             const float div_ = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : fmaf(div_rem, div_r, div_q));
-            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div_);
-            out = silu;
+            out = (silu_d > 3.4028235e+38f ? -0.0f : div_);
         }
         dst[s * d2 + c] = out;
         ggml_cuda_pdl_sync();
@@ -175,8 +174,7 @@ __global__ void __launch_bounds__(128u) ssm_conv_update_inplace_ids_f32(
         y = y + 0.0f;
         float out = y;
         if (SILU) {
-            const float silu = y / (1.0f + expf(-y));
-            out = silu;
+            out = y / (1.0f + expf(-y));
         }
         dst[s * d2 + c] = out;
         ggml_cuda_pdl_sync();

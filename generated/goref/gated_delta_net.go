@@ -480,8 +480,7 @@ func GatedDeltaNetNativeMetal(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kg
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_2))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
+								g_reg[kgTid*g_regLen+int(r_2)] = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_2))])
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
@@ -980,8 +979,7 @@ func GatedDeltaNetNativeVulkan(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
+								g_reg[kgTid*g_regLen+int(r_2)] = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
@@ -1480,8 +1478,7 @@ func GatedDeltaNetNativeOpencl(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, k
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
+								g_reg[kgTid*g_regLen+int(r_2)] = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
@@ -1695,13 +1692,12 @@ func GatedDeltaNetNativeCpu(kgP GatedDeltaNetParams, kgA GatedDeltaNetArgs, kgB 
 						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
 						if KDA {
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off + r_2)])
-								gates[kgTid*gatesLen+int(r_2)] = e
+								gates[kgTid*gatesLen+int(r_2)] = rt.ExpNative(g[(g_off + r_2)])
 							}
 						} else {
-							var e_1 float32 = rt.ExpNative(g[g_off])
+							var gate float32 = rt.ExpNative(g[g_off])
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								gates[kgTid*gatesLen+int(r_3)] = e_1
+								gates[kgTid*gatesLen+int(r_3)] = gate
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {

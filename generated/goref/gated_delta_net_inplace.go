@@ -457,8 +457,7 @@ func GatedDeltaNetInplaceNativeMetal(kgP GatedDeltaNetInplaceParams, kgA GatedDe
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_2))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
+								g_reg[kgTid*g_regLen+int(r_2)] = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_2))])
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
@@ -915,8 +914,7 @@ func GatedDeltaNetInplaceNativeVulkan(kgP GatedDeltaNetInplaceParams, kgA GatedD
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
+								g_reg[kgTid*g_regLen+int(r_2)] = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
@@ -1373,8 +1371,7 @@ func GatedDeltaNetInplaceNativeOpencl(kgP GatedDeltaNetInplaceParams, kgA GatedD
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_2)] = e
+								g_reg[kgTid*g_regLen+int(r_2)] = rt.ExpNative(g[(g_off[kgTid] + ((r_2 * W) + lane[kgTid]))])
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {
@@ -1567,13 +1564,12 @@ func GatedDeltaNetInplaceNativeCpu(kgP GatedDeltaNetInplaceParams, kgA GatedDelt
 						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
 						if KDA {
 							for r_2 := uint32(0); r_2 < R; r_2 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off + r_2)])
-								gates[kgTid*gatesLen+int(r_2)] = e
+								gates[kgTid*gatesLen+int(r_2)] = rt.ExpNative(g[(g_off + r_2)])
 							}
 						} else {
-							var e_1 float32 = rt.ExpNative(g[g_off])
+							var gate float32 = rt.ExpNative(g[g_off])
 							for r_3 := uint32(0); r_3 < R; r_3 += 1 {
-								gates[kgTid*gatesLen+int(r_3)] = e_1
+								gates[kgTid*gatesLen+int(r_3)] = gate
 							}
 						}
 						for cc_1 := uint32(0); cc_1 < CPW; cc_1 += 1 {

@@ -781,8 +781,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeMetal(kgP GatedDeltaNetInplaceIdsBatche
 										for kgTid := 0; kgTid < kgN; kgTid++ {
 											// KDA: one gate per key row
 											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_6))])
-												g_reg[kgTid*g_regLen+int(r_6)] = e
+												g_reg[kgTid*g_regLen+int(r_6)] = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_6))])
 											}
 										}
 										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
@@ -1569,8 +1568,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeVulkan(kgP GatedDeltaNetInplaceIdsBatch
 										for kgTid := 0; kgTid < kgN; kgTid++ {
 											// KDA: one gate per key row
 											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
-												g_reg[kgTid*g_regLen+int(r_6)] = e
+												g_reg[kgTid*g_regLen+int(r_6)] = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
 											}
 										}
 										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
@@ -2357,8 +2355,7 @@ func GatedDeltaNetInplaceIdsBatchedNativeOpencl(kgP GatedDeltaNetInplaceIdsBatch
 										for kgTid := 0; kgTid < kgN; kgTid++ {
 											// KDA: one gate per key row
 											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
-												g_reg[kgTid*g_regLen+int(r_6)] = e
+												g_reg[kgTid*g_regLen+int(r_6)] = rt.ExpNative(g[(g_off[kgTid] + ((r_6 * W) + lane[kgTid]))])
 											}
 										}
 										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {
@@ -2718,13 +2715,12 @@ func GatedDeltaNetInplaceIdsBatchedNativeCpu(kgP GatedDeltaNetInplaceIdsBatchedP
 										var attn_off uint32 = (((((s_1[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 										if KDA {
 											for r_6 := uint32(0); r_6 < R; r_6 += 1 {
-												var e float32 = rt.ExpNative(g[(g_off + r_6)])
-												gates[kgTid*gatesLen+int(r_6)] = e
+												gates[kgTid*gatesLen+int(r_6)] = rt.ExpNative(g[(g_off + r_6)])
 											}
 										} else {
-											var e_1 float32 = rt.ExpNative(g[g_off])
+											var gate float32 = rt.ExpNative(g[g_off])
 											for r_7 := uint32(0); r_7 < R; r_7 += 1 {
-												gates[kgTid*gatesLen+int(r_7)] = e_1
+												gates[kgTid*gatesLen+int(r_7)] = gate
 											}
 										}
 										for cc_5 := uint32(0); cc_5 < CPW; cc_5 += 1 {

@@ -628,8 +628,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeMetal(kgP GatedDeltaNetInplaceIdsBlocksP
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+									g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1264,8 +1263,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeVulkan(kgP GatedDeltaNetInplaceIdsBlocks
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+									g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1900,8 +1898,7 @@ func GatedDeltaNetInplaceIdsBlocksNativeOpencl(kgP GatedDeltaNetInplaceIdsBlocks
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+									g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -2185,13 +2182,12 @@ func GatedDeltaNetInplaceIdsBlocksNativeCpu(kgP GatedDeltaNetInplaceIdsBlocksPar
 							var attn_off uint32 = (((((s[kgTid] * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 							if KDA {
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off + r_4)])
-									gates[kgTid*gatesLen+int(r_4)] = e
+									gates[kgTid*gatesLen+int(r_4)] = rt.ExpNative(g[(g_off + r_4)])
 								}
 							} else {
-								var e_1 float32 = rt.ExpNative(g[g_off])
+								var gate float32 = rt.ExpNative(g[g_off])
 								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									gates[kgTid*gatesLen+int(r_5)] = e_1
+									gates[kgTid*gatesLen+int(r_5)] = gate
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {

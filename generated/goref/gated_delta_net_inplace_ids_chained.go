@@ -606,8 +606,7 @@ func GatedDeltaNetInplaceIdsChainedNativeMetal(kgP GatedDeltaNetInplaceIdsChaine
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+									g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1210,8 +1209,7 @@ func GatedDeltaNetInplaceIdsChainedNativeVulkan(kgP GatedDeltaNetInplaceIdsChain
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+									g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1814,8 +1812,7 @@ func GatedDeltaNetInplaceIdsChainedNativeOpencl(kgP GatedDeltaNetInplaceIdsChain
 							for kgTid := 0; kgTid < kgN; kgTid++ {
 								// KDA: one gate per key row
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-									g_reg[kgTid*g_regLen+int(r_4)] = e
+									g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -2075,13 +2072,12 @@ func GatedDeltaNetInplaceIdsChainedNativeCpu(kgP GatedDeltaNetInplaceIdsChainedP
 							var attn_off uint32 = (((((s * n_tokens) + t_1) * H) + h[kgTid]) * S_v)
 							if KDA {
 								for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-									var e float32 = rt.ExpNative(g[(g_off + r_4)])
-									gates[kgTid*gatesLen+int(r_4)] = e
+									gates[kgTid*gatesLen+int(r_4)] = rt.ExpNative(g[(g_off + r_4)])
 								}
 							} else {
-								var e_1 float32 = rt.ExpNative(g[g_off])
+								var gate float32 = rt.ExpNative(g[g_off])
 								for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-									gates[kgTid*gatesLen+int(r_5)] = e_1
+									gates[kgTid*gatesLen+int(r_5)] = gate
 								}
 							}
 							for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {

@@ -535,8 +535,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeMetal(kgP GatedDeltaNetInplaceIdsSlotsPar
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
-								g_reg[kgTid*g_regLen+int(r_4)] = e
+								g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((lane[kgTid] * R) + r_4))])
 							}
 						}
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1081,8 +1080,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeVulkan(kgP GatedDeltaNetInplaceIdsSlotsPa
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_4)] = e
+								g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
 							}
 						}
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1627,8 +1625,7 @@ func GatedDeltaNetInplaceIdsSlotsNativeOpencl(kgP GatedDeltaNetInplaceIdsSlotsPa
 						for kgTid := 0; kgTid < kgN; kgTid++ {
 							// KDA: one gate per key row
 							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
-								g_reg[kgTid*g_regLen+int(r_4)] = e
+								g_reg[kgTid*g_regLen+int(r_4)] = rt.ExpNative(g[(g_off[kgTid] + ((r_4 * W) + lane[kgTid]))])
 							}
 						}
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {
@@ -1863,13 +1860,12 @@ func GatedDeltaNetInplaceIdsSlotsNativeCpu(kgP GatedDeltaNetInplaceIdsSlotsParam
 						var attn_off uint32 = (((((s * n_tokens) + t) * H) + h) * S_v)
 						if KDA {
 							for r_4 := uint32(0); r_4 < R; r_4 += 1 {
-								var e float32 = rt.ExpNative(g[(g_off + r_4)])
-								gates[kgTid*gatesLen+int(r_4)] = e
+								gates[kgTid*gatesLen+int(r_4)] = rt.ExpNative(g[(g_off + r_4)])
 							}
 						} else {
-							var e_1 float32 = rt.ExpNative(g[g_off])
+							var gate float32 = rt.ExpNative(g[g_off])
 							for r_5 := uint32(0); r_5 < R; r_5 += 1 {
-								gates[kgTid*gatesLen+int(r_5)] = e_1
+								gates[kgTid*gatesLen+int(r_5)] = gate
 							}
 						}
 						for cc_3 := uint32(0); cc_3 < CPW; cc_3 += 1 {

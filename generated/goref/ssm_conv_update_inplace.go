@@ -124,8 +124,7 @@ func SsmConvUpdateInplacePortable(kgP SsmConvUpdateInplaceParams, kgA SsmConvUpd
 							var div_q float32 = float32(silu_n * div_r)
 							var div_rem float32 = rt.FMA(-(silu_m), div_q, silu_n)
 							var div float32 = rt.SelF32((((div_q == 0.0) || (div_q > 3.4028235e+38)) || (div_q < -3.4028235e+38)), div_q, rt.FMA(div_rem, div_r, div_q))
-							var silu float32 = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
-							out = silu
+							out = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
@@ -201,8 +200,7 @@ func SsmConvUpdateInplaceNativeMetal(kgP SsmConvUpdateInplaceParams, kgA SsmConv
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
@@ -271,8 +269,7 @@ func SsmConvUpdateInplaceNativeSycl(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
@@ -348,8 +345,7 @@ func SsmConvUpdateInplaceNativeVulkan(kgP SsmConvUpdateInplaceParams, kgA SsmCon
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
@@ -420,8 +416,7 @@ func SsmConvUpdateInplaceNativeCuda(kgP SsmConvUpdateInplaceParams, kgA SsmConvU
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring
@@ -497,8 +492,7 @@ func SsmConvUpdateInplaceNativeOpencl(kgP SsmConvUpdateInplaceParams, kgA SsmCon
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// shift the window by one token into the ring

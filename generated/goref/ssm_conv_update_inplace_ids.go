@@ -146,8 +146,7 @@ func SsmConvUpdateInplaceIdsPortable(kgP SsmConvUpdateInplaceIdsParams, kgA SsmC
 							var div_q float32 = float32(silu_n * div_r)
 							var div_rem float32 = rt.FMA(-(silu_m), div_q, silu_n)
 							var div float32 = rt.SelF32((((div_q == 0.0) || (div_q > 3.4028235e+38)) || (div_q < -3.4028235e+38)), div_q, rt.FMA(div_rem, div_r, div_q))
-							var silu float32 = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
-							out = silu
+							out = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference
@@ -243,8 +242,7 @@ func SsmConvUpdateInplaceIdsNativeMetal(kgP SsmConvUpdateInplaceIdsParams, kgA S
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference
@@ -333,8 +331,7 @@ func SsmConvUpdateInplaceIdsNativeSycl(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference
@@ -430,8 +427,7 @@ func SsmConvUpdateInplaceIdsNativeVulkan(kgP SsmConvUpdateInplaceIdsParams, kgA 
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference
@@ -522,8 +518,7 @@ func SsmConvUpdateInplaceIdsNativeCuda(kgP SsmConvUpdateInplaceIdsParams, kgA Ss
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference
@@ -619,8 +614,7 @@ func SsmConvUpdateInplaceIdsNativeOpencl(kgP SsmConvUpdateInplaceIdsParams, kgA 
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						dst[((s * d2) + c)] = out
 						// dep_wait: dispatches are ordered in the Go reference

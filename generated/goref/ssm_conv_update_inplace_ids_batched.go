@@ -148,8 +148,7 @@ func SsmConvUpdateInplaceIdsBatchedPortable(kgP SsmConvUpdateInplaceIdsBatchedPa
 							var div_q float32 = float32(silu_n * div_r)
 							var div_rem float32 = rt.FMA(-(silu_m), div_q, silu_n)
 							var div float32 = rt.SelF32((((div_q == 0.0) || (div_q > 3.4028235e+38)) || (div_q < -3.4028235e+38)), div_q, rt.FMA(div_rem, div_r, div_q))
-							var silu float32 = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
-							out = silu
+							out = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out
@@ -255,8 +254,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeMetal(kgP SsmConvUpdateInplaceIdsBatche
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out
@@ -355,8 +353,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeSycl(kgP SsmConvUpdateInplaceIdsBatched
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out
@@ -462,8 +459,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeVulkan(kgP SsmConvUpdateInplaceIdsBatch
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out
@@ -564,8 +560,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeCuda(kgP SsmConvUpdateInplaceIdsBatched
 						y = (y + 0.0)
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out
@@ -671,8 +666,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeOpencl(kgP SsmConvUpdateInplaceIdsBatch
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out
@@ -771,8 +765,7 @@ func SsmConvUpdateInplaceIdsBatchedNativeCpu(kgP SsmConvUpdateInplaceIdsBatchedP
 						}
 						var out float32 = y
 						if SILU {
-							var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-							out = silu
+							out = (y / (1.0 + rt.ExpNative(-(y))))
 						}
 						if stores[kgTid] {
 							dst[((s[kgTid] * d2) + c[kgTid])] = out

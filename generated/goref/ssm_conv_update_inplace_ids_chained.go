@@ -180,8 +180,7 @@ func SsmConvUpdateInplaceIdsChainedPortable(kgP SsmConvUpdateInplaceIdsChainedPa
 								var div_q float32 = float32(silu_n * div_r)
 								var div_rem float32 = rt.FMA(-(silu_m), div_q, silu_n)
 								var div float32 = rt.SelF32((((div_q == 0.0) || (div_q > 3.4028235e+38)) || (div_q < -3.4028235e+38)), div_q, rt.FMA(div_rem, div_r, div_q))
-								var silu float32 = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
-								out = silu
+								out = rt.SelF32((silu_d > 3.4028235e+38), rt.NegZero, div)
 							}
 							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
@@ -311,8 +310,7 @@ func SsmConvUpdateInplaceIdsChainedNativeMetal(kgP SsmConvUpdateInplaceIdsChaine
 							}
 							var out float32 = y
 							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
+								out = (y / (1.0 + rt.ExpNative(-(y))))
 							}
 							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
@@ -435,8 +433,7 @@ func SsmConvUpdateInplaceIdsChainedNativeSycl(kgP SsmConvUpdateInplaceIdsChained
 							}
 							var out float32 = y
 							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
+								out = (y / (1.0 + rt.ExpNative(-(y))))
 							}
 							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
@@ -566,8 +563,7 @@ func SsmConvUpdateInplaceIdsChainedNativeVulkan(kgP SsmConvUpdateInplaceIdsChain
 							}
 							var out float32 = y
 							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
+								out = (y / (1.0 + rt.ExpNative(-(y))))
 							}
 							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
@@ -692,8 +688,7 @@ func SsmConvUpdateInplaceIdsChainedNativeCuda(kgP SsmConvUpdateInplaceIdsChained
 							y = (y + 0.0)
 							var out float32 = y
 							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
+								out = (y / (1.0 + rt.ExpNative(-(y))))
 							}
 							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring
@@ -823,8 +818,7 @@ func SsmConvUpdateInplaceIdsChainedNativeOpencl(kgP SsmConvUpdateInplaceIdsChain
 							}
 							var out float32 = y
 							if SILU {
-								var silu float32 = (y / (1.0 + rt.ExpNative(-(y))))
-								out = silu
+								out = (y / (1.0 + rt.ExpNative(-(y))))
 							}
 							dst[((s * d2) + c[kgTid])] = out
 							// shift the window by one token into the ring

@@ -351,8 +351,7 @@ kernel void kernel_gated_delta_net_f32(
             // KDA: one gate per key row
             #pragma unroll
             for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                const float e = exp(g[g_off + (lane * R + r_2)]);
-                g_reg[r_2] = e;
+                g_reg[r_2] = exp(g[g_off + (lane * R + r_2)]);
             }
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {

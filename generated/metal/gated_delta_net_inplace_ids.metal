@@ -377,8 +377,7 @@ kernel void kernel_gated_delta_net_inplace_ids_f32(
             // KDA: one gate per key row
             #pragma unroll
             for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                const float e = exp(g[g_off + (lane * R + r_4)]);
-                g_reg[r_4] = e;
+                g_reg[r_4] = exp(g[g_off + (lane * R + r_4)]);
             }
             #pragma unroll
             for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {

@@ -112,8 +112,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32_portable(
             const float div_q = silu_n * div_r;
             const float div_rem = fma(-silu_m, div_q, silu_n);
             const float div = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : fma(div_rem, div_r, div_q));
-            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div);
-            out = silu;
+            out = (silu_d > 3.4028235e+38f ? -0.0f : div);
         }
         dst[s * args.d2 + c] = out;
         // shift the window by one token into the ring
@@ -200,8 +199,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_f32(
         }
         float out = y;
         if (SILU) {
-            const float silu = y / (1.0f + exp(-y));
-            out = silu;
+            out = y / (1.0f + exp(-y));
         }
         dst[s * args.d2 + c] = out;
         // shift the window by one token into the ring

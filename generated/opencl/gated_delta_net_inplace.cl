@@ -325,8 +325,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             // KDA: one gate per key row
             #pragma unroll
             for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                const float e = exp(g[g_off + (r_2 * W + lane)]);
-                g_reg[r_2] = e;
+                g_reg[r_2] = exp(g[g_off + (r_2 * W + lane)]);
             }
             #pragma unroll
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {

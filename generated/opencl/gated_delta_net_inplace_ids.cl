@@ -381,8 +381,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             // KDA: one gate per key row
             #pragma unroll
             for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                const float e = exp(g[g_off + (r_4 * W + lane)]);
-                g_reg[r_4] = e;
+                g_reg[r_4] = exp(g[g_off + (r_4 * W + lane)]);
             }
             #pragma unroll
             for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {

@@ -92,8 +92,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             const float div_q = silu_n * div_r;
             const float div_rem = fma(-silu_m, div_q, silu_n);
             const float div = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : fma(div_rem, div_r, div_q));
-            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div);
-            out = silu;
+            out = (silu_d > 3.4028235e+38f ? -0.0f : div);
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring
@@ -165,8 +164,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
         }
         float out = y;
         if (SILU) {
-            const float silu = y / (1.0f + exp(-y));
-            out = silu;
+            out = y / (1.0f + exp(-y));
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring

@@ -79,8 +79,7 @@ void ssm_conv_update_inplace_f32_portable(
             const float div_q = silu_n * div_r;
             const float div_rem = sycl::fma(-silu_m, div_q, silu_n);
             const float div = (div_q == 0.0f || div_q > 3.4028235e+38f || div_q < -3.4028235e+38f ? div_q : sycl::fma(div_rem, div_r, div_q));
-            const float silu = (silu_d > 3.4028235e+38f ? -0.0f : div);
-            out = silu;
+            out = (silu_d > 3.4028235e+38f ? -0.0f : div);
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring
@@ -127,8 +126,7 @@ void ssm_conv_update_inplace_f32(
         }
         float out = y;
         if (SILU) {
-            const float silu = y / (1.0f + sycl::native::exp(-y));
-            out = silu;
+            out = y / (1.0f + sycl::native::exp(-y));
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring

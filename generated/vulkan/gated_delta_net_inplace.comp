@@ -88,8 +88,7 @@ void main() {
             // KDA: one gate per key row
             [[unroll]]
             for (uint r_2 = 0u; r_2 < R; ++r_2) {
-                float e = exp(g[g_off + (r_2 * W + lane)]);
-                g_reg[r_2] = e;
+                g_reg[r_2] = exp(g[g_off + (r_2 * W + lane)]);
             }
             [[unroll]]
             for (uint cc_1 = 0u; cc_1 < CPW; ++cc_1) {

@@ -210,8 +210,7 @@ void main() {
                             // KDA: one gate per key row
                             [[unroll]]
                             for (uint r_6 = 0u; r_6 < R; ++r_6) {
-                                float e = exp(g[g_off + (r_6 * W + lane)]);
-                                g_reg[r_6] = e;
+                                g_reg[r_6] = exp(g[g_off + (r_6 * W + lane)]);
                             }
                             [[unroll]]
                             for (uint cc_5 = 0u; cc_5 < CPW; ++cc_5) {

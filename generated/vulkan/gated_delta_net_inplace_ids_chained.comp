@@ -145,8 +145,7 @@ void main() {
                 // KDA: one gate per key row
                 [[unroll]]
                 for (uint r_4 = 0u; r_4 < R; ++r_4) {
-                    float e = exp(g[g_off + (r_4 * W + lane)]);
-                    g_reg[r_4] = e;
+                    g_reg[r_4] = exp(g[g_off + (r_4 * W + lane)]);
                 }
                 [[unroll]]
                 for (uint cc_3 = 0u; cc_3 < CPW; ++cc_3) {

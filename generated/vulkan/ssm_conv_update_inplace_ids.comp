@@ -73,8 +73,7 @@ void main() {
         }
         float out_ = y;
         if (SILU) {
-            float silu = y / (1.0 + exp(-y));
-            out_ = silu;
+            out_ = y / (1.0 + exp(-y));
         }
         dst[s * pc.d2 + c] = out_;
         // shift the window by one token into the ring

@@ -67,8 +67,7 @@ void main() {
         }
         float out_ = y;
         if (SILU) {
-            float silu = y / (1.0 + exp(-y));
-            out_ = silu;
+            out_ = y / (1.0 + exp(-y));
         }
         if (stores) {
             dst[s * pc.d2 + c] = out_;

@@ -173,8 +173,7 @@ void main() {
             precise float div_q = silu_n * div_r;
             precise float div_rem = kg_fma(-silu_m, div_q, silu_n);
             precise float div = (div_q == 0.0 || div_q > 3.4028235e+38 || div_q < -3.4028235e+38 ? div_q : kg_fma(div_rem, div_r, div_q));
-            precise float silu = (silu_d > 3.4028235e+38 ? -0.0 : div);
-            out_ = silu;
+            out_ = (silu_d > 3.4028235e+38 ? -0.0 : div);
         }
         dst[s * pc.d2 + c] = out_;
         // shift the window by one token into the ring

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -202,7 +203,8 @@ func TestGeneratedNamesAreFound(t *testing.T) {
 }
 
 // The series reads as a colleague's: no "else if (!(a) && b)" after "if
-// (a)", no "const float gate = e;" alias, no pipeline named by a packed index
+// (a)", no "const float gate = e;" alias nor any local bound only to be
+// stored (storedAliases), no pipeline named by a packed index
 // (std::to_string(4 * i + ...)), no "y = y + 0.0f" without the
 // comment that says why, no comment naming a fork patch, no commit message
 // about generated kernels, no "return true && ..." in a supports helper (CUDA's
@@ -241,6 +243,9 @@ func TestSeriesTextReadsAsAColleagues(t *testing.T) {
 			}
 		}
 		lines := strings.Split(text, "\n")
+		for _, a := range storedAliases(lines) {
+			t.Errorf("%s:%s", filepath.Base(n), a)
+		}
 		for i, line := range lines {
 			if !strings.HasPrefix(line, "+") {
 				continue
@@ -324,4 +329,40 @@ func TestMetalKernelsOutsideTheIfBlock(t *testing.T) {
 	if !found {
 		t.Fatal("no fused kernel in ggml-metal.metal")
 	}
+}
+
+// localDecl is an added line declaring a local with a value, in any of the
+// series' kernel languages ("const float x = ...;", "float x = ...;").
+var localDecl = regexp.MustCompile(`^\+\s*(?:const\s+)?[A-Za-z_]\w*\s+([A-Za-z_]\w*)\s*=\s*[^=].*;\s*$`)
+
+// storedAliases are the added locals of a patch (lines, as git writes
+// them) whose one use is storing them whole ("float e = exp(x); g_reg[r] = e;",
+// "const float silu = ...; out = silu;"): the value belongs in the store.
+// A local's uses run to its next declaration or the next file.
+func storedAliases(lines []string) []string {
+	var out []string
+	for i, line := range lines {
+		m := localDecl.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		name := regexp.MustCompile(`\b` + m[1] + `\b`)
+		var uses []string
+		for _, l := range lines[i+1:] {
+			if strings.HasPrefix(l, "diff --git ") {
+				break
+			}
+			if d := localDecl.FindStringSubmatch(l); d != nil && d[1] == m[1] {
+				break
+			}
+			if name.MatchString(l) {
+				uses = append(uses, l)
+			}
+		}
+		// a declaration from it is another local, not a store
+		if len(uses) == 1 && strings.HasSuffix(strings.TrimSpace(uses[0]), "= "+m[1]+";") && !localDecl.MatchString(uses[0]) {
+			out = append(out, fmt.Sprintf("%d binds %s only to store it (%s): %s", i+1, m[1], strings.TrimSpace(strings.TrimPrefix(uses[0], "+")), strings.TrimSpace(strings.TrimPrefix(line, "+"))))
+		}
+	}
+	return out
 }

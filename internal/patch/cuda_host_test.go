@@ -105,10 +105,10 @@ func TestCUDAKernelsLiveInTheirSources(t *testing.T) {
 		return string(data)
 	}
 	for file, want := range map[string][]string{
-		"gated_delta_net.cu":  {"__global__ void __launch_bounds__", " gated_delta_net_inplace_f32(", "void ggml_cuda_op_gated_delta_net_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op) {"},
-		"gated_delta_net.cuh": {"void ggml_cuda_op_gated_delta_net_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op);"},
-		"ssm-conv.cu":         {" ssm_conv_update_inplace_f32(", "void ggml_cuda_op_ssm_conv_update_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op) {"},
-		"ssm-conv.cuh":        {"void ggml_cuda_op_ssm_conv_update_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * op);"},
+		"gated_delta_net.cu":  {"__global__ void __launch_bounds__", " gated_delta_net_inplace_f32(", "void ggml_cuda_op_gated_delta_net_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * dst) {"},
+		"gated_delta_net.cuh": {"void ggml_cuda_op_gated_delta_net_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * dst);"},
+		"ssm-conv.cu":         {" ssm_conv_update_inplace_f32(", "void ggml_cuda_op_ssm_conv_update_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * dst) {"},
+		"ssm-conv.cuh":        {"void ggml_cuda_op_ssm_conv_update_inplace(ggml_backend_cuda_context & ctx, ggml_tensor * dst);"},
 		"state-gather.cu":     {" state_gather_f32(", "void ggml_cuda_state_gather(cudaStream_t stream, "},
 		"state-gather.cuh":    {"void ggml_cuda_state_gather(cudaStream_t stream, "},
 	} {
@@ -165,5 +165,44 @@ func TestCUDAKernelsDivideByShapesWithFastdiv(t *testing.T) {
 	}
 	if n := strings.Count(text, "init_fastdiv_values("); n != len(divisors) {
 		t.Errorf("the launcher precomputes %d divisors with init_fastdiv_values, want %d", n, len(divisors))
+	}
+}
+
+// The in-place launchers read as gated_delta_net.cu's own
+// (ggml_cuda_op_gated_delta_net): the node's tensors named, their ne and
+// nb through GGML_TENSOR_LOCALS, strides in floats as named locals
+// (sizeof(float), never 4), and the kernel instance picked by if/else, no
+// conditional expression choosing among instances.
+func TestCUDALaunchersNameTheirTensors(t *testing.T) {
+	root := fixture(t, "")
+	if _, err := Apply(context.Background(), open(t, root), plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	launcher := regexp.MustCompile(`(?s)\nstatic void launch_[a-z_]+\(.*?\n}\n`)
+	inline := regexp.MustCompile(`->src\[[0-9]\]->n[eb]\[`)
+	for _, name := range []string{"gated_delta_net.cu", "ssm-conv.cu"} {
+		data, err := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := launcher.FindAllString(string(data), -1)
+		if len(found) != 1 {
+			t.Fatalf("%s: %d in-place launchers, want 1", name, len(found))
+		}
+		text := found[0]
+		if !strings.Contains(text, "GGML_TENSOR_LOCALS(") {
+			t.Errorf("%s: the launcher declares no GGML_TENSOR_LOCALS", name)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if inline.MatchString(line) {
+				t.Errorf("%s: a tensor's ne or nb read through the node inline: %s", name, strings.TrimSpace(line))
+			}
+			if regexp.MustCompile(`/ 4\b`).MatchString(line) {
+				t.Errorf("%s: a stride divided by 4, not sizeof(float): %s", name, strings.TrimSpace(line))
+			}
+			if strings.Contains(line, "_f32<") && strings.Contains(line, "?") {
+				t.Errorf("%s: the kernel instance chosen by a conditional expression: %s", name, strings.TrimSpace(line))
+			}
+		}
 	}
 }

@@ -80,6 +80,11 @@ static inline bool ggml_are_same_stride(const ggml_tensor * a, const ggml_tensor
 static inline bool ggml_is_contiguous_rows(const ggml_tensor * t) { return t->ne[0] == 1 || t->nb[0] == 4; }
 
 #define GGML_ABORT(...) (fprintf(stderr, __VA_ARGS__), abort())
+
+// GGML_TENSOR_LOCALS: prefix0..prefix3 from the tensor's ne or nb, 0 for a null tensor
+#define KG_TENSOR_LOCAL(type, prefix, i, t, field) const type prefix##i = (t) ? (t)->field[i] : 0; (void) prefix##i;
+#define GGML_TENSOR_LOCALS(type, prefix, t, field) KG_TENSOR_LOCAL(type, prefix, 0, t, field) \
+    KG_TENSOR_LOCAL(type, prefix, 1, t, field) KG_TENSOR_LOCAL(type, prefix, 2, t, field) KG_TENSOR_LOCAL(type, prefix, 3, t, field)
 `
 
 // The stand-ins for each backend's common header: its context, pool and

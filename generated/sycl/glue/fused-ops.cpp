@@ -248,8 +248,7 @@ void ssm_conv_update_inplace_f32(
         }
         float out = y;
         if (SILU) {
-            const float silu = y / (1.0f + sycl::native::exp(-y));
-            out = silu;
+            out = y / (1.0f + sycl::native::exp(-y));
         }
         dst[s * d2 + c] = out;
         // shift the window by one token into the ring
