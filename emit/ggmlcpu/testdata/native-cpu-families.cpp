@@ -119,9 +119,9 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
             if (KDA) {
                 // KDA: key i's gate scales element i of every row
                 for (uint32_t i = 0u; i < S_v; ++i) {
-                    const float e = expf(g[g_off + i]);
+                    const float gate = expf(g[g_off + i]);
                     for (uint32_t j = 0u; j < S_v; ++j) {
-                        state_dst[row + (j * S_v + i)] = e * state_dst[row + (j * S_v + i)];
+                        state_dst[row + (j * S_v + i)] = gate * state_dst[row + (j * S_v + i)];
                     }
                 }
             } else {

@@ -82,13 +82,12 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
                 float gates[128];
                 if (KDA) {
                     for (uint32_t r = 0u; r < R; ++r) {
-                        const float e = expf(g[g_off + r]);
-                        gates[r] = e;
+                        gates[r] = expf(g[g_off + r]);
                     }
                 } else {
-                    const float e = expf(g[g_off]);
+                    const float gate = expf(g[g_off]);
                     for (uint32_t r = 0u; r < R; ++r) {
-                        gates[r] = e;
+                        gates[r] = gate;
                     }
                 }
                 for (uint32_t cc = 0u; cc < CPW; ++cc) {
@@ -249,13 +248,12 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
                 float gates[128];
                 if (KDA) {
                     for (uint32_t r = 0u; r < R; ++r) {
-                        const float e = expf(g[g_off + r]);
-                        gates[r] = e;
+                        gates[r] = expf(g[g_off + r]);
                     }
                 } else {
-                    const float e = expf(g[g_off]);
+                    const float gate = expf(g[g_off]);
                     for (uint32_t r = 0u; r < R; ++r) {
-                        gates[r] = e;
+                        gates[r] = gate;
                     }
                 }
                 for (uint32_t cc = 0u; cc < CPW; ++cc) {
