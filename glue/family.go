@@ -233,39 +233,8 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 	if fv.FlagExpr == "" || len(ids.Present) != len(plain.Present)+1 {
 		return fv, fmt.Errorf("glue: %s: the ids op must differ from the plain op by one present slot", s.Name)
 	}
-	inPlain := map[string]bool{}
-	for _, c := range plain.Checks {
-		inPlain[c.Expr] = true
-	}
-	inIds := map[string]bool{}
-	for _, c := range ids.Checks {
-		inIds[c.Expr] = true
-		if !inPlain[c.Expr] {
-			fv.IdsChecks = append(fv.IdsChecks, c)
-		}
-	}
-	for _, c := range plain.Checks {
-		if !inIds[c.Expr] {
-			return fv, fmt.Errorf("glue: %s: %s checks %q and %s does not", s.Name, plain.Name, c.Expr, ids.Name)
-		}
-		fv.Checks = append(fv.Checks, c)
-	}
-	var conj []Check // code and reason of each line
-	for _, c := range fv.Checks {
-		conj = append(conj, Check{"&& (" + c.Expr + ")", c.Why})
-	}
-	for _, c := range fv.IdsChecks {
-		conj = append(conj, Check{fmt.Sprintf("&& (!%s || (%s))", s.Flag, c.Expr), c.Why})
-	}
-	for i, c := range conj {
-		if i == len(conj)-1 {
-			c.Expr += ";"
-		}
-		fv.CheckLines = append(fv.CheckLines, c.Expr+" // "+c.Why)
-		if i == 0 {
-			c.Expr = "return " + strings.TrimPrefix(c.Expr, "&& ")
-		}
-		fv.Conjunction = append(fv.Conjunction, c.Expr+" // "+c.Why)
+	if err := familyChecks(&fv, s, plain, ids); err != nil {
+		return fv, err
 	}
 	if ids.Scratch != nil {
 		fv.ScratchInDst, fv.ScratchOffset, fv.ScratchSize = ids.Scratch.InDst, ids.Scratch.Offset, ids.Scratch.Elements
@@ -374,119 +343,9 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 	}
 	fv.Derived = derived
 
-	// Dispatch: a switch on the first param over the variants' values,
-	// each case one instantiation of the launcher over the non-bool params;
-	// the launcher picks the kernel of the bool params at run time.
-	var key *ir.Param
-	var bools, rest []*ir.Param
-	for _, p := range k.Params {
-		switch {
-		case p.Derived != nil:
-		case p.Type == ir.Bool:
-			bools = append(bools, p)
-		case key == nil:
-			key = p
-		default:
-			rest = append(rest, p)
-		}
-	}
-	if key == nil {
-		return fv, fmt.Errorf("glue: %s: no non-bool param to dispatch on", s.Name)
-	}
-	fv.Key = key.Name
-	var lparams, largs []string
-	for _, p := range append([]*ir.Param{key}, rest...) {
-		lparams, largs = append(lparams, ctype(p.Type)+" "+p.Name), append(largs, p.Name)
-	}
-	var bparams, bargs []string
-	for _, p := range bools {
-		bparams, bargs = append(bparams, "bool "+p.Name), append(bargs, p.Name)
-	}
-	fv.LaunchParams, fv.BoolParams, fv.BoolArgs = strings.Join(lparams, ", "), strings.Join(bparams, ", "), strings.Join(bargs, ", ")
-	// the kernel for each combination of the bools, as nested conditionals
-	// the bools' values spelled by the instance, the other params by name
-	var pick func(i int, vals map[string]int64) string
-	pick = func(i int, vals map[string]int64) string {
-		if i == len(bools) {
-			in := ir.Instance{Kernel: k, Values: vals}
-			var targs []string
-			for _, p := range k.Params {
-				switch {
-				case p.Derived != nil:
-				case p.Type == ir.Bool:
-					targs = append(targs, in.Bare(p))
-				default:
-					targs = append(targs, p.Name)
-				}
-			}
-			return fmt.Sprintf("%s<%s>", fv.Function, strings.Join(targs, ", "))
-		}
-		t, f := map[string]int64{bools[i].Name: 1}, map[string]int64{bools[i].Name: 0}
-		for n, v := range vals {
-			t[n], f[n] = v, v
-		}
-		sep := " : "
-		if i == 0 {
-			sep = "\n        : " // the two halves on two lines
-		}
-		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, Paren(pick(i+1, t)), sep, Paren(pick(i+1, f)))
-	}
-	fv.Pick = pick(0, map[string]int64{})
-	var ta []string
-	for _, p := range k.Params {
-		if p.Derived == nil {
-			ta = append(ta, p.Name)
-		}
-	}
-	fv.TemplateArgs = strings.Join(ta, ", ")
-	seen := map[int64]string{}
-	combos := map[int64]int{}
-	for _, v := range s.Variants(t) {
-		// The upstream text switches on its key alone, so it carries the
-		// backend's main GDN tiling; the small-n one that generated/ picks
-		// at dispatch time (ops.Target.GDNSmallTiling) stays kernelgen's own.
-		if nw, cpw, _, ok := t.GDNSmallTiling(int(v.Values["S_v"])); ok && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
-			continue
-		}
-		in := v.Of(k)
-		var targs []string
-		for _, p := range append([]*ir.Param{key}, rest...) {
-			targs = append(targs, in.Bare(p))
-		}
-		t := strings.Join(targs, ", ")
-		var all []string
-		for _, p := range k.Params {
-			switch {
-			case p.Derived != nil:
-			case p.Type == ir.Bool:
-				all = append(all, strings.ToLower(p.Name))
-			default:
-				all = append(all, in.Bare(p))
-			}
-		}
-		kv := in.Values[key.Name]
-		if prev, ok := seen[kv]; ok && prev != t {
-			return fv, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
-		} else if !ok {
-			seen[kv] = t
-			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
-		}
-		combos[kv]++
-	}
-	for kv, n := range combos {
-		if n != 1<<len(bools) {
-			return fv, fmt.Errorf("glue: %s: %s %d has %d variants, not one per combination of %s", s.Name, key.Name, kv, n, fv.BoolArgs)
-		}
-	}
-	for _, p := range append([]*ir.Param{key}, rest...) {
-		fv.Table.Columns = append(fv.Table.Columns, p.Name)
-	}
-	for _, c := range fv.Cases {
-		fv.Table.Rows = append(fv.Table.Rows, "{"+c.TemplateArgs+"}")
-	}
-	for _, p := range bools {
-		fv.Table.Bools = append(fv.Table.Bools, p.Name)
-		fv.Table.BoolIndex = append(fv.Table.BoolIndex, strings.ToLower(p.Name))
+	key, err := familyDispatch(&fv, t, s, k)
+	if err != nil {
+		return fv, err
 	}
 	fv.AllLocals = fv.Locals
 	fv.WrittenSrc = ids.InPlace[0]
@@ -644,4 +503,163 @@ func familyOp(a ir.Arith, s *ops.Shared, plain, ids *Op) (*Op, error) {
 	}
 	o.Dispatches = []Dispatch{gather, fam}
 	return o, o.checkVariant()
+}
+
+// familyChecks fills fv's checks: each of the plain op's, then the ids
+// op's own under the flag, as lines and as supports_op's conjunction.
+func familyChecks(fv *FamilyView, s *ops.Shared, plain, ids *Op) error {
+	inPlain := map[string]bool{}
+	for _, c := range plain.Checks {
+		inPlain[c.Expr] = true
+	}
+	inIds := map[string]bool{}
+	for _, c := range ids.Checks {
+		inIds[c.Expr] = true
+		if !inPlain[c.Expr] {
+			fv.IdsChecks = append(fv.IdsChecks, c)
+		}
+	}
+	for _, c := range plain.Checks {
+		if !inIds[c.Expr] {
+			return fmt.Errorf("glue: %s: %s checks %q and %s does not", s.Name, plain.Name, c.Expr, ids.Name)
+		}
+		fv.Checks = append(fv.Checks, c)
+	}
+	var conj []Check // code and reason of each line
+	for _, c := range fv.Checks {
+		conj = append(conj, Check{"&& (" + c.Expr + ")", c.Why})
+	}
+	for _, c := range fv.IdsChecks {
+		conj = append(conj, Check{fmt.Sprintf("&& (!%s || (%s))", s.Flag, c.Expr), c.Why})
+	}
+	for i, c := range conj {
+		if i == len(conj)-1 {
+			c.Expr += ";"
+		}
+		fv.CheckLines = append(fv.CheckLines, c.Expr+" // "+c.Why)
+		if i == 0 {
+			c.Expr = "return " + strings.TrimPrefix(c.Expr, "&& ")
+		}
+		fv.Conjunction = append(fv.Conjunction, c.Expr+" // "+c.Why)
+	}
+	return nil
+}
+
+// familyDispatch fills fv's dispatch: a switch on the first param over the
+// variants' values, each case one instantiation of the launcher over the
+// non-bool params; the launcher picks the kernel of the bool params at run
+// time. It returns the switch's key.
+func familyDispatch(fv *FamilyView, t ops.Target, s *ops.Shared, k *ir.Kernel) (*ir.Param, error) {
+	var key *ir.Param
+	var bools, rest []*ir.Param
+	for _, p := range k.Params {
+		switch {
+		case p.Derived != nil:
+		case p.Type == ir.Bool:
+			bools = append(bools, p)
+		case key == nil:
+			key = p
+		default:
+			rest = append(rest, p)
+		}
+	}
+	if key == nil {
+		return nil, fmt.Errorf("glue: %s: no non-bool param to dispatch on", s.Name)
+	}
+	fv.Key = key.Name
+	var lparams, largs []string
+	for _, p := range append([]*ir.Param{key}, rest...) {
+		lparams, largs = append(lparams, ctype(p.Type)+" "+p.Name), append(largs, p.Name)
+	}
+	var bparams, bargs []string
+	for _, p := range bools {
+		bparams, bargs = append(bparams, "bool "+p.Name), append(bargs, p.Name)
+	}
+	fv.LaunchParams, fv.BoolParams, fv.BoolArgs = strings.Join(lparams, ", "), strings.Join(bparams, ", "), strings.Join(bargs, ", ")
+	// the kernel for each combination of the bools, as nested conditionals
+	// the bools' values spelled by the instance, the other params by name
+	var pick func(i int, vals map[string]int64) string
+	pick = func(i int, vals map[string]int64) string {
+		if i == len(bools) {
+			in := ir.Instance{Kernel: k, Values: vals}
+			var targs []string
+			for _, p := range k.Params {
+				switch {
+				case p.Derived != nil:
+				case p.Type == ir.Bool:
+					targs = append(targs, in.Bare(p))
+				default:
+					targs = append(targs, p.Name)
+				}
+			}
+			return fmt.Sprintf("%s<%s>", fv.Function, strings.Join(targs, ", "))
+		}
+		t, f := map[string]int64{bools[i].Name: 1}, map[string]int64{bools[i].Name: 0}
+		for n, v := range vals {
+			t[n], f[n] = v, v
+		}
+		sep := " : "
+		if i == 0 {
+			sep = "\n        : " // the two halves on two lines
+		}
+		return fmt.Sprintf("%s ? %s%s%s", bools[i].Name, Paren(pick(i+1, t)), sep, Paren(pick(i+1, f)))
+	}
+	fv.Pick = pick(0, map[string]int64{})
+	var ta []string
+	for _, p := range k.Params {
+		if p.Derived == nil {
+			ta = append(ta, p.Name)
+		}
+	}
+	fv.TemplateArgs = strings.Join(ta, ", ")
+	seen := map[int64]string{}
+	combos := map[int64]int{}
+	for _, v := range s.Variants(t) {
+		// The upstream text switches on its key alone, so it carries the
+		// backend's main GDN tiling; the small-n one that generated/ picks
+		// at dispatch time (ops.Target.GDNSmallTiling) stays kernelgen's own.
+		if nw, cpw, _, ok := t.GDNSmallTiling(int(v.Values["S_v"])); ok && v.Values["NW"] == int64(nw) && v.Values["CPW"] == int64(cpw) {
+			continue
+		}
+		in := v.Of(k)
+		var targs []string
+		for _, p := range append([]*ir.Param{key}, rest...) {
+			targs = append(targs, in.Bare(p))
+		}
+		t := strings.Join(targs, ", ")
+		var all []string
+		for _, p := range k.Params {
+			switch {
+			case p.Derived != nil:
+			case p.Type == ir.Bool:
+				all = append(all, strings.ToLower(p.Name))
+			default:
+				all = append(all, in.Bare(p))
+			}
+		}
+		kv := in.Values[key.Name]
+		if prev, ok := seen[kv]; ok && prev != t {
+			return nil, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
+		} else if !ok {
+			seen[kv] = t
+			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
+		}
+		combos[kv]++
+	}
+	for kv, n := range combos {
+		if n != 1<<len(bools) {
+			return nil, fmt.Errorf("glue: %s: %s %d has %d variants, not one per combination of %s", s.Name, key.Name, kv, n, fv.BoolArgs)
+		}
+	}
+	for _, p := range append([]*ir.Param{key}, rest...) {
+		fv.Table.Columns = append(fv.Table.Columns, p.Name)
+	}
+	for _, c := range fv.Cases {
+		fv.Table.Rows = append(fv.Table.Rows, "{"+c.TemplateArgs+"}")
+	}
+	for _, p := range bools {
+		fv.Table.Bools = append(fv.Table.Bools, p.Name)
+		fv.Table.BoolIndex = append(fv.Table.BoolIndex, strings.ToLower(p.Name))
+	}
+	return key, nil
 }

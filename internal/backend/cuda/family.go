@@ -222,48 +222,7 @@ func (f *family) named(p glue.FamilyParts, fast map[*ir.Arg]bool) error {
 	}
 	f.GatherArgs = glue.Wrap(gather, 96)
 
-	// the instance: each combination of the flags, most flags set first,
-	// so every condition follows the ones that set more
-	var flags []*ir.Param
-	for _, prm := range p.Kernel.Params {
-		if prm.Derived == nil && prm.Type == ir.Bool {
-			flags = append(flags, prm)
-		}
-	}
-	inst := func(mask int) string {
-		var targs []string
-		for _, prm := range p.Kernel.Params {
-			switch {
-			case prm.Derived != nil:
-			case prm.Type == ir.Bool:
-				for i, fl := range flags {
-					if fl == prm {
-						targs = append(targs, fmt.Sprint(mask>>(len(flags)-1-i)&1 == 1))
-					}
-				}
-			default:
-				targs = append(targs, prm.Name)
-			}
-		}
-		return fmt.Sprintf("%s<%s>", p.View.Function, strings.Join(targs, ", "))
-	}
-	f.Pick = []string{fmt.Sprintf("auto kernel = %s;", inst(0))}
-	for mask := 1<<len(flags) - 1; mask > 0; mask-- {
-		var set []string
-		for i, fl := range flags {
-			if mask>>(len(flags)-1-i)&1 == 1 {
-				set = append(set, fl.Name)
-			}
-		}
-		open := "if ("
-		if mask != 1<<len(flags)-1 {
-			open = "} else if ("
-		}
-		f.Pick = append(f.Pick, open+strings.Join(set, " && ")+") {", "    kernel = "+inst(mask)+";")
-	}
-	if len(flags) > 0 {
-		f.Pick = append(f.Pick, "}")
-	}
+	f.Pick = instancePick(p)
 
 	// the call: pointers to the named tensors, then the args by name
 	var call []string
@@ -312,4 +271,50 @@ func (f *family) named(p glue.FamilyParts, fast map[*ir.Arg]bool) error {
 		f.Grid[i], f.Block[i] = glue.CExpr(p.Kernel.Grid[i], nil), glue.CExpr(p.Kernel.Workgroup[i], nil)
 	}
 	return missing
+}
+
+// instancePick picks the kernel's instance over the flags: each combination,
+// most flags set first, so every condition follows the ones that set more.
+func instancePick(p glue.FamilyParts) []string {
+	var flags []*ir.Param
+	for _, prm := range p.Kernel.Params {
+		if prm.Derived == nil && prm.Type == ir.Bool {
+			flags = append(flags, prm)
+		}
+	}
+	inst := func(mask int) string {
+		var targs []string
+		for _, prm := range p.Kernel.Params {
+			switch {
+			case prm.Derived != nil:
+			case prm.Type == ir.Bool:
+				for i, fl := range flags {
+					if fl == prm {
+						targs = append(targs, fmt.Sprint(mask>>(len(flags)-1-i)&1 == 1))
+					}
+				}
+			default:
+				targs = append(targs, prm.Name)
+			}
+		}
+		return fmt.Sprintf("%s<%s>", p.View.Function, strings.Join(targs, ", "))
+	}
+	pick := []string{fmt.Sprintf("auto kernel = %s;", inst(0))}
+	for mask := 1<<len(flags) - 1; mask > 0; mask-- {
+		var set []string
+		for i, fl := range flags {
+			if mask>>(len(flags)-1-i)&1 == 1 {
+				set = append(set, fl.Name)
+			}
+		}
+		open := "if ("
+		if mask != 1<<len(flags)-1 {
+			open = "} else if ("
+		}
+		pick = append(pick, open+strings.Join(set, " && ")+") {", "    kernel = "+inst(mask)+";")
+	}
+	if len(flags) > 0 {
+		pick = append(pick, "}")
+	}
+	return pick
 }
