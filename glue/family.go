@@ -177,6 +177,21 @@ func Paren(s string) string {
 	return s
 }
 
+// FamilyViewOf is the view of the family named shared (an ops.Shared's
+// name), for a backend whose dispatch runs that family's kernel.
+func FamilyViewOf(n Names, shared string) (*FamilyView, error) {
+	views, err := NewFamilyViews(n)
+	if err != nil {
+		return nil, err
+	}
+	for i := range views {
+		if views[i].Name == shared {
+			return &views[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no glue for %s", shared)
+}
+
 // NewFamilyViews builds the upstream glue's view for backend's native
 // contract, one family per shared kernel.
 func NewFamilyViews(n Names) ([]FamilyView, error) {

@@ -164,18 +164,9 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	views, err := glue.NewFamilyViews(glueTarget.Names)
+	fv, err := glue.FamilyViewOf(glueTarget.Names, shared.Name)
 	if err != nil {
 		return err
-	}
-	var fv *glue.FamilyView
-	for i := range views {
-		if views[i].Name == shared.Name {
-			fv = &views[i]
-		}
-	}
-	if fv == nil {
-		return fmt.Errorf("no glue for %s", shared.Name)
 	}
 	binds := map[string]fusion.Bind{}
 	for _, b := range pt.Buffers {

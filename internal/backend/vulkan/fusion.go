@@ -196,18 +196,9 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	shared, k, gather, scratch := l.Shared, l.Kernel, l.Gather, l.Scratch
-	views, err := glue.NewFamilyViews(fusionGlue.Names)
+	fv, err := glue.FamilyViewOf(fusionGlue.Names, shared.Name)
 	if err != nil {
 		return err
-	}
-	var fv *glue.FamilyView
-	for i := range views {
-		if views[i].Name == shared.Name {
-			fv = &views[i]
-		}
-	}
-	if fv == nil {
-		return fmt.Errorf("no glue for %s", shared.Name)
 	}
 	fam := fv.Own.(*family)
 	args := map[string]string{}
