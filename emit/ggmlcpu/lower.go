@@ -31,6 +31,8 @@ type fn struct {
 	lanes [3]string
 	// grid[d] is true where the grid has more than one group along d.
 	grid [3]bool
+	// coord[d], where set, spells group d's coordinate at its one use.
+	coord [3]string
 	// perLane are the vars and private arrays a thread must keep across a
 	// phase (the lanes run one after another between barriers), in order;
 	// single is true when the workgroup is one lane (no per-lane index).
@@ -540,14 +542,24 @@ func (f *fn) groupLoop() {
 	p.Line("")
 	p.Line("for (int64_t group = params->ith; group < n_groups; group += params->nth) {")
 	p.Indent()
-	usedGroup := map[int]bool{}
+	uses := map[int]int{}
 	walkBuiltins(k, func(b *ir.BuiltinRef) {
 		if b.Builtin == ir.GroupID {
-			usedGroup[b.Dim] = true
+			uses[b.Dim]++
+		}
+	})
+	// a coordinate whose one use is a local's whole value ("s = group_y")
+	// is that local's value, not a name of its own
+	named := map[int]bool{}
+	ir.WalkStmts(k.Body, func(s ir.Stmt) {
+		if l, ok := s.(*ir.Let); ok {
+			if b, ok := l.Value.(*ir.BuiltinRef); ok && b.Builtin == ir.GroupID && uses[b.Dim] == 1 {
+				named[b.Dim] = true
+			}
 		}
 	})
 	for i, d := range dims {
-		if !usedGroup[d] {
+		if uses[d] == 0 {
 			continue
 		}
 		coord := "group"
@@ -556,6 +568,10 @@ func (f *fn) groupLoop() {
 		}
 		if i < len(dims)-1 {
 			coord += " % " + sizes[i]
+		}
+		if named[d] {
+			f.coord[d] = coord
+			continue
 		}
 		p.Line("const uint32_t group_%s = %s;", xyz[d], coord)
 	}
@@ -769,6 +785,9 @@ func (d *dialect) Builtin(b ir.Builtin, dim int) string {
 	if b == ir.GroupID {
 		if !d.f.grid[dim] {
 			return "0u"
+		}
+		if c := d.f.coord[dim]; c != "" {
+			return c
 		}
 		return "group_" + xyz[dim]
 	}

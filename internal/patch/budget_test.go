@@ -337,7 +337,8 @@ var localDecl = regexp.MustCompile(`^\+\s*(?:const\s+)?[A-Za-z_]\w*\s+([A-Za-z_]
 
 // storedAliases are the added locals of a patch (lines, as git writes
 // them) whose one use is storing them whole ("float e = exp(x); g_reg[r] = e;",
-// "const float silu = ...; out = silu;"): the value belongs in the store.
+// "const float silu = ...; out = silu;") or declaring another local from
+// them whole ("group_y = ...; s = group_y;"): the value belongs there.
 // A local's uses run to its next declaration or the next file.
 func storedAliases(lines []string) []string {
 	var out []string
@@ -359,10 +360,14 @@ func storedAliases(lines []string) []string {
 				uses = append(uses, l)
 			}
 		}
-		// a declaration from it is another local, not a store
-		if len(uses) == 1 && strings.HasSuffix(strings.TrimSpace(uses[0]), "= "+m[1]+";") && !localDecl.MatchString(uses[0]) {
-			out = append(out, fmt.Sprintf("%d binds %s only to store it (%s): %s", i+1, m[1], strings.TrimSpace(strings.TrimPrefix(uses[0], "+")), strings.TrimSpace(strings.TrimPrefix(line, "+"))))
+		if len(uses) != 1 || !strings.HasSuffix(strings.TrimSpace(uses[0]), "= "+m[1]+";") {
+			continue
 		}
+		what := "store"
+		if localDecl.MatchString(uses[0]) {
+			what = "rename" // "const uint32_t s = group_y;": one name too many
+		}
+		out = append(out, fmt.Sprintf("%d binds %s only to %s it (%s): %s", i+1, m[1], what, strings.TrimSpace(strings.TrimPrefix(uses[0], "+")), strings.TrimSpace(strings.TrimPrefix(line, "+"))))
 	}
 	return out
 }

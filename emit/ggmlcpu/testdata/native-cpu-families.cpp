@@ -19,8 +19,7 @@ static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_comp
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
-        const uint32_t group_y = group / groups_x;
-        const uint32_t s = group_y;
+        const uint32_t s = group / groups_x;
         const int32_t src = ids[s];
         if (src != (int32_t) (rs_head + s) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
             const uint32_t first = group_x * 16384u;
@@ -80,10 +79,8 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     const int64_t n_groups = groups_x * groups_y;
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
-        const uint32_t group_x = group % groups_x;
-        const uint32_t group_y = group / groups_x;
-        const uint32_t h = group_x;
-        const uint32_t s = group_y;
+        const uint32_t h = group % groups_x;
+        const uint32_t s = group / groups_x;
         const uint32_t hq = h % neq1;
         const uint32_t sq = s / rq3;
         const uint32_t block = S_v * S_v;
@@ -168,8 +165,7 @@ static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_par
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
-        const uint32_t group_y = group / groups_x;
-        const uint32_t s = group_y;
+        const uint32_t s = group / groups_x;
         const int32_t src = ids[s];
         if (src != (int32_t) (rs_head + s) && (src >= (int32_t) rs_head && src < (int32_t) (rs_head + n_seqs))) {
             const uint32_t first = group_x * 16384u;
@@ -214,9 +210,8 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
 
     for (int64_t group = params->ith; group < n_groups; group += params->nth) {
         const uint32_t group_x = group % groups_x;
-        const uint32_t group_y = group / groups_x;
         const uint32_t c0 = group_x * 128u;
-        const uint32_t s = group_y;
+        const uint32_t s = group / groups_x;
         const uint32_t taps = d_conv - 1u;
         const uint32_t left = n_ch - c0;
         const uint32_t block_len = (left < 128u ? left : 128u);
