@@ -242,11 +242,7 @@ func TestChainedScheduleView(t *testing.T) {
 		}
 		got := strings.Join(whens, "\n")
 		n := chainedOps[ov.Name][0]
-		family := "gated_delta_net"
-		if ov.Fusion == "D" {
-			family = "ssm_conv"
-		}
-		gather := ops.TargetOf("vulkan").GatherFor(family)
+		gather := ops.TargetOf("vulkan").Gather()
 		lines := []string{ov.Name + "_batched [one_dispatch] barrier false"}
 		if one := scheduleOf(ov.Op, "one_dispatch"); len(one.Dispatches) > 1 { // split by aliasing: the chained compute after it, where its tiers are
 			split := one.Dispatches[1].When

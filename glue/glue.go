@@ -339,7 +339,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 	idsChecks := append(append([]Check{}, gdnChecks...), Check{"op->src[7]->type == GGML_TYPE_I32 && " + ne(7, 0) + " == " + ne(2, 3), "one source slot per sequence"})
 	opB, err := mk("B", "gated_delta_net_inplace_ids", "ggml_gated_delta_net_inplace_ids", "GGML_OP_GATED_DELTA_NET",
 		[]int{6, 7}, nil, []int{6}, idsChecks, gdnVariant, gdnScratch,
-		disp{op: t.GatherFor("gated_delta_net"), args: gdnArgs},
+		disp{op: t.Gather(), args: gdnArgs},
 		disp{op: "gated_delta_net_inplace_ids", args: gdnArgs})
 	if err != nil {
 		return nil, err
@@ -360,7 +360,7 @@ func Model(a ir.Arith) ([]*Op, error) {
 	dChecks := append(append([]Check{}, convChecks...), Check{"op->src[4]->type == GGML_TYPE_I32 && " + ne(4, 0) + " == " + ne(2, 2), "one source slot per sequence"})
 	opD, err := mk("D", "ssm_conv_update_inplace_ids", "ggml_ssm_conv_update_inplace_ids", "GGML_OP_SSM_CONV",
 		[]int{3, 4}, nil, []int{3}, dChecks, convVariant, newScratch(false, term("%s * %s", Field{0, FieldStride, 2}, Field{2, FieldNe, 2})),
-		disp{op: t.GatherFor("ssm_conv"), args: convArgs(2)},
+		disp{op: t.Gather(), args: convArgs(2)},
 		disp{op: "ssm_conv_update_inplace_ids", args: convArgs(2)})
 	if err != nil {
 		return nil, err

@@ -114,17 +114,17 @@ func aliasesOtherThanSelf(st style, b *dsl.Builder, src, s, rsHead, nSeqs dsl.Va
 // a GDN state row (MBs) is split over every thread, a conv row is one task.
 const GatherRowChunk = 16384
 
-// GatherRowsSuffix names the CPU form of a family's gather:
-// gated_delta_net becomes gated_delta_net_gather_rows.
-const GatherRowsSuffix = "_gather_rows"
+// RowGatherOp is the CPU form of the gather: the rows copied as a CPU
+// thread does, its cache and ids the dispatching op's (ir.CallerRole).
+const RowGatherOp = "gather_rows"
 
-// GatherFor is the gather op the target runs for family's ids op
-// ("gated_delta_net", "ssm_conv"): where its tuning says RowGather, the
-// family's rows copied as a CPU thread does (buildGatherRows); else the
-// lane-parallel chunked gather both families share (GatherOp).
-func (t Target) GatherFor(family string) string {
+// Gather is the gather op the target runs before ops B and D: where its
+// tuning says RowGather, the rows copied as a CPU thread does
+// (RowGatherOp); else the lane-parallel chunked gather (GatherOp). Both
+// families share it.
+func (t Target) Gather() string {
 	if t.tuning.RowGather {
-		return family + GatherRowsSuffix
+		return RowGatherOp
 	}
 	return GatherOp
 }
@@ -132,14 +132,14 @@ func (t Target) GatherFor(family string) string {
 // buildGatherRows is buildGather as a CPU thread runs it: the same rows
 // (aliasesDestination) copied to the same scratch rows, a task being one
 // chunk of one row, copied element after element (a memcpy to the compiler).
-func buildGatherRows(name, cacheRole, idsRole string) (*ir.Kernel, error) {
+func buildGatherRows(name string) (*ir.Kernel, error) {
 	b := dsl.New(name, ir.Portable)
 	b.ArithFree()
 	rowLen := b.Arg("row_len", ir.U32, "elements per row (cache and scratch)")
 	nSeqs := b.Arg("n_seqs", ir.U32, "sequences")
 	rsHead := b.Arg("rs_head", ir.U32, "first destination slot")
-	cache := b.Buffer("cache", ir.F32, ir.Read, cacheRole, "the full cache, rows of row_len")
-	ids := b.Buffer("ids", ir.I32, ir.Read, idsRole, "source slot of each sequence")
+	cache := b.Buffer("cache", ir.F32, ir.Read, ir.CallerRole, "the full cache, rows of row_len")
+	ids := b.Buffer("ids", ir.I32, ir.Read, ir.CallerRole, "source slot of each sequence")
 	scratch := b.Buffer("scratch", ir.F32, ir.Write, "scratch", "n_seqs rows of row_len")
 	b.Workgroup(1, 1, 1)
 	b.Grid(rowLen.Add(GatherRowChunk-1).Div(GatherRowChunk), nSeqs, 1)

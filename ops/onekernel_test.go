@@ -13,9 +13,7 @@ import (
 // and the ggml slots of its buffers: each waits to be one kernel, bound as
 // its callers' (ir.CallerRole, as the chain gather is), for the reason
 // given. The list can only shrink.
-var notYetShared = map[string]string{
-	"ssm_conv_gather_rows": "gated_delta_net_gather_rows's kernel: ggml-cpu's functions read their node's srcs (emit/ggmlcpu), so one function for both ops would change the series' text",
-}
+var notYetShared = map[string]string{}
 
 // rolesAndName are what may differ between two ops' kernels that are one:
 // the kernel's name (in every line that spells it) and its buffers' roles.

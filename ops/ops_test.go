@@ -73,7 +73,7 @@ func TestEveryOpBuildsUnderEveryContract(t *testing.T) {
 			if k.ArithFree != op.ArithFree() || op.ArithFree() && k.Arith != ir.Portable {
 				t.Errorf("%s@%s: kernel marked arith-free %v (%s), op says %v", op.Name, a, k.ArithFree, k.Arith, op.ArithFree())
 			}
-			if gather := op.Name == ops.GatherOp || strings.Contains(op.Name, "_gather"); k.ArithFree != gather {
+			if gather := op.Name == ops.GatherOp || op.Name == ops.RowGatherOp || strings.Contains(op.Name, "_gather"); k.ArithFree != gather {
 				t.Errorf("%s: arith-free %v; exactly the gathers (copies, and the chain gathers' integer plans) are", op.Name, k.ArithFree)
 			}
 		}
@@ -107,7 +107,7 @@ func TestVariantTable(t *testing.T) {
 	// Every backend builds, per op: S_v {16,32,64,128} x KDA x (KEEP_RS for
 	// the base op); d_conv 2..8 x SiLU. The table holds Vulkan's own S_v 128
 	// tiling besides the shared one. A backend with its own form of the
-	// gathers (ggml-cpu's row copies, GatherFor) builds that instead. Backends with a batched op B
+	// gathers (ggml-cpu's row copies, Gather) builds that instead. Backends with a batched op B
 	// (GDNBatch) build it at S_v x KDA, at the shape their glue asks for.
 	for _, be := range ops.NativeBackends() {
 		want := map[string]int{
@@ -115,11 +115,9 @@ func TestVariantTable(t *testing.T) {
 			ops.GatherOp: 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
 			"ssm_conv_update_inplace_ids": 14,
 		}
-		for _, family := range []string{"gated_delta_net", "ssm_conv"} {
-			if own := ops.TargetOf(be).GatherFor(family); own != ops.GatherOp {
-				delete(want, ops.GatherOp)
-				want[own] = 1
-			}
+		if own := ops.TargetOf(be).Gather(); own != ops.GatherOp {
+			delete(want, ops.GatherOp)
+			want[own] = 1
 		}
 		if _, ok := ops.TargetOf(be).ConvBatch(); ok {
 			want["ssm_conv_update_inplace_ids_batched"] = 14

@@ -90,8 +90,8 @@ var registry = []*Op{
 	{Name: GatherOp, Fusion: "BD", Summary: "phase 1 of ops B and D: copy the non-identity rows (prior states, taps) to scratch", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildGather(GatherOp)
 	}},
-	{Name: "gated_delta_net_gather_rows", Fusion: "B", Summary: "op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGatherRows("gated_delta_net_gather_rows", "src5", "src7")
+	{Name: RowGatherOp, Fusion: "BD", Summary: "the ids gather as ggml-cpu runs it: the rows another sequence overwrites (prior states, conv taps) copied to scratch in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
+		return buildGatherRows(RowGatherOp)
 	}},
 	{Name: ChainGatherOp, Fusion: "BD", Summary: "ops B's and D's chained schedules, phase 1: plan the segments of the ids chains, copy the rows (prior states, taps) they cut to scratch (ops/chain.go)", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
 		return buildChainGather(ChainGatherOp)
@@ -116,9 +116,6 @@ var registry = []*Op{
 	}},
 	{Name: "ssm_conv_update_inplace_ids_batched", Fusion: "D", Summary: "op D in one dispatch for n_seqs <= NS, conv_state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)
-	}},
-	{Name: "ssm_conv_gather_rows", Fusion: "D", Summary: "op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads", Guard: gatherGuard, build: func(ir.Arith) (*ir.Kernel, error) {
-		return buildGatherRows("ssm_conv_gather_rows", "src0", "src4")
 	}},
 	{Name: "ssm_conv_update_inplace_ids_chained", Fusion: "D", Summary: "op D's chained schedule, phase 2: each workgroup runs a segment of sequences in order", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_chained", convIdsChained, a)

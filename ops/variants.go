@@ -137,7 +137,7 @@ type Tuning struct {
 	GDNBlocks bool
 	// RowGather: the ids ops' gathers copy rows as a CPU thread does
 	// (buildGatherRows, the "_rows" ops) instead of the lane-parallel
-	// chunked gather (GatherFor).
+	// chunked gather (Gather).
 	RowGather bool
 }
 
@@ -415,7 +415,7 @@ func table() []Variant {
 	}
 	rowGathers := names(tuned(func(t Tuning) bool { return t.RowGather }))
 	out = append(out, V(GatherOp).NotOnBackends(rowGathers...),
-		V("gated_delta_net"+GatherRowsSuffix).OnlyOn(rowGathers...), V("ssm_conv"+GatherRowsSuffix).OnlyOn(rowGathers...))
+		V(RowGatherOp).OnlyOn(rowGathers...))
 	if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
 		out = append(out, V(ChainGatherOp).OnlyOn(chain...))
 	}

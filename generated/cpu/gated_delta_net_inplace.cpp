@@ -6,8 +6,8 @@ static float dot_f32(int n, const float * x, const float * y) {
     return sum;
 }
 
-// gated_delta_net_gather_rows: op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
-static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// gather_rows: the ids gather as ggml-cpu runs it: the rows another sequence overwrites (prior states, conv taps) copied to scratch in chunks over the threads
+static void ggml_compute_forward_gated_delta_net_inplace_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[2]->ne[0] * dst->src[2]->ne[0] * dst->src[2]->ne[1];
     const uint32_t n_seqs = dst->src[2]->ne[3];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -146,7 +146,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
 static void ggml_compute_forward_gated_delta_net_inplace(const ggml_compute_params * params, ggml_tensor * dst) {
     // only the ids form gathers; with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[7] != NULL && dst->src[2]->ne[3] >= 2) {
-        ggml_compute_forward_gated_delta_net_gather_rows_f32(params, dst);
+        ggml_compute_forward_gated_delta_net_inplace_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_gated_delta_net_inplace_f32(params, dst);

@@ -1269,53 +1269,53 @@ func runGather(arith string, params map[string]int64, args map[string]uint32, bu
 	}
 	return Gather(arith, p, a, b)
 }
-func runGatedDeltaNetGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p GatedDeltaNetGatherRowsParams
-	var a GatedDeltaNetGatherRowsArgs
-	var b GatedDeltaNetGatherRowsBuffers
+func runGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p GatherRowsParams
+	var a GatherRowsArgs
+	var b GatherRowsBuffers
 	{
 		v, ok := args["row_len"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather_rows: arg row_len not set")
+			return fmt.Errorf("gather_rows: arg row_len not set")
 		}
 		a.RowLen = v
 	}
 	{
 		v, ok := args["n_seqs"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather_rows: arg n_seqs not set")
+			return fmt.Errorf("gather_rows: arg n_seqs not set")
 		}
 		a.NSeqs = v
 	}
 	{
 		v, ok := args["rs_head"]
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather_rows: arg rs_head not set")
+			return fmt.Errorf("gather_rows: arg rs_head not set")
 		}
 		a.RsHead = v
 	}
 	{
 		v, ok := bufs["cache"].([]float32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather_rows: buffer cache must be a []float32, got %T", bufs["cache"])
+			return fmt.Errorf("gather_rows: buffer cache must be a []float32, got %T", bufs["cache"])
 		}
 		b.Cache = v
 	}
 	{
 		v, ok := bufs["ids"].([]int32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather_rows: buffer ids must be a []int32, got %T", bufs["ids"])
+			return fmt.Errorf("gather_rows: buffer ids must be a []int32, got %T", bufs["ids"])
 		}
 		b.Ids = v
 	}
 	{
 		v, ok := bufs["scratch"].([]float32)
 		if !ok {
-			return fmt.Errorf("gated_delta_net_gather_rows: buffer scratch must be a []float32, got %T", bufs["scratch"])
+			return fmt.Errorf("gather_rows: buffer scratch must be a []float32, got %T", bufs["scratch"])
 		}
 		b.Scratch = v
 	}
-	return GatedDeltaNetGatherRows(arith, p, a, b)
+	return GatherRows(arith, p, a, b)
 }
 func runChainGather(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p ChainGatherParams
@@ -2415,54 +2415,6 @@ func runSsmConvUpdateInplaceIdsBatched(arith string, params map[string]int64, ar
 	}
 	return SsmConvUpdateInplaceIdsBatched(arith, p, a, b)
 }
-func runSsmConvGatherRows(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
-	var p SsmConvGatherRowsParams
-	var a SsmConvGatherRowsArgs
-	var b SsmConvGatherRowsBuffers
-	{
-		v, ok := args["row_len"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather_rows: arg row_len not set")
-		}
-		a.RowLen = v
-	}
-	{
-		v, ok := args["n_seqs"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather_rows: arg n_seqs not set")
-		}
-		a.NSeqs = v
-	}
-	{
-		v, ok := args["rs_head"]
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather_rows: arg rs_head not set")
-		}
-		a.RsHead = v
-	}
-	{
-		v, ok := bufs["cache"].([]float32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather_rows: buffer cache must be a []float32, got %T", bufs["cache"])
-		}
-		b.Cache = v
-	}
-	{
-		v, ok := bufs["ids"].([]int32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather_rows: buffer ids must be a []int32, got %T", bufs["ids"])
-		}
-		b.Ids = v
-	}
-	{
-		v, ok := bufs["scratch"].([]float32)
-		if !ok {
-			return fmt.Errorf("ssm_conv_gather_rows: buffer scratch must be a []float32, got %T", bufs["scratch"])
-		}
-		b.Scratch = v
-	}
-	return SsmConvGatherRows(arith, p, a, b)
-}
 func runSsmConvUpdateInplaceIdsChained(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvUpdateInplaceIdsChainedParams
 	var a SsmConvUpdateInplaceIdsChainedArgs
@@ -2610,7 +2562,6 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"chain_gather":                        runChainGather,
 	"gated_delta_net":                     runGatedDeltaNet,
 	"gated_delta_net_block_gather":        runGatedDeltaNetBlockGather,
-	"gated_delta_net_gather_rows":         runGatedDeltaNetGatherRows,
 	"gated_delta_net_inplace":             runGatedDeltaNetInplace,
 	"gated_delta_net_inplace_ids":         runGatedDeltaNetInplaceIds,
 	"gated_delta_net_inplace_ids_batched": runGatedDeltaNetInplaceIdsBatched,
@@ -2618,8 +2569,8 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"gated_delta_net_inplace_ids_chained": runGatedDeltaNetInplaceIdsChained,
 	"gated_delta_net_inplace_ids_slots":   runGatedDeltaNetInplaceIdsSlots,
 	"gather":                              runGather,
+	"gather_rows":                         runGatherRows,
 	"ssm_conv":                            runSsmConv,
-	"ssm_conv_gather_rows":                runSsmConvGatherRows,
 	"ssm_conv_update_inplace":             runSsmConvUpdateInplace,
 	"ssm_conv_update_inplace_ids":         runSsmConvUpdateInplaceIds,
 	"ssm_conv_update_inplace_ids_batched": runSsmConvUpdateInplaceIdsBatched,

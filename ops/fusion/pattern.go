@@ -257,7 +257,7 @@ var ConvPattern = &Pattern{
 			{Ne("cache", 0), convRow}, {Nb("cache", 1), f32s(convRow)}, {Ne("ids", 0), convN},
 			{Ne("taps", 0), Sub(dconv, Const(1))}, {Ne("taps", 1), channel},
 		}},
-		{Name: "one-token", Kind: Equal, Eqs: []Eq{{Ne("x", 1), Const(1)}, {Nb("x", 0), Const(4)}}, Why: "op D takes one token per sequence, x rows packed"},
+		{Name: "one-token", Kind: Equal, Eqs: []Eq{{Ne("x", 1), Const(1)}, {Nb("x", 0), Const(4)}}, Why: "the conv kernel takes one token per sequence, x rows packed"},
 		{Name: "last-taps", Kind: Equal, Why: "the copied view is the last d_conv-1 taps of every channel", Eqs: []Eq{
 			{Ne("last", 0), Sub(dconv, Const(1))}, {Ne("last", 1), channel}, {Ne("last", 2), convN},
 			{Nb("last", 1), Nb("input", 1)}, {Nb("last", 2), Nb("input", 2)},

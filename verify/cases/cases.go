@@ -328,7 +328,7 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 		err = b.planGather(opName, "seg", 9)
 	case blockGatherOp:
 		err = b.planGather(opName, "block_len", 40)
-	case ops.GatherOp, "gated_delta_net" + ops.GatherRowsSuffix, "ssm_conv" + ops.GatherRowsSuffix:
+	case ops.GatherOp, ops.RowGatherOp:
 		err = b.gather(opName)
 	default:
 		err = fmt.Errorf("no case generator for op %s", opName)

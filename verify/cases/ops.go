@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops"
@@ -151,7 +150,7 @@ func (b *builder) gdn(op string) error {
 	}
 	b.untouched("scratch", n*D)
 	b.untouched("dst", attn+D*n)
-	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("gated_delta_net"), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).Gather(), map[string]int64{"row_len": int64(D), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	return b.launch(op, args, nil)
@@ -297,7 +296,7 @@ func (b *builder) convUpdate(op string) error {
 		return b.chain("ssm_conv", row, n, rsHead, args)
 	}
 	b.untouched("scratch", n*row)
-	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).GatherFor("ssm_conv"), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
+	if err := b.launch(ops.TargetOf(b.c.Arith.Backend).Gather(), map[string]int64{"row_len": int64(row), "n_seqs": int64(n), "rs_head": int64(rsHead)}, nil); err != nil {
 		return err
 	}
 	args["rs_head"] = int64(rsHead)
@@ -307,7 +306,7 @@ func (b *builder) convUpdate(op string) error {
 func (b *builder) gather(op string) error {
 	r := b.r
 	n, rowLen := 1+r.IntN(b.sz.MaxSeqs+2), 1+r.IntN(600)
-	if strings.HasSuffix(op, ops.GatherRowsSuffix) && r.IntN(2) == 0 {
+	if op == ops.RowGatherOp && r.IntN(2) == 0 {
 		rowLen += ops.GatherRowChunk // rows of more than one chunk
 	}
 	slots := n + r.IntN(4)

@@ -115,8 +115,8 @@ static void ggml_compute_forward_gated_delta_net_inplace_f32(const ggml_compute_
     }
 }
 
-// gated_delta_net_gather_rows: op B's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
-static void ggml_compute_forward_gated_delta_net_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// gather_rows: the ids gather as ggml-cpu runs it: the rows another sequence overwrites (prior states, conv taps) copied to scratch in chunks over the threads
+static void ggml_compute_forward_gated_delta_net_inplace_ids_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[2]->ne[0] * dst->src[2]->ne[0] * dst->src[2]->ne[1];
     const uint32_t n_seqs = dst->src[2]->ne[3];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -281,7 +281,7 @@ static void ggml_compute_forward_gated_delta_net_inplace_ids_f32(const ggml_comp
 static void ggml_compute_forward_gated_delta_net_inplace_ids(const ggml_compute_params * params, ggml_tensor * dst) {
     // with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[2]->ne[3] >= 2) {
-        ggml_compute_forward_gated_delta_net_gather_rows_f32(params, dst);
+        ggml_compute_forward_gated_delta_net_inplace_ids_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_gated_delta_net_inplace_ids_f32(params, dst);
@@ -346,8 +346,8 @@ static void ggml_compute_forward_ssm_conv_update_inplace_f32(const ggml_compute_
     }
 }
 
-// ssm_conv_gather_rows: op D's gather as ggml-cpu runs it: aliasing rows copied in chunks over the threads
-static void ggml_compute_forward_ssm_conv_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
+// gather_rows: the ids gather as ggml-cpu runs it: the rows another sequence overwrites (prior states, conv taps) copied to scratch in chunks over the threads
+static void ggml_compute_forward_ssm_conv_update_inplace_ids_gather_rows_f32(const ggml_compute_params * params, ggml_tensor * dst) {
     const uint32_t row_len = dst->src[0]->nb[2] / 4;
     const uint32_t n_seqs = dst->src[2]->ne[2];
     const uint32_t rs_head = ggml_get_op_params_i32(dst, 1);
@@ -454,7 +454,7 @@ static void ggml_compute_forward_ssm_conv_update_inplace_ids_f32(const ggml_comp
 static void ggml_compute_forward_ssm_conv_update_inplace_ids(const ggml_compute_params * params, ggml_tensor * dst) {
     // with one sequence no source is another sequence's destination: the gather copies nothing
     if (dst->src[2]->ne[2] >= 2) {
-        ggml_compute_forward_ssm_conv_gather_rows_f32(params, dst);
+        ggml_compute_forward_ssm_conv_update_inplace_ids_gather_rows_f32(params, dst);
         ggml_barrier(params->threadpool);
     }
     ggml_compute_forward_ssm_conv_update_inplace_ids_f32(params, dst);

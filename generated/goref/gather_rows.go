@@ -8,25 +8,25 @@ import (
 	rt "github.com/kernelgen/kernelgen/emit/goref/rt"
 )
 
-// SsmConvGatherRowsParams are the compile-time parameters of a variant.
-type SsmConvGatherRowsParams struct{}
+// GatherRowsParams are the compile-time parameters of a variant.
+type GatherRowsParams struct{}
 
-// SsmConvGatherRowsArgs are the runtime scalar arguments.
-type SsmConvGatherRowsArgs struct {
+// GatherRowsArgs are the runtime scalar arguments.
+type GatherRowsArgs struct {
 	RowLen uint32 // row_len: elements per row (cache and scratch)
 	NSeqs  uint32 // n_seqs: sequences
 	RsHead uint32 // rs_head: first destination slot
 }
 
-// SsmConvGatherRowsBuffers are the bound buffers; indices are in elements.
-type SsmConvGatherRowsBuffers struct {
-	Cache   []float32 // cache (src0, read): the full cache, rows of row_len
-	Ids     []int32   // ids (src4, read): source slot of each sequence
+// GatherRowsBuffers are the bound buffers; indices are in elements.
+type GatherRowsBuffers struct {
+	Cache   []float32 // cache (caller, read): the full cache, rows of row_len
+	Ids     []int32   // ids (caller, read): source slot of each sequence
 	Scratch []float32 // scratch (scratch, write): n_seqs rows of row_len
 }
 
-// ssmConvGatherRows runs ssm_conv_gather_rows@portable.
-func ssmConvGatherRows(kgP SsmConvGatherRowsParams, kgA SsmConvGatherRowsArgs, kgB SsmConvGatherRowsBuffers) error {
+// gatherRows runs gather_rows@portable.
+func gatherRows(kgP GatherRowsParams, kgA GatherRowsArgs, kgB GatherRowsBuffers) error {
 	row_len := kgA.RowLen
 	n_seqs := kgA.NSeqs
 	rs_head := kgA.RsHead
@@ -62,12 +62,12 @@ func ssmConvGatherRows(kgP SsmConvGatherRowsParams, kgA SsmConvGatherRowsArgs, k
 	return nil
 }
 
-// SsmConvGatherRows runs ssm_conv_gather_rows, a pure copy that every contract shares. Buffers are modified in place.
-func SsmConvGatherRows(arith string, p SsmConvGatherRowsParams, a SsmConvGatherRowsArgs, b SsmConvGatherRowsBuffers) error {
+// GatherRows runs gather_rows, a pure copy that every contract shares. Buffers are modified in place.
+func GatherRows(arith string, p GatherRowsParams, a GatherRowsArgs, b GatherRowsBuffers) error {
 	switch arith {
 	case "portable", "native-metal", "native-sycl", "native-vulkan", "native-cuda", "native-opencl", "native-cpu":
-		return ssmConvGatherRows(p, a, b)
+		return gatherRows(p, a, b)
 	default:
-		return fmt.Errorf("ssm_conv_gather_rows: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
+		return fmt.Errorf("gather_rows: unknown contract %q; valid: portable, native-metal, native-sycl, native-vulkan, native-cuda, native-opencl, native-cpu", arith)
 	}
 }
