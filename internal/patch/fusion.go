@@ -123,7 +123,7 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 // decode step as llama.cpp does, with the cache copies in the graph (the
 // harness expands a test's expand_first before its output).
 func fusionTestsStep() (*Step, error) {
-	t, err := commonSections("tbo-fusion-member", "tbo-fusion-expand", "tbo-fusion-class", "tbo-fusion-cases", "tbo-fusion-perf")
+	t, err := commonSections("tbo-fusion-member", "tbo-fusion-expand", "tbo-fusion-perf-runs", "tbo-fusion-perf-mem", "tbo-fusion-class", "tbo-fusion-cases", "tbo-fusion-perf")
 	if err != nil {
 		return nil, err
 	}
@@ -139,10 +139,15 @@ itself, not reached from an output. Let a test put nodes in the graph
 before its output (expand_first) and add GDN_DECODE_STEP, which compares
 the attention, the conv output and both whole caches with the CPU, with
 slot ids that alias (a rotation, a shared row, rows outside the window),
-kv_head > 0, S_v 64 and 128, and MTP steps of K = 2..4 tokens whose K
-state snapshots are copied into the caches' snapshot rows. Run it with
-GGML_CUDA_DISABLE_FUSION=1 to compare the unfused graph; perf mode times
-the whole subgraph at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
+kv_head > 0, S_v 64 and 128, GQA and KDA, and MTP steps of K = 2..4
+tokens whose K state snapshots are copied into the caches' snapshot rows.
+Cases where an intermediate is read by another node or is an output
+compare that node too: a backend must leave that part unfused. Run it
+with GGML_CUDA_DISABLE_FUSION=1 (GGML_VK_DISABLE_FUSION=1) to compare the
+unfused graph. In perf mode such a test runs whole, once per run, and its
+memory is the bytes a decode step must move (the sequences' state and
+conv rows read and written, the inputs read, the outputs written); cases
+at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
 		Edits: []Edit{
 			{Name: "the tests' expand_first", File: testOps, Place: After,
 				Anchor: []string{"struct test_case {", "virtual std::vector<ggml_tensor *> fusion_test_nodes() { return {}; }"},
@@ -153,6 +158,12 @@ the whole subgraph at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
 			{Name: "expanded before the output in perf mode", File: testOps, Place: Before,
 				Anchor: []string{"bool eval_perf(ggml_backend_t backend,", expand},
 				Text:   t["tbo-fusion-expand"] + "\n"},
+			{Name: "perf mode runs such a test whole, once per run", File: testOps, Place: Before,
+				Anchor: []string{"bool eval_perf(ggml_backend_t backend,", "// duplicate the op"},
+				Text:   t["tbo-fusion-perf-runs"] + "\n\n"},
+			{Name: "and counts the bytes it says the subgraph moves", File: testOps, Place: Before,
+				Anchor: []string{"bool eval_perf(ggml_backend_t backend,", "// calculate memory", "// run\n"},
+				Text:   t["tbo-fusion-perf-mem"] + "\n\n"},
 			{Name: "the decode step", File: testOps, Place: Before,
 				Anchor:  []string{"// GGML_OP_GATED_DELTA_NET\nstruct test_gated_delta_net : public test_case {"},
 				Text:    strings.TrimRight(t["tbo-fusion-class"], "\n") + "\n\n",

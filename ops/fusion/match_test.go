@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +101,10 @@ var refusals = []refusal{
 		b.G.Compute("peek", "SUM", []int64{1}, node(b, "conv_input"))
 	}, portable},
 	{"new state an output", "intermediates", StatePattern, func(l *Layer, b *Built) { node(b, "state_new").Output = true }, portable},
+	{"new state read twice", "intermediates", StatePattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SCALE", []int64{1}, node(b, "state_new"))
+	}, portable},
+	{"conv rows an output", "intermediates", ConvPattern, func(l *Layer, b *Built) { node(b, "conv_rows").Output = true }, portable},
 	{"gdn read whole", "attention-only", StatePattern, func(l *Layer, b *Built) {
 		b.G.Compute("peek", "SUM", []int64{1}, node(b, "gdn"))
 	}, portable},
@@ -125,8 +130,10 @@ var refusals = []refusal{
 }
 
 // graph builds the refusal's graph.
-func (tc refusal) graph() *Built {
-	l := layer()
+func (tc refusal) graph() *Built { return tc.graphOf(layer()) }
+
+// graphOf builds the refusal's graph from l.
+func (tc refusal) graphOf(l Layer) *Built {
 	switch tc.name {
 	case "extra states copied":
 		l.Extra = 1
@@ -151,6 +158,37 @@ func TestRefusals(t *testing.T) {
 			}
 			t.Log(rs[0])
 		})
+	}
+}
+
+// TestTheBackendOpsCasesFuseAsTheyShould: test-backend-ops' GDN_DECODE_STEP
+// cases (templates/common/fusion-tests.tmpl) as Layers: GQA and KDA fuse
+// both patterns (K 1) or the state (K 3), and each case whose intermediate
+// has another reader or is an output leaves that pattern unfused, the other
+// fused. Mem is the cases' kv_head + 2*n_seqs.
+func TestTheBackendOpsCasesFuseAsTheyShould(t *testing.T) {
+	for _, kda := range []bool{false, true} {
+		for _, c := range []struct{ sv, h, hk, dc, n, kv, k int }{{64, 4, 2, 4, 8, 1, 1}, {128, 6, 2, 3, 5, 2, 1}, {128, 4, 1, 4, 3, 0, 3}} {
+			l := Layer{SV: c.sv, H: c.h, HK: c.hk, KDA: kda, Seqs: c.n, T: c.k, K: c.k, DConv: c.dc, C: 256, MemSize: c.kv + 2*c.n, KVHead: c.kv, RowZero: -1}
+			state, conv, refused := matchBoth(t, l.Build(), portable)
+			if len(state) != 1 || len(conv) != map[bool]int{true: 1}[c.k == 1] || len(refused) != 1-len(conv) {
+				t.Errorf("%+v: %d state, %d conv matches, refused %v", l, len(state), len(conv), refused)
+			}
+		}
+	}
+	for extra, name := range map[string]string{"rows-read": "state read twice", "state-read": "new state read twice",
+		"concat-read": "conv input read twice", "rows-output": "conv rows an output"} {
+		i := slices.IndexFunc(refusals, func(tc refusal) bool { return tc.name == name })
+		if i < 0 {
+			t.Fatalf("%s: no refusal %q", extra, name)
+		}
+		tc := refusals[i]
+		l := Layer{SV: 64, H: 4, HK: 2, Seqs: 4, T: 1, K: 1, DConv: 4, C: 256, MemSize: 9, KVHead: 1, RowZero: -1}
+		state, conv, refused := matchBoth(t, tc.graphOf(l), portable)
+		fused := map[*Pattern]int{StatePattern: len(state), ConvPattern: len(conv)}
+		if fused[tc.pattern] != 0 || len(state)+len(conv) != 1 || len(refused) != 1 || refused[0].Condition != tc.cond {
+			t.Errorf("%s: %d state, %d conv matches, refused %v; want %s refused by %s", extra, len(state), len(conv), refused, tc.pattern.Name, tc.cond)
+		}
 	}
 }
 

@@ -38,7 +38,8 @@ func idsOf(kind string, n, mem, kv int, r *rand.Rand) []int32 {
 
 // compare is "" where both memories hold the same bits in every root the
 // fused run must leave as the unfused one does: every root but the fused
-// nodes' (their memory is scratch or unwritten), and the GDN's attention.
+// nodes' (their memory is scratch or unwritten) unless it is an output, and
+// the GDN's attention.
 func compare(b *fusion.Built, matches []*fusion.Match, got, want *Memory) string {
 	fused := map[*fusion.Tensor]bool{}
 	for _, m := range matches {
@@ -54,7 +55,7 @@ func compare(b *fusion.Built, matches []*fusion.Match, got, want *Memory) string
 		if root.Op == "GATED_DELTA_NET" {
 			v := root.Src[2]
 			n = int(v.Ne[0] * v.Ne[1] * v.Ne[2] * v.Ne[3]) // the attention; the state region is scratch
-		} else if fused[root] {
+		} else if fused[root] && !root.Output {
 			continue
 		}
 		for i := 0; i < n; i++ {
@@ -212,4 +213,68 @@ func TestSnapshotsFusedEqualUnfused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSecondReadersSeeAWrongFusion: test-backend-ops' GDN_DECODE_STEP cases
+// whose intermediate another node reads, or that is an output (its
+// "extra"), are refused, and run with the other pattern fused they give the
+// unfused graph's bits; fused anyway (the matches of the graph without that
+// reader), the reader, or the output, sees the difference.
+func TestSecondReadersSeeAWrongFusion(t *testing.T) {
+	c := Contract{Arith: ir.Portable}
+	l := fusion.Layer{SV: 64, H: 4, HK: 2, Seqs: 4, T: 1, K: 1, DConv: 4, C: 16, MemSize: 9, KVHead: 1, RowZero: -1}
+	ids := idsOf("rotation", 4, 9, 1, nil)
+	for extra, edit := range map[string]func(b *fusion.Built){
+		"rows-read":   func(b *fusion.Built) { peek(b, "state_rows") },
+		"state-read":  func(b *fusion.Built) { peek(b, "state_new") },
+		"concat-read": func(b *fusion.Built) { peek(b, "conv_input") },
+		"rows-output": func(b *fusion.Built) { named(b, "conv_rows").Output = true },
+	} {
+		b := l.Build()
+		state, _ := fusion.StatePattern.Find(b.G, reference)
+		conv, _ := fusion.ConvPattern.Find(b.G, reference)
+		wrong := append(state, conv...)
+		edit(b)
+		state, r1 := fusion.StatePattern.Find(b.G, reference)
+		conv, r2 := fusion.ConvPattern.Find(b.G, reference)
+		refused := append(r1, r2...)
+		if len(state)+len(conv) != 1 || len(refused) != 1 || refused[0].Condition != "intermediates" {
+			t.Fatalf("%s: %d state, %d conv matches, refused %v", extra, len(state), len(conv), refused)
+		}
+		run := func(matches []*fusion.Match) string {
+			want := NewMemory(b.G, 9)
+			copy(want.I32[b.Ids], ids)
+			got := want.Clone()
+			if err := c.RunUnfused(b.G, want); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.RunFused(b.G, got, matches); err != nil {
+				t.Fatal(err)
+			}
+			return compare(b, matches, got, want)
+		}
+		if d := run(append(state, conv...)); d != "" {
+			t.Errorf("%s, refused: %s", extra, d)
+		}
+		if d := run(wrong); d == "" {
+			t.Errorf("%s: fused anyway, it gave the unfused results", extra)
+		} else {
+			t.Logf("%s, fused anyway: %s", extra, d)
+		}
+	}
+}
+
+// peek adds a node that copies the named node out, as another reader.
+func peek(b *fusion.Built, name string) {
+	n := named(b, name)
+	b.G.Cpy("peek", n, fusion.Leaf("peek_dst", "f32", "compute", n.Ne[:]...))
+}
+
+func named(b *fusion.Built, name string) *fusion.Tensor {
+	for _, n := range b.G.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	panic("no node " + name)
 }

@@ -13,6 +13,16 @@ struct test_case {
     bool eval_perf(ggml_backend_t backend, const char * op_names_filter, printer * output_printer) {
         // build graph
         ggml_build_forward_expand(gf, out);
+
+        // duplicate the op
+        for (int i = 1; i < n_runs; i++) {
+            ggml_graph_add_node(gf, out);
+        }
+
+        // calculate memory
+        size_t mem = n_runs * op_size(out);
+
+        // run
     }
 };
 
