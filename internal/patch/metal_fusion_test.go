@@ -33,22 +33,7 @@ func metalFusionTree(t *testing.T, leave string) string {
 	if len(steps) != 3 {
 		t.Fatalf("%d steps for metal, want the tests, the kernels and the dispatch", len(steps))
 	}
-	root := t.TempDir()
-	const src = "testdata/metal-host"
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return writeFile(filepath.Join(root, rel), data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := metalStandIn(t)
 	patched, left := map[string]bool{}, false
 	for _, s := range steps[1:] {
 		byFile := map[string][]Edit{}
@@ -221,12 +206,21 @@ func runMetalFusion(t *testing.T, inc string, modes ...string) map[string]string
 // reference matcher fuses it (ops/fusion): matched on the whole graph, the
 // nodes a step replaces encode nothing, each anchor encodes the gather (two
 // or more sequences), then its kernel, the pipelines the getters name for
-// the match's variant, each buffer bound to the tensor and offset the
-// pattern's plan binds, between barriers. With the caches in another
+// the match's variant, the kargs the reference computes, each buffer bound
+// to the tensor and offset the pattern's plan binds, between barriers. With the caches in another
 // device's buffer, or the fusion off (GGML_METAL_FUSION_DISABLE: nothing
 // matched), every node encodes itself.
 func TestMetalFusionEncodesTheDecodeStep(t *testing.T) {
-	layer := fusion.Layer{SV: 64, H: 4, HK: 4, Seqs: 3, T: 1, K: 1, DConv: 4, C: 96, MemSize: 8, KVHead: 1, RowZero: -1, CacheBuf: "cache"}
+	for _, layer := range []fusion.Layer{
+		{SV: 64, H: 4, HK: 4, Seqs: 3, T: 1, K: 1, DConv: 4, C: 96, MemSize: 8, KVHead: 1, RowZero: -1, CacheBuf: "cache"},
+		// MTP: the state fused with its snapshot slots, the conv unfused
+		{SV: 64, H: 4, HK: 4, Seqs: 3, T: 3, K: 3, DConv: 4, C: 96, MemSize: 8, KVHead: 1, RowZero: -1, CacheBuf: "cache"},
+	} {
+		t.Run(fmt.Sprintf("K=%d", layer.K), func(t *testing.T) { checkMetalFusionEncode(t, layer) })
+	}
+}
+
+func checkMetalFusionEncode(t *testing.T, layer fusion.Layer) {
 	b := layer.Build()
 	bufs, arena, size := map[string]int{}, map[*fusion.Tensor]int64{}, int64(0)
 	var place func(t *fusion.Tensor)
@@ -257,8 +251,11 @@ func TestMetalFusionEncodesTheDecodeStep(t *testing.T) {
 	anchors := map[*fusion.Tensor]string{}
 	for _, pt := range fusion.Patterns {
 		ms, refusals := pt.Find(b.G, be)
-		if len(ms) != 1 {
-			t.Fatalf("%s: %d matches (%v), want 1", pt.Name, len(ms), refusals)
+		if want := map[bool]int{true: 1, false: 0}[layer.K == 1 || pt == fusion.StatePattern]; len(ms) != want {
+			t.Fatalf("%s: %d matches (%v), want %d", pt.Name, len(ms), refusals, want)
+		}
+		if len(ms) == 0 {
+			continue
 		}
 		m := ms[0]
 		for _, f := range m.Fused {
@@ -312,14 +309,28 @@ func TestMetalFusionEncodesTheDecodeStep(t *testing.T) {
 			}
 		}
 		kname += constants
+		// the kargs as the reference's args, in the kernel's order
+		argv, err := m.Args()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kargs := func(k *ir.Kernel) string {
+			s := "bytes 0"
+			for _, a := range k.Args {
+				s += fmt.Sprintf(" %d", argv[a.Name])
+			}
+			return s + "\n"
+		}
 		block := "barrier\n"
 		if layer.Seqs >= 2 {
-			block += "pipeline kernel_state_gather_f32\nbytes 0 12\n" + bound("gather", l.GatherBinds, names(l.Gather.Buffers)) + "dispatch .*\nbarrier\n"
+			block += "pipeline kernel_state_gather_f32\n" + kargs(l.Gather) + bound("gather", l.GatherBinds, names(l.Gather.Buffers)) + "dispatch .*\nbarrier\n"
 		}
-		block += fmt.Sprintf("pipeline %s\nbytes 0 %d\n", kname, 4*len(l.Kernel.Args)) + bound("kernel", l.KernelBinds, names(l.Kernel.Buffers)) + "dispatch .*\nbarrier\n"
+		block += fmt.Sprintf("pipeline %s\n", kname) + kargs(l.Kernel) + bound("kernel", l.KernelBinds, names(l.Kernel.Buffers)) + "dispatch .*\nbarrier\n"
 		anchors[m.Anchor] = block
 	}
-	plain := ""
+	// a step exactly as above; a node encoding itself after the memory
+	// ranges' own barriers, if any
+	plain, pattern := "", ""
 	for _, n := range b.G.Nodes {
 		if n.IsView() || n.Elems() == 0 {
 			continue
@@ -327,11 +338,13 @@ func TestMetalFusionEncodesTheDecodeStep(t *testing.T) {
 		plain += "node " + n.Name + "\n"
 		if a, ok := anchors[n]; ok {
 			want += a
+			pattern += strings.ReplaceAll(regexp.QuoteMeta(a), `\.\*`, ".*")
 		} else if !fused[n] {
 			want += "node " + n.Name + "\n"
+			pattern += "(?:barrier\n)*" + regexp.QuoteMeta("node "+n.Name+"\n")
 		}
 	}
-	re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(want), `\.\*`, ".*") + "$")
+	re := regexp.MustCompile("^" + pattern + "$")
 	if !re.MatchString(outs["fused"]) {
 		t.Errorf("fused: the encoder recorded\n%s\nwant\n%s", outs["fused"], want)
 	}

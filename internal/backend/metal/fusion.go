@@ -58,9 +58,9 @@ arrays and takes KDA, SiLU and the ids form as function constants, which
 the getters set. Nothing encodes them yet.`,
 			Base: fusionBase,
 			Sections: []integration.Section{
-				baseSection("kernels"),
-				baseSection("function constants"),
-				baseSection("kargs"),
+				Manifest.Section("kernels"),
+				Manifest.Section("function constants"),
+				Manifest.Section("kargs"),
 				{Name: "pipeline getters", File: deviceCpp, Place: integration.After,
 					Anchor: []string{"ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net(ggml_metal_library_t lib, const ggml_tensor * op) {", "return res;", "}"},
 					Text:   integration.Text{Section: "upstream-fusion-pipelines", BlankBefore: true}},
@@ -146,17 +146,6 @@ void ggml_metal_gdn_fusion_match(ggml_metal_gdn_fusion_t fusion, ggml_metal_devi
 				Text: integration.Text{Literal: "            ctx->gdn_fusion,\n"}},
 		},
 	}
-}
-
-// baseSection is the ops form's section of that name: the fusion step
-// adds the same library text, function constants and kargs.
-func baseSection(name string) integration.Section {
-	for _, s := range Manifest.Sections {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("metal: the manifest has no section " + name)
 }
 
 // fusionTexts is the dispatch spliced into ggml-metal-ops.cpp before the
@@ -259,13 +248,7 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	fam := fv.Own.(*family)
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	args := pt.ArgsC(func(f string) string { return "m." + f })
 	// each buffer's tensor, whole (the scratch at its offset)
 	buffers := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
 		var out []string

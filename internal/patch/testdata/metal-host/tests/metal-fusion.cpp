@@ -11,8 +11,9 @@
 // "off", GGML_METAL_FUSION_DISABLE's), with the caches in a buffer of this
 // device ("fused") or of another one ("other"), then encodes every node as
 // ggml_metal_set_n_cb's block does and prints what the encoder records: a
-// node encoded by its own encoder, each barrier, pipeline, buffer binding
-// (the buffer's index in buffers[] and the byte offset) and dispatch.
+// node encoded by its own encoder, each barrier, pipeline, kargs (as 32-bit
+// words), buffer binding (the buffer's index in buffers[] and the byte
+// offset) and dispatch.
 
 #include "ggml.h"
 #include "ggml-impl.h"
@@ -133,8 +134,13 @@ void ggml_metal_encoder_set_pipeline(ggml_metal_encoder_t encoder, struct ggml_m
 
 void ggml_metal_encoder_set_bytes(ggml_metal_encoder_t encoder, void * data, size_t size, int idx) {
     GGML_UNUSED(encoder);
-    GGML_UNUSED(data);
-    printf("bytes %d %zu\n", idx, size);
+    printf("bytes %d", idx);
+    for (size_t i = 0; i + 4 <= size; i += 4) {
+        uint32_t word;
+        memcpy(&word, (const char *) data + i, 4);
+        printf(" %u", word);
+    }
+    printf("\n");
 }
 
 void ggml_metal_encoder_set_buffer(ggml_metal_encoder_t encoder, struct ggml_metal_buffer_id buffer, int idx) {
