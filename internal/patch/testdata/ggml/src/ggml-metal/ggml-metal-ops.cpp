@@ -20,6 +20,8 @@ struct ggml_metal_op {
 
     bool use_fusion;
     bool use_concurrency;
+
+    int debug_fusion;
 };
 
 ggml_metal_op_t ggml_metal_op_init(

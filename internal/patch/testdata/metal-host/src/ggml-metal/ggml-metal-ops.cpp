@@ -65,6 +65,8 @@ struct ggml_metal_op {
     bool use_fusion;
     bool use_concurrency;
 
+    int debug_fusion;
+
 private:
     ggml_cgraph * gf;
 
