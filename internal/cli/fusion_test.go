@@ -9,8 +9,8 @@ import (
 )
 
 // TestFusionFormSeries: --form fusion writes the test-backend-ops cases,
-// then two patches per backend that has a fusion step (cuda, vulkan: the
-// kernels, then the matchers and dispatch), nothing in ggml.h or ggml.c,
+// then two patches per backend that has a fusion step (cuda, vulkan, metal:
+// the kernels, then the matchers and dispatch), nothing in ggml.h or ggml.c,
 // and git am applies them; the default stays the ops form and an unknown form or a backend
 // without a fusion step is an error.
 func TestFusionFormSeries(t *testing.T) {
@@ -26,14 +26,14 @@ func TestFusionFormSeries(t *testing.T) {
 	// the budgets are internal/patch's TestFusionSeriesPatchesFitTheirBudgets)
 	byBackend := map[string][]string{}
 	for _, p := range patches[1:] {
-		for _, b := range []string{"cuda", "vulkan"} {
+		for _, b := range []string{"cuda", "vulkan", "metal"} {
 			if strings.Contains(filepath.Base(p), "-"+b+"-") {
 				byBackend[b] = append(byBackend[b], filepath.Base(p))
 			}
 		}
 	}
-	if len(patches) != 5 || !strings.Contains(patches[0], "tests") || len(byBackend["cuda"]) != 2 || len(byBackend["vulkan"]) != 2 ||
-		!strings.Contains(byBackend["cuda"][0], "-add-") || !strings.Contains(byBackend["vulkan"][0], "-add-") {
+	if len(patches) != 7 || !strings.Contains(patches[0], "tests") || len(byBackend["cuda"]) != 2 || len(byBackend["vulkan"]) != 2 || len(byBackend["metal"]) != 2 ||
+		!strings.Contains(byBackend["cuda"][0], "-add-") || !strings.Contains(byBackend["vulkan"][0], "-add-") || !strings.Contains(byBackend["metal"][0], "-add-") {
 		t.Fatalf("patches %v", patches)
 	}
 	for _, p := range patches {
@@ -53,6 +53,19 @@ func TestFusionFormSeries(t *testing.T) {
 			t.Errorf("the applied vulkan patch lacks %q", want)
 		}
 	}
+	for file, wants := range map[string][]string{
+		"ggml-metal-ops.cpp": {"if (ggml_metal_gdn_fusion_encode(ctx, node)) {", "this->gdn_fusion      = gdn_fusion;",
+			"ggml_metal_get_buffer_id(m.window)", "ggml_metal_library_get_pipeline_gated_delta_net_inplace(ctx->lib, S_v, NW, CPW, m.KDA != 0, true)"},
+		"ggml-metal-context.m": {"ggml_metal_gdn_fusion_match(ctx->gdn_fusion, ctx->dev, gf);", "            ctx->gdn_fusion,\n"},
+		"ggml-metal.metal":     {"kernel void kernel_state_gather_f32(", "slot < args.K"},
+	} {
+		text, _ := os.ReadFile(filepath.Join(root, "src", "ggml-metal", file))
+		for _, want := range wants {
+			if !strings.Contains(string(text), want) {
+				t.Errorf("the applied metal patches lack %q in %s", want, file)
+			}
+		}
+	}
 	gen, _ := os.ReadFile(filepath.Join(root, "src", "ggml-vulkan", "vulkan-shaders", "vulkan-shaders-gen.cpp"))
 	if !strings.Contains(string(gen), `"state_gather.comp"`) {
 		t.Error("the applied vulkan patch does not build the gather shader")
@@ -63,7 +76,7 @@ func TestFusionFormSeries(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"patch", "--tree", root, "--backend", "metal", "--form", "fusion", "--check"},
+		{"patch", "--tree", root, "--backend", "sycl", "--form", "fusion", "--check"},
 		{"patch", "--tree", root, "--backend", "cuda", "--form", "graph", "--check"},
 	} {
 		if code, _, errOut := run(t, args...); code != 2 || errOut == "" {

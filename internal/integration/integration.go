@@ -122,6 +122,18 @@ type Rendered struct {
 	Spliced  map[string]string
 }
 
+// Section is m's section of that name: a fusion step that adds the same
+// text as the ops form takes it from its manifest. It panics where m has
+// none, a mistake in the backend's tables.
+func (m *Manifest) Section(name string) Section {
+	for _, s := range m.Sections {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic(m.Backend + ": the manifest has no section " + name)
+}
+
 // Render renders m's upstream text. The patch and any review copy of it
 // (generated/<backend>/glue) both read it, so that they cannot differ.
 func (m *Manifest) Render() (*Rendered, error) {

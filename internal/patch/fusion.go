@@ -83,9 +83,9 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 		if t, ok := texts[s.Text.Section]; ok {
 			s.Text.Section, s.Text.Literal = "", string(upstreamText([]byte(t)))
 		}
-		if s.Text.Section != "" {
+		if s.Text.Section != "" || s.Text.Kernel != "" { // the base manifest's text
 			if baseEdit == nil {
-				return nil, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section)
+				return nil, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section+s.Text.Kernel)
 			}
 			e, err := baseEdit(s)
 			if err != nil {

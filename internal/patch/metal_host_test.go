@@ -30,22 +30,7 @@ const metalCommon = "src/ggml-metal/ggml-metal-common.cpp"
 func metalHostTree(t *testing.T, ranges bool) string {
 	t.Helper()
 	step := stepOf(t, "metal")
-	root := t.TempDir()
-	const src = "testdata/metal-host"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return writeFile(filepath.Join(root, rel), data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := metalStandIn(t)
 	for _, f := range step.Files {
 		if strings.HasSuffix(f.Path, ".h") {
 			if err := writeFile(filepath.Join(root, filepath.FromSlash(f.Path)), f.Data); err != nil {
@@ -85,6 +70,28 @@ func metalHostTree(t *testing.T, ranges bool) string {
 	}
 	if want := map[bool]int{true: 6, false: 5}[ranges]; patched != want {
 		t.Fatalf("patched %d stand-in files, want %d (ggml-metal-impl.h, ggml-metal-device.h, ggml-metal-device.cpp, ggml-metal-ops.cpp, ggml-metal.cpp and ggml-metal-common.cpp)", patched, want)
+	}
+	return root
+}
+
+// metalStandIn is a copy of testdata/metal-host in a temporary directory.
+func metalStandIn(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	const src = "testdata/metal-host"
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return writeFile(filepath.Join(root, rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return root
 }

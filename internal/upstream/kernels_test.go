@@ -124,6 +124,39 @@ func TestMetalKernelsRunLikeTheGoReference(t *testing.T) {
 	checkFamilies(t, "metal", byOp, 32)
 }
 
+// The fusion form's Metal kernels (the GDN kernel writing the snapshot
+// slots too, backendmetal.FusionLibrary, over the kargs of the glue's
+// fusion view) run ops A-D and op B with slots (ops.SlotsOp) like the Go
+// reference under host emulation, the slots op bit for bit.
+func TestMetalFusionKernelsRunLikeTheGoReference(t *testing.T) {
+	lib, err := backendmetal.FusionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := *glueTarget(t, "metal")
+	g.Names.Slots = true
+	_, sections, err := templates.UpstreamGlue(&g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sections["upstream-kargs"], "K, ss;") {
+		t.Fatalf("the fusion view's kargs lack the slot args:\n%s", sections["upstream-kargs"])
+	}
+	src := append([]byte("#include <metal_stdlib>\n\nusing namespace metal;\n"+sections["upstream-kargs"]+"\n"), lib...)
+	ks, err := upstream.FusionKernels("metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
+		return build(t, hostemu.MSL, "metal", "ggml-metal.metal", msl.FunctionName(k.K), src, k)
+	})
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	checkFamilies(t, "metal", byOp, 32)
+	checkBitForBit(t, "metal", byOp, ops.SlotsOp, 32)
+}
+
 // ggml-metal.metal specialises a kernel by function constants where its
 // neighbours do (FC_gated_delta_net_ne20): the upstream kernels take their
 // bools (KDA, IDS, SILU) as function constants, instantiating one template

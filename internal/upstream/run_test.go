@@ -192,3 +192,52 @@ func checkFamilies(t *testing.T, backend string, byOp map[string]*program, width
 	}
 	t.Logf("%d cases at subgroup width %d, every launch on the upstream kernels", n, width)
 }
+
+// checkBitForBit runs sampled variants of op on byOp's kernels and compares
+// every buffer the Go reference writes bit for bit, where checkFamilies
+// allows native arithmetic its tolerance. With snapshot slots (args K and
+// n_tokens) it draws each variant's case until one writes a slot past the
+// first (K and n_tokens at least 2).
+func checkBitForBit(t *testing.T, backend string, byOp map[string]*program, op string, width int) {
+	t.Helper()
+	variants := ops.TargetOf(backend).Variants(op)
+	n := 0
+	for _, i := range tier.Sample(t, len(variants), 3) {
+		v := variants[i]
+		var c *cases.Case
+		for seed := uint64(0); seed < 64; seed++ {
+			var err error
+			if c, err = cases.Random(op, ir.Native(backend), rand.New(rand.NewPCG(uint64(i), 12+seed)), cases.Small, &v); err != nil {
+				t.Fatal(err)
+			}
+			last := c.Launches[len(c.Launches)-1].Args
+			if _, slots := last["K"]; !slots || (last["K"] >= 2 && last["n_tokens"] >= 2) {
+				break
+			}
+		}
+		got, err := run(c, byOp, width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := true
+		for _, want := range c.Expected {
+			g, w := got[want.Name], want.Bytes()
+			if len(g) != len(w) {
+				t.Fatalf("%s: %s has %d bytes, want %d", c.Name, want.Name, len(g), len(w))
+			}
+			for j := 0; j+4 <= len(w); j += 4 {
+				if string(g[j:j+4]) != string(w[j:j+4]) {
+					t.Errorf("%s: %s[%d] differs from the Go reference (bit for bit)", c.Name, want.Name, j/4)
+					same = false
+					break
+				}
+			}
+		}
+		if same {
+			last := c.Launches[len(c.Launches)-1].Args
+			t.Logf("%s: K %d, n_tokens %d", c.Name, last["K"], last["n_tokens"])
+			n++
+		}
+	}
+	t.Logf("%d %s cases bit for bit equal to the Go reference", n, op)
+}

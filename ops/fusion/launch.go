@@ -93,3 +93,17 @@ func (pt *Pattern) Launch(backend string) (*Launch, error) {
 	}
 	return l, nil
 }
+
+// ArgsC are the C expressions of pt's kernel args over a match whose
+// fields field names: each plan arg its field, the scale 1/sqrt of its
+// param as ggml computes it on the host.
+func (pt *Pattern) ArgsC(field func(string) string) map[string]string {
+	args := map[string]string{}
+	for _, x := range pt.Args {
+		args[x.Name] = field(x.Name)
+	}
+	if pt.Scale != "" {
+		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) %s)", field(pt.Scale))
+	}
+	return args
+}

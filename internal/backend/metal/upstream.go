@@ -26,6 +26,32 @@ func UpstreamLibrary() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return library(ks)
+}
+
+// FusionKernels are the fusion form's kernels (upstream.FusionKernels: the
+// GDN kernel writes the snapshot slots too), joining ggml-metal.metal as
+// UpstreamKernels' do.
+func FusionKernels() ([]upstream.File, error) {
+	lib, err := FusionLibrary()
+	if err != nil {
+		return nil, err
+	}
+	return []upstream.File{{Name: libraryFile, Data: lib, Spliced: true}}, nil
+}
+
+// FusionLibrary is FusionKernels' text.
+func FusionLibrary() ([]byte, error) {
+	ks, err := upstream.FusionKernels(name)
+	if err != nil {
+		return nil, err
+	}
+	return library(ks)
+}
+
+// library renders ks as one library source: the gather, then each
+// family's kernel with its instantiations for the variants Metal builds.
+func library(ks []upstream.Kernel) ([]byte, error) {
 	var out []byte
 	for i, k := range ks {
 		u := msl.Upstream{K: k.K, Kargs: msl.KargsName(k.K.Name)}

@@ -45,9 +45,23 @@ enum ggml_op {
     GGML_OP_PERMUTE,
     GGML_OP_TRANSPOSE,
     GGML_OP_GET_ROWS,
+    GGML_OP_CONCAT,
     GGML_OP_SSM_CONV,
     GGML_OP_GATED_DELTA_NET,
+    GGML_OP_UNARY,
+    GGML_OP_CONT,
+    GGML_OP_L2_NORM,
+    GGML_OP_SIGMOID,
     GGML_OP_COUNT,
+};
+
+enum ggml_unary_op {
+    GGML_UNARY_OP_SILU = 10,
+};
+
+enum ggml_tensor_flag {
+    GGML_TENSOR_FLAG_OUTPUT  = 2,
+    GGML_TENSOR_FLAG_COMPUTE = 16,
 };
 
 typedef struct ggml_backend_buffer * ggml_backend_buffer_t;
@@ -78,7 +92,8 @@ struct ggml_tensor {
 
 struct ggml_cgraph;
 
-size_t ggml_nbytes(const struct ggml_tensor * tensor);
+int64_t ggml_nelements(const struct ggml_tensor * tensor);
+size_t  ggml_nbytes(const struct ggml_tensor * tensor);
 bool   ggml_is_empty(const struct ggml_tensor * tensor);
 bool   ggml_is_contiguous(const struct ggml_tensor * tensor);
 bool   ggml_are_same_shape(const struct ggml_tensor * t0, const struct ggml_tensor * t1);
@@ -86,6 +101,8 @@ bool   ggml_are_same_stride(const struct ggml_tensor * t0, const struct ggml_ten
 bool   ggml_is_contiguous_rows(const struct ggml_tensor * tensor);
 
 struct ggml_tensor * ggml_graph_node(struct ggml_cgraph * cgraph, int i);
+
+enum ggml_unary_op ggml_get_unary_op(const struct ggml_tensor * tensor);
 
 #ifdef __cplusplus
 }

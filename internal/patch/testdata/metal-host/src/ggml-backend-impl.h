@@ -11,6 +11,11 @@ struct ggml_backend_device {
     void * context;
 };
 
+struct ggml_backend_buffer_type {
+    ggml_backend_dev_t device;
+    void * context;
+};
+
 struct ggml_backend_buffer {
     ggml_backend_buffer_type_t buft;
     void * context;
