@@ -79,23 +79,18 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 			return nil, err
 		}
 	}
-	for _, s := range f.Sections {
+	edit := func(s integration.Section) (Edit, error) {
 		if t, ok := texts[s.Text.Section]; ok {
 			s.Text.Section, s.Text.Literal = "", string(upstreamText([]byte(t)))
 		}
 		if s.Text.Section != "" {
 			if baseEdit == nil {
-				return nil, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section)
+				return Edit{}, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section)
 			}
-			e, err := baseEdit(s)
-			if err != nil {
-				return nil, err
-			}
-			step.Edits = append(step.Edits, e)
-			continue
+			return baseEdit(s)
 		}
 		if s.File == "" || len(s.Anchor) == 0 || !strings.HasSuffix(s.Text.Literal, "\n") {
-			return nil, fmt.Errorf("section %q: a file, an anchor path and literal lines", s.Name)
+			return Edit{}, fmt.Errorf("section %q: a file, an anchor path and literal lines", s.Name)
 		}
 		body := s.Text.Literal
 		if s.Text.BlankBefore {
@@ -110,11 +105,46 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 			place = Before
 		case integration.Replace:
 			if s.Until == "" {
-				return nil, fmt.Errorf("section %q: a section that replaces lines needs Until", s.Name)
+				return Edit{}, fmt.Errorf("section %q: a section that replaces lines needs Until", s.Name)
 			}
 			place = Replace
 		}
-		step.Edits = append(step.Edits, Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines})
+		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines}, nil
+	}
+	// a revision's sections where its probe holds, the ones it replaces where not (manifestStep)
+	replaced := map[string]*integration.Revision{}
+	for i := range f.Revisions {
+		r := &f.Revisions[i]
+		if r.Probe.File == "" || r.Probe.Text == "" {
+			return nil, fmt.Errorf("revision %q: its probe needs a file and a text", r.Name)
+		}
+		for _, n := range r.Replaces {
+			replaced[n] = r
+		}
+	}
+	for _, s := range f.Sections {
+		e, err := edit(s)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := replaced[s.Name]; ok {
+			e.Unless = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
+			delete(replaced, s.Name)
+		}
+		step.Edits = append(step.Edits, e)
+	}
+	for n, r := range replaced {
+		return nil, fmt.Errorf("revision %q: replaces section %q, which the step does not have", r.Name, n)
+	}
+	for _, r := range f.Revisions {
+		for _, s := range r.Sections {
+			e, err := edit(s)
+			if err != nil {
+				return nil, err
+			}
+			e.Needs = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
+			step.Edits = append(step.Edits, e)
+		}
 	}
 	return step, nil
 }
