@@ -434,3 +434,62 @@ func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 		}
 	}
 }
+
+// Every program the fusion form's kernels step builds at ggml-opencl's
+// start (load_cl_kernels: the gather, and each family's kernel at every
+// row of its variant table and both values of each bool) builds on the
+// OpenCL device (PoCL in CI) with ggml-opencl's options.
+func TestOpenCLFusionProgramsBuild(t *testing.T) {
+	ctx := tier.Context(t)
+	r, err := clrun.Build(ctx)
+	needTool(t, err, clrun.ErrMissingTool)
+	dev, err := r.Selected(ctx)
+	needTool(t, err, clrun.ErrNoDevice)
+	opts := dev.GGMLOptions()
+	ks, err := upstream.FusionKernels("opencl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := backendopencl.FusionKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var list []clrun.Program
+	for i, k := range ks {
+		variants := []map[string]int64{{}}
+		if k.Shared != nil {
+			variants = nil
+			for _, v := range k.Shared.Variants(ops.TargetOf("opencl")) {
+				for _, flag := range []int64{0, 1} {
+					vals := map[string]int64{k.Shared.Flag: flag}
+					for n, x := range v.Values {
+						if n != k.Shared.Flag {
+							vals[n] = x
+						}
+					}
+					variants = append(variants, vals)
+				}
+			}
+		}
+		for _, vals := range variants {
+			var defs []string
+			for _, name := range emit.UpstreamDefines(k.K) {
+				x, ok := vals[name]
+				if !ok {
+					t.Fatalf("%s: no value for %s", files[i].Name, name)
+				}
+				defs = append(defs, fmt.Sprintf("-D%s=%d", name, x))
+			}
+			o := strings.TrimSpace(opts + " " + strings.Join(defs, " "))
+			if !seen[files[i].Name+o] {
+				seen[files[i].Name+o] = true
+				list = append(list, clrun.Program{Source: files[i].Data, Options: o, Name: files[i].Name + " [" + strings.Join(defs, " ") + "]"})
+			}
+		}
+	}
+	if _, err := r.Run(ctx, clrun.Batch{Programs: list}); err != nil {
+		t.Fatalf("on %s: %v", dev.Name, err)
+	}
+	t.Logf("%s: %d programs built with %q", dev.Name, len(list), opts)
+}
