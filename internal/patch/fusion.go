@@ -111,41 +111,11 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 		}
 		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines}, nil
 	}
-	// a revision's sections where its probe holds, the ones it replaces where not (manifestStep)
-	replaced := map[string]*integration.Revision{}
-	for i := range f.Revisions {
-		r := &f.Revisions[i]
-		if r.Probe.File == "" || r.Probe.Text == "" {
-			return nil, fmt.Errorf("revision %q: its probe needs a file and a text", r.Name)
-		}
-		for _, n := range r.Replaces {
-			replaced[n] = r
-		}
+	edits, err := revisedEdits("", f.Sections, f.Revisions, edit)
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range f.Sections {
-		e, err := edit(s)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := replaced[s.Name]; ok {
-			e.Unless = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
-			delete(replaced, s.Name)
-		}
-		step.Edits = append(step.Edits, e)
-	}
-	for n, r := range replaced {
-		return nil, fmt.Errorf("revision %q: replaces section %q, which the step does not have", r.Name, n)
-	}
-	for _, r := range f.Revisions {
-		for _, s := range r.Sections {
-			e, err := edit(s)
-			if err != nil {
-				return nil, err
-			}
-			e.Needs = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
-			step.Edits = append(step.Edits, e)
-		}
-	}
+	step.Edits = append(step.Edits, edits...)
 	return step, nil
 }
 
