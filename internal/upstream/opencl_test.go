@@ -287,15 +287,10 @@ func openCLJobOn(c *cases.Case, byOp map[string]*clProgram, gen *verifycl.Progra
 		if err != nil {
 			return job, err
 		}
-		var defs []string
-		for _, name := range emit.UpstreamDefines(p.k) {
-			v, ok := params[name]
-			if !ok {
-				return job, fmt.Errorf("%s: no value for %s", c.Name, name)
-			}
-			defs = append(defs, fmt.Sprintf("-D%s=%d", name, v))
+		defs, err := clDefines(p.k, params)
+		if err != nil {
+			return job, fmt.Errorf("%s: %w", c.Name, err)
 		}
-		sort.Strings(defs)
 		o := strings.TrimSpace(opts + " " + strings.Join(defs, " "))
 		key := p.file + " " + o
 		pi, ok := index[key]
@@ -331,6 +326,21 @@ func openCLJobOn(c *cases.Case, byOp map[string]*clProgram, gen *verifycl.Progra
 		job.Launches = append(job.Launches, cl)
 	}
 	return job, nil
+}
+
+// clDefines are the -D options of upstream kernel k's program at the
+// variant params, as ggml-opencl's load_cl_kernels passes them (sorted).
+func clDefines(k *ir.Kernel, params map[string]int64) ([]string, error) {
+	var defs []string
+	for _, name := range emit.UpstreamDefines(k) {
+		v, ok := params[name]
+		if !ok {
+			return nil, fmt.Errorf("no value for %s", name)
+		}
+		defs = append(defs, fmt.Sprintf("-D%s=%d", name, v))
+	}
+	sort.Strings(defs)
+	return defs, nil
 }
 
 // untouchedPad is the bytes before every bound tensor: NaNs.
@@ -473,13 +483,9 @@ func TestOpenCLFusionProgramsBuild(t *testing.T) {
 			}
 		}
 		for _, vals := range variants {
-			var defs []string
-			for _, name := range emit.UpstreamDefines(k.K) {
-				x, ok := vals[name]
-				if !ok {
-					t.Fatalf("%s: no value for %s", files[i].Name, name)
-				}
-				defs = append(defs, fmt.Sprintf("-D%s=%d", name, x))
+			defs, err := clDefines(k.K, vals)
+			if err != nil {
+				t.Fatalf("%s: %v", files[i].Name, err)
 			}
 			o := strings.TrimSpace(opts + " " + strings.Join(defs, " "))
 			if !seen[files[i].Name+o] {
