@@ -228,11 +228,15 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		}
 		return nil
 	}
-	launch := func(w *strings.Builder, indent string, k *ir.Kernel, node string) {
-		var grid, group [3]string
+	// a kernel's launch over the match: its workgroups and their size, over the plan's args
+	shape := func(k *ir.Kernel) (grid, group [3]string) {
 		for d := 0; d < 3; d++ {
 			grid[d], group[d] = glue.CExpr(k.Grid[d], args), glue.CExpr(k.Workgroup[d], args)
 		}
+		return grid, group
+	}
+	launch := func(w *strings.Builder, indent string, k *ir.Kernel, node string) {
+		grid, group := shape(k)
 		fmt.Fprintf(w, "%ssize_t local_work_size[]  = { %s };\n", indent, strings.Join(group[:], ", "))
 		fmt.Fprintf(w, "%ssize_t global_work_size[] = {\n", indent)
 		for d := 0; d < 3; d++ {
@@ -247,23 +251,29 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	vars := fmt.Sprintf("ggml_cl_%s_variants", shared.Name)
 	fmt.Fprintf(w, "static void %[1]s_enqueue_%[2]s(ggml_backend_opencl_context * backend_ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    int i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        i++;\n    }\n", vars, fv.Key)
-	geometry := append(append([]string{}, glue.CExpr(k.Grid[0], args), glue.CExpr(k.Grid[1], args), glue.CExpr(k.Grid[2], args)),
-		glue.CExpr(k.Workgroup[0], args), glue.CExpr(k.Workgroup[1], args), glue.CExpr(k.Workgroup[2], args))
+	// the variant's params the launch names: the table's columns (the key is the match's), then the derived ones
+	grid, group := shape(k)
+	launchExprs := append(grid[:], group[:]...)
+	var derived []glue.Local
 	for _, d := range fv.Derived {
-		geometry = append(geometry, d.Expr)
+		if used(d.Name, launchExprs...) {
+			derived = append(derived, d)
+		}
+	}
+	named := append([]string{}, launchExprs...)
+	for _, d := range derived {
+		named = append(named, d.Expr)
 	}
 	for j, c := range fv.Table.Columns {
 		switch {
-		case j == 0 && used(c, geometry...):
+		case j == 0 && used(c, named...):
 			fmt.Fprintf(w, "    const uint32_t %s = m.%s;\n", c, c)
-		case j > 0 && used(c, geometry...):
+		case j > 0 && used(c, named...):
 			fmt.Fprintf(w, "    const uint32_t %s = %s[i][%d];\n", c, vars, j)
 		}
 	}
-	for _, d := range fv.Derived {
-		if used(d.Name, geometry[:6]...) {
-			fmt.Fprintf(w, "    const %s %s = %s;\n", d.CType, d.Name, d.Expr)
-		}
+	for _, d := range derived {
+		fmt.Fprintf(w, "    const %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
 	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
 		fmt.Fprintf(w, "    // the scratch: %s\n    const size_t scratch_offs = %s;\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Offset.C(field))
