@@ -123,10 +123,7 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 // state and every snapshot slot, bit for bit.
 func TestOpenCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
 	ctx := tier.Context(t)
-	r, err := clrun.Build(ctx)
-	needTool(t, err, clrun.ErrMissingTool)
-	dev, err := r.Selected(ctx)
-	needTool(t, err, clrun.ErrNoDevice)
+	r, dev := openCLDevice(t)
 	opts := dev.GGMLOptions()
 	ks, err := upstream.FusionKernels("opencl")
 	if err != nil {
@@ -209,6 +206,17 @@ func TestOpenCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 	t.Logf("%s (%s): %d cases on the fusion form's kernels, %d of op B with slots bit for bit equal to the non-fused GATED_DELTA_NET; %d programs built with %q",
 		dev.Name, dev.Platform, len(all), unfused, len(batch.Programs), opts)
+}
+
+// openCLDevice is the runner and its device (PoCL in CI), or a skip where
+// there is none (a failure with KERNELGEN_REQUIRE_TOOLS).
+func openCLDevice(t *testing.T) (*clrun.Runner, clrun.Device) {
+	t.Helper()
+	r, err := clrun.Build(tier.Context(t))
+	needTool(t, err, clrun.ErrMissingTool)
+	dev, err := r.Selected(tier.Context(t))
+	needTool(t, err, clrun.ErrNoDevice)
+	return r, dev
 }
 
 // openCLPrograms are UpstreamKernels' files by the op each runs: a family's
@@ -451,10 +459,7 @@ func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 // OpenCL device (PoCL in CI) with ggml-opencl's options.
 func TestOpenCLFusionProgramsBuild(t *testing.T) {
 	ctx := tier.Context(t)
-	r, err := clrun.Build(ctx)
-	needTool(t, err, clrun.ErrMissingTool)
-	dev, err := r.Selected(ctx)
-	needTool(t, err, clrun.ErrNoDevice)
+	r, dev := openCLDevice(t)
 	opts := dev.GGMLOptions()
 	ks, err := upstream.FusionKernels("opencl")
 	if err != nil {
