@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kernelgen/kernelgen/internal/registry"
 )
 
 // TestFusionFormSeries: --form fusion writes the test-backend-ops cases,
@@ -26,14 +28,18 @@ func TestFusionFormSeries(t *testing.T) {
 	// the budgets are internal/patch's TestFusionSeriesPatchesFitTheirBudgets)
 	byBackend := map[string][]string{}
 	for _, p := range patches[1:] {
-		for _, b := range []string{"cuda", "vulkan", "metal"} {
+		for _, f := range registry.Fusions() {
+			b := f.Backend
 			if strings.Contains(filepath.Base(p), "-"+b+"-") {
 				byBackend[b] = append(byBackend[b], filepath.Base(p))
 			}
 		}
 	}
-	if len(patches) != 7 || !strings.Contains(patches[0], "tests") || len(byBackend["cuda"]) != 2 || len(byBackend["vulkan"]) != 2 || len(byBackend["metal"]) != 2 ||
-		!strings.Contains(byBackend["cuda"][0], "-add-") || !strings.Contains(byBackend["vulkan"][0], "-add-") || !strings.Contains(byBackend["metal"][0], "-add-") {
+	ok := len(patches) == 1+2*len(registry.Fusions()) && strings.Contains(patches[0], "tests")
+	for _, f := range registry.Fusions() {
+		ok = ok && len(byBackend[f.Backend]) == 2 && strings.Contains(byBackend[f.Backend][0], "-add-")
+	}
+	if !ok {
 		t.Fatalf("patches %v", patches)
 	}
 	for _, p := range patches {
@@ -41,7 +47,7 @@ func TestFusionFormSeries(t *testing.T) {
 			t.Errorf("%s: the fusion form changes ggml.h or ggml.c", filepath.Base(p))
 		}
 	}
-	sh(t, root, append([]string{"git", "am", "-q"}, patches...)...)
+	sh(t, root, append([]string{"git", "am", "-q", "--whitespace=error"}, patches...)...)
 	cu, _ := os.ReadFile(filepath.Join(root, "src", "ggml-cuda", "ggml-cuda.cu"))
 	if !strings.Contains(string(cu), "ggml_cuda_fusion_find(cgraph,") || !strings.Contains(string(cu), "ggml_cuda_fusion_run(*cuda_ctx, gdn_fusion, node)") || !strings.Contains(string(cu), `#include "ggml-cuda/gdn-fusion.cuh"`) {
 		t.Errorf("the applied patch lacks the call or the include:\n%s", cu)
@@ -69,6 +75,13 @@ func TestFusionFormSeries(t *testing.T) {
 	gen, _ := os.ReadFile(filepath.Join(root, "src", "ggml-vulkan", "vulkan-shaders", "vulkan-shaders-gen.cpp"))
 	if !strings.Contains(string(gen), `"state_gather.comp"`) {
 		t.Error("the applied vulkan patch does not build the gather shader")
+	}
+	clcpp, _ := os.ReadFile(filepath.Join(root, "src", "ggml-opencl", "ggml-opencl.cpp"))
+	for _, want := range []string{"ggml_cl_gdn_fusion_find(cgraph,", "ggml_cl_gdn_fusion_run(backend_ctx, gdn_fusion, node)", "ggml_cl_gdn_fusion_matches gdn_fusion;",
+		"backend_ctx->kernel_gated_delta_net_inplace[i][", `read_file("gated_delta_net_inplace.cl")`} {
+		if !strings.Contains(string(clcpp), want) {
+			t.Errorf("the applied opencl patches lack %q", want)
+		}
 	}
 	tbo, _ := os.ReadFile(filepath.Join(root, "tests", "test-backend-ops.cpp"))
 	if !strings.Contains(string(tbo), "struct test_gdn_decode_step ") || strings.Count(string(tbo), "for (ggml_tensor * t : expand_first)") != 2 {

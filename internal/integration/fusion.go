@@ -21,6 +21,10 @@ type Fusion struct {
 	// step, and a Text.Section that Texts lacks is Base's.
 	Base   *Manifest
 	Budget int // inserted lines the step may add
+	// Revisions are the step's sections for tree revisions, as a
+	// manifest's: a revision's sections apply where its probe holds, the
+	// step's sections it replaces only where it does not.
+	Revisions []Revision
 	// Kernels, where set, is a step of its own before this one: the
 	// kernels the dispatch runs and their build registration, so that
 	// each patch fits its budget. The tree builds after it (a kernel no

@@ -79,23 +79,18 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 			return nil, err
 		}
 	}
-	for _, s := range f.Sections {
+	edit := func(s integration.Section) (Edit, error) {
 		if t, ok := texts[s.Text.Section]; ok {
 			s.Text.Section, s.Text.Literal = "", string(upstreamText([]byte(t)))
 		}
 		if s.Text.Section != "" || s.Text.Kernel != "" { // the base manifest's text
 			if baseEdit == nil {
-				return nil, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section+s.Text.Kernel)
+				return Edit{}, fmt.Errorf("section %q: no text %q (and no base manifest)", s.Name, s.Text.Section+s.Text.Kernel)
 			}
-			e, err := baseEdit(s)
-			if err != nil {
-				return nil, err
-			}
-			step.Edits = append(step.Edits, e)
-			continue
+			return baseEdit(s)
 		}
 		if s.File == "" || len(s.Anchor) == 0 || !strings.HasSuffix(s.Text.Literal, "\n") {
-			return nil, fmt.Errorf("section %q: a file, an anchor path and literal lines", s.Name)
+			return Edit{}, fmt.Errorf("section %q: a file, an anchor path and literal lines", s.Name)
 		}
 		body := s.Text.Literal
 		if s.Text.BlankBefore {
@@ -110,12 +105,17 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 			place = Before
 		case integration.Replace:
 			if s.Until == "" {
-				return nil, fmt.Errorf("section %q: a section that replaces lines needs Until", s.Name)
+				return Edit{}, fmt.Errorf("section %q: a section that replaces lines needs Until", s.Name)
 			}
 			place = Replace
 		}
-		step.Edits = append(step.Edits, Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines})
+		return Edit{Name: s.Name, File: s.File, Anchor: s.Anchor, Place: place, Text: body, Until: s.Until, Defines: s.Defines}, nil
 	}
+	edits, err := revisedEdits("", f.Sections, f.Revisions, edit)
+	if err != nil {
+		return nil, err
+	}
+	step.Edits = append(step.Edits, edits...)
 	return step, nil
 }
 

@@ -19,14 +19,25 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 		return nil, err
 	}
 	step := &Step{Backend: m.Backend, Subject: m.Subject, Body: m.Body, Files: files, Manifest: true}
+	if step.Edits, err = revisedEdits(m.Backend+" manifest, ", m.Sections, m.Revisions, edit); err != nil {
+		return nil, err
+	}
+	return step, nil
+}
+
+// revisedEdits are sections' edits (by edit), then the revisions': a
+// revision's sections apply where its probe holds, and the sections it
+// replaces only where it does not. where heads a revision's refusals.
+func revisedEdits(where string, sections []integration.Section, revisions []integration.Revision, edit func(integration.Section) (Edit, error)) ([]Edit, error) {
+	var out []Edit
 	replaced := map[string]*integration.Revision{}
-	for i := range m.Revisions {
-		r := &m.Revisions[i]
+	for i := range revisions {
+		r := &revisions[i]
 		for _, n := range r.Replaces {
 			replaced[n] = r
 		}
 	}
-	for _, s := range m.Sections {
+	for _, s := range sections {
 		e, err := edit(s)
 		if err != nil {
 			return nil, err
@@ -35,14 +46,14 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 			e.Unless = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
 			delete(replaced, s.Name)
 		}
-		step.Edits = append(step.Edits, e)
+		out = append(out, e)
 	}
 	for n, r := range replaced {
-		return nil, fmt.Errorf("%s manifest, revision %q: replaces section %q, which the base does not have", m.Backend, r.Name, n)
+		return nil, fmt.Errorf("%srevision %q: replaces section %q, which the base does not have", where, r.Name, n)
 	}
-	for _, r := range m.Revisions {
+	for _, r := range revisions {
 		if r.Probe.File == "" || r.Probe.Text == "" {
-			return nil, fmt.Errorf("%s manifest, revision %q: its probe needs a file and a text", m.Backend, r.Name)
+			return nil, fmt.Errorf("%srevision %q: its probe needs a file and a text", where, r.Name)
 		}
 		for _, s := range r.Sections {
 			e, err := edit(s)
@@ -50,10 +61,10 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 				return nil, err
 			}
 			e.Needs = &Probe{File: r.Probe.File, Text: r.Probe.Text, Revision: r.Name}
-			step.Edits = append(step.Edits, e)
+			out = append(out, e)
 		}
 	}
-	return step, nil
+	return out, nil
 }
 
 // opsEdits are the reference backend's sections of the ops commit

@@ -19,6 +19,7 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/verify/cases"
 	"github.com/kernelgen/kernelgen/verify/clrun"
+	verifycl "github.com/kernelgen/kernelgen/verify/opencl"
 )
 
 // clPad is the bytes before each tensor in its cl_mem: every buffer is
@@ -112,16 +113,135 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 		dev.Name, dev.Platform, dev.CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
 }
 
+// The fusion form's kernels (backendopencl.FusionKernels: the GDN kernel
+// writing the snapshot slots too), built with ggml-opencl's options and
+// defines, run ops A-D and op B with slots (ops.SlotsOp, K up to 4) on PoCL
+// like the Go reference (three variants sampled per op in the fast tier);
+// and op B with slots gives the bits of the non-fused GATED_DELTA_NET with
+// its snapshots (cases.AddUnfused: kernelgen's own base kernel, built with
+// the same options, fed the gathered prior states): the attention, the final
+// state and every snapshot slot, bit for bit.
+func TestOpenCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
+	ctx := tier.Context(t)
+	r, dev := openCLDevice(t)
+	opts := dev.GGMLOptions()
+	ks, err := upstream.FusionKernels("opencl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp, err := programsOf(ks, backendopencl.FusionKernels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	fams, err := upstream.Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := &verifycl.Programs{Options: opts}
+	var (
+		batch  clrun.Batch
+		all    []*cases.Case
+		checks []func(map[string][]byte) error
+		index  = map[string]int{}
+	)
+	for _, f := range fams {
+		fops := []string{f.Shared.Plain, f.Shared.Ids}
+		if f.Shared.Slots != "" {
+			fops = append(fops, f.Shared.Slots)
+		}
+		for _, op := range fops {
+			variants := ops.TargetOf("opencl").Variants(op)
+			for _, i := range tier.Sample(t, len(variants), 3) {
+				v := variants[i]
+				c, err := cases.Random(op, ir.Native("opencl"), rand.New(rand.NewPCG(uint64(i), 29)), cases.Small, &v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var check func(map[string][]byte) error
+				g := (*verifycl.Programs)(nil)
+				if op == f.Shared.Slots {
+					if check, err = cases.AddUnfused(c, "opencl"); err != nil {
+						t.Fatal(err)
+					}
+					g = gen
+				}
+				job, err := openCLJobOn(c, byOp, g, opts, &batch, index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				batch.Jobs = append(batch.Jobs, job)
+				all, checks = append(all, c), append(checks, check)
+			}
+		}
+	}
+	out, err := r.Run(ctx, batch)
+	if err != nil {
+		t.Fatalf("on %s: %v", dev.Name, err)
+	}
+	unfused := 0
+	for i, c := range all {
+		pad := clPad
+		if checks[i] != nil {
+			pad = 0
+		}
+		got := map[string][]byte{}
+		for j, b := range c.Buffers {
+			got[b.Name] = out[i][j][pad:]
+		}
+		if err := c.Compare(got); err != nil {
+			t.Error(err)
+		}
+		if checks[i] != nil {
+			if err := checks[i](got); err != nil {
+				t.Errorf("%s: the slots kernel and the non-fused GATED_DELTA_NET differ: %v", c.Name, err)
+			}
+			unfused++
+		}
+	}
+	if unfused == 0 {
+		t.Fatal("no case compared with the non-fused path")
+	}
+	t.Logf("%s (%s): %d cases on the fusion form's kernels, %d of op B with slots bit for bit equal to the non-fused GATED_DELTA_NET; %d programs built with %q",
+		dev.Name, dev.Platform, len(all), unfused, len(batch.Programs), opts)
+}
+
+// openCLDevice is the runner and its device (PoCL in CI), or a skip where
+// there is none (a failure with KERNELGEN_REQUIRE_TOOLS).
+func openCLDevice(t *testing.T) (*clrun.Runner, clrun.Device) {
+	t.Helper()
+	r, err := clrun.Build(tier.Context(t))
+	needTool(t, err, clrun.ErrMissingTool)
+	dev, err := r.Selected(tier.Context(t))
+	needTool(t, err, clrun.ErrNoDevice)
+	return r, dev
+}
+
 // openCLPrograms are UpstreamKernels' files by the op each runs: a family's
 // plain and ids ops, and the ids op's gather.
 func openCLPrograms() (map[string]*clProgram, error) {
-	files, err := backendopencl.UpstreamKernels()
+	ks, err := upstream.Kernels("opencl")
 	if err != nil {
 		return nil, err
 	}
-	return upstream.ByOp("opencl", func(i int, k upstream.Kernel) *clProgram {
+	return programsOf(ks, backendopencl.UpstreamKernels)
+}
+
+// programsOf are files' programs (rendered from ks, in order) by the op each
+// runs.
+func programsOf(ks []upstream.Kernel, render func() ([]upstream.File, error)) (map[string]*clProgram, error) {
+	files, err := render()
+	if err != nil {
+		return nil, err
+	}
+	if len(files) != len(ks) {
+		return nil, fmt.Errorf("%d files for %d kernels", len(files), len(ks))
+	}
+	return upstream.Index(ks, func(i int, k upstream.Kernel) *clProgram {
 		return &clProgram{file: files[i].Name, src: files[i].Data, k: k.K, shared: k.Shared, fn: emit.KernelName(k.K)}
-	})
+	}), nil
 }
 
 // openCLJob is case c as the glue launches it: per launch, the program of
@@ -130,14 +250,44 @@ func openCLPrograms() (map[string]*clProgram, error) {
 // buffer the op binds to the same node slot (one of its own, untouched,
 // where the op has none) as a cl_mem and a byte offset, then the args.
 func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.Batch, index map[string]int) (clrun.Job, error) {
+	return openCLJobOn(c, byOp, nil, opts, b, index)
+}
+
+// openCLJobOn is openCLJob where gen, when set, runs the launches no
+// upstream kernel runs (the non-fused path of cases.AddUnfused) on
+// kernelgen's own programs built with the same options; the buffers are
+// then bound from their start (kernelgen's kernels take no offset).
+func openCLJobOn(c *cases.Case, byOp map[string]*clProgram, gen *verifycl.Programs, opts string, b *clrun.Batch, index map[string]int) (clrun.Job, error) {
 	var job clrun.Job
+	pad := untouchedPad()
+	if gen != nil {
+		pad = nil
+	}
 	bufIndex := map[string]int{}
 	for i, buf := range c.Buffers {
 		bufIndex[buf.Name] = i
-		job.Buffers = append(job.Buffers, append(untouchedPad(), buf.Bytes()...))
+		job.Buffers = append(job.Buffers, append(append([]byte(nil), pad...), buf.Bytes()...))
 	}
 	for _, l := range c.Launches {
 		p := byOp[l.Op.Name]
+		if p == nil && gen != nil {
+			one, err := verifycl.Job(&cases.Case{Name: c.Name, Buffers: c.Buffers, Launches: []cases.Launch{l}}, gen)
+			if err != nil {
+				return job, err
+			}
+			cl := one.Launches[0]
+			gp := gen.List()[cl.Program]
+			key := gp.Name + " " + gp.Options
+			pi, ok := index[key]
+			if !ok {
+				pi = len(b.Programs)
+				index[key] = pi
+				b.Programs = append(b.Programs, gp)
+			}
+			cl.Program = pi
+			job.Launches = append(job.Launches, cl)
+			continue
+		}
 		if p == nil {
 			return job, fmt.Errorf("%s: no upstream kernel runs %s", c.Name, l.Op.Name)
 		}
@@ -145,15 +295,10 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 		if err != nil {
 			return job, err
 		}
-		var defs []string
-		for _, name := range emit.UpstreamDefines(p.k) {
-			v, ok := params[name]
-			if !ok {
-				return job, fmt.Errorf("%s: no value for %s", c.Name, name)
-			}
-			defs = append(defs, fmt.Sprintf("-D%s=%d", name, v))
+		defs, err := clDefines(p.k, params)
+		if err != nil {
+			return job, fmt.Errorf("%s: %w", c.Name, err)
 		}
-		sort.Strings(defs)
 		o := strings.TrimSpace(opts + " " + strings.Join(defs, " "))
 		key := p.file + " " + o
 		pi, ok := index[key]
@@ -172,7 +317,7 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 				}
 				bi = i
 			}
-			off := uint32(clPad)
+			off := uint32(len(pad))
 			if bi < 0 {
 				bi, off = len(job.Buffers), 0
 				job.Buffers = append(job.Buffers, untouched())
@@ -189,6 +334,21 @@ func openCLJob(c *cases.Case, byOp map[string]*clProgram, opts string, b *clrun.
 		job.Launches = append(job.Launches, cl)
 	}
 	return job, nil
+}
+
+// clDefines are the -D options of upstream kernel k's program at the
+// variant params, as ggml-opencl's load_cl_kernels passes them (sorted).
+func clDefines(k *ir.Kernel, params map[string]int64) ([]string, error) {
+	var defs []string
+	for _, name := range emit.UpstreamDefines(k) {
+		v, ok := params[name]
+		if !ok {
+			return nil, fmt.Errorf("no value for %s", name)
+		}
+		defs = append(defs, fmt.Sprintf("-D%s=%d", name, v))
+	}
+	sort.Strings(defs)
+	return defs, nil
 }
 
 // untouchedPad is the bytes before every bound tensor: NaNs.
@@ -291,4 +451,56 @@ func TestOpenCLSubgroupBranchesCompile(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Every program the fusion form's kernels step builds at ggml-opencl's
+// start (load_cl_kernels: the gather, and each family's kernel at every
+// row of its variant table and both values of each bool) builds on the
+// OpenCL device (PoCL in CI) with ggml-opencl's options.
+func TestOpenCLFusionProgramsBuild(t *testing.T) {
+	ctx := tier.Context(t)
+	r, dev := openCLDevice(t)
+	opts := dev.GGMLOptions()
+	ks, err := upstream.FusionKernels("opencl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := backendopencl.FusionKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var list []clrun.Program
+	for i, k := range ks {
+		variants := []map[string]int64{{}}
+		if k.Shared != nil {
+			variants = nil
+			for _, v := range k.Shared.Variants(ops.TargetOf("opencl")) {
+				for _, flag := range []int64{0, 1} {
+					vals := map[string]int64{k.Shared.Flag: flag}
+					for n, x := range v.Values {
+						if n != k.Shared.Flag {
+							vals[n] = x
+						}
+					}
+					variants = append(variants, vals)
+				}
+			}
+		}
+		for _, vals := range variants {
+			defs, err := clDefines(k.K, vals)
+			if err != nil {
+				t.Fatalf("%s: %v", files[i].Name, err)
+			}
+			o := strings.TrimSpace(opts + " " + strings.Join(defs, " "))
+			if !seen[files[i].Name+o] {
+				seen[files[i].Name+o] = true
+				list = append(list, clrun.Program{Source: files[i].Data, Options: o, Name: files[i].Name + " [" + strings.Join(defs, " ") + "]"})
+			}
+		}
+	}
+	if _, err := r.Run(ctx, clrun.Batch{Programs: list}); err != nil {
+		t.Fatalf("on %s: %v", dev.Name, err)
+	}
+	t.Logf("%s: %d programs built with %q", dev.Name, len(list), opts)
 }

@@ -15,3 +15,16 @@ func UpstreamKernels() ([]upstream.File, error) {
 		return opencl.Upstream(summary, ks[0])
 	})
 }
+
+// FusionKernels are the fusion form's kernels (upstream.FusionKernels: the
+// GDN kernel writes the snapshot slots too), the files UpstreamKernels
+// names.
+func FusionKernels() ([]upstream.File, error) {
+	ks, err := upstream.FusionKernels(name)
+	if err != nil {
+		return nil, err
+	}
+	return upstream.RenderKernels(ks, ".cl", func(summary string, ks []*ir.Kernel) ([]byte, error) {
+		return opencl.Upstream(summary, ks[0])
+	})
+}

@@ -35,6 +35,7 @@ struct ggml_tensor {
     ggml_tensor * view_src = nullptr;
     size_t view_offs = 0;
     void * data = nullptr;
+    void * extra = nullptr; // a backend's own (ggml-opencl: the tensor's cl_mem and offset)
     char name[64] = {};
 };
 

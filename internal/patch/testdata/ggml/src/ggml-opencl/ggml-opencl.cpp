@@ -1,5 +1,8 @@
 // stand-in for src/ggml-opencl/ggml-opencl.cpp
 
+#include <vector>
+#include <regex>
+
 bool ggml_cl_compute_forward(ggml_backend_t backend, struct ggml_tensor * tensor);
 
 struct ggml_backend_opencl_context {
@@ -35,6 +38,26 @@ static bool ggml_opencl_supports_op(ggml_backend_dev_t dev, const struct ggml_te
 }
 
 static void ggml_cl_gated_delta_net(ggml_backend_t backend, ggml_tensor * dst) {
+}
+
+static bool ggml_opencl_can_fuse(const struct ggml_cgraph * cgraph, int node_idx, std::initializer_list<enum ggml_op> ops) {
+    return false;
+}
+
+static ggml_status ggml_backend_opencl_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {
+    ggml_backend_opencl_context *backend_ctx = (ggml_backend_opencl_context *)backend->context;
+
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        ggml_tensor * node = cgraph->nodes[i];
+
+        if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
+            continue;
+        }
+
+        bool ok = ggml_cl_compute_forward(backend, node);
+    }
+
+    return GGML_STATUS_SUCCESS;
 }
 
 bool ggml_cl_compute_forward(ggml_backend_t backend, struct ggml_tensor * tensor) {
