@@ -129,9 +129,9 @@ func roles(k *ir.Kernel) map[string]bool {
 	return out
 }
 
-// declarations declares locals, consecutive ones of a type in one
+// Declarations declares locals, consecutive ones of a type in one
 // statement, wrapped at about width columns.
-func declarations(locals []Local, width int) []string {
+func Declarations(locals []Local, width int) []string {
 	var out []string
 	for i := 0; i < len(locals); {
 		j := i
@@ -166,8 +166,12 @@ func declarations(locals []Local, width int) []string {
 }
 
 // Case is one value of the dispatch switch and the launcher's template
-// arguments there.
-type Case struct{ Value, TemplateArgs, WithBools string }
+// arguments there: TemplateArgs the non-bool ones, WithBools all of them,
+// each bool by its name in lower case (Args one by one).
+type Case struct {
+	Value, TemplateArgs, WithBools string
+	Args                           []string
+}
 
 // Paren wraps a conditional expression that is an operand of another.
 func Paren(s string) string {
@@ -335,8 +339,8 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 		call, names = append(call, e), append(names, a.Name)
 		fv.Args = append(fv.Args, Local{CType: ctype(a.Type), Name: a.Name, Expr: e})
 	}
-	fv.ArgDecls = declarations(fv.Args, 100)
-	fv.PointerDecls = declarations(fv.Pointers, 100)
+	fv.ArgDecls = Declarations(fv.Args, 100)
+	fv.PointerDecls = Declarations(fv.Pointers, 100)
 	fv.CallArgs, fv.CallNames = Wrap(call, 100), Wrap(names, 100)
 	used := map[string]bool{}
 	for i := 0; i < 3; i++ {
@@ -657,7 +661,7 @@ func familyDispatch(fv *FamilyView, t ops.Target, s *ops.Shared, k *ir.Kernel) (
 			return nil, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
 		} else if !ok {
 			seen[kv] = t
-			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
+			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", "), Args: all})
 		}
 		combos[kv]++
 	}
