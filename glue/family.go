@@ -129,9 +129,9 @@ func roles(k *ir.Kernel) map[string]bool {
 	return out
 }
 
-// Declarations declares locals, consecutive ones of a type in one
+// declarations declares locals, consecutive ones of a type in one
 // statement, wrapped at about width columns.
-func Declarations(locals []Local, width int) []string {
+func declarations(locals []Local, width int) []string {
 	var out []string
 	for i := 0; i < len(locals); {
 		j := i
@@ -339,8 +339,8 @@ func familyView(n Names, t ops.Target, s *ops.Shared, k *ir.Kernel, plain, ids *
 		call, names = append(call, e), append(names, a.Name)
 		fv.Args = append(fv.Args, Local{CType: ctype(a.Type), Name: a.Name, Expr: e})
 	}
-	fv.ArgDecls = Declarations(fv.Args, 100)
-	fv.PointerDecls = Declarations(fv.Pointers, 100)
+	fv.ArgDecls = declarations(fv.Args, 100)
+	fv.PointerDecls = declarations(fv.Pointers, 100)
 	fv.CallArgs, fv.CallNames = Wrap(call, 100), Wrap(names, 100)
 	used := map[string]bool{}
 	for i := 0; i < 3; i++ {

@@ -7,9 +7,9 @@ import (
 	"github.com/kernelgen/kernelgen/emit/sycl"
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
+	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/ir"
 	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
-	"github.com/kernelgen/kernelgen/internal/upstream"
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 )
