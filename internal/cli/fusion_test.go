@@ -9,7 +9,7 @@ import (
 )
 
 // TestFusionFormSeries: --form fusion writes the test-backend-ops cases,
-// then two patches per backend that has a fusion step (cuda, vulkan: the
+// then two patches per backend that has a fusion step (sycl, vulkan, cuda: the
 // kernels, then the matchers and dispatch), nothing in ggml.h or ggml.c,
 // and git am applies them; the default stays the ops form and an unknown form or a backend
 // without a fusion step is an error.
@@ -26,14 +26,14 @@ func TestFusionFormSeries(t *testing.T) {
 	// the budgets are internal/patch's TestFusionSeriesPatchesFitTheirBudgets)
 	byBackend := map[string][]string{}
 	for _, p := range patches[1:] {
-		for _, b := range []string{"cuda", "vulkan"} {
+		for _, b := range []string{"cuda", "vulkan", "sycl"} {
 			if strings.Contains(filepath.Base(p), "-"+b+"-") {
 				byBackend[b] = append(byBackend[b], filepath.Base(p))
 			}
 		}
 	}
-	if len(patches) != 5 || !strings.Contains(patches[0], "tests") || len(byBackend["cuda"]) != 2 || len(byBackend["vulkan"]) != 2 ||
-		!strings.Contains(byBackend["cuda"][0], "-add-") || !strings.Contains(byBackend["vulkan"][0], "-add-") {
+	if len(patches) != 7 || !strings.Contains(patches[0], "tests") || len(byBackend["cuda"]) != 2 || len(byBackend["vulkan"]) != 2 || len(byBackend["sycl"]) != 2 ||
+		!strings.Contains(byBackend["cuda"][0], "-add-") || !strings.Contains(byBackend["vulkan"][0], "-add-") || !strings.Contains(byBackend["sycl"][0], "-add-") {
 		t.Fatalf("patches %v", patches)
 	}
 	for _, p := range patches {
@@ -52,6 +52,16 @@ func TestFusionFormSeries(t *testing.T) {
 		if !strings.Contains(string(vkcpp), want) {
 			t.Errorf("the applied vulkan patch lacks %q", want)
 		}
+	}
+	sy, _ := os.ReadFile(filepath.Join(root, "src", "ggml-sycl", "ggml-sycl.cpp"))
+	for _, want := range []string{`#include "ggml-sycl/gdn-fusion.hpp"`, "ggml_sycl_gdn_fusion_find(cgraph,", "ggml_sycl_gdn_fusion_run(*sycl_ctx, gdn_fusion, node)",
+		`ggml_sycl_get_env("GGML_SYCL_ENABLE_FUSION", 1)`} {
+		if !strings.Contains(string(sy), want) {
+			t.Errorf("the applied sycl patch lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "src", "ggml-sycl", "gated_delta_net_inplace.hpp")); err != nil {
+		t.Errorf("the applied sycl patch lacks its kernels: %v", err)
 	}
 	gen, _ := os.ReadFile(filepath.Join(root, "src", "ggml-vulkan", "vulkan-shaders", "vulkan-shaders-gen.cpp"))
 	if !strings.Contains(string(gen), `"state_gather.comp"`) {

@@ -35,7 +35,7 @@ func TestFusionSeriesOnALlamaCppTree(t *testing.T) {
 			touched[m[1]] = true
 		}
 	}
-	for _, want := range []string{"tests/test-backend-ops.cpp", "ggml/src/ggml-cuda/ggml-cuda.cu", "ggml/src/ggml-vulkan/ggml-vulkan.cpp"} {
+	for _, want := range []string{"tests/test-backend-ops.cpp", "ggml/src/ggml-cuda/ggml-cuda.cu", "ggml/src/ggml-vulkan/ggml-vulkan.cpp", "ggml/src/ggml-sycl/ggml-sycl.cpp"} {
 		if !touched[want] {
 			t.Errorf("the series does not change %s", want)
 		}
