@@ -99,6 +99,31 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 }
 
+// The fusion form's SYCL kernels (the GDN kernel writing the snapshot
+// slots too, upstream.FusionKernels; the text the fusion step's headers
+// carry before their launches) run ops A-D and op B with slots
+// (ops.SlotsOp) like the Go reference under host emulation at Intel's
+// sub-group width 16 and at 32.
+func TestSYCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
+	ks, err := upstream.FusionKernels("sycl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := backendsycl.FusionKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
+		return build(t, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), files[i].Data, k)
+	})
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	for _, width := range []int{16, 32} {
+		checkFamilies(t, "sycl", byOp, width)
+	}
+}
+
 // The Metal kernels upstream gets (the text joining ggml-metal.metal, after
 // that file's prelude) run every variant of ops A-D, gathers included, like
 // the Go reference at Apple's simdgroup width, 32.
