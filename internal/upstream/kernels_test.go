@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/ptx"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -122,6 +124,30 @@ func TestSYCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
 	for _, width := range []int{16, 32} {
 		checkFamilies(t, "sycl", byOp, width)
 	}
+}
+
+// The same kernels compiled by AdaptiveCpp (acpp --acpp-targets=
+// omp.library-only, the flow kernelgen build uses, emulate.ACPPTargets) run
+// like the Go reference on its OpenMP host device. acpp is never in CI:
+// this runs where it is on PATH (docs/runtimes.md says how it was built).
+func TestSYCLFusionKernelsUnderACPP(t *testing.T) {
+	acpp, err := exec.LookPath("acpp")
+	if err != nil {
+		t.Skip("acpp not on PATH: the AdaptiveCpp run is by hand")
+	}
+	ks, err := upstream.FusionKernels("sycl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := backendsycl.FusionKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
+		return buildWith(t, emulate.ACPPOptions(acpp, emulate.ACPPTargets), hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), files[i].Data, k)
+	})
+	// the implementation picks its sub-group width; the job's is not read
+	checkFamilies(t, "sycl", byOp, 32)
 }
 
 // The Metal kernels upstream gets (the text joining ggml-metal.metal, after

@@ -135,6 +135,8 @@ func gatherLaunch(w *strings.Builder) error {
 	g := views[0].Gather
 	w.WriteString("\n// work runs in order on the queue: the copy ends before the compute that reads it starts\n")
 	fmt.Fprintf(w, "static void %s(dpct::queue_ptr stream, %s) {\n", gatherFunction, g.Params)
+	w.WriteString("    // with one sequence no source is another sequence's destination: nothing to copy\n")
+	w.WriteString("    if (n_seqs < 2) {\n        return;\n    }\n")
 	writeRanges(w, g.Workgroup, g.Grid)
 	fmt.Fprintf(w, "    stream->parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) {\n        %s(%s, item);\n    });\n}\n", g.Function, g.CallNames)
 	return nil
@@ -400,10 +402,7 @@ func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
 	why := l.Scratch.Why
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_sycl_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    // %s\n    float * scratch = %s;\n", strings.ToLower(why[:1])+why[1:], ptr(&ir.Buffer{Elem: ir.F32}, l.Scratch))
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	w.WriteString("    if (m.n_seqs >= 2) {\n")
-	writeCall(w, "        ", gatherFunction, gcall)
-	w.WriteString("    }\n")
+	writeCall(w, "    ", gatherFunction, gcall)
 	writeCall(w, "    ", pickFunction(l.Shared.Name), kcall)
 	w.WriteString("}\n")
 	return nil
