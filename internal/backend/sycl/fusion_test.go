@@ -30,8 +30,8 @@ struct ggml_backend_sycl_context {
     dpct::queue_ptr stream() { return &q; }
 };
 struct ggml_backend_sycl_buffer_context { int device; };
-static bool ggml_backend_buffer_is_sycl(ggml_backend_buffer_t buffer) { return buffer != nullptr; }
-static int ggml_sycl_get_env(const char *, int default_val) { return default_val; }
+static inline bool ggml_backend_buffer_is_sycl(ggml_backend_buffer_t buffer) { return buffer != nullptr; }
+static inline int ggml_sycl_get_env(const char *, int default_val) { return default_val; }
 `
 
 // TestFusionStepCompiles: both steps' headers (the kernels with their
