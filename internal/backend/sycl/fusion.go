@@ -31,19 +31,19 @@ func init() {
 		Kernels: &integration.Fusion{
 			Backend: name, Budget: 450, Dir: "src/ggml-sycl/",
 			Subject: "sycl : add gated delta net and conv-update kernels that update the state cache in place",
-			Body: `Add the kernels that the fusion of the gated delta net decode step runs
-(the next commit matches the graph and launches them): GATED_DELTA_NET
-reading each sequence's prior state from its cache row by the slot ids and
-writing the new state into the cache rows in place, SSM_CONV's update of
-one token that reads the conv taps the same way and writes the shifted
-taps back, and the copy that runs first: the rows that another sequence of
-the step overwrites go to a scratch, so aliasing slot ids read what
-GET_ROWS read. With K > 1 the GATED_DELTA_NET kernel also writes the K
-snapshot slots (MTP) into the cache rows, slot i one slot stride further.
-They keep the unfused kernels' arithmetic (sub-group XOR butterfly,
-sycl::native::exp); a column reduces over at most 16 lanes, so it stays
-within one sub-group at WARP_SIZE 16 (Intel) and 32. Nothing includes
-them yet.`,
+			Body: `Add the kernels that the fusion of the gated delta net decode step runs,
+each with its launch (the next commit matches the graph and calls them):
+GATED_DELTA_NET reading each sequence's prior state from its cache row by
+the slot ids and writing the new state into the cache rows in place,
+SSM_CONV's update of one token that reads the conv taps the same way and
+writes the shifted taps back, and the copy that runs first: the rows that
+another sequence of the step overwrites go to a scratch, so aliasing slot
+ids read what GET_ROWS read. With K > 1 the GATED_DELTA_NET kernel also
+writes the K snapshot slots (MTP) into the cache rows, slot i one slot
+stride further. They keep the unfused kernels' arithmetic (sub-group XOR
+butterfly, sycl::native::exp, reqd_sub_group_size(WARP_SIZE)); a column
+reduces over at most 16 lanes, so it stays within one sub-group at
+WARP_SIZE 16 (Intel) and 32. Nothing includes them yet.`,
 			Files: fusionKernelFiles,
 		},
 		Subject: "sycl : fuse the gated delta net decode step with its state reads and writes",
