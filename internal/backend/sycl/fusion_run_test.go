@@ -7,15 +7,12 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 	vfusion "github.com/kernelgen/kernelgen/verify/fusion"
-	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
 // fusionRunner is a host program over both steps' headers (the host
@@ -195,49 +192,12 @@ func graphText(g *fusion.Graph, buffers map[string]int) (text string, roots map[
 // (the state fused, the conv refused), bit for bit: the Go reference runs
 // SYCL's native contract, as the emulated kernels do.
 func TestFusionStepRunsLikeTheReference(t *testing.T) {
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not found")
+	h := newStepHost(t)
+	h.write("runner.cpp", []byte(fusionRunner))
+	if err := h.compile("-o", "runner", "runner.cpp"); err != nil {
+		t.Fatalf("the runner does not build: %v", err)
 	}
-	dir := t.TempDir()
-	write := func(name string, data []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stand, err := os.ReadFile(filepath.Join("..", "..", "..", "ops", "fusion", "testdata", "ggml.h"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("ggml.h", stand)
-	write("common.hpp", []byte(fusionCommonStandIn))
-	for _, step := range []*integration.Fusion{Backend.Fusion.Kernels, Backend.Fusion} {
-		files, err := step.Files()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			write(f.Name, f.Data)
-		}
-	}
-	write("runner.cpp", []byte(fusionRunner))
-	flags, err := hostemu.Flags(hostemu.SYCL, cxx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime, err := filepath.Abs(filepath.Join("..", "..", "..", "verify", "hostemu", "include"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(runtime, filepath.Join(dir, "hostemu_include")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(cxx, append(flags, "-Wall", "-Wextra", "-Werror", "-I", ".", "-o", "runner", "runner.cpp")...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the runner does not build: %v\n%s", err, out)
-	}
-	bin := filepath.Join(dir, "runner")
+	bin := h.path("runner")
 
 	c := vfusion.Contract{Arith: ir.Native(name), Target: name}
 	be := fusion.Backend{Target: name, Buffers: []string{"cache", "compute", "input", "weights"}}
@@ -274,7 +234,7 @@ func TestFusionStepRunsLikeTheReference(t *testing.T) {
 				}
 				buffers := map[string]int{}
 				text, roots, size := graphText(b.G, buffers)
-				write("graph.txt", []byte(text))
+				h.write("graph.txt", []byte(text))
 				ran := 0
 				sycl := func(m *vfusion.Memory, mt *fusion.Match) error {
 					arena := make([]byte, size)
@@ -288,7 +248,7 @@ func TestFusionStepRunsLikeTheReference(t *testing.T) {
 							binary.LittleEndian.PutUint32(arena[roots[r]+int64(4*j):], uint32(v))
 						}
 					}
-					write("arena.bin", arena)
+					h.write("arena.bin", arena)
 					anchor := -1
 					for j, n := range b.G.Nodes {
 						if n == mt.Anchor {
@@ -297,11 +257,11 @@ func TestFusionStepRunsLikeTheReference(t *testing.T) {
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 60e9)
 					defer cancel()
-					out, err := exec.CommandContext(ctx, bin, filepath.Join(dir, "graph.txt"), filepath.Join(dir, "arena.bin"), fmt.Sprint(anchor), fmt.Sprint(buffers["cache"])).CombinedOutput()
+					out, err := exec.CommandContext(ctx, bin, h.path("graph.txt"), h.path("arena.bin"), fmt.Sprint(anchor), fmt.Sprint(buffers["cache"])).CombinedOutput()
 					if err != nil {
 						return fmt.Errorf("%s at %s: %v\n%s", mt.P.Name, mt.Anchor.Name, err, out)
 					}
-					arena, err = os.ReadFile(filepath.Join(dir, "arena.bin"))
+					arena, err = os.ReadFile(h.path("arena.bin"))
 					if err != nil {
 						return err
 					}

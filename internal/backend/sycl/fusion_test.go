@@ -1,6 +1,7 @@
 package sycl
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,38 +35,80 @@ static inline bool ggml_backend_buffer_is_sycl(ggml_backend_buffer_t buffer) { r
 static inline int ggml_sycl_get_env(const char *, int default_val) { return default_val; }
 `
 
-// TestFusionStepCompiles: both steps' headers (the kernels with their
-// launches, then the matchers and the runs) and the step's lines in the
-// graph's node loop compile as host C++ (-Wall -Wextra -Werror) over the
-// host emulation's SYCL (its flags), every variant the runs pick instantiated, against
-// ops/fusion's stand-in ggml.h and a stand-in common.hpp. (By hand against
-// the real trees: docs/fusion.md.)
-func TestFusionStepCompiles(t *testing.T) {
+// stepHost is a folder holding both fusion steps' headers over stand-ins
+// (ops/fusion's ggml.h, fusionCommonStandIn) and the host emulation's SYCL
+// where its flags look for it; compile runs g++ there with those flags
+// (the skin is C++20; they ignore the device attributes) and -Wall -Wextra
+// -Werror before args.
+type stepHost struct {
+	t   *testing.T
+	dir string
+	cxx string
+}
+
+func newStepHost(t *testing.T) *stepHost {
+	t.Helper()
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("g++ not found")
 	}
-	dir := t.TempDir()
-	write := func(name string, data []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := &stepHost{t: t, dir: t.TempDir(), cxx: cxx}
 	stand, err := os.ReadFile(filepath.Join("..", "..", "..", "ops", "fusion", "testdata", "ggml.h"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("ggml.h", stand)
-	write("common.hpp", []byte(fusionCommonStandIn))
+	h.write("ggml.h", stand)
+	h.write("common.hpp", []byte(fusionCommonStandIn))
 	for _, step := range []*integration.Fusion{Backend.Fusion.Kernels, Backend.Fusion} {
 		files, err := step.Files()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range files {
-			write(f.Name, f.Data)
+			h.write(f.Name, f.Data)
 		}
 	}
+	runtime, err := filepath.Abs(filepath.Join("..", "..", "..", "verify", "hostemu", "include"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(runtime, filepath.Join(h.dir, "hostemu_include")); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (h *stepHost) write(name string, data []byte) {
+	h.t.Helper()
+	if err := os.WriteFile(filepath.Join(h.dir, name), data, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *stepHost) path(name string) string { return filepath.Join(h.dir, name) }
+
+func (h *stepHost) compile(args ...string) error {
+	h.t.Helper()
+	flags, err := hostemu.Flags(hostemu.SYCL, h.cxx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cmd := exec.Command(h.cxx, append(append(flags, "-Wall", "-Wextra", "-Werror", "-I", "."), args...)...)
+	cmd.Dir = h.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return nil
+}
+
+// TestFusionStepCompiles: both steps' headers (the kernels with their
+// launches, then the matchers and the runs) and the step's lines in the
+// graph's node loop compile as host C++ (-Wall -Wextra -Werror) over the
+// host emulation's SYCL, every variant the runs pick instantiated, against
+// ops/fusion's stand-in ggml.h and a stand-in common.hpp. (By hand against
+// the real trees: docs/fusion.md.)
+func TestFusionStepCompiles(t *testing.T) {
+	h := newStepHost(t)
 	var include, before, in string
 	for _, s := range Backend.Fusion.Sections {
 		switch {
@@ -80,7 +123,7 @@ func TestFusionStepCompiles(t *testing.T) {
 	if include == "" || before == "" || in == "" {
 		t.Fatal("no include, or no sections before and in the node loop")
 	}
-	write("main.cpp", []byte(strings.ReplaceAll(include, "ggml-sycl/", "")+`
+	h.write("main.cpp", []byte(strings.ReplaceAll(include, "ggml-sycl/", "")+`
 static void ggml_backend_sycl_graph_compute_impl(ggml_backend_sycl_context * sycl_ctx, ggml_cgraph * cgraph) {
 `+before+`    for (int i = 0; i < cgraph->n_nodes; i++) {
         ggml_tensor * node = cgraph->nodes[i];
@@ -88,22 +131,7 @@ static void ggml_backend_sycl_graph_compute_impl(ggml_backend_sycl_context * syc
 }
 int main() { ggml_backend_sycl_graph_compute_impl(nullptr, nullptr); }
 `))
-	// the emulation's own flags (its SYCL skin is C++20; they ignore the
-	// device attributes), then the warnings
-	flags, err := hostemu.Flags(hostemu.SYCL, cxx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime, err := filepath.Abs(filepath.Join("..", "..", "..", "verify", "hostemu", "include"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(runtime, filepath.Join(dir, "hostemu_include")); err != nil { // where the flags look
-		t.Fatal(err)
-	}
-	cmd := exec.Command(cxx, append(flags, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I", ".", "main.cpp")...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the fusion step does not compile: %v\n%s", err, out)
+	if err := h.compile("-fsyntax-only", "main.cpp"); err != nil {
+		t.Fatalf("the fusion step does not compile: %v", err)
 	}
 }
