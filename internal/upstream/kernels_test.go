@@ -107,20 +107,7 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 // (ops.SlotsOp) like the Go reference under host emulation at Intel's
 // sub-group width 16 and at 32.
 func TestSYCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
-	ks, err := upstream.FusionKernels("sycl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := backendsycl.FusionKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
-		return build(t, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), files[i].Data, k)
-	})
-	if byOp[ops.SlotsOp] == nil {
-		t.Fatal("no fusion kernel runs the slots op")
-	}
+	byOp := syclFusionPrograms(t, hostemu.Options{Flags: emulate.WarningFlags})
 	for _, width := range []int{16, 32} {
 		checkFamilies(t, "sycl", byOp, width)
 	}
@@ -135,6 +122,14 @@ func TestSYCLFusionKernelsUnderACPP(t *testing.T) {
 	if err != nil {
 		t.Skip("acpp not on PATH: the AdaptiveCpp run is by hand")
 	}
+	// the implementation picks its sub-group width; the job's is not read
+	checkFamilies(t, "sycl", syclFusionPrograms(t, emulate.ACPPOptions(acpp, emulate.ACPPTargets)), 32)
+}
+
+// syclFusionPrograms builds the fusion form's SYCL kernels with o, by the
+// op each runs.
+func syclFusionPrograms(t *testing.T, o hostemu.Options) map[string]*program {
+	t.Helper()
 	ks, err := upstream.FusionKernels("sycl")
 	if err != nil {
 		t.Fatal(err)
@@ -144,10 +139,12 @@ func TestSYCLFusionKernelsUnderACPP(t *testing.T) {
 		t.Fatal(err)
 	}
 	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
-		return buildWith(t, emulate.ACPPOptions(acpp, emulate.ACPPTargets), hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), files[i].Data, k)
+		return buildWith(t, o, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), files[i].Data, k)
 	})
-	// the implementation picks its sub-group width; the job's is not read
-	checkFamilies(t, "sycl", byOp, 32)
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	return byOp
 }
 
 // The Metal kernels upstream gets (the text joining ggml-metal.metal, after
