@@ -219,28 +219,23 @@ func familyLaunch(w *strings.Builder, shared string) error {
 	writeRanges(w, wg, grid)
 	call := fmt.Sprintf("%s<%s>(", sycl.FunctionName(k), fv.TemplateArgs)
 	last := len(fv.CallNames) - 1
+	// a kernel that reduces takes local memory, one float per work-item
+	indent, tail, end := "        ", ", item);", "    });\n}\n"
 	if fam.Reduces {
 		w.WriteString("    stream->submit([&](sycl::handler & cgh) {\n        sycl::local_accessor<float, 1> red(sycl::range<1>(local.size()), cgh);\n")
 		w.WriteString("        cgh.parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {\n")
-		fmt.Fprintf(w, "            %s\n", call)
-		for i, c := range fv.CallNames {
-			if i == last {
-				c += ","
-			}
-			fmt.Fprintf(w, "                %s\n", c)
-		}
-		w.WriteString("                item, &red[0]);\n        });\n    });\n}\n")
+		indent, tail, end = "            ", ",\n                item, &red[0]);", "        });\n    });\n}\n"
 	} else {
 		w.WriteString("    stream->parallel_for(sycl::nd_range<3>(global, local), [=](sycl::nd_item<3> item) [[sycl::reqd_sub_group_size(WARP_SIZE)]] {\n")
-		fmt.Fprintf(w, "        %s\n", call)
-		for i, c := range fv.CallNames {
-			if i == last {
-				c += ", item);"
-			}
-			fmt.Fprintf(w, "            %s\n", c)
-		}
-		w.WriteString("    });\n}\n")
 	}
+	fmt.Fprintf(w, "%s%s\n", indent, call)
+	for i, c := range fv.CallNames {
+		if i == last {
+			c += tail
+		}
+		fmt.Fprintf(w, "%s    %s\n", indent, c)
+	}
+	w.WriteString(end)
 
 	// the pick: the bools but the flag become template arguments through
 	// std::bool_constant, the flag is true
