@@ -166,8 +166,12 @@ func declarations(locals []Local, width int) []string {
 }
 
 // Case is one value of the dispatch switch and the launcher's template
-// arguments there.
-type Case struct{ Value, TemplateArgs, WithBools string }
+// arguments there: TemplateArgs the non-bool ones, WithBools all of them,
+// each bool by its name in lower case (Args one by one).
+type Case struct {
+	Value, TemplateArgs, WithBools string
+	Args                           []string
+}
 
 // Paren wraps a conditional expression that is an operand of another.
 func Paren(s string) string {
@@ -657,7 +661,7 @@ func familyDispatch(fv *FamilyView, t ops.Target, s *ops.Shared, k *ir.Kernel) (
 			return nil, fmt.Errorf("glue: %s: %s %d has two tilings (%s and %s); the dispatch switches on %s alone", s.Name, key.Name, kv, prev, t, key.Name)
 		} else if !ok {
 			seen[kv] = t
-			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", ")})
+			fv.Cases = append(fv.Cases, Case{Value: in.Bare(key), TemplateArgs: t, WithBools: strings.Join(all, ", "), Args: all})
 		}
 		combos[kv]++
 	}

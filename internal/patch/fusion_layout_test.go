@@ -37,7 +37,7 @@ func TestFusionSeriesOnALlamaCppTree(t *testing.T) {
 	}
 	for _, want := range []string{"tests/test-backend-ops.cpp", "ggml/src/ggml-cuda/ggml-cuda.cu", "ggml/src/ggml-vulkan/ggml-vulkan.cpp",
 		"ggml/src/ggml-metal/ggml-metal-ops.cpp", "ggml/src/ggml-metal/ggml-metal-context.m", "ggml/src/ggml-metal/ggml-metal.metal",
-		"ggml/src/ggml-opencl/ggml-opencl.cpp"} {
+		"ggml/src/ggml-opencl/ggml-opencl.cpp", "ggml/src/ggml-sycl/ggml-sycl.cpp"} {
 		if !touched[want] {
 			t.Errorf("the series does not change %s", want)
 		}

@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/templates"
 	"github.com/kernelgen/kernelgen/tools/ptx"
+	"github.com/kernelgen/kernelgen/verify/emulate"
 	"github.com/kernelgen/kernelgen/verify/hostemu"
 )
 
@@ -97,6 +99,52 @@ func TestSYCLKernelsRunLikeTheGoReference(t *testing.T) {
 	for _, width := range tier.Pick([]int{16, 32}, []int{8, 16, 32, 64}) {
 		checkFamilies(t, "sycl", byOp, width)
 	}
+}
+
+// The fusion form's SYCL kernels (the GDN kernel writing the snapshot
+// slots too, upstream.FusionKernels; the text the fusion step's headers
+// carry before their launches) run ops A-D and op B with slots
+// (ops.SlotsOp) like the Go reference under host emulation at Intel's
+// sub-group width 16 and at 32.
+func TestSYCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
+	byOp := syclFusionPrograms(t, hostemu.Options{Flags: emulate.WarningFlags})
+	for _, width := range []int{16, 32} {
+		checkFamilies(t, "sycl", byOp, width)
+	}
+}
+
+// The same kernels compiled by AdaptiveCpp (acpp --acpp-targets=
+// omp.library-only, the flow kernelgen build uses, emulate.ACPPTargets) run
+// like the Go reference on its OpenMP host device. acpp is never in CI:
+// this runs where it is on PATH (docs/runtimes.md says how it was built).
+func TestSYCLFusionKernelsUnderACPP(t *testing.T) {
+	acpp, err := exec.LookPath("acpp")
+	if err != nil {
+		t.Skip("acpp not on PATH: the AdaptiveCpp run is by hand")
+	}
+	// the implementation picks its sub-group width; the job's is not read
+	checkFamilies(t, "sycl", syclFusionPrograms(t, emulate.ACPPOptions(acpp, emulate.ACPPTargets)), 32)
+}
+
+// syclFusionPrograms builds the fusion form's SYCL kernels with o, by the
+// op each runs.
+func syclFusionPrograms(t *testing.T, o hostemu.Options) map[string]*program {
+	t.Helper()
+	ks, err := upstream.FusionKernels("sycl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := backendsycl.FusionKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOp := upstream.Index(ks, func(i int, k upstream.Kernel) *program {
+		return buildWith(t, o, hostemu.SYCL, "sycl", files[i].Name, sycl.FunctionName(k.K), files[i].Data, k)
+	})
+	if byOp[ops.SlotsOp] == nil {
+		t.Fatal("no fusion kernel runs the slots op")
+	}
+	return byOp
 }
 
 // The Metal kernels upstream gets (the text joining ggml-metal.metal, after

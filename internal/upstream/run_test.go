@@ -51,6 +51,13 @@ func needTool(t *testing.T, err, missing error) {
 // for every variant it has on backend.
 func build(t *testing.T, lang *hostemu.Lang, backend, file, fn string, src []byte, uk upstream.Kernel) *program {
 	t.Helper()
+	return buildWith(t, hostemu.Options{Flags: emulate.WarningFlags}, lang, backend, file, fn, src, uk)
+}
+
+// buildWith is build with the compiler options o (a real SYCL compiler's,
+// emulate.ACPPOptions).
+func buildWith(t *testing.T, o hostemu.Options, lang *hostemu.Lang, backend, file, fn string, src []byte, uk upstream.Kernel) *program {
+	t.Helper()
 	k := uk.K
 	p := &program{k: k, shared: uk.Shared}
 	if uk.Shared != nil {
@@ -62,7 +69,7 @@ func build(t *testing.T, lang *hostemu.Lang, backend, file, fn string, src []byt
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.bin, err = hostemu.BuildWith(context.Background(), prog, hostemu.Options{Flags: emulate.WarningFlags})
+	p.bin, err = hostemu.BuildWith(context.Background(), prog, o)
 	if err != nil {
 		var te *hostemu.ToolError
 		if asToolError(err, &te) {

@@ -277,6 +277,13 @@ func (c Contract) RunUnfused(g *fusion.Graph, m *Memory) error {
 // then the kernel, with the buffers, args and params the pattern binds;
 // the other fused nodes skipped; every other node as RunUnfused.
 func (c Contract) RunFused(g *fusion.Graph, m *Memory, matches []*fusion.Match) error {
+	return c.RunFusedBy(g, m, matches, c.dispatch)
+}
+
+// RunFusedBy is RunFused with each match run by dispatch: a backend's own
+// fused step (its matcher and dispatch under host emulation) in place of
+// the reference's.
+func (c Contract) RunFusedBy(g *fusion.Graph, m *Memory, matches []*fusion.Match, dispatch func(*Memory, *fusion.Match) error) error {
 	skip := map[*fusion.Tensor]bool{}
 	at := map[*fusion.Tensor]*fusion.Match{}
 	for _, mt := range matches {
@@ -287,7 +294,7 @@ func (c Contract) RunFused(g *fusion.Graph, m *Memory, matches []*fusion.Match) 
 	}
 	for _, n := range g.Nodes {
 		if mt := at[n]; mt != nil {
-			if err := c.dispatch(m, mt); err != nil {
+			if err := dispatch(m, mt); err != nil {
 				return fmt.Errorf("%s at %s: %v", mt.P.Name, n.Name, err)
 			}
 			continue

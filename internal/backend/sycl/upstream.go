@@ -28,3 +28,14 @@ func UpstreamKernels() ([]upstream.File, error) {
 	}
 	return files, nil
 }
+
+// FusionKernels are the fusion form's kernel headers (upstream.FusionKernels:
+// the GDN kernel writes the snapshot slots too), one per kernel as
+// Upstream writes it: the gather's, then each family's.
+func FusionKernels() ([]upstream.File, error) {
+	ks, err := upstream.FusionKernels(name)
+	if err != nil {
+		return nil, err
+	}
+	return upstream.RenderKernels(ks, ".hpp", sycl.Upstream)
+}
