@@ -10,8 +10,12 @@ type Fusion struct {
 	Backend       string
 	Subject, Body string
 	Dir           string // where the new files go, below the ggml root
-	Files         func() ([]FusionFile, error)
-	Sections      []Section
+	// Off is the environment setting that turns the backend's fusions off
+	// ("GGML_CUDA_DISABLE_FUSION=1"), which the tests' message names so
+	// that a reader can run the cases unfused.
+	Off      string
+	Files    func() ([]FusionFile, error)
+	Sections []Section
 	// Texts are the step's generated texts (the matchers and dispatch,
 	// where a backend splices them into an existing file), by the name a
 	// section's Text.Section gives.

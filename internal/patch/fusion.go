@@ -30,7 +30,13 @@ func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 			return nil, fmt.Errorf("no fusion form for %q yet: it has %s (the ops form, --form ops, has every backend)", n, strings.Join(have, ", "))
 		}
 	}
-	tests, err := fusionTestsStep()
+	var offs []string
+	for _, f := range fs {
+		if want[f.Backend] && f.Off != "" {
+			offs = append(offs, f.Off)
+		}
+	}
+	tests, err := fusionTestsStep(offs)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +128,7 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 // fusionTestsStep adds test-backend-ops cases that build one GDN layer's
 // decode step as llama.cpp does, with the cache copies in the graph (the
 // harness expands a test's expand_first before its output).
-func fusionTestsStep() (*Step, error) {
+func fusionTestsStep(offs []string) (*Step, error) {
 	t, err := commonSections("tbo-fusion-member", "tbo-fusion-expand", "tbo-fusion-perf-runs", "tbo-fusion-perf-mem", "tbo-fusion-class", "tbo-fusion-cases", "tbo-fusion-perf")
 	if err != nil {
 		return nil, err
@@ -142,12 +148,11 @@ slot ids that alias (a rotation, a shared row, rows outside the window),
 kv_head > 0, S_v 64 and 128, GQA and KDA, and MTP steps of K = 2..4
 tokens whose K state snapshots are copied into the caches' snapshot rows.
 Cases where an intermediate is read by another node or is an output
-compare that node too: a backend must leave that part unfused. Run it
-with GGML_CUDA_DISABLE_FUSION=1 (GGML_VK_DISABLE_FUSION=1) to compare the
-unfused graph. In perf mode such a test runs whole, once per run, and its
-memory is the bytes a decode step must move (the sequences' state and
-conv rows read and written, the inputs read, the outputs written); cases
-at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
+compare that node too: a backend must leave that part unfused. In perf
+mode such a test runs whole, once per run, and its memory is the bytes a
+decode step must move (the sequences' state and conv rows read and
+written, the inputs read, the outputs written); cases at Qwen3.5 27B and
+35B-A3B shapes, K = 1 and 3.` + unfusedRun(offs),
 		Edits: []Edit{
 			{Name: "the tests' expand_first", File: testOps, Place: After,
 				Anchor: []string{"struct test_case {", "virtual std::vector<ggml_tensor *> fusion_test_nodes() { return {}; }"},
@@ -176,4 +181,26 @@ at Qwen3.5 27B and 35B-A3B shapes, K = 1 and 3.`,
 				Text:   "\n" + strings.TrimRight(t["tbo-fusion-perf"], "\n") + "\n"},
 		},
 	}, nil
+}
+
+// unfusedRun is the tests' message's last paragraph: how to run the cases
+// with each backend's fusions off (offs, integration.Fusion.Off), wrapped
+// as git's messages are.
+func unfusedRun(offs []string) string {
+	if len(offs) == 0 {
+		return ""
+	}
+	words := strings.Fields("To compare the unfused graph, run it with the backend's fusions off: " + strings.Join(offs, ", ") + ".")
+	var out, line strings.Builder
+	for _, w := range words {
+		if line.Len() > 0 && line.Len()+1+len(w) > 72 {
+			out.WriteString(line.String() + "\n")
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(w)
+	}
+	return "\n\n" + out.String() + line.String()
 }

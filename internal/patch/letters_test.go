@@ -42,3 +42,22 @@ func TestSeriesNamesNoOpLetters(t *testing.T) {
 		}
 	}
 }
+
+// The fusion form's tests message names how to turn each backend's
+// fusions off (integration.Fusion.Off), so a reader can run the cases both
+// ways on any backend; every backend with a step has a setting.
+func TestFusionTestsMessageNamesEachSwitch(t *testing.T) {
+	steps, err := FusionPlan(registry.Fusions(), []string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	message := strings.Join(strings.Fields(steps[0].Body), " ")
+	for _, f := range registry.Fusions() {
+		if f.Off == "" {
+			t.Errorf("%s: no setting that turns its fusions off (Off)", f.Backend)
+		}
+		if !strings.Contains(message, f.Off) {
+			t.Errorf("the tests' message does not name %s's %s:\n%s", f.Backend, f.Off, steps[0].Body)
+		}
+	}
+}

@@ -18,7 +18,7 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_cuda_fusion", Target: name}
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
+		Backend: name, Off: "GGML_CUDA_DISABLE_FUSION=1", Budget: 500, Dir: "src/ggml-cuda/",
 		Kernels: &integration.Fusion{
 			Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
 			Subject: "cuda : add gated delta net and conv-update kernels that update the state cache in place",

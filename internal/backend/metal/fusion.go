@@ -40,7 +40,7 @@ const (
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Budget: 600, Dir: "src/ggml-metal/",
+		Backend: name, Off: "GGML_METAL_FUSION_DISABLE=1", Budget: 600, Dir: "src/ggml-metal/",
 		Kernels: &integration.Fusion{
 			Backend: name, Budget: 600, Dir: "src/ggml-metal/",
 			Subject: "metal : add gated delta net and conv-update kernels that update the state cache in place",

@@ -35,7 +35,7 @@ const graphCompute = "static ggml_status ggml_backend_opencl_graph_compute(ggml_
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Budget: 750, Dir: "src/ggml-opencl/",
+		Backend: name, Off: "GGML_OPENCL_DISABLE_FUSION=1", Budget: 750, Dir: "src/ggml-opencl/",
 		Kernels: &integration.Fusion{
 			Backend: name, Budget: 750, Dir: "src/ggml-opencl/",
 			Subject: "opencl : add gated delta net and conv-update kernels that update the state cache in place",

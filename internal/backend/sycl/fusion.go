@@ -27,7 +27,7 @@ const graphCompute = "static void ggml_backend_sycl_graph_compute_impl(ggml_back
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Budget: 450, Dir: "src/ggml-sycl/",
+		Backend: name, Off: "GGML_SYCL_ENABLE_FUSION=0", Budget: 450, Dir: "src/ggml-sycl/",
 		Kernels: &integration.Fusion{
 			Backend: name, Budget: 450, Dir: "src/ggml-sycl/",
 			Subject: "sycl : add gated delta net and conv-update kernels that update the state cache in place",

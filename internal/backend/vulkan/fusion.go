@@ -46,7 +46,7 @@ const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_back
 
 func init() {
 	Backend.Fusion = &integration.Fusion{
-		Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
+		Backend: name, Off: "GGML_VK_DISABLE_FUSION=1", Budget: 800, Dir: "src/ggml-vulkan/",
 		Kernels: &integration.Fusion{
 			Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
 			Subject: "vulkan : add gated delta net and conv-update shaders that update the state cache in place",
