@@ -108,3 +108,40 @@ func TestFusionFormSeries(t *testing.T) {
 		t.Errorf("the default form is not the ops form: exit %d\n%s", code, stdout)
 	}
 }
+
+// --series without --form: the fusion form on a tree that carries none of
+// the fused ops, saying so; the ops form's next steps on a tree that
+// carries them (LocalAI's).
+func TestSeriesFormDefault(t *testing.T) {
+	root := gitTree(t)
+	out := filepath.Join(t.TempDir(), "series")
+	code, stdout, stderr := run(t, "patch", "--tree", root, "--backend", "all", "--series", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	patches, _ := filepath.Glob(filepath.Join(out, "*.patch"))
+	if len(patches) != 1+2*len(registry.Fusions()) || !strings.Contains(filepath.Base(patches[0]), "-tests-") || !strings.Contains(stderr, "writing the fusion form") {
+		t.Errorf("a pristine tree: patches %v\n%s", patches, stderr)
+	}
+
+	ops := gitTree(t)
+	if code, stdout, stderr := run(t, "patch", "--tree", ops, "--backend", "vulkan", "--form", "ops"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sh(t, ops, "git", "add", "-A")
+	sh(t, ops, "git", "commit", "-q", "-m", "the ops form")
+	out = filepath.Join(t.TempDir(), "series")
+	code, stdout, stderr = run(t, "patch", "--tree", ops, "--backend", "cuda", "--series", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	patches, _ = filepath.Glob(filepath.Join(out, "*.patch"))
+	for _, p := range patches {
+		if text, _ := os.ReadFile(p); strings.Contains(string(text), "gdn-fusion") || strings.Contains(stderr, "fusion form") {
+			t.Errorf("a tree with the ops got the fusion form: %s\n%s", filepath.Base(p), stderr)
+		}
+	}
+	if len(patches) == 0 || !strings.Contains(filepath.Base(patches[len(patches)-1]), "-cuda-add-fused-") {
+		t.Errorf("a tree with the ops: patches %v", patches)
+	}
+}

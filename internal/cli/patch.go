@@ -55,10 +55,12 @@ runs on one tree take turns on a lock in its git directory (.git/kernelgen.lock)
 the second waits, saying for whom, then finds the patch in place. A symbolic
 link is followed within the tree; one that leads out of it is refused.
 
-  --form fusion  (experimental) the fusion form instead of the ops form: no new
-                 op, each backend matches llama.cpp's own decode graph
-                 (docs/fusion.md); one step per backend that has it (cuda:
-                 the matchers, reported at debug level; the dispatch follows)
+  --form FORM    ops: new ggml ops (LocalAI's series); fusion: no new op, each
+                 backend matches llama.cpp's own decode graph (docs/fusion.md),
+                 two steps per backend (the kernels, then the matchers and
+                 dispatch). Default: with --series, fusion on a tree
+                 that carries none of the fused ops, ops on one that does;
+                 without --series (apply, --check), ops
 
 The patch text is in the target's style: no generated-file headers.
 Exit 0 on success, 1 when --check finds that the apply would refuse, 2 on an
@@ -99,6 +101,19 @@ error, a refusal or an interrupt.`,
 				fmt.Fprintf(stderr, "waiting for %s to finish with %s (lock file %s)\n", who, tree, file)
 			}
 			ctx := cmd.Context()
+			if form == "" {
+				// a series for upstream is the fusion form; LocalAI's tree, which
+				// carries the ops, gets the ops form's next steps
+				form = "ops"
+				carries, err := patch.CarriesOps(t)
+				if err != nil {
+					return fail(ExitError, "%v", err)
+				}
+				if seriesSet && !carries {
+					form = "fusion"
+					fmt.Fprintf(stderr, "%s carries no fused ops: writing the fusion form (--form ops for the ops form)\n", tree)
+				}
+			}
 			var steps []*patch.Step
 			switch form {
 			case "ops":
@@ -159,7 +174,7 @@ error, a refusal or an interrupt.`,
 	cmd.Flags().StringSliceVar(&backendsFlag, "backend", nil, "backends to splice: "+strings.Join(order, ", ")+", or all")
 	cmd.Flags().BoolVar(&check, "check", false, "report the anchors without changing anything")
 	cmd.Flags().StringVar(&series, "series", "", "write a git format-patch series into this new directory instead")
-	cmd.Flags().StringVar(&form, "form", "ops", "ops (new ggml ops) or fusion (experimental: graph fusions of llama.cpp's own graph)")
+	cmd.Flags().StringVar(&form, "form", "", "ops (new ggml ops) or fusion (graph fusions of llama.cpp's own graph); default: with --series, fusion on a tree without the fused ops, else ops")
 	_ = cmd.RegisterFlagCompletionFunc("form", completeList([]string{"ops", "fusion"}))
 	_ = cmd.RegisterFlagCompletionFunc("backend", completeList(append(append([]string{}, order...), "all")))
 	_ = cmd.MarkFlagDirname("tree")

@@ -234,7 +234,8 @@ func TestPatchSeriesInterrupted(t *testing.T) {
 func TestPatchSeriesHintIsQuoted(t *testing.T) {
 	root := gitTree(t)
 	out := filepath.Join(t.TempDir(), "my series", "it's here")
-	code, stdout, errs := run(t, "patch", "--tree", root, "--backend", "all", "--series", out)
+	// the ops form, which the apply (patched) writes too
+	code, stdout, errs := run(t, "patch", "--tree", root, "--backend", "all", "--form", "ops", "--series", out)
 	_, hint, ok := strings.Cut(stdout, "(apply with: ")
 	if code != 0 || !ok {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)

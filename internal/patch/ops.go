@@ -210,6 +210,23 @@ against the CPU op D until it reads every source row first.
 	}}
 }
 
+// CarriesOps reports whether t's ggml.h declares any of the series' fused-op
+// builders (LocalAI's series, the ops form's): such a tree takes the ops
+// form, any other the fusion form by default (docs/fusion.md).
+func CarriesOps(t *Tree) (bool, error) {
+	rel, _ := t.path(ggmlH)
+	header, found, err := t.read(rel)
+	if err != nil || !found {
+		return false, err
+	}
+	for _, b := range seriesBuilders {
+		if _, ok := declaration(header, b.name); ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // declaration returns the text of name's declaration in a header, from its
 // name to the closing parenthesis.
 func declaration(header, name string) (string, bool) {
