@@ -75,7 +75,7 @@ type Programs struct {
 	// `kernelgen build` is about to write them); otherwise Source's.
 	Sources map[string][]byte
 	// Options come before each program's defines: the OpenCL C version
-	// ggml-opencl builds for on the device (-cl-std, programOptions), as
+	// ggml-opencl builds for on the device (-cl-std, ProgramOptions), as
 	// BuildAll and RunCases set them.
 	Options string
 	list    []clrun.Program
@@ -213,7 +213,7 @@ func BuildAll(ctx context.Context, r *clrun.Runner, sources map[string][]byte, p
 	if err != nil {
 		return 0, err
 	}
-	progs := Programs{Sources: sources, Options: programOptions(dev)}
+	progs := Programs{Sources: sources, Options: ProgramOptions(dev)}
 	for _, op := range ops.All() {
 		k, err := op.Kernel(ir.Portable)
 		if err != nil {
@@ -324,7 +324,7 @@ func RunCases(ctx context.Context, r *clrun.Runner, sources map[string][]byte, c
 				errs = append(errs, err.Error())
 				mu.Unlock()
 			}
-			progs := Programs{Sources: sources, Options: programOptions(dev)}
+			progs := Programs{Sources: sources, Options: ProgramOptions(dev)}
 			var b clrun.Batch
 			for _, c := range batch {
 				j, err := Job(c, &progs)
@@ -370,11 +370,12 @@ func RunCases(ctx context.Context, r *clrun.Runner, sources map[string][]byte, c
 	return nil
 }
 
-// programOptions are the options kernelgen's own programs build with on d:
+// ProgramOptions are the options kernelgen's own programs build with on d:
 // ggml-opencl's -cl-std, not its fast-math flags. Each program holds the
 // portable kernel beside the native one, and the portable contract's bits
 // need IEEE denormals, which -cl-fast-relaxed-math lets the compiler flush
 // (PoCL does: results one ulp off, all of them denormal). The upstream
 // kernels, native only, run under ggml-opencl's whole options in
-// internal/upstream.
-func programOptions(d clrun.Device) string { return "-cl-std=" + d.GGMLStd }
+// internal/upstream, and under these where their bits are compared with
+// another program's.
+func ProgramOptions(d clrun.Device) string { return "-cl-std=" + d.GGMLStd }
