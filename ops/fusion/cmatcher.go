@@ -78,7 +78,7 @@ struct %[1]s_graph {
     std::unordered_map<const ggml_tensor *, int> index;
     std::unordered_map<const ggml_tensor *, std::vector<const ggml_tensor *>> readers;
 
-    explicit %[1]s_graph(const ggml_cgraph * cgraph) : cgraph(cgraph) {
+    explicit %[1]s_graph(const ggml_cgraph * graph) : cgraph(graph) {
         for (int i = 0; i < cgraph->n_nodes; ++i) {
             index[cgraph->nodes[i]] = i;
             for (int s = 0; s < GGML_MAX_SRC; ++s) {
