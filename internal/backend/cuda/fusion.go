@@ -183,18 +183,12 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 			c = "const "
 		}
 		t := ctypeOf(b.Elem)
-		if bind.Offset.Op == "const" && bind.Offset.K == 0 {
+		if bind.Whole() {
 			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role), nil
 		}
 		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field)), nil
 	}
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	args := pt.ArgsC(field)
 	callArgs := func(k *ir.Kernel, byRole bool) ([]string, error) {
 		var call []string
 		for _, b := range k.Buffers {
@@ -266,7 +260,7 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	sp, _ := ptr(&ir.Buffer{Elem: ir.F32}, "scratch")
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_cuda_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
-	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], sp)
+	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", scratch.WhyC(), sp)
 	for i := 0; i < 3; i++ {
 		grid[i], block[i] = glue.CExpr(gather.Grid[i], args), glue.CExpr(gather.Workgroup[i], args)
 	}

@@ -257,7 +257,7 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 			switch {
 			case b.Name == "scratch":
 				out = append(out, "scratch")
-			case bind.Offset.Op != "const" || bind.Offset.K != 0:
+			case !bind.Whole():
 				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
 			default:
 				out = append(out, fmt.Sprintf("ggml_metal_get_buffer_id(m.%s)", bind.Role))
@@ -292,8 +292,8 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	for _, d := range fv.Derived {
 		fmt.Fprintf(w, "    const %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
-	fmt.Fprintf(w, "    // %s\n    ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(m.%s);\n", strings.ToLower(l.Scratch.Why[:1])+l.Scratch.Why[1:], l.Scratch.Role)
-	if !(l.Scratch.Offset.Op == "const" && l.Scratch.Offset.K == 0) {
+	fmt.Fprintf(w, "    // %s\n    ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(m.%s);\n", l.Scratch.WhyC(), l.Scratch.Role)
+	if !l.Scratch.Whole() {
 		fmt.Fprintf(w, "    scratch.offs += %s;\n", l.Scratch.Offset.C(func(r string) string { return "m." + r }))
 	}
 	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")

@@ -2,7 +2,6 @@ package opencl
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
@@ -59,8 +58,8 @@ them and local memory otherwise. Nothing enqueues them yet.`,
 				{Name: "variant tables", File: clCpp, Place: integration.Before,
 					Anchor: []string{clLoad},
 					Text:   integration.Text{Section: "upstream-variant-tables", BlankAfter: true}},
-				baseSection("kernel loading"),
-				baseSection("kernel list"),
+				Manifest.Section("kernel loading"),
+				Manifest.Section("kernel list"),
 			},
 			Revisions: Manifest.Revisions,
 		},
@@ -119,17 +118,6 @@ unfused, and GGML_OPENCL_DISABLE_FUSION turns it off.`,
 				}},
 		},
 	}
-}
-
-// baseSection is the ops form's section of that name: the kernels' step
-// loads and lists the same programs.
-func baseSection(name string) integration.Section {
-	for _, s := range Manifest.Sections {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("opencl: the manifest has no section " + name)
 }
 
 // fusionTexts are the matchers (fusion.MatcherC) and the dispatch: one
@@ -196,13 +184,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	field := func(r string) string { return "m." + r }
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	args := pt.ArgsC(field)
 	// the kernel's arguments: each buffer a (cl_mem, offset) pair of its bound tensor, then the args
 	set := func(w *strings.Builder, indent string, k *ir.Kernel, binds map[string]fusion.Bind) error {
 		for _, b := range k.Buffers {
@@ -211,7 +193,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 				return fmt.Errorf("%s: buffer %s is not bound", k.Name, b.Name)
 			}
 			offs := "0"
-			if !(bind.Offset.Op == "const" && bind.Offset.K == 0) {
+			if !bind.Whole() {
 				offs = "scratch_offs"
 				if b.Name != "scratch" {
 					return fmt.Errorf("%s: buffer %s is bound at an offset: only the scratch may be", k.Name, b.Name)
@@ -256,7 +238,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	launchExprs := append(grid[:], group[:]...)
 	var derived []glue.Local
 	for _, d := range fv.Derived {
-		if used(d.Name, launchExprs...) {
+		if fusion.NamedIn(d.Name, launchExprs...) {
 			derived = append(derived, d)
 		}
 	}
@@ -266,17 +248,17 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	for j, c := range fv.Table.Columns {
 		switch {
-		case j == 0 && used(c, named...):
+		case j == 0 && fusion.NamedIn(c, named...):
 			fmt.Fprintf(w, "    const uint32_t %s = m.%s;\n", c, c)
-		case j > 0 && used(c, named...):
+		case j > 0 && fusion.NamedIn(c, named...):
 			fmt.Fprintf(w, "    const uint32_t %s = %s[i][%d];\n", c, vars, j)
 		}
 	}
 	for _, d := range derived {
 		fmt.Fprintf(w, "    const %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
-	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
-		fmt.Fprintf(w, "    // the scratch: %s\n    const size_t scratch_offs = %s;\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Offset.C(field))
+	if !scratch.Whole() {
+		fmt.Fprintf(w, "    // the scratch: %s\n    const size_t scratch_offs = %s;\n", scratch.WhyC(), scratch.Offset.C(field))
 	}
 	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
 	w.WriteString("    if (m.n_seqs >= 2) {\n        cl_kernel kernel = backend_ctx->kernel_state_gather;\n        cl_uint idx = 0;\n")
@@ -302,17 +284,6 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	launch(w, "    ", k, pt.Anchor)
 	w.WriteString("}\n")
 	return nil
-}
-
-// used reports whether the C expressions name v.
-func used(v string, exprs ...string) bool {
-	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`)
-	for _, e := range exprs {
-		if word.MatchString(e) {
-			return true
-		}
-	}
-	return false
 }
 
 // ctypeOf is the C type of a kernel arg.

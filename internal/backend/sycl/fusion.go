@@ -354,18 +354,12 @@ func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
 			c = "const "
 		}
 		t := ctypes.C.Of(b.Elem)
-		if bind.Offset.Op == "const" && bind.Offset.K == 0 {
+		if bind.Whole() {
 			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role)
 		}
 		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field))
 	}
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	args := pt.ArgsC(field)
 	call := func(k *ir.Kernel, binds map[string]fusion.Bind, lead []string) ([]string, error) {
 		out := lead
 		for _, b := range k.Buffers {

@@ -2,7 +2,6 @@ package vulkan
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
@@ -64,10 +63,10 @@ stride further. Each kernel is one shader for all its variants
 subgroup size, as the plain GDN pipelines do. Nothing records them yet.`,
 			Base: fusionBase,
 			Sections: []integration.Section{
-				baseSection("push-constant structs"),
-				baseSection("pipeline members"),
-				baseSection("pipeline creation"),
-				baseSection("shader-gen entries"),
+				Manifest.Section("push-constant structs"),
+				Manifest.Section("pipeline members"),
+				Manifest.Section("pipeline creation"),
+				Manifest.Section("shader-gen entries"),
 			},
 		},
 		Subject: "vulkan : fuse the gated delta net decode step with its state reads and writes",
@@ -133,17 +132,6 @@ turns it off.`,
 	}
 }
 
-// baseSection is the ops form's section of that name: the fusion step
-// declares, creates and builds the same pipelines.
-func baseSection(name string) integration.Section {
-	for _, s := range Manifest.Sections {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("vulkan: the manifest has no section " + name)
-}
-
 // fusionTexts are the matchers (fusion.MatcherC), spliced before the
 // backend context that holds the graph's matches, and the dispatch: one
 // function per pattern recording the gather and the family's shader as the
@@ -201,13 +189,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	fam := fv.Own.(*family)
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	args := pt.ArgsC(func(f string) string { return "m." + f })
 	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
 	bindings := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
 		var out []string
@@ -216,7 +198,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 			switch {
 			case b.Name == "scratch":
 				out = append(out, "scratch")
-			case bind.Offset.Op != "const" || bind.Offset.K != 0:
+			case !bind.Whole():
 				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
 			default:
 				out = append(out, fmt.Sprintf("ggml_vk_tensor_subbuffer(ctx, m.%s)", bind.Role))
@@ -247,12 +229,12 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "static void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    uint32_t i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        ++i;\n    }\n", vars, fv.Key)
 	for j, c := range fv.Table.Columns {
-		if used(c, fam.Grid[:]...) {
+		if fusion.NamedIn(c, fam.Grid[:]...) {
 			fmt.Fprintf(w, "    const uint32_t %s = %s[i][%d];\n", c, vars, j)
 		}
 	}
-	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Role)
-	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
+	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", scratch.WhyC(), scratch.Role)
+	if !scratch.Whole() {
 		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(func(r string) string { return "m." + r }))
 	}
 	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
@@ -272,17 +254,6 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	fmt.Fprintf(w, "    }, pc, { %s, %s, %s });\n}\n", fam.Grid[0], fam.Grid[1], fam.Grid[2])
 	return nil
-}
-
-// used reports whether the C expressions name v.
-func used(v string, exprs ...string) bool {
-	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`)
-	for _, e := range exprs {
-		if word.MatchString(e) {
-			return true
-		}
-	}
-	return false
 }
 
 // fusionGather writes the gather both patterns record (the ops form's
