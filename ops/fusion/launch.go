@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -106,4 +107,38 @@ func (pt *Pattern) ArgsC(field func(string) string) map[string]string {
 		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) %s)", field(pt.Scale))
 	}
 	return args
+}
+
+// DataC is the pointer a C call passes for kernel buffer b bound as bind:
+// the data of the match's tensor (field names it), typed as b's elements,
+// const where b is only read, from bind's offset on.
+func DataC(b *ir.Buffer, bind Bind, field func(string) string) string {
+	c := ""
+	if b.Access == ir.Read {
+		c = "const "
+	}
+	t := ctypes.C.Of(b.Elem)
+	if bind.Whole() {
+		return fmt.Sprintf("(%s%s *) %s->data", c, t, field(bind.Role))
+	}
+	return fmt.Sprintf("(%s%s *) ((%schar *) %s->data + %s)", c, t, c, field(bind.Role), bind.Offset.C(field))
+}
+
+// CallC are the arguments of a C call of k, the launch's Kernel or Gather
+// with its binds, over a match: each buffer its tensor's data (DataC), the
+// scratch the caller's local scratch, then each arg as args (ArgsC) spells
+// it. Launch has checked that the plan binds and gives them all.
+func CallC(k *ir.Kernel, binds map[string]Bind, args map[string]string, field func(string) string) []string {
+	var call []string
+	for _, b := range k.Buffers {
+		if b.Name == "scratch" {
+			call = append(call, "scratch")
+			continue
+		}
+		call = append(call, DataC(b, binds[b.Name], field))
+	}
+	for _, x := range k.Args {
+		call = append(call, args[x.Name])
+	}
+	return call
 }

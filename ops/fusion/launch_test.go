@@ -51,3 +51,36 @@ func hasArg(k *ir.Kernel, name string) bool {
 	}
 	return false
 }
+
+// A call passes each buffer as its tensor's data, typed, const where only
+// read, past the bind's offset in bytes; the scratch as the caller's local;
+// then the args as ArgsC spells them.
+func TestCallSpellsEachBufferAndArg(t *testing.T) {
+	field := func(r string) string { return "m." + r }
+	ids := &ir.Buffer{Name: "ids", Elem: ir.I32, Access: ir.Read}
+	if got, want := DataC(ids, Bind{Role: "ids", Offset: Const(0)}, field), "(const int32_t *) m.ids->data"; got != want {
+		t.Errorf("whole: %s, want %s", got, want)
+	}
+	dst := &ir.Buffer{Name: "dst", Elem: ir.F32, Access: ir.Write}
+	if got, want := DataC(dst, Bind{Role: "cache", Offset: Offs("window")}, field), "(float *) ((char *) m.cache->data + "+Offs("window").C(field)+")"; got != want {
+		t.Errorf("at an offset: %s, want %s", got, want)
+	}
+	l, err := StatePattern.Launch("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := CallC(l.Gather, l.GatherBinds, StatePattern.ArgsC(field), field)
+	if len(call) != len(l.Gather.Buffers)+len(l.Gather.Args) {
+		t.Fatalf("%d arguments for %d buffers and %d args", len(call), len(l.Gather.Buffers), len(l.Gather.Args))
+	}
+	for i, b := range l.Gather.Buffers {
+		if b.Name == "scratch" && call[i] != "scratch" {
+			t.Errorf("the scratch is passed as %s", call[i])
+		}
+	}
+	for i, a := range l.Gather.Args {
+		if got := call[len(l.Gather.Buffers)+i]; got != "m."+a.Name {
+			t.Errorf("arg %s is passed as %s", a.Name, got)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 )
 
@@ -147,83 +146,18 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // name).
 func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
-	shared := ops.SharedFor(pt.Kernel)
-	if shared == nil {
-		return fmt.Errorf("%s has no upstream kernel", pt.Kernel)
-	}
-	a := ir.Native(name)
-	k, err := shared.FusionKernel(pt.Kernel, a)
+	l, err := pt.Launch(name)
 	if err != nil {
 		return err
 	}
-	planOp, err := ops.Lookup(pt.Kernel)
-	if err != nil {
-		return err
-	}
-	planK, err := planOp.Kernel(a)
-	if err != nil {
-		return err
-	}
+	shared, k, gather := l.Shared, l.Kernel, l.Gather
 	fv, err := glue.FamilyViewOf(glueTarget.Names, shared.Name)
 	if err != nil {
 		return err
 	}
-	binds := map[string]fusion.Bind{}
-	for _, b := range pt.Buffers {
-		binds[b.Buffer] = b
-	}
 	field := func(r string) string { return "m." + r }
-	ptr := func(b *ir.Buffer, bufName string) (string, error) {
-		bind, ok := binds[bufName]
-		if !ok {
-			return "", fmt.Errorf("buffer %s is not bound", bufName)
-		}
-		c := ""
-		if b.Access == ir.Read {
-			c = "const "
-		}
-		t := ctypeOf(b.Elem)
-		if bind.Whole() {
-			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role), nil
-		}
-		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field)), nil
-	}
 	args := pt.ArgsC(field)
-	callArgs := func(k *ir.Kernel, byRole bool) ([]string, error) {
-		var call []string
-		for _, b := range k.Buffers {
-			if b.Name == "scratch" {
-				call = append(call, "scratch")
-				continue
-			}
-			bufName := b.Name
-			if byRole {
-				bufName = ""
-				for _, pb := range planK.Buffers {
-					if pb.Role == b.Role {
-						bufName = pb.Name
-					}
-				}
-			}
-			s, err := ptr(b, bufName)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", b.Name, err)
-			}
-			call = append(call, s)
-		}
-		for _, x := range k.Args {
-			e, ok := args[x.Name]
-			if !ok {
-				return nil, fmt.Errorf("arg %s has no value in the plan", x.Name)
-			}
-			call = append(call, e)
-		}
-		return call, nil
-	}
-	call, err := callArgs(k, true)
-	if err != nil {
-		return err
-	}
+	call := fusion.CallC(k, l.KernelBinds, args, field)
 	fmt.Fprintf(w, "\ntemplate <%s>\n", fv.LaunchParams)
 	fmt.Fprintf(w, "static void %s_launch_%s(const %s_%s & m, float * scratch, cudaStream_t stream, %s) {\n", p, n, p, n, fv.BoolParams)
 	for _, d := range fv.Derived {
@@ -236,31 +170,20 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "    const dim3 grid(%s);\n    const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "    const auto kernel = %s;\n", fv.Pick)
 	fmt.Fprintf(w, "    ggml_cuda_kernel_launch(kernel, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n")
-	for i, l := range glue.Wrap(call, 92) {
+	cl := glue.Wrap(call, 92)
+	for i, line := range cl {
 		sep := ""
-		if i == len(glue.Wrap(call, 92))-1 {
+		if i == len(cl)-1 {
 			sep = ");"
 		}
-		fmt.Fprintf(w, "        %s%s\n", l, sep)
+		fmt.Fprintf(w, "        %s%s\n", line, sep)
 	}
 	w.WriteString("}\n")
 
 	// the run: the gather into scratch, then the kernel at the match's variant
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return err
-	}
-	gcall, err := callArgs(gather, false)
-	if err != nil {
-		return err
-	}
-	scratch, ok := binds["scratch"]
-	if !ok {
-		return fmt.Errorf("no scratch")
-	}
-	sp, _ := ptr(&ir.Buffer{Elem: ir.F32}, "scratch")
+	gcall := fusion.CallC(gather, l.GatherBinds, args, field)
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_cuda_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
-	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", scratch.WhyC(), sp)
+	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))
 	for i := 0; i < 3; i++ {
 		grid[i], block[i] = glue.CExpr(gather.Grid[i], args), glue.CExpr(gather.Workgroup[i], args)
 	}
@@ -268,12 +191,12 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "        ggml_cuda_kernel_launch(%s, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n", glueTarget.Names.Function(gather))
 	gl := glue.Wrap(gcall, 88)
-	for i, l := range gl {
+	for i, line := range gl {
 		sep := ""
 		if i == len(gl)-1 {
 			sep = ");"
 		}
-		fmt.Fprintf(w, "            %s%s\n", l, sep)
+		fmt.Fprintf(w, "            %s%s\n", line, sep)
 	}
 	w.WriteString("    }\n")
 	var bools []string
@@ -293,12 +216,4 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	fmt.Fprintf(w, "        default: GGML_ABORT(\"%s: no kernel for %s = %%d\", (int) m.%s);\n    }\n}\n", pt.Name, fv.Key, fv.Key)
 	return nil
-}
-
-// ctypeOf is the C element type of an IR buffer.
-func ctypeOf(t ir.Type) string {
-	if t == ir.I32 {
-		return "int32_t"
-	}
-	return "float"
 }

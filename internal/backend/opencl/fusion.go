@@ -7,6 +7,7 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 	"github.com/kernelgen/kernelgen/templates"
 )
@@ -206,7 +207,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 			if !ok {
 				return fmt.Errorf("%s: arg %s has no value in the plan", k.Name, a.Name)
 			}
-			fmt.Fprintf(w, "%s%s_set_arg<%s>(kernel, idx, %s);\n", indent, p, ctypeOf(a.Type), e)
+			fmt.Fprintf(w, "%s%s_set_arg<%s>(kernel, idx, %s);\n", indent, p, ctypes.C.Of(a.Type), e)
 		}
 		return nil
 	}
@@ -284,15 +285,4 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	launch(w, "    ", k, pt.Anchor)
 	w.WriteString("}\n")
 	return nil
-}
-
-// ctypeOf is the C type of a kernel arg.
-func ctypeOf(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.I32:
-		return "int32_t"
-	}
-	return "uint32_t"
 }

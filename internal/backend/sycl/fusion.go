@@ -345,52 +345,21 @@ func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	field := func(r string) string { return "m." + r }
-	ptr := func(b *ir.Buffer, bind fusion.Bind) string {
-		if b.Name == "scratch" {
-			return "scratch"
-		}
-		c := ""
-		if b.Access == ir.Read {
-			c = "const "
-		}
-		t := ctypes.C.Of(b.Elem)
-		if bind.Whole() {
-			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role)
-		}
-		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field))
-	}
 	args := pt.ArgsC(field)
-	call := func(k *ir.Kernel, binds map[string]fusion.Bind, lead []string) ([]string, error) {
-		out := lead
-		for _, b := range k.Buffers {
-			out = append(out, ptr(b, binds[b.Name]))
-		}
-		for _, x := range k.Args {
-			e, ok := args[x.Name]
-			if !ok {
-				return nil, fmt.Errorf("%s's arg %s has no value in the plan", k.Name, x.Name)
-			}
-			out = append(out, e)
-		}
-		return glue.Wrap(out, 92), nil
+	// each call's arguments after its leading ones, wrapped
+	call := func(k *ir.Kernel, binds map[string]fusion.Bind, lead []string) []string {
+		return glue.Wrap(append(lead, fusion.CallC(k, binds, args, field)...), 92)
 	}
-	gcall, err := call(l.Gather, l.GatherBinds, []string{"ctx.stream()"})
-	if err != nil {
-		return err
-	}
+	gcall := call(l.Gather, l.GatherBinds, []string{"ctx.stream()"})
 	variant := []string{"ctx.stream()", "m." + fv.Key}
 	for _, b := range fv.Table.Bools {
 		if b != fv.Flag {
 			variant = append(variant, fmt.Sprintf("m.%s != 0", b))
 		}
 	}
-	kcall, err := call(l.Kernel, l.KernelBinds, variant)
-	if err != nil {
-		return err
-	}
-	why := l.Scratch.Why
+	kcall := call(l.Kernel, l.KernelBinds, variant)
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_sycl_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
-	fmt.Fprintf(w, "    // %s\n    float * scratch = %s;\n", strings.ToLower(why[:1])+why[1:], ptr(&ir.Buffer{Elem: ir.F32}, l.Scratch))
+	fmt.Fprintf(w, "    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))
 	writeCall(w, "    ", gatherFunction, gcall)
 	writeCall(w, "    ", pickFunction(l.Shared.Name), kcall)
 	w.WriteString("}\n")
