@@ -53,8 +53,8 @@ func cNotOp(op, t string) string {
 // of a match run before its anchor, so a backend's node loop needs them
 // first). owns, a predicate (a function or a lambda, which may capture the
 // backend's context) on the cache, says whether its memory is the
-// backend's. Shared helpers come first. The text needs <algorithm>, <array>,
-// <unordered_map>, <unordered_set> and <vector>.
+// backend's. Shared helpers come first. The text needs the standard
+// headers MatcherIncludes names.
 func MatcherC(sp Spelling, patterns ...*Pattern) (string, error) {
 	var w strings.Builder
 	p := sp.Prefix

@@ -113,15 +113,8 @@ func fusionFiles() ([]integration.FusionFile, error) {
 		return nil, err
 	}
 	var w strings.Builder
-	w.WriteString("#pragma once\n\n#include \"common.cuh\"\n")
-	for _, i := range includes {
-		fmt.Fprintf(&w, "#include %q\n", i)
-	}
-	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n")
-	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	w.WriteString("// and copied back into the cache rows of the ubatch, run as one kernel that\n")
-	w.WriteString("// reads and writes the cache rows in place.\n\n")
+	w.WriteString(fusion.HeaderC("common.cuh", includes...))
+	w.WriteString(fusion.IntroC("run as one kernel") + "\n")
 	w.WriteString(text)
 	for _, pt := range fusion.Patterns {
 		if err := fusionLaunch(&w, pt); err != nil {
@@ -129,14 +122,13 @@ func fusionFiles() ([]integration.FusionFile, error) {
 		}
 	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&w, "\n// runs node's fused kernels where it anchors a match; true where the node is one they replace\n")
-	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_cuda_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
-	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_run_%[2]s(ctx, %[2]s->second);\n    }\n", p, n)
-	}
-	w.WriteString("    return true;\n}\n")
+	w.WriteString(fusion.RunC(fusion.Run{
+		Doc:       "runs node's fused kernels where it anchors a match; true where the node is one they replace",
+		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_cuda_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
+		Branch: func(n string) string {
+			return fusion.FindC("ms.", n, fmt.Sprintf("        %s_run_%s(ctx, %s->second);\n", p, n, n))
+		},
+	}, fusion.Patterns...))
 	return []integration.FusionFile{{Name: "gdn-fusion.cuh", Data: []byte(w.String())}}, nil
 }
 
@@ -145,7 +137,7 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // the pattern's plan says (Bind by the kernel buffer's node role, Arg by
 // name).
 func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -163,10 +155,7 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	for _, d := range fv.Derived {
 		fmt.Fprintf(w, "    constexpr %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
-	var grid, block [3]string
-	for i := 0; i < 3; i++ {
-		grid[i], block[i] = glue.CExpr(k.Grid[i], args), glue.CExpr(k.Workgroup[i], args)
-	}
+	grid, block := glue.LaunchC(k, args)
 	fmt.Fprintf(w, "    const dim3 grid(%s);\n    const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "    const auto kernel = %s;\n", fv.Pick)
 	fmt.Fprintf(w, "    ggml_cuda_kernel_launch(kernel, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n")
@@ -184,9 +173,7 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	gcall := fusion.CallC(gather, l.GatherBinds, args, field)
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_cuda_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))
-	for i := 0; i < 3; i++ {
-		grid[i], block[i] = glue.CExpr(gather.Grid[i], args), glue.CExpr(gather.Workgroup[i], args)
-	}
+	grid, block = glue.LaunchC(gather, args)
 	fmt.Fprintf(w, "    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
 	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "        ggml_cuda_kernel_launch(%s, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n", glueTarget.Names.Function(gather))

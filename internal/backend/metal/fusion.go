@@ -154,10 +154,7 @@ void ggml_metal_gdn_fusion_match(ggml_metal_gdn_fusion_t fusion, ggml_metal_devi
 // node loop calls, and the matches' C interface.
 func fusionTexts() (map[string]string, error) {
 	var w strings.Builder
-	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	w.WriteString("// and copied back into the cache rows of the ubatch, encoded as one kernel that\n")
-	w.WriteString("// reads and writes the cache rows in place.\n\n")
+	w.WriteString(fusion.IntroC("encoded as one kernel") + "\n")
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
@@ -172,17 +169,17 @@ func fusionTexts() (map[string]string, error) {
 		}
 	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&w, "\n// encodes node's fused decode step where it anchors one; true where the node is one a step replaces\n")
-	fmt.Fprintf(&w, "static bool %s_encode(ggml_metal_op_t ctx, const ggml_tensor * node) {\n", p)
-	w.WriteString("    const ggml_metal_gdn_fusion_t ms = ctx->gdn_fusion;\n    if (ms == nullptr || ms->fused.count(node) == 0) {\n        return false;\n    }\n")
-	w.WriteString("    // the step reads what earlier nodes wrote and writes what later ones read, where the memory\n")
-	w.WriteString("    // ranges see only the anchor: a barrier on each side\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    const auto %[2]s = ms->%[2]s.find(node);\n    if (%[2]s != ms->%[2]s.end()) {\n", p, n)
-		fmt.Fprintf(&w, "        ggml_metal_op_concurrency_reset(ctx);\n        %[1]s_encode_%[2]s(ctx, %[2]s->second);\n        ggml_metal_op_concurrency_reset(ctx);\n    }\n", p, n)
-	}
-	w.WriteString("    return true;\n}\n")
+	w.WriteString(fusion.RunC(fusion.Run{
+		Doc:       "encodes node's fused decode step where it anchors one; true where the node is one a step replaces",
+		Signature: fmt.Sprintf("static bool %s_encode(ggml_metal_op_t ctx, const ggml_tensor * node) {", p),
+		Matches:   "    const ggml_metal_gdn_fusion_t ms = ctx->gdn_fusion;\n",
+		Skip:      "ms == nullptr || ms->fused.count(node) == 0",
+		Note: "    // the step reads what earlier nodes wrote and writes what later ones read, where the memory\n" +
+			"    // ranges see only the anchor: a barrier on each side\n",
+		Branch: func(n string) string {
+			return fusion.FindC("ms->", n, fmt.Sprintf("        ggml_metal_op_concurrency_reset(ctx);\n        %[1]s_encode_%[2]s(ctx, %[2]s->second);\n        ggml_metal_op_concurrency_reset(ctx);\n", p, n))
+		},
+	}, fusion.Patterns...))
 	fmt.Fprintf(&w, `
 %[1]s_t %[1]s_init(void) {
     return new %[1]s_matches();
@@ -238,7 +235,7 @@ func fusionGather(w *strings.Builder) error {
 // as the pattern's plan says (Bind by the kernel buffer's node role, Arg by
 // name), the variant's params from the glue's family view.
 func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -312,10 +309,7 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	for i, b := range bufs {
 		fmt.Fprintf(w, "    ggml_metal_encoder_set_buffer(ctx->enc, %s, %d);\n", b, i+1)
 	}
-	var grid, group [3]string
-	for i := 0; i < 3; i++ {
-		grid[i], group[i] = glue.CExpr(l.Kernel.Grid[i], args), glue.CExpr(l.Kernel.Workgroup[i], args)
-	}
+	grid, group := glue.LaunchC(l.Kernel, args)
 	fmt.Fprintf(w, "    ggml_metal_encoder_dispatch_threadgroups(ctx->enc, %s, %s);\n}\n", strings.Join(grid[:], ", "), strings.Join(group[:], ", "))
 	return nil
 }

@@ -127,10 +127,7 @@ unfused, and GGML_OPENCL_DISABLE_FUSION turns it off.`,
 // before the graph's node loop.
 func fusionTexts() (map[string]string, error) {
 	var w strings.Builder
-	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	w.WriteString("// and copied back into the cache rows of the ubatch, run as one kernel that\n")
-	w.WriteString("// reads and writes the cache rows in place.\n")
+	w.WriteString(fusion.IntroC("run as one kernel"))
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
@@ -157,14 +154,13 @@ static void %[1]s_set_arg(cl_kernel kernel, cl_uint & idx, T value) {
 			return nil, fmt.Errorf("opencl fusion: %s: %w", pt.Name, err)
 		}
 	}
-	fmt.Fprintf(&w, "\n// enqueues node's fused decode step where it anchors one; true where the node is one a step replaces\n")
-	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_opencl_context * backend_ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
-	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_enqueue_%[2]s(backend_ctx, %[2]s->second);\n    }\n", p, n)
-	}
-	w.WriteString("    return true;\n}\n")
+	w.WriteString(fusion.RunC(fusion.Run{
+		Doc:       "enqueues node's fused decode step where it anchors one; true where the node is one a step replaces",
+		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_opencl_context * backend_ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
+		Branch: func(n string) string {
+			return fusion.FindC("ms.", n, fmt.Sprintf("        %s_enqueue_%s(backend_ctx, %s->second);\n", p, n, n))
+		},
+	}, fusion.Patterns...))
 	return map[string]string{"fusion": w.String()}, nil
 }
 
@@ -174,7 +170,7 @@ static void %[1]s_set_arg(cl_kernel kernel, cl_uint & idx, T value) {
 // (Bind by the kernel buffer's node role, Arg by name), the launch the glue's
 // family view spells.
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -211,15 +207,8 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		}
 		return nil
 	}
-	// a kernel's launch over the match: its workgroups and their size, over the plan's args
-	shape := func(k *ir.Kernel) (grid, group [3]string) {
-		for d := 0; d < 3; d++ {
-			grid[d], group[d] = glue.CExpr(k.Grid[d], args), glue.CExpr(k.Workgroup[d], args)
-		}
-		return grid, group
-	}
 	launch := func(w *strings.Builder, indent string, k *ir.Kernel, node string) {
-		grid, group := shape(k)
+		grid, group := glue.LaunchC(k, args)
 		fmt.Fprintf(w, "%ssize_t local_work_size[]  = { %s };\n", indent, strings.Join(group[:], ", "))
 		fmt.Fprintf(w, "%ssize_t global_work_size[] = {\n", indent)
 		for d := 0; d < 3; d++ {
@@ -235,7 +224,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "static void %[1]s_enqueue_%[2]s(ggml_backend_opencl_context * backend_ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    int i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        i++;\n    }\n", vars, fv.Key)
 	// the variant's params the launch names: the table's columns (the key is the match's), then the derived ones
-	grid, group := shape(k)
+	grid, group := glue.LaunchC(k, args)
 	launchExprs := append(grid[:], group[:]...)
 	var derived []glue.Local
 	for _, d := range fv.Derived {

@@ -212,10 +212,7 @@ func familyLaunch(w *strings.Builder, shared string) error {
 	for _, a := range k.Args {
 		names[a.Name] = a.Name
 	}
-	var grid, wg [3]string
-	for i := 0; i < 3; i++ {
-		grid[i], wg[i] = glue.CExpr(k.Grid[i], names), glue.CExpr(k.Workgroup[i], names)
-	}
+	grid, wg := glue.LaunchC(k, names)
 	writeRanges(w, wg, grid)
 	call := fmt.Sprintf("%s<%s>(", sycl.FunctionName(k), fv.TemplateArgs)
 	last := len(fv.CallNames) - 1
@@ -304,12 +301,12 @@ func fusionFiles() ([]integration.FusionFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var w strings.Builder
-	w.WriteString("#pragma once\n\n#include \"common.hpp\"\n")
+	var includes []string
 	for _, k := range kernels {
-		fmt.Fprintf(&w, "#include %q\n", k.Name)
+		includes = append(includes, k.Name)
 	}
-	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n")
+	var w strings.Builder
+	w.WriteString(fusion.HeaderC("common.hpp", includes...))
 	w.WriteString("// The gated delta net decode step as llama.cpp builds it (the state caches read by GET_ROWS\n")
 	w.WriteString("// through the slot ids and copied back), fused: kernels that update the cache rows in place.\n\n")
 	w.WriteString(text)
@@ -319,14 +316,13 @@ func fusionFiles() ([]integration.FusionFile, error) {
 		}
 	}
 	p := fusionSpelling.Prefix
-	w.WriteString("\n// runs node's fused kernels where it anchors a match; true where the node is one they replace\n")
-	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_sycl_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
-	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    if (ms.%[2]s.count(node) != 0) {\n        %[1]s_run_%[2]s(ctx, ms.%[2]s.at(node));\n    }\n", p, n)
-	}
-	w.WriteString("    return true;\n}\n")
+	w.WriteString(fusion.RunC(fusion.Run{
+		Doc:       "runs node's fused kernels where it anchors a match; true where the node is one they replace",
+		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_sycl_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
+		Branch: func(n string) string {
+			return fmt.Sprintf("    if (ms.%[2]s.count(node) != 0) {\n        %[1]s_run_%[2]s(ctx, ms.%[2]s.at(node));\n    }\n", p, n)
+		},
+	}, fusion.Patterns...))
 	return []integration.FusionFile{{Name: "gdn-fusion.hpp", Data: []byte(w.String())}}, nil
 }
 
@@ -335,7 +331,7 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // bound as the pattern's plan says (Bind by the kernel buffer's node role,
 // Arg by name).
 func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err

@@ -138,10 +138,7 @@ turns it off.`,
 // pattern's plan binds them, and the run the node loop calls.
 func fusionTexts() (map[string]string, error) {
 	var m strings.Builder
-	m.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	m.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	m.WriteString("// and copied back into the cache rows of the ubatch, run as one dispatch that\n")
-	m.WriteString("// reads and writes the cache rows in place.\n")
+	m.WriteString(fusion.IntroC("run as one dispatch"))
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
@@ -158,18 +155,17 @@ func fusionTexts() (map[string]string, error) {
 		}
 	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&d, "\n// records node's fused decode step where it anchors one; true where the node is one a step replaces\n")
-	fmt.Fprintf(&d, "static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {\n", p)
-	d.WriteString("    const auto & ms = ctx->gdn_fusion;\n    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	d.WriteString("    // the step reads what earlier nodes wrote and writes what later ones read, where the graph's\n")
-	d.WriteString("    // tracking sees only the anchor: a barrier on each side\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&d, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n", p, n)
-		fmt.Fprintf(&d, "        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)
-		d.WriteString("        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n    }\n")
-	}
-	d.WriteString("    return true;\n}\n")
+	d.WriteString(fusion.RunC(fusion.Run{
+		Doc:       "records node's fused decode step where it anchors one; true where the node is one a step replaces",
+		Signature: fmt.Sprintf("static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {", p),
+		Matches:   "    const auto & ms = ctx->gdn_fusion;\n",
+		Note: "    // the step reads what earlier nodes wrote and writes what later ones read, where the graph's\n" +
+			"    // tracking sees only the anchor: a barrier on each side\n",
+		Branch: func(n string) string {
+			return fusion.FindC("ms.", n, fmt.Sprintf("        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)+
+				"        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n")
+		},
+	}, fusion.Patterns...))
 	return map[string]string{"matchers": m.String(), "dispatch": d.String()}, nil
 }
 
@@ -178,7 +174,7 @@ func fusionTexts() (map[string]string, error) {
 // every binding and push constant as the pattern's plan says (Bind by the
 // shader buffer's node role, Arg by name).
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err

@@ -1,0 +1,78 @@
+package fusion
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MatcherIncludes are the standard headers MatcherC's text uses.
+var MatcherIncludes = []string{"algorithm", "array", "unordered_map", "unordered_set", "vector"}
+
+// HeaderC opens a step's header of its own: #pragma once, the backend's
+// common header and each of includes (the kernels' headers), then the
+// standard headers the matcher uses.
+func HeaderC(common string, includes ...string) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "#pragma once\n\n#include %q\n", common)
+	for _, i := range includes {
+		fmt.Fprintf(&w, "#include %q\n", i)
+	}
+	w.WriteString("\n")
+	for _, i := range MatcherIncludes {
+		fmt.Fprintf(&w, "#include <%s>\n", i)
+	}
+	w.WriteString("\n")
+	return w.String()
+}
+
+// IntroC is the comment before a step's matchers: the decode step llama.cpp
+// builds and what the fusion makes of it; ran says how the backend runs the
+// fused kernel ("run as one kernel").
+func IntroC(ran string) string {
+	return "// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n" +
+		"// state and the conv state, each read by GET_ROWS through the sequences' slots\n" +
+		"// and copied back into the cache rows of the ubatch, " + ran + " that\n" +
+		"// reads and writes the cache rows in place.\n"
+}
+
+// CName is pt's name as C spells it in the matcher: its match struct
+// (Prefix_CName) and its matches' member (ms.CName).
+func (pt *Pattern) CName() string { return cName(pt.Name) }
+
+// Run is a backend's spelling of the function its node loop calls with each
+// node (RunC): the node's fused step runs where the node anchors one, and
+// the function tells the loop to skip every node a step replaces.
+type Run struct {
+	Doc       string // what the function does, a comment line without "// "
+	Signature string // its head, through "{"
+	// Matches, where set, is the line that names the graph's matches ms
+	// where the signature does not; Skip, where set, the test that node is
+	// no step's in place of ms.fused.count(node) == 0.
+	Matches, Skip string
+	Note          string // comment lines before the patterns' branches
+	// Branch is pattern n's (CName) branch: it runs the step node anchors.
+	Branch func(n string) string
+}
+
+// RunC is the function r spells, with a branch for each of patterns.
+func RunC(r Run, patterns ...*Pattern) string {
+	skip := r.Skip
+	if skip == "" {
+		skip = "ms.fused.count(node) == 0"
+	}
+	var w strings.Builder
+	fmt.Fprintf(&w, "\n// %s\n%s\n%s", r.Doc, r.Signature, r.Matches)
+	fmt.Fprintf(&w, "    if (%s) {\n        return false;\n    }\n%s", skip, r.Note)
+	for _, pt := range patterns {
+		w.WriteString(r.Branch(pt.CName()))
+	}
+	w.WriteString("    return true;\n}\n")
+	return w.String()
+}
+
+// FindC is a Run branch that looks node up among pattern n's matches (ms
+// "ms." or "ms->") and, where node anchors one, runs body: lines indented
+// two steps, over the match n->second.
+func FindC(ms, n, body string) string {
+	return fmt.Sprintf("    const auto %[2]s = %[1]s%[2]s.find(node);\n    if (%[2]s != %[1]s%[2]s.end()) {\n%[3]s    }\n", ms, n, body)
+}
