@@ -19,7 +19,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_CUDA_DISABLE_FUSION=1", Budget: 500, Dir: "src/ggml-cuda/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
 			Subject: "cuda : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs
 (the next commit matches the graph and launches them): GATED_DELTA_NET

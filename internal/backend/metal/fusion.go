@@ -22,12 +22,8 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_metal_gdn_fusion", Target: na
 // form's supports header; fusionBase the ops form's manifest over them: the
 // kernels' step takes its library text, function constants and kargs.
 var (
-	fusionGlue = func() *templates.Target {
-		n := glueTarget.Names
-		n.Slots = true
-		return &templates.Target{Names: n, Template: glueTarget.Template, Out: glueTarget.Out, Prefix: glueTarget.Prefix, Upstream: &templates.Upstream{}}
-	}()
-	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+	fusionGlue = glueTarget.WithSlots(&templates.Upstream{})
+	fusionBase = Manifest.Over(fusionGlue, FusionKernels)
 )
 
 // The files the fusion step changes beyond the ops form's.
@@ -42,7 +38,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_METAL_FUSION_DISABLE=1", Budget: 600, Dir: "src/ggml-metal/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 600, Dir: "src/ggml-metal/",
 			Subject: "metal : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step encodes
 (the next commit matches the graph and encodes them), with their kargs and

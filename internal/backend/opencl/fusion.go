@@ -9,7 +9,6 @@ import (
 	"github.com/kernelgen/kernelgen/ir"
 	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops/fusion"
-	"github.com/kernelgen/kernelgen/templates"
 )
 
 // OpenCL's spelling of the decode step's fusions (ops/fusion): the names and
@@ -23,12 +22,8 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_cl_gdn_fusion", Target: name}
 // the ops form's manifest over them: the kernels' step takes its .cl files,
 // their handles, variant tables, loading and CMake entries.
 var (
-	fusionGlue = func() *templates.Target {
-		n := glueTarget.Names
-		n.Slots = true
-		return &templates.Target{Names: n, Prefix: glueTarget.Prefix, Upstream: glueTarget.Upstream}
-	}()
-	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+	fusionGlue = glueTarget.WithSlots(glueTarget.Upstream)
+	fusionBase = Manifest.Over(fusionGlue, FusionKernels)
 )
 
 const graphCompute = "static ggml_status ggml_backend_opencl_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
@@ -37,7 +32,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_OPENCL_DISABLE_FUSION=1", Budget: 750, Dir: "src/ggml-opencl/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 750, Dir: "src/ggml-opencl/",
 			Subject: "opencl : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs
 (the next commit matches the graph and enqueues them), with their

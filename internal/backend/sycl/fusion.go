@@ -21,7 +21,7 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_sycl_gdn_fusion", Target: nam
 
 // fusionGlue is the upstream glue's names over the fusion form's kernels
 // (the GDN kernel with the snapshot slots, glue.Names.Slots).
-var fusionGlue = func() glue.Names { n := glueTarget.Names; n.Slots = true; return n }()
+var fusionGlue = glueTarget.WithSlots(glueTarget.Upstream).Names
 
 const graphCompute = "static void ggml_backend_sycl_graph_compute_impl(ggml_backend_sycl_context * sycl_ctx, ggml_cgraph * cgraph) {"
 
@@ -29,7 +29,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_SYCL_ENABLE_FUSION=0", Budget: 450, Dir: "src/ggml-sycl/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 450, Dir: "src/ggml-sycl/",
 			Subject: "sycl : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs,
 each with its launch (the next commit matches the graph and calls them):

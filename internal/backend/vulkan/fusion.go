@@ -8,7 +8,6 @@ import (
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops/fusion"
-	"github.com/kernelgen/kernelgen/templates"
 )
 
 // Vulkan's spelling of the decode step's fusions (ops/fusion): the names,
@@ -33,12 +32,8 @@ const vkOffsetAlign = 256
 // the ops form's manifest over them: the shaders' step takes its files and
 // the sections that declare, create and build their pipelines.
 var (
-	fusionGlue = func() *templates.Target {
-		n := glueTarget.Names
-		n.Slots = true
-		return &templates.Target{Names: n, Template: glueTarget.Template, Out: glueTarget.Out, Prefix: glueTarget.Prefix, Upstream: glueTarget.Upstream}
-	}()
-	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+	fusionGlue = glueTarget.WithSlots(glueTarget.Upstream)
+	fusionBase = Manifest.Over(fusionGlue, FusionKernels)
 )
 
 const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
@@ -47,7 +42,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_VK_DISABLE_FUSION=1", Budget: 800, Dir: "src/ggml-vulkan/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
 			Subject: "vulkan : add gated delta net and conv-update shaders that update the state cache in place",
 			Body: `Add the shaders that the fusion of the gated delta net decode step records
 (the next commit matches the graph and records them), with their pipelines:
