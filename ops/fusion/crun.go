@@ -39,10 +39,13 @@ func IntroC(ran string) string {
 // (Prefix_CName) and its matches' member (ms.CName).
 func (pt *Pattern) CName() string { return cName(pt.Name) }
 
-// Run is a backend's spelling of the function its node loop calls with each
-// node (RunC): the node's fused step runs where the node anchors one, and
-// the function tells the loop to skip every node a step replaces.
+// Run is a backend's spelling of what runs the fused steps (Run.C): each
+// pattern's functions, then the function its node loop calls with each
+// node, which runs the node's fused step where the node anchors one and
+// tells the loop to skip every node a step replaces.
 type Run struct {
+	// Pattern writes pattern pt's functions, which Branch calls.
+	Pattern   func(w *strings.Builder, pt *Pattern) error
 	Doc       string // what the function does, a comment line without "// "
 	Signature string // its head, through "{"
 	// Matches, where set, is the line that names the graph's matches ms
@@ -54,20 +57,25 @@ type Run struct {
 	Branch func(n string) string
 }
 
-// RunC is the function r spells, with a branch for each of patterns.
-func RunC(r Run, patterns ...*Pattern) string {
+// C writes each of patterns' functions, then the run with a branch for
+// each; an error names its pattern.
+func (r Run) C(w *strings.Builder, patterns ...*Pattern) error {
+	for _, pt := range patterns {
+		if err := r.Pattern(w, pt); err != nil {
+			return fmt.Errorf("%s: %w", pt.Name, err)
+		}
+	}
 	skip := r.Skip
 	if skip == "" {
 		skip = "ms.fused.count(node) == 0"
 	}
-	var w strings.Builder
-	fmt.Fprintf(&w, "\n// %s\n%s\n%s", r.Doc, r.Signature, r.Matches)
-	fmt.Fprintf(&w, "    if (%s) {\n        return false;\n    }\n%s", skip, r.Note)
+	fmt.Fprintf(w, "\n// %s\n%s\n%s", r.Doc, r.Signature, r.Matches)
+	fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n%s", skip, r.Note)
 	for _, pt := range patterns {
 		w.WriteString(r.Branch(pt.CName()))
 	}
 	w.WriteString("    return true;\n}\n")
-	return w.String()
+	return nil
 }
 
 // FindC is a Run branch that looks node up among pattern n's matches (ms

@@ -142,3 +142,23 @@ func CallC(k *ir.Kernel, binds map[string]Bind, args map[string]string, field fu
 	}
 	return call
 }
+
+// WholeC are k's buffers as a backend that binds whole tensors passes them
+// (the launch's Kernel or Gather, with its binds): the scratch as the
+// caller's local scratch, set at its offset, every other buffer as tensor
+// spells its role's tensor. Only the scratch may be bound at an offset.
+func WholeC(k *ir.Kernel, binds map[string]Bind, tensor func(role string) string) ([]string, error) {
+	var out []string
+	for _, b := range k.Buffers {
+		bind := binds[b.Name]
+		switch {
+		case b.Name == "scratch":
+			out = append(out, "scratch")
+		case !bind.Whole():
+			return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
+		default:
+			out = append(out, tensor(bind.Role))
+		}
+	}
+	return out, nil
+}

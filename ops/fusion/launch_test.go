@@ -84,3 +84,37 @@ func TestCallSpellsEachBufferAndArg(t *testing.T) {
 		}
 	}
 }
+
+// A backend that binds whole tensors passes the scratch as its local and
+// every other buffer as its role's tensor; a buffer bound at an offset
+// other than the scratch is refused.
+func TestWholeRefusesAnOffsetButTheScratchs(t *testing.T) {
+	l, err := ConvPattern.Launch("vulkan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tensor := func(role string) string { return "t(" + role + ")" }
+	bufs, err := WholeC(l.Gather, l.GatherBinds, tensor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range l.Gather.Buffers {
+		want := "t(" + l.GatherBinds[b.Name].Role + ")"
+		if b.Name == "scratch" {
+			want = "scratch"
+		}
+		if bufs[i] != want {
+			t.Errorf("buffer %s is passed as %s, want %s", b.Name, bufs[i], want)
+		}
+	}
+	binds := map[string]Bind{}
+	for name, b := range l.GatherBinds {
+		if name != "scratch" {
+			b.Offset = Const(4)
+		}
+		binds[name] = b
+	}
+	if _, err := WholeC(l.Gather, binds, tensor); err == nil {
+		t.Errorf("buffers bound at an offset are passed whole")
+	}
+}

@@ -115,19 +115,18 @@ func fusionFiles() ([]integration.FusionFile, error) {
 	w.WriteString(fusion.HeaderC("common.cuh", includes...))
 	w.WriteString(fusion.IntroC("run as one kernel") + "\n")
 	w.WriteString(text)
-	for _, pt := range fusion.Patterns {
-		if err := fusionLaunch(&w, pt); err != nil {
-			return nil, fmt.Errorf("cuda fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	w.WriteString(fusion.RunC(fusion.Run{
+	err = fusion.Run{
+		Pattern:   fusionLaunch,
 		Doc:       "runs node's fused kernels where it anchors a match; true where the node is one they replace",
 		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_cuda_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
 		Branch: func(n string) string {
 			return fusion.FindC("ms.", n, fmt.Sprintf("        %s_run_%s(ctx, %s->second);\n", p, n, n))
 		},
-	}, fusion.Patterns...))
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("cuda fusion: %w", err)
+	}
 	return []integration.FusionFile{{Name: "gdn-fusion.cuh", Data: []byte(w.String())}}, nil
 }
 

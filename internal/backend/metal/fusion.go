@@ -6,7 +6,6 @@ import (
 
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
-	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 	"github.com/kernelgen/kernelgen/templates"
 )
@@ -158,13 +157,9 @@ func fusionTexts() (map[string]string, error) {
 	if err := fusionGather(&w); err != nil {
 		return nil, err
 	}
-	for _, pt := range fusion.Patterns {
-		if err := fusionEncode(&w, pt); err != nil {
-			return nil, fmt.Errorf("metal fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	w.WriteString(fusion.RunC(fusion.Run{
+	err = fusion.Run{
+		Pattern:   fusionEncode,
 		Doc:       "encodes node's fused decode step where it anchors one; true where the node is one a step replaces",
 		Signature: fmt.Sprintf("static bool %s_encode(ggml_metal_op_t ctx, const ggml_tensor * node) {", p),
 		Matches:   "    const ggml_metal_gdn_fusion_t ms = ctx->gdn_fusion;\n",
@@ -174,7 +169,10 @@ func fusionTexts() (map[string]string, error) {
 		Branch: func(n string) string {
 			return fusion.FindC("ms->", n, fmt.Sprintf("        ggml_metal_op_concurrency_reset(ctx);\n        %[1]s_encode_%[2]s(ctx, %[2]s->second);\n        ggml_metal_op_concurrency_reset(ctx);\n", p, n))
 		},
-	}, fusion.Patterns...))
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("metal fusion: %w", err)
+	}
 	fmt.Fprintf(&w, `
 %[1]s_t %[1]s_init(void) {
     return new %[1]s_matches();
@@ -242,26 +240,12 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	fam := fv.Own.(*family)
 	args := pt.ArgsC(func(f string) string { return "m." + f })
 	// each buffer's tensor, whole (the scratch at its offset)
-	buffers := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
-		var out []string
-		for _, b := range k.Buffers {
-			bind := binds[b.Name]
-			switch {
-			case b.Name == "scratch":
-				out = append(out, "scratch")
-			case !bind.Whole():
-				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
-			default:
-				out = append(out, fmt.Sprintf("ggml_metal_get_buffer_id(m.%s)", bind.Role))
-			}
-		}
-		return out, nil
-	}
-	bufs, err := buffers(l.Kernel, l.KernelBinds)
+	buffer := func(role string) string { return "ggml_metal_get_buffer_id(m." + role + ")" }
+	bufs, err := fusion.WholeC(l.Kernel, l.KernelBinds, buffer)
 	if err != nil {
 		return err
 	}
-	gbufs, err := buffers(l.Gather, l.GatherBinds)
+	gbufs, err := fusion.WholeC(l.Gather, l.GatherBinds, buffer)
 	if err != nil {
 		return err
 	}

@@ -142,19 +142,17 @@ static void %[1]s_set_arg(cl_kernel kernel, cl_uint & idx, T value) {
     CL_CHECK(clSetKernelArg(kernel, idx++, sizeof(T), &value));
 }
 `, p)
-	for _, pt := range fusion.Patterns {
-		w.WriteString("\n")
-		if err := fusionDispatch(&w, pt); err != nil {
-			return nil, fmt.Errorf("opencl fusion: %s: %w", pt.Name, err)
-		}
-	}
-	w.WriteString(fusion.RunC(fusion.Run{
+	err = fusion.Run{
+		Pattern:   fusionDispatch,
 		Doc:       "enqueues node's fused decode step where it anchors one; true where the node is one a step replaces",
 		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_opencl_context * backend_ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
 		Branch: func(n string) string {
 			return fusion.FindC("ms.", n, fmt.Sprintf("        %s_enqueue_%s(backend_ctx, %s->second);\n", p, n, n))
 		},
-	}, fusion.Patterns...))
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("opencl fusion: %w", err)
+	}
 	return map[string]string{"fusion": w.String()}, nil
 }
 
@@ -215,7 +213,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		fmt.Fprintf(w, "%sbackend_ctx->enqueue_ndrange_kernel(kernel, 3, global_work_size, local_work_size, m.%s);\n", indent, node)
 	}
 	vars := fmt.Sprintf("ggml_cl_%s_variants", shared.Name)
-	fmt.Fprintf(w, "static void %[1]s_enqueue_%[2]s(ggml_backend_opencl_context * backend_ctx, const %[1]s_%[2]s & m) {\n", p, n)
+	fmt.Fprintf(w, "\nstatic void %[1]s_enqueue_%[2]s(ggml_backend_opencl_context * backend_ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    int i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        i++;\n    }\n", vars, fv.Key)
 	// the variant's params the launch names: the table's columns (the key is the match's), then the derived ones
 	grid, group := glue.LaunchC(k, args)

@@ -309,19 +309,18 @@ func fusionFiles() ([]integration.FusionFile, error) {
 	w.WriteString("// The gated delta net decode step as llama.cpp builds it (the state caches read by GET_ROWS\n")
 	w.WriteString("// through the slot ids and copied back), fused: kernels that update the cache rows in place.\n\n")
 	w.WriteString(text)
-	for _, pt := range fusion.Patterns {
-		if err := fusionRun(&w, pt); err != nil {
-			return nil, fmt.Errorf("sycl fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	w.WriteString(fusion.RunC(fusion.Run{
+	err = fusion.Run{
+		Pattern:   fusionRun,
 		Doc:       "runs node's fused kernels where it anchors a match; true where the node is one they replace",
 		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_sycl_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
 		Branch: func(n string) string {
 			return fmt.Sprintf("    if (ms.%[2]s.count(node) != 0) {\n        %[1]s_run_%[2]s(ctx, ms.%[2]s.at(node));\n    }\n", p, n)
 		},
-	}, fusion.Patterns...))
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("sycl fusion: %w", err)
+	}
 	return []integration.FusionFile{{Name: "gdn-fusion.hpp", Data: []byte(w.String())}}, nil
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
-	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 )
 
@@ -142,14 +141,9 @@ func fusionTexts() (map[string]string, error) {
 	if err := fusionGather(&d); err != nil {
 		return nil, err
 	}
-	for _, pt := range fusion.Patterns {
-		d.WriteString("\n")
-		if err := fusionDispatch(&d, pt); err != nil {
-			return nil, fmt.Errorf("vulkan fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	d.WriteString(fusion.RunC(fusion.Run{
+	err = fusion.Run{
+		Pattern:   fusionDispatch,
 		Doc:       "records node's fused decode step where it anchors one; true where the node is one a step replaces",
 		Signature: fmt.Sprintf("static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {", p),
 		Matches:   "    const auto & ms = ctx->gdn_fusion;\n",
@@ -159,7 +153,10 @@ func fusionTexts() (map[string]string, error) {
 			return fusion.FindC("ms.", n, fmt.Sprintf("        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)+
 				"        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n")
 		},
-	}, fusion.Patterns...))
+	}.C(&d, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan fusion: %w", err)
+	}
 	return map[string]string{"matchers": m.String(), "dispatch": d.String()}, nil
 }
 
@@ -181,29 +178,16 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	fam := fv.Own.(*family)
 	args := pt.ArgsC(func(f string) string { return "m." + f })
 	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
-	bindings := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
-		var out []string
-		for _, b := range k.Buffers {
-			bind := binds[b.Name]
-			switch {
-			case b.Name == "scratch":
-				out = append(out, "scratch")
-			case !bind.Whole():
-				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
-			default:
-				out = append(out, fmt.Sprintf("ggml_vk_tensor_subbuffer(ctx, m.%s)", bind.Role))
-			}
-		}
-		return glue.Wrap(out, 96), nil
-	}
-	bufs, err := bindings(k, l.KernelBinds)
+	subbuffer := func(role string) string { return "ggml_vk_tensor_subbuffer(ctx, m." + role + ")" }
+	bufs, err := fusion.WholeC(k, l.KernelBinds, subbuffer)
 	if err != nil {
 		return err
 	}
-	gbufs, err := bindings(gather, l.GatherBinds)
+	gbufs, err := fusion.WholeC(gather, l.GatherBinds, subbuffer)
 	if err != nil {
 		return err
 	}
+	bufs, gbufs = glue.Wrap(bufs, 96), glue.Wrap(gbufs, 96)
 	_, gInit := pushStruct(gather, args)
 	_, kInit := pushStruct(k, args)
 	var bools []string
@@ -216,7 +200,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	vars := fmt.Sprintf("ggml_vk_%s_variants", shared.Name)
 
-	fmt.Fprintf(w, "static void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
+	fmt.Fprintf(w, "\nstatic void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    uint32_t i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        ++i;\n    }\n", vars, fv.Key)
 	for j, c := range fv.Table.Columns {
 		if fusion.NamedIn(c, fam.Grid[:]...) {
