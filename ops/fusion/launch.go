@@ -162,3 +162,31 @@ func WholeC(k *ir.Kernel, binds map[string]Bind, tensor func(role string) string
 	}
 	return out, nil
 }
+
+// GatherGuardC opens the block that runs the gather, over a match whose
+// fields field names: with one sequence no source row is another
+// sequence's destination, so the gather copies nothing and is skipped.
+func GatherGuardC(field func(string) string) string {
+	return "    // with one sequence no source is another sequence's destination: the gather copies nothing\n" +
+		"    if (" + field("n_seqs") + " >= 2) {\n"
+}
+
+// InMatch is a field of the match as a step's functions name it: their
+// match parameter is m.
+func InMatch(field string) string { return "m." + field }
+
+// BoolsC are a variant's bools as a fused step picks them: flag, the one
+// the fusion sets (each sequence reads its rows by its slot id), as set
+// (left out where set is ""), every other one from the match, nonzero.
+func BoolsC(bools []string, flag, set string) []string {
+	var out []string
+	for _, b := range bools {
+		switch {
+		case b != flag:
+			out = append(out, InMatch(b)+" != 0")
+		case set != "":
+			out = append(out, set)
+		}
+	}
+	return out
+}

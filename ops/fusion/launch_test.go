@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/ir"
@@ -116,5 +117,20 @@ func TestWholeRefusesAnOffsetButTheScratchs(t *testing.T) {
 	}
 	if _, err := WholeC(l.Gather, binds, tensor); err == nil {
 		t.Errorf("buffers bound at an offset are passed whole")
+	}
+}
+
+// A fused step sets the flag and takes every other bool from the match; a
+// pick that sets the flag itself leaves it out.
+func TestBoolsSetTheFlag(t *testing.T) {
+	bools := []string{"KDA", "IDS", "SILU"}
+	if got, want := strings.Join(BoolsC(bools, "IDS", "true"), ", "), "m.KDA != 0, true, m.SILU != 0"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+	if got, want := strings.Join(BoolsC(bools, "IDS", ""), ", "), "m.KDA != 0, m.SILU != 0"; got != want {
+		t.Errorf("without the flag: %s, want %s", got, want)
+	}
+	if got, want := GatherGuardC(InMatch), "    if (m.n_seqs >= 2) {\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("the gather's guard %q does not end in %q", got, want)
 	}
 }

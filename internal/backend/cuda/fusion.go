@@ -145,7 +145,7 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	field := func(r string) string { return "m." + r }
+	field := fusion.InMatch
 	args := pt.ArgsC(field)
 	call := fusion.CallC(k, l.KernelBinds, args, field)
 	fmt.Fprintf(w, "\ntemplate <%s>\n", fv.LaunchParams)
@@ -157,14 +157,7 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "    const dim3 grid(%s);\n    const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "    const auto kernel = %s;\n", fv.Pick)
 	fmt.Fprintf(w, "    ggml_cuda_kernel_launch(kernel, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n")
-	cl := glue.Wrap(call, 92)
-	for i, line := range cl {
-		sep := ""
-		if i == len(cl)-1 {
-			sep = ");"
-		}
-		fmt.Fprintf(w, "        %s%s\n", line, sep)
-	}
+	writeArgs(w, "        ", glue.Wrap(call, 92))
 	w.WriteString("}\n")
 
 	// the run: the gather into scratch, then the kernel at the match's variant
@@ -172,33 +165,27 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_cuda_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))
 	grid, block = glue.LaunchC(gather, args)
-	fmt.Fprintf(w, "    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
+	w.WriteString(fusion.GatherGuardC(field))
+	fmt.Fprintf(w, "        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "        ggml_cuda_kernel_launch(%s, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n", glueTarget.Names.Function(gather))
-	gl := glue.Wrap(gcall, 88)
-	for i, line := range gl {
-		sep := ""
-		if i == len(gl)-1 {
-			sep = ");"
-		}
-		fmt.Fprintf(w, "            %s%s\n", line, sep)
-	}
+	writeArgs(w, "            ", glue.Wrap(gcall, 88))
 	w.WriteString("    }\n")
-	var bools []string
-	for _, prm := range k.Params {
-		if prm.Type != ir.Bool || prm.Derived != nil {
-			continue
-		}
-		if prm.Name == shared.Flag {
-			bools = append(bools, "true")
-		} else {
-			bools = append(bools, fmt.Sprintf("m.%s != 0", prm.Name))
-		}
-	}
+	bools := fusion.BoolsC(fv.Table.Bools, fv.Flag, "true")
 	fmt.Fprintf(w, "    switch (m.%s) {\n", fv.Key)
 	for _, c := range fv.Cases {
 		fmt.Fprintf(w, "        case %s: %s_launch_%s<%s>(m, scratch, stream, %s); break;\n", c.Value, p, n, c.TemplateArgs, strings.Join(bools, ", "))
 	}
 	fmt.Fprintf(w, "        default: GGML_ABORT(\"%s: no kernel for %s = %%d\", (int) m.%s);\n    }\n}\n", pt.Name, fv.Key, fv.Key)
 	return nil
+}
+
+// writeArgs writes a launch's wrapped arguments (lines) at indent, the last
+// closing the call.
+func writeArgs(w *strings.Builder, indent string, lines []string) {
+	for i, l := range lines {
+		if i == len(lines)-1 {
+			l += ");"
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, l)
+	}
 }

@@ -238,7 +238,8 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	fam := fv.Own.(*family)
-	args := pt.ArgsC(func(f string) string { return "m." + f })
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
 	// each buffer's tensor, whole (the scratch at its offset)
 	buffer := func(role string) string { return "ggml_metal_get_buffer_id(m." + role + ")" }
 	bufs, err := fusion.WholeC(l.Kernel, l.KernelBinds, buffer)
@@ -249,14 +250,7 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	var bools []string
-	for _, b := range fv.Table.Bools {
-		if b == fv.Flag {
-			bools = append(bools, "true")
-		} else {
-			bools = append(bools, fmt.Sprintf("m.%s != 0", b))
-		}
-	}
+	bools := fusion.BoolsC(fv.Table.Bools, fv.Flag, "true")
 
 	fmt.Fprintf(w, "\nstatic void %[1]s_encode_%[2]s(ggml_metal_op_t ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    // the kernels built, by %s (the matcher checked that the match's is one)\n", fv.Key)
@@ -270,10 +264,10 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	fmt.Fprintf(w, "    // %s\n    ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(m.%s);\n", l.Scratch.WhyC(), l.Scratch.Role)
 	if !l.Scratch.Whole() {
-		fmt.Fprintf(w, "    scratch.offs += %s;\n", l.Scratch.Offset.C(func(r string) string { return "m." + r }))
+		fmt.Fprintf(w, "    scratch.offs += %s;\n", l.Scratch.Offset.C(field))
 	}
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        %s_gather(ctx, %s, {\n", p, strings.Join(gbufs, ", "))
+	w.WriteString(fusion.GatherGuardC(field))
+	fmt.Fprintf(w, "        %s_gather(ctx, %s, {\n", p, strings.Join(gbufs, ", "))
 	for _, s := range glue.Wrap(argExprs(l.Gather, args), 92) {
 		fmt.Fprintf(w, "            %s\n", s)
 	}

@@ -172,7 +172,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	field := func(r string) string { return "m." + r }
+	field := fusion.InMatch
 	args := pt.ArgsC(field)
 	// the kernel's arguments: each buffer a (cl_mem, offset) pair of its bound tensor, then the args
 	set := func(w *strings.Builder, indent string, k *ir.Kernel, binds map[string]fusion.Bind) error {
@@ -242,8 +242,8 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	if !scratch.Whole() {
 		fmt.Fprintf(w, "    // the scratch: %s\n    const size_t scratch_offs = %s;\n", scratch.WhyC(), scratch.Offset.C(field))
 	}
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	w.WriteString("    if (m.n_seqs >= 2) {\n        cl_kernel kernel = backend_ctx->kernel_state_gather;\n        cl_uint idx = 0;\n")
+	w.WriteString(fusion.GatherGuardC(field))
+	w.WriteString("        cl_kernel kernel = backend_ctx->kernel_state_gather;\n        cl_uint idx = 0;\n")
 	if err := set(w, "        ", gather, l.GatherBinds); err != nil {
 		return err
 	}

@@ -338,19 +338,14 @@ func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	field := func(r string) string { return "m." + r }
+	field := fusion.InMatch
 	args := pt.ArgsC(field)
 	// each call's arguments after its leading ones, wrapped
 	call := func(k *ir.Kernel, binds map[string]fusion.Bind, lead []string) []string {
 		return glue.Wrap(append(lead, fusion.CallC(k, binds, args, field)...), 92)
 	}
 	gcall := call(l.Gather, l.GatherBinds, []string{"ctx.stream()"})
-	variant := []string{"ctx.stream()", "m." + fv.Key}
-	for _, b := range fv.Table.Bools {
-		if b != fv.Flag {
-			variant = append(variant, fmt.Sprintf("m.%s != 0", b))
-		}
-	}
+	variant := append([]string{"ctx.stream()", field(fv.Key)}, fusion.BoolsC(fv.Table.Bools, fv.Flag, "")...)
 	kcall := call(l.Kernel, l.KernelBinds, variant)
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_sycl_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))

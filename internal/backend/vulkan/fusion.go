@@ -176,7 +176,8 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	fam := fv.Own.(*family)
-	args := pt.ArgsC(func(f string) string { return "m." + f })
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
 	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
 	subbuffer := func(role string) string { return "ggml_vk_tensor_subbuffer(ctx, m." + role + ")" }
 	bufs, err := fusion.WholeC(k, l.KernelBinds, subbuffer)
@@ -190,14 +191,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	bufs, gbufs = glue.Wrap(bufs, 96), glue.Wrap(gbufs, 96)
 	_, gInit := pushStruct(gather, args)
 	_, kInit := pushStruct(k, args)
-	var bools []string
-	for _, b := range fv.Table.Bools {
-		if b == fv.Flag {
-			bools = append(bools, "1")
-		} else {
-			bools = append(bools, fmt.Sprintf("m.%s != 0", b))
-		}
-	}
+	bools := fusion.BoolsC(fv.Table.Bools, fv.Flag, "1")
 	vars := fmt.Sprintf("ggml_vk_%s_variants", shared.Name)
 
 	fmt.Fprintf(w, "\nstatic void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
@@ -209,10 +203,10 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", scratch.WhyC(), scratch.Role)
 	if !scratch.Whole() {
-		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(func(r string) string { return "m." + r }))
+		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(field))
 	}
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
+	w.WriteString(fusion.GatherGuardC(field))
+	fmt.Fprintf(w, "        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
 	for _, l := range gInit {
 		fmt.Fprintf(w, "            %s\n", l)
 	}
