@@ -84,3 +84,44 @@ func (r Run) C(w *strings.Builder, patterns ...*Pattern) error {
 func FindC(ms, n, body string) string {
 	return fmt.Sprintf("    const auto %[2]s = %[1]s%[2]s.find(node);\n    if (%[2]s != %[1]s%[2]s.end()) {\n%[3]s    }\n", ms, n, body)
 }
+
+// Find is a backend's call of the matcher before its node loop (FindC).
+type Find struct {
+	Indent string // the call's indentation
+	// On is the condition under which the fusion is on; Matches where the
+	// graph's matches go, declared there as a local where Local.
+	On, Matches string
+	Local       bool
+	// Capture is the lambda's capture; Owns the lines of its test that a
+	// cache's memory is the backend's, the first after "return ".
+	Capture string
+	Owns    []string
+}
+
+// FindC is the call f spells, of sp's matcher over the graph cgraph.
+func (sp Spelling) FindC(f Find) string {
+	var w strings.Builder
+	in := f.Indent
+	if f.Local {
+		fmt.Fprintf(&w, "%s%s_matches %s;\n", in, sp.Prefix, f.Matches)
+	}
+	fmt.Fprintf(&w, "%sif (%s) {\n%s    %s_find(cgraph, [%s](const ggml_tensor * cache) {\n", in, f.On, in, sp.Prefix, f.Capture)
+	for i, l := range f.Owns {
+		lead := in + "        return "
+		if i > 0 {
+			lead = in + "               "
+		}
+		if i == len(f.Owns)-1 {
+			l += ";"
+		}
+		fmt.Fprintf(&w, "%s%s\n", lead, l)
+	}
+	fmt.Fprintf(&w, "%s    }, %s);\n%s}\n", in, f.Matches, in)
+	return w.String()
+}
+
+// RunCallC is the node loop's call of sp's run (Run) over args, at indent:
+// the loop moves on where the node is one a fused step replaces.
+func (sp Spelling) RunCallC(indent, args string) string {
+	return fmt.Sprintf("%[1]sif (%[2]s_run(%[3]s)) {\n%[1]s    continue;\n%[1]s}\n", indent, sp.Prefix, args)
+}

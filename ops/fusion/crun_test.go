@@ -45,3 +45,24 @@ static bool run(const ms_t & ms, const ggml_tensor * node) {
 		t.Errorf("the error %v does not name the pattern", err)
 	}
 }
+
+// The node loop's calls: the matcher over the graph where the fusion is on,
+// its test of a cache's memory continued under its return, and the run.
+func TestFindAndRunCalls(t *testing.T) {
+	sp := Spelling{Prefix: "kg"}
+	got := sp.FindC(Find{Indent: "  ", On: "on", Matches: "ms", Local: true, Capture: "ctx", Owns: []string{"a &&", "b"}})
+	want := `  kg_matches ms;
+  if (on) {
+      kg_find(cgraph, [ctx](const ggml_tensor * cache) {
+          return a &&
+                 b;
+      }, ms);
+  }
+`
+	if got != want {
+		t.Errorf("the find:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := sp.RunCallC("  ", "ctx, ms, node"), "  if (kg_run(ctx, ms, node)) {\n      continue;\n  }\n"; got != want {
+		t.Errorf("the run's call:\n%s\nwant:\n%s", got, want)
+	}
+}

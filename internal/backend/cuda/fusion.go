@@ -62,19 +62,11 @@ GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 				Text: integration.Text{BlankAfter: true, Literal: `            // gated delta net decode steps (gdn-fusion.cuh): the GET_ROWS they replace run before
             // the node whose place they take, so the graph is matched once before the loop
             static const bool gdn_fusion_off = getenv("GGML_CUDA_DISABLE_FUSION") != nullptr && std::atoi(getenv("GGML_CUDA_DISABLE_FUSION"));
-            ggml_cuda_fusion_matches gdn_fusion;
-            if (!gdn_fusion_off) {
-                ggml_cuda_fusion_find(cgraph, [](const ggml_tensor * cache) {
-                    return cache->buffer != nullptr && ggml_backend_buffer_is_cuda(cache->buffer);
-                }, gdn_fusion);
-            }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "            ", On: "!gdn_fusion_off", Matches: "gdn_fusion", Local: true,
+					Owns: []string{"cache->buffer != nullptr && ggml_backend_buffer_is_cuda(cache->buffer)"}})}},
 			{Name: "run the fused decode steps", File: "src/ggml-cuda/ggml-cuda.cu",
 				Anchor: []string{"static void ggml_cuda_graph_evaluate_and_capture(", "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"}, Place: integration.After,
-				Text: integration.Text{BlankBefore: true, Literal: `                if (ggml_cuda_fusion_run(*cuda_ctx, gdn_fusion, node)) {
-                    continue;
-                }
-`}},
+				Text: integration.Text{BlankBefore: true, Literal: fusionSpelling.RunCallC("                ", "*cuda_ctx, gdn_fusion, node")}},
 		},
 	}
 }

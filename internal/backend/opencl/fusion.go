@@ -88,20 +88,12 @@ unfused, and GGML_OPENCL_DISABLE_FUSION turns it off.`,
 				Anchor: []string{graphCompute, "ggml_backend_opencl_context *backend_ctx = (ggml_backend_opencl_context *)backend->context;"},
 				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps, fused: the graph is matched once, as the GET_ROWS a step
     // replaces run before the node whose place it takes
-    ggml_cl_gdn_fusion_matches gdn_fusion;
-    if (!backend_ctx->disable_fusion) {
-        ggml_cl_gdn_fusion_find(cgraph, [backend](const ggml_tensor * cache) {
-            return cache->buffer != nullptr &&
-                   ggml_backend_dev_supports_buft(backend->device, ggml_backend_buffer_get_type(cache->buffer));
-        }, gdn_fusion);
-    }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "    ", On: "!backend_ctx->disable_fusion", Matches: "gdn_fusion", Local: true, Capture: "backend",
+					Owns: []string{"cache->buffer != nullptr &&",
+						"ggml_backend_dev_supports_buft(backend->device, ggml_backend_buffer_get_type(cache->buffer))"}})}},
 			{Name: "run the fused decode steps", File: clCpp, Place: integration.After,
 				Anchor: []string{graphCompute, "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"},
-				Text: integration.Text{BlankBefore: true, Literal: `        if (ggml_cl_gdn_fusion_run(backend_ctx, gdn_fusion, node)) {
-            continue;
-        }
-`}},
+				Text:   integration.Text{BlankBefore: true, Literal: fusionSpelling.RunCallC("        ", "backend_ctx, gdn_fusion, node")}},
 		},
 		Revisions: []integration.Revision{
 			{Name: "ggml whose ggml-opencl.cpp includes <unordered_set> (d99724f2 does, d9b30952 not)",

@@ -74,20 +74,12 @@ is one), and GGML_SYCL_ENABLE_FUSION=0 turns it off.`,
 				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {"}, Place: integration.Before,
 				Text: integration.Text{BlankAfter: true, Literal: `    // gated delta net decode steps (gdn-fusion.hpp), matched once: a step runs the GET_ROWS it replaces
     static const bool gdn_fusion_on = ggml_sycl_get_env("GGML_SYCL_ENABLE_FUSION", 1) != 0;
-    ggml_sycl_gdn_fusion_matches gdn_fusion;
-    if (gdn_fusion_on) {
-        ggml_sycl_gdn_fusion_find(cgraph, [sycl_ctx](const ggml_tensor * cache) {
-            return cache->buffer != nullptr && ggml_backend_buffer_is_sycl(cache->buffer) &&
-                   ((ggml_backend_sycl_buffer_context *) cache->buffer->context)->device == sycl_ctx->device;
-        }, gdn_fusion);
-    }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "    ", On: "gdn_fusion_on", Matches: "gdn_fusion", Local: true, Capture: "sycl_ctx",
+					Owns: []string{"cache->buffer != nullptr && ggml_backend_buffer_is_sycl(cache->buffer) &&",
+						"((ggml_backend_sycl_buffer_context *) cache->buffer->context)->device == sycl_ctx->device"}})}},
 			{Name: "run the fused decode steps", File: cpp,
 				Anchor: []string{graphCompute, "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"}, Place: integration.After,
-				Text: integration.Text{Literal: `        if (ggml_sycl_gdn_fusion_run(*sycl_ctx, gdn_fusion, node)) {
-            continue;
-        }
-`}},
+				Text: integration.Text{Literal: fusionSpelling.RunCallC("        ", "*sycl_ctx, gdn_fusion, node")}},
 		},
 	}
 }

@@ -111,13 +111,9 @@ turns it off.`,
 				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps, fused: the graph is matched once, as the GET_ROWS a step
     // replaces run before the node whose place it takes
     ctx->gdn_fusion = {};
-    if (!ctx->device->disable_fusion) {
-        ggml_vk_gdn_fusion_find(cgraph, [ctx](const ggml_tensor * cache) {
-            return cache->buffer != nullptr && ggml_backend_buffer_is_vk(cache->buffer) &&
-                   ((ggml_backend_vk_buffer_context *) cache->buffer->context)->dev_buffer->device == ctx->device;
-        }, ctx->gdn_fusion);
-    }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "    ", On: "!ctx->device->disable_fusion", Matches: "ctx->gdn_fusion", Capture: "ctx",
+					Owns: []string{"cache->buffer != nullptr && ggml_backend_buffer_is_vk(cache->buffer) &&",
+						"((ggml_backend_vk_buffer_context *) cache->buffer->context)->dev_buffer->device == ctx->device"}})}},
 			{Name: "no other fusion starts at a fused step's node", File: vkCpp, Place: integration.Replace,
 				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {", "        if (!ctx->device->disable_fusion) {"}, Until: "if (!ctx->device->disable_fusion) {",
 				Text: integration.Text{Literal: "        if (!ctx->device->disable_fusion && ctx->gdn_fusion.fused.count(cgraph->nodes[i]) == 0) {\n"}},
