@@ -163,6 +163,11 @@ func WholeC(k *ir.Kernel, binds map[string]Bind, tensor func(role string) string
 	return out, nil
 }
 
+// GatherDocC is the comment on a backend's function that runs the gather
+// and then the barrier the fused kernel needs.
+const GatherDocC = "// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n" +
+	"// the compute reads what the copy wrote\n"
+
 // GatherGuardC opens the block that runs the gather, over a match whose
 // fields field names: with one sequence no source row is another
 // sequence's destination, so the gather copies nothing and is skipped.

@@ -206,8 +206,7 @@ func fusionGather(w *strings.Builder) error {
 	for _, b := range g.Buffers {
 		params = append(params, "ggml_metal_buffer_id "+b.Name)
 	}
-	fmt.Fprintf(w, "\n// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n")
-	fmt.Fprintf(w, "// the compute reads what the copy wrote\n")
+	w.WriteString("\n" + fusion.GatherDocC)
 	fmt.Fprintf(w, "static void %s_gather(ggml_metal_op_t ctx, %s,\n        %s args) {\n", fusionSpelling.Prefix, strings.Join(params, ", "), fam.GatherKargsType)
 	for _, a := range g.GridArgs {
 		fmt.Fprintf(w, "    const %s %s = args.%s;\n", a.CType, a.Name, a.Name)

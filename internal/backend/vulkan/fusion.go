@@ -234,8 +234,7 @@ func fusionGather(w *strings.Builder) error {
 		params = append(params, "vk_subbuffer "+b.Name)
 		names = append(names, b.Name)
 	}
-	fmt.Fprintf(w, "// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n")
-	fmt.Fprintf(w, "// the compute reads what the copy wrote\n")
+	w.WriteString(fusion.GatherDocC)
 	fmt.Fprintf(w, "static void %s_gather(ggml_backend_vk_context * ctx, vk_context & subctx, %s,\n        const vk_op_state_gather_push_constants & pc) {\n", fusionSpelling.Prefix, strings.Join(params, ", "))
 	for _, a := range g.GridArgs {
 		fmt.Fprintf(w, "    const %s %s = pc.%s;\n", a.CType, a.Name, a.Name)
