@@ -127,6 +127,15 @@ func ctype(t ir.Type) string { return ctypes.C.Of(t) }
 // locals (params and args keep their IR names).
 func cexpr(e ir.Expr) string { return CExpr(e, nil) }
 
+// LaunchC is k's grid (workgroups in each dimension) and workgroup size as
+// C expressions, each arg named in args as CExpr prints it.
+func LaunchC(k *ir.Kernel, args map[string]string) (grid, group [3]string) {
+	for i := range grid {
+		grid[i], group[i] = CExpr(k.Grid[i], args), CExpr(k.Workgroup[i], args)
+	}
+	return grid, group
+}
+
 // CExpr is cexpr with each arg named in args printed as its C expression
 // over the node.
 func CExpr(e ir.Expr, args map[string]string) string {

@@ -36,6 +36,15 @@ type Target struct {
 	err  error
 }
 
+// WithSlots is t over the fusion form's kernels (glue.Names.Slots: the GDN
+// kernel writing the snapshot slots too), with upstream as its upstream
+// glue.
+func (t *Target) WithSlots(upstream *Upstream) *Target {
+	n := t.Names
+	n.Slots = true
+	return &Target{Names: n, Template: t.Template, Out: t.Out, Prefix: t.Prefix, Upstream: upstream}
+}
+
 // Upstream is a backend's upstream glue: the files it renders, by template
 // section (none where the glue is spliced into the sources whole: sections
 // only).

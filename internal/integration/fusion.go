@@ -33,8 +33,20 @@ type Fusion struct {
 	// kernels the dispatch runs and their build registration, so that
 	// each patch fits its budget. The tree builds after it (a kernel no
 	// one calls yet is a file nothing includes, or a pipeline nothing
-	// records); its files and sections are not repeated here.
+	// records); its files and sections are not repeated here. Its Backend,
+	// Dir and Budget are this step's (Parts).
 	Kernels *Fusion
+}
+
+// Parts are f's patches in series order: the kernels' step, where f has
+// one, with f's Backend, Dir and Budget, then f.
+func (f *Fusion) Parts() []*Fusion {
+	if f.Kernels == nil {
+		return []*Fusion{f}
+	}
+	k := *f.Kernels
+	k.Backend, k.Dir, k.Budget = f.Backend, f.Dir, f.Budget
+	return []*Fusion{&k, f}
 }
 
 // FusionFile is a new file of a fusion step, named below Dir.

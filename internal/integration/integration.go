@@ -122,6 +122,14 @@ type Rendered struct {
 	Spliced  map[string]string
 }
 
+// Over is m over other glue and kernels: a fusion step's Base, the ops
+// form's sections and texts over the fusion form's kernels.
+func (m *Manifest) Over(glue *templates.Target, kernels func() ([]upstream.File, error)) *Manifest {
+	o := *m
+	o.Glue, o.Kernels = glue, kernels
+	return &o
+}
+
 // Section is m's section of that name: a fusion step that adds the same
 // text as the ops form takes it from its manifest. It panics where m has
 // none, a mistake in the backend's tables.

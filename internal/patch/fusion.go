@@ -45,10 +45,7 @@ func FusionPlan(fs []*integration.Fusion, names []string) ([]*Step, error) {
 		if !want[f.Backend] {
 			continue
 		}
-		for _, part := range []*integration.Fusion{f.Kernels, f} {
-			if part == nil {
-				continue
-			}
+		for _, part := range f.Parts() {
 			s, err := fusionStep(part)
 			if err != nil {
 				return nil, fmt.Errorf("%s fusion: %w", f.Backend, err)

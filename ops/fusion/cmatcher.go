@@ -53,8 +53,8 @@ func cNotOp(op, t string) string {
 // of a match run before its anchor, so a backend's node loop needs them
 // first). owns, a predicate (a function or a lambda, which may capture the
 // backend's context) on the cache, says whether its memory is the
-// backend's. Shared helpers come first. The text needs <algorithm>, <array>,
-// <unordered_map>, <unordered_set> and <vector>.
+// backend's. Shared helpers come first. The text needs the standard
+// headers MatcherIncludes names.
 func MatcherC(sp Spelling, patterns ...*Pattern) (string, error) {
 	var w strings.Builder
 	p := sp.Prefix
@@ -78,7 +78,7 @@ struct %[1]s_graph {
     std::unordered_map<const ggml_tensor *, int> index;
     std::unordered_map<const ggml_tensor *, std::vector<const ggml_tensor *>> readers;
 
-    explicit %[1]s_graph(const ggml_cgraph * cgraph) : cgraph(cgraph) {
+    explicit %[1]s_graph(const ggml_cgraph * graph) : cgraph(graph) {
         for (int i = 0; i < cgraph->n_nodes; ++i) {
             index[cgraph->nodes[i]] = i;
             for (int s = 0; s < GGML_MAX_SRC; ++s) {

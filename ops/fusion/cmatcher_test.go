@@ -157,7 +157,7 @@ func goView(g *Graph, be Backend) string {
 }
 
 // TestGeneratedMatcherAgreesWithTheReference: the C++ matchers generated
-// from the description compile (-Wall -Wextra -Werror against a stand-in
+// from the description compile (-Wall -Wextra -Wshadow -Werror against a stand-in
 // ggml.h) and, run on the same graphs, conclude what the reference matcher
 // concludes: the canonical decode graphs with their args, every refusal.
 func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
@@ -191,7 +191,7 @@ func TestGeneratedMatcherAgreesWithTheReference(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "ggml.h"), header, 0o644)
 		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
 		bin := filepath.Join(dir, "driver")
-		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
+		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
 			t.Fatalf("%s: the generated matcher does not compile: %v\n%s", name, err, out)
 		}
 		out, err := exec.Command(bin).CombinedOutput()
@@ -237,7 +237,7 @@ func TestFixedRefusesWhatTheKernelDoesNotTake(t *testing.T) {
 		src := "#include \"ggml.h\"\n#include <algorithm>\n#include <array>\n#include <cstdio>\n#include <iterator>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n" + text + "\n" + cDriver(g, portable)
 		os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(src), 0o644)
 		bin := filepath.Join(dir, "driver")
-		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
+		if out, err := exec.Command(cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-o", bin, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
 			t.Fatalf("does not compile: %v\n%s", err, out)
 		}
 		out, err := exec.Command(bin).CombinedOutput()

@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -120,4 +121,16 @@ func (e Expr) C(name func(string) string) string {
 		}
 	}
 	return strings.Join(parts, " "+e.Op+" ")
+}
+
+// NamedIn reports whether any of the C expressions names v (as a whole
+// word): a step declares a variant's value only where its launch reads it.
+func NamedIn(v string, exprs ...string) bool {
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`)
+	for _, e := range exprs {
+		if word.MatchString(e) {
+			return true
+		}
+	}
+	return false
 }

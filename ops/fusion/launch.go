@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops"
 )
 
@@ -106,4 +107,91 @@ func (pt *Pattern) ArgsC(field func(string) string) map[string]string {
 		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) %s)", field(pt.Scale))
 	}
 	return args
+}
+
+// DataC is the pointer a C call passes for kernel buffer b bound as bind:
+// the data of the match's tensor (field names it), typed as b's elements,
+// const where b is only read, from bind's offset on.
+func DataC(b *ir.Buffer, bind Bind, field func(string) string) string {
+	c := ""
+	if b.Access == ir.Read {
+		c = "const "
+	}
+	t := ctypes.C.Of(b.Elem)
+	if bind.Whole() {
+		return fmt.Sprintf("(%s%s *) %s->data", c, t, field(bind.Role))
+	}
+	return fmt.Sprintf("(%s%s *) ((%schar *) %s->data + %s)", c, t, c, field(bind.Role), bind.Offset.C(field))
+}
+
+// CallC are the arguments of a C call of k, the launch's Kernel or Gather
+// with its binds, over a match: each buffer its tensor's data (DataC), the
+// scratch the caller's local scratch, then each arg as args (ArgsC) spells
+// it. Launch has checked that the plan binds and gives them all.
+func CallC(k *ir.Kernel, binds map[string]Bind, args map[string]string, field func(string) string) []string {
+	var call []string
+	for _, b := range k.Buffers {
+		if b.Name == "scratch" {
+			call = append(call, "scratch")
+			continue
+		}
+		call = append(call, DataC(b, binds[b.Name], field))
+	}
+	for _, x := range k.Args {
+		call = append(call, args[x.Name])
+	}
+	return call
+}
+
+// WholeC are k's buffers as a backend that binds whole tensors passes them
+// (the launch's Kernel or Gather, with its binds): the scratch as the
+// caller's local scratch, set at its offset, every other buffer as tensor
+// spells its role's tensor. Only the scratch may be bound at an offset.
+func WholeC(k *ir.Kernel, binds map[string]Bind, tensor func(role string) string) ([]string, error) {
+	var out []string
+	for _, b := range k.Buffers {
+		bind := binds[b.Name]
+		switch {
+		case b.Name == "scratch":
+			out = append(out, "scratch")
+		case !bind.Whole():
+			return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
+		default:
+			out = append(out, tensor(bind.Role))
+		}
+	}
+	return out, nil
+}
+
+// GatherDocC is the comment on a backend's function that runs the gather
+// and then the barrier the fused kernel needs.
+const GatherDocC = "// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n" +
+	"// the compute reads what the copy wrote\n"
+
+// GatherGuardC opens the block that runs the gather, over a match whose
+// fields field names: with one sequence no source row is another
+// sequence's destination, so the gather copies nothing and is skipped.
+func GatherGuardC(field func(string) string) string {
+	return "    // with one sequence no source is another sequence's destination: the gather copies nothing\n" +
+		"    if (" + field("n_seqs") + " >= 2) {\n"
+}
+
+// InMatch is a field of the match as a step's functions name it: their
+// match parameter is m.
+func InMatch(field string) string { return "m." + field }
+
+// BoolsC are a variant's bools as a fused step picks them: flag, the one
+// the fusion sets (each sequence reads its rows by its slot id), as set
+// (left out where set is ""), every other one from the match, nonzero.
+func BoolsC(bools []string, flag, set string) []string {
+	var out []string
+	for _, b := range bools {
+		switch {
+		case b != flag:
+			out = append(out, InMatch(b)+" != 0")
+		case set != "":
+			out = append(out, set)
+		}
+	}
+	return out
 }

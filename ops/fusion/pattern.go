@@ -1,6 +1,10 @@
 package fusion
 
-import "github.com/kernelgen/kernelgen/ops"
+import (
+	"strings"
+
+	"github.com/kernelgen/kernelgen/ops"
+)
 
 // Node is one tensor of a pattern, found from a node bound before it.
 type Node struct {
@@ -90,6 +94,12 @@ type Bind struct {
 	Offset       Expr
 	Why          string
 }
+
+// Whole reports whether b binds its tensor from its start (no offset).
+func (b Bind) Whole() bool { return b.Offset.Op == "const" && b.Offset.K == 0 }
+
+// WhyC is Why as a comment of the emitted C reads it, lower-case first.
+func (b Bind) WhyC() string { return strings.ToLower(b.Why[:1]) + b.Why[1:] }
 
 // Flag is a param that is 1 where Role is bound (an optional node fused).
 type Flag struct{ Param, Role string }

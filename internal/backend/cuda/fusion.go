@@ -7,7 +7,6 @@ import (
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
-	"github.com/kernelgen/kernelgen/ops"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 )
 
@@ -20,7 +19,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_CUDA_DISABLE_FUSION=1", Budget: 500, Dir: "src/ggml-cuda/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 500, Dir: "src/ggml-cuda/",
 			Subject: "cuda : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs
 (the next commit matches the graph and launches them): GATED_DELTA_NET
@@ -64,19 +62,11 @@ GGML_CUDA_DISABLE_FUSION=1 turns it off.`,
 				Text: integration.Text{BlankAfter: true, Literal: `            // gated delta net decode steps (gdn-fusion.cuh): the GET_ROWS they replace run before
             // the node whose place they take, so the graph is matched once before the loop
             static const bool gdn_fusion_off = getenv("GGML_CUDA_DISABLE_FUSION") != nullptr && std::atoi(getenv("GGML_CUDA_DISABLE_FUSION"));
-            ggml_cuda_fusion_matches gdn_fusion;
-            if (!gdn_fusion_off) {
-                ggml_cuda_fusion_find(cgraph, [](const ggml_tensor * cache) {
-                    return cache->buffer != nullptr && ggml_backend_buffer_is_cuda(cache->buffer);
-                }, gdn_fusion);
-            }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "            ", On: "!gdn_fusion_off", Matches: "gdn_fusion", Local: true,
+					Owns: []string{"cache->buffer != nullptr && ggml_backend_buffer_is_cuda(cache->buffer)"}})}},
 			{Name: "run the fused decode steps", File: "src/ggml-cuda/ggml-cuda.cu",
 				Anchor: []string{"static void ggml_cuda_graph_evaluate_and_capture(", "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"}, Place: integration.After,
-				Text: integration.Text{BlankBefore: true, Literal: `                if (ggml_cuda_fusion_run(*cuda_ctx, gdn_fusion, node)) {
-                    continue;
-                }
-`}},
+				Text: integration.Text{BlankBefore: true, Literal: fusionSpelling.RunCallC("                ", "*cuda_ctx, gdn_fusion, node")}},
 		},
 	}
 }
@@ -114,30 +104,21 @@ func fusionFiles() ([]integration.FusionFile, error) {
 		return nil, err
 	}
 	var w strings.Builder
-	w.WriteString("#pragma once\n\n#include \"common.cuh\"\n")
-	for _, i := range includes {
-		fmt.Fprintf(&w, "#include %q\n", i)
-	}
-	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n")
-	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	w.WriteString("// and copied back into the cache rows of the ubatch, run as one kernel that\n")
-	w.WriteString("// reads and writes the cache rows in place.\n\n")
+	w.WriteString(fusion.HeaderC("common.cuh", includes...))
+	w.WriteString(fusion.IntroC("run as one kernel") + "\n")
 	w.WriteString(text)
-	for _, pt := range fusion.Patterns {
-		if err := fusionLaunch(&w, pt); err != nil {
-			return nil, fmt.Errorf("cuda fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&w, "\n// runs node's fused kernels where it anchors a match; true where the node is one they replace\n")
-	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_cuda_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
-	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_run_%[2]s(ctx, %[2]s->second);\n    }\n", p, n)
+	err = fusion.Run{
+		Pattern:   fusionLaunch,
+		Doc:       "runs node's fused kernels where it anchors a match; true where the node is one they replace",
+		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_cuda_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
+		Branch: func(n string) string {
+			return fusion.FindC("ms.", n, fmt.Sprintf("        %s_run_%s(ctx, %s->second);\n", p, n, n))
+		},
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("cuda fusion: %w", err)
 	}
-	w.WriteString("    return true;\n}\n")
 	return []integration.FusionFile{{Name: "gdn-fusion.cuh", Data: []byte(w.String())}}, nil
 }
 
@@ -146,153 +127,42 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // the pattern's plan says (Bind by the kernel buffer's node role, Arg by
 // name).
 func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
-	shared := ops.SharedFor(pt.Kernel)
-	if shared == nil {
-		return fmt.Errorf("%s has no upstream kernel", pt.Kernel)
-	}
-	a := ir.Native(name)
-	k, err := shared.FusionKernel(pt.Kernel, a)
+	p, n := fusionSpelling.Prefix, pt.CName()
+	l, err := pt.Launch(name)
 	if err != nil {
 		return err
 	}
-	planOp, err := ops.Lookup(pt.Kernel)
-	if err != nil {
-		return err
-	}
-	planK, err := planOp.Kernel(a)
-	if err != nil {
-		return err
-	}
+	shared, k, gather := l.Shared, l.Kernel, l.Gather
 	fv, err := glue.FamilyViewOf(glueTarget.Names, shared.Name)
 	if err != nil {
 		return err
 	}
-	binds := map[string]fusion.Bind{}
-	for _, b := range pt.Buffers {
-		binds[b.Buffer] = b
-	}
-	field := func(r string) string { return "m." + r }
-	ptr := func(b *ir.Buffer, bufName string) (string, error) {
-		bind, ok := binds[bufName]
-		if !ok {
-			return "", fmt.Errorf("buffer %s is not bound", bufName)
-		}
-		c := ""
-		if b.Access == ir.Read {
-			c = "const "
-		}
-		t := ctypeOf(b.Elem)
-		if bind.Offset.Op == "const" && bind.Offset.K == 0 {
-			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role), nil
-		}
-		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field)), nil
-	}
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
-	callArgs := func(k *ir.Kernel, byRole bool) ([]string, error) {
-		var call []string
-		for _, b := range k.Buffers {
-			if b.Name == "scratch" {
-				call = append(call, "scratch")
-				continue
-			}
-			bufName := b.Name
-			if byRole {
-				bufName = ""
-				for _, pb := range planK.Buffers {
-					if pb.Role == b.Role {
-						bufName = pb.Name
-					}
-				}
-			}
-			s, err := ptr(b, bufName)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", b.Name, err)
-			}
-			call = append(call, s)
-		}
-		for _, x := range k.Args {
-			e, ok := args[x.Name]
-			if !ok {
-				return nil, fmt.Errorf("arg %s has no value in the plan", x.Name)
-			}
-			call = append(call, e)
-		}
-		return call, nil
-	}
-	call, err := callArgs(k, true)
-	if err != nil {
-		return err
-	}
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
+	call := fusion.CallC(k, l.KernelBinds, args, field)
 	fmt.Fprintf(w, "\ntemplate <%s>\n", fv.LaunchParams)
 	fmt.Fprintf(w, "static void %s_launch_%s(const %s_%s & m, float * scratch, cudaStream_t stream, %s) {\n", p, n, p, n, fv.BoolParams)
 	for _, d := range fv.Derived {
 		fmt.Fprintf(w, "    constexpr %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
-	var grid, block [3]string
-	for i := 0; i < 3; i++ {
-		grid[i], block[i] = glue.CExpr(k.Grid[i], args), glue.CExpr(k.Workgroup[i], args)
-	}
+	grid, block := glue.LaunchC(k, args)
 	fmt.Fprintf(w, "    const dim3 grid(%s);\n    const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "    const auto kernel = %s;\n", fv.Pick)
 	fmt.Fprintf(w, "    ggml_cuda_kernel_launch(kernel, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n")
-	for i, l := range glue.Wrap(call, 92) {
-		sep := ""
-		if i == len(glue.Wrap(call, 92))-1 {
-			sep = ");"
-		}
-		fmt.Fprintf(w, "        %s%s\n", l, sep)
-	}
+	writeArgs(w, "        ", glue.Wrap(call, 92))
 	w.WriteString("}\n")
 
 	// the run: the gather into scratch, then the kernel at the match's variant
-	gather, err := ops.SharedGather()
-	if err != nil {
-		return err
-	}
-	gcall, err := callArgs(gather, false)
-	if err != nil {
-		return err
-	}
-	scratch, ok := binds["scratch"]
-	if !ok {
-		return fmt.Errorf("no scratch")
-	}
-	sp, _ := ptr(&ir.Buffer{Elem: ir.F32}, "scratch")
+	gcall := fusion.CallC(gather, l.GatherBinds, args, field)
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_cuda_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
-	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], sp)
-	for i := 0; i < 3; i++ {
-		grid[i], block[i] = glue.CExpr(gather.Grid[i], args), glue.CExpr(gather.Workgroup[i], args)
-	}
-	fmt.Fprintf(w, "    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
+	fmt.Fprintf(w, "    cudaStream_t stream = ctx.stream();\n    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))
+	grid, block = glue.LaunchC(gather, args)
+	w.WriteString(fusion.GatherGuardC(field))
+	fmt.Fprintf(w, "        const dim3 grid(%s);\n        const dim3 block(%s);\n", strings.Join(grid[:], ", "), strings.Join(block[:], ", "))
 	fmt.Fprintf(w, "        ggml_cuda_kernel_launch(%s, ggml_cuda_kernel_launch_params(grid, block, 0, stream),\n", glueTarget.Names.Function(gather))
-	gl := glue.Wrap(gcall, 88)
-	for i, l := range gl {
-		sep := ""
-		if i == len(gl)-1 {
-			sep = ");"
-		}
-		fmt.Fprintf(w, "            %s%s\n", l, sep)
-	}
+	writeArgs(w, "            ", glue.Wrap(gcall, 88))
 	w.WriteString("    }\n")
-	var bools []string
-	for _, prm := range k.Params {
-		if prm.Type != ir.Bool || prm.Derived != nil {
-			continue
-		}
-		if prm.Name == shared.Flag {
-			bools = append(bools, "true")
-		} else {
-			bools = append(bools, fmt.Sprintf("m.%s != 0", prm.Name))
-		}
-	}
+	bools := fusion.BoolsC(fv.Table.Bools, fv.Flag, "true")
 	fmt.Fprintf(w, "    switch (m.%s) {\n", fv.Key)
 	for _, c := range fv.Cases {
 		fmt.Fprintf(w, "        case %s: %s_launch_%s<%s>(m, scratch, stream, %s); break;\n", c.Value, p, n, c.TemplateArgs, strings.Join(bools, ", "))
@@ -301,10 +171,13 @@ func fusionLaunch(w *strings.Builder, pt *fusion.Pattern) error {
 	return nil
 }
 
-// ctypeOf is the C element type of an IR buffer.
-func ctypeOf(t ir.Type) string {
-	if t == ir.I32 {
-		return "int32_t"
+// writeArgs writes a launch's wrapped arguments (lines) at indent, the last
+// closing the call.
+func writeArgs(w *strings.Builder, indent string, lines []string) {
+	for i, l := range lines {
+		if i == len(lines)-1 {
+			l += ");"
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, l)
 	}
-	return "float"
 }

@@ -11,7 +11,7 @@ import (
 
 // TestFusionStepCompiles: the fusion step's header (the matchers, the
 // launchers and the run) and its calls in the node loop compile as host C++
-// (-Wall -Wextra -Werror) against ops/fusion's stand-in ggml.h, with a
+// (-Wall -Wextra -Wshadow -Werror) against ops/fusion's stand-in ggml.h, with a
 // stand-in for common.cuh's launch and the kernels as stubs of their
 // template heads. (By hand, against the real trees: docs/fusion.md.)
 func TestFusionStepCompiles(t *testing.T) {
@@ -82,7 +82,7 @@ static void evaluate(ggml_backend_cuda_context * cuda_ctx, ggml_cgraph * cgraph)
 }
 int main() { evaluate(nullptr, nullptr); }
 `))
-	if out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
+	if out, err := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-I", dir, filepath.Join(dir, "main.cpp")).CombinedOutput(); err != nil {
 		t.Fatalf("the fusion step does not compile: %v\n%s", err, out)
 	}
 }

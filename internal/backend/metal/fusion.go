@@ -6,7 +6,6 @@ import (
 
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
-	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops/fusion"
 	"github.com/kernelgen/kernelgen/templates"
 )
@@ -22,12 +21,8 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_metal_gdn_fusion", Target: na
 // form's supports header; fusionBase the ops form's manifest over them: the
 // kernels' step takes its library text, function constants and kargs.
 var (
-	fusionGlue = func() *templates.Target {
-		n := glueTarget.Names
-		n.Slots = true
-		return &templates.Target{Names: n, Template: glueTarget.Template, Out: glueTarget.Out, Prefix: glueTarget.Prefix, Upstream: &templates.Upstream{}}
-	}()
-	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+	fusionGlue = glueTarget.WithSlots(&templates.Upstream{})
+	fusionBase = Manifest.Over(fusionGlue, FusionKernels)
 )
 
 // The files the fusion step changes beyond the ops form's.
@@ -42,7 +37,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_METAL_FUSION_DISABLE=1", Budget: 600, Dir: "src/ggml-metal/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 600, Dir: "src/ggml-metal/",
 			Subject: "metal : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step encodes
 (the next commit matches the graph and encodes them), with their kargs and
@@ -154,10 +148,7 @@ void ggml_metal_gdn_fusion_match(ggml_metal_gdn_fusion_t fusion, ggml_metal_devi
 // node loop calls, and the matches' C interface.
 func fusionTexts() (map[string]string, error) {
 	var w strings.Builder
-	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	w.WriteString("// and copied back into the cache rows of the ubatch, encoded as one kernel that\n")
-	w.WriteString("// reads and writes the cache rows in place.\n\n")
+	w.WriteString(fusion.IntroC("encoded as one kernel") + "\n")
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
@@ -166,23 +157,22 @@ func fusionTexts() (map[string]string, error) {
 	if err := fusionGather(&w); err != nil {
 		return nil, err
 	}
-	for _, pt := range fusion.Patterns {
-		if err := fusionEncode(&w, pt); err != nil {
-			return nil, fmt.Errorf("metal fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&w, "\n// encodes node's fused decode step where it anchors one; true where the node is one a step replaces\n")
-	fmt.Fprintf(&w, "static bool %s_encode(ggml_metal_op_t ctx, const ggml_tensor * node) {\n", p)
-	w.WriteString("    const ggml_metal_gdn_fusion_t ms = ctx->gdn_fusion;\n    if (ms == nullptr || ms->fused.count(node) == 0) {\n        return false;\n    }\n")
-	w.WriteString("    // the step reads what earlier nodes wrote and writes what later ones read, where the memory\n")
-	w.WriteString("    // ranges see only the anchor: a barrier on each side\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    const auto %[2]s = ms->%[2]s.find(node);\n    if (%[2]s != ms->%[2]s.end()) {\n", p, n)
-		fmt.Fprintf(&w, "        ggml_metal_op_concurrency_reset(ctx);\n        %[1]s_encode_%[2]s(ctx, %[2]s->second);\n        ggml_metal_op_concurrency_reset(ctx);\n    }\n", p, n)
+	err = fusion.Run{
+		Pattern:   fusionEncode,
+		Doc:       "encodes node's fused decode step where it anchors one; true where the node is one a step replaces",
+		Signature: fmt.Sprintf("static bool %s_encode(ggml_metal_op_t ctx, const ggml_tensor * node) {", p),
+		Matches:   "    const ggml_metal_gdn_fusion_t ms = ctx->gdn_fusion;\n",
+		Skip:      "ms == nullptr || ms->fused.count(node) == 0",
+		Note: "    // the step reads what earlier nodes wrote and writes what later ones read, where the memory\n" +
+			"    // ranges see only the anchor: a barrier on each side\n",
+		Branch: func(n string) string {
+			return fusion.FindC("ms->", n, fmt.Sprintf("        ggml_metal_op_concurrency_reset(ctx);\n        %[1]s_encode_%[2]s(ctx, %[2]s->second);\n        ggml_metal_op_concurrency_reset(ctx);\n", p, n))
+		},
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("metal fusion: %w", err)
 	}
-	w.WriteString("    return true;\n}\n")
 	fmt.Fprintf(&w, `
 %[1]s_t %[1]s_init(void) {
     return new %[1]s_matches();
@@ -216,8 +206,7 @@ func fusionGather(w *strings.Builder) error {
 	for _, b := range g.Buffers {
 		params = append(params, "ggml_metal_buffer_id "+b.Name)
 	}
-	fmt.Fprintf(w, "\n// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n")
-	fmt.Fprintf(w, "// the compute reads what the copy wrote\n")
+	w.WriteString("\n" + fusion.GatherDocC)
 	fmt.Fprintf(w, "static void %s_gather(ggml_metal_op_t ctx, %s,\n        %s args) {\n", fusionSpelling.Prefix, strings.Join(params, ", "), fam.GatherKargsType)
 	for _, a := range g.GridArgs {
 		fmt.Fprintf(w, "    const %s %s = args.%s;\n", a.CType, a.Name, a.Name)
@@ -238,7 +227,7 @@ func fusionGather(w *strings.Builder) error {
 // as the pattern's plan says (Bind by the kernel buffer's node role, Arg by
 // name), the variant's params from the glue's family view.
 func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -248,39 +237,19 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	fam := fv.Own.(*family)
-	args := pt.ArgsC(func(f string) string { return "m." + f })
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
 	// each buffer's tensor, whole (the scratch at its offset)
-	buffers := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
-		var out []string
-		for _, b := range k.Buffers {
-			bind := binds[b.Name]
-			switch {
-			case b.Name == "scratch":
-				out = append(out, "scratch")
-			case bind.Offset.Op != "const" || bind.Offset.K != 0:
-				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
-			default:
-				out = append(out, fmt.Sprintf("ggml_metal_get_buffer_id(m.%s)", bind.Role))
-			}
-		}
-		return out, nil
-	}
-	bufs, err := buffers(l.Kernel, l.KernelBinds)
+	buffer := func(role string) string { return "ggml_metal_get_buffer_id(m." + role + ")" }
+	bufs, err := fusion.WholeC(l.Kernel, l.KernelBinds, buffer)
 	if err != nil {
 		return err
 	}
-	gbufs, err := buffers(l.Gather, l.GatherBinds)
+	gbufs, err := fusion.WholeC(l.Gather, l.GatherBinds, buffer)
 	if err != nil {
 		return err
 	}
-	var bools []string
-	for _, b := range fv.Table.Bools {
-		if b == fv.Flag {
-			bools = append(bools, "true")
-		} else {
-			bools = append(bools, fmt.Sprintf("m.%s != 0", b))
-		}
-	}
+	bools := fusion.BoolsC(fv.Table.Bools, fv.Flag, "true")
 
 	fmt.Fprintf(w, "\nstatic void %[1]s_encode_%[2]s(ggml_metal_op_t ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    // the kernels built, by %s (the matcher checked that the match's is one)\n", fv.Key)
@@ -292,12 +261,12 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	for _, d := range fv.Derived {
 		fmt.Fprintf(w, "    const %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
-	fmt.Fprintf(w, "    // %s\n    ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(m.%s);\n", strings.ToLower(l.Scratch.Why[:1])+l.Scratch.Why[1:], l.Scratch.Role)
-	if !(l.Scratch.Offset.Op == "const" && l.Scratch.Offset.K == 0) {
-		fmt.Fprintf(w, "    scratch.offs += %s;\n", l.Scratch.Offset.C(func(r string) string { return "m." + r }))
+	fmt.Fprintf(w, "    // %s\n    ggml_metal_buffer_id scratch = ggml_metal_get_buffer_id(m.%s);\n", l.Scratch.WhyC(), l.Scratch.Role)
+	if !l.Scratch.Whole() {
+		fmt.Fprintf(w, "    scratch.offs += %s;\n", l.Scratch.Offset.C(field))
 	}
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        %s_gather(ctx, %s, {\n", p, strings.Join(gbufs, ", "))
+	w.WriteString(fusion.GatherGuardC(field))
+	fmt.Fprintf(w, "        %s_gather(ctx, %s, {\n", p, strings.Join(gbufs, ", "))
 	for _, s := range glue.Wrap(argExprs(l.Gather, args), 92) {
 		fmt.Fprintf(w, "            %s\n", s)
 	}
@@ -312,10 +281,7 @@ func fusionEncode(w *strings.Builder, pt *fusion.Pattern) error {
 	for i, b := range bufs {
 		fmt.Fprintf(w, "    ggml_metal_encoder_set_buffer(ctx->enc, %s, %d);\n", b, i+1)
 	}
-	var grid, group [3]string
-	for i := 0; i < 3; i++ {
-		grid[i], group[i] = glue.CExpr(l.Kernel.Grid[i], args), glue.CExpr(l.Kernel.Workgroup[i], args)
-	}
+	grid, group := glue.LaunchC(l.Kernel, args)
 	fmt.Fprintf(w, "    ggml_metal_encoder_dispatch_threadgroups(ctx->enc, %s, %s);\n}\n", strings.Join(grid[:], ", "), strings.Join(group[:], ", "))
 	return nil
 }

@@ -2,14 +2,13 @@ package opencl
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
 	"github.com/kernelgen/kernelgen/ir"
+	ctypes "github.com/kernelgen/kernelgen/ir/ctype"
 	"github.com/kernelgen/kernelgen/ops/fusion"
-	"github.com/kernelgen/kernelgen/templates"
 )
 
 // OpenCL's spelling of the decode step's fusions (ops/fusion): the names and
@@ -23,12 +22,8 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_cl_gdn_fusion", Target: name}
 // the ops form's manifest over them: the kernels' step takes its .cl files,
 // their handles, variant tables, loading and CMake entries.
 var (
-	fusionGlue = func() *templates.Target {
-		n := glueTarget.Names
-		n.Slots = true
-		return &templates.Target{Names: n, Prefix: glueTarget.Prefix, Upstream: glueTarget.Upstream}
-	}()
-	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+	fusionGlue = glueTarget.WithSlots(glueTarget.Upstream)
+	fusionBase = Manifest.Over(fusionGlue, FusionKernels)
 )
 
 const graphCompute = "static ggml_status ggml_backend_opencl_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
@@ -37,7 +32,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_OPENCL_DISABLE_FUSION=1", Budget: 750, Dir: "src/ggml-opencl/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 750, Dir: "src/ggml-opencl/",
 			Subject: "opencl : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs
 (the next commit matches the graph and enqueues them), with their
@@ -59,8 +53,8 @@ them and local memory otherwise. Nothing enqueues them yet.`,
 				{Name: "variant tables", File: clCpp, Place: integration.Before,
 					Anchor: []string{clLoad},
 					Text:   integration.Text{Section: "upstream-variant-tables", BlankAfter: true}},
-				baseSection("kernel loading"),
-				baseSection("kernel list"),
+				Manifest.Section("kernel loading"),
+				Manifest.Section("kernel list"),
 			},
 			Revisions: Manifest.Revisions,
 		},
@@ -94,20 +88,12 @@ unfused, and GGML_OPENCL_DISABLE_FUSION turns it off.`,
 				Anchor: []string{graphCompute, "ggml_backend_opencl_context *backend_ctx = (ggml_backend_opencl_context *)backend->context;"},
 				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps, fused: the graph is matched once, as the GET_ROWS a step
     // replaces run before the node whose place it takes
-    ggml_cl_gdn_fusion_matches gdn_fusion;
-    if (!backend_ctx->disable_fusion) {
-        ggml_cl_gdn_fusion_find(cgraph, [backend](const ggml_tensor * cache) {
-            return cache->buffer != nullptr &&
-                   ggml_backend_dev_supports_buft(backend->device, ggml_backend_buffer_get_type(cache->buffer));
-        }, gdn_fusion);
-    }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "    ", On: "!backend_ctx->disable_fusion", Matches: "gdn_fusion", Local: true, Capture: "backend",
+					Owns: []string{"cache->buffer != nullptr &&",
+						"ggml_backend_dev_supports_buft(backend->device, ggml_backend_buffer_get_type(cache->buffer))"}})}},
 			{Name: "run the fused decode steps", File: clCpp, Place: integration.After,
 				Anchor: []string{graphCompute, "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"},
-				Text: integration.Text{BlankBefore: true, Literal: `        if (ggml_cl_gdn_fusion_run(backend_ctx, gdn_fusion, node)) {
-            continue;
-        }
-`}},
+				Text:   integration.Text{BlankBefore: true, Literal: fusionSpelling.RunCallC("        ", "backend_ctx, gdn_fusion, node")}},
 		},
 		Revisions: []integration.Revision{
 			{Name: "ggml whose ggml-opencl.cpp includes <unordered_set> (d99724f2 does, d9b30952 not)",
@@ -121,27 +107,13 @@ unfused, and GGML_OPENCL_DISABLE_FUSION turns it off.`,
 	}
 }
 
-// baseSection is the ops form's section of that name: the kernels' step
-// loads and lists the same programs.
-func baseSection(name string) integration.Section {
-	for _, s := range Manifest.Sections {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("opencl: the manifest has no section " + name)
-}
-
 // fusionTexts are the matchers (fusion.MatcherC) and the dispatch: one
 // function per pattern enqueueing the gather and the family's kernel as the
 // pattern's plan binds them, and the run the node loop calls; spliced
 // before the graph's node loop.
 func fusionTexts() (map[string]string, error) {
 	var w strings.Builder
-	w.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	w.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	w.WriteString("// and copied back into the cache rows of the ubatch, run as one kernel that\n")
-	w.WriteString("// reads and writes the cache rows in place.\n")
+	w.WriteString(fusion.IntroC("run as one kernel"))
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
@@ -162,20 +134,17 @@ static void %[1]s_set_arg(cl_kernel kernel, cl_uint & idx, T value) {
     CL_CHECK(clSetKernelArg(kernel, idx++, sizeof(T), &value));
 }
 `, p)
-	for _, pt := range fusion.Patterns {
-		w.WriteString("\n")
-		if err := fusionDispatch(&w, pt); err != nil {
-			return nil, fmt.Errorf("opencl fusion: %s: %w", pt.Name, err)
-		}
+	err = fusion.Run{
+		Pattern:   fusionDispatch,
+		Doc:       "enqueues node's fused decode step where it anchors one; true where the node is one a step replaces",
+		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_opencl_context * backend_ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
+		Branch: func(n string) string {
+			return fusion.FindC("ms.", n, fmt.Sprintf("        %s_enqueue_%s(backend_ctx, %s->second);\n", p, n, n))
+		},
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("opencl fusion: %w", err)
 	}
-	fmt.Fprintf(&w, "\n// enqueues node's fused decode step where it anchors one; true where the node is one a step replaces\n")
-	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_opencl_context * backend_ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
-	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n        %[1]s_enqueue_%[2]s(backend_ctx, %[2]s->second);\n    }\n", p, n)
-	}
-	w.WriteString("    return true;\n}\n")
 	return map[string]string{"fusion": w.String()}, nil
 }
 
@@ -185,7 +154,7 @@ static void %[1]s_set_arg(cl_kernel kernel, cl_uint & idx, T value) {
 // (Bind by the kernel buffer's node role, Arg by name), the launch the glue's
 // family view spells.
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -195,14 +164,8 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	field := func(r string) string { return "m." + r }
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
 	// the kernel's arguments: each buffer a (cl_mem, offset) pair of its bound tensor, then the args
 	set := func(w *strings.Builder, indent string, k *ir.Kernel, binds map[string]fusion.Bind) error {
 		for _, b := range k.Buffers {
@@ -211,7 +174,7 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 				return fmt.Errorf("%s: buffer %s is not bound", k.Name, b.Name)
 			}
 			offs := "0"
-			if !(bind.Offset.Op == "const" && bind.Offset.K == 0) {
+			if !bind.Whole() {
 				offs = "scratch_offs"
 				if b.Name != "scratch" {
 					return fmt.Errorf("%s: buffer %s is bound at an offset: only the scratch may be", k.Name, b.Name)
@@ -224,19 +187,12 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 			if !ok {
 				return fmt.Errorf("%s: arg %s has no value in the plan", k.Name, a.Name)
 			}
-			fmt.Fprintf(w, "%s%s_set_arg<%s>(kernel, idx, %s);\n", indent, p, ctypeOf(a.Type), e)
+			fmt.Fprintf(w, "%s%s_set_arg<%s>(kernel, idx, %s);\n", indent, p, ctypes.C.Of(a.Type), e)
 		}
 		return nil
 	}
-	// a kernel's launch over the match: its workgroups and their size, over the plan's args
-	shape := func(k *ir.Kernel) (grid, group [3]string) {
-		for d := 0; d < 3; d++ {
-			grid[d], group[d] = glue.CExpr(k.Grid[d], args), glue.CExpr(k.Workgroup[d], args)
-		}
-		return grid, group
-	}
 	launch := func(w *strings.Builder, indent string, k *ir.Kernel, node string) {
-		grid, group := shape(k)
+		grid, group := glue.LaunchC(k, args)
 		fmt.Fprintf(w, "%ssize_t local_work_size[]  = { %s };\n", indent, strings.Join(group[:], ", "))
 		fmt.Fprintf(w, "%ssize_t global_work_size[] = {\n", indent)
 		for d := 0; d < 3; d++ {
@@ -249,14 +205,14 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		fmt.Fprintf(w, "%sbackend_ctx->enqueue_ndrange_kernel(kernel, 3, global_work_size, local_work_size, m.%s);\n", indent, node)
 	}
 	vars := fmt.Sprintf("ggml_cl_%s_variants", shared.Name)
-	fmt.Fprintf(w, "static void %[1]s_enqueue_%[2]s(ggml_backend_opencl_context * backend_ctx, const %[1]s_%[2]s & m) {\n", p, n)
+	fmt.Fprintf(w, "\nstatic void %[1]s_enqueue_%[2]s(ggml_backend_opencl_context * backend_ctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    int i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        i++;\n    }\n", vars, fv.Key)
 	// the variant's params the launch names: the table's columns (the key is the match's), then the derived ones
-	grid, group := shape(k)
+	grid, group := glue.LaunchC(k, args)
 	launchExprs := append(grid[:], group[:]...)
 	var derived []glue.Local
 	for _, d := range fv.Derived {
-		if used(d.Name, launchExprs...) {
+		if fusion.NamedIn(d.Name, launchExprs...) {
 			derived = append(derived, d)
 		}
 	}
@@ -266,20 +222,20 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	}
 	for j, c := range fv.Table.Columns {
 		switch {
-		case j == 0 && used(c, named...):
+		case j == 0 && fusion.NamedIn(c, named...):
 			fmt.Fprintf(w, "    const uint32_t %s = m.%s;\n", c, c)
-		case j > 0 && used(c, named...):
+		case j > 0 && fusion.NamedIn(c, named...):
 			fmt.Fprintf(w, "    const uint32_t %s = %s[i][%d];\n", c, vars, j)
 		}
 	}
 	for _, d := range derived {
 		fmt.Fprintf(w, "    const %s %s = %s;\n", d.CType, d.Name, d.Expr)
 	}
-	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
-		fmt.Fprintf(w, "    // the scratch: %s\n    const size_t scratch_offs = %s;\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Offset.C(field))
+	if !scratch.Whole() {
+		fmt.Fprintf(w, "    // the scratch: %s\n    const size_t scratch_offs = %s;\n", scratch.WhyC(), scratch.Offset.C(field))
 	}
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	w.WriteString("    if (m.n_seqs >= 2) {\n        cl_kernel kernel = backend_ctx->kernel_state_gather;\n        cl_uint idx = 0;\n")
+	w.WriteString(fusion.GatherGuardC(field))
+	w.WriteString("        cl_kernel kernel = backend_ctx->kernel_state_gather;\n        cl_uint idx = 0;\n")
 	if err := set(w, "        ", gather, l.GatherBinds); err != nil {
 		return err
 	}
@@ -302,26 +258,4 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	launch(w, "    ", k, pt.Anchor)
 	w.WriteString("}\n")
 	return nil
-}
-
-// used reports whether the C expressions name v.
-func used(v string, exprs ...string) bool {
-	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`)
-	for _, e := range exprs {
-		if word.MatchString(e) {
-			return true
-		}
-	}
-	return false
-}
-
-// ctypeOf is the C type of a kernel arg.
-func ctypeOf(t ir.Type) string {
-	switch t {
-	case ir.F32:
-		return "float"
-	case ir.I32:
-		return "int32_t"
-	}
-	return "uint32_t"
 }

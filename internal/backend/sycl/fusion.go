@@ -21,7 +21,7 @@ var fusionSpelling = fusion.Spelling{Prefix: "ggml_sycl_gdn_fusion", Target: nam
 
 // fusionGlue is the upstream glue's names over the fusion form's kernels
 // (the GDN kernel with the snapshot slots, glue.Names.Slots).
-var fusionGlue = func() glue.Names { n := glueTarget.Names; n.Slots = true; return n }()
+var fusionGlue = glueTarget.WithSlots(glueTarget.Upstream).Names
 
 const graphCompute = "static void ggml_backend_sycl_graph_compute_impl(ggml_backend_sycl_context * sycl_ctx, ggml_cgraph * cgraph) {"
 
@@ -29,7 +29,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_SYCL_ENABLE_FUSION=0", Budget: 450, Dir: "src/ggml-sycl/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 450, Dir: "src/ggml-sycl/",
 			Subject: "sycl : add gated delta net and conv-update kernels that update the state cache in place",
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs,
 each with its launch (the next commit matches the graph and calls them):
@@ -75,20 +74,12 @@ is one), and GGML_SYCL_ENABLE_FUSION=0 turns it off.`,
 				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {"}, Place: integration.Before,
 				Text: integration.Text{BlankAfter: true, Literal: `    // gated delta net decode steps (gdn-fusion.hpp), matched once: a step runs the GET_ROWS it replaces
     static const bool gdn_fusion_on = ggml_sycl_get_env("GGML_SYCL_ENABLE_FUSION", 1) != 0;
-    ggml_sycl_gdn_fusion_matches gdn_fusion;
-    if (gdn_fusion_on) {
-        ggml_sycl_gdn_fusion_find(cgraph, [sycl_ctx](const ggml_tensor * cache) {
-            return cache->buffer != nullptr && ggml_backend_buffer_is_sycl(cache->buffer) &&
-                   ((ggml_backend_sycl_buffer_context *) cache->buffer->context)->device == sycl_ctx->device;
-        }, gdn_fusion);
-    }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "    ", On: "gdn_fusion_on", Matches: "gdn_fusion", Local: true, Capture: "sycl_ctx",
+					Owns: []string{"cache->buffer != nullptr && ggml_backend_buffer_is_sycl(cache->buffer) &&",
+						"((ggml_backend_sycl_buffer_context *) cache->buffer->context)->device == sycl_ctx->device"}})}},
 			{Name: "run the fused decode steps", File: cpp,
 				Anchor: []string{graphCompute, "if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {", "}"}, Place: integration.After,
-				Text: integration.Text{Literal: `        if (ggml_sycl_gdn_fusion_run(*sycl_ctx, gdn_fusion, node)) {
-            continue;
-        }
-`}},
+				Text: integration.Text{Literal: fusionSpelling.RunCallC("        ", "*sycl_ctx, gdn_fusion, node")}},
 		},
 	}
 }
@@ -212,10 +203,7 @@ func familyLaunch(w *strings.Builder, shared string) error {
 	for _, a := range k.Args {
 		names[a.Name] = a.Name
 	}
-	var grid, wg [3]string
-	for i := 0; i < 3; i++ {
-		grid[i], wg[i] = glue.CExpr(k.Grid[i], names), glue.CExpr(k.Workgroup[i], names)
-	}
+	grid, wg := glue.LaunchC(k, names)
 	writeRanges(w, wg, grid)
 	call := fmt.Sprintf("%s<%s>(", sycl.FunctionName(k), fv.TemplateArgs)
 	last := len(fv.CallNames) - 1
@@ -304,29 +292,27 @@ func fusionFiles() ([]integration.FusionFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var w strings.Builder
-	w.WriteString("#pragma once\n\n#include \"common.hpp\"\n")
+	var includes []string
 	for _, k := range kernels {
-		fmt.Fprintf(&w, "#include %q\n", k.Name)
+		includes = append(includes, k.Name)
 	}
-	w.WriteString("\n#include <algorithm>\n#include <array>\n#include <unordered_map>\n#include <unordered_set>\n#include <vector>\n\n")
+	var w strings.Builder
+	w.WriteString(fusion.HeaderC("common.hpp", includes...))
 	w.WriteString("// The gated delta net decode step as llama.cpp builds it (the state caches read by GET_ROWS\n")
 	w.WriteString("// through the slot ids and copied back), fused: kernels that update the cache rows in place.\n\n")
 	w.WriteString(text)
-	for _, pt := range fusion.Patterns {
-		if err := fusionRun(&w, pt); err != nil {
-			return nil, fmt.Errorf("sycl fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	w.WriteString("\n// runs node's fused kernels where it anchors a match; true where the node is one they replace\n")
-	fmt.Fprintf(&w, "static bool %[1]s_run(ggml_backend_sycl_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {\n", p)
-	w.WriteString("    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&w, "    if (ms.%[2]s.count(node) != 0) {\n        %[1]s_run_%[2]s(ctx, ms.%[2]s.at(node));\n    }\n", p, n)
+	err = fusion.Run{
+		Pattern:   fusionRun,
+		Doc:       "runs node's fused kernels where it anchors a match; true where the node is one they replace",
+		Signature: fmt.Sprintf("static bool %[1]s_run(ggml_backend_sycl_context & ctx, const %[1]s_matches & ms, const ggml_tensor * node) {", p),
+		Branch: func(n string) string {
+			return fmt.Sprintf("    if (ms.%[2]s.count(node) != 0) {\n        %[1]s_run_%[2]s(ctx, ms.%[2]s.at(node));\n    }\n", p, n)
+		},
+	}.C(&w, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("sycl fusion: %w", err)
 	}
-	w.WriteString("    return true;\n}\n")
 	return []integration.FusionFile{{Name: "gdn-fusion.hpp", Data: []byte(w.String())}}, nil
 }
 
@@ -335,7 +321,7 @@ func fusionFiles() ([]integration.FusionFile, error) {
 // bound as the pattern's plan says (Bind by the kernel buffer's node role,
 // Arg by name).
 func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -344,59 +330,17 @@ func fusionRun(w *strings.Builder, pt *fusion.Pattern) error {
 	if err != nil {
 		return err
 	}
-	field := func(r string) string { return "m." + r }
-	ptr := func(b *ir.Buffer, bind fusion.Bind) string {
-		if b.Name == "scratch" {
-			return "scratch"
-		}
-		c := ""
-		if b.Access == ir.Read {
-			c = "const "
-		}
-		t := ctypes.C.Of(b.Elem)
-		if bind.Offset.Op == "const" && bind.Offset.K == 0 {
-			return fmt.Sprintf("(%s%s *) m.%s->data", c, t, bind.Role)
-		}
-		return fmt.Sprintf("(%s%s *) ((%schar *) m.%s->data + %s)", c, t, c, bind.Role, bind.Offset.C(field))
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
+	// each call's arguments after its leading ones, wrapped
+	call := func(k *ir.Kernel, binds map[string]fusion.Bind, lead []string) []string {
+		return glue.Wrap(append(lead, fusion.CallC(k, binds, args, field)...), 92)
 	}
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
-	call := func(k *ir.Kernel, binds map[string]fusion.Bind, lead []string) ([]string, error) {
-		out := lead
-		for _, b := range k.Buffers {
-			out = append(out, ptr(b, binds[b.Name]))
-		}
-		for _, x := range k.Args {
-			e, ok := args[x.Name]
-			if !ok {
-				return nil, fmt.Errorf("%s's arg %s has no value in the plan", k.Name, x.Name)
-			}
-			out = append(out, e)
-		}
-		return glue.Wrap(out, 92), nil
-	}
-	gcall, err := call(l.Gather, l.GatherBinds, []string{"ctx.stream()"})
-	if err != nil {
-		return err
-	}
-	variant := []string{"ctx.stream()", "m." + fv.Key}
-	for _, b := range fv.Table.Bools {
-		if b != fv.Flag {
-			variant = append(variant, fmt.Sprintf("m.%s != 0", b))
-		}
-	}
-	kcall, err := call(l.Kernel, l.KernelBinds, variant)
-	if err != nil {
-		return err
-	}
-	why := l.Scratch.Why
+	gcall := call(l.Gather, l.GatherBinds, []string{"ctx.stream()"})
+	variant := append([]string{"ctx.stream()", field(fv.Key)}, fusion.BoolsC(fv.Table.Bools, fv.Flag, "")...)
+	kcall := call(l.Kernel, l.KernelBinds, variant)
 	fmt.Fprintf(w, "\nstatic void %[1]s_run_%[2]s(ggml_backend_sycl_context & ctx, const %[1]s_%[2]s & m) {\n", p, n)
-	fmt.Fprintf(w, "    // %s\n    float * scratch = %s;\n", strings.ToLower(why[:1])+why[1:], ptr(&ir.Buffer{Elem: ir.F32}, l.Scratch))
+	fmt.Fprintf(w, "    // %s\n    float * scratch = %s;\n", l.Scratch.WhyC(), fusion.DataC(&ir.Buffer{Elem: ir.F32}, l.Scratch, field))
 	writeCall(w, "    ", gatherFunction, gcall)
 	writeCall(w, "    ", pickFunction(l.Shared.Name), kcall)
 	w.WriteString("}\n")

@@ -38,7 +38,7 @@ static inline int ggml_sycl_get_env(const char *, int default_val) { return defa
 // stepHost is a folder holding both fusion steps' headers over stand-ins
 // (ops/fusion's ggml.h, fusionCommonStandIn) and the host emulation's SYCL
 // where its flags look for it; compile runs g++ there with those flags
-// (the skin is C++20; they ignore the device attributes) and -Wall -Wextra
+// (the skin is C++20; they ignore the device attributes) and -Wall -Wextra -Wshadow
 // -Werror before args.
 type stepHost struct {
 	t   *testing.T
@@ -93,7 +93,7 @@ func (h *stepHost) compile(args ...string) error {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cmd := exec.Command(h.cxx, append(append(flags, "-Wall", "-Wextra", "-Werror", "-I", "."), args...)...)
+	cmd := exec.Command(h.cxx, append(append(flags, "-Wall", "-Wextra", "-Wshadow", "-Werror", "-I", "."), args...)...)
 	cmd.Dir = h.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v\n%s", err, out)
@@ -103,7 +103,7 @@ func (h *stepHost) compile(args ...string) error {
 
 // TestFusionStepCompiles: both steps' headers (the kernels with their
 // launches, then the matchers and the runs) and the step's lines in the
-// graph's node loop compile as host C++ (-Wall -Wextra -Werror) over the
+// graph's node loop compile as host C++ (-Wall -Wextra -Wshadow -Werror) over the
 // host emulation's SYCL, every variant the runs pick instantiated, against
 // ops/fusion's stand-in ggml.h and a stand-in common.hpp. (By hand against
 // the real trees: docs/fusion.md.)

@@ -2,14 +2,11 @@ package vulkan
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
 	"github.com/kernelgen/kernelgen/internal/integration"
-	"github.com/kernelgen/kernelgen/ir"
 	"github.com/kernelgen/kernelgen/ops/fusion"
-	"github.com/kernelgen/kernelgen/templates"
 )
 
 // Vulkan's spelling of the decode step's fusions (ops/fusion): the names,
@@ -34,12 +31,8 @@ const vkOffsetAlign = 256
 // the ops form's manifest over them: the shaders' step takes its files and
 // the sections that declare, create and build their pipelines.
 var (
-	fusionGlue = func() *templates.Target {
-		n := glueTarget.Names
-		n.Slots = true
-		return &templates.Target{Names: n, Template: glueTarget.Template, Out: glueTarget.Out, Prefix: glueTarget.Prefix, Upstream: glueTarget.Upstream}
-	}()
-	fusionBase = func() *integration.Manifest { m := *Manifest; m.Glue, m.Kernels = fusionGlue, FusionKernels; return &m }()
+	fusionGlue = glueTarget.WithSlots(glueTarget.Upstream)
+	fusionBase = Manifest.Over(fusionGlue, FusionKernels)
 )
 
 const graphCompute = "static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t backend, ggml_cgraph * cgraph) {"
@@ -48,7 +41,6 @@ func init() {
 	Backend.Fusion = &integration.Fusion{
 		Backend: name, Off: "GGML_VK_DISABLE_FUSION=1", Budget: 800, Dir: "src/ggml-vulkan/",
 		Kernels: &integration.Fusion{
-			Backend: name, Budget: 800, Dir: "src/ggml-vulkan/",
 			Subject: "vulkan : add gated delta net and conv-update shaders that update the state cache in place",
 			Body: `Add the shaders that the fusion of the gated delta net decode step records
 (the next commit matches the graph and records them), with their pipelines:
@@ -64,10 +56,10 @@ stride further. Each kernel is one shader for all its variants
 subgroup size, as the plain GDN pipelines do. Nothing records them yet.`,
 			Base: fusionBase,
 			Sections: []integration.Section{
-				baseSection("push-constant structs"),
-				baseSection("pipeline members"),
-				baseSection("pipeline creation"),
-				baseSection("shader-gen entries"),
+				Manifest.Section("push-constant structs"),
+				Manifest.Section("pipeline members"),
+				Manifest.Section("pipeline creation"),
+				Manifest.Section("shader-gen entries"),
 			},
 		},
 		Subject: "vulkan : fuse the gated delta net decode step with its state reads and writes",
@@ -119,29 +111,14 @@ turns it off.`,
 				Text: integration.Text{BlankBefore: true, Literal: `    // the gated delta net decode steps, fused: the graph is matched once, as the GET_ROWS a step
     // replaces run before the node whose place it takes
     ctx->gdn_fusion = {};
-    if (!ctx->device->disable_fusion) {
-        ggml_vk_gdn_fusion_find(cgraph, [ctx](const ggml_tensor * cache) {
-            return cache->buffer != nullptr && ggml_backend_buffer_is_vk(cache->buffer) &&
-                   ((ggml_backend_vk_buffer_context *) cache->buffer->context)->dev_buffer->device == ctx->device;
-        }, ctx->gdn_fusion);
-    }
-`}},
+` + fusionSpelling.FindC(fusion.Find{Indent: "    ", On: "!ctx->device->disable_fusion", Matches: "ctx->gdn_fusion", Capture: "ctx",
+					Owns: []string{"cache->buffer != nullptr && ggml_backend_buffer_is_vk(cache->buffer) &&",
+						"((ggml_backend_vk_buffer_context *) cache->buffer->context)->dev_buffer->device == ctx->device"}})}},
 			{Name: "no other fusion starts at a fused step's node", File: vkCpp, Place: integration.Replace,
 				Anchor: []string{graphCompute, "for (int i = 0; i < cgraph->n_nodes; i++) {", "        if (!ctx->device->disable_fusion) {"}, Until: "if (!ctx->device->disable_fusion) {",
 				Text: integration.Text{Literal: "        if (!ctx->device->disable_fusion && ctx->gdn_fusion.fused.count(cgraph->nodes[i]) == 0) {\n"}},
 		},
 	}
-}
-
-// baseSection is the ops form's section of that name: the fusion step
-// declares, creates and builds the same pipelines.
-func baseSection(name string) integration.Section {
-	for _, s := range Manifest.Sections {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("vulkan: the manifest has no section " + name)
 }
 
 // fusionTexts are the matchers (fusion.MatcherC), spliced before the
@@ -150,10 +127,7 @@ func baseSection(name string) integration.Section {
 // pattern's plan binds them, and the run the node loop calls.
 func fusionTexts() (map[string]string, error) {
 	var m strings.Builder
-	m.WriteString("// The gated delta net decode step as llama.cpp builds it, fused: the recurrent\n")
-	m.WriteString("// state and the conv state, each read by GET_ROWS through the sequences' slots\n")
-	m.WriteString("// and copied back into the cache rows of the ubatch, run as one dispatch that\n")
-	m.WriteString("// reads and writes the cache rows in place.\n")
+	m.WriteString(fusion.IntroC("run as one dispatch"))
 	text, err := fusion.MatcherC(fusionSpelling, fusion.Patterns...)
 	if err != nil {
 		return nil, err
@@ -163,25 +137,22 @@ func fusionTexts() (map[string]string, error) {
 	if err := fusionGather(&d); err != nil {
 		return nil, err
 	}
-	for _, pt := range fusion.Patterns {
-		d.WriteString("\n")
-		if err := fusionDispatch(&d, pt); err != nil {
-			return nil, fmt.Errorf("vulkan fusion: %s: %w", pt.Name, err)
-		}
-	}
 	p := fusionSpelling.Prefix
-	fmt.Fprintf(&d, "\n// records node's fused decode step where it anchors one; true where the node is one a step replaces\n")
-	fmt.Fprintf(&d, "static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {\n", p)
-	d.WriteString("    const auto & ms = ctx->gdn_fusion;\n    if (ms.fused.count(node) == 0) {\n        return false;\n    }\n")
-	d.WriteString("    // the step reads what earlier nodes wrote and writes what later ones read, where the graph's\n")
-	d.WriteString("    // tracking sees only the anchor: a barrier on each side\n")
-	for _, pt := range fusion.Patterns {
-		n := strings.ReplaceAll(pt.Name, "-", "_")
-		fmt.Fprintf(&d, "    const auto %[2]s = ms.%[2]s.find(node);\n    if (%[2]s != ms.%[2]s.end()) {\n", p, n)
-		fmt.Fprintf(&d, "        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)
-		d.WriteString("        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n    }\n")
+	err = fusion.Run{
+		Pattern:   fusionDispatch,
+		Doc:       "records node's fused decode step where it anchors one; true where the node is one a step replaces",
+		Signature: fmt.Sprintf("static bool %s_run(ggml_backend_vk_context * ctx, vk_context & subctx, const ggml_tensor * node) {", p),
+		Matches:   "    const auto & ms = ctx->gdn_fusion;\n",
+		Note: "    // the step reads what earlier nodes wrote and writes what later ones read, where the graph's\n" +
+			"    // tracking sees only the anchor: a barrier on each side\n",
+		Branch: func(n string) string {
+			return fusion.FindC("ms.", n, fmt.Sprintf("        ggml_vk_sync_buffers(ctx, subctx);\n        %[1]s_record_%[2]s(ctx, subctx, %[2]s->second);\n", p, n)+
+				"        ggml_vk_sync_buffers(ctx, subctx);\n        ctx->unsynced_nodes_written.clear();\n        ctx->unsynced_nodes_read.clear();\n")
+		},
+	}.C(&d, fusion.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan fusion: %w", err)
 	}
-	d.WriteString("    return true;\n}\n")
 	return map[string]string{"matchers": m.String(), "dispatch": d.String()}, nil
 }
 
@@ -190,7 +161,7 @@ func fusionTexts() (map[string]string, error) {
 // every binding and push constant as the pattern's plan says (Bind by the
 // shader buffer's node role, Arg by name).
 func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
-	p, n := fusionSpelling.Prefix, strings.ReplaceAll(pt.Name, "-", "_")
+	p, n := fusionSpelling.Prefix, pt.CName()
 	l, err := pt.Launch(name)
 	if err != nil {
 		return err
@@ -201,62 +172,37 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 		return err
 	}
 	fam := fv.Own.(*family)
-	args := map[string]string{}
-	for _, x := range pt.Args {
-		args[x.Name] = "m." + x.Name
-	}
-	if pt.Scale != "" {
-		args["scale"] = fmt.Sprintf("1.0f / sqrtf((float) m.%s)", pt.Scale)
-	}
+	field := fusion.InMatch
+	args := pt.ArgsC(field)
 	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
-	bindings := func(k *ir.Kernel, binds map[string]fusion.Bind) ([]string, error) {
-		var out []string
-		for _, b := range k.Buffers {
-			bind := binds[b.Name]
-			switch {
-			case b.Name == "scratch":
-				out = append(out, "scratch")
-			case bind.Offset.Op != "const" || bind.Offset.K != 0:
-				return nil, fmt.Errorf("buffer %s is bound at an offset: only the scratch may be", b.Name)
-			default:
-				out = append(out, fmt.Sprintf("ggml_vk_tensor_subbuffer(ctx, m.%s)", bind.Role))
-			}
-		}
-		return glue.Wrap(out, 96), nil
-	}
-	bufs, err := bindings(k, l.KernelBinds)
+	subbuffer := func(role string) string { return "ggml_vk_tensor_subbuffer(ctx, m." + role + ")" }
+	bufs, err := fusion.WholeC(k, l.KernelBinds, subbuffer)
 	if err != nil {
 		return err
 	}
-	gbufs, err := bindings(gather, l.GatherBinds)
+	gbufs, err := fusion.WholeC(gather, l.GatherBinds, subbuffer)
 	if err != nil {
 		return err
 	}
+	bufs, gbufs = glue.Wrap(bufs, 96), glue.Wrap(gbufs, 96)
 	_, gInit := pushStruct(gather, args)
 	_, kInit := pushStruct(k, args)
-	var bools []string
-	for _, b := range fv.Table.Bools {
-		if b == fv.Flag {
-			bools = append(bools, "1")
-		} else {
-			bools = append(bools, fmt.Sprintf("m.%s != 0", b))
-		}
-	}
+	bools := fusion.BoolsC(fv.Table.Bools, fv.Flag, "1")
 	vars := fmt.Sprintf("ggml_vk_%s_variants", shared.Name)
 
-	fmt.Fprintf(w, "static void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
+	fmt.Fprintf(w, "\nstatic void %[1]s_record_%[2]s(ggml_backend_vk_context * ctx, vk_context & subctx, const %[1]s_%[2]s & m) {\n", p, n)
 	fmt.Fprintf(w, "    uint32_t i = 0; // the matcher checked that the variant exists\n    while (%s[i][0] != m.%s) {\n        ++i;\n    }\n", vars, fv.Key)
 	for j, c := range fv.Table.Columns {
-		if used(c, fam.Grid[:]...) {
+		if fusion.NamedIn(c, fam.Grid[:]...) {
 			fmt.Fprintf(w, "    const uint32_t %s = %s[i][%d];\n", c, vars, j)
 		}
 	}
-	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", strings.ToLower(scratch.Why[:1])+scratch.Why[1:], scratch.Role)
-	if !(scratch.Offset.Op == "const" && scratch.Offset.K == 0) {
-		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(func(r string) string { return "m." + r }))
+	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", scratch.WhyC(), scratch.Role)
+	if !scratch.Whole() {
+		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(field))
 	}
-	w.WriteString("    // with one sequence no source is another sequence's destination: the gather copies nothing\n")
-	fmt.Fprintf(w, "    if (m.n_seqs >= 2) {\n        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
+	w.WriteString(fusion.GatherGuardC(field))
+	fmt.Fprintf(w, "        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
 	for _, l := range gInit {
 		fmt.Fprintf(w, "            %s\n", l)
 	}
@@ -274,17 +220,6 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	return nil
 }
 
-// used reports whether the C expressions name v.
-func used(v string, exprs ...string) bool {
-	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`)
-	for _, e := range exprs {
-		if word.MatchString(e) {
-			return true
-		}
-	}
-	return false
-}
-
 // fusionGather writes the gather both patterns record (the ops form's
 // shader and pipeline): its dispatch over the push constants, as the glue's
 // family view spells it, then the barrier the compute needs.
@@ -299,8 +234,7 @@ func fusionGather(w *strings.Builder) error {
 		params = append(params, "vk_subbuffer "+b.Name)
 		names = append(names, b.Name)
 	}
-	fmt.Fprintf(w, "// copies into scratch the rows a sequence reads that another sequence overwrites, then a barrier:\n")
-	fmt.Fprintf(w, "// the compute reads what the copy wrote\n")
+	w.WriteString(fusion.GatherDocC)
 	fmt.Fprintf(w, "static void %s_gather(ggml_backend_vk_context * ctx, vk_context & subctx, %s,\n        const vk_op_state_gather_push_constants & pc) {\n", fusionSpelling.Prefix, strings.Join(params, ", "))
 	for _, a := range g.GridArgs {
 		fmt.Fprintf(w, "    const %s %s = pc.%s;\n", a.CType, a.Name, a.Name)
