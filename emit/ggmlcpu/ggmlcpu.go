@@ -77,14 +77,14 @@ func runs(op *glue.Op, ks []*ir.Kernel) bool {
 // (cfamily.Named).
 func FunctionName(k *ir.Kernel) string { return cfamily.Named(k, "ggml_compute_forward_", "_f32") }
 
-// dispatchedName is the function of kernel k as op dispatches it: a kernel
-// with buffers bound as its caller's (ir.CallerRole) reads them from the
-// node's srcs, which differ by op, so each op gets its own copy, named
-// after the op; any other kernel is its FunctionName.
-func dispatchedName(op *glue.Op, k *ir.Kernel) string {
+// DispatchedName is the function of kernel k as glue op op dispatches it:
+// a kernel with buffers bound as its caller's (ir.CallerRole) reads them
+// from the node's srcs, which differ by op, so each op gets its own copy,
+// named after the op; any other kernel is its FunctionName.
+func DispatchedName(op string, k *ir.Kernel) string {
 	for _, b := range k.Buffers {
 		if b.Role == ir.CallerRole {
-			return cfamily.Named(k, "ggml_compute_forward_"+op.Name+"_", "_f32")
+			return cfamily.Named(k, "ggml_compute_forward_"+op+"_", "_f32")
 		}
 	}
 	return FunctionName(k)
@@ -104,7 +104,7 @@ type Entry struct {
 // Entries are the entry points of op's forms (one, or a family op's two)
 // as its lowering (Emit) names them.
 func Entries(op *glue.Op) []Entry {
-	compute := dispatchedName(op, op.Dispatches[0].Kernel)
+	compute := DispatchedName(op.Name, op.Dispatches[0].Kernel)
 	if len(op.Dispatches) > 1 {
 		compute = "ggml_compute_forward_" + op.Name
 	}
@@ -151,7 +151,7 @@ func lower(model []*glue.Op, instances []ir.Instance) (*lowered, error) {
 				return nil, err
 			}
 			funcs = append(funcs, text)
-			calls = append(calls, dispatchedName(op, d.Kernel))
+			calls = append(calls, DispatchedName(op.Name, d.Kernel))
 		}
 		entries := Entries(op)
 		if len(op.Dispatches) > 1 {

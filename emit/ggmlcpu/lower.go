@@ -326,7 +326,7 @@ func (f *fn) print() string {
 	if op := f.d.Op; op.Summary != "" {
 		p.Line("// %s: %s", k.Name, op.Summary)
 	}
-	p.Line("static void %s(const ggml_compute_params * params, ggml_tensor * dst) {", dispatchedName(f.op, k))
+	p.Line("static void %s(const ggml_compute_params * params, ggml_tensor * dst) {", DispatchedName(f.op.Name, k))
 	p.Indent()
 	f.bindings()
 	f.asserts()
