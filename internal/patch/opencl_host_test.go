@@ -3,79 +3,24 @@ package patch
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kernelgen/kernelgen/internal/registry"
-	"github.com/kernelgen/kernelgen/internal/tier"
 )
 
 const openCLCpp = "src/ggml-opencl/ggml-opencl.cpp"
 
 // openCLFusionText is testdata/opencl-host/fusion.cpp with the first parts
-// of the fusion form's OpenCL steps applied (its kernels, then the matchers
-// and dispatch): every edit of ggml-opencl.cpp placed as the patch places
-// it in ggml's tree, one step after another, a revision's only where its
-// probe holds (the stand-in is the series pin's: build_program_from_source
-// takes the cl_context, no <unordered_set>).
+// of the OpenCL fusion steps applied (the stand-in is the series pin's:
+// build_program_from_source takes the cl_context, no <unordered_set>).
 func openCLFusionText(t *testing.T, parts int) string {
-	t.Helper()
-	steps, err := FusionPlan(registry.Fusions(), []string{"opencl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(steps) != 3 {
-		t.Fatalf("%d steps for opencl, want the tests, the kernels and the dispatch", len(steps))
-	}
-	data, err := os.ReadFile(filepath.Join("testdata", "opencl-host", "fusion.cpp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	edits := 0
-	for _, s := range steps[1 : 1+parts] {
-		var ls []Located
-		for _, e := range s.Edits {
-			if e.File != openCLCpp || (e.Needs != nil && !strings.Contains(text, e.Needs.Text)) || (e.Unless != nil && strings.Contains(text, e.Unless.Text)) {
-				continue
-			}
-			l := locate(e, text)
-			if l.State != Pending {
-				t.Fatalf("edit %q is %v in the stand-in: %s", e.Name, l.State, l.Why)
-			}
-			ls = append(ls, l)
-		}
-		edits += len(ls)
-		text = insertAll(text, ls)
-	}
-	if edits < 3*parts {
-		t.Fatalf("%d edits of ggml-opencl.cpp: the test no longer sees the step", edits)
-	}
-	return text
+	return fusionStandIn(t, "opencl", "opencl-host", openCLCpp, parts)
 }
 
-// compileOpenCLFusion compiles text as the stand-in ggml-opencl.cpp, over
-// ops/fusion's stand-in ggml.h, with the warnings ggml's build turns on as
-// errors; it returns the compiler's output where that fails.
 func compileOpenCLFusion(t *testing.T, text string) (string, bool) {
-	t.Helper()
-	cxx := hostCXX(t)
-	dir := t.TempDir()
-	stand, err := os.ReadFile(filepath.Join("..", "..", "ops", "fusion", "testdata", "ggml.h"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{"ggml.h": string(stand), "ggml-opencl.cpp": text} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Wcast-qual", "-Wmissing-declarations", "-Werror",
-		"-fsyntax-only", "-I", dir, filepath.Join(dir, "ggml-opencl.cpp"))
-	out, err := exec.CommandContext(tier.Context(t), cxx[0], args...).CombinedOutput()
-	return string(out), err == nil
+	return compileFusionStandIn(t, "ggml-opencl.cpp", text)
 }
 
 // The fusion form's OpenCL steps, placed in a stand-in of ggml-opencl.cpp

@@ -140,65 +140,14 @@ func TestVulkanShufflingPipelinesRequireASubgroupSize(t *testing.T) {
 }
 
 // vulkanFusionText is testdata/vulkan-host/fusion.cpp with the first
-// parts of the fusion form's Vulkan steps applied (its shaders, then the
-// matchers and dispatch): every edit of ggml-vulkan.cpp placed as the patch
-// places it in ggml's tree, one step after another.
+// parts of the Vulkan fusion steps applied (its shaders, then the matchers
+// and dispatch).
 func vulkanFusionText(t *testing.T, parts int) string {
-	t.Helper()
-	steps, err := FusionPlan(registry.Fusions(), []string{"vulkan"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(steps) != 3 {
-		t.Fatalf("%d steps for vulkan, want the tests, the shaders and the dispatch", len(steps))
-	}
-	data, err := os.ReadFile(filepath.Join("testdata", "vulkan-host", "fusion.cpp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	edits := 0
-	for _, s := range steps[1 : 1+parts] {
-		var ls []Located
-		for _, e := range s.Edits {
-			if e.File != "src/ggml-vulkan/ggml-vulkan.cpp" {
-				continue
-			}
-			l := locate(e, text)
-			if l.State != Pending {
-				t.Fatalf("edit %q is %v in the stand-in: %s", e.Name, l.State, l.Why)
-			}
-			ls = append(ls, l)
-		}
-		edits += len(ls)
-		text = insertAll(text, ls)
-	}
-	if edits < 3*parts {
-		t.Fatalf("%d edits of ggml-vulkan.cpp: the test no longer sees the step", edits)
-	}
-	return text
+	return fusionStandIn(t, "vulkan", "vulkan-host", "src/ggml-vulkan/ggml-vulkan.cpp", parts)
 }
 
-// compileVulkanFusion compiles text as the stand-in ggml-vulkan.cpp, over
-// ops/fusion's stand-in ggml.h, with the warnings ggml's build turns on as
-// errors; it returns the compiler's output where that fails.
 func compileVulkanFusion(t *testing.T, text string) (string, bool) {
-	t.Helper()
-	cxx := hostCXX(t)
-	dir := t.TempDir()
-	stand, err := os.ReadFile(filepath.Join("..", "..", "ops", "fusion", "testdata", "ggml.h"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{"ggml.h": string(stand), "ggml-vulkan.cpp": text} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Wcast-qual", "-Wmissing-declarations", "-Werror",
-		"-fsyntax-only", "-I", dir, filepath.Join(dir, "ggml-vulkan.cpp"))
-	out, err := exec.CommandContext(tier.Context(t), cxx[0], args...).CombinedOutput()
-	return string(out), err == nil
+	return compileFusionStandIn(t, "ggml-vulkan.cpp", text)
 }
 
 // The fusion form's Vulkan step, placed in a stand-in of ggml-vulkan.cpp
