@@ -45,6 +45,14 @@ func (t *Target) WithSlots(upstream *Upstream) *Target {
 	return &Target{Names: n, Template: t.Template, Out: t.Out, Prefix: t.Prefix, Upstream: upstream}
 }
 
+// WithFamily is t with family as its backend part of a shared kernel
+// (glue.Names.Family): the same glue over the facts of one tree.
+func (t *Target) WithFamily(family func(glue.FamilyParts) (any, error)) *Target {
+	n := t.Names
+	n.Family = family
+	return &Target{Names: n, Template: t.Template, Out: t.Out, Prefix: t.Prefix, Upstream: t.Upstream}
+}
+
 // Upstream is a backend's upstream glue: the files it renders, by template
 // section (none where the glue is spliced into the sources whole: sections
 // only).

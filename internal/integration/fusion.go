@@ -36,6 +36,9 @@ type Fusion struct {
 	// records); its files and sections are not repeated here. Its Backend,
 	// Dir and Budget are this step's (Parts).
 	Kernels *Fusion
+	// ForTree, where set, is f as the tree being patched needs it, as a
+	// manifest's (Manifest.ForTree).
+	ForTree func(f *Fusion, read ReadFile) (*Fusion, error)
 }
 
 // Parts are f's patches in series order: the kernels' step, where f has

@@ -56,7 +56,16 @@ type Manifest struct {
 	// gets instead: the fix of its kernels. Its Budget is then unused: the
 	// ops commit's ceiling counts its kernels.
 	Ops []Section
+	// ForTree, where set, is m as the tree being patched needs it, from the
+	// tree's files (Metal numbers its function constants after the tree's
+	// own). m itself is what the pinned trees need and what renders without
+	// a tree (the review copy) show.
+	ForTree func(m *Manifest, read ReadFile) (*Manifest, error)
 }
+
+// ReadFile reads a file of the tree being patched by its path below the
+// ggml root; false where the tree lacks it.
+type ReadFile func(file string) (string, bool, error)
 
 // Section is one change to one existing file of the tree.
 type Section struct {

@@ -21,8 +21,9 @@ type Step struct {
 	// Manifest: the step is a backend's integration manifest, whose
 	// sections refusals name.
 	Manifest bool
-	// forTree, when set, makes this a placeholder for the steps a given
-	// tree needs (expand).
+	// forTree, when set, gives the steps a given tree needs in place of
+	// this one (expand): a placeholder, or a step as the pinned trees
+	// need it (a manifest's ForTree).
 	forTree func(*Tree) ([]*Step, error)
 }
 

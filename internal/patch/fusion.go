@@ -119,6 +119,18 @@ func fusionStep(f *integration.Fusion) (*Step, error) {
 		return nil, err
 	}
 	step.Edits = append(step.Edits, edits...)
+	if f.ForTree != nil {
+		step.forTree = func(t *Tree) ([]*Step, error) {
+			adapted, err := f.ForTree(f, t.readGGML)
+			if err != nil {
+				return nil, fmt.Errorf("%s fusion: %w", f.Backend, err)
+			}
+			once := *adapted
+			once.ForTree = nil
+			s, err := fusionStep(&once)
+			return []*Step{s}, err
+		}
+	}
 	return step, nil
 }
 

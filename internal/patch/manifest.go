@@ -22,6 +22,18 @@ func manifestStep(m *integration.Manifest) (*Step, error) {
 	if step.Edits, err = revisedEdits(m.Backend+" manifest, ", m.Sections, m.Revisions, edit); err != nil {
 		return nil, err
 	}
+	if m.ForTree != nil {
+		step.forTree = func(t *Tree) ([]*Step, error) {
+			adapted, err := m.ForTree(m, t.readGGML)
+			if err != nil {
+				return nil, fmt.Errorf("%s manifest: %w", m.Backend, err)
+			}
+			once := *adapted
+			once.ForTree = nil
+			s, err := manifestStep(&once)
+			return []*Step{s}, err
+		}
+	}
 	return step, nil
 }
 

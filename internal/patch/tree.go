@@ -131,6 +131,15 @@ func (t *Tree) read(rel string) (string, bool, error) {
 	return string(b), true, nil
 }
 
+// readGGML reads a file by its path below the ggml root (integration.ReadFile).
+func (t *Tree) readGGML(file string) (string, bool, error) {
+	rel, ok := t.path(file)
+	if !ok {
+		return "", false, nil
+	}
+	return t.read(rel)
+}
+
 var errNoGit = errors.New("git not found: install git (Debian: apt-get install git)")
 
 // git runs git in dir, for the user's tree (their configuration applies),

@@ -40,8 +40,13 @@ type family struct {
 	GatherKargsType, GatherKargsDef, GatherHostName, GatherCall string
 }
 
-// newFamily builds a shared kernel's Metal part (glue.Names.Family).
-func newFamily(p glue.FamilyParts) (any, error) {
+// familyAfter builds a shared kernel's Metal part (glue.Names.Family) for a
+// tree whose highest function constant base is last.
+func familyAfter(last lastBase) func(glue.FamilyParts) (any, error) {
+	return func(p glue.FamilyParts) (any, error) { return newFamily(p, last) }
+}
+
+func newFamily(p glue.FamilyParts, last lastBase) (any, error) {
 	fv, k := p.View, p.Kernel
 	f := &family{KargsType: msl.KargsName(k.Name)}
 	f.KargsDef = msl.Kargs(f.KargsType, k.Args)
@@ -64,9 +69,9 @@ func newFamily(p glue.FamilyParts) (any, error) {
 		}
 		f.BufferIDs = append(f.BufferIDs, glue.Local{Name: b.Name, Expr: id})
 	}
-	base, ok := functionConstants[k.Name]
+	base, ok := last.base(k.Name)
 	if !ok {
-		return nil, fmt.Errorf("metal: %s: its function constants have no index base (functionConstants)", fv.Name)
+		return nil, fmt.Errorf("metal: %s: its function constants have no index base (constantKernels)", fv.Name)
 	}
 	f.ConstantsDefine = fmt.Sprintf("#define %-30s %d", msl.FunctionConstants(k), base)
 	var fmts, vals, cfmts, cvals []string
@@ -99,11 +104,6 @@ func newFamily(p glue.FamilyParts) (any, error) {
 	f.GatherCall = strings.Join(append(call, argExprs(gk, p.GatherArgs)...), ", ")
 	return f, nil
 }
-
-// functionConstants are the index bases of the fused kernels' function
-// constants (msl.FunctionConstants), by kernel: the hundreds after the last
-// of ggml-metal-impl.h's (FC_GATED_DELTA_NET, 1600).
-var functionConstants = map[string]int{"gated_delta_net_inplace": 1700, "ssm_conv_update_inplace": 1800}
 
 // argExprs are a kernel's args over the node, in order, each cast to its
 // type (a braced initialiser does not narrow).

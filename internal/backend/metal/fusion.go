@@ -50,10 +50,11 @@ kernel also writes the K snapshot slots (MTP) into the cache rows, slot i
 one slot stride further. Each kernel is a template over what sizes its
 arrays and takes KDA, SiLU and the ids form as function constants, which
 the getters set. Nothing encodes them yet.`,
-			Base: fusionBase,
+			Base:    fusionBase,
+			ForTree: fusionForTree,
 			Sections: []integration.Section{
 				Manifest.Section("kernels"),
-				Manifest.Section("function constants"),
+				Manifest.Section(constantsSection),
 				Manifest.Section("kargs"),
 				{Name: "pipeline getters", File: deviceCpp, Place: integration.After,
 					Anchor: []string{"ggml_metal_pipeline_with_params ggml_metal_library_get_pipeline_gated_delta_net(ggml_metal_library_t lib, const ggml_tensor * op) {", "return res;", "}"},

@@ -50,14 +50,16 @@ run by the plain kernel, which would ignore the slot it writes.
 `,
 	Dir:     "src/ggml-metal/",
 	Glue:    glueTarget,
+	ForTree: manifestForTree,
 	Kernels: UpstreamKernels,
 	Sections: []integration.Section{
 		{Name: "kernels", File: metalLib, Place: integration.After,
 			// after the #if 1 ... #else ... #endif of kernel_gated_delta_net_impl, not inside its first branch
 			Anchor: []string{`template [[host_name("kernel_gated_delta_net_f32_4")]] kernel kernel_gated_delta_net_t kernel_gated_delta_net_impl<float4, 4>;`, "#endif"},
 			Text:   integration.Text{Kernel: libraryFile, BlankBefore: true}},
-		{Name: "function constants", File: impl, Place: integration.After,
-			Anchor: []string{"#define FC_GATED_DELTA_NET "},
+		// after the tree's highest index base, the pinned trees' here (manifestForTree)
+		{Name: constantsSection, File: impl, Place: integration.After,
+			Anchor: []string{pinnedBase.Define},
 			Text:   integration.Text{Section: "upstream-function-constants"}},
 		{Name: "kargs", File: impl, Place: integration.After,
 			Anchor: []string{"} ggml_metal_kargs_gated_delta_net;"},

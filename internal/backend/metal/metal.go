@@ -33,7 +33,7 @@ var Backend = &backend.Backend{Name: name, Dir: name, Summary: "Metal Shading La
 var glueTarget = &templates.Target{
 	Names: glue.Names{Backend: name, Function: msl.FunctionName,
 		HostName:   func(_ string, in ir.Instance) string { return msl.HostName(in) },
-		ArgsStruct: msl.KargsName, Family: newFamily},
+		ArgsStruct: msl.KargsName, Family: familyAfter(pinnedBase)},
 	Template: "metal/kernelgen-fused.h.tmpl", Out: "fused-ops.h", Prefix: "ggml_metal",
 	Upstream: &templates.Upstream{Files: []templates.UpstreamFile{{Section: "upstream-supports-file", Name: templates.SupportsName}}},
 }
