@@ -70,3 +70,16 @@ func sharedBase(impl string) string {
 	}
 	return ""
 }
+
+// What renders without a tree (the plan's step, which tests and the review
+// read) numbers as the pinned trees do: the fixture's FC_GATED_DELTA_NET.
+func TestMetalFunctionConstantsWithoutATreeAreThePinnedTrees(t *testing.T) {
+	expanded, err := expand(open(t, fixture(t, "")), []*Step{stepOf(t, "metal")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "function constants"
+	if got, want := editOf(t, stepOf(t, "metal"), name), editOf(t, expanded[0], name); got.Text != want.Text || strings.Join(got.Anchor, "|") != strings.Join(want.Anchor, "|") {
+		t.Errorf("without a tree: %q after %q; on the pinned fixture: %q after %q", got.Text, got.Anchor, want.Text, want.Anchor)
+	}
+}
