@@ -43,14 +43,14 @@ const reduceAdd = "REDUCE_ADD"
 // and a macro's barriers expand into the kernel body at each use.
 func (d upstreamDialect) reduceAddDefine() string {
 	var b strings.Builder
-	b.WriteString(`
-// leaves in sum its total over the aligned run of n work-items (n a power of
-// two) it belongs to, in the same xor butterfly order either way: through
-// subgroup shuffles where the subgroup spans n, else through local memory
-// red (one float per work-item, lid this one's slot). Every work-item of the
-// work-group must reach it; a macro, not a function, so that the barriers
-// stay in the kernel body.
-`)
+	fmt.Fprintf(&b, `
+// %s sets sum to its total over the n consecutive work-items it
+// shares a group with (n a power of two, groups aligned), adding in the same
+// xor butterfly either way: subgroup shuffles where the subgroup spans n,
+// else local memory red (one float per work-item, lid this one's slot).
+// Every work-item of the work-group must reach it; a macro, not a function,
+// so that its barriers stay in the kernel body.
+`, reduceAdd)
 	fmt.Fprintf(&b, "#define %s(sum, n, red, lid) do { \\\n", reduceAdd)
 	for _, l := range d.butterfly("sum", "(n)", cfamily.Exchange{Shared: "red", Lin: "lid", Off: "off"}) {
 		fmt.Fprintf(&b, "    %s \\\n", l)
@@ -72,7 +72,7 @@ func (d upstreamDialect) butterfly(sum, width string, ex cfamily.Exchange) []str
 }
 
 // Reduce is Emit's xor butterfly, through the file's reduceAdd.
-func (d upstreamDialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
+func (upstreamDialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
 	return []string{
 		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("%s(%s, %s, %s, %s);", reduceAdd, out, width, ex.Shared, ex.Lin),
