@@ -104,7 +104,8 @@ func UpstreamDefines(k *ir.Kernel) []string {
 // cl_mem and extra->offset + view_offs); the variant params are defines
 // the host passes (UpstreamDefines), the derived ones macros over them and
 // the workgroup size a reqd_work_group_size over those; the reductions are
-// the same butterfly, spelled once (reduceAddDefine); locals are named by scope.
+// the same butterfly, spelled once per file (reduceAddDefine); locals are
+// named by scope.
 func Upstream(summary string, k *ir.Kernel) ([]byte, error) {
 	if err := cfamily.Unsupported("opencl", k); err != nil {
 		return nil, err
