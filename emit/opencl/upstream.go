@@ -33,23 +33,55 @@ const upstreamSubgroups = `
 
 type upstreamDialect struct{ dialect }
 
-// Reduce is Emit's xor butterfly, written out where it is used: through
-// subgroup shuffles where the subgroup covers the width, else through local
-// memory (ex.Shared, one float per work-item). Not a function: PoCL 3.1 gave
-// nondeterministic sums with the barriers inside a called function.
-func (d upstreamDialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
+// reduceAdd is the macro that holds a file's one spelling of the reduction
+// (reduceAddDefine); each reduction of the kernel calls it.
+const reduceAdd = "REDUCE_ADD"
+
+// reduceAddDefine is reduceAdd's definition, written beside the subgroup
+// defines of a file whose kernel reduces. A macro, not a function: PoCL 3.1
+// gave nondeterministic sums with the barriers inside a called function,
+// and a macro's barriers expand into the kernel body at each use.
+func (d upstreamDialect) reduceAddDefine() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+// %s sets sum to its total over the n consecutive work-items it
+// shares a group with (n a power of two, groups aligned), adding in the same
+// xor butterfly either way: subgroup shuffles where the subgroup spans n,
+// else local memory red (one float per work-item, lid this one's slot).
+// Every work-item of the work-group must reach it; a macro, not a function,
+// so that its barriers stay in the kernel body.
+`, reduceAdd)
+	fmt.Fprintf(&b, "#define %s(sum, n, red, lid) do { \\\n", reduceAdd)
+	for _, l := range d.butterfly("sum", "(n)", cfamily.Exchange{Shared: "red", Lin: "lid", Off: "off"}) {
+		fmt.Fprintf(&b, "    %s \\\n", l)
+	}
+	b.WriteString("} while (0)\n")
+	return b.String()
+}
+
+// butterfly is the reduction in place on sum: through subgroup shuffles
+// where the subgroup covers the width, else through local memory
+// (ex.Shared, one float per work-item).
+func (d upstreamDialect) butterfly(sum, width string, ex cfamily.Exchange) []string {
 	return append([]string{
-		fmt.Sprintf("float %s = %s;", out, x),
 		fmt.Sprintf("if (SUBGROUP_SIZE >= %s) {", width),
 		fmt.Sprintf("    for (uint %s = %s / 2u; %s > 0u; %s >>= 1u) {", ex.Off, width, ex.Off, ex.Off),
-		fmt.Sprintf("        %s += SUBGROUP_SHUFFLE_XOR(%s, %s);", out, out, ex.Off),
+		fmt.Sprintf("        %s += SUBGROUP_SHUFFLE_XOR(%s, %s);", sum, sum, ex.Off),
 		"    }",
-	}, cfamily.SharedButterfly(d, ex, out, width, "u")...)
+	}, cfamily.SharedButterfly(d, ex, sum, width, "u")...)
+}
+
+// Reduce is Emit's xor butterfly, through the file's reduceAdd.
+func (upstreamDialect) Reduce(out, x, width string, _ ir.Order, _ bool, ex cfamily.Exchange) []string {
+	return []string{
+		fmt.Sprintf("float %s = %s;", out, x),
+		fmt.Sprintf("%s(%s, %s, %s, %s);", reduceAdd, out, width, ex.Shared, ex.Lin),
+	}
 }
 
 func (upstreamDialect) Reserved(name string) bool {
 	return reserved[name] || name == "red" || name == "lin" || name == "off" || name == "SUBGROUP_SIZE" ||
-		name == "SUBGROUP_SHUFFLE_XOR" || strings.HasSuffix(name, "_buf") || strings.HasPrefix(name, "off_")
+		name == "SUBGROUP_SHUFFLE_XOR" || name == reduceAdd || strings.HasSuffix(name, "_buf") || strings.HasPrefix(name, "off_")
 }
 
 // UpstreamDefines are the build options' defines an upstream kernel takes:
@@ -72,7 +104,8 @@ func UpstreamDefines(k *ir.Kernel) []string {
 // cl_mem and extra->offset + view_offs); the variant params are defines
 // the host passes (UpstreamDefines), the derived ones macros over them and
 // the workgroup size a reqd_work_group_size over those; the reductions are
-// the same butterfly (Reduce); locals are named by scope.
+// the same butterfly, spelled once per file (reduceAddDefine); locals are
+// named by scope.
 func Upstream(summary string, k *ir.Kernel) ([]byte, error) {
 	if err := cfamily.Unsupported("opencl", k); err != nil {
 		return nil, err
@@ -99,6 +132,7 @@ func Upstream(summary string, k *ir.Kernel) ([]byte, error) {
 	reduce := ir.HasReduce(k)
 	if reduce {
 		b.WriteString(upstreamSubgroups)
+		b.WriteString(d.reduceAddDefine())
 	}
 	b.WriteString("\n")
 	for _, x := range k.Params {

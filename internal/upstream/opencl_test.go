@@ -109,8 +109,8 @@ func TestOpenCLKernelsRunLikeTheGoReference(t *testing.T) {
 			maxNMSE, worst = n, c.Name
 		}
 	}
-	t.Logf("%s (%s, %s): %d cases, %d programs built with %q; largest NMSE against the Go reference %.3g (%s), tolerance %g",
-		dev.Name, dev.Platform, dev.CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance)
+	t.Logf("%s (%s, %s): %d cases, %d programs built with %q; largest NMSE against the Go reference %.3g (%s), tolerance %g; %s",
+		dev.Name, dev.Platform, dev.CVersion, len(all), len(batch.Programs), opts, maxNMSE, worst, cases.NMSETolerance, reductionPath(dev))
 }
 
 // The fusion form's kernels (backendopencl.FusionKernels: the GDN kernel
@@ -230,6 +230,18 @@ func TestOpenCLFusionKernelsRunLikeTheGoReference(t *testing.T) {
 	}
 	t.Logf("%s (%s): %d cases on the fusion form's kernels built with %q, %d of op B with slots bit for bit equal to the non-fused GATED_DELTA_NET, both built with %q; %d programs",
 		dev.Name, dev.Platform, len(all)-unfused, opts, unfused, strict, len(batch.Programs))
+}
+
+// reductionPath says which branch of the kernels' reductions d runs: with
+// none of the shuffle extensions the kernels test for (PoCL), SUBGROUP_SIZE
+// is 0 and every reduction goes through local memory.
+func reductionPath(d clrun.Device) string {
+	for _, ext := range []string{"cl_khr_subgroup_shuffle", "cl_intel_subgroups", "cl_qcom_subgroup_shuffle"} {
+		if d.Has(ext) && (ext != "cl_qcom_subgroup_shuffle" || d.Has("cl_khr_subgroups")) {
+			return "reductions by " + ext + " where the subgroup spans them"
+		}
+	}
+	return "every reduction through local memory (no subgroup shuffle)"
 }
 
 // openCLDevice is the runner and its device (PoCL in CI), or a skip where
