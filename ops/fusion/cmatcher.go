@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ops"
@@ -197,10 +198,19 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	p, name := sp.Prefix, cName(pt.Name)
 	field := roleIn(func(r string) string { return "m." + r })
 	roles := []string{}
-	var fused []string
+	var fused, slotArrays []string
+	outside := pt.readOutsideSlots()
 	for _, n := range pt.Nodes {
-		roles = append(roles, n.Role)
-		if n.Fused {
+		if !n.Slot || outside[n.Role] {
+			roles = append(roles, n.Role)
+		}
+		switch {
+		case n.Slot:
+			slotArrays = append(slotArrays, n.Role+"s")
+			for k := 0; n.Fused && k < pt.MaxSlots; k++ {
+				fused = append(fused, field(AtSlot(n.Role, k)))
+			}
+		case n.Fused:
 			fused = append(fused, "m."+n.Role)
 		}
 	}
@@ -217,8 +227,15 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	fmt.Fprintf(w, "\n// %s: the %s nodes, run as one dispatch at the %s\n", pt.Name, strings.Join(ops, ", "), pt.Nodes[0].Op)
 	fmt.Fprintf(w, "struct %s_%s {\n", p, name)
 	fmt.Fprintf(w, "%s", joinLines("    const ggml_tensor ", append(roles, "out"), func(r string) string { return "* " + r + " = nullptr" }))
+	if len(slotArrays) > 0 {
+		fmt.Fprintf(w, "    // every snapshot slot's nodes, none of a slot that lacks one (slot 0's above where read as one)\n")
+		fmt.Fprintf(w, "%s", joinLines(fmt.Sprintf("    std::array<const ggml_tensor *, %d> ", pt.MaxSlots), slotArrays, func(r string) string { return r + " = {}" }))
+	}
 	fmt.Fprintf(w, "    std::array<const ggml_tensor *, %d> fused = {};\n", len(fused))
 	var ints []string
+	if len(slotArrays) > 0 {
+		ints = append(ints, "n_slots")
+	}
 	for _, a := range pt.Args {
 		ints = append(ints, a.Name)
 	}
@@ -235,7 +252,18 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			pending = nil
 		}
 	}
-	for _, n := range pt.Nodes[1:] {
+	for i, n := range pt.Nodes {
+		if i == 0 || (n.Slot && pt.Nodes[i-1].Slot) {
+			continue // the anchor; a slot node after the first, found with it
+		}
+		if n.Slot {
+			flush()
+			if err := slotsC(w, sp, pt, pt.Nodes[i:]); err != nil {
+				return err
+			}
+			pending = append(pending, "m.n_slots == 0")
+			continue
+		}
 		from := "m." + n.From.Role
 		if !n.From.Down {
 			fmt.Fprintf(w, "    m.%s = %s_src(%s, %d, %s);\n", n.Role, p, from, n.From.Src, cOpEnum(n.Op))
@@ -266,12 +294,32 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			fmt.Fprintf(w, "m.%s;\n", r)
 		}
 	}
-	fmt.Fprintf(w, "    m.fused = { %s };\n", strings.Join(fused, ", "))
+	if list := "    m.fused = { " + strings.Join(fused, ", ") + " };"; len(list) <= 100 {
+		fmt.Fprintf(w, "%s\n", list)
+	} else {
+		fmt.Fprintf(w, "    m.fused = {\n%s    };\n", joinLines("        ", fused, func(r string) string { return r }))
+	}
 	conds := append([]Condition(nil), pt.Conditions...)
 	for _, f := range sp.Fixed[pt.Name] {
 		conds = append(conds, Condition{Name: "backend", Kind: Equal, Why: f.Why, Eqs: []Eq{{f.Value, Const(f.Is)}}})
 	}
-	for _, c := range conds {
+	for j, c := range conds {
+		if pt.perSlot(c) {
+			// a run of conditions on every slot's nodes: one loop over the slots
+			if j == 0 || !pt.perSlot(conds[j-1]) {
+				fmt.Fprintf(w, "    for (int k = 0; k < m.n_slots; ++k) {\n")
+			}
+			slot := slotIn(pt, field, "m.%ss[k]")
+			var eqs []string
+			for _, e := range c.Eqs {
+				eqs = append(eqs, e.A.C(slot)+" != "+e.B.C(slot))
+			}
+			fmt.Fprintf(w, "        // %s: %s\n        if (%s) {\n            return false;\n        }\n", c.Name, c.Why, strings.Join(eqs, " ||\n            "))
+			if j == len(conds)-1 || !pt.perSlot(conds[j+1]) {
+				fmt.Fprintf(w, "    }\n")
+			}
+			continue
+		}
 		fmt.Fprintf(w, "    // %s: %s\n", c.Name, c.Why)
 		switch c.Kind {
 		case Equal:
@@ -334,6 +382,61 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	return nil
 }
 
+// slotIn names the Slot nodes' roles as spelled by format (of the role),
+// every other as field does.
+func slotIn(pt *Pattern, field func(string) string, format string) func(string) string {
+	roles := pt.slotRoles()
+	return func(r string) string {
+		if slices.Contains(roles, r) {
+			return fmt.Sprintf(format, r)
+		}
+		return field(r)
+	}
+}
+
+// slotsC finds the run of Slot nodes at the head of ns for slot k = 0, 1,
+// ... up to MaxSlots while slot k has every one, as Pattern.At does, into
+// the slot arrays; slot 0's into the role fields too where read as one.
+func slotsC(w *strings.Builder, sp Spelling, pt *Pattern, ns []Node) error {
+	p := sp.Prefix
+	field := roleIn(func(r string) string { return "m." + r })
+	slot := slotIn(pt, field, "m.%ss[k]")
+	var run, missing []string
+	for _, n := range ns {
+		if !n.Slot {
+			break
+		}
+		run, missing = append(run, n.Role), append(missing, "!"+slot(n.Role))
+	}
+	fmt.Fprintf(w, "    for (int k = 0; k < %d; ++k) {\n", pt.MaxSlots)
+	for _, n := range ns[:len(run)] {
+		from, offs := slot(n.From.Role), "-1"
+		switch {
+		case !n.From.Down:
+			fmt.Fprintf(w, "        %s = %s_src(%s, %d, %s);\n", slot(n.Role), p, from, n.From.Src, cOpEnum(n.Op))
+			continue
+		case len(n.From.Where) == 1 && n.From.Where[0].A.Op == "offs" && n.From.Where[0].A.Role == Self:
+			offs = n.From.Where[0].B.C(slot)
+		case len(n.From.Where) > 0:
+			return fmt.Errorf("%s: a Where other than the candidate's view offset has no C spelling", n.Role)
+		}
+		fmt.Fprintf(w, "        %s = %s_reader(gr, %s, %s, %d, %s);\n", slot(n.Role), p, from, cOpEnum(n.Op), n.From.Src, offs)
+	}
+	var clear []string
+	for _, r := range run {
+		clear = append(clear, slot(r))
+	}
+	fmt.Fprintf(w, "        if (%s) {\n", strings.Join(missing, " || "))
+	fmt.Fprintf(w, "            %s = nullptr;\n            break;\n        }\n        m.n_slots = k + 1;\n    }\n", strings.Join(clear, " = "))
+	outside := pt.readOutsideSlots()
+	for _, r := range run {
+		if outside[r] {
+			fmt.Fprintf(w, "    m.%s = m.%ss[0];\n", r, r)
+		}
+	}
+	return nil
+}
+
 // wrapOr joins conditions with ||, several to a line of about 100 columns.
 func wrapOr(conds []string) []string {
 	var lines []string
@@ -384,11 +487,15 @@ func sep(lead string) string {
 	return ";"
 }
 
-// roleIn names a role as the matcher's struct field, Self as itself.
+// roleIn names a role as the matcher's struct field, Self as itself, slot
+// k's node of a Slot role (AtSlot) as its slot array's element.
 func roleIn(field func(string) string) func(string) string {
 	return func(r string) string {
 		if r == Self {
 			return r
+		}
+		if base, k, ok := strings.Cut(r, "@"); ok {
+			return field(base+"s") + "[" + k + "]"
 		}
 		return field(r)
 	}
