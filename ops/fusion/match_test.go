@@ -149,6 +149,7 @@ var refusals = []refusal{
 			nth(b, "conv_dst", i).ViewOffs = int64((l.KVHead + i) * (l.DConv - 1) * l.C * 4)
 		}
 	}, portable},
+	{"a prompt's batch of tokens", "tokens", ConvPattern, nil, portable},
 	{"S_v outside the table", "variant", StatePattern, nil, portable},
 	{"d_conv outside the table", "variant", ConvPattern, nil, portable},
 }
@@ -161,6 +162,8 @@ func (tc refusal) graphOf(l Layer) *Built {
 	switch tc.name {
 	case "a slot view read twice", "a slot without its copy", "a slot copied out of its row group", "slots overlapping the window":
 		l.K, l.T = 3, 3
+	case "a prompt's batch of tokens":
+		l.T = maxStepTokens + 1
 	case "extra states copied":
 		l.Extra = 1
 	case "S_v outside the table":
