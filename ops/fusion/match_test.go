@@ -92,6 +92,13 @@ func TestSnapshotsKeepBothFused(t *testing.T) {
 			t.Errorf("K %d T %d: %d state, %d conv matches, refused %v", k, k-1, len(state), len(conv), refused)
 		}
 	}
+	// more slots than the conv pattern finds: the last slot's view reads the CONCAT outside it
+	l := layer()
+	l.K, l.T = ConvPattern.MaxSlots+1, ConvPattern.MaxSlots+1
+	state, conv, refused := matchBoth(t, l.Build(), portable)
+	if len(state) != 1 || len(conv) != 0 || len(refused) != 1 || refused[0].Condition != "intermediates" {
+		t.Errorf("K %d: %d state, %d conv matches, refused %v", l.K, len(state), len(conv), refused)
+	}
 }
 
 // refusal is a decode graph the matcher must leave unfused, and why.
