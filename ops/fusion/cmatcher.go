@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -359,6 +360,11 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			for _, f := range pt.Flags {
 				fmt.Fprintf(w, "    m.%s = m.%s != nullptr;\n", f.Param, f.Role)
 			}
+			if ranges, ok := params.crossRanges(pt); ok {
+				// every combination of the params' values is a variant: each param in its values
+				fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(ranges, " ||\n        "))
+				break
+			}
 			fmt.Fprintf(w, "    {\n        static const int64_t variants[][%d] = {\n", len(params.names))
 			var rows []string
 			for _, row := range params.rows {
@@ -504,6 +510,40 @@ func roleIn(field func(string) string) func(string) string {
 type table struct {
 	names []string // params, then flags
 	rows  []string
+	vals  [][]int64 // each row's values
+}
+
+// crossRanges are, where the table holds every combination of its
+// columns' values, the C tests that each param is outside its values
+// (a range where they are consecutive); a flag with both values needs
+// none.
+func (t table) crossRanges(pt *Pattern) ([]string, bool) {
+	combos := 1
+	var tests []string
+	for i, n := range t.names {
+		seen := map[int64]bool{}
+		for _, row := range t.vals {
+			seen[row[i]] = true
+		}
+		vals := slices.Sorted(maps.Keys(seen))
+		combos *= len(vals)
+		lo, hi := vals[0], vals[len(vals)-1]
+		isFlag := slices.ContainsFunc(pt.Flags, func(f Flag) bool { return f.Param == n })
+		switch {
+		case isFlag && lo == 0 && hi == 1 && len(vals) == 2:
+		case len(vals) == 1:
+			tests = append(tests, fmt.Sprintf("m.%s != %d", n, lo))
+		case hi-lo+1 == int64(len(vals)):
+			tests = append(tests, fmt.Sprintf("m.%s < %d || m.%s > %d", n, lo, n, hi))
+		default:
+			var ne []string
+			for _, v := range vals {
+				ne = append(ne, fmt.Sprintf("m.%s != %d", n, v))
+			}
+			tests = append(tests, "("+strings.Join(ne, " && ")+")")
+		}
+	}
+	return tests, combos == len(t.rows) && len(tests) > 0
 }
 
 // variantTable is the kernel's variants on target, over the params and
@@ -530,6 +570,11 @@ func variantTable(pt *Pattern, target string) (table, error) {
 		if !seen[row] {
 			seen[row] = true
 			t.rows = append(t.rows, row)
+			var ints []int64
+			for _, n := range t.names {
+				ints = append(ints, v.Values[n])
+			}
+			t.vals = append(t.vals, ints)
 		}
 	}
 	if len(t.rows) == 0 {
