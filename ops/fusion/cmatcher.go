@@ -69,8 +69,7 @@ static bool %[1]s_is_view(const ggml_tensor * t) {
            t->op == GGML_OP_TRANSPOSE || t->op == GGML_OP_PERMUTE;
 }
 
-template <size_t N>
-static bool %[1]s_in(const std::array<const ggml_tensor *, N> & set, const ggml_tensor * t) {
+static bool %[1]s_in(const std::vector<const ggml_tensor *> & set, const ggml_tensor * t) {
     return std::find(set.begin(), set.end(), t) != set.end();
 }
 
@@ -111,8 +110,7 @@ static const ggml_tensor * %[1]s_reader(const %[1]s_graph & gr, const ggml_tenso
 }
 
 // a node outside the fused set reads t, or t is an output
-template <size_t N>
-static bool %[1]s_read_elsewhere(const %[1]s_graph & gr, const ggml_tensor * t, const std::array<const ggml_tensor *, N> & fused) {
+static bool %[1]s_read_elsewhere(const %[1]s_graph & gr, const ggml_tensor * t, const std::vector<const ggml_tensor *> & fused) {
     const auto it = gr.readers.find(t);
     return (t->flags & GGML_TENSOR_FLAG_OUTPUT) || (it != gr.readers.end() &&
         std::any_of(it->second.begin(), it->second.end(), [&](const ggml_tensor * r) { return !%[1]s_in(fused, r); }));
@@ -123,15 +121,13 @@ static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
 }
 
 // a node outside the fused set that the graph runs after from and before to
-template <size_t N>
-static bool %[1]s_runs_between(const %[1]s_graph & gr, const ggml_tensor * from, const ggml_tensor * to, const std::array<const ggml_tensor *, N> & fused) {
+static bool %[1]s_runs_between(const %[1]s_graph & gr, const ggml_tensor * from, const ggml_tensor * to, const std::vector<const ggml_tensor *> & fused) {
     ggml_tensor * const * first = gr.cgraph->nodes + gr.index.at(from) + 1, * const * last = gr.cgraph->nodes + gr.index.at(to);
     return std::any_of(first, std::max(first, last), [&](const ggml_tensor * n) { return !%[1]s_in(fused, n) && !%[1]s_is_view(n) && ggml_nelements(n) > 0; });
 }
 
 // a node outside the fused set, from the first fused node to the last, reads or writes root
-template <size_t N>
-static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::array<const ggml_tensor *, N> & fused) {
+static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::vector<const ggml_tensor *> & fused) {
     int first = gr.cgraph->n_nodes, last = -1;
     for (const ggml_tensor * t : fused) {
         const auto it = t ? gr.index.find(t) : gr.index.end();
@@ -199,7 +195,7 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	p, name := sp.Prefix, cName(pt.Name)
 	field := roleIn(func(r string) string { return "m." + r })
 	roles := []string{}
-	var fused, slotArrays []string
+	var fused, slotArrays, slotFused []string
 	outside := pt.readOutsideSlots()
 	for _, n := range pt.Nodes {
 		if !n.Slot || outside[n.Role] {
@@ -208,8 +204,8 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 		switch {
 		case n.Slot:
 			slotArrays = append(slotArrays, n.Role+"s")
-			for k := 0; n.Fused && k < pt.MaxSlots; k++ {
-				fused = append(fused, field(AtSlot(n.Role, k)))
+			if n.Fused {
+				slotFused = append(slotFused, n.Role+"s")
 			}
 		case n.Fused:
 			fused = append(fused, "m."+n.Role)
@@ -229,10 +225,10 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	fmt.Fprintf(w, "struct %s_%s {\n", p, name)
 	fmt.Fprintf(w, "%s", joinLines("    const ggml_tensor ", append(roles, "out"), func(r string) string { return "* " + r + " = nullptr" }))
 	if len(slotArrays) > 0 {
-		fmt.Fprintf(w, "    // every snapshot slot's nodes, none of a slot that lacks one (slot 0's above where read as one)\n")
+		fmt.Fprintf(w, "    // the snapshot slots' nodes, the first n_slots found whole (slot 0's above where read as one)\n")
 		fmt.Fprintf(w, "%s", joinLines(fmt.Sprintf("    std::array<const ggml_tensor *, %d> ", pt.MaxSlots), slotArrays, func(r string) string { return r + " = {}" }))
 	}
-	fmt.Fprintf(w, "    std::array<const ggml_tensor *, %d> fused = {};\n", len(fused))
+	fmt.Fprintf(w, "    std::vector<const ggml_tensor *> fused;\n")
 	var ints []string
 	if len(slotArrays) > 0 {
 		ints = append(ints, "n_slots")
@@ -295,31 +291,17 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			fmt.Fprintf(w, "m.%s;\n", r)
 		}
 	}
-	if list := "    m.fused = { " + strings.Join(fused, ", ") + " };"; len(list) <= 100 {
-		fmt.Fprintf(w, "%s\n", list)
-	} else {
-		fmt.Fprintf(w, "    m.fused = {\n%s    };\n", joinLines("        ", fused, func(r string) string { return r }))
+	fmt.Fprintf(w, "    m.fused = { %s };\n", strings.Join(fused, ", "))
+	for _, a := range slotFused {
+		fmt.Fprintf(w, "    m.fused.insert(m.fused.end(), m.%s.begin(), m.%s.begin() + m.n_slots);\n", a, a)
 	}
 	conds := append([]Condition(nil), pt.Conditions...)
 	for _, f := range sp.Fixed[pt.Name] {
 		conds = append(conds, Condition{Name: "backend", Kind: Equal, Why: f.Why, Eqs: []Eq{{f.Value, Const(f.Is)}}})
 	}
-	for j, c := range conds {
+	for _, c := range conds {
 		if pt.perSlot(c) {
-			// a run of conditions on every slot's nodes: one loop over the slots
-			if j == 0 || !pt.perSlot(conds[j-1]) {
-				fmt.Fprintf(w, "    for (int k = 0; k < m.n_slots; ++k) {\n")
-			}
-			slot := slotIn(pt, field, "m.%ss[k]")
-			var eqs []string
-			for _, e := range c.Eqs {
-				eqs = append(eqs, e.A.C(slot)+" != "+e.B.C(slot))
-			}
-			fmt.Fprintf(w, "        // %s: %s\n        if (%s) {\n            return false;\n        }\n", c.Name, c.Why, strings.Join(eqs, " ||\n            "))
-			if j == len(conds)-1 || !pt.perSlot(conds[j+1]) {
-				fmt.Fprintf(w, "    }\n")
-			}
-			continue
+			continue // tested as each slot is found (slotsC)
 		}
 		fmt.Fprintf(w, "    // %s: %s\n", c.Name, c.Why)
 		switch c.Kind {
@@ -402,7 +384,9 @@ func slotIn(pt *Pattern, field func(string) string, format string) func(string) 
 
 // slotsC finds the run of Slot nodes at the head of ns for slot k = 0, 1,
 // ... up to MaxSlots while slot k has every one, as Pattern.At does, into
-// the slot arrays; slot 0's into the role fields too where read as one.
+// the slot arrays, and tests the conditions on every slot's nodes as each
+// slot is found (they read only the slots found so far and the nodes found
+// before); slot 0's nodes go into the role fields too where read as one.
 func slotsC(w *strings.Builder, sp Spelling, pt *Pattern, ns []Node) error {
 	p := sp.Prefix
 	field := roleIn(func(r string) string { return "m." + r })
@@ -428,12 +412,18 @@ func slotsC(w *strings.Builder, sp Spelling, pt *Pattern, ns []Node) error {
 		}
 		fmt.Fprintf(w, "        %s = %s_reader(gr, %s, %s, %d, %s);\n", slot(n.Role), p, from, cOpEnum(n.Op), n.From.Src, offs)
 	}
-	var clear []string
-	for _, r := range run {
-		clear = append(clear, slot(r))
+	fmt.Fprintf(w, "        if (%s) {\n            break;\n        }\n", strings.Join(missing, " || "))
+	for _, c := range pt.Conditions {
+		if !pt.perSlot(c) {
+			continue
+		}
+		var eqs []string
+		for _, e := range c.Eqs {
+			eqs = append(eqs, e.A.C(slot)+" != "+e.B.C(slot))
+		}
+		fmt.Fprintf(w, "        // %s: %s\n        if (%s) {\n            return false;\n        }\n", c.Name, c.Why, strings.Join(eqs, " ||\n            "))
 	}
-	fmt.Fprintf(w, "        if (%s) {\n", strings.Join(missing, " || "))
-	fmt.Fprintf(w, "            %s = nullptr;\n            break;\n        }\n        m.n_slots = k + 1;\n    }\n", strings.Join(clear, " = "))
+	fmt.Fprintf(w, "        m.n_slots = k + 1;\n    }\n")
 	outside := pt.readOutsideSlots()
 	for _, r := range run {
 		if outside[r] {

@@ -184,8 +184,8 @@ func (e Expr) C(name func(string) string) string {
 	case "slots":
 		return name("n_slots")
 	case "stride":
-		return fmt.Sprintf("(%s > 1 ? (int64_t) %s->view_offs - (int64_t) %s->view_offs : 0)",
-			name("n_slots"), name(AtSlot(e.Role, 1)), name(AtSlot(e.Role, 0)))
+		s1 := name(AtSlot(e.Role, 1))
+		return fmt.Sprintf("(%s ? (int64_t) %s->view_offs - (int64_t) %s->view_offs : 0)", s1, s1, name(AtSlot(e.Role, 0)))
 	case "min":
 		return fmt.Sprintf("std::min<int64_t>(%s, %s)", e.Args[0].C(name), e.Args[1].C(name))
 	}

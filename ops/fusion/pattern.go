@@ -81,7 +81,9 @@ const (
 	Variant Kind = "variant"
 )
 
-// Condition is one check of the matcher, in the order backends test them.
+// Condition is one check of the matcher, in the order backends test them:
+// those on a pattern's Slot nodes (Pattern.perSlot) first, as each slot is
+// found.
 type Condition struct {
 	Name string
 	Kind Kind
@@ -335,15 +337,6 @@ var ConvPattern = &Pattern{
 		{Role: "silu", Op: "SILU", From: Edge{Role: "conv", Src: 0, Down: true}, Optional: true, Fused: true},
 	},
 	Conditions: []Condition{
-		{Name: "intermediates", Kind: Intermediates, Why: "an intermediate read elsewhere or an output needs its value: run unfused"},
-		{Name: "one-cache", Kind: SameCache, Roles: []string{"cache", "window"}, Why: "the taps read and written are one f32 cache in this backend's memory"},
-		{Name: "cache-rows", Kind: Equal, Why: "the cache is read as packed f32 rows of (d_conv-1)*C taps, channel-major, ids one per sequence", Eqs: []Eq{
-			{Ne("cache", 0), convRow}, {Nb("cache", 1), f32s(convRow)}, {Ne("ids", 0), convN},
-			{Ne("taps", 0), Sub(dconv, Const(1))}, {Ne("taps", 1), channel},
-		}},
-		{Name: "tokens", Kind: Equal, Why: "x rows packed; a slot per token at most (slot i is the taps after token T-1-i), and a decode step's few tokens", Eqs: []Eq{
-			{Nb("x", 0), Const(4)}, {Min(convSlots, convT), convSlots}, {Min(convT, Const(maxStepTokens)), convT},
-		}},
 		{Name: "last-taps", Kind: Equal, Why: "each copied view is d_conv-1 taps of every channel", Eqs: []Eq{
 			{Ne("last", 0), Sub(dconv, Const(1))}, {Ne("last", 1), channel}, {Ne("last", 2), convN},
 			{Nb("last", 1), Nb("input", 1)}, {Nb("last", 2), Nb("input", 2)},
@@ -353,7 +346,16 @@ var ConvPattern = &Pattern{
 			{Nb("window", 1), Mul(Ne("window", 0), Const(4))},
 			{Mod(Offs("window"), f32s(convRow)), Const(0)},
 			{Offs("window"), Add(Offs(AtSlot("window", 0)), Mul(Slot(), SlotStride("window")))},
-			{Mul(Min(SlotStride("window"), slotBytes), Sub(convSlots, Const(1))), Mul(slotBytes, Sub(convSlots, Const(1)))},
+			{Min(Sub(Offs("window"), Offs(AtSlot("window", 0))), Mul(Slot(), slotBytes)), Mul(Slot(), slotBytes)},
+		}},
+		{Name: "intermediates", Kind: Intermediates, Why: "an intermediate read elsewhere or an output needs its value: run unfused"},
+		{Name: "one-cache", Kind: SameCache, Roles: []string{"cache", "window"}, Why: "the taps read and written are one f32 cache in this backend's memory"},
+		{Name: "cache-rows", Kind: Equal, Why: "the cache is read as packed f32 rows of (d_conv-1)*C taps, channel-major, ids one per sequence", Eqs: []Eq{
+			{Ne("cache", 0), convRow}, {Nb("cache", 1), f32s(convRow)}, {Ne("ids", 0), convN},
+			{Ne("taps", 0), Sub(dconv, Const(1))}, {Ne("taps", 1), channel},
+		}},
+		{Name: "tokens", Kind: Equal, Why: "x rows packed; a slot per token at most (slot i is the taps after token T-1-i), and a decode step's few tokens", Eqs: []Eq{
+			{Nb("x", 0), Const(4)}, {Min(convSlots, convT), convSlots}, {Min(convT, Const(maxStepTokens)), convT},
 		}},
 		{Name: "nothing-between", Kind: NothingBetween, Why: "a node between the read and the write that touches the cache would see (or make) a different cache"},
 		{Name: "no-reuse", Kind: Disjoint, Roles: []string{"out", "x", "input"}, Why: "x is read after the CONCAT, its last reader in the graph: its memory may hold the result by now"},
