@@ -250,7 +250,7 @@ func buildConvUpdateOf(name string, mode convMode, slots bool, a ir.Arith) (*ir.
 		if !batched && !blockWins {
 			win = b.Array("window", ir.F32, dconv)
 		}
-		b.Comment("assemble the whole window before any write: cached taps, then the current token")
+		b.Comment("%s", windowNote(slots))
 		var ring dsl.Val
 		if !batched {
 			ring = ringOff(c)
@@ -370,6 +370,15 @@ func buildConvUpdateOf(name string, mode convMode, slots bool, a ir.Arith) (*ir.
 	return b.Build()
 }
 
+// windowNote is the comment on assembling a window: with slots the tokens
+// enter it one by one.
+func windowNote(slots bool) string {
+	if slots {
+		return "assemble the window before any write: cached taps, then the tokens one by one"
+	}
+	return "assemble the whole window before any write: cached taps, then the current token"
+}
+
 // convWaitGather waits, before a ring is written, for the gather that may
 // still read it as another sequence's source: the ids op (ids), or the
 // shared kernel's where its flag picks that op.
@@ -421,9 +430,10 @@ func (r *convRoll) at(c, j dsl.Val) dsl.Val {
 	return j
 }
 
-// token is token t of channel c: its output, the taps after it into slot
-// n_t-1-t where 1 <= slot < K, and the window shifted by one.
-func (r *convRoll) token(c, t dsl.Val) {
+// token is token t of channel c, whose ring is at ring(): its output, the
+// taps after it into slot n_t-1-t where 1 <= slot < K, and the window
+// shifted by one.
+func (r *convRoll) token(c, t dsl.Val, ring func() dsl.Val) {
 	b, win := r.b, *r.win
 	w := func(j any) dsl.Val { return win.At(r.at(c, j.(dsl.Val))) }
 	win.Set(r.at(c, r.taps), r.xCur.Load(r.s.Mul(r.x2).Add(t.Mul(r.x1)).Add(c)))
@@ -439,7 +449,7 @@ func (r *convRoll) token(c, t dsl.Val) {
 	slot := b.Let("slot", r.nT.Sub(1).Sub(t))
 	b.If(slot.Ge(1).AndAlso(slot.Lt(r.nSnap)), func() {
 		b.Comment("the taps after this token: snapshot slot n_t-1-t, past the rows ids name")
-		snap := b.Let("snap_off", slot.Mul(r.ss).Add(r.ringOff(c)))
+		snap := b.Let("snap_off", slot.Mul(r.ss).Add(ring()))
 		b.Unrolled("j", 0, r.taps, func(j dsl.Val) { r.stateDst.Store(snap.Add(j), w(j.Add(1))) })
 	})
 	b.Comment("shift the window by one token")
@@ -449,7 +459,7 @@ func (r *convRoll) token(c, t dsl.Val) {
 // tokens runs channel c's tokens, then after the gather's wait stores
 // its last taps into its ring.
 func (r *convRoll) tokens(c, ring dsl.Val, wait func()) {
-	r.b.For("t", 0, r.nT, func(t dsl.Val) { r.token(c, t) })
+	r.b.For("t", 0, r.nT, func(t dsl.Val) { r.token(c, t, func() dsl.Val { return ring }) })
 	wait()
 	r.b.Comment("the taps after the last token into the ring: slot 0")
 	r.last(c, ring)
@@ -469,7 +479,7 @@ func (r *convRoll) blockTokens(blockLen dsl.Val, load func(c dsl.Val), wait func
 	*r.win = b.Array("windows", ir.F32, r.dconv.Mul(convThreads))
 	b.For("c", r.c0, r.c0.Add(blockLen), load)
 	b.For("t", 0, r.nT, func(t dsl.Val) {
-		b.For("c", r.c0, r.c0.Add(blockLen), func(c dsl.Val) { r.token(c, t) })
+		b.For("c", r.c0, r.c0.Add(blockLen), func(c dsl.Val) { r.token(c, t, func() dsl.Val { return r.ringOff(c) }) })
 		b.If(r.silu, func() {
 			b.VecSilu(r.dst.From(r.s.Mul(r.d2).Add(t.Mul(r.d1)).Add(r.c0)), r.act.From(0), blockLen)
 		})

@@ -95,7 +95,7 @@ func SsmConvUpdateInplaceIdsSlotsPortable(kgP SsmConvUpdateInplaceIdsSlotsParams
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
 					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {
@@ -164,8 +164,7 @@ func SsmConvUpdateInplaceIdsSlotsPortable(kgP SsmConvUpdateInplaceIdsSlotsParams
 							var slot uint32 = ((n_t - 1) - t)
 							if (slot >= 1) && (slot < K) {
 								// the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-								var ring_off_1 uint32 = ((s * sd1) + (c * taps))
-								var snap_off uint32 = ((slot * ss) + ring_off_1)
+								var snap_off uint32 = ((slot * ss) + ring_off)
 								for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 									conv_state_dst[(snap_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 								}
@@ -240,7 +239,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeMetal(kgP SsmConvUpdateInplaceIdsSlotsPar
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
 					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {
@@ -281,8 +280,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeMetal(kgP SsmConvUpdateInplaceIdsSlotsPar
 							var slot uint32 = ((n_t - 1) - t)
 							if (slot >= 1) && (slot < K) {
 								// the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-								var ring_off_1 uint32 = ((s * sd1) + (c * taps))
-								var snap_off uint32 = ((slot * ss) + ring_off_1)
+								var snap_off uint32 = ((slot * ss) + ring_off)
 								for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 									conv_state_dst[(snap_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 								}
@@ -357,7 +355,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeSycl(kgP SsmConvUpdateInplaceIdsSlotsPara
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
 					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {
@@ -391,8 +389,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeSycl(kgP SsmConvUpdateInplaceIdsSlotsPara
 							var slot uint32 = ((n_t - 1) - t)
 							if (slot >= 1) && (slot < K) {
 								// the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-								var ring_off_1 uint32 = ((s * sd1) + (c * taps))
-								var snap_off uint32 = ((slot * ss) + ring_off_1)
+								var snap_off uint32 = ((slot * ss) + ring_off)
 								for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 									conv_state_dst[(snap_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 								}
@@ -467,7 +464,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeVulkan(kgP SsmConvUpdateInplaceIdsSlotsPa
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
 					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {
@@ -508,8 +505,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeVulkan(kgP SsmConvUpdateInplaceIdsSlotsPa
 							var slot uint32 = ((n_t - 1) - t)
 							if (slot >= 1) && (slot < K) {
 								// the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-								var ring_off_1 uint32 = ((s * sd1) + (c * taps))
-								var snap_off uint32 = ((slot * ss) + ring_off_1)
+								var snap_off uint32 = ((slot * ss) + ring_off)
 								for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 									conv_state_dst[(snap_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 								}
@@ -584,7 +580,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeCuda(kgP SsmConvUpdateInplaceIdsSlotsPara
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
 					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {
@@ -620,8 +616,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeCuda(kgP SsmConvUpdateInplaceIdsSlotsPara
 							var slot uint32 = ((n_t - 1) - t)
 							if (slot >= 1) && (slot < K) {
 								// the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-								var ring_off_1 uint32 = ((s * sd1) + (c * taps))
-								var snap_off uint32 = ((slot * ss) + ring_off_1)
+								var snap_off uint32 = ((slot * ss) + ring_off)
 								for j_4 := uint32(0); j_4 < taps; j_4 += 1 {
 									conv_state_dst[(snap_off + j_4)] = window[kgTid*windowLen+int((j_4+1))]
 								}
@@ -696,7 +691,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeOpencl(kgP SsmConvUpdateInplaceIdsSlotsPa
 					var s uint32 = uint32(kgGY)
 					var taps uint32 = (d_conv - 1)
 					if c < n_ch {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {
@@ -737,8 +732,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeOpencl(kgP SsmConvUpdateInplaceIdsSlotsPa
 							var slot uint32 = ((n_t - 1) - t)
 							if (slot >= 1) && (slot < K) {
 								// the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-								var ring_off_1 uint32 = ((s * sd1) + (c * taps))
-								var snap_off uint32 = ((slot * ss) + ring_off_1)
+								var snap_off uint32 = ((slot * ss) + ring_off)
 								for j_5 := uint32(0); j_5 < taps; j_5 += 1 {
 									conv_state_dst[(snap_off + j_5)] = window[kgTid*windowLen+int((j_5+1))]
 								}
@@ -817,7 +811,7 @@ func SsmConvUpdateInplaceIdsSlotsNativeCpu(kgP SsmConvUpdateInplaceIdsSlotsParam
 					var left uint32 = (n_ch - c0)
 					var block_len uint32 = rt.SelU32((left < 128), left, 128)
 					for c := uint32(c0); c < (c0 + block_len); c += 1 {
-						// assemble the whole window before any write: cached taps, then the current token
+						// assemble the window before any write: cached taps, then the tokens one by one
 						var ring_off uint32 = ((s * sd1) + (c * taps))
 						var src int32 = ids[s]
 						if src == int32((rs_head + s)) {

@@ -53,7 +53,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_slots_f32_portable(
     const uint taps = d_conv - 1u;
     if (c < args.n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         const uint ring_off = s * args.sd1 + c * taps;
         const int src = ids[s];
         if (src == (int) (args.rs_head + s)) {
@@ -125,8 +125,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_slots_f32_portable(
             const uint slot = args.n_t - 1u - t;
             if (slot >= 1u && slot < args.K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                const uint ring_off_1 = s * args.sd1 + c * taps;
-                const uint snap_off = slot * args.ss + ring_off_1;
+                const uint snap_off = slot * args.ss + ring_off;
                 #pragma unroll
                 for (uint j_4 = 0u; j_4 < taps; ++j_4) {
                     conv_state_dst[snap_off + j_4] = window[j_4 + 1u];
@@ -185,7 +184,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_slots_f32(
     const uint taps = d_conv - 1u;
     if (c < args.n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         const uint ring_off = s * args.sd1 + c * taps;
         const int src = ids[s];
         if (src == (int) (args.rs_head + s)) {
@@ -230,8 +229,7 @@ kernel void kernel_ssm_conv_update_inplace_ids_slots_f32(
             const uint slot = args.n_t - 1u - t;
             if (slot >= 1u && slot < args.K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                const uint ring_off_1 = s * args.sd1 + c * taps;
-                const uint snap_off = slot * args.ss + ring_off_1;
+                const uint snap_off = slot * args.ss + ring_off;
                 #pragma unroll
                 for (uint j_5 = 0u; j_5 < taps; ++j_5) {
                     conv_state_dst[snap_off + j_5] = window[j_5 + 1u];

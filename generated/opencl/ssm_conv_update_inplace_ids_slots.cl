@@ -33,7 +33,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
     const uint taps = d_conv - 1u;
     if (c < n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         const uint ring_off = s * sd1 + c * taps;
         const int src = ids[s];
         if (src == (int) (rs_head + s)) {
@@ -105,8 +105,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             const uint slot = n_t - 1u - t;
             if (slot >= 1u && slot < K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                const uint ring_off_1 = s * sd1 + c * taps;
-                const uint snap_off = slot * ss + ring_off_1;
+                const uint snap_off = slot * ss + ring_off;
                 #pragma unroll
                 for (uint j_4 = 0u; j_4 < taps; ++j_4) {
                     conv_state_dst[snap_off + j_4] = window[j_4 + 1u];
@@ -155,7 +154,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
     const uint taps = d_conv - 1u;
     if (c < n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         const uint ring_off = s * sd1 + c * taps;
         const int src = ids[s];
         if (src == (int) (rs_head + s)) {
@@ -200,8 +199,7 @@ kernel __attribute__((reqd_work_group_size(KG_WG_X, KG_WG_Y, KG_WG_Z))) void ker
             const uint slot = n_t - 1u - t;
             if (slot >= 1u && slot < K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                const uint ring_off_1 = s * sd1 + c * taps;
-                const uint snap_off = slot * ss + ring_off_1;
+                const uint snap_off = slot * ss + ring_off;
                 #pragma unroll
                 for (uint j_5 = 0u; j_5 < taps; ++j_5) {
                     conv_state_dst[snap_off + j_5] = window[j_5 + 1u];

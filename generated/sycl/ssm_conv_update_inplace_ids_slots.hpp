@@ -38,7 +38,7 @@ void ssm_conv_update_inplace_ids_slots_f32_portable(
     const uint32_t taps = d_conv - 1u;
     if (c < n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         const uint32_t ring_off = s * sd1 + c * taps;
         const int32_t src = ids[s];
         if (src == (int32_t) (rs_head + s)) {
@@ -110,8 +110,7 @@ void ssm_conv_update_inplace_ids_slots_f32_portable(
             const uint32_t slot = n_t - 1u - t;
             if (slot >= 1u && slot < K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                const uint32_t ring_off_1 = s * sd1 + c * taps;
-                const uint32_t snap_off = slot * ss + ring_off_1;
+                const uint32_t snap_off = slot * ss + ring_off;
                 #pragma unroll
                 for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {
                     conv_state_dst[snap_off + j_4] = window[j_4 + 1u];
@@ -161,7 +160,7 @@ void ssm_conv_update_inplace_ids_slots_f32(
     const uint32_t taps = d_conv - 1u;
     if (c < n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         const uint32_t ring_off = s * sd1 + c * taps;
         const int32_t src = ids[s];
         if (src == (int32_t) (rs_head + s)) {
@@ -198,8 +197,7 @@ void ssm_conv_update_inplace_ids_slots_f32(
             const uint32_t slot = n_t - 1u - t;
             if (slot >= 1u && slot < K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                const uint32_t ring_off_1 = s * sd1 + c * taps;
-                const uint32_t snap_off = slot * ss + ring_off_1;
+                const uint32_t snap_off = slot * ss + ring_off;
                 #pragma unroll
                 for (uint32_t j_4 = 0u; j_4 < taps; ++j_4) {
                     conv_state_dst[snap_off + j_4] = window[j_4 + 1u];

@@ -41,7 +41,7 @@ void main() {
     uint taps = d_conv - 1u;
     if (c < pc.n_ch) {
         float window[d_conv];
-        // assemble the whole window before any write: cached taps, then the current token
+        // assemble the window before any write: cached taps, then the tokens one by one
         uint ring_off = s * pc.sd1 + c * taps;
         int src = ids[s];
         if (src == int(pc.rs_head + s)) {
@@ -86,8 +86,7 @@ void main() {
             uint slot = pc.n_t - 1u - t;
             if (slot >= 1u && slot < pc.K) {
                 // the taps after this token: snapshot slot n_t-1-t, past the rows ids name
-                uint ring_off_1 = s * pc.sd1 + c * taps;
-                uint snap_off = slot * pc.ss + ring_off_1;
+                uint snap_off = slot * pc.ss + ring_off;
                 [[unroll]]
                 for (uint j_5 = 0u; j_5 < taps; ++j_5) {
                     conv_state_dst[snap_off + j_5] = window[j_5 + 1u];
