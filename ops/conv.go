@@ -11,10 +11,10 @@ const convThreads = 128
 
 // convTaps sums win[j]*w(j) for j ascending (oldest tap first, current token
 // last), in the way the contract's plain conv does (docs/arithmetic.md#conv-order).
-func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl.Val) dsl.Val) dsl.Val {
+func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win func(j any) dsl.Val, w func(j dsl.Val) dsl.Val) dsl.Val {
 	y := b.Var("y", b.F32(0))
 	ascending := func() {
-		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.convMadd(b, win.At(j), w(j), y.Get())) })
+		b.Unrolled("j", 0, dconv, func(j dsl.Val) { y.Set(st.convMadd(b, win(j), w(j), y.Get())) })
 	}
 	if st.convDot4 == nil {
 		ascending()
@@ -24,7 +24,7 @@ func convTaps(b *dsl.Builder, st style, dconv dsl.Val, win dsl.Arr, w func(j dsl
 				j := b.Let("j", j4.Mul(4))
 				var x, c [4]dsl.Val
 				for n := 0; n < 4; n++ {
-					x[n] = win.At(j.Add(n))
+					x[n] = win(j.Add(n))
 					c[n] = w(j.Add(n))
 				}
 				y.Set(y.Get().Add(b.Dot4(x, c)))
@@ -78,7 +78,7 @@ func buildSSMConv(name string, a ir.Arith) (*ir.Kernel, error) {
 		win := b.Array("window", ir.F32, dconv)
 		base := b.Let("x_off", s.Mul(sx2).Add(c.Mul(sx1)).Add(t))
 		b.Unrolled("j", 0, dconv, func(j dsl.Val) { win.Set(j, sx.Load(base.Add(j))) })
-		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
+		y := convTaps(b, st, dconv, win.At, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
 		dst.Store(s.Mul(d2).Add(t.Mul(d1)).Add(c), y)
 	})
 	return b.Build()
@@ -106,6 +106,22 @@ const (
 // every sequence of its channels (taps alias element for element, like GDN
 // state), reads every window, passes a device barrier, then writes.
 func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error) {
+	return buildConvUpdateOf(name, mode, false, a)
+}
+
+// buildConvSlots is op D over n_t tokens per sequence that also writes K
+// snapshot slots of taps in place (ConvSlotsOp, the graph fusion's).
+func buildConvSlots(name string, a ir.Arith) (*ir.Kernel, error) {
+	return buildConvUpdateOf(name, convIds, true, a)
+}
+
+// buildConvUpdateOf builds mode; with slots (convIds or convShared only)
+// the window rolls over n_t tokens (x_cur and dst [n_ch, n_t,
+// n_seqs]) and after token t the window's last d_conv-1 taps go to slot
+// n_t-1-t where that is < K: slot 0 into the ring after the gather's wait,
+// as op D's write; slots >= 1 at slot*ss past it before, rows llama's ids
+// never name (docs/fusion.md#snapshots).
+func buildConvUpdateOf(name string, mode convMode, slots bool, a ir.Arith) (*ir.Kernel, error) {
 	st := styleOf(a)
 	b := dsl.New(name, a)
 	shared := mode == convShared
@@ -137,6 +153,10 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 	if checksIds {
 		nRows = cacheRowsArg(b)
 	}
+	roll, tokens := &convRoll{b: b, st: st}, "1"
+	if slots {
+		tokens = roll.declareArgs()
+	}
 	var states, ids, scratch dsl.Buf
 	if shared {
 		states = b.Buffer("conv_states", ir.F32, ir.Read, "src0", "prior taps [d_conv-1, n_ch, n_seqs]; with IDS the full conv cache [d_conv-1, n_ch, n_cells]")
@@ -146,7 +166,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		states = b.Buffer("conv_states", ir.F32, ir.Read, "src0", "prior taps [d_conv-1, n_ch, n_seqs]")
 	}
 	wk := b.Buffer("conv_kernel", ir.F32, ir.Read, "src1", "[d_conv, n_ch]")
-	xCur := b.Buffer("x_cur", ir.F32, ir.Read, "src2", "[n_ch, 1, n_seqs]")
+	xCur := b.Buffer("x_cur", ir.F32, ir.Read, "src2", "[n_ch, "+tokens+", n_seqs]")
 	dstAccess := ir.Write
 	if withIds {
 		dstAccess = ir.ReadWrite
@@ -163,7 +183,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		scratch = b.Buffer("scratch", ir.F32, ir.Read, "scratch", "taps of the sequences the plan marks, copied by the chain gather, rows of cs2").Prior()
 		plan = b.Buffer("plan", ir.I32, ir.Read, "plan", "the chain plan: len << 16 | from per sequence").Prior()
 	}
-	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, 1, n_seqs]")
+	dst := b.Buffer("dst", ir.F32, ir.Write, "dst", "[n_ch, "+tokens+", n_seqs]")
 	if batched {
 		b.Workgroup(convBatchChannels, ns, 1)
 		b.Grid(nCh.Add(convBatchChannels-1).Div(convBatchChannels), 1, 1)
@@ -222,17 +242,21 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		act = b.Array("act", ir.F32, convThreads)
 	}
 	ringOff := func(c dsl.Val) dsl.Val { return b.Let("ring_off", s.Mul(sd1).Add(c.Mul(taps))) }
+	waitGather := func() { convWaitGather(b, shared, withIds && !chained, idsFlag) }
+	blockWins := rowBlock && slots // convRoll.block
+	roll.dconv, roll.taps, roll.silu, roll.s, roll.c0, roll.x2, roll.d2, roll.w1 = dconv, taps, silu, s, c0, x2, d2, w1
+	roll.xCur, roll.wk, roll.dst, roll.stateDst, roll.win, roll.act, roll.block, roll.ringOff = xCur, wk, dst, stateDst, &win, &act, blockWins, ringOff
 	channel := func(c dsl.Val) {
-		if !batched {
+		if !batched && !blockWins {
 			win = b.Array("window", ir.F32, dconv)
 		}
-		b.Comment("assemble the whole window before any write: cached taps, then the current token")
+		b.Comment("%s", windowNote(slots))
 		var ring dsl.Val
 		if !batched {
 			ring = ringOff(c)
 		}
 		loadTaps := func(buf dsl.Buf, base dsl.Val) {
-			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(j, buf.Load(base.Add(along(base, j)))) })
+			b.Unrolled("j", 0, taps, func(j dsl.Val) { win.Set(roll.at(c, j), buf.Load(base.Add(along(base, j)))) })
 		}
 		if batched {
 			// A source inside the window is read through conv_state_dst,
@@ -285,8 +309,15 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 				loadOwn()
 			}
 		}
+		switch {
+		case blockWins: // the tokens run over the block (sequence)
+			return
+		case slots:
+			roll.tokens(c, ring, waitGather)
+			return
+		}
 		win.Set(taps, xCur.Load(s.Mul(x2).Add(c)))
-		y := convTaps(b, st, dconv, win, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
+		y := convTaps(b, st, dconv, win.At, func(j dsl.Val) dsl.Val { return wk.Load(c.Mul(w1).Add(j)) })
 		switch {
 		case rowBlock:
 			b.IfElse(silu, func() { act.Set(c.Sub(c0), y) }, func() { dst.Store(s.Mul(d2).Add(c), y) })
@@ -300,14 +331,7 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 			b.If(silu, func() { out.Set(st.silu(b, y)) })
 			dst.Store(s.Mul(d2).Add(c), out.Get())
 		}
-		switch {
-		case shared:
-			// With IDS the gather may still be reading this ring as another sequence's source.
-			b.If(idsFlag, func() { b.DepWait() })
-		case withIds && !chained:
-			// The gather may still be reading this ring as another sequence's source.
-			b.DepWait()
-		}
+		waitGather()
 		b.Comment("shift the window by one token into the ring")
 		b.Unrolled("j", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })
 	}
@@ -315,7 +339,9 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		if chained {
 			s = b.Let("s", member.Get())
 		}
-		if rowBlock {
+		if blockWins {
+			roll.blockTokens(blockLen, channel, waitGather)
+		} else if rowBlock {
 			b.For("c", c0, c0.Add(blockLen), channel)
 			b.If(silu, func() { b.VecSilu(dst.From(s.Mul(d2).Add(c0)), act.From(0), blockLen) })
 		} else {
@@ -342,4 +368,123 @@ func buildConvUpdate(name string, mode convMode, a ir.Arith) (*ir.Kernel, error)
 		})
 	}
 	return b.Build()
+}
+
+// windowNote is the comment on assembling a window: with slots the tokens
+// enter it one by one.
+func windowNote(slots bool) string {
+	if slots {
+		return "assemble the window before any write: cached taps, then the tokens one by one"
+	}
+	return "assemble the whole window before any write: cached taps, then the current token"
+}
+
+// convWaitGather waits, before a ring is written, for the gather that may
+// still read it as another sequence's source: the ids op (ids), or the
+// shared kernel's where its flag picks that op.
+func convWaitGather(b *dsl.Builder, shared, ids bool, idsFlag dsl.Val) {
+	switch {
+	case shared:
+		// With IDS the gather may still be reading this ring as another sequence's source.
+		b.If(idsFlag, func() { b.DepWait() })
+	case ids:
+		// The gather may still be reading this ring as another sequence's source.
+		b.DepWait()
+	}
+}
+
+// convRoll is op D with slots' rolling window (buildConvUpdateOf): each
+// token's conv over the window, the slot stores and the shift. win and
+// act are the builder's arrays, declared where the schedule needs them.
+type convRoll struct {
+	b                                                           *dsl.Builder
+	st                                                          style
+	dconv, taps, silu, s, c0, nT, x1, x2, d1, d2, w1, nSnap, ss dsl.Val
+	xCur, wk, dst, stateDst                                     dsl.Buf
+	win, act                                                    *dsl.Arr
+	// block (vectorRows): the tokens run over the block of channels,
+	// channel c's window in one array at (c-c0)*d_conv
+	block   bool
+	ringOff func(c dsl.Val) dsl.Val
+}
+
+// declareArgs declares the args of the slots (after op D's), and returns
+// the tokens x_cur and dst hold. The graph fusion (ops/fusion) runs
+// llama.cpp's MTP step: n_t tokens, the taps after each of the last K
+// kept as slots.
+func (r *convRoll) declareArgs() string {
+	b := r.b
+	r.nT = b.Arg("n_t", ir.U32, "tokens per sequence")
+	r.x1 = b.Arg("x1", ir.U32, "x_cur token stride, elements")
+	r.d1 = b.Arg("d1", ir.U32, "dst token stride, elements")
+	r.nSnap = b.Arg("K", ir.U32, "snapshot slots written into conv_state_dst (1: the last taps only)")
+	r.ss = b.Arg("ss", ir.U32, "conv_state_dst snapshot slot stride, elements (slot i at i*ss)")
+	return "n_t"
+}
+
+// at is tap j of channel c's window.
+func (r *convRoll) at(c, j dsl.Val) dsl.Val {
+	if r.block {
+		return c.Sub(r.c0).Mul(r.dconv).Add(j)
+	}
+	return j
+}
+
+// token is token t of channel c, whose ring is at ring(): its output, the
+// taps after it into slot n_t-1-t where 1 <= slot < K, and the window
+// shifted by one.
+func (r *convRoll) token(c, t dsl.Val, ring func() dsl.Val) {
+	b, win := r.b, *r.win
+	w := func(j any) dsl.Val { return win.At(r.at(c, j.(dsl.Val))) }
+	win.Set(r.at(c, r.taps), r.xCur.Load(r.s.Mul(r.x2).Add(t.Mul(r.x1)).Add(c)))
+	y := convTaps(b, r.st, r.dconv, w, func(j dsl.Val) dsl.Val { return r.wk.Load(c.Mul(r.w1).Add(j)) })
+	at := b.Let("y_off", r.s.Mul(r.d2).Add(t.Mul(r.d1)))
+	if r.block {
+		b.IfElse(r.silu, func() { r.act.Set(c.Sub(r.c0), y) }, func() { r.dst.Store(at.Add(c), y) })
+	} else {
+		out := b.Var("out", y)
+		b.If(r.silu, func() { out.Set(r.st.silu(b, y)) })
+		r.dst.Store(at.Add(c), out.Get())
+	}
+	slot := b.Let("slot", r.nT.Sub(1).Sub(t))
+	b.If(slot.Ge(1).AndAlso(slot.Lt(r.nSnap)), func() {
+		b.Comment("the taps after this token: snapshot slot n_t-1-t, past the rows ids name")
+		snap := b.Let("snap_off", slot.Mul(r.ss).Add(ring()))
+		b.Unrolled("j", 0, r.taps, func(j dsl.Val) { r.stateDst.Store(snap.Add(j), w(j.Add(1))) })
+	})
+	b.Comment("shift the window by one token")
+	b.Unrolled("j", 0, r.taps, func(j dsl.Val) { win.Set(r.at(c, j), w(j.Add(1))) })
+}
+
+// tokens runs channel c's tokens, then after the gather's wait stores
+// its last taps into its ring.
+func (r *convRoll) tokens(c, ring dsl.Val, wait func()) {
+	r.b.For("t", 0, r.nT, func(t dsl.Val) { r.token(c, t, func() dsl.Val { return ring }) })
+	wait()
+	r.b.Comment("the taps after the last token into the ring: slot 0")
+	r.last(c, ring)
+}
+
+// last stores channel c's taps after the last token into the ring: slot 0.
+func (r *convRoll) last(c dsl.Val, ring dsl.Val) {
+	win := *r.win
+	r.b.Unrolled("j", 0, r.taps, func(j dsl.Val) { r.stateDst.Store(ring.Add(j), win.At(r.at(c, j))) })
+}
+
+// blockTokens runs a vectorRows block: every channel's cached taps
+// (load), then the tokens over the block, each token's SiLU one VecSilu
+// as the row's, then after the gather's wait the last taps.
+func (r *convRoll) blockTokens(blockLen dsl.Val, load func(c dsl.Val), wait func()) {
+	b := r.b
+	*r.win = b.Array("windows", ir.F32, r.dconv.Mul(convThreads))
+	b.For("c", r.c0, r.c0.Add(blockLen), load)
+	b.For("t", 0, r.nT, func(t dsl.Val) {
+		b.For("c", r.c0, r.c0.Add(blockLen), func(c dsl.Val) { r.token(c, t, func() dsl.Val { return r.ringOff(c) }) })
+		b.If(r.silu, func() {
+			b.VecSilu(r.dst.From(r.s.Mul(r.d2).Add(t.Mul(r.d1)).Add(r.c0)), r.act.From(0), blockLen)
+		})
+	})
+	wait()
+	b.Comment("the taps after the last token into the ring: slot 0")
+	b.For("c", r.c0, r.c0.Add(blockLen), func(c dsl.Val) { r.last(c, r.ringOff(c)) })
 }

@@ -23,6 +23,11 @@
 //   - ssm_conv_update_inplace (op C), ssm_conv_update_inplace_ids (op D) and
 //     gather; ssm_conv_update_inplace_ids_batched, op D in one
 //     dispatch as op B's (ConvBatch; Vulkan).
+//   - ssm_conv_update_inplace_ids_slots (ConvSlotsOp): op D over n_t tokens
+//     (x_cur and dst [n_ch, n_t, n_seqs]) on a rolling window that also
+//     writes the taps after token t to slot n_t-1-t, 1 <= slot < K, at
+//     slot*ss in conv_state_dst (slot 0 is the last taps): the graph
+//     fusion's, the conv side of the MTP step.
 //
 // # The ids variants (ops B and D), docs/ops.md#aliasing decided
 //

@@ -113,7 +113,7 @@ func TestVariantTable(t *testing.T) {
 		want := map[string]int{
 			"gated_delta_net": 16, "gated_delta_net_inplace": 8, "gated_delta_net_inplace_ids": 8, ops.SlotsOp: 8,
 			ops.GatherOp: 1, "ssm_conv": 7, "ssm_conv_update_inplace": 14,
-			"ssm_conv_update_inplace_ids": 14,
+			"ssm_conv_update_inplace_ids": 14, ops.ConvSlotsOp: 14,
 		}
 		if own := ops.TargetOf(be).Gather(); own != ops.GatherOp {
 			delete(want, ops.GatherOp)

@@ -71,6 +71,10 @@ const ChainGatherOp = "chain_gather"
 // none, so op B stays as it is.
 const SlotsOp = "gated_delta_net_inplace_ids_slots"
 
+// ConvSlotsOp is op D over the step's tokens with snapshot slots of taps,
+// the conv state's side of the same fusion; op D stays as it is.
+const ConvSlotsOp = "ssm_conv_update_inplace_ids_slots"
+
 var registry = []*Op{
 	{Name: "gated_delta_net", Summary: "base GDN recurrence; final state or K snapshots into dst", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildGDN("gated_delta_net", gdnBase, a)
@@ -113,6 +117,9 @@ var registry = []*Op{
 	}},
 	{Name: "ssm_conv_update_inplace_ids", Fusion: "D", Summary: "op C reading taps from cache[ids[s]] (gathered) or its own slot", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids", convIds, a)
+	}},
+	{Name: ConvSlotsOp, Fusion: "D", Summary: "op D over n_t tokens writing the K snapshot slots of taps in place too (slot i at i*ss): the graph fusion's, ops/fusion", build: func(a ir.Arith) (*ir.Kernel, error) {
+		return buildConvSlots(ConvSlotsOp, a)
 	}},
 	{Name: "ssm_conv_update_inplace_ids_batched", Fusion: "D", Summary: "op D in one dispatch for n_seqs <= NS, conv_state_dst the cache's window: no gather", build: func(a ir.Arith) (*ir.Kernel, error) {
 		return buildConvUpdate("ssm_conv_update_inplace_ids_batched", convIdsBatched, a)

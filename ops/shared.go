@@ -47,6 +47,11 @@ var shared = []*Shared{
 		Summary: "conv over the cached taps and the new token (SiLU folded), the taps shifted in place (src[3]); with IDS, sequence s reads its taps from row ids[s] (src[4]), which the gather first copied to scratch where another sequence overwrites it",
 		build: func(a ir.Arith) (*ir.Kernel, error) {
 			return buildConvUpdate("ssm_conv_update_inplace", convShared, a)
+		},
+		Slots:     ConvSlotsOp,
+		SlotsNote: "with slots it runs the n_t tokens of a step and writes the taps after token t into snapshot slot n_t-1-t, ss further per slot",
+		buildSlots: func(a ir.Arith) (*ir.Kernel, error) {
+			return buildConvUpdateOf("ssm_conv_update_inplace", convShared, true, a)
 		}},
 }
 
@@ -65,8 +70,9 @@ func SharedFor(op string) *Shared {
 }
 
 // SlotArgs are the args SlotsKernel has beyond Kernel's, and what they
-// are for a node that writes no snapshot slots (an ops-form node).
-var SlotArgs = map[string]int64{"K": 1, "ss": 0}
+// are for a node that writes no snapshot slots (an ops-form node): the
+// conv's also runs one token, so its token strides are unread.
+var SlotArgs = map[string]int64{"K": 1, "ss": 0, "n_t": 1, "x1": 0, "d1": 0}
 
 // SlotsKernel returns the family's kernel that also writes its Slots op's
 // snapshot slots, under contract a, built once; without a Slots op, the

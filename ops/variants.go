@@ -427,6 +427,7 @@ func table() []Variant {
 		for _, silu := range []bool{false, true} {
 			out = append(out, V("ssm_conv_update_inplace", "d_conv", dconv, "SILU", silu))
 			out = append(out, V("ssm_conv_update_inplace_ids", "d_conv", dconv, "SILU", silu))
+			out = append(out, V(ConvSlotsOp, "d_conv", dconv, "SILU", silu))
 			if chain := tunedNames(func(t Tuning) bool { return t.ChainFrom > 0 }); len(chain) > 0 {
 				out = append(out, V("ssm_conv_update_inplace_ids_chained", "d_conv", dconv, "SILU", silu).OnlyOn(chain...))
 			}

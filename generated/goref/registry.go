@@ -2283,6 +2283,173 @@ func runSsmConvUpdateInplaceIds(arith string, params map[string]int64, args map[
 	}
 	return SsmConvUpdateInplaceIds(arith, p, a, b)
 }
+func runSsmConvUpdateInplaceIdsSlots(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
+	var p SsmConvUpdateInplaceIdsSlotsParams
+	var a SsmConvUpdateInplaceIdsSlotsArgs
+	var b SsmConvUpdateInplaceIdsSlotsBuffers
+	{
+		v, ok := params["d_conv"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: param d_conv not set")
+		}
+		p.DConv = uint32(v)
+	}
+	{
+		v, ok := params["SILU"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: param SILU not set")
+		}
+		p.SILU = v != 0
+	}
+	{
+		v, ok := args["n_ch"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg n_ch not set")
+		}
+		a.NCh = v
+	}
+	{
+		v, ok := args["n_seqs"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg n_seqs not set")
+		}
+		a.NSeqs = v
+	}
+	{
+		v, ok := args["cs1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg cs1 not set")
+		}
+		a.Cs1 = v
+	}
+	{
+		v, ok := args["cs2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg cs2 not set")
+		}
+		a.Cs2 = v
+	}
+	{
+		v, ok := args["w1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg w1 not set")
+		}
+		a.W1 = v
+	}
+	{
+		v, ok := args["x2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg x2 not set")
+		}
+		a.X2 = v
+	}
+	{
+		v, ok := args["sd1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg sd1 not set")
+		}
+		a.Sd1 = v
+	}
+	{
+		v, ok := args["d2"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg d2 not set")
+		}
+		a.D2 = v
+	}
+	{
+		v, ok := args["rs_head"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg rs_head not set")
+		}
+		a.RsHead = v
+	}
+	{
+		v, ok := args["n_t"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg n_t not set")
+		}
+		a.NT = v
+	}
+	{
+		v, ok := args["x1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg x1 not set")
+		}
+		a.X1 = v
+	}
+	{
+		v, ok := args["d1"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg d1 not set")
+		}
+		a.D1 = v
+	}
+	{
+		v, ok := args["K"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg K not set")
+		}
+		a.K = v
+	}
+	{
+		v, ok := args["ss"]
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: arg ss not set")
+		}
+		a.Ss = v
+	}
+	{
+		v, ok := bufs["cache"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer cache must be a []float32, got %T", bufs["cache"])
+		}
+		b.Cache = v
+	}
+	{
+		v, ok := bufs["conv_kernel"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer conv_kernel must be a []float32, got %T", bufs["conv_kernel"])
+		}
+		b.ConvKernel = v
+	}
+	{
+		v, ok := bufs["x_cur"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer x_cur must be a []float32, got %T", bufs["x_cur"])
+		}
+		b.XCur = v
+	}
+	{
+		v, ok := bufs["conv_state_dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer conv_state_dst must be a []float32, got %T", bufs["conv_state_dst"])
+		}
+		b.ConvStateDst = v
+	}
+	{
+		v, ok := bufs["ids"].([]int32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer ids must be a []int32, got %T", bufs["ids"])
+		}
+		b.Ids = v
+	}
+	{
+		v, ok := bufs["scratch"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer scratch must be a []float32, got %T", bufs["scratch"])
+		}
+		b.Scratch = v
+	}
+	{
+		v, ok := bufs["dst"].([]float32)
+		if !ok {
+			return fmt.Errorf("ssm_conv_update_inplace_ids_slots: buffer dst must be a []float32, got %T", bufs["dst"])
+		}
+		b.Dst = v
+	}
+	return SsmConvUpdateInplaceIdsSlots(arith, p, a, b)
+}
 func runSsmConvUpdateInplaceIdsBatched(arith string, params map[string]int64, args map[string]uint32, bufs map[string]any) error {
 	var p SsmConvUpdateInplaceIdsBatchedParams
 	var a SsmConvUpdateInplaceIdsBatchedArgs
@@ -2575,4 +2742,5 @@ var Run = map[string]func(string, map[string]int64, map[string]uint32, map[strin
 	"ssm_conv_update_inplace_ids":         runSsmConvUpdateInplaceIds,
 	"ssm_conv_update_inplace_ids_batched": runSsmConvUpdateInplaceIdsBatched,
 	"ssm_conv_update_inplace_ids_chained": runSsmConvUpdateInplaceIdsChained,
+	"ssm_conv_update_inplace_ids_slots":   runSsmConvUpdateInplaceIdsSlots,
 }

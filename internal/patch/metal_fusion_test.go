@@ -213,7 +213,7 @@ func runMetalFusion(t *testing.T, inc string, modes ...string) map[string]string
 func TestMetalFusionEncodesTheDecodeStep(t *testing.T) {
 	for _, layer := range []fusion.Layer{
 		{SV: 64, H: 4, HK: 4, Seqs: 3, T: 1, K: 1, DConv: 4, C: 96, MemSize: 8, KVHead: 1, RowZero: -1, CacheBuf: "cache"},
-		// MTP: the state fused with its snapshot slots, the conv unfused
+		// MTP: the state and the conv fused with their snapshot slots
 		{SV: 64, H: 4, HK: 4, Seqs: 3, T: 3, K: 3, DConv: 4, C: 96, MemSize: 8, KVHead: 1, RowZero: -1, CacheBuf: "cache"},
 	} {
 		t.Run(fmt.Sprintf("K=%d", layer.K), func(t *testing.T) { checkMetalFusionEncode(t, layer) })
@@ -251,7 +251,7 @@ func checkMetalFusionEncode(t *testing.T, layer fusion.Layer) {
 	anchors := map[*fusion.Tensor]string{}
 	for _, pt := range fusion.Patterns {
 		ms, refusals := pt.Find(b.G, be)
-		if want := map[bool]int{true: 1, false: 0}[layer.K == 1 || pt == fusion.StatePattern]; len(ms) != want {
+		if want := 1; len(ms) != want {
 			t.Fatalf("%s: %d matches (%v), want %d", pt.Name, len(ms), refusals, want)
 		}
 		if len(ms) == 0 {

@@ -233,7 +233,7 @@ func TestOpenCLFusionDispatchRunsLikeTheReference(t *testing.T) {
 	}{
 		{"rotation", fusion.Layer{SV: 64, H: 2, HK: 2, Seqs: 3, T: 1, K: 1, DConv: 4, C: 32, MemSize: 6, KVHead: 1, RowZero: -1}, []int32{2, 3, 1}, 2},
 		{"shared row, kv_head 2", fusion.Layer{SV: 16, H: 4, HK: 2, Seqs: 4, T: 1, K: 1, DConv: 3, C: 24, MemSize: 8, KVHead: 2, RowZero: -1}, []int32{3, 3, 3, 3}, 2},
-		{"snapshots K 3", fusion.Layer{SV: 32, H: 2, HK: 2, Seqs: 2, T: 3, K: 3, DConv: 3, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}, []int32{2, 1}, 1},
+		{"snapshots K 3", fusion.Layer{SV: 32, H: 2, HK: 2, Seqs: 2, T: 3, K: 3, DConv: 3, C: 16, MemSize: 4, KVHead: 1, RowZero: -1}, []int32{2, 1}, 2},
 		// build_rs's copy of the extra states touches the caches between the read and the write: no match
 		{"extra states: unfused", fusion.Layer{SV: 16, H: 2, HK: 2, Seqs: 2, T: 1, K: 1, DConv: 3, C: 16, MemSize: 6, KVHead: 1, Extra: 1, RowZero: -1}, []int32{2, 1}, 0},
 	} {
@@ -260,7 +260,7 @@ func TestOpenCLFusionDispatchRunsLikeTheReference(t *testing.T) {
 			if err := contract.RunUnfused(b.G, want); err != nil {
 				t.Fatal(err)
 			}
-			// got: the nodes no dispatch replaces (seeded projections; with K > 1 the conv chain) on the
+			// got: the nodes no dispatch replaces (seeded projections) on the
 			// reference, then the recorded launches on the device
 			got := initial.Clone()
 			var plainWant []string

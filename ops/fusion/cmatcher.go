@@ -2,6 +2,8 @@ package fusion
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ops"
@@ -67,8 +69,7 @@ static bool %[1]s_is_view(const ggml_tensor * t) {
            t->op == GGML_OP_TRANSPOSE || t->op == GGML_OP_PERMUTE;
 }
 
-template <size_t N>
-static bool %[1]s_in(const std::array<const ggml_tensor *, N> & set, const ggml_tensor * t) {
+static bool %[1]s_in(const std::vector<const ggml_tensor *> & set, const ggml_tensor * t) {
     return std::find(set.begin(), set.end(), t) != set.end();
 }
 
@@ -109,8 +110,7 @@ static const ggml_tensor * %[1]s_reader(const %[1]s_graph & gr, const ggml_tenso
 }
 
 // a node outside the fused set reads t, or t is an output
-template <size_t N>
-static bool %[1]s_read_elsewhere(const %[1]s_graph & gr, const ggml_tensor * t, const std::array<const ggml_tensor *, N> & fused) {
+static bool %[1]s_read_elsewhere(const %[1]s_graph & gr, const ggml_tensor * t, const std::vector<const ggml_tensor *> & fused) {
     const auto it = gr.readers.find(t);
     return (t->flags & GGML_TENSOR_FLAG_OUTPUT) || (it != gr.readers.end() &&
         std::any_of(it->second.begin(), it->second.end(), [&](const ggml_tensor * r) { return !%[1]s_in(fused, r); }));
@@ -121,15 +121,13 @@ static bool %[1]s_touches(const ggml_tensor * t, const ggml_tensor * root) {
 }
 
 // a node outside the fused set that the graph runs after from and before to
-template <size_t N>
-static bool %[1]s_runs_between(const %[1]s_graph & gr, const ggml_tensor * from, const ggml_tensor * to, const std::array<const ggml_tensor *, N> & fused) {
+static bool %[1]s_runs_between(const %[1]s_graph & gr, const ggml_tensor * from, const ggml_tensor * to, const std::vector<const ggml_tensor *> & fused) {
     ggml_tensor * const * first = gr.cgraph->nodes + gr.index.at(from) + 1, * const * last = gr.cgraph->nodes + gr.index.at(to);
     return std::any_of(first, std::max(first, last), [&](const ggml_tensor * n) { return !%[1]s_in(fused, n) && !%[1]s_is_view(n) && ggml_nelements(n) > 0; });
 }
 
 // a node outside the fused set, from the first fused node to the last, reads or writes root
-template <size_t N>
-static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::array<const ggml_tensor *, N> & fused) {
+static bool %[1]s_touched_between(const %[1]s_graph & gr, const ggml_tensor * root, const std::vector<const ggml_tensor *> & fused) {
     int first = gr.cgraph->n_nodes, last = -1;
     for (const ggml_tensor * t : fused) {
         const auto it = t ? gr.index.find(t) : gr.index.end();
@@ -197,10 +195,19 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	p, name := sp.Prefix, cName(pt.Name)
 	field := roleIn(func(r string) string { return "m." + r })
 	roles := []string{}
-	var fused []string
+	var fused, slotArrays, slotFused []string
+	outside := pt.readOutsideSlots()
 	for _, n := range pt.Nodes {
-		roles = append(roles, n.Role)
-		if n.Fused {
+		if !n.Slot || outside[n.Role] {
+			roles = append(roles, n.Role)
+		}
+		switch {
+		case n.Slot:
+			slotArrays = append(slotArrays, n.Role+"s")
+			if n.Fused {
+				slotFused = append(slotFused, n.Role+"s")
+			}
+		case n.Fused:
 			fused = append(fused, "m."+n.Role)
 		}
 	}
@@ -217,8 +224,15 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 	fmt.Fprintf(w, "\n// %s: the %s nodes, run as one dispatch at the %s\n", pt.Name, strings.Join(ops, ", "), pt.Nodes[0].Op)
 	fmt.Fprintf(w, "struct %s_%s {\n", p, name)
 	fmt.Fprintf(w, "%s", joinLines("    const ggml_tensor ", append(roles, "out"), func(r string) string { return "* " + r + " = nullptr" }))
-	fmt.Fprintf(w, "    std::array<const ggml_tensor *, %d> fused = {};\n", len(fused))
+	if len(slotArrays) > 0 {
+		fmt.Fprintf(w, "    // the snapshot slots' nodes, the first n_slots found whole (slot 0's above where read as one)\n")
+		fmt.Fprintf(w, "%s", joinLines(fmt.Sprintf("    std::array<const ggml_tensor *, %d> ", pt.MaxSlots), slotArrays, func(r string) string { return r + " = {}" }))
+	}
+	fmt.Fprintf(w, "    std::vector<const ggml_tensor *> fused;\n")
 	var ints []string
+	if len(slotArrays) > 0 {
+		ints = append(ints, "n_slots")
+	}
 	for _, a := range pt.Args {
 		ints = append(ints, a.Name)
 	}
@@ -235,7 +249,18 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			pending = nil
 		}
 	}
-	for _, n := range pt.Nodes[1:] {
+	for i, n := range pt.Nodes {
+		if i == 0 || (n.Slot && pt.Nodes[i-1].Slot) {
+			continue // the anchor; a slot node after the first, found with it
+		}
+		if n.Slot {
+			flush()
+			if err := slotsC(w, sp, pt, pt.Nodes[i:]); err != nil {
+				return err
+			}
+			pending = append(pending, "m.n_slots == 0")
+			continue
+		}
 		from := "m." + n.From.Role
 		if !n.From.Down {
 			fmt.Fprintf(w, "    m.%s = %s_src(%s, %d, %s);\n", n.Role, p, from, n.From.Src, cOpEnum(n.Op))
@@ -267,11 +292,17 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 		}
 	}
 	fmt.Fprintf(w, "    m.fused = { %s };\n", strings.Join(fused, ", "))
+	for _, a := range slotFused {
+		fmt.Fprintf(w, "    m.fused.insert(m.fused.end(), m.%s.begin(), m.%s.begin() + m.n_slots);\n", a, a)
+	}
 	conds := append([]Condition(nil), pt.Conditions...)
 	for _, f := range sp.Fixed[pt.Name] {
 		conds = append(conds, Condition{Name: "backend", Kind: Equal, Why: f.Why, Eqs: []Eq{{f.Value, Const(f.Is)}}})
 	}
 	for _, c := range conds {
+		if pt.perSlot(c) {
+			continue // tested as each slot is found (slotsC)
+		}
 		fmt.Fprintf(w, "    // %s: %s\n", c.Name, c.Why)
 		switch c.Kind {
 		case Equal:
@@ -311,6 +342,11 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 			for _, f := range pt.Flags {
 				fmt.Fprintf(w, "    m.%s = m.%s != nullptr;\n", f.Param, f.Role)
 			}
+			if ranges, ok := params.crossRanges(pt); ok {
+				// every combination of the params' values is a variant: each param in its values
+				fmt.Fprintf(w, "    if (%s) {\n        return false;\n    }\n", strings.Join(ranges, " ||\n        "))
+				break
+			}
 			fmt.Fprintf(w, "    {\n        static const int64_t variants[][%d] = {\n", len(params.names))
 			var rows []string
 			for _, row := range params.rows {
@@ -331,6 +367,69 @@ func matcherC(w *strings.Builder, sp Spelling, pt *Pattern) error {
 		fmt.Fprintf(w, "    m.%s = %s;\n", a.Name, a.Value.C(field))
 	}
 	fmt.Fprintf(w, "    return true;\n}\n")
+	return nil
+}
+
+// slotIn names the Slot nodes' roles as spelled by format (of the role),
+// every other as field does.
+func slotIn(pt *Pattern, field func(string) string, format string) func(string) string {
+	roles := pt.slotRoles()
+	return func(r string) string {
+		if slices.Contains(roles, r) {
+			return fmt.Sprintf(format, r)
+		}
+		return field(r)
+	}
+}
+
+// slotsC finds the run of Slot nodes at the head of ns for slot k = 0, 1,
+// ... up to MaxSlots while slot k has every one, as Pattern.At does, into
+// the slot arrays, and tests the conditions on every slot's nodes as each
+// slot is found (they read only the slots found so far and the nodes found
+// before); slot 0's nodes go into the role fields too where read as one.
+func slotsC(w *strings.Builder, sp Spelling, pt *Pattern, ns []Node) error {
+	p := sp.Prefix
+	field := roleIn(func(r string) string { return "m." + r })
+	slot := slotIn(pt, field, "m.%ss[k]")
+	var run, missing []string
+	for _, n := range ns {
+		if !n.Slot {
+			break
+		}
+		run, missing = append(run, n.Role), append(missing, "!"+slot(n.Role))
+	}
+	fmt.Fprintf(w, "    for (int k = 0; k < %d; ++k) {\n", pt.MaxSlots)
+	for _, n := range ns[:len(run)] {
+		from, offs := slot(n.From.Role), "-1"
+		switch {
+		case !n.From.Down:
+			fmt.Fprintf(w, "        %s = %s_src(%s, %d, %s);\n", slot(n.Role), p, from, n.From.Src, cOpEnum(n.Op))
+			continue
+		case len(n.From.Where) == 1 && n.From.Where[0].A.Op == "offs" && n.From.Where[0].A.Role == Self:
+			offs = n.From.Where[0].B.C(slot)
+		case len(n.From.Where) > 0:
+			return fmt.Errorf("%s: a Where other than the candidate's view offset has no C spelling", n.Role)
+		}
+		fmt.Fprintf(w, "        %s = %s_reader(gr, %s, %s, %d, %s);\n", slot(n.Role), p, from, cOpEnum(n.Op), n.From.Src, offs)
+	}
+	fmt.Fprintf(w, "        if (%s) {\n            break;\n        }\n", strings.Join(missing, " || "))
+	for _, c := range pt.Conditions {
+		if !pt.perSlot(c) {
+			continue
+		}
+		var eqs []string
+		for _, e := range c.Eqs {
+			eqs = append(eqs, e.A.C(slot)+" != "+e.B.C(slot))
+		}
+		fmt.Fprintf(w, "        // %s: %s\n        if (%s) {\n            return false;\n        }\n", c.Name, c.Why, strings.Join(eqs, " ||\n            "))
+	}
+	fmt.Fprintf(w, "        m.n_slots = k + 1;\n    }\n")
+	outside := pt.readOutsideSlots()
+	for _, r := range run {
+		if outside[r] {
+			fmt.Fprintf(w, "    m.%s = m.%ss[0];\n", r, r)
+		}
+	}
 	return nil
 }
 
@@ -384,11 +483,15 @@ func sep(lead string) string {
 	return ";"
 }
 
-// roleIn names a role as the matcher's struct field, Self as itself.
+// roleIn names a role as the matcher's struct field, Self as itself, slot
+// k's node of a Slot role (AtSlot) as its slot array's element.
 func roleIn(field func(string) string) func(string) string {
 	return func(r string) string {
 		if r == Self {
 			return r
+		}
+		if base, k, ok := strings.Cut(r, "@"); ok {
+			return field(base+"s") + "[" + k + "]"
 		}
 		return field(r)
 	}
@@ -397,6 +500,40 @@ func roleIn(field func(string) string) func(string) string {
 type table struct {
 	names []string // params, then flags
 	rows  []string
+	vals  [][]int64 // each row's values
+}
+
+// crossRanges are, where the table holds every combination of its
+// columns' values, the C tests that each param is outside its values
+// (a range where they are consecutive); a flag with both values needs
+// none.
+func (t table) crossRanges(pt *Pattern) ([]string, bool) {
+	combos := 1
+	var tests []string
+	for i, n := range t.names {
+		seen := map[int64]bool{}
+		for _, row := range t.vals {
+			seen[row[i]] = true
+		}
+		vals := slices.Sorted(maps.Keys(seen))
+		combos *= len(vals)
+		lo, hi := vals[0], vals[len(vals)-1]
+		isFlag := slices.ContainsFunc(pt.Flags, func(f Flag) bool { return f.Param == n })
+		switch {
+		case isFlag && lo == 0 && hi == 1 && len(vals) == 2:
+		case len(vals) == 1:
+			tests = append(tests, fmt.Sprintf("m.%s != %d", n, lo))
+		case hi-lo+1 == int64(len(vals)):
+			tests = append(tests, fmt.Sprintf("m.%s < %d || m.%s > %d", n, lo, n, hi))
+		default:
+			var ne []string
+			for _, v := range vals {
+				ne = append(ne, fmt.Sprintf("m.%s != %d", n, v))
+			}
+			tests = append(tests, "("+strings.Join(ne, " && ")+")")
+		}
+	}
+	return tests, combos == len(t.rows) && len(tests) > 0
 }
 
 // variantTable is the kernel's variants on target, over the params and
@@ -423,6 +560,11 @@ func variantTable(pt *Pattern, target string) (table, error) {
 		if !seen[row] {
 			seen[row] = true
 			t.rows = append(t.rows, row)
+			var ints []int64
+			for _, n := range t.names {
+				ints = append(ints, v.Values[n])
+			}
+			t.vals = append(t.vals, ints)
 		}
 	}
 	if len(t.rows) == 0 {

@@ -33,13 +33,15 @@
 //	role    node                                   becomes
 //	rows    GET_ROWS(cache, ids)                   skipped
 //	taps    RESHAPE(rows) [d_conv-1, C, n_seqs]    skipped
-//	xt      TRANSPOSE(x), x = qkv [C, 1, n_seqs]   skipped: the kernel reads x_cur = x
+//	xt      TRANSPOSE(x), x = qkv [C, T, n_seqs]   skipped: the kernel reads x_cur = x
 //	input   CONCAT(taps, xt)                       skipped; buffer scratch (its memory)
-//	last    VIEW(input), the last d_conv-1 taps    skipped
-//	store   CPY(last, window)                      skipped: the kernel wrote window
-//	conv    SSM_CONV(input, kernel)                gather + ssm_conv_update_inplace_ids
+//	last    VIEW(input), slot i's d_conv-1 taps    skipped (a Slot node: one per slot i,
+//	        from token offset T-i                  K of them; K = their count)
+//	store   CPY(last, window)                      skipped: the kernel wrote window (Slot)
+//	conv    SSM_CONV(input, kernel)                gather + op D with slots (ops.ConvSlotsOp)
 //	silu    SILU(conv), optional                   fused: SILU = 1, dst = silu
-//	cache, ids, window                             as for the state; rows of (d_conv-1)*C
+//	cache, ids, window                             as for the state; rows of (d_conv-1)*C;
+//	        (a Slot node: slot i's rows)           ss = slot 1's offset past slot 0's / 4
 //
 // Where an ADD of a bias sits between SSM_CONV and SILU, SILU is 0, dst is
 // the SSM_CONV's and the ADD and SILU run as they are.
@@ -52,8 +54,9 @@
 // row before the CPY writes any.
 //
 // K > 1 (MTP/NextN): op B writes snapshot slot i of sequence s in place, at
-// window row s plus i*ss (ss: the window's nb[2], mem_size rows), so the
-// state stays fused; the conv's K slot views read the CONCAT outside the
-// pattern and stay unfused (docs/fusion.md#snapshots). llama's ids name
-// cells in [0, mem_size), so no gather reads a slot row.
+// window row s plus i*ss (ss: the window's nb[2], mem_size rows), and op D
+// with slots writes slot i's taps (the window after token T-1-i) i*ss past
+// the window too (ss: slot 1's destination past slot 0's), so both stay
+// fused (docs/fusion.md#snapshots). llama's ids name cells in [0,
+// mem_size), so no gather reads a slot row.
 package fusion

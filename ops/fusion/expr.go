@@ -3,6 +3,7 @@ package fusion
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -11,7 +12,7 @@ import (
 // (Eval); a backend's matcher text spells it in ggml's C (C), so both read
 // one definition.
 type Expr struct {
-	Op   string // "ne", "nb", "offs", "param", "const", "+", "-", "*", "/", "%"
+	Op   string // "ne", "nb", "offs", "param", "const", "slot", "slots", "stride", "+", "-", "*", "/", "%", "min"
 	Role string
 	I    int
 	K    int64
@@ -33,6 +34,51 @@ func Param(role string, i int) Expr { return Expr{Op: "param", Role: role, I: i}
 // Const is k.
 func Const(k int64) Expr { return Expr{Op: "const", K: k} }
 
+// Slot is the snapshot slot whose nodes an expression of a Pattern's slot
+// nodes (Node.Slot) reads; outside them it has no value.
+func Slot() Expr { return Expr{Op: "slot"} }
+
+// Slots is the number of snapshot slots found of the slot node role.
+func Slots(role string) Expr { return Expr{Op: "slots", Role: role} }
+
+// SlotStride is the byte distance from slot 0's view of the slot node
+// role to slot 1's (0 with one slot).
+func SlotStride(role string) Expr { return Expr{Op: "stride", Role: role} }
+
+// AtSlot names slot k's node of the slot node role.
+func AtSlot(role string, k int) string { return fmt.Sprintf("%s@%d", role, k) }
+
+// inSlot is e with Slot() replaced by i: an expression of slot i's nodes.
+func (e Expr) inSlot(i int) Expr {
+	if e.Op == "slot" {
+		return Const(int64(i))
+	}
+	if len(e.Args) > 0 {
+		args := make([]Expr, len(e.Args))
+		for j, a := range e.Args {
+			args[j] = a.inSlot(i)
+		}
+		e.Args = args
+	}
+	return e
+}
+
+// walk calls f on e and every expression under it.
+func (e Expr) walk(f func(Expr)) {
+	f(e)
+	for _, a := range e.Args {
+		a.walk(f)
+	}
+}
+
+// reads reports whether e reads Slot() or one of roles.
+func (e Expr) reads(roles []string) bool {
+	if e.Op == "slot" || (e.Role != "" && e.Op != "slots" && e.Op != "stride" && slices.Contains(roles, e.Role)) {
+		return true
+	}
+	return slices.ContainsFunc(e.Args, func(a Expr) bool { return a.reads(roles) })
+}
+
 func bin(op string, a Expr, bs ...Expr) Expr {
 	for _, b := range bs {
 		a = Expr{Op: op, Args: []Expr{a, b}}
@@ -47,8 +93,27 @@ func Add(a Expr, b ...Expr) Expr { return bin("+", a, b...) }
 func Sub(a, b Expr) Expr         { return bin("-", a, b) }
 func Mod(a, b Expr) Expr         { return bin("%", a, b) }
 
+// Min is the smaller of a and b.
+func Min(a, b Expr) Expr { return bin("min", a, b) }
+
 // Eval evaluates e on bound tensors.
 func (e Expr) Eval(bound map[string]*Tensor) (int64, error) {
+	switch e.Op {
+	case "slot":
+		return 0, fmt.Errorf("Slot() outside a slot's nodes")
+	case "slots":
+		n := 0
+		for bound[AtSlot(e.Role, n)] != nil {
+			n++
+		}
+		return int64(n), nil
+	case "stride":
+		s0, s1 := bound[AtSlot(e.Role, 0)], bound[AtSlot(e.Role, 1)]
+		if s0 == nil || s1 == nil {
+			return 0, nil
+		}
+		return s1.ViewOffs - s0.ViewOffs, nil
+	}
 	t := bound[e.Role]
 	if e.Role != "" && t == nil {
 		return 0, fmt.Errorf("%s is not bound", e.Role)
@@ -83,6 +148,8 @@ func (e Expr) Eval(bound map[string]*Tensor) (int64, error) {
 		return a - b, nil
 	case "*":
 		return a * b, nil
+	case "min":
+		return min(a, b), nil
 	case "/", "%":
 		if b == 0 {
 			return 0, fmt.Errorf("%s: division by zero", e.C(nil))
@@ -112,6 +179,15 @@ func (e Expr) C(name func(string) string) string {
 		return fmt.Sprintf("ggml_get_op_params_i32(%s, %d)", name(e.Role), e.I)
 	case "const":
 		return fmt.Sprint(e.K)
+	case "slot":
+		return "k"
+	case "slots":
+		return name("n_slots")
+	case "stride":
+		s1 := name(AtSlot(e.Role, 1))
+		return fmt.Sprintf("(%s ? (int64_t) %s->view_offs - (int64_t) %s->view_offs : 0)", s1, s1, name(AtSlot(e.Role, 0)))
+	case "min":
+		return fmt.Sprintf("std::min<int64_t>(%s, %s)", e.Args[0].C(name), e.Args[1].C(name))
 	}
 	parts := make([]string, len(e.Args))
 	for i, a := range e.Args {

@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -65,7 +66,16 @@ func (p *Pattern) At(g *Graph, a *Tensor, be Backend) (*Match, *Refusal) {
 		return nil, &Refusal{Anchor: a.Name, Condition: cond, Detail: fmt.Sprintf(format, args...)}
 	}
 	m := &Match{P: p, Bound: map[string]*Tensor{p.Anchor: a}, Anchor: a}
-	for _, n := range p.Nodes[1:] {
+	for i, n := range p.Nodes {
+		if i == 0 || (n.Slot && p.Nodes[i-1].Slot) {
+			continue // the anchor; a slot node after the first, bound with it
+		}
+		if n.Slot {
+			if err := p.findSlots(g, m.Bound, p.Nodes[i:]); err != nil {
+				return refuse("pattern", "%v", err)
+			}
+			continue
+		}
 		t, err := p.find(g, m.Bound, n)
 		if err != nil {
 			if n.Optional {
@@ -82,7 +92,12 @@ func (p *Pattern) At(g *Graph, a *Tensor, be Backend) (*Match, *Refusal) {
 		}
 	}
 	for _, n := range p.Nodes {
-		if t := m.Bound[n.Role]; t != nil && n.Fused {
+		switch t := m.Bound[n.Role]; {
+		case n.Slot && n.Fused:
+			for k := 0; m.Bound[AtSlot(n.Role, k)] != nil; k++ {
+				m.Fused = append(m.Fused, m.Bound[AtSlot(n.Role, k)])
+			}
+		case t != nil && n.Fused:
 			m.Fused = append(m.Fused, t)
 		}
 	}
@@ -92,6 +107,51 @@ func (p *Pattern) At(g *Graph, a *Tensor, be Backend) (*Match, *Refusal) {
 		}
 	}
 	return m, nil
+}
+
+// findSlots binds the run of Slot nodes at the head of ns for slot 0, 1,
+// ... while slot i has every one of them, up to MaxSlots: AtSlot(role, i),
+// and slot 0's as role too. Slot 0 must be found.
+func (p *Pattern) findSlots(g *Graph, bound map[string]*Tensor, ns []Node) error {
+	for i := 0; i < p.MaxSlots; i++ {
+		at := maps.Clone(bound)
+		for _, n := range ns {
+			if !n.Slot {
+				break
+			}
+			n.From.Where = slices.Clone(n.From.Where)
+			for j, e := range n.From.Where {
+				n.From.Where[j] = Eq{e.A.inSlot(i), e.B.inSlot(i)}
+			}
+			t, err := p.find(g, at, n)
+			if err != nil && i == 0 {
+				return fmt.Errorf("%s: %v", n.Role, err)
+			}
+			if err != nil {
+				return nil
+			}
+			at[n.Role] = t
+		}
+		for _, n := range ns {
+			if !n.Slot {
+				break
+			}
+			bound[AtSlot(n.Role, i)] = at[n.Role]
+			if i == 0 {
+				bound[n.Role] = at[n.Role]
+			}
+		}
+	}
+	return nil
+}
+
+// inSlot is bound with the Slot nodes' roles naming slot k's.
+func (m *Match) inSlot(k int) map[string]*Tensor {
+	at := maps.Clone(m.Bound)
+	for _, r := range m.P.slotRoles() {
+		at[r] = m.Bound[AtSlot(r, k)]
+	}
+	return at
 }
 
 // find binds node n from its edge.
@@ -134,17 +194,12 @@ func (p *Pattern) find(g *Graph, bound map[string]*Tensor, n Node) (*Tensor, err
 func (m *Match) check(g *Graph, c Condition, be Backend) string {
 	switch c.Kind {
 	case Equal:
-		for _, e := range c.Eqs {
-			a, err := e.A.Eval(m.Bound)
-			if err != nil {
-				return err.Error()
-			}
-			b, err := e.B.Eval(m.Bound)
-			if err != nil {
-				return err.Error()
-			}
-			if a != b {
-				return fmt.Sprintf("%s = %d, want %s = %d", e.A.C(nil), a, e.B.C(nil), b)
+		if !m.P.perSlot(c) {
+			return m.equal(c.Eqs, m.Bound, -1)
+		}
+		for k := 0; m.Bound[AtSlot(m.P.slotRoles()[0], k)] != nil; k++ {
+			if detail := m.equal(c.Eqs, m.inSlot(k), k); detail != "" {
+				return fmt.Sprintf("slot %d: %s", k, detail)
 			}
 		}
 	case Intermediates:
@@ -223,6 +278,28 @@ func (m *Match) check(g *Graph, c Condition, be Backend) string {
 		}
 	default:
 		return "unknown condition kind " + string(c.Kind)
+	}
+	return ""
+}
+
+// equal is "" where every eq holds on bound (in slot k, where k >= 0),
+// else the first that fails.
+func (m *Match) equal(eqs []Eq, bound map[string]*Tensor, k int) string {
+	for _, e := range eqs {
+		if k >= 0 {
+			e = Eq{e.A.inSlot(k), e.B.inSlot(k)}
+		}
+		a, err := e.A.Eval(bound)
+		if err != nil {
+			return err.Error()
+		}
+		b, err := e.B.Eval(bound)
+		if err != nil {
+			return err.Error()
+		}
+		if a != b {
+			return fmt.Sprintf("%s = %d, want %s = %d", e.A.C(nil), a, e.B.C(nil), b)
+		}
 	}
 	return ""
 }

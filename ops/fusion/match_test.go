@@ -57,31 +57,47 @@ func TestCanonicalDecodeGraphsMatch(t *testing.T) {
 	}
 }
 
-// TestSnapshotsKeepTheStateFused: with K > 1 snapshot slots the state is
-// fused (op B writes the slots, K and ss bound), the conv is not (its slot
-// views read the concat outside the pattern), and a step of fewer tokens
-// than slots (fewer slots copied) runs unfused.
-func TestSnapshotsKeepTheStateFused(t *testing.T) {
+// TestSnapshotsKeepBothFused: with K > 1 snapshot slots the state and the
+// conv are fused (op B and op D with slots write them, K and ss bound; the
+// conv's K slot views and copies are its Slot nodes), and a step of fewer
+// tokens than slots (fewer state slots copied, a conv slot of no token)
+// runs unfused.
+func TestSnapshotsKeepBothFused(t *testing.T) {
 	for _, k := range []int{2, 3, 4} {
 		for _, tok := range []int{k, k + 1} {
 			l := layer()
 			l.K, l.T = k, tok
 			state, conv, refused := matchBoth(t, l.Build(), portable)
-			if len(state) != 1 || len(conv) != 0 || len(refused) != 1 || refused[0].Condition != "intermediates" {
+			if len(state) != 1 || len(conv) != 1 || len(refused) != 0 {
 				t.Fatalf("K %d T %d: %d state, %d conv matches, refused %v", k, tok, len(state), len(conv), refused)
 			}
 			args, err := state[0].Args()
 			D := l.SV * l.SV * l.H
 			if err != nil || args["K"] != uint32(k) || args["ss"] != uint32(l.MemSize*D) {
-				t.Errorf("K %d T %d: args %v, %v", k, tok, args, err)
+				t.Errorf("K %d T %d: state args %v, %v", k, tok, args, err)
+			}
+			args, err = conv[0].Args()
+			R := (l.DConv - 1) * l.C
+			if err != nil || args["K"] != uint32(k) || args["ss"] != uint32(l.MemSize*R) || args["n_t"] != uint32(tok) || args["x1"] != uint32(l.C) {
+				t.Errorf("K %d T %d: conv args %v, %v", k, tok, args, err)
+			}
+			if want := 5 + 2*k + 1; len(conv[0].Fused) != want { // conv, input, taps, rows, xt, K views and copies, silu
+				t.Errorf("K %d T %d: %d conv nodes fused, want %d", k, tok, len(conv[0].Fused), want)
 			}
 		}
 		l := layer()
 		l.K, l.T = k, k-1
-		state, _, refused := matchBoth(t, l.Build(), portable)
-		if len(state) != 0 || refused[0].Condition != "state-view" {
-			t.Errorf("K %d T %d: %d state matches, refused %v", k, k-1, len(state), refused)
+		state, conv, refused := matchBoth(t, l.Build(), portable)
+		if len(state) != 0 || len(conv) != 0 || len(refused) != 2 || refused[0].Condition != "state-view" || refused[1].Condition != "tokens" {
+			t.Errorf("K %d T %d: %d state, %d conv matches, refused %v", k, k-1, len(state), len(conv), refused)
 		}
+	}
+	// more slots than the conv pattern finds: the last slot's view reads the CONCAT outside it
+	l := layer()
+	l.K, l.T = ConvPattern.MaxSlots+1, ConvPattern.MaxSlots+1
+	state, conv, refused := matchBoth(t, l.Build(), portable)
+	if len(state) != 1 || len(conv) != 0 || len(refused) != 1 || refused[0].Condition != "intermediates" {
+		t.Errorf("K %d: %d state, %d conv matches, refused %v", l.K, len(state), len(conv), refused)
 	}
 }
 
@@ -125,6 +141,22 @@ var refusals = []refusal{
 	{"a node between the conv and its silu", "silu-next", ConvPattern, func(l *Layer, b *Built) {
 		after(b, "conv_out", func(g *Graph) { g.Compute("norm", "RMS_NORM", []int64{8}, b.Inputs[0]) })
 	}, portable},
+	{"a slot view read twice", "intermediates", ConvPattern, func(l *Layer, b *Built) {
+		b.G.Compute("peek", "SUM", []int64{1}, nth(b, "conv_last", 1))
+	}, portable},
+	{"a slot without its copy", "intermediates", ConvPattern, func(l *Layer, b *Built) {
+		cpy := nth(b, "conv_cpy", 2)
+		b.G.Nodes = slices.DeleteFunc(b.G.Nodes, func(n *Tensor) bool { return n == cpy })
+	}, portable},
+	{"a slot copied out of its row group", "window-rows", ConvPattern, func(l *Layer, b *Built) {
+		nth(b, "conv_dst", 2).ViewOffs += int64((l.DConv - 1) * l.C * 4) // a row past slot 2's
+	}, portable},
+	{"slots overlapping the window", "window-rows", ConvPattern, func(l *Layer, b *Built) {
+		for i := 1; i < l.K; i++ { // slot i one row past slot 0
+			nth(b, "conv_dst", i).ViewOffs = int64((l.KVHead + i) * (l.DConv - 1) * l.C * 4)
+		}
+	}, portable},
+	{"a prompt's batch of tokens", "tokens", ConvPattern, nil, portable},
 	{"S_v outside the table", "variant", StatePattern, nil, portable},
 	{"d_conv outside the table", "variant", ConvPattern, nil, portable},
 }
@@ -135,6 +167,10 @@ func (tc refusal) graph() *Built { return tc.graphOf(layer()) }
 // graphOf builds the refusal's graph from l.
 func (tc refusal) graphOf(l Layer) *Built {
 	switch tc.name {
+	case "a slot view read twice", "a slot without its copy", "a slot copied out of its row group", "slots overlapping the window":
+		l.K, l.T = 3, 3
+	case "a prompt's batch of tokens":
+		l.T = maxStepTokens + 1
 	case "extra states copied":
 		l.Extra = 1
 	case "S_v outside the table":
@@ -163,7 +199,7 @@ func TestRefusals(t *testing.T) {
 
 // TestTheBackendOpsCasesFuseAsTheyShould: test-backend-ops' GDN_DECODE_STEP
 // cases (templates/common/fusion-tests.tmpl) as Layers: GQA and KDA fuse
-// both patterns (K 1) or the state (K 3), and each case whose intermediate
+// both patterns (K 1 and K 3), and each case whose intermediate
 // has another reader or is an output leaves that pattern unfused, the other
 // fused. Mem is the cases' kv_head + 2*n_seqs.
 func TestTheBackendOpsCasesFuseAsTheyShould(t *testing.T) {
@@ -171,7 +207,7 @@ func TestTheBackendOpsCasesFuseAsTheyShould(t *testing.T) {
 		for _, c := range []struct{ sv, h, hk, dc, n, kv, k int }{{64, 4, 2, 4, 8, 1, 1}, {128, 6, 2, 3, 5, 2, 1}, {128, 4, 1, 4, 3, 0, 3}} {
 			l := Layer{SV: c.sv, H: c.h, HK: c.hk, KDA: kda, Seqs: c.n, T: c.k, K: c.k, DConv: c.dc, C: 256, MemSize: c.kv + 2*c.n, KVHead: c.kv, RowZero: -1}
 			state, conv, refused := matchBoth(t, l.Build(), portable)
-			if len(state) != 1 || len(conv) != map[bool]int{true: 1}[c.k == 1] || len(refused) != 1-len(conv) {
+			if len(state) != 1 || len(conv) != 1 || len(refused) != 0 {
 				t.Errorf("%+v: %d state, %d conv matches, refused %v", l, len(state), len(conv), refused)
 			}
 		}
@@ -190,6 +226,19 @@ func TestTheBackendOpsCasesFuseAsTheyShould(t *testing.T) {
 			t.Errorf("%s: %d state, %d conv matches, refused %v; want %s refused by %s", extra, len(state), len(conv), refused, tc.pattern.Name, tc.cond)
 		}
 	}
+}
+
+// nth is the i-th node named name (a slot's, where every slot's has it).
+func nth(b *Built, name string, i int) *Tensor {
+	for _, n := range b.G.Nodes {
+		if n.Name == name {
+			if i == 0 {
+				return n
+			}
+			i--
+		}
+	}
+	panic("no such node " + name)
 }
 
 func node(b *Built, name string) *Tensor {

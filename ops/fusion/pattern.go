@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/ops"
@@ -21,6 +22,11 @@ type Node struct {
 	Fused bool
 	// FusedIf: fused only when that optional role is bound.
 	FusedIf string
+	// Slot: a node of the snapshot slots (a run of such nodes, together in
+	// Nodes), found once per slot i = 0, 1, ... (Slot() is i in their
+	// edges' Where and their conditions) until slot i lacks one, at most
+	// Pattern.MaxSlots: slot k's node is AtSlot(Role, k), slot 0's Role too.
+	Slot bool
 }
 
 // Edge finds a node from Role, bound before: Role's src[Src] (Down false),
@@ -75,7 +81,9 @@ const (
 	Variant Kind = "variant"
 )
 
-// Condition is one check of the matcher, in the order backends test them.
+// Condition is one check of the matcher, in the order backends test them:
+// those on a pattern's Slot nodes (Pattern.perSlot) first, as each slot is
+// found.
 type Condition struct {
 	Name string
 	Kind Kind
@@ -133,6 +141,64 @@ type Pattern struct {
 	// Scale names the param whose 1/sqrt the kernel's f32 arg "scale" is,
 	// computed on the host as ggml does.
 	Scale string
+	// MaxSlots bounds the snapshot slots of the Slot nodes: a graph with
+	// more leaves the last ones outside the pattern (and so unfused).
+	MaxSlots int
+}
+
+// slotRoles are the roles of p's Slot nodes.
+func (p *Pattern) slotRoles() []string {
+	var out []string
+	for _, n := range p.Nodes {
+		if n.Slot {
+			out = append(out, n.Role)
+		}
+	}
+	return out
+}
+
+// readOutsideSlots are the Slot nodes' roles read as one tensor (slot
+// 0's): by a buffer, an arg, the out, or a condition not on every slot.
+func (p *Pattern) readOutsideSlots() map[string]bool {
+	out := map[string]bool{}
+	mark := func(e Expr) {
+		e.walk(func(x Expr) {
+			if x.Op != "slots" && x.Op != "stride" {
+				out[x.Role] = true
+			}
+		})
+	}
+	for _, b := range p.Buffers {
+		out[b.Role] = true
+		mark(b.Offset)
+	}
+	for _, a := range append(slices.Clone(p.Args), p.Params...) {
+		mark(a.Value)
+	}
+	for _, r := range p.Out {
+		out[r] = true
+	}
+	for _, c := range p.Conditions {
+		if p.perSlot(c) {
+			continue
+		}
+		for _, r := range c.Roles {
+			out[r] = true
+		}
+		for _, e := range c.Eqs {
+			mark(e.A)
+			mark(e.B)
+		}
+		mark(c.Bytes)
+	}
+	return out
+}
+
+// perSlot reports whether condition c reads a slot's nodes: it holds for
+// every slot.
+func (p *Pattern) perSlot(c Condition) bool {
+	roles := p.slotRoles()
+	return slices.ContainsFunc(c.Eqs, func(e Eq) bool { return e.A.reads(roles) || e.B.reads(roles) })
 }
 
 // Patterns are the decode step's two fusions.
@@ -230,18 +296,28 @@ var StatePattern = &Pattern{
 }
 
 var (
-	dconv   = Ne("kernel", 0)
-	channel = Ne("kernel", 1)
-	convRow = Mul(Sub(dconv, Const(1)), channel) // (d_conv-1)*C
-	convN   = Ne("x", 2)
+	dconv     = Ne("kernel", 0)
+	channel   = Ne("kernel", 1)
+	convRow   = Mul(Sub(dconv, Const(1)), channel) // (d_conv-1)*C
+	convN     = Ne("x", 2)
+	convT     = Ne("x", 1)
+	convSlots = Slots("window")
+	slotBytes = f32s(Mul(convRow, convN)) // a slot's rows
 )
+
+// maxStepTokens bounds the tokens of a fused conv step: its kernel runs a
+// sequence's tokens one after another, where the plain conv of a longer
+// batch (a prompt's) runs them in parallel.
+const maxStepTokens = 8
 
 // ConvPattern: GET_ROWS(conv_states_all, s_copy_main) -> RESHAPE ->
 // CONCAT(taps, TRANSPOSE(qkv)) -> VIEW of the last d_conv-1 taps -> CPY
-// into conv_states_all, and SSM_CONV(conv_input, kernel) -> SILU, run as
-// op D: ops.GatherOp then ssm_conv_update_inplace_ids (SILU on where the
-// SILU reads the conv alone; where an ADD of a bias comes between, SILU off
-// and the ADD and SILU run as they are).
+// into conv_states_all (K > 1: slot i's VIEW i tokens earlier, its CPY
+// i*mem_size rows further, the Slot nodes), and SSM_CONV(conv_input,
+// kernel) -> SILU, run as op D over the step's tokens with slots:
+// ops.GatherOp then ops.ConvSlotsOp (SILU on where the SILU reads the conv
+// alone; where an ADD of a bias comes between, SILU off and the ADD and
+// SILU run as they are).
 var ConvPattern = &Pattern{
 	Name:   "conv-state",
 	Anchor: "conv",
@@ -255,34 +331,38 @@ var ConvPattern = &Pattern{
 		{Role: "ids", From: Edge{Role: "rows", Src: 1}},
 		{Role: "xt", Op: "TRANSPOSE", From: Edge{Role: "input", Src: 1}, Fused: true},
 		{Role: "x", From: Edge{Role: "xt", Src: 0}},
-		{Role: "last", Op: "VIEW", From: Edge{Role: "input", Src: 0, Down: true, Where: []Eq{{Offs(Self), f32s(Ne("x", 1))}}}, Fused: true},
-		{Role: "store", Op: "CPY", From: Edge{Role: "last", Src: 0, Down: true}, Fused: true},
-		{Role: "window", From: Edge{Role: "store", Src: 1}},
+		{Role: "last", Op: "VIEW", From: Edge{Role: "input", Src: 0, Down: true, Where: []Eq{{Offs(Self), f32s(Sub(convT, Slot()))}}}, Fused: true, Slot: true},
+		{Role: "store", Op: "CPY", From: Edge{Role: "last", Src: 0, Down: true}, Fused: true, Slot: true},
+		{Role: "window", From: Edge{Role: "store", Src: 1}, Slot: true},
 		{Role: "silu", Op: "SILU", From: Edge{Role: "conv", Src: 0, Down: true}, Optional: true, Fused: true},
 	},
 	Conditions: []Condition{
+		{Name: "last-taps", Kind: Equal, Why: "each copied view is d_conv-1 taps of every channel", Eqs: []Eq{
+			{Ne("last", 0), Sub(dconv, Const(1))}, {Ne("last", 1), channel}, {Ne("last", 2), convN},
+			{Nb("last", 1), Nb("input", 1)}, {Nb("last", 2), Nb("input", 2)},
+		}},
+		{Name: "window-rows", Kind: Equal, Why: "each destination is n_seqs whole packed rows from a row boundary, slot i's i strides past slot 0's, the slots apart", Eqs: []Eq{
+			{Mul(Ne("window", 0), Ne("window", 1), Ne("window", 2), Ne("window", 3)), Mul(convRow, convN)},
+			{Nb("window", 1), Mul(Ne("window", 0), Const(4))},
+			{Mod(Offs("window"), f32s(convRow)), Const(0)},
+			{Offs("window"), Add(Offs(AtSlot("window", 0)), Mul(Slot(), SlotStride("window")))},
+			{Min(Sub(Offs("window"), Offs(AtSlot("window", 0))), Mul(Slot(), slotBytes)), Mul(Slot(), slotBytes)},
+		}},
 		{Name: "intermediates", Kind: Intermediates, Why: "an intermediate read elsewhere or an output needs its value: run unfused"},
 		{Name: "one-cache", Kind: SameCache, Roles: []string{"cache", "window"}, Why: "the taps read and written are one f32 cache in this backend's memory"},
 		{Name: "cache-rows", Kind: Equal, Why: "the cache is read as packed f32 rows of (d_conv-1)*C taps, channel-major, ids one per sequence", Eqs: []Eq{
 			{Ne("cache", 0), convRow}, {Nb("cache", 1), f32s(convRow)}, {Ne("ids", 0), convN},
 			{Ne("taps", 0), Sub(dconv, Const(1))}, {Ne("taps", 1), channel},
 		}},
-		{Name: "one-token", Kind: Equal, Eqs: []Eq{{Ne("x", 1), Const(1)}, {Nb("x", 0), Const(4)}}, Why: "the conv kernel takes one token per sequence, x rows packed"},
-		{Name: "last-taps", Kind: Equal, Why: "the copied view is the last d_conv-1 taps of every channel", Eqs: []Eq{
-			{Ne("last", 0), Sub(dconv, Const(1))}, {Ne("last", 1), channel}, {Ne("last", 2), convN},
-			{Nb("last", 1), Nb("input", 1)}, {Nb("last", 2), Nb("input", 2)},
-		}},
-		{Name: "window-rows", Kind: Equal, Why: "the destination is n_seqs whole packed rows from a row boundary", Eqs: []Eq{
-			{Mul(Ne("window", 0), Ne("window", 1), Ne("window", 2), Ne("window", 3)), Mul(convRow, convN)},
-			{Nb("window", 1), Mul(Ne("window", 0), Const(4))},
-			{Mod(Offs("window"), f32s(convRow)), Const(0)},
+		{Name: "tokens", Kind: Equal, Why: "x rows packed; a slot per token at most (slot i is the taps after token T-1-i), and a decode step's few tokens", Eqs: []Eq{
+			{Nb("x", 0), Const(4)}, {Min(convSlots, convT), convSlots}, {Min(convT, Const(maxStepTokens)), convT},
 		}},
 		{Name: "nothing-between", Kind: NothingBetween, Why: "a node between the read and the write that touches the cache would see (or make) a different cache"},
 		{Name: "no-reuse", Kind: Disjoint, Roles: []string{"out", "x", "input"}, Why: "x is read after the CONCAT, its last reader in the graph: its memory may hold the result by now"},
 		{Name: "silu-next", Kind: Adjacent, Why: "the SILU's result is written at the SSM_CONV's place: a node between the two may have its result in that memory"},
 		{Name: "variant", Kind: Variant, Why: "the fused kernels are built for the variant table's shapes only"},
 	},
-	Kernel: "ssm_conv_update_inplace_ids",
+	Kernel: ops.ConvSlotsOp,
 	Gather: ops.GatherOp,
 	Buffers: []Bind{
 		{Buffer: "cache", Role: "cache", Offset: Const(0), Why: "the whole cache: sources outside the window are read in place"},
@@ -299,8 +379,12 @@ var ConvPattern = &Pattern{
 		{"x2", Div(Nb("x", 2), Const(4))}, {"sd1", convRow}, {"d2", Div(Nb("out", 2), Const(4))},
 		{"rs_head", Div(Offs("window"), f32s(convRow))},
 		{"row_len", convRow},
+		{"n_t", convT}, {"x1", Div(Nb("x", 1), Const(4))}, {"d1", Div(Nb("out", 1), Const(4))},
+		{"K", convSlots}, // slot i of every sequence at i*ss further (MTP rollback)
+		{"ss", Div(SlotStride("window"), Const(4))},
 	},
-	Params: []Arg{{"d_conv", dconv}},
-	Flags:  []Flag{{Param: "SILU", Role: "silu"}},
-	Out:    []string{"silu", "conv"},
+	Params:   []Arg{{"d_conv", dconv}},
+	Flags:    []Flag{{Param: "SILU", Role: "silu"}},
+	Out:      []string{"silu", "conv"},
+	MaxSlots: 4,
 }

@@ -322,7 +322,7 @@ func RandomInputs(opName string, a ir.Arith, r *rand.Rand, sz Size, variant *ops
 		err = b.gdn(opName)
 	case "ssm_conv":
 		err = b.conv()
-	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", convBatchedOp, convChainedOp:
+	case "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", ops.ConvSlotsOp, convBatchedOp, convChainedOp:
 		err = b.convUpdate(opName)
 	case ops.ChainGatherOp:
 		err = b.planGather(opName, "seg", 9)

@@ -264,11 +264,20 @@ func (b *builder) convUpdate(op string) error {
 		n = 1 + r.IntN(min(int(b.vals["NS"]), b.sz.MaxSeqs+2))
 	}
 	row := (K - 1) * C
+	T, snaps := 1, 1
+	if op == ops.ConvSlotsOp {
+		// the graph fusion's step (ops/fusion): T tokens, and slot i of the
+		// taps i*n*row further in conv_state_dst, past the rows ids name
+		T, snaps = 1+r.IntN(b.sz.MaxTokens+1), 1+r.IntN(3)
+	}
 	b.f32("conv_kernel", C*K, -1, 1, true)
-	b.withEdges(b.f32("x_cur", n*C, -1, 1, true))
-	b.untouched("dst", n*C)
+	b.withEdges(b.f32("x_cur", n*T*C, -1, 1, true))
+	b.untouched("dst", n*T*C)
 	args := map[string]int64{"n_ch": int64(C), "n_seqs": int64(n), "cs1": int64(K - 1), "cs2": int64(row),
-		"w1": int64(K), "x2": int64(C), "sd1": int64(row), "d2": int64(C)}
+		"w1": int64(K), "x2": int64(T * C), "sd1": int64(row), "d2": int64(T * C)}
+	if op == ops.ConvSlotsOp {
+		args["n_t"], args["x1"], args["d1"], args["K"], args["ss"] = int64(T), int64(C), int64(C), int64(snaps), int64(n*row)
+	}
 	if op == "ssm_conv_update_inplace" {
 		b.withEdges(b.f32("conv_states", n*row, -1, 1, true))
 		b.f32("conv_state_dst", (n+1)*row, -1, 1, false)
@@ -277,7 +286,7 @@ func (b *builder) convUpdate(op string) error {
 	cells := n + r.IntN(3)
 	rsHead := r.IntN(cells - n + 1)
 	cache := b.withEdges(b.f32("cache", cells*row, -1, 1, true))
-	stateDst := b.withEdges(b.f32("conv_state_dst", n*row, -1, 1, true))
+	stateDst := b.withEdges(b.f32("conv_state_dst", snaps*n*row, -1, 1, true))
 	if op == convChainedOp {
 		b.chainIds("ids", n, cells, rsHead)
 		copy(stateDst.F32, cache.F32[rsHead*row:(rsHead+n)*row])

@@ -93,3 +93,51 @@ func TestOpBSnapshotsAreTheBaseOps(t *testing.T) {
 		t.Errorf("only %d cases wrote a snapshot slot", slots)
 	}
 }
+
+// TestOpDSnapshotsAreTheGraphsCopies: op D with slots (ops.ConvSlotsOp,
+// the graph fusion's) gives, on the Go reference and under every
+// contract, the bits of the unfused chain llama.cpp builds: SSM_CONV over
+// the CONCAT of the gathered taps and the T tokens, and in slot i the
+// CONCAT's view of the d_conv-1 taps from token offset T-i.
+func TestOpDSnapshotsAreTheGraphsCopies(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 3))
+	sz := Small
+	sz.MaxTokens = 4
+	var variants []ops.Variant
+	for _, v := range ops.VariantsOf(ops.ConvSlotsOp) {
+		if v.Values["SILU"] == 0 { // ggml applies SiLU as a node of its own
+			variants = append(variants, v)
+		}
+	}
+	slots := 0 // cases that write a slot past the last taps
+	for i := 0; i < 24; i++ {
+		a := ops.Ariths()[i%len(ops.Ariths())]
+		v := variants[i%len(variants)]
+		c, err := Random(ops.ConvSlotsOp, a, r, sz, &v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check, err := AddUnfused(c, a.Backend)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Expected = nil
+		if err := c.runReference(); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]byte{}
+		for _, b := range c.Expected {
+			got[b.Name] = b.Bytes()
+		}
+		l := c.Launches[1]
+		if l.Args["K"] > 1 && l.Args["n_t"] > 1 {
+			slots++
+		}
+		if err := check(got); err != nil {
+			t.Errorf("%s (K %d, T %d): %v", c.Name, l.Args["K"], l.Args["n_t"], err)
+		}
+	}
+	if slots < 5 {
+		t.Errorf("only %d cases wrote a snapshot slot", slots)
+	}
+}

@@ -19,7 +19,9 @@ import (
 //	   for op B with slots (ops.SlotsOp) vs the base op's KEEP_RS slots
 //	C: ssm_conv_update_inplace (SILU off) vs ssm_conv over [taps, x] (n_t = 1)
 //	D: ssm_conv_update_inplace_ids (SILU off) vs ssm_conv over the gathered
-//	   windows; the same for op D's batched kernel
+//	   windows; the same for op D's batched kernel, and for op D with slots
+//	   (ops.ConvSlotsOp) over its tokens, each slot vs the CONCAT's view
+//	   that llama's graph copies into it
 //
 // backend runs both: the non-fused op runs a variant it builds.
 func AddUnfused(c *Case, backend string) (func(got map[string][]byte) error, error) {
@@ -31,7 +33,7 @@ func AddUnfused(c *Case, backend string) (func(got map[string][]byte) error, err
 
 // FusedOps are the ops AddUnfused takes.
 var FusedOps = []string{"gated_delta_net_inplace", "gated_delta_net_inplace_ids", ops.SlotsOp, "gated_delta_net_inplace_ids_batched",
-	"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched"}
+	"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", ops.ConvSlotsOp, "ssm_conv_update_inplace_ids_batched"}
 
 // launch is a dispatch of op's kernel under a, its buffers bound by name
 // (kernel buffer name -> case buffer; unnamed ones bind the same name).
@@ -203,12 +205,18 @@ func addPlainConv(c *Case) (func(map[string][]byte) error, error) {
 	if cs1 != K-1 || int(fl.Args["sd1"]) != cs2 {
 		return nil, fmt.Errorf("cs1 %d, sd1 %d, cs2 %d: the comparison assumes packed rows", cs1, fl.Args["sd1"], cs2)
 	}
+	// op D with slots: T tokens (x_cur's token stride x1) and K slots
+	T, x1, snaps := max(int(fl.Args["n_t"]), 1), int(fl.Args["x1"]), max(int(fl.Args["K"]), 1)
+	if int(fl.Args["d2"]) != T*C || (T > 1 && int(fl.Args["d1"]) != C) {
+		return nil, fmt.Errorf("d1 %d, d2 %d: the comparison assumes packed output", fl.Args["d1"], fl.Args["d2"])
+	}
 	params, err := tableVariant("ssm_conv", map[string]int64{"d_conv": int64(K)})
 	if err != nil {
 		return nil, err
 	}
 	x := c.Buffer("x_cur").F32
-	sx := make([]float32, n*C*K)
+	W := K - 1 + T // the CONCAT of the taps and the tokens, per channel
+	sx := make([]float32, n*C*W)
 	for s := 0; s < n; s++ {
 		var taps []float32
 		if fl.Op.Name != "ssm_conv_update_inplace" {
@@ -217,21 +225,45 @@ func addPlainConv(c *Case) (func(map[string][]byte) error, error) {
 			taps = c.Buffer("conv_states").F32[s*cs2 : (s+1)*cs2]
 		}
 		for ch := 0; ch < C; ch++ {
-			w := sx[(s*C+ch)*K : (s*C+ch+1)*K]
+			w := sx[(s*C+ch)*W : (s*C+ch+1)*W]
 			copy(w, taps[ch*cs1:ch*cs1+K-1])
-			w[K-1] = x[s*x2+ch]
+			for t := 0; t < T; t++ {
+				w[K-1+t] = x[s*x2+t*x1+ch]
+			}
 		}
 	}
 	addBuffer(c, "sx", ir.F32, sx)
-	addBuffer(c, "dst_conv", ir.F32, make([]float32, n*C))
-	args := map[string]uint32{"n_ch": uint32(C), "n_t": 1, "n_s": uint32(n), "sx1": uint32(K), "sx2": uint32(C * K),
-		"w1": uint32(K), "d1": uint32(C), "d2": uint32(C)}
+	addBuffer(c, "dst_conv", ir.F32, make([]float32, n*T*C))
+	args := map[string]uint32{"n_ch": uint32(C), "n_t": uint32(T), "n_s": uint32(n), "sx1": uint32(W), "sx2": uint32(C * W),
+		"w1": uint32(K), "d1": uint32(C), "d2": uint32(T * C)}
 	l, err := unfusedLaunch("ssm_conv", c.Arith, params, args, map[string]string{"dst": "dst_conv"})
 	if err != nil {
 		return nil, err
 	}
 	c.Launches = append(c.Launches, l)
 	return func(got map[string][]byte) error {
-		return sameWords("conv output", got["dst"], 0, got["dst_conv"], 0, n*C)
+		if err := sameWords("conv output", got["dst"], 0, got["dst_conv"], 0, n*T*C); err != nil {
+			return err
+		}
+		if fl.Op.Name != ops.ConvSlotsOp {
+			return nil
+		}
+		// slot i holds the graph's i-th copy: the CONCAT's d_conv-1 taps
+		// from token offset T-i (the window ending at token T-1-i); slots
+		// past the tokens are written by neither
+		ss := int(fl.Args["ss"])
+		want := make([]float32, n*cs2)
+		for slot := 0; slot < min(snaps, T); slot++ {
+			for s := 0; s < n; s++ {
+				for ch := 0; ch < C; ch++ {
+					from := (s*C+ch)*W + T - slot
+					copy(want[s*cs2+ch*cs1:], sx[from:from+K-1])
+				}
+			}
+			if err := sameWords(fmt.Sprintf("taps slot %d", slot), got["conv_state_dst"], slot*ss, (&Buffer{Elem: ir.F32, F32: want}).Bytes(), 0, n*cs2); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, nil
 }

@@ -176,39 +176,57 @@ func TestFusedEqualsUnfusedUnderEveryContract(t *testing.T) {
 }
 
 // TestSnapshotsFusedEqualUnfused: with K > 1 snapshot slots (MTP) op B
-// writes every slot in place, so the state stays fused and the cache,
-// slot rows included, is the graph's bit for bit; the conv's K copies stay
-// unfused, as does a step of fewer tokens than slots (refused).
+// and op D with slots write every slot in place, so both patterns stay
+// fused and both caches, slot rows included, are the graph's bit for bit
+// (the conv's SILU fused, or after a bias); a step of fewer tokens than
+// slots is refused by both. Under the portable contract and every
+// backend's native one.
 func TestSnapshotsFusedEqualUnfused(t *testing.T) {
 	r := rand.New(rand.NewPCG(44, 3))
+	contracts := []Contract{{Arith: ir.Portable}}
+	for _, tg := range ops.Targets() {
+		contracts = append(contracts, Contract{Arith: ir.Native(tg.Name), Target: tg.Name})
+	}
+	i := 0
 	for _, k := range []int{2, 3, 4} {
 		for _, tok := range []int{k - 1, k, k + 1} {
 			for _, kind := range []string{"rotation", "shared", "mixed"} {
-				l := fusion.Layer{SV: 64, H: 2, HK: 1, KDA: k == 3, Seqs: 3, T: tok, K: k, DConv: 4, C: 16, MemSize: 5, KVHead: 1, RowZero: -1}
+				i++
+				c := contracts[i%len(contracts)]
+				l := fusion.Layer{SV: 64, H: 2, HK: 1, KDA: k == 3, Bias: i%4 == 0, Seqs: 3, T: tok, K: k, DConv: 2 + i%3, C: 16, MemSize: 5, KVHead: 1, RowZero: -1}
 				b := l.Build()
-				state, _ := fusion.StatePattern.Find(b.G, reference)
-				conv, _ := fusion.ConvPattern.Find(b.G, reference)
-				if len(conv) != 0 || len(state) != map[bool]int{true: 1, false: 0}[tok >= k] {
+				be := reference
+				be.Target = c.Target
+				state, _ := fusion.StatePattern.Find(b.G, be)
+				conv, _ := fusion.ConvPattern.Find(b.G, be)
+				fused := map[bool]int{true: 1, false: 0}[tok >= k]
+				if len(conv) != fused || len(state) != fused {
 					t.Fatalf("K %d T %d: %d state, %d conv matches", k, tok, len(state), len(conv))
 				}
-				c := Contract{Arith: ir.Portable}
+				matches := append(state, conv...)
 				before := NewMemory(b.G, 5)
 				copy(before.I32[b.Ids], idsOf(kind, 3, 5, 1, r))
 				want, got := before.Clone(), before.Clone()
 				if err := c.RunUnfused(b.G, want); err != nil {
 					t.Fatal(err)
 				}
-				if err := c.RunFused(b.G, got, state); err != nil {
+				if err := c.RunFused(b.G, got, matches); err != nil {
 					t.Fatal(err)
 				}
-				if d := compare(b, state, got, want); d != "" {
-					t.Fatalf("K %d T %d %s: %s", k, tok, kind, d)
+				if d := compare(b, matches, got, want); d != "" {
+					t.Fatalf("%s K %d T %d %s: %s", c.Arith, k, tok, kind, d)
 				}
-				// the oldest written slot reached the cache
-				D := l.SV * l.SV * l.H
-				row := (l.KVHead + (min(k, tok)-1)*l.MemSize) * D
-				if math.Float32bits(want.F32[b.StateCache][row]) == math.Float32bits(before.F32[b.StateCache][row]) {
-					t.Errorf("K %d T %d: snapshot slot %d was not copied into the cache", k, tok, min(k, tok)-1)
+				// the oldest written slot reached both caches
+				D, R := l.SV*l.SV*l.H, (l.DConv-1)*l.C
+				slot := min(k, tok) - 1
+				for _, x := range []struct {
+					cache *fusion.Tensor
+					row   int
+				}{{b.StateCache, D}, {b.ConvCache, R}} {
+					at := (l.KVHead + slot*l.MemSize) * x.row
+					if math.Float32bits(want.F32[x.cache][at]) == math.Float32bits(before.F32[x.cache][at]) {
+						t.Errorf("K %d T %d: snapshot slot %d was not copied into %s", k, tok, slot, x.cache.Name)
+					}
 				}
 			}
 		}

@@ -78,11 +78,12 @@ func TestUpstreamShaders(t *testing.T) {
 	t.Logf("%d upstream cases equal to the Go reference, %d of them bit for bit equal to the non-fused path", n, unfused)
 }
 
-// The fusion form's shaders (the GDN shader writing the snapshot slots
-// too, backendvulkan.FusionShaders) run op B with slots
-// (ops.SlotsOp: the fused decode step with K > 1) like the Go reference
-// and bit for bit like the non-fused GATED_DELTA_NET with its K snapshots,
-// and op B as the ops form's shader does.
+// The fusion form's shaders (the GDN and conv shaders writing the snapshot
+// slots too, backendvulkan.FusionShaders) run ops B and D with slots
+// (ops.SlotsOp, ops.ConvSlotsOp: the fused decode step with K > 1) like the
+// Go reference and bit for bit like the non-fused path (GATED_DELTA_NET
+// with its K snapshots; SSM_CONV over the taps and tokens, SiLU off, and
+// the views llama copies), and op B as the ops form's shader does.
 func TestFusionShaders(t *testing.T) {
 	e := setup(t)
 	ctx := tier.Context(t)
@@ -90,7 +91,7 @@ func TestFusionShaders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the fusion form's shaders do not compile: %v", err)
 	}
-	n, unfused := runUpstreamShaders(t, e, byOp, ops.SlotsOp, "gated_delta_net_inplace_ids")
+	n, unfused := runUpstreamShaders(t, e, byOp, ops.SlotsOp, ops.ConvSlotsOp, "gated_delta_net_inplace_ids")
 	if unfused == 0 {
 		t.Fatal("no case compared with the non-fused path")
 	}

@@ -45,11 +45,11 @@ its cache row by the slot ids and writing the new state into the cache rows
 in place, SSM_CONV's update of one token that reads the conv taps the same
 way and writes the shifted taps back, and the copy that runs first: the
 rows that another sequence of the step overwrites go to a scratch, so
-aliasing slot ids read what GET_ROWS read. With K > 1 the GATED_DELTA_NET
-kernel also writes the K snapshot slots (MTP) into the cache rows, slot i
-one slot stride further. Each kernel is a template over what sizes its
-arrays and takes KDA, SiLU and the ids form as function constants, which
-the getters set. Nothing encodes them yet.`,
+aliasing slot ids read what GET_ROWS read. With K > 1 both kernels also
+write the K snapshot slots (MTP) into the cache rows, slot i one slot
+stride further, the conv kernel over the step's tokens. Each kernel is a
+template over what sizes its arrays and takes KDA, SiLU and the ids form as
+function constants, which the getters set. Nothing encodes them yet.`,
 			Base:    fusionBase,
 			ForTree: fusionForTree,
 			Sections: []integration.Section{
@@ -69,17 +69,16 @@ the getters set. Nothing encodes them yet.`,
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
 and GET_ROWS of the conv cache -> CONCAT with the token -> VIEW -> CPY, with
 SSM_CONV -> SILU on the concatenation. Match both chains once per graph,
-before it is split across the command buffers (a chain's nodes may be
-encoded by different threads), looking past the projections between a
-GET_ROWS and its consumer, and encode one kernel per chain at the
-GATED_DELTA_NET / SSM_CONV: it reads each sequence's state from its cache
-row by the slot ids and writes the new state into the cache rows in place,
-so the GET_ROWS, the views and the CPY encode nothing. Rows that another
-sequence of the step overwrites are copied first, so aliasing slot ids
-read what GET_ROWS read. With K > 1 snapshots (MTP) the kernel writes each
-snapshot slot into its cache rows as the CPY would; the conv chain then
-runs unfused. The memory ranges see only the anchor's tensors, so the step
-is encoded between two barriers.
+before it is split across the command buffers (a chain's nodes may be encoded
+by different threads), looking past the projections between a GET_ROWS and
+its consumer, and encode one kernel per chain at the GATED_DELTA_NET /
+SSM_CONV: it reads each sequence's state from its cache row by the slot ids
+and writes the new state into the cache rows in place, so the GET_ROWS, the
+views and the CPY encode nothing. Rows that another sequence of the step
+overwrites are copied first, so aliasing slot ids read what GET_ROWS read.
+With K > 1 snapshots (MTP) the kernels write each snapshot slot into its
+cache rows as the CPYs would. The memory ranges see only the anchor's
+tensors, so the step is encoded between two barriers.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and

@@ -36,15 +36,16 @@ func init() {
 			Body: `Add the kernels that the fusion of the gated delta net decode step runs
 (the next commit matches the graph and enqueues them), with their
 programs: GATED_DELTA_NET reading each sequence's prior state from its
-cache row by the slot ids and writing the new state into the cache rows
-in place, SSM_CONV's update of one token that reads the conv taps the same
+cache row by the slot ids and writing the new state into the cache rows in
+place, SSM_CONV's update of one token that reads the conv taps the same
 way and writes the shifted taps back, and the copy that runs first: the
 rows that another sequence of the step overwrites go to a scratch, so
-aliasing slot ids read what GET_ROWS read. With K > 1 the GATED_DELTA_NET
-kernel also writes the K snapshot slots (MTP) into the cache rows, slot i
-one slot stride further. Each kernel source is built once per variant
-with defines. Reductions use the subgroup shuffles where the device has
-them and local memory otherwise. Nothing enqueues them yet.`,
+aliasing slot ids read what GET_ROWS read. With K > 1 both kernels also
+write the K snapshot slots (MTP) into the cache rows, slot i one slot
+stride further, the conv kernel over the step's tokens. Each kernel
+source is built once per variant with defines. Reductions use the subgroup
+shuffles where the device has them and local memory otherwise. Nothing
+enqueues them yet.`,
 			Base: fusionBase,
 			Sections: []integration.Section{
 				{Name: "kernel handles", File: clCpp, Place: integration.After,
@@ -63,14 +64,14 @@ them and local memory otherwise. Nothing enqueues them yet.`,
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
 and GET_ROWS of the conv cache -> CONCAT with the token -> VIEW -> CPY, with
 SSM_CONV -> SILU on the concatenation. Match both chains once per graph,
-looking past the projections between a GET_ROWS and its consumer, and
-enqueue one kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads
-each sequence's state from its cache row by the slot ids and writes the new
-state into the cache rows in place, so the GET_ROWS, the views and the CPY
-are skipped. Rows that another sequence of the step overwrites are copied
-first (the queue is in order), so aliasing slot ids read what GET_ROWS
-read. With K > 1 snapshots (MTP) the kernel writes each snapshot slot into
-its cache rows as the CPY would; the conv chain then runs unfused.
+looking past the projections between a GET_ROWS and its consumer, and enqueue
+one kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads each
+sequence's state from its cache row by the slot ids and writes the new state
+into the cache rows in place, so the GET_ROWS, the views and the CPY are
+skipped. Rows that another sequence of the step overwrites are copied first
+(the queue is in order), so aliasing slot ids read what GET_ROWS read. With K
+> 1 snapshots (MTP) the kernels write each snapshot slot into its cache rows
+as the CPYs would.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and

@@ -37,12 +37,13 @@ the slot ids and writing the new state into the cache rows in place,
 SSM_CONV's update of one token that reads the conv taps the same way and
 writes the shifted taps back, and the copy that runs first: the rows that
 another sequence of the step overwrites go to a scratch, so aliasing slot
-ids read what GET_ROWS read. With K > 1 the GATED_DELTA_NET kernel also
-writes the K snapshot slots (MTP) into the cache rows, slot i one slot
-stride further. They keep the unfused kernels' arithmetic (sub-group XOR
-butterfly, sycl::native::exp, reqd_sub_group_size(WARP_SIZE)); a column
-reduces over at most 16 lanes, so it stays within one sub-group at
-WARP_SIZE 16 (Intel) and 32. Nothing includes them yet.`,
+ids read what GET_ROWS read. With K > 1 both kernels also write the K
+snapshot slots (MTP) into the cache rows, slot i one slot stride further,
+the conv kernel over the step's tokens. They keep the unfused kernels'
+arithmetic (sub-group XOR butterfly, sycl::native::exp,
+reqd_sub_group_size(WARP_SIZE)); a column reduces over at most 16 lanes,
+so it stays within one sub-group at WARP_SIZE 16 (Intel) and 32. Nothing
+includes them yet.`,
 			Files: fusionKernelFiles,
 		},
 		Subject: "sycl : fuse the gated delta net decode step with its state reads and writes",
@@ -50,14 +51,14 @@ WARP_SIZE 16 (Intel) and 32. Nothing includes them yet.`,
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
 and GET_ROWS of the conv cache -> CONCAT with the token -> VIEW -> CPY, with
 SSM_CONV -> SILU on the concatenation. Match both chains once per graph,
-looking past the projections between a GET_ROWS and its consumer, and run
-one kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads each
-sequence's state from its cache row by the slot ids and writes the new state
-into the cache rows in place, so the GET_ROWS, the views and the CPY are
-skipped. Rows that another sequence of the step overwrites are copied first
-(the queue is in order), so aliasing slot ids read what GET_ROWS read. With
-K > 1 snapshots (MTP) the kernel writes each snapshot slot into its cache
-rows as the CPY would; the conv chain then runs unfused.
+looking past the projections between a GET_ROWS and its consumer, and run one
+kernel per chain at the GATED_DELTA_NET / SSM_CONV: it reads each sequence's
+state from its cache row by the slot ids and writes the new state into the
+cache rows in place, so the GET_ROWS, the views and the CPY are skipped. Rows
+that another sequence of the step overwrites are copied first (the queue is
+in order), so aliasing slot ids read what GET_ROWS read. With K > 1 snapshots
+(MTP) the kernels write each snapshot slot into its cache rows as the CPYs
+would.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and

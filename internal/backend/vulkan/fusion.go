@@ -49,11 +49,12 @@ the slot ids and writing the new state into the cache rows in place,
 SSM_CONV's update of one token that reads the conv taps the same way and
 writes the shifted taps back, and the copy that runs first: the rows that
 another sequence of the step overwrites go to a scratch, so aliasing slot
-ids read what GET_ROWS read. With K > 1 the GATED_DELTA_NET shader also
-writes the K snapshot slots (MTP) into the cache rows, slot i one slot
-stride further. Each kernel is one shader for all its variants
-(specialization constants); the GDN pipelines ask for the device's
-subgroup size, as the plain GDN pipelines do. Nothing records them yet.`,
+ids read what GET_ROWS read. With K > 1 both shaders also write the K
+snapshot slots (MTP) into the cache rows, slot i one slot stride further,
+the conv shader over the step's tokens. Each kernel is one shader for all
+its variants (specialization constants); the GDN pipelines ask for the
+device's subgroup size, as the plain GDN pipelines do. Nothing records them
+yet.`,
 			Base: fusionBase,
 			Sections: []integration.Section{
 				Manifest.Section("push-constant structs"),
@@ -67,15 +68,14 @@ subgroup size, as the plain GDN pipelines do. Nothing records them yet.`,
 state cache -> RESHAPE -> GATED_DELTA_NET -> VIEW -> CPY back into the cache,
 and GET_ROWS of the conv cache -> CONCAT with the token -> VIEW -> CPY, with
 SSM_CONV -> SILU on the concatenation. Match both chains once per graph,
-looking past the projections between a GET_ROWS and its consumer, and
-record one dispatch per chain at the GATED_DELTA_NET / SSM_CONV: it reads
-each sequence's state from its cache row by the slot ids and writes the new
-state into the cache rows in place, so the GET_ROWS, the views and the CPY
-record nothing. Rows that another sequence of the step overwrites are
-copied first (a gather shader, then a barrier), so aliasing slot ids read
-what GET_ROWS read. With K > 1 snapshots (MTP) the shader writes each
-snapshot slot into its cache rows as the CPY would; the conv chain then
-runs unfused.
+looking past the projections between a GET_ROWS and its consumer, and record
+one dispatch per chain at the GATED_DELTA_NET / SSM_CONV: it reads each
+sequence's state from its cache row by the slot ids and writes the new state
+into the cache rows in place, so the GET_ROWS, the views and the CPY record
+nothing. Rows that another sequence of the step overwrites are copied first
+(a gather shader, then a barrier), so aliasing slot ids read what GET_ROWS
+read. With K > 1 snapshots (MTP) the shaders write each snapshot slot into
+its cache rows as the CPYs would.
 
 The fusion is taken only where it keeps the graph's results: no
 intermediate read elsewhere or marked output, nothing between the read and
