@@ -56,9 +56,12 @@ var fastEdits = map[string]bool{
 }
 
 var (
-	convUpdate = []string{"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_chained"}
-	convAll    = []string{"ssm_conv", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched", "ssm_conv_update_inplace_ids_chained"}
-	gdnAll     = []string{"gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "gated_delta_net_inplace_ids_blocks", "gated_delta_net_inplace_ids_chained", "gated_delta_net_inplace_ids_slots"}
+	convUpdate = append(convOneToken, "ssm_conv_update_inplace_ids_slots")
+	// convOneToken are the conv updates of one token: their window and ring
+	// are op D with slots' rolling window (convRoll) in that kernel
+	convOneToken = []string{"ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_chained"}
+	convAll      = []string{"ssm_conv", "ssm_conv_update_inplace", "ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_batched", "ssm_conv_update_inplace_ids_chained", "ssm_conv_update_inplace_ids_slots"}
+	gdnAll       = []string{"gated_delta_net", "gated_delta_net_inplace", "gated_delta_net_inplace_ids", "gated_delta_net_inplace_ids_batched", "gated_delta_net_inplace_ids_blocks", "gated_delta_net_inplace_ids_chained", "gated_delta_net_inplace_ids_slots"}
 )
 
 // threadPerChannel are the contracts whose conv update runs a channel per
@@ -70,7 +73,7 @@ var edits = []edit{
 	{name: "ring write not shifted", file: "conv.go",
 		subs: [][2]string{{"b.Unrolled(\"j\", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })\n\t}\n\tsequence := func() {",
 			"b.Unrolled(\"j\", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j)) })\n\t}\n\tsequence := func() {"}},
-		ops: convUpdate, verdict: "memory", results: verdict.Differ},
+		ops: convOneToken, verdict: "memory", results: verdict.Differ},
 	{name: "ring offset in another channel's slot", file: "conv.go",
 		subs: [][2]string{{`s.Mul(sd1).Add(c.Mul(taps))`, `s.Mul(sd1).Add(c.Add(1).Mul(taps))`}},
 		ops:  append([]string{"ssm_conv_update_inplace_ids_batched"}, convUpdate...), verdict: "memory", results: verdict.Differ},
@@ -78,14 +81,14 @@ var edits = []edit{
 		subs: [][2]string{{`b.Let("x_off", s.Mul(sx2).Add(c.Mul(sx1)).Add(t))`, `b.Let("x_off", s.Mul(sx2).Add(c.Mul(sx1)))`}},
 		ops:  []string{"ssm_conv"}, verdict: "memory", results: verdict.Differ},
 	{name: "window reversed against the weights", file: "conv.go",
-		subs: [][2]string{{`y.Set(st.convMadd(b, win.At(j), w(j), y.Get()))`, `y.Set(st.convMadd(b, win.At(dconv.Sub(1).Sub(j)), w(j), y.Get()))`}},
+		subs: [][2]string{{`y.Set(st.convMadd(b, win(j), w(j), y.Get()))`, `y.Set(st.convMadd(b, win(dconv.Sub(1).Sub(j)), w(j), y.Get()))`}},
 		ops:  convAll, verdict: "arithmetic, memory", results: verdict.Differ},
 	{name: "workgroup size changed without the grid", file: "conv.go",
 		subs: [][2]string{{"b.Workgroup(convThreads, 1, 1)\n\t\tb.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)",
 			"b.Workgroup(convThreads/2, 1, 1)\n\t\tb.Grid(nCh.Add(convThreads-1).Div(convThreads), nSeqs, 1)"}},
 		ops: convUpdate, only: threadPerChannel, verdict: "memory, control, launch", results: verdict.Differ},
 	{name: "taps summed newest-first", file: "conv.go",
-		subs: [][2]string{{`y.Set(st.convMadd(b, win.At(j), w(j), y.Get()))`, `k := dconv.Sub(1).Sub(j); y.Set(st.convMadd(b, win.At(k), w(k), y.Get()))`}},
+		subs: [][2]string{{`y.Set(st.convMadd(b, win(j), w(j), y.Get()))`, `k := dconv.Sub(1).Sub(j); y.Set(st.convMadd(b, win(k), w(k), y.Get()))`}},
 		ops:  convAll, verdict: "arithmetic, memory", results: verdict.Differ},
 	{name: "two independent Lets swapped in the GDN body", file: "gdn.go",
 		subs: [][2]string{{"\ttk.gOff = b.Let(\"g_off\", s.Mul(g.sg3).Add(t.Mul(g.sg2)).Add(h.Mul(g.sg1)))\n\ttk.betaT = b.Let(\"beta_t\", g.beta.Load(s.Mul(g.sb3).Add(t.Mul(g.sb2)).Add(h.Mul(g.sb1))))\n",
@@ -99,8 +102,8 @@ var edits = []edit{
 		subs: [][2]string{{`c0 = b.Let("c", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`, `c0 = b.Let("channel", b.GroupID(0).Mul(convThreads).Add(b.LocalID(0)))`}},
 		ops:  convUpdate, only: threadPerChannel, verdict: verdict.NamesOnly, results: verdict.Identical},
 	{name: "comment only", file: "conv.go",
-		subs: [][2]string{{`b.Comment("assemble the whole window before any write: cached taps, then the current token")`, `b.Comment("the window first, whole, before any write")`}},
-		ops:  append([]string{"ssm_conv_update_inplace_ids_batched"}, convUpdate...), verdict: verdict.NamesOnly, results: verdict.Identical},
+		subs: [][2]string{{`return "assemble the whole window before any write: cached taps, then the current token"`, `return "the window first, whole, before any write"`}},
+		ops:  append([]string{"ssm_conv_update_inplace_ids_batched"}, convOneToken...), verdict: verdict.NamesOnly, results: verdict.Identical},
 	{name: "tiling that keeps the order (64 channels per workgroup)", file: "conv.go",
 		subs: [][2]string{{"const convThreads = 128", "const convThreads = 64"}},
 		ops:  append([]string{"ssm_conv"}, convUpdate...), verdict: "launch", results: verdict.Identical,
@@ -110,6 +113,7 @@ var edits = []edit{
 			"ssm_conv_update_inplace@native-cpu":             "arithmetic, memory, control, launch",
 			"ssm_conv_update_inplace_ids@native-cpu":         "arithmetic, memory, control, launch",
 			"ssm_conv_update_inplace_ids_chained@native-cpu": "arithmetic, memory, control, launch",
+			"ssm_conv_update_inplace_ids_slots@native-cpu":   "arithmetic, memory, control, launch",
 			// the chained kernel's look for aliasing sources strides by the
 			// workgroup's size (anyAliases)
 			"ssm_conv_update_inplace_ids_chained@portable":      "arithmetic, memory, control, launch",
@@ -130,8 +134,8 @@ var edits = []edit{
 				"\t\t\tb.Unrolled(\"j\", 0, taps, func(j dsl.Val) { stateDst.Store(ring.Add(j), win.At(j.Add(1))) })\n\t\t})\n\t\tb.DeviceBarrier()\n"}},
 		ops: []string{"ssm_conv_update_inplace_ids_batched"}, verdict: "memory, control", results: verdict.Differ},
 	{name: "a dispatch wait dropped (the Go reference runs dispatches in order)", file: "conv.go",
-		subs: [][2]string{{"\t\t\t// The gather may still be reading this ring as another sequence's source.\n\t\t\tb.DepWait()\n", ""}},
-		ops:  []string{"ssm_conv_update_inplace_ids"}, verdict: "memory, control", results: verdict.Identical},
+		subs: [][2]string{{"\t\t// The gather may still be reading this ring as another sequence's source.\n\t\tb.DepWait()\n", ""}},
+		ops:  []string{"ssm_conv_update_inplace_ids", "ssm_conv_update_inplace_ids_slots"}, verdict: "memory, control", results: verdict.Identical},
 	{name: "native reduction order where the reference evaluates both alike", file: "backend_cuda.go",
 		subs: [][2]string{{"style: style{gateAfterReduce: true, order: ir.Butterfly, convZero: true}", "style: style{gateAfterReduce: true, order: ir.NativeOrder, convZero: true}"}},
 		ops:  gdnAll, only: []string{"native-cuda"}, verdict: "arithmetic", results: verdict.Identical},
@@ -149,8 +153,8 @@ var edits = []edit{
 		subs: [][2]string{{`b.VecDot(shard.From(reg0), tk.q.From(0), rows)`, `b.VecDot(tk.q.From(0), shard.From(reg0), rows)`}},
 		ops:  gdnAll, only: []string{"native-cpu"}, verdict: "arithmetic", results: verdict.Identical},
 	{name: "the block's vec_silu one channel short", file: "conv.go",
-		subs: [][2]string{{`act.From(0), blockLen)`, `act.From(0), blockLen.Sub(1))`}},
-		ops:  convUpdate, only: []string{"native-cpu"}, verdict: "memory", results: verdict.Differ},
+		subs: [][2]string{{`dst.From(s.Mul(d2).Add(c0)), act.From(0), blockLen)`, `dst.From(s.Mul(d2).Add(c0)), act.From(0), blockLen.Sub(1))`}},
+		ops:  convOneToken, only: []string{"native-cpu"}, verdict: "memory", results: verdict.Differ},
 	{name: "the channel block's start renamed (a span offset)", file: "conv.go",
 		subs: [][2]string{{`c0 = b.Let("c0", b.GroupID(0).Mul(convThreads))`, `c0 = b.Let("block0", b.GroupID(0).Mul(convThreads))`}},
 		ops:  convUpdate, only: []string{"native-cpu"}, verdict: verdict.NamesOnly, results: verdict.Identical},
