@@ -146,6 +146,18 @@ type Pattern struct {
 	MaxSlots int
 }
 
+// SlotsArg and SlotStrideArg are the args that give a kernel the snapshot
+// slots it writes: K of them, slot i at i*ss elements past slot 0.
+const SlotsArg, SlotStrideArg = "K", "ss"
+
+// SlotBound reports whether a buffer bound to role is written K slots
+// long: role is a Slot node's, bound as slot 0's tensor, and the kernel
+// writes slot i SlotStrideArg elements further for each i < SlotsArg. A
+// backend whose bindings have a range (Vulkan's descriptors) spans them.
+func (p *Pattern) SlotBound(role string) bool {
+	return slices.Contains(p.slotRoles(), role)
+}
+
 // slotRoles are the roles of p's Slot nodes.
 func (p *Pattern) slotRoles() []string {
 	var out []string
@@ -284,8 +296,8 @@ var StatePattern = &Pattern{
 		{"sd1", stateD},
 		{"rs_head", Div(Offs("window"), f32s(stateD))},
 		{"row_len", stateD},
-		{"K", snaps}, // slot i of every sequence at i*ss further (MTP rollback)
-		{"ss", Div(Nb("window", 2), Const(4))},
+		{SlotsArg, snaps}, // slot i of every sequence at i*ss further (MTP rollback)
+		{SlotStrideArg, Div(Nb("window", 2), Const(4))},
 	},
 	Params: []Arg{
 		{"S_v", sv},
@@ -380,8 +392,8 @@ var ConvPattern = &Pattern{
 		{"rs_head", Div(Offs("window"), f32s(convRow))},
 		{"row_len", convRow},
 		{"n_t", convT}, {"x1", Div(Nb("x", 1), Const(4))}, {"d1", Div(Nb("out", 1), Const(4))},
-		{"K", convSlots}, // slot i of every sequence at i*ss further (MTP rollback)
-		{"ss", Div(SlotStride("window"), Const(4))},
+		{SlotsArg, convSlots}, // slot i of every sequence at i*ss further (MTP rollback)
+		{SlotStrideArg, Div(SlotStride("window"), Const(4))},
 	},
 	Params:   []Arg{{"d_conv", dconv}},
 	Flags:    []Flag{{Param: "SILU", Role: "silu"}},

@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kernelgen/kernelgen/glue"
@@ -174,8 +175,22 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	fam := fv.Own.(*family)
 	field := fusion.InMatch
 	args := pt.ArgsC(field)
-	// bindings: each shader buffer's tensor, whole (the scratch at its offset)
-	subbuffer := func(role string) string { return "ggml_vk_tensor_subbuffer(ctx, m." + role + ")" }
+	// bindings: each shader buffer's tensor, whole (the scratch at its
+	// offset); a descriptor's range ends with its tensor, so one of the
+	// snapshot slots' tensors reaches the slots past it (spans)
+	var spans []string
+	for _, b := range l.KernelBinds {
+		if pt.SlotBound(b.Role) && !slices.Contains(spans, b.Role) {
+			spans = append(spans, b.Role)
+		}
+	}
+	slices.Sort(spans)
+	subbuffer := func(role string) string {
+		if slices.Contains(spans, role) {
+			return role
+		}
+		return "ggml_vk_tensor_subbuffer(ctx, m." + role + ")"
+	}
 	bufs, err := fusion.WholeC(k, l.KernelBinds, subbuffer)
 	if err != nil {
 		return err
@@ -200,6 +215,10 @@ func fusionDispatch(w *strings.Builder, pt *fusion.Pattern) error {
 	fmt.Fprintf(w, "    // %s\n    vk_subbuffer scratch = ggml_vk_tensor_subbuffer(ctx, m.%s);\n", scratch.WhyC(), scratch.Role)
 	if !scratch.Whole() {
 		fmt.Fprintf(w, "    const size_t scratch_offs = %s;\n    scratch.offset += scratch_offs;\n    scratch.size -= scratch_offs;\n", scratch.Offset.C(field))
+	}
+	for _, role := range spans {
+		fmt.Fprintf(w, "    // the %[1]s's rows, then the snapshot slots the kernel writes past them\n    vk_subbuffer %[1]s = ggml_vk_tensor_subbuffer(ctx, m.%[1]s);\n    %[1]s.size += (size_t) (%[2]s - 1) * %[3]s * sizeof(float);\n",
+			role, field(fusion.SlotsArg), field(fusion.SlotStrideArg))
 	}
 	w.WriteString(fusion.GatherGuardC(field))
 	fmt.Fprintf(w, "        %s_gather(ctx, subctx, %s, {\n", p, strings.Join(gbufs, " "))
