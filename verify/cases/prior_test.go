@@ -59,39 +59,7 @@ func TestLaterLaunchesMarkWhatEarlierOnesWrite(t *testing.T) {
 // (ops.SlotsOp, the graph fusion's, ops/fusion) hold what the base op's KEEP_RS slots hold, bit
 // for bit on the Go reference, under every contract; the final state too.
 func TestOpBSnapshotsAreTheBaseOps(t *testing.T) {
-	r := rand.New(rand.NewPCG(44, 4))
-	sz := Small
-	sz.MaxTokens = 4
-	slots := 0 // cases that write a slot past the final state
-	for i := 0; i < 24; i++ {
-		a := ops.Ariths()[i%len(ops.Ariths())]
-		c, err := Random(ops.SlotsOp, a, r, sz, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		check, err := AddUnfused(c, a.Backend)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Expected = nil
-		if err := c.runReference(); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string][]byte{}
-		for _, b := range c.Expected {
-			got[b.Name] = b.Bytes()
-		}
-		l := c.Launches[1]
-		if l.Args["K"] > 1 && l.Args["n_tokens"] > 1 {
-			slots++
-		}
-		if err := check(got); err != nil {
-			t.Errorf("%s (K %d, T %d): %v", c.Name, l.Args["K"], l.Args["n_tokens"], err)
-		}
-	}
-	if slots < 5 {
-		t.Errorf("only %d cases wrote a snapshot slot", slots)
-	}
+	checkSlotsOp(t, ops.SlotsOp, 4, "n_tokens", nil)
 }
 
 // TestOpDSnapshotsAreTheGraphsCopies: op D with slots (ops.ConvSlotsOp,
@@ -100,20 +68,33 @@ func TestOpBSnapshotsAreTheBaseOps(t *testing.T) {
 // the CONCAT of the gathered taps and the T tokens, and in slot i the
 // CONCAT's view of the d_conv-1 taps from token offset T-i.
 func TestOpDSnapshotsAreTheGraphsCopies(t *testing.T) {
-	r := rand.New(rand.NewPCG(44, 3))
-	sz := Small
-	sz.MaxTokens = 4
 	var variants []ops.Variant
 	for _, v := range ops.VariantsOf(ops.ConvSlotsOp) {
 		if v.Values["SILU"] == 0 { // ggml applies SiLU as a node of its own
 			variants = append(variants, v)
 		}
 	}
-	slots := 0 // cases that write a slot past the last taps
+	checkSlotsOp(t, ops.ConvSlotsOp, 3, "n_t", variants)
+}
+
+// checkSlotsOp runs 24 random cases of a slots op (variants in turn, if
+// any) under every contract on the Go reference and checks each against
+// its unfused graph (AddUnfused), bit for bit; at least 5 of them must
+// write a slot past the last one (K > 1 over more than one token, the
+// tokens counted by the arg tokens).
+func checkSlotsOp(t *testing.T, op string, seed uint64, tokens string, variants []ops.Variant) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(44, seed))
+	sz := Small
+	sz.MaxTokens = 4
+	slots := 0
 	for i := 0; i < 24; i++ {
 		a := ops.Ariths()[i%len(ops.Ariths())]
-		v := variants[i%len(variants)]
-		c, err := Random(ops.ConvSlotsOp, a, r, sz, &v)
+		var v *ops.Variant
+		if len(variants) > 0 {
+			v = &variants[i%len(variants)]
+		}
+		c, err := Random(op, a, r, sz, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,11 +111,11 @@ func TestOpDSnapshotsAreTheGraphsCopies(t *testing.T) {
 			got[b.Name] = b.Bytes()
 		}
 		l := c.Launches[1]
-		if l.Args["K"] > 1 && l.Args["n_t"] > 1 {
+		if l.Args["K"] > 1 && l.Args[tokens] > 1 {
 			slots++
 		}
 		if err := check(got); err != nil {
-			t.Errorf("%s (K %d, T %d): %v", c.Name, l.Args["K"], l.Args["n_t"], err)
+			t.Errorf("%s (K %d, T %d): %v", c.Name, l.Args["K"], l.Args[tokens], err)
 		}
 	}
 	if slots < 5 {
